@@ -1,0 +1,18 @@
+#pragma once
+// The umbrella header: everything a user of dl4cpp needs. Individual headers live under
+// <dl4cpp/nn/...>, <dl4cpp/iterators/...>, <dl4cpp/parallel/...>.
+#include <dl4cpp/config.h>
+#include <dl4cpp/iterators/DataSet.h>
+#include <dl4cpp/iterators/DataSetIterator.h>
+#include <dl4cpp/iterators/ListDataSetIterator.h>
+#include <dl4cpp/iterators/MnistDataSetIterator.h>
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
+#include <dl4cpp/nn/eval/Evaluation.h>
+#include <dl4cpp/nn/gradientcheck/GradientCheckUtil.h>
+#include <dl4cpp/nn/listeners/ProgressListener.h>
+#include <dl4cpp/nn/listeners/ScoreIterationListener.h>
+#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
+#include <dl4cpp/nn/tensor/DeviceContext.h>
+#include <dl4cpp/nn/tensor/Tensor.h>
+#include <dl4cpp/nn/updaters/Updaters.h>

@@ -1,0 +1,46 @@
+#pragma once
+// DataSet: one minibatch (or a whole in-memory data set) of examples, as in DL4J.
+//
+// `features` and `labels` are host tensors whose dimension 0 is the example index: for MNIST,
+// features (N, 784) holding pixels scaled to [0, 1] and labels (N, 10) one-hot. Both are Tensor
+// handles, so copying a DataSet shares storage; DataSet::copy() makes an independent one.
+// `labels` may be empty (unsupervised data); `features` may only be empty when labels are too.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <dl4cpp/nn/tensor/Tensor.h>
+
+namespace dl4cpp {
+
+struct DataSet {
+  Tensor features;  // (N, ...) inputs
+  Tensor labels;    // (N, ...) targets, or empty
+
+  DataSet() = default;
+  // Validates the pair (see validate()), so a DataSet built this way is always consistent.
+  DataSet(Tensor features, Tensor labels);
+
+  // N, the number of examples (rows of `features`); 0 for an empty DataSet.
+  int64_t numExamples() const;
+  bool empty() const { return numExamples() == 0; }
+
+  // Throws DataMismatchError when features and labels disagree on the number of examples (or
+  // labels are present without features), and ShapeError when a non-empty tensor has rank 0.
+  // `context` prefixes the message (e.g. the iterator that produced the pair).
+  void validate(const std::string& context = "DataSet") const;
+
+  // An independent copy (fresh storage for both tensors).
+  DataSet copy() const;
+
+  // Examples [begin, end) as a DataSet whose tensors are views into this one (no copy).
+  DataSet rows(int64_t begin, int64_t end) const;
+
+  // Concatenates the examples of `parts` in order into one DataSet with fresh storage (DL4J's
+  // DataSet.merge). Every part must have the same per-example feature and label shapes, and
+  // either all or none of the parts must have labels; otherwise DataMismatchError names the first
+  // offending part. Empty parts (no examples) are skipped.
+  static DataSet merge(const std::vector<DataSet>& parts);
+};
+
+}  // namespace dl4cpp

@@ -1,0 +1,56 @@
+#pragma once
+// DataSetIterator: the source of minibatches for training and evaluation, as in DL4J.
+//
+// Contract:
+//  - hasNext() says whether next() has a batch left in the current epoch; it has no side effect.
+//  - next() returns the next batch (host tensors, dimension 0 = examples, at most batch() rows;
+//    the last batch of an epoch may be smaller). Calling it when hasNext() is false throws
+//    DataError; it is never undefined behaviour.
+//  - reset() starts a new epoch (iterators that shuffle reshuffle here). When resetSupported() is
+//    false, reset() throws DataError and callers must not expect a second epoch.
+//  - asyncSupported() says whether the iterator may be driven from a background prefetch thread
+//    (AsyncDataSetIterator). It is still used by one thread at a time: implementations need not
+//    be thread-safe.
+//  - The DataSets returned own or share storage that the iterator no longer writes to, so a
+//    caller may keep a batch after calling next() again.
+#include <cstdint>
+#include <string>
+
+#include <dl4cpp/iterators/DataSet.h>
+#include <dl4cpp/nn/Error.h>
+
+namespace dl4cpp {
+
+class DataSetIterator {
+ public:
+  virtual ~DataSetIterator() = default;
+
+  virtual bool hasNext() = 0;
+  virtual DataSet next() = 0;
+  virtual void reset() = 0;
+  virtual bool resetSupported() const { return true; }
+  virtual bool asyncSupported() const { return true; }
+
+  // Examples per batch (the last batch of an epoch may hold fewer).
+  virtual int batch() const = 0;
+  // Number of values in one example's features (784 for MNIST).
+  virtual int64_t inputColumns() const = 0;
+  // Number of label columns (classes): 10 for MNIST.
+  virtual int totalOutcomes() const = 0;
+  // Examples per epoch, or -1 when unknown.
+  virtual int64_t totalExamples() const { return -1; }
+
+ protected:
+  DataSetIterator() = default;
+  DataSetIterator(const DataSetIterator&) = default;
+  DataSetIterator& operator=(const DataSetIterator&) = default;
+
+  // For implementations: the error next() throws when the epoch is exhausted.
+  [[noreturn]] static void throwNoNext(const std::string& iterator) {
+    throw DataError(iterator +
+                    "::next(): no batch left in this epoch (hasNext() is false); call "
+                    "reset() to start a new epoch");
+  }
+};
+
+}  // namespace dl4cpp

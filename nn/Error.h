@@ -1,0 +1,64 @@
+#pragma once
+// The error hierarchy of dl4cpp. Library code never calls exit/abort: every failure is one of
+// these exceptions, carrying a message that tells the user what was wrong and, where it helps,
+// what to do about it.
+#include <stdexcept>
+#include <string>
+
+namespace dl4cpp {
+
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A configuration that cannot be built: bad hyperparameter, missing nIn/nOut, unknown option.
+struct ConfigError : Error {
+  using Error::Error;
+};
+
+// A tensor whose shape does not match what an operation expects.
+struct ShapeError : Error {
+  using Error::Error;
+};
+
+// Bad training data. The subclasses say which kind, so a caller can react to each.
+struct DataError : Error {
+  using Error::Error;
+};
+// A data file that does not exist; the message says how to obtain it.
+struct DataNotFoundError : DataError {
+  using DataError::DataError;
+};
+// A file that is not what it claims to be (bad magic number, wrong dimensions).
+struct DataFormatError : DataError {
+  using DataError::DataError;
+};
+// A file that ends before its header says it should; the message names file and offset.
+struct DataTruncatedError : DataError {
+  using DataError::DataError;
+};
+// Two inputs that must agree do not (image count vs label count, features vs labels).
+struct DataMismatchError : DataError {
+  using DataError::DataError;
+};
+
+// A failure inside a compute backend.
+struct BackendError : Error {
+  using Error::Error;
+};
+struct DnnlError : BackendError {
+  using BackendError::BackendError;
+};
+struct CudaError : BackendError {
+  using BackendError::BackendError;
+};
+struct CublasError : BackendError {
+  using BackendError::BackendError;
+};
+
+// Training produced a non-finite loss (diverged); the message names iteration and score.
+struct NumericalError : Error {
+  using Error::Error;
+};
+
+}  // namespace dl4cpp

@@ -1,0 +1,16 @@
+// The one place where a device kind is mapped to its backend implementation.
+#include <dl4cpp/nn/backend/Backend.h>
+#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
+#include <dl4cpp/nn/backend/cuda/CudaBackendFactory.h>
+
+namespace dl4cpp {
+
+std::unique_ptr<Backend> makeBackend(Device device) {
+  switch (device.type) {
+    case DeviceType::CPU: return std::make_unique<cpu::CpuBackend>();
+    case DeviceType::CUDA: return cuda::makeCudaBackend(device.index);
+  }
+  throw BackendError("makeBackend: unknown device type");
+}
+
+}  // namespace dl4cpp

@@ -1,0 +1,94 @@
+#pragma once
+// The op facade. Layers, updaters and the network call only these functions; each device kind
+// implements all of them with the same signatures (cpu/ on oneDNN, cuda/ on cuBLAS + kernels).
+// The choice of implementation is made once, when a DeviceContext is created (makeBackend in
+// Backend.cpp), so no layer ever branches on the device.
+//
+// Conventions for every op:
+//  - tensors are dense row-major float32 on the context's device; images are NCHW; convolution
+//    weights are (nOut, nIn, kH, kW); inner-product weights are (nOut, nIn) (the same memory as
+//    DL4J's (nIn, nOut) 'f'-order W), biases are (nOut);
+//  - outputs are overwritten, never accumulated into, unless the name says Accumulate;
+//  - shapes are checked by the layer that builds the call; a backend may assume them;
+//  - an op may cache whatever it creates for a shape (oneDNN primitives, workspaces) inside the
+//    backend, so calling it again with the same shapes allocates nothing.
+#include <cstdint>
+#include <memory>
+
+#include <dl4cpp/nn/backend/OpTypes.h>
+#include <dl4cpp/nn/tensor/Tensor.h>
+
+namespace dl4cpp {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // Apply the calling thread's parallelism settings (the OpenMP thread count for oneDNN and the
+  // flat-buffer loops; the current device for CUDA) before ops run on this thread.
+  virtual void bindToCurrentThread(int numThreads) = 0;
+
+  // --- Convolution: y = conv(x, W) + b ---------------------------------------------------------
+  // x (N, C, H, W), w (O, C, kH, kW), b (O) or empty, y (N, O, outH, outW).
+  virtual void convolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                                  const WindowGeometry& g) = 0;
+  // dx = dL/dx from dy and w.
+  virtual void convolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
+                                       const WindowGeometry& g) = 0;
+  // dw, db (db may be empty) = dL/dW, dL/db from x and dy.
+  virtual void convolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
+                                          Tensor& db, const WindowGeometry& g) = 0;
+
+  // --- Pooling -----------------------------------------------------------------------------------
+  // x (N, C, H, W) -> y (N, C, outH, outW). AVG divides by the window area excluding padding
+  // (DL4J's default). `workspace` is the calling layer's private scratch: training-mode MAX
+  // records its arg-max there for poolingBackward (the backend sizes it; it stays with the layer
+  // so two layers of equal shape never share one).
+  virtual void poolingForward(PoolingKind kind, const Tensor& x, Tensor& y,
+                              const WindowGeometry& g, bool training, Tensor& workspace) = 0;
+  // dx from dy; MAX reads the workspace its training-mode forward wrote.
+  virtual void poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
+                               const WindowGeometry& g, const Tensor& workspace) = 0;
+
+  // --- Inner product: y = x W^T + b --------------------------------------------------------------
+  // x (N, nIn), w (nOut, nIn), b (nOut) or empty, y (N, nOut).
+  virtual void innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                                   Tensor& y) = 0;
+  virtual void innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx) = 0;
+  virtual void innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
+                                           Tensor& db) = 0;
+
+  // --- Activations ---------------------------------------------------------------------------------
+  // In place: y = f(y). `alpha` is LEAKYRELU's negative slope. SOFTMAX is over dimension 1 of a
+  // (N, K) tensor.
+  virtual void activationForward(ActivationKind kind, float alpha, Tensor& y) = 0;
+  // dx = f'(.) * dy, computed from the activation's output y (every supported f allows that).
+  // dx may alias dy.
+  virtual void activationBackward(ActivationKind kind, float alpha, const Tensor& y,
+                                  const Tensor& dy, Tensor& dx) = 0;
+
+  // --- Loss ----------------------------------------------------------------------------------------
+  // For an output layer whose activation produced y (N, K) from pre-activations z:
+  // writes dz = dL/dz (for the summed, not averaged, loss) and returns the summed per-example loss.
+  // Fuses softmax with NLL/MCXENT and sigmoid with XENT for stability.
+  virtual double lossForwardBackward(LossKind loss, ActivationKind activation, float alpha, const Tensor& y,
+                                     const Tensor& labels, Tensor& dz) = 0;
+  // The summed per-example loss only (for score() without a backward pass).
+  virtual double lossScore(LossKind loss, const Tensor& y, const Tensor& labels) = 0;
+
+  // --- Flat-buffer ops (parameters, gradients, updater state) -------------------------------------
+  // One updater step over a contiguous segment: first grad += l2 * param (when l2 != 0), then the
+  // updater turns grad into an update using `state` (stateSizePerParam() * numel floats, laid out
+  // as consecutive blocks of numel), then param -= update. `iteration` counts from 0.
+  virtual void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
+                           Tensor& grad, Tensor& state) = 0;
+  // y = a * y (scaling gradients by 1/batch).
+  virtual void scale(Tensor& y, float a) = 0;
+  // Sum of squares (for the L2 term of the score).
+  virtual double sumOfSquares(const Tensor& x) = 0;
+};
+
+// Creates the backend for `device` (defined in Backend.cpp: the one place that picks it).
+std::unique_ptr<Backend> makeBackend(Device device);
+
+}  // namespace dl4cpp

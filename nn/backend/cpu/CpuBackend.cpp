@@ -1,0 +1,445 @@
+#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
+
+#include <omp.h>
+
+#include <bit>
+
+#include <string>
+
+namespace dl4cpp::cpu {
+
+namespace {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+using Dims = dnnl::memory::dims;
+using Tag = dnnl::memory::format_tag;
+constexpr auto kF32 = dnnl::memory::data_type::f32;
+
+Dims dimsOf(const Shape& s) { return Dims(s.begin(), s.end()); }
+
+// Plain row-major layout of any rank up to 4.
+dnnl::memory::desc plainDesc(const Shape& s) {
+  static constexpr Tag kTags[] = {Tag::undef, Tag::a, Tag::ab, Tag::abc, Tag::abcd};
+  return {dimsOf(s), kF32, kTags[s.rank()]};
+}
+dnnl::memory::desc flatDesc(int64_t numel) { return {Dims{numel}, kF32, Tag::a}; }
+
+PrimitiveKey& addShape(PrimitiveKey& k, const Shape& s) {
+  k.add(s.rank());
+  for (int64_t d : s) k.add(d);
+  return k;
+}
+PrimitiveKey& addGeometry(PrimitiveKey& k, const WindowGeometry& g) {
+  return k.add(g.kernelH).add(g.kernelW).add(g.strideH).add(g.strideW).add(g.padTop)
+      .add(g.padLeft).add(g.padBottom).add(g.padRight).add(g.dilationH).add(g.dilationW);
+}
+Dims strides(const WindowGeometry& g) { return {g.strideH, g.strideW}; }
+Dims kernel(const WindowGeometry& g) { return {g.kernelH, g.kernelW}; }
+Dims padBefore(const WindowGeometry& g) { return {g.padTop, g.padLeft}; }
+Dims padAfter(const WindowGeometry& g) { return {g.padBottom, g.padRight}; }
+Dims dilation(const WindowGeometry& g) { return {g.dilationH - 1, g.dilationW - 1}; }  // 0-based
+
+// Builds a cache entry, turning oneDNN's exceptions into DnnlError naming the op.
+template <typename PrimitiveDesc, typename Primitive>
+CachedPrimitive makeEntry(const char* op, const std::function<PrimitiveDesc()>& describe,
+                          const dnnl::engine& engine, std::vector<std::pair<int, dnnl::memory::desc>> args) {
+  try {
+    PrimitiveDesc pd = describe();
+    CachedPrimitive e;
+    e.primitive = Primitive(pd);
+    for (auto& [id, md] : args) {
+      e.argIds.push_back(id);
+      e.args.emplace_back(md, engine, static_cast<void*>(nullptr));
+    }
+    e.workspaceBytes = pd.workspace_desc().get_size();
+    return e;
+  } catch (const dnnl::error& err) {
+    throw DnnlError(std::string("oneDNN could not create ") + op + ": " + err.what());
+  }
+}
+
+dnnl::algorithm poolingAlgorithm(PoolingKind kind) {
+  return kind == PoolingKind::MAX ? algorithm::pooling_max
+                                  : algorithm::pooling_avg_exclude_padding;
+}
+
+// Activations are computed from their output in backward (every one we support allows it), so a
+// layer keeps only its post-activation tensor.
+dnnl::algorithm eltwiseAlgorithm(ActivationKind kind) {
+  switch (kind) {
+    case ActivationKind::RELU:
+    case ActivationKind::LEAKYRELU: return algorithm::eltwise_relu_use_dst_for_bwd;
+    case ActivationKind::TANH: return algorithm::eltwise_tanh_use_dst_for_bwd;
+    case ActivationKind::SIGMOID: return algorithm::eltwise_logistic_use_dst_for_bwd;
+    default: throw BackendError("eltwiseAlgorithm: not an eltwise activation");
+  }
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
+
+void CpuBackend::bindToCurrentThread(int numThreads) {
+  if (numThreads > 0) omp_set_num_threads(numThreads);
+}
+
+void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> pointers) {
+  // The C API with a stack array: the C++ execute() takes an unordered_map, which allocates.
+  std::array<dnnl_exec_arg_t, 8> args{};
+  size_t n = 0;
+  for (const void* p : pointers) {
+    e.args[n].set_data_handle(const_cast<void*>(p));
+    args[n] = {e.argIds[n], e.args[n].get()};
+    ++n;
+  }
+  const dnnl_status_t status =
+      dnnl_primitive_execute(e.primitive.get(), stream_.get(), static_cast<int>(n), args.data());
+  if (status != dnnl_success)
+    throw DnnlError("dnnl_primitive_execute failed with status " + std::to_string(status));
+  stream_.wait();
+}
+
+// --- Convolution -----------------------------------------------------------------------------------
+
+void CpuBackend::convolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                                    const WindowGeometry& g) {
+  const bool bias = !b.empty();
+  PrimitiveKey key;
+  key.add(static_cast<int64_t>(OpId::ConvForward)).add(bias);
+  addGeometry(addShape(addShape(key, x.shape()), w.shape()), g);
+  CachedPrimitive& e = cache_.get(key, [&] {
+    const auto src = plainDesc(x.shape()), wei = plainDesc(w.shape()), dst = plainDesc(y.shape());
+    std::vector<std::pair<int, dnnl::memory::desc>> args{
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+    if (bias) args.emplace_back(DNNL_ARG_BIAS, plainDesc(b.shape()));
+    return makeEntry<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(
+        "convolution forward",
+        [&] {
+          auto desc = bias ? dnnl::convolution_forward::desc(
+                                 prop_kind::forward_training, algorithm::convolution_direct, src,
+                                 wei, plainDesc(b.shape()), dst, strides(g), dilation(g),
+                                 padBefore(g), padAfter(g))
+                           : dnnl::convolution_forward::desc(
+                                 prop_kind::forward_training, algorithm::convolution_direct, src,
+                                 wei, dst, strides(g), dilation(g), padBefore(g), padAfter(g));
+          return dnnl::convolution_forward::primitive_desc(desc, engine_);
+        },
+        engine_, args);
+  });
+  if (bias)
+    execute(e, {x.data(), w.data(), y.data(), b.data()});
+  else
+    execute(e, {x.data(), w.data(), y.data()});
+}
+
+namespace {
+dnnl::convolution_forward::primitive_desc convForwardHint(const dnnl::engine& engine,
+                                                          const Shape& x, const Shape& w,
+                                                          const Shape& y, const WindowGeometry& g) {
+  auto desc = dnnl::convolution_forward::desc(
+      prop_kind::forward_training, algorithm::convolution_direct, plainDesc(x), plainDesc(w),
+      plainDesc(Shape{w[0]}), plainDesc(y), strides(g), dilation(g), padBefore(g), padAfter(g));
+  return {desc, engine};
+}
+}  // namespace
+
+void CpuBackend::convolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
+                                         const WindowGeometry& g) {
+  PrimitiveKey key;
+  key.add(static_cast<int64_t>(OpId::ConvBackwardData));
+  addGeometry(addShape(addShape(key, dx.shape()), w.shape()), g);
+  CachedPrimitive& e = cache_.get(key, [&] {
+    const auto diffSrc = plainDesc(dx.shape()), wei = plainDesc(w.shape()),
+               diffDst = plainDesc(dy.shape());
+    return makeEntry<dnnl::convolution_backward_data::primitive_desc,
+                     dnnl::convolution_backward_data>(
+        "convolution backward-data",
+        [&] {
+          auto hint = convForwardHint(engine_, dx.shape(), w.shape(), dy.shape(), g);
+          auto desc = dnnl::convolution_backward_data::desc(
+              algorithm::convolution_direct, diffSrc, wei, diffDst, strides(g), dilation(g),
+              padBefore(g), padAfter(g));
+          return dnnl::convolution_backward_data::primitive_desc(desc, engine_, hint);
+        },
+        engine_, {{DNNL_ARG_DIFF_DST, diffDst}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, diffSrc}});
+  });
+  execute(e, {dy.data(), w.data(), dx.data()});
+}
+
+void CpuBackend::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
+                                            Tensor& db, const WindowGeometry& g) {
+  const bool bias = !db.empty();
+  PrimitiveKey key;
+  key.add(static_cast<int64_t>(OpId::ConvBackwardWeights)).add(bias);
+  addGeometry(addShape(addShape(key, x.shape()), dw.shape()), g);
+  CachedPrimitive& e = cache_.get(key, [&] {
+    const auto src = plainDesc(x.shape()), diffWei = plainDesc(dw.shape()),
+               diffDst = plainDesc(dy.shape());
+    std::vector<std::pair<int, dnnl::memory::desc>> args{
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, diffDst}, {DNNL_ARG_DIFF_WEIGHTS, diffWei}};
+    if (bias) args.emplace_back(DNNL_ARG_DIFF_BIAS, plainDesc(db.shape()));
+    return makeEntry<dnnl::convolution_backward_weights::primitive_desc,
+                     dnnl::convolution_backward_weights>(
+        "convolution backward-weights",
+        [&] {
+          auto hint = convForwardHint(engine_, x.shape(), dw.shape(), dy.shape(), g);
+          auto desc = bias ? dnnl::convolution_backward_weights::desc(
+                                 algorithm::convolution_direct, src, diffWei,
+                                 plainDesc(db.shape()), diffDst, strides(g), dilation(g),
+                                 padBefore(g), padAfter(g))
+                           : dnnl::convolution_backward_weights::desc(
+                                 algorithm::convolution_direct, src, diffWei, diffDst, strides(g),
+                                 dilation(g), padBefore(g), padAfter(g));
+          return dnnl::convolution_backward_weights::primitive_desc(desc, engine_, hint);
+        },
+        engine_, args);
+  });
+  if (bias)
+    execute(e, {x.data(), dy.data(), dw.data(), db.data()});
+  else
+    execute(e, {x.data(), dy.data(), dw.data()});
+}
+
+// --- Pooling ---------------------------------------------------------------------------------------
+
+namespace {
+dnnl::pooling_v2_forward::primitive_desc poolForwardDesc(const dnnl::engine& engine,
+                                                         PoolingKind kind, const Shape& x,
+                                                         const Shape& y, const WindowGeometry& g,
+                                                         bool training) {
+  auto desc = dnnl::pooling_v2_forward::desc(
+      training ? prop_kind::forward_training : prop_kind::forward_inference,
+      poolingAlgorithm(kind), plainDesc(x), plainDesc(y), strides(g), kernel(g), dilation(g),
+      padBefore(g), padAfter(g));
+  return {desc, engine};
+}
+}  // namespace
+
+void CpuBackend::poolingForward(PoolingKind kind, const Tensor& x, Tensor& y,
+                                const WindowGeometry& g, bool training, Tensor& workspace) {
+  PrimitiveKey key;
+  key.add(static_cast<int64_t>(OpId::PoolForward)).add(static_cast<int64_t>(kind)).add(training);
+  addGeometry(addShape(key, x.shape()), g);
+  CachedPrimitive& e = cache_.get(key, [&] {
+    auto pd = poolForwardDesc(engine_, kind, x.shape(), y.shape(), g, training);
+    std::vector<std::pair<int, dnnl::memory::desc>> args{{DNNL_ARG_SRC, plainDesc(x.shape())},
+                                                         {DNNL_ARG_DST, plainDesc(y.shape())}};
+    if (pd.workspace_desc().get_size() > 0) args.emplace_back(DNNL_ARG_WORKSPACE, pd.workspace_desc());
+    return makeEntry<dnnl::pooling_v2_forward::primitive_desc, dnnl::pooling_v2_forward>(
+        "pooling forward", [&] { return pd; }, engine_, args);
+  });
+  if (e.workspaceBytes == 0) {
+    execute(e, {x.data(), y.data()});
+    return;
+  }
+  const int64_t floats = static_cast<int64_t>((e.workspaceBytes + sizeof(float) - 1) / sizeof(float));
+  if (workspace.numel() < floats) workspace = Tensor(Shape{floats});
+  execute(e, {x.data(), y.data(), workspace.data()});
+}
+
+void CpuBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
+                                 const WindowGeometry& g, const Tensor& workspace) {
+  PrimitiveKey key;
+  key.add(static_cast<int64_t>(OpId::PoolBackward)).add(static_cast<int64_t>(kind));
+  addGeometry(addShape(key, dx.shape()), g);
+  CachedPrimitive& e = cache_.get(key, [&] {
+    auto hint = poolForwardDesc(engine_, kind, dx.shape(), dy.shape(), g, true);
+    std::vector<std::pair<int, dnnl::memory::desc>> args{
+        {DNNL_ARG_DIFF_DST, plainDesc(dy.shape())}, {DNNL_ARG_DIFF_SRC, plainDesc(dx.shape())}};
+    if (hint.workspace_desc().get_size() > 0)
+      args.emplace_back(DNNL_ARG_WORKSPACE, hint.workspace_desc());
+    return makeEntry<dnnl::pooling_v2_backward::primitive_desc, dnnl::pooling_v2_backward>(
+        "pooling backward",
+        [&] {
+          auto desc = dnnl::pooling_v2_backward::desc(
+              poolingAlgorithm(kind), plainDesc(dx.shape()), plainDesc(dy.shape()), strides(g),
+              kernel(g), dilation(g), padBefore(g), padAfter(g));
+          return dnnl::pooling_v2_backward::primitive_desc(desc, engine_, hint);
+        },
+        engine_, args);
+  });
+  if (e.workspaceBytes == 0) {
+    execute(e, {dy.data(), dx.data()});
+    return;
+  }
+  if (workspace.numel() * static_cast<int64_t>(sizeof(float)) < static_cast<int64_t>(e.workspaceBytes))
+    throw BackendError("poolingBackward: MAX pooling needs the workspace of a training-mode "
+                       "poolingForward with the same shapes; run forward(training=true) first");
+  execute(e, {dy.data(), dx.data(), workspace.data()});
+}
+
+// --- Inner product ---------------------------------------------------------------------------------
+
+void CpuBackend::innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                                     Tensor& y) {
+  const bool bias = !b.empty();
+  PrimitiveKey key;
+  key.add(static_cast<int64_t>(OpId::InnerForward)).add(bias);
+  addShape(addShape(key, x.shape()), w.shape());
+  CachedPrimitive& e = cache_.get(key, [&] {
+    const auto src = plainDesc(x.shape()), wei = plainDesc(w.shape()), dst = plainDesc(y.shape());
+    std::vector<std::pair<int, dnnl::memory::desc>> args{
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+    if (bias) args.emplace_back(DNNL_ARG_BIAS, plainDesc(b.shape()));
+    return makeEntry<dnnl::inner_product_forward::primitive_desc, dnnl::inner_product_forward>(
+        "inner product forward",
+        [&] {
+          auto desc = bias ? dnnl::inner_product_forward::desc(prop_kind::forward_training, src,
+                                                               wei, plainDesc(b.shape()), dst)
+                           : dnnl::inner_product_forward::desc(prop_kind::forward_training, src,
+                                                               wei, dst);
+          return dnnl::inner_product_forward::primitive_desc(desc, engine_);
+        },
+        engine_, args);
+  });
+  if (bias)
+    execute(e, {x.data(), w.data(), y.data(), b.data()});
+  else
+    execute(e, {x.data(), w.data(), y.data()});
+}
+
+namespace {
+dnnl::inner_product_forward::primitive_desc innerForwardHint(const dnnl::engine& engine,
+                                                             const Shape& x, const Shape& w,
+                                                             const Shape& y) {
+  auto desc = dnnl::inner_product_forward::desc(prop_kind::forward_training, plainDesc(x),
+                                                plainDesc(w), plainDesc(Shape{w[0]}),
+                                                plainDesc(y));
+  return {desc, engine};
+}
+}  // namespace
+
+void CpuBackend::innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx) {
+  PrimitiveKey key;
+  key.add(static_cast<int64_t>(OpId::InnerBackwardData));
+  addShape(addShape(key, dx.shape()), w.shape());
+  CachedPrimitive& e = cache_.get(key, [&] {
+    const auto diffSrc = plainDesc(dx.shape()), wei = plainDesc(w.shape()),
+               diffDst = plainDesc(dy.shape());
+    return makeEntry<dnnl::inner_product_backward_data::primitive_desc,
+                     dnnl::inner_product_backward_data>(
+        "inner product backward-data",
+        [&] {
+          auto hint = innerForwardHint(engine_, dx.shape(), w.shape(), dy.shape());
+          auto desc = dnnl::inner_product_backward_data::desc(diffSrc, wei, diffDst);
+          return dnnl::inner_product_backward_data::primitive_desc(desc, engine_, hint);
+        },
+        engine_, {{DNNL_ARG_DIFF_DST, diffDst}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, diffSrc}});
+  });
+  execute(e, {dy.data(), w.data(), dx.data()});
+}
+
+void CpuBackend::innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
+                                             Tensor& db) {
+  const bool bias = !db.empty();
+  PrimitiveKey key;
+  key.add(static_cast<int64_t>(OpId::InnerBackwardWeights)).add(bias);
+  addShape(addShape(key, x.shape()), dw.shape());
+  CachedPrimitive& e = cache_.get(key, [&] {
+    const auto src = plainDesc(x.shape()), diffWei = plainDesc(dw.shape()),
+               diffDst = plainDesc(dy.shape());
+    std::vector<std::pair<int, dnnl::memory::desc>> args{
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, diffDst}, {DNNL_ARG_DIFF_WEIGHTS, diffWei}};
+    if (bias) args.emplace_back(DNNL_ARG_DIFF_BIAS, plainDesc(db.shape()));
+    return makeEntry<dnnl::inner_product_backward_weights::primitive_desc,
+                     dnnl::inner_product_backward_weights>(
+        "inner product backward-weights",
+        [&] {
+          auto hint = innerForwardHint(engine_, x.shape(), dw.shape(), dy.shape());
+          auto desc = bias ? dnnl::inner_product_backward_weights::desc(
+                                 src, diffWei, plainDesc(db.shape()), diffDst)
+                           : dnnl::inner_product_backward_weights::desc(src, diffWei, diffDst);
+          return dnnl::inner_product_backward_weights::primitive_desc(desc, engine_, hint);
+        },
+        engine_, args);
+  });
+  if (bias)
+    execute(e, {x.data(), dy.data(), dw.data(), db.data()});
+  else
+    execute(e, {x.data(), dy.data(), dw.data()});
+}
+
+// --- Activations -----------------------------------------------------------------------------------
+
+void CpuBackend::activationForward(ActivationKind kind, float alpha, Tensor& y) {
+  if (kind == ActivationKind::IDENTITY) return;
+  PrimitiveKey key;
+  if (kind == ActivationKind::SOFTMAX) {
+    key.add(static_cast<int64_t>(OpId::SoftmaxForward));
+    addShape(key, y.shape());
+    CachedPrimitive& e = cache_.get(key, [&] {
+      const auto md = plainDesc(y.shape());
+      return makeEntry<dnnl::softmax_forward::primitive_desc, dnnl::softmax_forward>(
+          "softmax forward",
+          [&] {
+            dnnl::softmax_forward::desc desc(prop_kind::forward_training, md, 1);
+            return dnnl::softmax_forward::primitive_desc(desc, engine_);
+          },
+          engine_, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
+    });
+    execute(e, {y.data(), y.data()});
+    return;
+  }
+  const float a = kind == ActivationKind::LEAKYRELU ? alpha : 0.0f;
+  key.add(static_cast<int64_t>(OpId::EltwiseForward)).add(static_cast<int64_t>(kind)).add(y.numel());
+  key.add(static_cast<int64_t>(std::bit_cast<int32_t>(a)));
+  CachedPrimitive& e = cache_.get(key, [&] {
+    const auto md = flatDesc(y.numel());
+    return makeEntry<dnnl::eltwise_forward::primitive_desc, dnnl::eltwise_forward>(
+        "eltwise forward",
+        [&] {
+          dnnl::eltwise_forward::desc desc(prop_kind::forward_training, eltwiseAlgorithm(kind),
+                                           md, a, 0.0f);
+          return dnnl::eltwise_forward::primitive_desc(desc, engine_);
+        },
+        engine_, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
+  });
+  execute(e, {y.data(), y.data()});
+}
+
+void CpuBackend::activationBackward(ActivationKind kind, float alpha, const Tensor& y,
+                                    const Tensor& dy, Tensor& dx) {
+  if (kind == ActivationKind::IDENTITY) {
+    if (dx.data() != dy.data()) dx.copyFrom(dy);
+    return;
+  }
+  PrimitiveKey key;
+  if (kind == ActivationKind::SOFTMAX) {
+    key.add(static_cast<int64_t>(OpId::SoftmaxBackward));
+    addShape(key, y.shape());
+    CachedPrimitive& e = cache_.get(key, [&] {
+      const auto md = plainDesc(y.shape());
+      return makeEntry<dnnl::softmax_backward::primitive_desc, dnnl::softmax_backward>(
+          "softmax backward",
+          [&] {
+            dnnl::softmax_forward::desc fdesc(prop_kind::forward_training, md, 1);
+            dnnl::softmax_forward::primitive_desc hint(fdesc, engine_);
+            dnnl::softmax_backward::desc desc(md, md, 1);
+            return dnnl::softmax_backward::primitive_desc(desc, engine_, hint);
+          },
+          engine_, {{DNNL_ARG_DST, md}, {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}});
+    });
+    execute(e, {y.data(), dy.data(), dx.data()});
+    return;
+  }
+  const float a = kind == ActivationKind::LEAKYRELU ? alpha : 0.0f;
+  key.add(static_cast<int64_t>(OpId::EltwiseBackward)).add(static_cast<int64_t>(kind)).add(y.numel());
+  key.add(static_cast<int64_t>(std::bit_cast<int32_t>(a)));
+  CachedPrimitive& e = cache_.get(key, [&] {
+    const auto md = flatDesc(y.numel());
+    return makeEntry<dnnl::eltwise_backward::primitive_desc, dnnl::eltwise_backward>(
+        "eltwise backward",
+        [&] {
+          dnnl::eltwise_forward::desc fdesc(prop_kind::forward_training, eltwiseAlgorithm(kind),
+                                            md, a, 0.0f);
+          dnnl::eltwise_forward::primitive_desc hint(fdesc, engine_);
+          dnnl::eltwise_backward::desc desc(eltwiseAlgorithm(kind), md, md, a, 0.0f);
+          return dnnl::eltwise_backward::primitive_desc(desc, engine_, hint);
+        },
+        engine_, {{DNNL_ARG_DST, md}, {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}});
+  });
+  execute(e, {y.data(), dy.data(), dx.data()});
+}
+
+}  // namespace dl4cpp::cpu

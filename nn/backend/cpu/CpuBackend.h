@@ -1,0 +1,56 @@
+#pragma once
+// The CPU backend: convolution, pooling, inner product, eltwise and softmax on oneDNN primitives
+// (cached per shape), and OpenMP-parallel loops for losses and the flat-buffer updater steps.
+// Activations and weights use oneDNN's plain layouts (nchw / oihw / nc / oi), which are also the
+// layouts of the network's flat buffers, so no reorders are needed between ops.
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <dl4cpp/nn/backend/Backend.h>
+#include <dl4cpp/nn/backend/cpu/PrimitiveCache.h>
+
+namespace dl4cpp::cpu {
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend();
+
+  void bindToCurrentThread(int numThreads) override;
+
+  void convolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                          const WindowGeometry& g) override;
+  void convolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
+                               const WindowGeometry& g) override;
+  void convolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
+                                  const WindowGeometry& g) override;
+  void poolingForward(PoolingKind kind, const Tensor& x, Tensor& y, const WindowGeometry& g,
+                      bool training, Tensor& workspace) override;
+  void poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx, const WindowGeometry& g,
+                       const Tensor& workspace) override;
+  void innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) override;
+  void innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx) override;
+  void innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
+                                   Tensor& db) override;
+  void activationForward(ActivationKind kind, float alpha, Tensor& y) override;
+  void activationBackward(ActivationKind kind, float alpha, const Tensor& y, const Tensor& dy,
+                          Tensor& dx) override;
+  double lossForwardBackward(LossKind loss, ActivationKind activation, float alpha, const Tensor& y,
+                             const Tensor& labels, Tensor& dz) override;
+  double lossScore(LossKind loss, const Tensor& y, const Tensor& labels) override;
+  void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
+                   Tensor& grad, Tensor& state) override;
+  void scale(Tensor& y, float a) override;
+  double sumOfSquares(const Tensor& x) override;
+
+  // Number of cached primitives (tests use it to prove shapes are cached, not rebuilt).
+  size_t cachedPrimitives() const { return cache_.size(); }
+
+ private:
+  // Binds `pointers` to the entry's memories (same order as argIds) and executes it.
+  void execute(CachedPrimitive& entry, std::initializer_list<const void*> pointers);
+
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  PrimitiveCache cache_;
+};
+
+}  // namespace dl4cpp::cpu

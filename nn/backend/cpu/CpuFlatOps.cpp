@@ -1,0 +1,168 @@
+// The CPU backend's element-wise work that oneDNN has no primitive for: losses and the updater
+// steps over flat buffers. Plain loops the compiler vectorises, split across the context's OpenMP
+// threads.
+#include <algorithm>
+#include <cmath>
+
+#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
+
+namespace dl4cpp::cpu {
+
+namespace {
+constexpr float kLogClip = 1e-10f;   // DL4J LossMCXENT's softmax clip
+constexpr float kXentClip = 1e-5f;   // DL4J LossBinaryXENT's clip
+
+// dL/dy of the per-example loss, for losses without a fused gradient.
+void lossGradientWrtOutput(LossKind loss, const float* y, const float* l, float* g, int64_t n,
+                           int64_t k) {
+  const int64_t total = n * k;
+  switch (loss) {
+    case LossKind::MSE:
+#pragma omp parallel for simd
+      for (int64_t i = 0; i < total; ++i) g[i] = 2.0f * (y[i] - l[i]) / static_cast<float>(k);
+      break;
+    case LossKind::NEGATIVELOGLIKELIHOOD:
+    case LossKind::MCXENT:
+#pragma omp parallel for simd
+      for (int64_t i = 0; i < total; ++i) g[i] = -l[i] / std::clamp(y[i], kLogClip, 1.0f);
+      break;
+    case LossKind::XENT:
+#pragma omp parallel for simd
+      for (int64_t i = 0; i < total; ++i) {
+        const float p = std::clamp(y[i], kXentClip, 1.0f - kXentClip);
+        g[i] = -(l[i] / p - (1.0f - l[i]) / (1.0f - p));
+      }
+      break;
+  }
+}
+}  // namespace
+
+double CpuBackend::lossScore(LossKind loss, const Tensor& y, const Tensor& labels) {
+  const float* p = y.data();
+  const float* l = labels.data();
+  const int64_t total = y.numel();
+  const int64_t k = y.dim(1);
+  double sum = 0;
+  switch (loss) {
+    case LossKind::MSE:
+#pragma omp parallel for simd reduction(+ : sum)
+      for (int64_t i = 0; i < total; ++i) sum += double(p[i] - l[i]) * double(p[i] - l[i]);
+      return sum / static_cast<double>(k);
+    case LossKind::NEGATIVELOGLIKELIHOOD:
+    case LossKind::MCXENT:
+#pragma omp parallel for simd reduction(+ : sum)
+      for (int64_t i = 0; i < total; ++i) sum -= double(l[i]) * std::log(std::clamp(p[i], kLogClip, 1.0f));
+      return sum;
+    case LossKind::XENT:
+#pragma omp parallel for simd reduction(+ : sum)
+      for (int64_t i = 0; i < total; ++i) {
+        const float q = std::clamp(p[i], kXentClip, 1.0f - kXentClip);
+        sum -= double(l[i]) * std::log(q) + double(1.0f - l[i]) * std::log(1.0f - q);
+      }
+      return sum;
+  }
+  return sum;
+}
+
+double CpuBackend::lossForwardBackward(LossKind loss, ActivationKind activation, float alpha,
+                                       const Tensor& y, const Tensor& labels, Tensor& dz) {
+  const float* p = y.data();
+  const float* l = labels.data();
+  float* g = dz.data();
+  const int64_t n = y.dim(0), k = y.dim(1);
+  const bool crossEntropy = loss == LossKind::NEGATIVELOGLIKELIHOOD || loss == LossKind::MCXENT;
+  if (crossEntropy && activation == ActivationKind::SOFTMAX) {
+    // d/dz of -sum(l log softmax(z)) = softmax(z) * sum(l) - l (= y - l for one-hot labels).
+#pragma omp parallel for
+    for (int64_t r = 0; r < n; ++r) {
+      float labelSum = 0;
+      for (int64_t c = 0; c < k; ++c) labelSum += l[r * k + c];
+      for (int64_t c = 0; c < k; ++c) g[r * k + c] = p[r * k + c] * labelSum - l[r * k + c];
+    }
+  } else if (loss == LossKind::XENT && activation == ActivationKind::SIGMOID) {
+    const int64_t total = n * k;
+#pragma omp parallel for simd
+    for (int64_t i = 0; i < total; ++i) g[i] = p[i] - l[i];
+  } else {
+    lossGradientWrtOutput(loss, p, l, g, n, k);
+    activationBackward(activation, alpha, y, dz, dz);
+  }
+  return lossScore(loss, y, labels);
+}
+
+void CpuBackend::updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
+                             Tensor& grad, Tensor& state) {
+  float* p = param.data();
+  float* g = grad.data();
+  float* s = state.data();
+  const int64_t n = param.numel();
+  const float lr = static_cast<float>(u.learningRate);
+  const float decay = static_cast<float>(l2);
+  if (decay != 0.0f) {
+#pragma omp parallel for simd
+    for (int64_t i = 0; i < n; ++i) g[i] += decay * p[i];
+  }
+  switch (u.kind) {
+    case UpdaterKind::NOOP: return;
+    case UpdaterKind::SGD:
+#pragma omp parallel for simd
+      for (int64_t i = 0; i < n; ++i) p[i] -= lr * g[i];
+      return;
+    case UpdaterKind::NESTEROVS: {
+      // v' = mu v - lr g;  p += (1 + mu) v' - mu v   (DL4J's Nesterovs, state = v)
+      const float mu = static_cast<float>(u.momentum);
+#pragma omp parallel for simd
+      for (int64_t i = 0; i < n; ++i) {
+        const float vPrev = s[i];
+        const float v = mu * vPrev - lr * g[i];
+        s[i] = v;
+        p[i] += (1.0f + mu) * v - mu * vPrev;
+      }
+      return;
+    }
+    case UpdaterKind::ADAM: {
+      // DL4J's Adam: bias correction folded into the step size; state = [m | v].
+      const double t = static_cast<double>(iteration + 1);
+      const float b1 = static_cast<float>(u.beta1), b2 = static_cast<float>(u.beta2);
+      const float eps = static_cast<float>(u.epsilon);
+      const float alphaT = static_cast<float>(u.learningRate * std::sqrt(1.0 - std::pow(u.beta2, t)) /
+                                              (1.0 - std::pow(u.beta1, t)));
+      float* m = s;
+      float* v = s + n;
+#pragma omp parallel for simd
+      for (int64_t i = 0; i < n; ++i) {
+        m[i] = b1 * m[i] + (1.0f - b1) * g[i];
+        v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
+        p[i] -= alphaT * m[i] / (std::sqrt(v[i]) + eps);
+      }
+      return;
+    }
+    case UpdaterKind::RMSPROP: {
+      const float rho = static_cast<float>(u.rmsDecay), eps = static_cast<float>(u.epsilon);
+#pragma omp parallel for simd
+      for (int64_t i = 0; i < n; ++i) {
+        s[i] = rho * s[i] + (1.0f - rho) * g[i] * g[i];
+        p[i] -= lr * g[i] / (std::sqrt(s[i]) + eps);
+      }
+      return;
+    }
+  }
+}
+
+void CpuBackend::scale(Tensor& y, float a) {
+  float* p = y.data();
+  const int64_t n = y.numel();
+#pragma omp parallel for simd
+  for (int64_t i = 0; i < n; ++i) p[i] *= a;
+}
+
+double CpuBackend::sumOfSquares(const Tensor& x) {
+  const float* p = x.data();
+  const int64_t n = x.numel();
+  double sum = 0;
+#pragma omp parallel for simd reduction(+ : sum)
+  for (int64_t i = 0; i < n; ++i) sum += double(p[i]) * double(p[i]);
+  return sum;
+}
+
+}  // namespace dl4cpp::cpu

@@ -1,0 +1,82 @@
+#pragma once
+// The CPU backend's cache of oneDNN primitives, keyed by op and shape. An entry holds the
+// primitive and the memory objects bound to it; executing again only swaps data handles, so a
+// training step with shapes seen before creates and allocates nothing.
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace dl4cpp::cpu {
+
+enum class OpId : int64_t {
+  ConvForward,
+  ConvBackwardData,
+  ConvBackwardWeights,
+  PoolForward,
+  PoolBackward,
+  InnerForward,
+  InnerBackwardData,
+  InnerBackwardWeights,
+  EltwiseForward,
+  EltwiseBackward,
+  SoftmaxForward,
+  SoftmaxBackward,
+};
+
+// Fixed-size POD key: the op and up to 23 integers describing shapes and geometry.
+struct PrimitiveKey {
+  std::array<int64_t, 24> v{};
+  int n = 0;
+
+  PrimitiveKey& add(int64_t x) {
+    v[static_cast<size_t>(n++)] = x;  // callers add at most 24 values (checked in tests by use)
+    return *this;
+  }
+  bool operator==(const PrimitiveKey& o) const {
+    return n == o.n && std::memcmp(v.data(), o.v.data(), sizeof(int64_t) * static_cast<size_t>(n)) == 0;
+  }
+};
+
+struct PrimitiveKeyHash {
+  size_t operator()(const PrimitiveKey& k) const {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the used values
+    for (int i = 0; i < k.n; ++i) {
+      h ^= static_cast<uint64_t>(k.v[static_cast<size_t>(i)]);
+      h *= 1099511628211ull;
+    }
+    return static_cast<size_t>(h);
+  }
+};
+
+// One cached primitive with its argument memories, in the order given by `argIds`.
+struct CachedPrimitive {
+  dnnl::primitive primitive;
+  std::vector<int> argIds;
+  std::vector<dnnl::memory> args;
+  size_t workspaceBytes = 0;  // max pooling: bytes of arg-max scratch the caller must provide
+};
+
+class PrimitiveCache {
+ public:
+  // Returns the entry for `key`, building it with `make` the first time.
+  CachedPrimitive& get(const PrimitiveKey& key, const std::function<CachedPrimitive()>& make) {
+    auto it = entries_.find(key);
+    if (it != entries_.end()) return it->second;
+    return entries_.emplace(key, make()).first->second;
+  }
+  CachedPrimitive* find(const PrimitiveKey& key) {
+    auto it = entries_.find(key);
+    return it == entries_.end() ? nullptr : &it->second;
+  }
+  size_t size() const { return entries_.size(); }
+
+ private:
+  std::unordered_map<PrimitiveKey, CachedPrimitive, PrimitiveKeyHash> entries_;
+};
+
+}  // namespace dl4cpp::cpu

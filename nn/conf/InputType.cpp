@@ -1,0 +1,16 @@
+#include <dl4cpp/nn/conf/InputType.h>
+
+namespace dl4cpp {
+
+std::string InputType::toString() const {
+  const std::string hwc = std::to_string(height) + "x" + std::to_string(width) + "x" +
+                          std::to_string(channels);
+  switch (kind) {
+    case Kind::FeedForward: return "FeedForward(" + std::to_string(size) + ")";
+    case Kind::Convolutional: return "Convolutional(" + hwc + ")";
+    case Kind::ConvolutionalFlat: return "ConvolutionalFlat(" + hwc + ")";
+  }
+  return "?";
+}
+
+}  // namespace dl4cpp

@@ -1,0 +1,89 @@
+#include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
+
+#include <fmt/format.h>
+
+namespace dl4cpp {
+
+NeuralNetConfiguration::ListBuilder NeuralNetConfiguration::Builder::list() const {
+  return ListBuilder(seed_, defaults_);
+}
+
+NeuralNetConfiguration::ListBuilder& NeuralNetConfiguration::ListBuilder::layer(const Layer& l) {
+  layers_.push_back(l.clone());
+  return *this;
+}
+
+NeuralNetConfiguration::ListBuilder& NeuralNetConfiguration::ListBuilder::layer(int index,
+                                                                                const Layer& l) {
+  if (index < 0) throw ConfigError("layer(" + std::to_string(index) + ", ...): negative index");
+  if (static_cast<size_t>(index) >= layers_.size()) layers_.resize(static_cast<size_t>(index) + 1);
+  layers_[static_cast<size_t>(index)] = l.clone();
+  return *this;
+}
+
+MultiLayerConfiguration NeuralNetConfiguration::ListBuilder::build() const {
+  if (layers_.empty()) throw ConfigError("list(): a network needs at least one layer");
+  for (size_t i = 0; i < layers_.size(); ++i)
+    if (!layers_[i]) throw ConfigError("layer " + std::to_string(i) + " was never set (indices "
+                                       "given to layer(index, ...) must be contiguous from 0)");
+  MultiLayerConfiguration conf;
+  conf.seed = seed_;
+  conf.defaults = defaults_;
+
+  InputType current;
+  if (inputType_) {
+    current = *inputType_;
+  } else {
+    const auto* first = dynamic_cast<const FeedForwardLayer*>(layers_.front().get());
+    if (!first || first->nIn <= 0)
+      throw ConfigError("layer 0 (" + layers_.front()->typeName() + "): without setInputType(...) "
+                        "the first layer must be a dense layer with nIn set; for images call "
+                        "setInputType(InputType::convolutionalFlat(h, w, c))");
+    current = InputType::feedForward(first->nIn);
+  }
+  conf.inputType = current;
+
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const int index = static_cast<int>(i);
+    std::shared_ptr<Layer> l = layers_[i]->clone();
+    InputPreProcessor pre = InputPreProcessor::None;
+    if (l->consumesImages() && current.kind != InputType::Kind::Convolutional) {
+      if (current.kind == InputType::Kind::FeedForward)
+        throw ConfigError("layer " + std::to_string(i) + " (" + l->typeName() + ") needs images "
+                          "but receives " + current.toString() + "; set the input type with "
+                          "InputType::convolutionalFlat(h, w, c)");
+      pre = InputPreProcessor::FeedForwardToCnn;
+      current = InputType::convolutional(current.height, current.width, current.channels);
+    } else if (!l->consumesImages() && current.kind != InputType::Kind::FeedForward) {
+      pre = InputPreProcessor::CnnToFeedForward;
+      current = InputType::feedForward(current.flatSize());
+    }
+    conf.preProcessors.push_back(pre);
+    conf.layerInputTypes.push_back(current);
+    const bool isOutput = dynamic_cast<const OutputLayer*>(l.get()) != nullptr;
+    if (isOutput != (i + 1 == layers_.size()))
+      throw ConfigError("layer " + std::to_string(i) + " (" + l->typeName() + "): " +
+                        (isOutput ? "an OutputLayer must be the last layer"
+                                  : "the last layer must be an OutputLayer"));
+    current = l->resolve(index, current, defaults_);
+    conf.layerOutputTypes.push_back(current);
+    conf.layers.push_back(std::move(l));
+  }
+  conf.outputType = current;
+  return conf;
+}
+
+std::string MultiLayerConfiguration::summary() const {
+  std::string s = fmt::format("{:<4} {:<18} {:<28} {:<24} {:>10}\n", "#", "layer", "input",
+                              "output", "params");
+  int64_t total = 0;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    s += fmt::format("{:<4} {:<18} {:<28} {:<24} {:>10}\n", i, layers[i]->typeName(),
+                     layerInputTypes[i].toString(), layerOutputTypes[i].toString(),
+                     layers[i]->numParams());
+    total += layers[i]->numParams();
+  }
+  return s + fmt::format("total parameters: {}\n", total);
+}
+
+}  // namespace dl4cpp

@@ -1,0 +1,82 @@
+#include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
+
+#include <dl4cpp/nn/layers/ConvolutionLayer.h>
+
+namespace dl4cpp {
+
+bool resolveWindow(ConvolutionMode mode, int64_t inH, int64_t inW, WindowGeometry& g,
+                   std::string& why) {
+  auto pairText = [](int64_t a, int64_t b) { return std::to_string(a) + "x" + std::to_string(b); };
+  if (g.kernelH <= 0 || g.kernelW <= 0) {
+    why = "kernel size must be positive, got " + pairText(g.kernelH, g.kernelW);
+    return false;
+  }
+  if (g.strideH <= 0 || g.strideW <= 0) {
+    why = "stride must be positive, got " + pairText(g.strideH, g.strideW);
+    return false;
+  }
+  if (g.padTop < 0 || g.padLeft < 0) {
+    why = "padding must be >= 0, got " + pairText(g.padTop, g.padLeft);
+    return false;
+  }
+  if (g.dilationH <= 0 || g.dilationW <= 0) {
+    why = "dilation must be positive, got " + pairText(g.dilationH, g.dilationW);
+    return false;
+  }
+  const int64_t effH = g.dilationH * (g.kernelH - 1) + 1, effW = g.dilationW * (g.kernelW - 1) + 1;
+  if (mode == ConvolutionMode::Same) {
+    // out = ceil(in / stride); pad so the last window ends at the input's edge (extra on the end).
+    const int64_t outH = (inH + g.strideH - 1) / g.strideH, outW = (inW + g.strideW - 1) / g.strideW;
+    const int64_t padH = std::max<int64_t>((outH - 1) * g.strideH + effH - inH, 0);
+    const int64_t padW = std::max<int64_t>((outW - 1) * g.strideW + effW - inW, 0);
+    g.padTop = padH / 2;
+    g.padBottom = padH - g.padTop;
+    g.padLeft = padW / 2;
+    g.padRight = padW - g.padLeft;
+    return true;
+  }
+  g.padBottom = g.padTop;
+  g.padRight = g.padLeft;
+  const int64_t spanH = inH + 2 * g.padTop - effH, spanW = inW + 2 * g.padLeft - effW;
+  if (spanH < 0 || spanW < 0) {
+    why = "kernel " + pairText(g.kernelH, g.kernelW) + " does not fit the padded input " +
+          pairText(inH + 2 * g.padTop, inW + 2 * g.padLeft);
+    return false;
+  }
+  if (mode == ConvolutionMode::Strict && (spanH % g.strideH != 0 || spanW % g.strideW != 0)) {
+    why = "ConvolutionMode.Strict: input " + pairText(inH, inW) + " with kernel " +
+          pairText(g.kernelH, g.kernelW) + ", stride " + pairText(g.strideH, g.strideW) +
+          " and padding " + pairText(g.padTop, g.padLeft) +
+          " does not tile exactly; use Truncate or Same, or change the sizes";
+    return false;
+  }
+  return true;
+}
+
+InputType ConvolutionLayer::resolve(int index, const InputType& input,
+                                    const LayerDefaults& defaults) {
+  inheritDefaults(defaults);
+  if (!convolutionMode) convolutionMode = defaults.convolutionMode;
+  if (input.kind == InputType::Kind::FeedForward)
+    throw ConfigError(where(index) + ": needs image input but receives " + input.toString() +
+                      "; call setInputType(InputType::convolutional(h, w, c)) or "
+                      "convolutionalFlat(...)");
+  if (nIn == 0) nIn = input.channels;
+  if (nIn != input.channels)
+    throw ConfigError(where(index) + ": nIn is " + std::to_string(nIn) + " but the input has " +
+                      std::to_string(input.channels) + " channels (" + input.toString() + ")");
+  if (nOut <= 0) throw ConfigError(where(index) + ": nOut must be > 0, got " + std::to_string(nOut));
+  geometry = WindowGeometry{kernel.h, kernel.w, stride.h, stride.w, padding.h, padding.w,
+                            padding.h, padding.w, dilation.h, dilation.w};
+  std::string why;
+  if (!resolveWindow(*convolutionMode, input.height, input.width, geometry, why))
+    throw ConfigError(where(index) + ": " + why);
+  if (*l2 < 0) throw ConfigError(where(index) + ": l2 must be >= 0, got " + std::to_string(*l2));
+  return InputType::convolutional(geometry.outH(input.height), geometry.outW(input.width), nOut);
+}
+
+std::unique_ptr<layers::Layer> ConvolutionLayer::instantiate() const {
+  return std::make_unique<layers::ConvolutionLayer>(*this);
+}
+
+}  // namespace dl4cpp

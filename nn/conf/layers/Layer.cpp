@@ -1,0 +1,48 @@
+#include <dl4cpp/nn/conf/layers/Layer.h>
+
+#include <cmath>
+
+namespace dl4cpp {
+
+void Layer::inheritDefaults(const LayerDefaults& d) {
+  if (!activation) activation = d.activation;
+  if (!weightInit) weightInit = d.weightInit;
+  if (!updater) updater = d.updater;
+  if (!biasUpdater && d.biasUpdater) biasUpdater = d.biasUpdater;
+  if (!l2) l2 = d.l2;
+  if (!l2Bias) l2Bias = d.l2Bias;
+  if (!biasInit) biasInit = d.biasInit;
+}
+
+std::string Layer::where(int index) const {
+  std::string s = "layer " + std::to_string(index) + " (" + typeName();
+  if (!name.empty()) s += " \"" + name + "\"";
+  return s + ")";
+}
+
+namespace {
+void checkUpdater(const std::string& where, const char* field, const UpdaterParams& u) {
+  if (!(u.learningRate >= 0) || !std::isfinite(u.learningRate))
+    throw ConfigError(where + ": " + field + " learning rate must be finite and >= 0, got " +
+                      std::to_string(u.learningRate));
+}
+}  // namespace
+
+InputType FeedForwardLayer::resolve(int index, const InputType& input,
+                                    const LayerDefaults& defaults) {
+  inheritDefaults(defaults);
+  const int64_t arriving = input.flatSize();
+  if (nIn == 0) nIn = arriving;
+  if (nIn != arriving)
+    throw ConfigError(where(index) + ": nIn is " + std::to_string(nIn) + " but the previous " +
+                      "layer delivers " + input.toString() + " = " + std::to_string(arriving) +
+                      " values per example");
+  if (nOut <= 0)
+    throw ConfigError(where(index) + ": nOut must be > 0, got " + std::to_string(nOut));
+  if (*l2 < 0) throw ConfigError(where(index) + ": l2 must be >= 0, got " + std::to_string(*l2));
+  checkUpdater(where(index), "updater", *updater);
+  if (biasUpdater) checkUpdater(where(index), "biasUpdater", *biasUpdater);
+  return InputType::feedForward(nOut);
+}
+
+}  // namespace dl4cpp

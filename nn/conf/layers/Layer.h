@@ -1,0 +1,110 @@
+#pragma once
+// Layer configurations (DL4J's org.deeplearning4j.nn.conf.layers): plain values describing a
+// layer, built with DL4J-style builders, e.g.
+//   ConvolutionLayer::Builder(5, 5).nIn(1).stride(1, 1).nOut(20).activation(Activation::IDENTITY).build()
+// Every field left unset takes the value given to NeuralNetConfiguration::Builder (as in DL4J).
+// NeuralNetConfiguration's list builder calls resolve() in order; resolve() fills those defaults
+// and nIn, validates everything, and returns what the layer outputs. instantiate() then makes the
+// runtime layer (dl4cpp::layers) that MultiLayerNetwork runs.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <dl4cpp/nn/conf/Enums.h>
+#include <dl4cpp/nn/conf/InputType.h>
+#include <dl4cpp/nn/layers/Layer.h>
+#include <dl4cpp/nn/updaters/Updaters.h>
+
+namespace dl4cpp {
+
+// The network-wide defaults set on NeuralNetConfiguration::Builder (DL4J's defaults).
+struct LayerDefaults {
+  Activation activation = Activation::SIGMOID;
+  WeightInit weightInit = WeightInit::XAVIER;
+  UpdaterParams updater = Sgd(1e-3);
+  std::optional<UpdaterParams> biasUpdater;
+  double l2 = 0;
+  double l2Bias = 0;
+  double biasInit = 0;
+  ConvolutionMode convolutionMode = ConvolutionMode::Truncate;
+};
+
+class Layer {
+ public:
+  virtual ~Layer() = default;
+  virtual std::shared_ptr<Layer> clone() const = 0;
+  virtual std::string typeName() const = 0;
+  // True when the layer consumes images (N, C, H, W); false for rows (N, size).
+  virtual bool consumesImages() const = 0;
+  // Takes defaults, infers nIn from `input`, validates; returns the output type. Errors are
+  // ConfigError naming the layer index (`index`), the field and the bad value.
+  virtual InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) = 0;
+  virtual std::unique_ptr<layers::Layer> instantiate() const = 0;
+  // Parameters of the resolved layer.
+  virtual int64_t numParams() const { return 0; }
+
+  std::string name;
+  std::optional<Activation> activation;
+  double leakyReluAlpha = 0.01;  // LEAKYRELU's negative slope (DL4J's default)
+  std::optional<WeightInit> weightInit;
+  std::optional<UpdaterParams> updater;
+  std::optional<UpdaterParams> biasUpdater;
+  std::optional<double> l2;
+  std::optional<double> l2Bias;
+  std::optional<double> biasInit;
+
+  // Resolved values (valid after resolve()).
+  Activation resolvedActivation() const { return *activation; }
+  const UpdaterParams& resolvedBiasUpdater() const { return biasUpdater ? *biasUpdater : *updater; }
+
+ protected:
+  void inheritDefaults(const LayerDefaults& d);
+  // "layer 2 (ConvolutionLayer \"conv2\")": the prefix of every configuration error.
+  std::string where(int index) const;
+};
+
+// Layers with nIn/nOut (dense, output).
+class FeedForwardLayer : public Layer {
+ public:
+  int64_t nIn = 0;   // 0: inferred from the input type
+  int64_t nOut = 0;  // required
+  bool hasBias = true;
+
+  bool consumesImages() const override { return false; }
+  InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) override;
+  int64_t numParams() const override { return nIn * nOut + (hasBias ? nOut : 0); }
+};
+
+// The builder methods every layer has. Derived: the concrete builder; Conf: the layer it builds.
+template <typename Derived, typename Conf>
+class LayerBuilder {
+ public:
+  Derived& name(std::string n) { return set([&] { conf_.name = std::move(n); }); }
+  Derived& activation(Activation a) { return set([&] { conf_.activation = a; }); }
+  Derived& leakyReluAlpha(double alpha) { return set([&] { conf_.leakyReluAlpha = alpha; }); }
+  Derived& weightInit(WeightInit w) { return set([&] { conf_.weightInit = w; }); }
+  Derived& updater(const UpdaterParams& u) { return set([&] { conf_.updater = u; }); }
+  Derived& biasUpdater(const UpdaterParams& u) { return set([&] { conf_.biasUpdater = u; }); }
+  Derived& l2(double v) { return set([&] { conf_.l2 = v; }); }
+  Derived& l2Bias(double v) { return set([&] { conf_.l2Bias = v; }); }
+  Derived& biasInit(double v) { return set([&] { conf_.biasInit = v; }); }
+  Conf build() const { return conf_; }
+
+ protected:
+  template <typename F>
+  Derived& set(F&& f) {
+    f();
+    return static_cast<Derived&>(*this);
+  }
+  Conf conf_;
+};
+
+template <typename Derived, typename Conf>
+class FeedForwardLayerBuilder : public LayerBuilder<Derived, Conf> {
+ public:
+  Derived& nIn(int64_t n) { return this->set([&] { this->conf_.nIn = n; }); }
+  Derived& nOut(int64_t n) { return this->set([&] { this->conf_.nOut = n; }); }
+  Derived& hasBias(bool b) { return this->set([&] { this->conf_.hasBias = b; }); }
+};
+
+}  // namespace dl4cpp

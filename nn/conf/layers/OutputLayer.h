@@ -1,0 +1,29 @@
+#pragma once
+#include <dl4cpp/nn/conf/layers/Layer.h>
+
+namespace dl4cpp {
+
+// A dense layer followed by a loss: the last layer of a MultiLayerNetwork. Supported pairs (as
+// DL4J recommends): NEGATIVELOGLIKELIHOOD or MCXENT with SOFTMAX, MSE with IDENTITY (or any
+// activation), XENT with SIGMOID. A cross-entropy loss with an activation whose output is not a
+// probability is rejected at build time.
+class OutputLayer : public FeedForwardLayer {
+ public:
+  class Builder;
+
+  LossFunction lossFunction = LossFunction::MCXENT;
+
+  std::shared_ptr<Layer> clone() const override { return std::make_shared<OutputLayer>(*this); }
+  std::string typeName() const override { return "OutputLayer"; }
+  InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) override;
+  std::unique_ptr<layers::Layer> instantiate() const override;
+};
+
+class OutputLayer::Builder : public FeedForwardLayerBuilder<Builder, OutputLayer> {
+ public:
+  Builder() = default;
+  explicit Builder(LossFunction loss) { conf_.lossFunction = loss; }
+  Builder& lossFunction(LossFunction loss) { return set([&] { conf_.lossFunction = loss; }); }
+};
+
+}  // namespace dl4cpp

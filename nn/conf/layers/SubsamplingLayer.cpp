@@ -1,0 +1,29 @@
+#include <dl4cpp/nn/conf/layers/SubsamplingLayer.h>
+
+#include <dl4cpp/nn/layers/SubsamplingLayer.h>
+
+namespace dl4cpp {
+
+InputType SubsamplingLayer::resolve(int index, const InputType& input,
+                                    const LayerDefaults& defaults) {
+  inheritDefaults(defaults);
+  if (!convolutionMode) convolutionMode = defaults.convolutionMode;
+  if (input.kind == InputType::Kind::FeedForward)
+    throw ConfigError(where(index) + ": needs image input but receives " + input.toString());
+  geometry = WindowGeometry{kernel.h, kernel.w, stride.h, stride.w, padding.h, padding.w,
+                            padding.h, padding.w, 1, 1};
+  std::string why;
+  if (!resolveWindow(*convolutionMode, input.height, input.width, geometry, why))
+    throw ConfigError(where(index) + ": " + why);
+  if (geometry.padTop >= geometry.kernelH || geometry.padLeft >= geometry.kernelW ||
+      geometry.padBottom >= geometry.kernelH || geometry.padRight >= geometry.kernelW)
+    throw ConfigError(where(index) + ": padding must be smaller than the kernel");
+  return InputType::convolutional(geometry.outH(input.height), geometry.outW(input.width),
+                                  input.channels);
+}
+
+std::unique_ptr<layers::Layer> SubsamplingLayer::instantiate() const {
+  return std::make_unique<layers::SubsamplingLayer>(*this);
+}
+
+}  // namespace dl4cpp

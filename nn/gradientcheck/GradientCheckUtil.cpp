@@ -1,0 +1,67 @@
+#include <dl4cpp/nn/gradientcheck/GradientCheckUtil.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
+
+namespace dl4cpp {
+
+namespace {
+
+// Compares analytic[i] with central differences of `loss` when values[i] moves by +-epsilon.
+void compare(const char* what, float* values, const std::vector<float>& analytic,
+             const std::function<double()>& loss, const GradientCheckUtil::Options& o,
+             GradientCheckUtil::Result& r) {
+  const int64_t n = static_cast<int64_t>(analytic.size());
+  const int64_t step = o.maxChecksPerTensor > 0 ? std::max<int64_t>(1, n / o.maxChecksPerTensor) : 1;
+  for (int64_t i = 0; i < n; i += step) {
+    const float original = values[i];
+    values[i] = original + static_cast<float>(o.epsilon);
+    const double plus = loss();
+    values[i] = original - static_cast<float>(o.epsilon);
+    const double minus = loss();
+    values[i] = original;
+    const double numeric = (plus - minus) / (2 * o.epsilon);
+    const double a = analytic[static_cast<size_t>(i)];
+    const double absError = std::fabs(a - numeric);
+    const double scale = std::max(std::fabs(a), std::fabs(numeric));
+    const double relError = scale > 0 ? absError / scale : 0.0;
+    ++r.checked;
+    if (absError > o.minAbsoluteError) r.maxRelativeError = std::max(r.maxRelativeError, relError);
+    if (relError > o.maxRelativeError && absError > o.minAbsoluteError) {
+      ++r.failed;
+      if (r.failed <= 20)
+        r.report += fmt::format("{}[{}]: analytic {:.6g}, numeric {:.6g}, relative error {:.3g}\n",
+                                what, i, a, numeric, relError);
+    }
+  }
+}
+
+}  // namespace
+
+GradientCheckUtil::Result GradientCheckUtil::checkGradients(MultiLayerNetwork& model,
+                                                            const DataSet& data,
+                                                            const Options& options) {
+  Result r;
+  DataSet probe{data.features.clone(), data.labels};
+  model.computeGradientAndScore(probe, options.checkInputGradient);
+  const std::vector<float> paramGrad = model.gradient().toVector();
+  std::vector<float> inputGrad;
+  if (options.checkInputGradient) inputGrad = model.inputGradient().toVector();
+
+  auto loss = [&] { return model.computeGradientAndScore(probe, false); };
+  Tensor params = model.params();
+  compare("param", params.data(), paramGrad, loss, options, r);
+  if (options.checkInputGradient) compare("input", probe.features.data(), inputGrad, loss, options, r);
+
+  r.passed = r.failed == 0;
+  r.report += fmt::format("gradient check {}: {} values checked, {} failed, max relative error {:.3g}\n",
+                          r.passed ? "passed" : "FAILED", r.checked, r.failed, r.maxRelativeError);
+  return r;
+}
+
+}  // namespace dl4cpp

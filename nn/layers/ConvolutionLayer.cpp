@@ -1,0 +1,66 @@
+#include <dl4cpp/nn/layers/ConvolutionLayer.h>
+
+#include <dl4cpp/nn/weights/WeightInitializer.h>
+
+namespace dl4cpp::layers {
+
+ConvolutionLayer::ConvolutionLayer(const dl4cpp::ConvolutionLayer& conf)
+    : nIn_(conf.nIn),
+      nOut_(conf.nOut),
+      hasBias_(conf.hasBias),
+      geometry_(conf.geometry),
+      activation_(*conf.activation),
+      alpha_(static_cast<float>(conf.leakyReluAlpha)),
+      weightInit_(*conf.weightInit),
+      biasInit_(static_cast<float>(*conf.biasInit)) {}
+
+std::vector<ParamSpec> ConvolutionLayer::paramSpecs() const {
+  std::vector<ParamSpec> specs;
+  if (hasBias_) specs.push_back({"b", Shape{nOut_}, true});
+  specs.push_back({"W", Shape{nOut_, nIn_, geometry_.kernelH, geometry_.kernelW}, false});
+  return specs;
+}
+
+void ConvolutionLayer::bindParams(const std::vector<Tensor>& params,
+                                  const std::vector<Tensor>& grads) {
+  const size_t wi = hasBias_ ? 1 : 0;
+  if (hasBias_) {
+    b_ = params[0];
+    db_ = grads[0];
+  }
+  w_ = params[wi];
+  dw_ = grads[wi];
+}
+
+void ConvolutionLayer::initParams(Random& random) {
+  // DL4J's fans for convolution weights.
+  const double area = static_cast<double>(geometry_.kernelH * geometry_.kernelW);
+  const double fanIn = static_cast<double>(nIn_) * area;
+  const double fanOut = static_cast<double>(nOut_) * area /
+                        static_cast<double>(geometry_.strideH * geometry_.strideW);
+  initWeights(weightInit_, fanIn, fanOut, w_, random);
+  if (hasBias_) b_.fill(biasInit_);
+}
+
+Shape ConvolutionLayer::outputShape(const Shape& input) const {
+  return {input[0], nOut_, geometry_.outH(input[2]), geometry_.outW(input[3])};
+}
+
+void ConvolutionLayer::forward(DeviceContext& ctx, const Tensor& input, Tensor& output, bool) {
+  ctx.backend().convolutionForward(input, w_, b_, output, geometry_);
+  ctx.backend().activationForward(activation_, alpha_, output);
+}
+
+void ConvolutionLayer::backwardActivation(DeviceContext& ctx, const Tensor& output, Tensor& grad) {
+  ctx.backend().activationBackward(activation_, alpha_, output, grad, grad);
+}
+
+void ConvolutionLayer::backwardParams(DeviceContext& ctx, const Tensor& input, const Tensor& grad) {
+  ctx.backend().convolutionBackwardWeights(input, grad, dw_, db_, geometry_);
+}
+
+void ConvolutionLayer::backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) {
+  ctx.backend().convolutionBackwardData(grad, w_, inputGrad, geometry_);
+}
+
+}  // namespace dl4cpp::layers

@@ -1,0 +1,53 @@
+#include <dl4cpp/nn/layers/DenseLayer.h>
+
+#include <dl4cpp/nn/weights/WeightInitializer.h>
+
+namespace dl4cpp::layers {
+
+DenseLayer::DenseLayer(const FeedForwardLayer& conf)
+    : nIn_(conf.nIn),
+      nOut_(conf.nOut),
+      hasBias_(conf.hasBias),
+      activation_(*conf.activation),
+      alpha_(static_cast<float>(conf.leakyReluAlpha)),
+      weightInit_(*conf.weightInit),
+      biasInit_(static_cast<float>(*conf.biasInit)) {}
+
+std::vector<ParamSpec> DenseLayer::paramSpecs() const {
+  std::vector<ParamSpec> specs{{"W", Shape{nOut_, nIn_}, false}};
+  if (hasBias_) specs.push_back({"b", Shape{nOut_}, true});
+  return specs;
+}
+
+void DenseLayer::bindParams(const std::vector<Tensor>& params, const std::vector<Tensor>& grads) {
+  w_ = params[0];
+  dw_ = grads[0];
+  if (hasBias_) {
+    b_ = params[1];
+    db_ = grads[1];
+  }
+}
+
+void DenseLayer::initParams(Random& random) {
+  initWeights(weightInit_, static_cast<double>(nIn_), static_cast<double>(nOut_), w_, random);
+  if (hasBias_) b_.fill(biasInit_);
+}
+
+void DenseLayer::forward(DeviceContext& ctx, const Tensor& input, Tensor& output, bool) {
+  ctx.backend().innerProductForward(input, w_, b_, output);
+  ctx.backend().activationForward(activation_, alpha_, output);
+}
+
+void DenseLayer::backwardActivation(DeviceContext& ctx, const Tensor& output, Tensor& grad) {
+  ctx.backend().activationBackward(activation_, alpha_, output, grad, grad);
+}
+
+void DenseLayer::backwardParams(DeviceContext& ctx, const Tensor& input, const Tensor& grad) {
+  ctx.backend().innerProductBackwardWeights(input, grad, dw_, db_);
+}
+
+void DenseLayer::backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) {
+  ctx.backend().innerProductBackwardData(grad, w_, inputGrad);
+}
+
+}  // namespace dl4cpp::layers

@@ -1,0 +1,29 @@
+#pragma once
+#include <dl4cpp/nn/conf/layers/SubsamplingLayer.h>
+#include <dl4cpp/nn/layers/Layer.h>
+
+namespace dl4cpp::layers {
+
+// Runtime of dl4cpp::SubsamplingLayer. No parameters.
+class SubsamplingLayer : public Layer {
+ public:
+  explicit SubsamplingLayer(const dl4cpp::SubsamplingLayer& conf)
+      : kind_(conf.poolingType), geometry_(conf.geometry) {}
+
+  Shape outputShape(const Shape& input) const override {
+    return {input[0], input[1], geometry_.outH(input[2]), geometry_.outW(input[3])};
+  }
+  void forward(DeviceContext& ctx, const Tensor& input, Tensor& output, bool training) override {
+    ctx.backend().poolingForward(kind_, input, output, geometry_, training, workspace_);
+  }
+  void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override {
+    ctx.backend().poolingBackward(kind_, grad, inputGrad, geometry_, workspace_);
+  }
+
+ private:
+  PoolingType kind_;
+  WindowGeometry geometry_;
+  Tensor workspace_;  // MAX: arg-max of the last training forward, read by backwardInput
+};
+
+}  // namespace dl4cpp::layers

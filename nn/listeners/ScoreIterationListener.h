@@ -1,0 +1,35 @@
+#pragma once
+// ScoreIterationListener: DL4J's listener that logs the score every n iterations, as
+//
+//   Score at iteration 10 is 0.5123456789
+//
+// one line per report, written to `out` (std::cout by default) and flushed. A line is written
+// whenever IterationInfo::iteration reaches a multiple of printIterations; when iterations advance
+// several at a time (ParallelWrapper reports once per averaging round) a line is written for each
+// report that crosses a multiple, with the iteration and score of that report. The score is
+// printed in the shortest form that round-trips (like Java's Double.toString).
+//
+// Runs on the fit() thread like every listener; the stream must outlive the listener.
+#include <dl4cpp/nn/listeners/TrainingListener.h>
+
+#include <cstdint>
+#include <iostream>
+
+namespace dl4cpp {
+
+class ScoreIterationListener : public TrainingListener {
+ public:
+  // printIterations >= 1, else ConfigError.
+  explicit ScoreIterationListener(int printIterations = 10, std::ostream& out = std::cout);
+
+  void iterationDone(const MultiLayerNetwork& model, const IterationInfo& info) override;
+
+  int printIterations() const { return printIterations_; }
+
+ private:
+  int printIterations_;
+  std::ostream& out_;
+  int64_t lastIteration_ = 0;  // iteration of the previous report
+};
+
+}  // namespace dl4cpp

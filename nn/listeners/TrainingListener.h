@@ -1,0 +1,35 @@
+#pragma once
+// TrainingListener: user code called during training (DL4J's TrainingListener). Listeners are
+// always called on the thread that called fit(): by MultiLayerNetwork after each iteration, and by
+// ParallelWrapper after each averaging round (with the averaged score). So a listener needs no
+// locks, and an exception it throws ends fit() with that exception.
+#include <cstdint>
+
+namespace dl4cpp {
+
+class MultiLayerNetwork;
+
+struct IterationInfo {
+  int64_t iteration = 0;             // iterations (parameter updates) completed so far, 1-based
+  int epoch = 0;                     // 0-based epoch
+  double score = 0;                  // loss of this iteration (or averaging round), incl. l2 term
+  int64_t examples = 0;              // examples that went into this iteration / round
+  int64_t examplesInEpoch = 0;       // examples trained so far in this epoch, this one included
+  int64_t examplesPerEpoch = -1;     // examples in one epoch, or -1 when the iterator cannot say
+};
+
+class TrainingListener {
+ public:
+  virtual ~TrainingListener() = default;
+  virtual void onEpochStart(const MultiLayerNetwork& model, int epoch) {
+    (void)model;
+    (void)epoch;
+  }
+  virtual void onEpochEnd(const MultiLayerNetwork& model, int epoch) {
+    (void)model;
+    (void)epoch;
+  }
+  virtual void iterationDone(const MultiLayerNetwork& model, const IterationInfo& info) = 0;
+};
+
+}  // namespace dl4cpp

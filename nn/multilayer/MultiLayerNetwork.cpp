@@ -1,0 +1,281 @@
+#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace dl4cpp {
+
+MultiLayerNetwork::MultiLayerNetwork(MultiLayerConfiguration conf, Device device, int numThreads)
+    : conf_(std::move(conf)), context_(std::make_unique<DeviceContext>(device, numThreads)) {}
+
+MultiLayerNetwork::~MultiLayerNetwork() = default;
+MultiLayerNetwork::MultiLayerNetwork(MultiLayerNetwork&&) noexcept = default;
+MultiLayerNetwork& MultiLayerNetwork::operator=(MultiLayerNetwork&&) noexcept = default;
+
+void MultiLayerNetwork::init() {
+  layers_.clear();
+  segments_.clear();
+  std::vector<std::vector<layers::ParamSpec>> specs;
+  int64_t totalParams = 0, totalState = 0;
+  for (const auto& layerConf : conf_.layers) {
+    layers_.push_back(layerConf->instantiate());
+    specs.push_back(layers_.back()->paramSpecs());
+    for (const auto& spec : specs.back()) {
+      const UpdaterParams& u = spec.isBias ? layerConf->resolvedBiasUpdater() : *layerConf->updater;
+      totalParams += spec.shape.numel();
+      totalState += spec.shape.numel() * u.stateSizePerParam();
+    }
+  }
+  const Device device = context_->device();
+  params_ = Tensor(Shape{totalParams}, device);
+  gradients_ = Tensor(Shape{totalParams}, device);
+  updaterState_ = Tensor(Shape{totalState}, device);
+
+  int64_t offset = 0, stateOffset = 0;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const Layer& layerConf = *conf_.layers[i];
+    std::vector<Tensor> params, grads;
+    for (const auto& spec : specs[i]) {
+      ParamSegment seg;
+      seg.isBias = spec.isBias;
+      seg.updater = spec.isBias ? layerConf.resolvedBiasUpdater() : *layerConf.updater;
+      seg.l2 = spec.isBias ? *layerConf.l2Bias : *layerConf.l2;
+      seg.param = params_.view(offset, spec.shape);
+      seg.grad = gradients_.view(offset, spec.shape);
+      const int64_t stateSize = spec.shape.numel() * seg.updater.stateSizePerParam();
+      seg.state = updaterState_.view(stateOffset, Shape{stateSize});
+      offset += spec.shape.numel();
+      stateOffset += stateSize;
+      params.push_back(seg.param);
+      grads.push_back(seg.grad);
+      segments_.push_back(seg);
+    }
+    layers_[i]->bindParams(params, grads);
+  }
+  Random random(conf_.seed);
+  for (auto& layer : layers_) layer->initParams(random);
+
+  capacity_ = 0;
+  const size_t n = layers_.size();
+  activationStore_.assign(n, Tensor());
+  gradientStore_.assign(n, Tensor());
+  inputs_.assign(n, Tensor());
+  outputs_.assign(n, Tensor());
+  outputGrads_.assign(n, Tensor());
+  iteration_ = 0;
+  epoch_ = 0;
+  score_ = 0;
+}
+
+void MultiLayerNetwork::requireInit(const char* method) const {
+  if (!isInitialized())
+    throw ConfigError(std::string("MultiLayerNetwork::") + method + ": call init() first");
+}
+
+int64_t MultiLayerNetwork::numParams() const { return params_.numel(); }
+
+int64_t MultiLayerNetwork::checkBatch(const DataSet& batch, bool needLabels,
+                                      const char* method) const {
+  const Tensor& f = batch.features;
+  const int64_t perExample = conf_.inputType.flatSize();
+  if (f.empty() || f.rank() < 2 || f.dim(0) == 0 || f.numel() != f.dim(0) * perExample)
+    throw ShapeError(fmt::format("MultiLayerNetwork::{}: features {} do not match the input type "
+                                 "{} (expected [N, {}] with N > 0)",
+                                 method, f.shape().toString(), conf_.inputType.toString(),
+                                 perExample));
+  const int64_t n = f.dim(0);
+  if (needLabels) {
+    const Tensor& l = batch.labels;
+    const int64_t nOut = conf_.outputType.flatSize();
+    if (l.empty() || l.rank() != 2 || l.dim(0) != n || l.dim(1) != nOut)
+      throw ShapeError(fmt::format("MultiLayerNetwork::{}: labels {} do not match: expected [{}, "
+                                   "{}] for {} examples and {} outputs",
+                                   method, l.shape().toString(), n, nOut, n, nOut));
+  }
+  return n;
+}
+
+void MultiLayerNetwork::ensureCapacity(int64_t batch) {
+  if (batch <= capacity_) return;
+  const Device device = context_->device();
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const Shape shape = conf_.layerOutputTypes[i].shape(batch);
+    activationStore_[i] = Tensor(shape, device);
+    gradientStore_[i] = Tensor(shape, device);
+  }
+  inputGradStore_ = Tensor(conf_.layerInputTypes[0].shape(batch), device);
+  capacity_ = batch;
+}
+
+const Tensor& MultiLayerNetwork::forwardPass(const Tensor& features, int64_t n, bool training) {
+  ensureCapacity(n);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const Shape inShape = conf_.layerInputTypes[i].shape(n);
+    inputs_[i] = i == 0 ? features.reshape(inShape) : outputs_[i - 1].reshape(inShape);
+    outputs_[i] = activationStore_[i].view(0, conf_.layerOutputTypes[i].shape(n));
+    layers_[i]->forward(*context_, inputs_[i], outputs_[i], training);
+  }
+  return outputs_.back();
+}
+
+layers::OutputLayer& MultiLayerNetwork::outputLayer() {
+  return static_cast<layers::OutputLayer&>(*layers_.back());  // build() guarantees the type
+}
+
+double MultiLayerNetwork::computeGradientAndScore(const DataSet& batch, bool wantInputGradient) {
+  requireInit("computeGradientAndScore");
+  const int64_t n = checkBatch(batch, true, "fit");
+  context_->bindToCurrentThread();
+  const Tensor& y = forwardPass(batch.features, n, true);
+  const size_t last = layers_.size() - 1;
+  for (size_t i = 0; i <= last; ++i)
+    outputGrads_[i] = gradientStore_[i].view(0, conf_.layerOutputTypes[i].shape(n));
+
+  const double lossSum = outputLayer().lossGradient(*context_, y, batch.labels, outputGrads_[last]);
+  // Gradients of the mean loss: scaling the top gradient once scales every parameter gradient.
+  context_->backend().scale(outputGrads_[last], 1.0f / static_cast<float>(n));
+
+  for (size_t i = last + 1; i-- > 0;) {
+    if (i != last) layers_[i]->backwardActivation(*context_, outputs_[i], outputGrads_[i]);
+    layers_[i]->backwardParams(*context_, inputs_[i], outputGrads_[i]);
+    if (i > 0) {
+      Tensor inputGrad = outputGrads_[i - 1].reshape(inputs_[i].shape());
+      layers_[i]->backwardInput(*context_, outputGrads_[i], inputGrad);
+    } else if (wantInputGradient) {
+      Tensor inputGrad = inputGradStore_.view(0, inputs_[0].shape());
+      layers_[0]->backwardInput(*context_, outputGrads_[0], inputGrad);
+      inputGradient_ = inputGrad.reshape(batch.features.shape());
+    }
+  }
+  return lossSum / static_cast<double>(n);
+}
+
+void MultiLayerNetwork::applyUpdate() {
+  requireInit("applyUpdate");
+  context_->bindToCurrentThread();
+  for (auto& seg : segments_)
+    context_->backend().updaterStep(seg.updater, seg.l2, iteration_, seg.param, seg.grad, seg.state);
+}
+
+double MultiLayerNetwork::regularizationScore() {
+  double sum = 0;
+  for (auto& seg : segments_)
+    if (seg.l2 != 0) sum += 0.5 * seg.l2 * context_->backend().sumOfSquares(seg.param);
+  return sum;
+}
+
+void MultiLayerNetwork::fit(const DataSet& batch) {
+  const double loss = computeGradientAndScore(batch);
+  const double score = loss + regularizationScore();
+  if (!std::isfinite(score))
+    throw NumericalError(fmt::format("MultiLayerNetwork::fit: score is {} at iteration {} "
+                                     "(training diverged; lower the learning rate or check the "
+                                     "data for NaN/Inf); parameters were not updated",
+                                     score, iteration_));
+  applyUpdate();
+  score_ = score;
+  ++iteration_;
+}
+
+void MultiLayerNetwork::fit(DataSetIterator& iterator) {
+  requireInit("fit");
+  if (!iterator.hasNext() && iterator.resetSupported()) iterator.reset();
+  for (auto& l : listeners_) l->onEpochStart(*this, epoch_);
+  IterationInfo info;
+  info.epoch = epoch_;
+  info.examplesPerEpoch = iterator.totalExamples();
+  while (iterator.hasNext()) {
+    const DataSet batch = iterator.next();
+    fit(batch);
+    if (listeners_.empty()) continue;
+    info.iteration = iteration_;
+    info.score = score_;
+    info.examples = batch.numExamples();
+    info.examplesInEpoch += info.examples;
+    for (auto& l : listeners_) l->iterationDone(*this, info);
+  }
+  for (auto& l : listeners_) l->onEpochEnd(*this, epoch_);
+  ++epoch_;
+}
+
+void MultiLayerNetwork::fit(DataSetIterator& iterator, int epochs) {
+  for (int e = 0; e < epochs; ++e) {
+    if (e > 0) {
+      if (!iterator.resetSupported())
+        throw DataError("MultiLayerNetwork::fit(iterator, epochs): the iterator cannot be reset, "
+                        "so it cannot serve more than one epoch");
+      iterator.reset();
+    }
+    fit(iterator);
+  }
+}
+
+Tensor MultiLayerNetwork::output(const Tensor& features, bool train) {
+  requireInit("output");
+  DataSet batch;
+  batch.features = features;
+  const int64_t n = checkBatch(batch, false, "output");
+  context_->bindToCurrentThread();
+  return forwardPass(features, n, train).clone();
+}
+
+double MultiLayerNetwork::score(const DataSet& data) {
+  requireInit("score");
+  const int64_t n = checkBatch(data, true, "score");
+  context_->bindToCurrentThread();
+  const Tensor& y = forwardPass(data.features, n, false);
+  return outputLayer().lossScore(*context_, y, data.labels) / static_cast<double>(n) +
+         regularizationScore();
+}
+
+Evaluation MultiLayerNetwork::evaluate(DataSetIterator& iterator) {
+  requireInit("evaluate");
+  if (!iterator.hasNext() && iterator.resetSupported()) iterator.reset();
+  Evaluation eval(static_cast<int>(conf_.outputType.flatSize()));
+  context_->bindToCurrentThread();
+  while (iterator.hasNext()) {
+    const DataSet batch = iterator.next();
+    const int64_t n = checkBatch(batch, true, "evaluate");
+    eval.eval(batch.labels, forwardPass(batch.features, n, false));
+  }
+  return eval;
+}
+
+void MultiLayerNetwork::setParams(const Tensor& params) {
+  requireInit("setParams");
+  if (params.numel() != params_.numel())
+    throw ShapeError(fmt::format("MultiLayerNetwork::setParams: {} values given, the network has {} "
+                                 "parameters", params.numel(), params_.numel()));
+  params_.copyFrom(params);
+}
+
+void MultiLayerNetwork::setUpdaterState(const Tensor& state) {
+  requireInit("setUpdaterState");
+  if (state.numel() != updaterState_.numel())
+    throw ShapeError(fmt::format("MultiLayerNetwork::setUpdaterState: {} values given, the "
+                                 "updater state has {}", state.numel(), updaterState_.numel()));
+  updaterState_.copyFrom(state);
+}
+
+MultiLayerNetwork MultiLayerNetwork::clone() const {
+  MultiLayerNetwork copy(conf_, context_->device(), context_->numThreads());
+  if (!isInitialized()) return copy;
+  copy.init();
+  copy.setParams(params_);
+  copy.setUpdaterState(updaterState_);
+  copy.iteration_ = iteration_;
+  copy.epoch_ = epoch_;
+  copy.score_ = score_;
+  return copy;
+}
+
+void MultiLayerNetwork::setListeners(std::vector<std::shared_ptr<TrainingListener>> listeners) {
+  listeners_ = std::move(listeners);
+}
+
+void MultiLayerNetwork::addListeners(std::vector<std::shared_ptr<TrainingListener>> listeners) {
+  for (auto& l : listeners) listeners_.push_back(std::move(l));
+}
+
+}  // namespace dl4cpp

@@ -1,0 +1,134 @@
+#pragma once
+// MultiLayerNetwork: a stack of layers trained by backpropagation (DL4J's MultiLayerNetwork).
+//
+//   MultiLayerNetwork model(conf);   // conf from NeuralNetConfiguration::Builder ... .build()
+//   model.init();                    // allocates and initialises parameters (reproducible by seed)
+//   model.fit(trainIterator, 3);     // 3 epochs
+//   Evaluation eval = model.evaluate(testIterator);
+//
+// Memory: the network owns exactly three flat buffers (parameters, gradients, updater state);
+// layers hold views into them, so params()/setParams() and parameter averaging are single copies.
+// Activation and gradient buffers are sized for the largest batch seen and reused; a training
+// step on shapes seen before allocates nothing.
+//
+// Threading: a network and its DeviceContext are used by one thread at a time. fit/output bind
+// the calling thread to the context's thread budget. Listeners run on the thread calling fit.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <dl4cpp/iterators/DataSet.h>
+#include <dl4cpp/iterators/DataSetIterator.h>
+#include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
+#include <dl4cpp/nn/eval/Evaluation.h>
+#include <dl4cpp/nn/layers/Layer.h>
+#include <dl4cpp/nn/layers/OutputLayer.h>
+#include <dl4cpp/nn/listeners/TrainingListener.h>
+#include <dl4cpp/nn/tensor/DeviceContext.h>
+
+namespace dl4cpp {
+
+class MultiLayerNetwork {
+ public:
+  // numThreads: CPU threads for this network's ops; 0 = all cores.
+  explicit MultiLayerNetwork(MultiLayerConfiguration conf, Device device = Device::cpu(),
+                             int numThreads = 0);
+  ~MultiLayerNetwork();
+  MultiLayerNetwork(MultiLayerNetwork&&) noexcept;
+  MultiLayerNetwork& operator=(MultiLayerNetwork&&) noexcept;
+  MultiLayerNetwork(const MultiLayerNetwork&) = delete;
+  MultiLayerNetwork& operator=(const MultiLayerNetwork&) = delete;
+
+  // Allocates the flat buffers and initialises parameters from the configuration's seed.
+  // Calling it again re-initialises (parameters, updater state, counters).
+  void init();
+  bool isInitialized() const { return !layers_.empty(); }
+
+  // One iteration on one minibatch: forward, backward, updater step.
+  void fit(const DataSet& batch);
+  // One epoch over the iterator (reset first when it is exhausted and resettable).
+  void fit(DataSetIterator& iterator);
+  void fit(DataSetIterator& iterator, int epochs);
+
+  // Forward pass; `train` selects training-mode behaviour of layers (dropout, batch norm).
+  // Returns a new tensor (N, nOut).
+  Tensor output(const Tensor& features, bool train = false);
+
+  // Loss of the last fitted minibatch: mean data loss + 0.5 * l2 * ||W||^2 (DL4J's score()).
+  double score() const { return score_; }
+  // The same quantity for `data`, without training.
+  double score(const DataSet& data);
+
+  // Accuracy, precision, recall, F1 and confusion matrix over the iterator's data.
+  Evaluation evaluate(DataSetIterator& iterator);
+
+  // --- Gradients without an update (gradient checks, ParallelWrapper's shared gradients) ---------
+  // Forward + backward on `batch`; leaves dL/dparams (of the mean data loss, no l2) in gradient()
+  // and, when wanted, dL/dfeatures in inputGradient(). Returns the mean data loss.
+  double computeGradientAndScore(const DataSet& batch, bool wantInputGradient = false);
+  // Applies one updater step with the current gradient() (l2 added here, as DL4J does).
+  void applyUpdate();
+
+  // --- Flat buffers --------------------------------------------------------------------------------
+  int64_t numParams() const;
+  // The flat parameter buffer itself (a view sharing storage, as DL4J's params()).
+  Tensor params() const { return params_; }
+  // Copies `params` (numParams() values) into the parameter buffer.
+  void setParams(const Tensor& params);
+  Tensor gradient() const { return gradients_; }
+  Tensor updaterState() const { return updaterState_; }
+  void setUpdaterState(const Tensor& state);
+  Tensor inputGradient() const { return inputGradient_; }
+
+  // A deep copy: configuration, parameters, updater state and counters (DL4J's clone()).
+  MultiLayerNetwork clone() const;
+
+  void setListeners(std::vector<std::shared_ptr<TrainingListener>> listeners);
+  void addListeners(std::vector<std::shared_ptr<TrainingListener>> listeners);
+  const std::vector<std::shared_ptr<TrainingListener>>& getListeners() const { return listeners_; }
+
+  const MultiLayerConfiguration& getConfiguration() const { return conf_; }
+  int64_t getIterationCount() const { return iteration_; }
+  int getEpochCount() const { return epoch_; }
+  void setIterationCount(int64_t n) { iteration_ = n; }
+  void setEpochCount(int n) { epoch_ = n; }
+  int numLayers() const { return static_cast<int>(layers_.size()); }
+  DeviceContext& context() { return *context_; }
+  std::string summary() const { return conf_.summary(); }
+
+ private:
+  struct ParamSegment {
+    Tensor param, grad, state;
+    UpdaterParams updater;
+    double l2 = 0;
+    bool isBias = false;
+  };
+
+  void requireInit(const char* method) const;
+  // Checks features/labels against the configuration; returns the batch size.
+  int64_t checkBatch(const DataSet& batch, bool needLabels, const char* method) const;
+  void ensureCapacity(int64_t batch);
+  // Runs every layer forward; returns the output activation view.
+  const Tensor& forwardPass(const Tensor& features, int64_t n, bool training);
+  double regularizationScore();
+  layers::OutputLayer& outputLayer();
+
+  MultiLayerConfiguration conf_;
+  std::unique_ptr<DeviceContext> context_;
+  std::vector<std::unique_ptr<layers::Layer>> layers_;
+  std::vector<ParamSegment> segments_;
+  Tensor params_, gradients_, updaterState_;
+
+  // Per layer: capacity buffers and the views of the current batch.
+  int64_t capacity_ = 0;
+  std::vector<Tensor> activationStore_, gradientStore_;
+  std::vector<Tensor> inputs_, outputs_, outputGrads_;
+  Tensor inputGradStore_, inputGradient_;
+
+  std::vector<std::shared_ptr<TrainingListener>> listeners_;
+  double score_ = 0;
+  int64_t iteration_ = 0;
+  int epoch_ = 0;
+};
+
+}  // namespace dl4cpp

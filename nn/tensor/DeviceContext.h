@@ -1,0 +1,39 @@
+#pragma once
+// DeviceContext: everything one worker needs to run ops on one device: the backend (for the CPU,
+// a oneDNN engine and stream plus the primitive cache; for CUDA, a stream and cuBLAS handle) and
+// the number of threads it may use. Not copyable and not shared: each model replica owns one and
+// uses it from one thread at a time, so there is no global mutable state anywhere in dl4cpp.
+#include <memory>
+
+#include <dl4cpp/nn/backend/Backend.h>
+#include <dl4cpp/nn/tensor/Device.h>
+
+namespace dl4cpp {
+
+class DeviceContext {
+ public:
+  // numThreads: CPU threads this context's ops may use; 0 = every core of the machine.
+  explicit DeviceContext(Device device = Device::cpu(), int numThreads = 0);
+  ~DeviceContext();
+  DeviceContext(const DeviceContext&) = delete;
+  DeviceContext& operator=(const DeviceContext&) = delete;
+
+  Device device() const { return device_; }
+  int numThreads() const { return numThreads_; }
+  // Changes the thread budget (takes effect at the next bindToCurrentThread()).
+  void setNumThreads(int numThreads);
+
+  // Call on the thread about to run ops (MultiLayerNetwork does, at the start of fit/output).
+  void bindToCurrentThread() { backend_->bindToCurrentThread(numThreads_); }
+  Backend& backend() { return *backend_; }
+
+ private:
+  Device device_;
+  int numThreads_;
+  std::unique_ptr<Backend> backend_;
+};
+
+// Hardware threads of this machine (at least 1).
+int hardwareConcurrency();
+
+}  // namespace dl4cpp

@@ -1,0 +1,13 @@
+#pragma once
+#include <cstdint>
+
+#include <dl4cpp/nn/conf/Enums.h>
+#include <dl4cpp/nn/tensor/Tensor.h>
+#include <dl4cpp/nn/weights/Random.h>
+
+namespace dl4cpp {
+
+// Fills the host tensor `w` according to `scheme` (see WeightInit for the distributions).
+void initWeights(WeightInit scheme, double fanIn, double fanOut, Tensor& w, Random& random);
+
+}  // namespace dl4cpp

@@ -1,0 +1,100 @@
+// LeNet on MNIST with a single model: DL4J's LenetMnistExample, in C++.
+//   lenet_mnist [--epochs 1] [--batch 128] [--threads 0] [--data-dir DIR]
+// Prints the network, per-epoch time and samples/s, and the test-set Evaluation.
+#include <chrono>
+#include <iostream>
+#include <memory>
+
+#include <dl4cpp/dl4cpp.h>
+#include <fmt/format.h>
+
+#include "SampleOptions.h"
+
+using namespace dl4cpp;
+
+// The LeNet configuration of DL4J's examples (seed 123, l2 5e-4, XAVIER, Nesterovs(0.01, 0.9)).
+MultiLayerConfiguration lenetConfiguration() {
+  return NeuralNetConfiguration::Builder()
+      .seed(123)
+      .l2(0.0005)
+      .weightInit(WeightInit::XAVIER)
+      .updater(Nesterovs(0.01, 0.9))
+      .list()
+      .layer(ConvolutionLayer::Builder(5, 5).nIn(1).stride(1, 1).nOut(20)
+                 .activation(Activation::IDENTITY).build())
+      .layer(SubsamplingLayer::Builder(PoolingType::MAX).kernelSize(2, 2).stride(2, 2).build())
+      .layer(ConvolutionLayer::Builder(5, 5).stride(1, 1).nOut(50)
+                 .activation(Activation::IDENTITY).build())
+      .layer(SubsamplingLayer::Builder(PoolingType::MAX).kernelSize(2, 2).stride(2, 2).build())
+      .layer(DenseLayer::Builder().activation(Activation::RELU).nOut(500).build())
+      .layer(OutputLayer::Builder(LossFunction::NEGATIVELOGLIKELIHOOD).nOut(10)
+                 .activation(Activation::SOFTMAX).build())
+      .setInputType(InputType::convolutionalFlat(28, 28, 1))
+      .build();
+}
+
+int run(int argc, char** argv) {
+  const samples::SampleOptions options(
+      argc, argv,
+      {{"epochs", "training epochs (default 1)"},
+       {"batch", "minibatch size (default 128)"},
+       {"threads", "CPU threads for the model, 0 = all cores (default 0)"},
+       {"data-dir", "MNIST directory (default $DL4CPP_DATA_DIR/MNIST or ~/.dl4cpp/data/MNIST)"},
+       {"train-examples", "use only the first N training examples (default: all 60000)"},
+       {"test-examples", "use only the first N test examples (default: all 10000)"},
+       {"min-accuracy", "exit with status 1 when test accuracy is below this (default 0)"},
+       {"progress", "1 = progress bar on stderr, 0 = off (default 1)"}});
+  const int epochs = static_cast<int>(options.getInt("epochs", 1));
+  const int batch = static_cast<int>(options.getInt("batch", 128));
+  const int threads = static_cast<int>(options.getInt("threads", 0));
+  const std::string dir = options.getString("data-dir", "");
+  const int trainExamples = static_cast<int>(options.getInt("train-examples", 0));
+  const int testExamples = static_cast<int>(options.getInt("test-examples", 0));
+  const double minAccuracy = options.getDouble("min-accuracy", 0.0);
+  if (epochs < 1 || batch < 1 || threads < 0)
+    throw std::invalid_argument("--epochs and --batch must be >= 1, --threads >= 0");
+
+  const int64_t seed = 123;
+  MnistDataSetIterator mnistTrain(batch, trainExamples, false, true, true, seed, dir);
+  MnistDataSetIterator mnistTest(batch, testExamples, false, false, false, seed, dir);
+
+  MultiLayerNetwork model(lenetConfiguration(), Device::cpu(), threads);
+  model.init();
+  std::cout << model.summary();
+  std::cout << fmt::format("training on {} examples, batch {}, {} thread(s)\n",
+                           mnistTrain.totalExamples(), batch, model.context().numThreads());
+  if (options.getInt("progress", 1) != 0)
+    model.setListeners({std::make_shared<ProgressListener>(), std::make_shared<ScoreIterationListener>(100)});
+
+  double totalSeconds = 0;
+  for (int epoch = 0; epoch < epochs; ++epoch) {
+    const auto start = std::chrono::steady_clock::now();
+    model.fit(mnistTrain);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    totalSeconds += seconds;
+    std::cout << fmt::format("epoch {}: {:.2f} s, {:.0f} samples/s, score {:.4f}\n", epoch + 1,
+                             seconds, static_cast<double>(mnistTrain.totalExamples()) / seconds,
+                             model.score());
+  }
+  std::cout << fmt::format("training: {} epoch(s) in {:.2f} s, {:.0f} samples/s\n", epochs,
+                           totalSeconds,
+                           static_cast<double>(mnistTrain.totalExamples()) * epochs / totalSeconds);
+
+  const Evaluation eval = model.evaluate(mnistTest);
+  std::cout << eval.stats() << "\n";
+  if (eval.accuracy() < minAccuracy) {
+    std::cerr << fmt::format("test accuracy {:.4f} is below --min-accuracy {:.4f}\n",
+                             eval.accuracy(), minAccuracy);
+    return 1;
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "lenet_mnist: " << e.what() << "\n";
+    return 2;
+  }
+}
