@@ -8,30 +8,10 @@
 #include <dl4cpp/dl4cpp.h>
 #include <fmt/format.h>
 
+#include "LenetConfiguration.h"
 #include "SampleOptions.h"
 
 using namespace dl4cpp;
-
-// The LeNet configuration of DL4J's examples (seed 123, l2 5e-4, XAVIER, Nesterovs(0.01, 0.9)).
-MultiLayerConfiguration lenetConfiguration() {
-  return NeuralNetConfiguration::Builder()
-      .seed(123)
-      .l2(0.0005)
-      .weightInit(WeightInit::XAVIER)
-      .updater(Nesterovs(0.01, 0.9))
-      .list()
-      .layer(ConvolutionLayer::Builder(5, 5).nIn(1).stride(1, 1).nOut(20)
-                 .activation(Activation::IDENTITY).build())
-      .layer(SubsamplingLayer::Builder(PoolingType::MAX).kernelSize(2, 2).stride(2, 2).build())
-      .layer(ConvolutionLayer::Builder(5, 5).stride(1, 1).nOut(50)
-                 .activation(Activation::IDENTITY).build())
-      .layer(SubsamplingLayer::Builder(PoolingType::MAX).kernelSize(2, 2).stride(2, 2).build())
-      .layer(DenseLayer::Builder().activation(Activation::RELU).nOut(500).build())
-      .layer(OutputLayer::Builder(LossFunction::NEGATIVELOGLIKELIHOOD).nOut(10)
-                 .activation(Activation::SOFTMAX).build())
-      .setInputType(InputType::convolutionalFlat(28, 28, 1))
-      .build();
-}
 
 int run(int argc, char** argv) {
   const samples::SampleOptions options(
@@ -58,7 +38,7 @@ int run(int argc, char** argv) {
   MnistDataSetIterator mnistTrain(batch, trainExamples, false, true, true, seed, dir);
   MnistDataSetIterator mnistTest(batch, testExamples, false, false, false, seed, dir);
 
-  MultiLayerNetwork model(lenetConfiguration(), Device::cpu(), threads);
+  MultiLayerNetwork model(samples::lenetConfiguration(), Device::cpu(), threads);
   model.init();
   std::cout << model.summary();
   std::cout << fmt::format("training on {} examples, batch {}, {} thread(s)\n",

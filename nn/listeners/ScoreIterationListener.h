@@ -7,13 +7,14 @@
 // whenever IterationInfo::iteration reaches a multiple of printIterations; when iterations advance
 // several at a time (ParallelWrapper reports once per averaging round) a line is written for each
 // report that crosses a multiple, with the iteration and score of that report. The score is
-// printed in the shortest form that round-trips (like Java's Double.toString).
+// printed in the shortest form that round-trips, with ".0" on integral values ("3.0"), close to
+// Java's Double.toString.
 //
 // Runs on the fit() thread like every listener; the stream must outlive the listener.
-#include <dl4cpp/nn/listeners/TrainingListener.h>
-
 #include <cstdint>
 #include <iostream>
+
+#include <dl4cpp/nn/listeners/TrainingListener.h>
 
 namespace dl4cpp {
 

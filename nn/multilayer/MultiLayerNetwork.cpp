@@ -168,11 +168,16 @@ double MultiLayerNetwork::regularizationScore() {
 void MultiLayerNetwork::fit(const DataSet& batch) {
   const double loss = computeGradientAndScore(batch);
   const double score = loss + regularizationScore();
-  if (!std::isfinite(score))
-    throw NumericalError(fmt::format("MultiLayerNetwork::fit: score is {} at iteration {} "
-                                     "(training diverged; lower the learning rate or check the "
-                                     "data for NaN/Inf); parameters were not updated",
-                                     score, iteration_));
+  // A finite score does not imply finite gradients (an Inf input saturating TANH), so both are
+  // checked before anything is written to the parameters.
+  const bool finiteGradient = std::isfinite(context_->backend().sumOfSquares(gradients_));
+  if (!std::isfinite(score) || !finiteGradient)
+    throw NumericalError(fmt::format("MultiLayerNetwork::fit: {} at iteration {} (training "
+                                     "diverged or the batch holds NaN/Inf; lower the learning rate "
+                                     "or check the data); parameters were not updated",
+                                     finiteGradient ? fmt::format("score is {}", score)
+                                                    : std::string("the gradient is not finite"),
+                                     iteration_));
   applyUpdate();
   score_ = score;
   ++iteration_;

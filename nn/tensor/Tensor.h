@@ -45,7 +45,8 @@ class Tensor {
   const Shape& shape() const { return shape_; }
   int rank() const { return shape_.rank(); }
   int64_t dim(int i) const { return shape_[i]; }
-  int64_t numel() const { return shape_.numel(); }
+  // Elements; 0 for an empty tensor (whose rank-0 shape would otherwise count 1).
+  int64_t numel() const { return storage_ ? shape_.numel() : 0; }
   Device device() const { return storage_ ? storage_->device() : Device::cpu(); }
 
   float* data() { return storage_ ? storage_->data() + offset_ : nullptr; }

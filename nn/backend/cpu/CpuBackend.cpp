@@ -204,14 +204,14 @@ void CpuBackend::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, T
 // --- Pooling ---------------------------------------------------------------------------------------
 
 namespace {
-dnnl::pooling_v2_forward::primitive_desc poolForwardDesc(const dnnl::engine& engine,
+dnnl::pooling_forward::primitive_desc poolForwardDesc(const dnnl::engine& engine,
                                                          PoolingKind kind, const Shape& x,
                                                          const Shape& y, const WindowGeometry& g,
                                                          bool training) {
-  auto desc = dnnl::pooling_v2_forward::desc(
+  auto desc = dnnl::pooling_forward::desc(
       training ? prop_kind::forward_training : prop_kind::forward_inference,
-      poolingAlgorithm(kind), plainDesc(x), plainDesc(y), strides(g), kernel(g), dilation(g),
-      padBefore(g), padAfter(g));
+      poolingAlgorithm(kind), plainDesc(x), plainDesc(y), strides(g), kernel(g), padBefore(g),
+      padAfter(g));
   return {desc, engine};
 }
 }  // namespace
@@ -226,7 +226,7 @@ void CpuBackend::poolingForward(PoolingKind kind, const Tensor& x, Tensor& y,
     std::vector<std::pair<int, dnnl::memory::desc>> args{{DNNL_ARG_SRC, plainDesc(x.shape())},
                                                          {DNNL_ARG_DST, plainDesc(y.shape())}};
     if (pd.workspace_desc().get_size() > 0) args.emplace_back(DNNL_ARG_WORKSPACE, pd.workspace_desc());
-    return makeEntry<dnnl::pooling_v2_forward::primitive_desc, dnnl::pooling_v2_forward>(
+    return makeEntry<dnnl::pooling_forward::primitive_desc, dnnl::pooling_forward>(
         "pooling forward", [&] { return pd; }, engine_, args);
   });
   if (e.workspaceBytes == 0) {
@@ -249,13 +249,13 @@ void CpuBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
         {DNNL_ARG_DIFF_DST, plainDesc(dy.shape())}, {DNNL_ARG_DIFF_SRC, plainDesc(dx.shape())}};
     if (hint.workspace_desc().get_size() > 0)
       args.emplace_back(DNNL_ARG_WORKSPACE, hint.workspace_desc());
-    return makeEntry<dnnl::pooling_v2_backward::primitive_desc, dnnl::pooling_v2_backward>(
+    return makeEntry<dnnl::pooling_backward::primitive_desc, dnnl::pooling_backward>(
         "pooling backward",
         [&] {
-          auto desc = dnnl::pooling_v2_backward::desc(
+          auto desc = dnnl::pooling_backward::desc(
               poolingAlgorithm(kind), plainDesc(dx.shape()), plainDesc(dy.shape()), strides(g),
-              kernel(g), dilation(g), padBefore(g), padAfter(g));
-          return dnnl::pooling_v2_backward::primitive_desc(desc, engine_, hint);
+              kernel(g), padBefore(g), padAfter(g));
+          return dnnl::pooling_backward::primitive_desc(desc, engine_, hint);
         },
         engine_, args);
   });

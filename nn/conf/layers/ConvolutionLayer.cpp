@@ -71,7 +71,7 @@ InputType ConvolutionLayer::resolve(int index, const InputType& input,
   std::string why;
   if (!resolveWindow(*convolutionMode, input.height, input.width, geometry, why))
     throw ConfigError(where(index) + ": " + why);
-  if (*l2 < 0) throw ConfigError(where(index) + ": l2 must be >= 0, got " + std::to_string(*l2));
+  validateCommon(index);
   return InputType::convolutional(geometry.outH(input.height), geometry.outW(input.width), nOut);
 }
 

@@ -28,6 +28,14 @@ void checkUpdater(const std::string& where, const char* field, const UpdaterPara
 }
 }  // namespace
 
+void Layer::validateCommon(int index) const {
+  if (!(*l2 >= 0)) throw ConfigError(where(index) + ": l2 must be >= 0, got " + std::to_string(*l2));
+  if (!(*l2Bias >= 0))
+    throw ConfigError(where(index) + ": l2Bias must be >= 0, got " + std::to_string(*l2Bias));
+  checkUpdater(where(index), "updater", *updater);
+  if (biasUpdater) checkUpdater(where(index), "biasUpdater", *biasUpdater);
+}
+
 InputType FeedForwardLayer::resolve(int index, const InputType& input,
                                     const LayerDefaults& defaults) {
   inheritDefaults(defaults);
@@ -39,9 +47,7 @@ InputType FeedForwardLayer::resolve(int index, const InputType& input,
                       " values per example");
   if (nOut <= 0)
     throw ConfigError(where(index) + ": nOut must be > 0, got " + std::to_string(nOut));
-  if (*l2 < 0) throw ConfigError(where(index) + ": l2 must be >= 0, got " + std::to_string(*l2));
-  checkUpdater(where(index), "updater", *updater);
-  if (biasUpdater) checkUpdater(where(index), "biasUpdater", *biasUpdater);
+  validateCommon(index);
   return InputType::feedForward(nOut);
 }
 

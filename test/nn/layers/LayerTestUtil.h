@@ -1,0 +1,42 @@
+#pragma once
+// Helpers for layer tests: a resolved layer bound to parameter tensors the test owns.
+#include <memory>
+#include <vector>
+
+#include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
+#include <dl4cpp/nn/layers/Layer.h>
+
+namespace testutil {
+
+struct BoundLayer {
+  std::unique_ptr<dl4cpp::layers::Layer> layer;
+  std::vector<dl4cpp::Tensor> params, grads;
+};
+
+// Resolves `conf` against `input`, instantiates it and binds `paramValues` (one vector per
+// ParamSpec, in order) plus zeroed gradient tensors.
+template <typename Conf>
+BoundLayer bind(Conf conf, const dl4cpp::InputType& input,
+                const std::vector<std::vector<float>>& paramValues) {
+  conf.resolve(0, input, dl4cpp::LayerDefaults{});
+  BoundLayer b;
+  b.layer = conf.instantiate();
+  const auto specs = b.layer->paramSpecs();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    b.params.push_back(dl4cpp::Tensor::fromVector(specs[i].shape, paramValues.at(i)));
+    b.grads.emplace_back(specs[i].shape);
+  }
+  b.layer->bindParams(b.params, b.grads);
+  return b;
+}
+
+inline void checkValues(const dl4cpp::Tensor& actual, const std::vector<float>& expected,
+                        float tol = 1e-5f) {
+  REQUIRE(actual.numel() == static_cast<int64_t>(expected.size()));
+  for (size_t i = 0; i < expected.size(); ++i) {
+    INFO("element " << i);
+    CHECK(actual.at(static_cast<int64_t>(i)) == doctest::Approx(expected[i]).epsilon(tol));
+  }
+}
+
+}  // namespace testutil
