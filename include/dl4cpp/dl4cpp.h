@@ -3,6 +3,7 @@
 // <dl4cpp/nn/...>, <dl4cpp/iterators/...>, <dl4cpp/parallel/...>.
 #include <dl4cpp/config.h>
 #include <dl4cpp/iterators/DataSet.h>
+#include <dl4cpp/iterators/AsyncDataSetIterator.h>
 #include <dl4cpp/iterators/DataSetIterator.h>
 #include <dl4cpp/iterators/ListDataSetIterator.h>
 #include <dl4cpp/iterators/MnistDataSetIterator.h>
@@ -16,3 +17,4 @@
 #include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 #include <dl4cpp/nn/updaters/Updaters.h>
+#include <dl4cpp/parallel/ParallelWrapper.h>

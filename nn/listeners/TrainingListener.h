@@ -9,6 +9,16 @@ namespace dl4cpp {
 
 class MultiLayerNetwork;
 
+// Where the wall time of one ParallelWrapper averaging round went (seconds). Worker figures are
+// means over the workers.
+struct RoundTiming {
+  double wall = 0;         // the whole round, from dispatch to averaged model
+  double compute = 0;      // a worker training (forward, backward, update)
+  double barrierWait = 0;  // a worker idle, waiting for the slowest one
+  double averaging = 0;    // averaging parameters / updater state / gradients
+  double dataWait = 0;     // the coordinator blocked on the data pipeline (prefetch stall)
+};
+
 struct IterationInfo {
   int64_t iteration = 0;             // iterations (parameter updates) completed so far, 1-based
   int epoch = 0;                     // 0-based epoch
@@ -16,6 +26,7 @@ struct IterationInfo {
   int64_t examples = 0;              // examples that went into this iteration / round
   int64_t examplesInEpoch = 0;       // examples trained so far in this epoch, this one included
   int64_t examplesPerEpoch = -1;     // examples in one epoch, or -1 when the iterator cannot say
+  const RoundTiming* timing = nullptr;  // ParallelWrapper rounds only; null for a single model
 };
 
 class TrainingListener {

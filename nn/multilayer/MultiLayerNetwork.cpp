@@ -158,7 +158,7 @@ void MultiLayerNetwork::applyUpdate() {
     context_->backend().updaterStep(seg.updater, seg.l2, iteration_, seg.param, seg.grad, seg.state);
 }
 
-double MultiLayerNetwork::regularizationScore() {
+double MultiLayerNetwork::calcRegularizationScore() {
   double sum = 0;
   for (auto& seg : segments_)
     if (seg.l2 != 0) sum += 0.5 * seg.l2 * context_->backend().sumOfSquares(seg.param);
@@ -167,7 +167,7 @@ double MultiLayerNetwork::regularizationScore() {
 
 void MultiLayerNetwork::fit(const DataSet& batch) {
   const double loss = computeGradientAndScore(batch);
-  const double score = loss + regularizationScore();
+  const double score = loss + calcRegularizationScore();
   // A finite score does not imply finite gradients (an Inf input saturating TANH), so both are
   // checked before anything is written to the parameters.
   const bool finiteGradient = std::isfinite(context_->backend().sumOfSquares(gradients_));
@@ -231,7 +231,7 @@ double MultiLayerNetwork::score(const DataSet& data) {
   context_->bindToCurrentThread();
   const Tensor& y = forwardPass(data.features, n, false);
   return outputLayer().lossScore(*context_, y, data.labels) / static_cast<double>(n) +
-         regularizationScore();
+         calcRegularizationScore();
 }
 
 Evaluation MultiLayerNetwork::evaluate(DataSetIterator& iterator) {

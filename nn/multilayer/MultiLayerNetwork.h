@@ -58,6 +58,9 @@ class MultiLayerNetwork {
   double score() const { return score_; }
   // The same quantity for `data`, without training.
   double score(const DataSet& data);
+  void setScore(double score) { score_ = score; }
+  // 0.5 * l2 * ||W||^2 (+ the l2Bias term) over the current parameters: the non-data part of score().
+  double calcRegularizationScore();
 
   // Accuracy, precision, recall, F1 and confusion matrix over the iterator's data.
   Evaluation evaluate(DataSetIterator& iterator);
@@ -110,7 +113,6 @@ class MultiLayerNetwork {
   void ensureCapacity(int64_t batch);
   // Runs every layer forward; returns the output activation view.
   const Tensor& forwardPass(const Tensor& features, int64_t n, bool training);
-  double regularizationScore();
   layers::OutputLayer& outputLayer();
 
   MultiLayerConfiguration conf_;

@@ -1,0 +1,335 @@
+#include <dl4cpp/parallel/ParallelWrapper.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include <dl4cpp/iterators/AsyncDataSetIterator.h>
+#include <dl4cpp/parallel/ParameterAverager.h>
+#include <dl4cpp/parallel/WorkerPool.h>
+
+namespace dl4cpp::parallel {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// What one worker does in one round.
+struct WorkerRound {
+  std::vector<DataSet> batches;
+  int64_t examples = 0;
+  double lossSum = 0;  // sum over batches of score * examples
+  int iterations = 0;
+  double compute = 0;
+  Clock::time_point finished;
+
+  void clear() {
+    batches.clear();
+    examples = 0;
+    lossSum = 0;
+    iterations = 0;
+    compute = 0;
+  }
+};
+}  // namespace
+
+struct ParallelWrapper::Impl {
+  MultiLayerNetwork* root = nullptr;
+  int prefetch = 16;
+  int frequency = 1;
+  int threadsPerWorker = 1;
+  bool report = false;
+  bool averageUpdaters = true;
+  TrainingMode mode = TrainingMode::AVERAGING;
+  std::vector<Device> devices;
+  std::vector<std::shared_ptr<TrainingListener>> listeners;
+
+  std::unique_ptr<WorkerPool> pool;
+  std::vector<std::unique_ptr<MultiLayerNetwork>> replicas;  // replicas[w]: built and used by worker w
+  std::vector<Tensor> replicaParams, replicaStates, replicaGradients;
+  std::vector<WorkerRound> current, next;
+  std::vector<int64_t> weights;
+  std::atomic<bool> stopRequested{false};
+  ParallelStatistics stats;
+
+  int workers() const { return static_cast<int>(replicas.size()); }
+  void requireOpen() const {
+    if (!pool) throw ConfigError("ParallelWrapper: used after close()");
+  }
+
+  void synchronizeReplicas() {
+    pool->run([this](int w) {
+      MultiLayerNetwork& r = *replicas[static_cast<size_t>(w)];
+      r.setParams(root->params());
+      r.setUpdaterState(root->updaterState());
+      r.setIterationCount(root->getIterationCount());
+      r.setEpochCount(root->getEpochCount());
+    });
+  }
+
+  // Deals up to perWorker minibatches to each worker, minibatch i to worker i mod N. Returns the
+  // seconds spent waiting for data.
+  double deal(DataSetIterator& source, std::vector<WorkerRound>& round, int perWorker) {
+    const auto start = Clock::now();
+    for (auto& r : round) r.clear();
+    const int n = workers();
+    for (int i = 0; i < n * perWorker && source.hasNext(); ++i)
+      round[static_cast<size_t>(i % n)].batches.push_back(source.next());
+    return seconds(Clock::now() - start);
+  }
+
+  static bool empty(const std::vector<WorkerRound>& round) { return round.front().batches.empty(); }
+
+  void trainPhase(int w) {
+    WorkerRound& r = current[static_cast<size_t>(w)];
+    MultiLayerNetwork& model = *replicas[static_cast<size_t>(w)];
+    const auto start = Clock::now();
+    for (const DataSet& batch : r.batches) {
+      const int64_t n = batch.numExamples();
+      if (mode == TrainingMode::AVERAGING) {
+        model.fit(batch);
+        r.lossSum += model.score() * static_cast<double>(n);
+      } else {
+        r.lossSum += model.computeGradientAndScore(batch) * static_cast<double>(n);
+      }
+      r.examples += n;
+      ++r.iterations;
+    }
+    r.finished = Clock::now();
+    r.compute = seconds(r.finished - start);
+  }
+
+  // Each worker averages its slice of the flat buffers into the root and every replica.
+  void averagePhase(int w) {
+    const int n = workers();
+    auto [begin, end] = ParameterAverager::slice(root->numParams(), w, n);
+    if (mode == TrainingMode::SHARED_GRADIENTS) {
+      ParameterAverager::average(replicaGradients, weights, replicaGradients, begin, end);
+      return;
+    }
+    std::vector<Tensor> destinations = replicaParams;
+    destinations.push_back(root->params());
+    ParameterAverager::average(replicaParams, weights, destinations, begin, end);
+    std::tie(begin, end) = ParameterAverager::slice(root->updaterState().numel(), w, n);
+    std::vector<Tensor> stateDestinations{root->updaterState()};
+    if (averageUpdaters) stateDestinations.insert(stateDestinations.end(), replicaStates.begin(), replicaStates.end());
+    ParameterAverager::average(replicaStates, weights, stateDestinations, begin, end);
+  }
+
+  // SHARED_GRADIENTS: every replica applies the averaged gradient; replica 0's result is copied
+  // to the root slice by slice in a second phase.
+  void updatePhase(int w) { replicas[static_cast<size_t>(w)]->applyUpdate(); }
+  void copyToRootPhase(int w) {
+    const MultiLayerNetwork& first = *replicas.front();
+    auto [begin, end] = ParameterAverager::slice(root->numParams(), w, workers());
+    std::copy(first.params().data() + begin, first.params().data() + end, root->params().data() + begin);
+    std::tie(begin, end) = ParameterAverager::slice(root->updaterState().numel(), w, workers());
+    std::copy(first.updaterState().data() + begin, first.updaterState().data() + end,
+              root->updaterState().data() + begin);
+  }
+
+  void fitEpoch(DataSetIterator& iterator);
+};
+
+// --- Builder ---------------------------------------------------------------------------------------
+
+ParallelWrapper ParallelWrapper::Builder::build() {
+  if (!model_->isInitialized())
+    throw ConfigError("ParallelWrapper::Builder: the model must be initialised (call init())");
+  if (workers_ < 0) throw ConfigError(fmt::format("ParallelWrapper: workers must be >= 1, got {}", workers_));
+  if (frequency_ < 1)
+    throw ConfigError(fmt::format("ParallelWrapper: averagingFrequency must be >= 1, got {}", frequency_));
+  if (prefetch_ < 0)
+    throw ConfigError(fmt::format("ParallelWrapper: prefetchBuffer must be >= 0, got {}", prefetch_));
+  if (threadsPerWorker_ < 0)
+    throw ConfigError(fmt::format("ParallelWrapper: threadsPerWorker must be >= 0, got {}", threadsPerWorker_));
+
+  auto impl = std::make_unique<Impl>();
+  impl->root = model_;
+  impl->prefetch = prefetch_;
+  impl->frequency = frequency_;
+  impl->report = report_;
+  impl->averageUpdaters = averageUpdaters_;
+  impl->mode = mode_;
+  impl->listeners = listeners_;
+  impl->devices = devices_;
+  if (impl->devices.empty()) {
+    for (int i = 0; i < cudaDeviceCount(); ++i) impl->devices.push_back(Device::cuda(i));
+    if (impl->devices.empty()) impl->devices.push_back(Device::cpu());
+  }
+  const int workers = workers_ > 0 ? workers_ : static_cast<int>(impl->devices.size());
+  impl->threadsPerWorker =
+      threadsPerWorker_ > 0 ? threadsPerWorker_ : std::max(1, hardwareConcurrency() / workers);
+  impl->replicas.resize(static_cast<size_t>(workers));
+  impl->current.resize(static_cast<size_t>(workers));
+  impl->next.resize(static_cast<size_t>(workers));
+  impl->weights.resize(static_cast<size_t>(workers));
+  impl->pool = std::make_unique<WorkerPool>(workers);
+  // Each replica (and its DeviceContext) is created on the worker thread that will use it.
+  Impl* p = impl.get();
+  p->pool->run([p](int w) {
+    const Device device = p->devices[static_cast<size_t>(w) % p->devices.size()];
+    auto replica = std::make_unique<MultiLayerNetwork>(p->root->getConfiguration(), device,
+                                                       p->threadsPerWorker);
+    replica->init();
+    p->replicas[static_cast<size_t>(w)] = std::move(replica);
+  });
+  for (auto& r : impl->replicas) {
+    impl->replicaParams.push_back(r->params());
+    impl->replicaStates.push_back(r->updaterState());
+    impl->replicaGradients.push_back(r->gradient());
+  }
+  return ParallelWrapper(std::move(impl));
+}
+
+// --- ParallelWrapper -------------------------------------------------------------------------------
+
+ParallelWrapper::ParallelWrapper(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ParallelWrapper::~ParallelWrapper() { close(); }
+ParallelWrapper::ParallelWrapper(ParallelWrapper&&) noexcept = default;
+ParallelWrapper& ParallelWrapper::operator=(ParallelWrapper&&) noexcept = default;
+
+void ParallelWrapper::close() {
+  if (!impl_) return;
+  impl_->pool.reset();  // joins the workers
+  impl_->replicas.clear();
+}
+
+void ParallelWrapper::stopFit() {
+  if (impl_) impl_->stopRequested = true;
+}
+
+int ParallelWrapper::workers() const { return impl_->workers(); }
+const std::vector<Device>& ParallelWrapper::devices() const { return impl_->devices; }
+int ParallelWrapper::threadsPerWorker() const { return impl_->threadsPerWorker; }
+const ParallelStatistics& ParallelWrapper::statistics() const { return impl_->stats; }
+
+void ParallelWrapper::setListeners(std::vector<std::shared_ptr<TrainingListener>> listeners) {
+  impl_->listeners = std::move(listeners);
+}
+
+void ParallelWrapper::fit(DataSetIterator& iterator) {
+  impl_->requireOpen();
+  impl_->stopRequested = false;
+  impl_->stats = ParallelStatistics{};
+  impl_->fitEpoch(iterator);
+}
+
+void ParallelWrapper::fit(DataSetIterator& iterator, int epochs) {
+  impl_->requireOpen();
+  impl_->stopRequested = false;
+  impl_->stats = ParallelStatistics{};
+  for (int e = 0; e < epochs && !impl_->stopRequested; ++e) {
+    if (e > 0) {
+      if (!iterator.resetSupported())
+        throw DataError("ParallelWrapper::fit(iterator, epochs): the iterator cannot be reset, "
+                        "so it cannot serve more than one epoch");
+      iterator.reset();
+    }
+    impl_->fitEpoch(iterator);
+  }
+}
+
+void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator) {
+  synchronizeReplicas();
+  if (!iterator.hasNext() && iterator.resetSupported()) iterator.reset();
+  std::unique_ptr<AsyncDataSetIterator> async;
+  DataSetIterator* source = &iterator;
+  if (prefetch > 0 && iterator.asyncSupported()) {
+    async = std::make_unique<AsyncDataSetIterator>(iterator, prefetch);
+    source = async.get();
+  }
+  for (auto& l : listeners) l->onEpochStart(*root, root->getEpochCount());
+
+  const int perWorker = mode == TrainingMode::AVERAGING ? frequency : 1;
+  IterationInfo info;
+  info.epoch = root->getEpochCount();
+  info.examplesPerEpoch = iterator.totalExamples();
+  RoundTiming timing;
+  double dataWait = deal(*source, current, perWorker);
+  while (!empty(current) && !stopRequested) {
+    const auto start = Clock::now();
+    pool->start([this](int w) { trainPhase(w); });
+    // Deal the next round while the workers train; only time beyond their finish is a stall.
+    try {
+      deal(*source, next, perWorker);
+    } catch (...) {
+      pool->waitNoThrow();
+      throw;
+    }
+    const auto dealt = Clock::now();
+    pool->wait();
+    const auto trained = Clock::now();
+
+    int64_t examples = 0;
+    double lossSum = 0, compute = 0, barrierWait = 0;
+    int iterations = 0;
+    Clock::time_point lastFinish = start;
+    for (size_t w = 0; w < current.size(); ++w) {
+      weights[w] = current[w].examples;
+      examples += current[w].examples;
+      lossSum += current[w].lossSum;
+      iterations = std::max(iterations, current[w].iterations);
+      lastFinish = std::max(lastFinish, current[w].finished);
+    }
+    for (const auto& r : current) {
+      compute += r.compute;
+      barrierWait += seconds(lastFinish - r.finished);
+    }
+    double score = lossSum / static_cast<double>(examples);
+    if (mode == TrainingMode::SHARED_GRADIENTS) score += replicas.front()->calcRegularizationScore();
+    if (!std::isfinite(score))
+      throw NumericalError(fmt::format("ParallelWrapper: averaged score is {} at iteration {} "
+                                       "(training diverged or the data holds NaN/Inf)",
+                                       score, root->getIterationCount()));
+
+    pool->run([this](int w) { averagePhase(w); });
+    if (mode == TrainingMode::SHARED_GRADIENTS) {
+      pool->run([this](int w) { updatePhase(w); });
+      pool->run([this](int w) { copyToRootPhase(w); });
+    }
+    const auto averaged = Clock::now();
+
+    root->setIterationCount(root->getIterationCount() + iterations);
+    for (auto& r : replicas) r->setIterationCount(root->getIterationCount());
+    root->setScore(score);
+
+    const double workers = static_cast<double>(current.size());
+    timing.wall = seconds(averaged - start) + dataWait;
+    timing.compute = compute / workers;
+    timing.barrierWait = barrierWait / workers;
+    timing.averaging = seconds(averaged - trained);
+    timing.dataWait = dataWait;
+    stats.rounds += 1;
+    stats.examples += examples;
+    stats.total.wall += timing.wall;
+    stats.total.compute += timing.compute;
+    stats.total.barrierWait += timing.barrierWait;
+    stats.total.averaging += timing.averaging;
+    stats.total.dataWait += timing.dataWait;
+
+    if (report)
+      std::clog << fmt::format("ParallelWrapper: averaged score {:.6f} at iteration {} (averaging "
+                               "took {:.3f} ms)\n",
+                               score, root->getIterationCount(), timing.averaging * 1e3);
+    info.iteration = root->getIterationCount();
+    info.score = score;
+    info.examples = examples;
+    info.examplesInEpoch += examples;
+    info.timing = &timing;
+    for (auto& l : listeners) l->iterationDone(*root, info);
+
+    std::swap(current, next);
+    // The next round was dealt while this one trained: only dealing beyond the workers' last
+    // finish kept them waiting for data.
+    dataWait = std::max(0.0, seconds(dealt - lastFinish));
+  }
+  if (stopRequested) return;
+  for (auto& l : listeners) l->onEpochEnd(*root, root->getEpochCount());
+  root->setEpochCount(root->getEpochCount() + 1);
+}
+
+}  // namespace dl4cpp::parallel

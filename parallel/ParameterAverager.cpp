@@ -1,0 +1,43 @@
+#include <dl4cpp/parallel/ParameterAverager.h>
+
+#include <algorithm>
+
+namespace dl4cpp::parallel {
+
+std::pair<int64_t, int64_t> ParameterAverager::slice(int64_t length, int part, int parts) {
+  constexpr int64_t kBlock = 16;  // floats per 64-byte cache line
+  const int64_t blocks = (length + kBlock - 1) / kBlock;
+  const int64_t begin = std::min(length, blocks * part / parts * kBlock);
+  const int64_t end = std::min(length, blocks * (part + 1) / parts * kBlock);
+  return {begin, end};
+}
+
+void ParameterAverager::average(const std::vector<Tensor>& buffers,
+                                const std::vector<int64_t>& examples,
+                                std::vector<Tensor>& destinations, int64_t begin, int64_t end) {
+  int64_t total = 0;
+  for (int64_t n : examples) total += n;
+  if (total == 0 || begin >= end) return;
+  // Contributors and their weights, in replica order.
+  std::vector<const float*> sources;
+  std::vector<float> weights;
+  for (size_t r = 0; r < buffers.size(); ++r) {
+    if (examples[r] == 0) continue;
+    sources.push_back(buffers[r].data());
+    weights.push_back(static_cast<float>(static_cast<double>(examples[r]) / static_cast<double>(total)));
+  }
+  constexpr int64_t kChunk = 1024;  // small enough to stay in L1 while written to every replica
+  float mean[kChunk];
+  for (int64_t chunk = begin; chunk < end; chunk += kChunk) {
+    const int64_t n = std::min(kChunk, end - chunk);
+    for (int64_t i = 0; i < n; ++i) mean[i] = weights[0] * sources[0][chunk + i];
+    for (size_t r = 1; r < sources.size(); ++r) {
+      const float w = weights[r];
+      const float* src = sources[r] + chunk;
+      for (int64_t i = 0; i < n; ++i) mean[i] += w * src[i];
+    }
+    for (Tensor& d : destinations) std::copy_n(mean, n, d.data() + chunk);
+  }
+}
+
+}  // namespace dl4cpp::parallel

@@ -1,0 +1,92 @@
+// LeNet on MNIST trained by ParallelWrapper: DL4J's multi-GPU tutorial (MultiGpuLenetMnistExample)
+// in C++. Workers are CPU replicas here (CUDA devices when the build and the machine have them).
+//   parallel_lenet_mnist [--workers 2] [--averaging-frequency 3] [--prefetch 24] [--epochs 1]
+#include <chrono>
+#include <iostream>
+#include <memory>
+
+#include <dl4cpp/dl4cpp.h>
+#include <fmt/format.h>
+
+#include "LenetConfiguration.h"
+#include "SampleOptions.h"
+
+using namespace dl4cpp;
+
+int run(int argc, char** argv) {
+  const samples::SampleOptions options(
+      argc, argv,
+      {{"epochs", "training epochs (default 1)"},
+       {"batch", "minibatch size (default 128)"},
+       {"workers", "model replicas training in parallel (default 2)"},
+       {"averaging-frequency", "local iterations between averagings (default 3)"},
+       {"prefetch", "minibatches prefetched by a background thread, 0 = off (default 24)"},
+       {"threads-per-worker", "CPU threads per worker, 0 = cores / workers (default 0)"},
+       {"mode", "averaging | shared-gradients (default averaging)"},
+       {"data-dir", "MNIST directory (default $DL4CPP_DATA_DIR/MNIST or ~/.dl4cpp/data/MNIST)"},
+       {"train-examples", "use only the first N training examples (default: all 60000)"},
+       {"test-examples", "use only the first N test examples (default: all 10000)"},
+       {"min-accuracy", "exit with status 1 when test accuracy is below this (default 0)"}});
+  const int epochs = static_cast<int>(options.getInt("epochs", 1));
+  const int batch = static_cast<int>(options.getInt("batch", 128));
+  const std::string modeName = options.getString("mode", "averaging");
+  if (modeName != "averaging" && modeName != "shared-gradients")
+    throw std::invalid_argument("--mode must be averaging or shared-gradients, not " + modeName);
+  const std::string dir = options.getString("data-dir", "");
+  const int64_t seed = 123;
+
+  MnistDataSetIterator mnistTrain(batch, static_cast<int>(options.getInt("train-examples", 0)),
+                                  false, true, true, seed, dir);
+  MnistDataSetIterator mnistTest(batch, static_cast<int>(options.getInt("test-examples", 0)),
+                                 false, false, false, seed, dir);
+
+  MultiLayerNetwork model(samples::lenetConfiguration());
+  model.init();
+  std::cout << model.summary();
+
+  // As DL4J's tutorial: ParallelWrapper::Builder(model).prefetchBuffer(24).workers(2)
+  //     .averagingFrequency(3).reportScoreAfterAveraging(true).build()
+  auto wrapper = dl4cpp::parallel::ParallelWrapper::Builder(model)
+      .prefetchBuffer(static_cast<int>(options.getInt("prefetch", 24)))
+      .workers(static_cast<int>(options.getInt("workers", 2)))
+      .averagingFrequency(static_cast<int>(options.getInt("averaging-frequency", 3)))
+      .reportScoreAfterAveraging(true)
+      .threadsPerWorker(static_cast<int>(options.getInt("threads-per-worker", 0)))
+      .trainingMode(modeName == "averaging" ? parallel::TrainingMode::AVERAGING
+                                            : parallel::TrainingMode::SHARED_GRADIENTS)
+      .build();
+  std::cout << fmt::format("{} workers x {} thread(s) on {}, {} examples per epoch\n",
+                           wrapper.workers(), wrapper.threadsPerWorker(),
+                           wrapper.devices().front().toString(), mnistTrain.totalExamples());
+
+  for (int epoch = 0; epoch < epochs; ++epoch) {
+    const auto start = std::chrono::steady_clock::now();
+    wrapper.fit(mnistTrain);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const auto& s = wrapper.statistics();
+    std::cout << fmt::format(
+        "epoch {}: {:.2f} s, {:.0f} samples/s, averaged score {:.4f}; time shares: averaging "
+        "{:.2f}%, waiting at the barrier {:.2f}%, waiting for data {:.2f}%\n",
+        epoch + 1, seconds, static_cast<double>(s.examples) / seconds, model.score(),
+        100 * s.averagingShare(), 100 * s.barrierWaitShare(), 100 * s.dataWaitShare());
+  }
+
+  const Evaluation eval = model.evaluate(mnistTest);
+  std::cout << eval.stats() << "\n";
+  const double minAccuracy = options.getDouble("min-accuracy", 0.0);
+  if (eval.accuracy() < minAccuracy) {
+    std::cerr << fmt::format("test accuracy {:.4f} is below --min-accuracy {:.4f}\n",
+                             eval.accuracy(), minAccuracy);
+    return 1;
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "parallel_lenet_mnist: " << e.what() << "\n";
+    return 2;
+  }
+}
