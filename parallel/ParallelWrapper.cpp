@@ -247,7 +247,7 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator) {
   const int perWorker = mode == TrainingMode::AVERAGING ? frequency : 1;
   IterationInfo info;
   info.epoch = root->getEpochCount();
-  info.examplesPerEpoch = iterator.totalExamples();
+  info.examplesPerEpoch = source->totalExamples();
   RoundTiming timing;
   double dataWait = deal(*source, current, perWorker);
   while (!empty(current) && !stopRequested) {

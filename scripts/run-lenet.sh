@@ -14,7 +14,9 @@ scripts/install-deps.sh
 jobs="$(nproc)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 targets=(lenet_mnist)
-if cmake --build build --target help | grep -q parallel_lenet_mnist; then
+# Captured first: `... | grep -q` under pipefail can fail when grep exits before cmake is done.
+build_targets="$(cmake --build build --target help)"
+if grep -q parallel_lenet_mnist <<<"$build_targets"; then
   targets+=(parallel_lenet_mnist)
 fi
 cmake --build build -j"$jobs" --target "${targets[@]}"
