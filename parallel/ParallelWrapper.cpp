@@ -52,6 +52,7 @@ struct ParallelWrapper::Impl {
   std::vector<Tensor> replicaParams, replicaStates, replicaGradients;
   std::vector<WorkerRound> current, next;
   std::vector<int64_t> weights;
+  double regularization = 0;  // SHARED_GRADIENTS: the l2 term of the score, set by worker 0
   std::atomic<bool> stopRequested{false};
   ParallelStatistics stats;
 
@@ -98,6 +99,8 @@ struct ParallelWrapper::Impl {
       r.examples += n;
       ++r.iterations;
     }
+    // Replicas are identical in SHARED_GRADIENTS: worker 0 adds the l2 term for all.
+    if (mode == TrainingMode::SHARED_GRADIENTS && w == 0) regularization = model.calcRegularizationScore();
     r.finished = Clock::now();
     r.compute = seconds(r.finished - start);
   }
@@ -280,16 +283,22 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator) {
       barrierWait += seconds(lastFinish - r.finished);
     }
     double score = lossSum / static_cast<double>(examples);
-    if (mode == TrainingMode::SHARED_GRADIENTS) score += replicas.front()->calcRegularizationScore();
+    if (mode == TrainingMode::SHARED_GRADIENTS) score += regularization;
     if (!std::isfinite(score))
       throw NumericalError(fmt::format("ParallelWrapper: averaged score is {} at iteration {} "
                                        "(training diverged or the data holds NaN/Inf)",
                                        score, root->getIterationCount()));
 
     pool->run([this](int w) { averagePhase(w); });
+    double averaging = seconds(Clock::now() - trained);
     if (mode == TrainingMode::SHARED_GRADIENTS) {
+      // The update is training work (every worker applies it); only the copy is averaging cost.
+      const auto updateStart = Clock::now();
       pool->run([this](int w) { updatePhase(w); });
+      const auto updated = Clock::now();
+      compute += seconds(updated - updateStart) * static_cast<double>(current.size());
       pool->run([this](int w) { copyToRootPhase(w); });
+      averaging += seconds(Clock::now() - updated);
     }
     const auto averaged = Clock::now();
 
@@ -301,7 +310,7 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator) {
     timing.wall = seconds(averaged - start) + dataWait;
     timing.compute = compute / workers;
     timing.barrierWait = barrierWait / workers;
-    timing.averaging = seconds(averaged - trained);
+    timing.averaging = averaging;
     timing.dataWait = dataWait;
     stats.rounds += 1;
     stats.examples += examples;

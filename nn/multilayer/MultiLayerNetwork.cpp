@@ -159,6 +159,8 @@ void MultiLayerNetwork::applyUpdate() {
 }
 
 double MultiLayerNetwork::calcRegularizationScore() {
+  // Ops only ever run under this network's thread budget, whichever thread asks.
+  context_->bindToCurrentThread();
   double sum = 0;
   for (auto& seg : segments_)
     if (seg.l2 != 0) sum += 0.5 * seg.l2 * context_->backend().sumOfSquares(seg.param);

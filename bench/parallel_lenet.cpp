@@ -1,0 +1,144 @@
+// Throughput of LeNet training on real MNIST: a single model at 1 and N threads, and
+// ParallelWrapper for workers x averagingFrequency x trainingMode, each worker on one thread.
+// Every configuration runs `--repeats` times, interleaved with the others so drift of a noisy
+// machine spreads evenly; the table reports medians. --json FILE writes the same as JSON.
+//   bench_parallel_lenet [--examples 7680] [--repeats 3] [--json results.json]
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <dl4cpp/dl4cpp.h>
+#include <fmt/format.h>
+
+#include "LenetConfiguration.h"
+#include "SampleOptions.h"
+
+using namespace dl4cpp;
+using namespace dl4cpp::parallel;
+
+namespace {
+
+struct Config {
+  std::string name;
+  int workers = 0;  // 0: a single model without ParallelWrapper
+  int threads = 1;  // per worker (or of the single model)
+  int frequency = 1;
+  TrainingMode mode = TrainingMode::AVERAGING;
+};
+
+struct Sample {
+  double samplesPerSecond = 0;
+  double averaging = 0, barrier = 0, dataWait = 0;  // shares of wall time
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+Sample measure(const Config& c, MnistDataSetIterator& train, int batches) {
+  using Clock = std::chrono::steady_clock;
+  MultiLayerNetwork model(samples::lenetConfiguration(), Device::cpu(), c.threads);
+  model.init();
+  Sample s;
+  train.reset();
+  if (c.workers == 0) {
+    for (int i = 0; i < 4 && train.hasNext(); ++i) model.fit(train.next());  // warm-up: primitives
+    train.reset();
+    const auto start = Clock::now();
+    int64_t examples = 0;
+    for (int i = 0; i < batches && train.hasNext(); ++i) {
+      const DataSet batch = train.next();
+      examples += batch.numExamples();
+      model.fit(batch);
+    }
+    s.samplesPerSecond = static_cast<double>(examples) / std::chrono::duration<double>(Clock::now() - start).count();
+    return s;
+  }
+  auto wrapper = ParallelWrapper::Builder(model).workers(c.workers).threadsPerWorker(c.threads)
+                     .averagingFrequency(c.frequency).trainingMode(c.mode).prefetchBuffer(24).build();
+  std::vector<DataSet> warmup;
+  for (int i = 0; i < 2 * c.workers && train.hasNext(); ++i) warmup.push_back(train.next());
+  ListDataSetIterator warm(warmup, 128);
+  wrapper.fit(warm);
+  train.reset();
+  const auto start = Clock::now();
+  wrapper.fit(train);
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  const ParallelStatistics& st = wrapper.statistics();
+  s.samplesPerSecond = static_cast<double>(st.examples) / wall;
+  s.averaging = st.averagingShare();
+  s.barrier = st.barrierWaitShare();
+  s.dataWait = st.dataWaitShare();
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const samples::SampleOptions options(argc, argv,
+                                       {{"examples", "training examples per measurement (default 7680)"},
+                                        {"repeats", "measurements per configuration (default 3)"},
+                                        {"json", "also write the results to this JSON file"},
+                                        {"data-dir", "MNIST directory"}});
+  const int examples = static_cast<int>(options.getInt("examples", 7680));
+  const int repeats = static_cast<int>(options.getInt("repeats", 3));
+  MnistDataSetIterator train(128, examples, false, true, true, 123, options.getString("data-dir", ""));
+  const int batches = (examples + 127) / 128;
+  const int cores = hardwareConcurrency();
+
+  std::vector<Config> configs{{"single model", 0, 1}};
+  if (cores > 1) configs.push_back({"single model", 0, cores});
+  for (TrainingMode mode : {TrainingMode::AVERAGING, TrainingMode::SHARED_GRADIENTS})
+    for (int workers : {1, 2})
+      for (int frequency : {1, 3, 10}) {
+        if (mode == TrainingMode::SHARED_GRADIENTS && frequency != 1) continue;  // k is moot
+        configs.push_back({mode == TrainingMode::AVERAGING ? "averaging" : "shared gradients",
+                           workers, 1, frequency, mode});
+      }
+
+  std::vector<std::vector<Sample>> results(configs.size());
+  for (int r = 0; r < repeats; ++r)
+    for (size_t i = 0; i < configs.size(); ++i) results[i].push_back(measure(configs[i], train, batches));
+
+  auto med = [&](size_t i, double Sample::*field) {
+    std::vector<double> v;
+    for (const Sample& s : results[i]) v.push_back(s.*field);
+    return median(v);
+  };
+  const double base = med(0, &Sample::samplesPerSecond);
+  std::cout << fmt::format("LeNet on MNIST, batch 128 per worker, {} examples per run, median of {} runs, {} cores\n\n",
+                           examples, repeats, cores);
+  std::cout << fmt::format("{:<17} {:>7} {:>8} {:>4} {:>10} {:>9} {:>10} {:>9} {:>10}\n", "mode", "workers",
+                           "threads", "k", "samples/s", "vs 1x1", "averaging", "barrier", "data wait");
+  std::string json = "[\n";
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const Config& c = configs[i];
+    const double sps = med(i, &Sample::samplesPerSecond);
+    const std::string k = c.workers == 0 ? "-" : std::to_string(c.frequency);
+    std::cout << fmt::format("{:<17} {:>7} {:>8} {:>4} {:>10.0f} {:>8.2f}x {:>9.2f}% {:>8.2f}% {:>9.2f}%\n", c.name,
+                             c.workers == 0 ? "-" : std::to_string(c.workers), c.threads, k, sps, sps / base,
+                             100 * med(i, &Sample::averaging), 100 * med(i, &Sample::barrier),
+                             100 * med(i, &Sample::dataWait));
+    json += fmt::format(R"(  {{"mode": "{}", "workers": {}, "threadsPerWorker": {}, "averagingFrequency": {}, )"
+                        R"("samplesPerSecond": {:.1f}, "ratioToSingle1Thread": {:.3f}, "averagingShare": {:.5f}, )"
+                        R"("barrierShare": {:.5f}, "dataWaitShare": {:.5f}, "runs": {}}}{})",
+                        c.name, c.workers, c.threads, c.frequency, sps, sps / base, med(i, &Sample::averaging),
+                        med(i, &Sample::barrier), med(i, &Sample::dataWait), repeats,
+                        i + 1 < configs.size() ? ",\n" : "\n");
+  }
+  json += "]\n";
+  const std::string jsonPath = options.getString("json", "");
+  if (!jsonPath.empty()) {
+    std::ofstream(jsonPath) << json;
+    std::cout << "\nwrote " << jsonPath << "\n";
+  }
+  return 0;
+} catch (const std::exception& e) {
+  std::cerr << "bench_parallel_lenet: " << e.what() << "\n";
+  return 2;
+}

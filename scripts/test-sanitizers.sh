@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Builds the test executable under AddressSanitizer(+UBSan) and ThreadSanitizer (the `asan` and
+# `tsan` presets of CMakePresets.json: RelWithDebInfo, samples and benchmarks off, only the
+# dl4cpp_tests target, in build-asan/ and build-tsan/) and runs the concurrent suites under each.
+# Exits non-zero on any sanitizer report or test failure.
+#
+#   scripts/test-sanitizers.sh [asan] [tsan]     (default: both, ASan first)
+#
+# What runs:
+#   asan  every suite (parallel, iterators, nn/..., ...): the whole suite takes a few minutes
+#         under ASan on a 2-core machine, so all of it is checked for memory errors, leaks and UB.
+#         Set DL4CPP_ASAN_SUITES=parallel,iterators to run only the concurrent suites.
+#   tsan  -ts=parallel,iterators: the suites with threads of dl4cpp's own (ParallelWrapper's
+#         WorkerPool, AsyncDataSetIterator's producer). Suppressions: test/sanitizers/tsan.supp.
+# Environment: DL4CPP_JOBS (build parallelism, default nproc), DL4CPP_ASAN_SUITES (above).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root="$(pwd)"
+
+jobs="${DL4CPP_JOBS:-$(nproc)}"
+sanitizers=("$@")
+[[ ${#sanitizers[@]} -gt 0 ]] || sanitizers=(asan tsan)
+for s in "${sanitizers[@]}"; do
+  [[ "$s" == asan || "$s" == tsan ]] || { echo "usage: $0 [asan] [tsan]" >&2; exit 2; }
+done
+
+scripts/install-deps.sh
+scripts/get-mnist.sh
+
+# A sanitizer report is a failure even if it somehow did not change the exit status.
+report_pattern='ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer|ThreadSanitizer: reported|runtime error:'
+
+failed=()
+run_preset() {
+  local preset="$1"
+  shift
+  local dir="build-$preset" log="build-$preset/sanitizer-run.log" start rc
+  echo "=== $preset: configure + build (dl4cpp_tests) ==="
+  start=$SECONDS
+  cmake --preset "$preset"
+  cmake --build --preset "$preset" -j"$jobs"
+  echo "=== $preset: built in $((SECONDS - start)) s; running: dl4cpp_tests $* ==="
+  start=$SECONDS
+  set +e
+  (cd "$dir/test" && "$@") 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  set -e
+  echo "=== $preset: ran in $((SECONDS - start)) s, exit status $rc (log: $log) ==="
+  if [[ $rc -ne 0 ]]; then
+    failed+=("$preset (exit status $rc)")
+  elif grep -Eq "$report_pattern" "$log"; then
+    failed+=("$preset (sanitizer report in $log)")
+  fi
+}
+
+for s in "${sanitizers[@]}"; do
+  case "$s" in
+    asan)
+      suites=()
+      [[ -n "${DL4CPP_ASAN_SUITES:-}" ]] && suites=("-ts=$DL4CPP_ASAN_SUITES")
+      ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_init_order=1:detect_stack_use_after_return=1" \
+      LSAN_OPTIONS="suppressions=$root/test/sanitizers/lsan.supp:print_suppressions=0" \
+      UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+        run_preset asan ./dl4cpp_tests "${suites[@]}"
+      ;;
+    tsan)
+      TSAN_OPTIONS="suppressions=$root/test/sanitizers/tsan.supp:halt_on_error=1:second_deadlock_stack=1:print_suppressions=0" \
+        run_preset tsan ./dl4cpp_tests -ts=parallel,iterators
+      ;;
+  esac
+done
+
+if [[ ${#failed[@]} -gt 0 ]]; then
+  echo "test-sanitizers: FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "test-sanitizers: ${sanitizers[*]}: all tests passed, no sanitizer reports"
