@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <bit>
 
 #include <string>
@@ -81,7 +82,9 @@ dnnl::algorithm eltwiseAlgorithm(ActivationKind kind) {
 CpuBackend::CpuBackend() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
 
 void CpuBackend::bindToCurrentThread(int numThreads) {
-  if (numThreads > 0) omp_set_num_threads(numThreads);
+  // Never ask for more than OMP_THREAD_LIMIT allows: oneDNN partitions work for
+  // omp_get_max_threads() threads, and a team capped below that leaves parts uncomputed.
+  if (numThreads > 0) omp_set_num_threads(std::min(numThreads, omp_get_thread_limit()));
 }
 
 void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> pointers) {
