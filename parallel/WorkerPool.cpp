@@ -67,7 +67,10 @@ void WorkerPool::loop(int worker) {
     }
     {
       std::lock_guard lock(mutex_);
-      if (error && !error_) error_ = error;
+      // Hand the exception over (or drop it) under the lock, so the coordinator always holds the
+      // last reference and no worker touches it after wait() returns.
+      if (error && !error_) error_ = std::move(error);
+      error = nullptr;
       if (--pending_ == 0) phaseDone_.notify_all();
     }
   }

@@ -16,10 +16,9 @@
 #         suppressions in test/sanitizers/tsan.supp (which says why). OMP_THREAD_LIMIT=1 keeps
 #         libgomp (uninstrumented; its barriers are invisible to TSan, so OpenMP teams produce
 #         100+ false reports per run) from starting any thread; dl4cpp's std::threads still run
-#         concurrently. OMP_NUM_THREADS=1 would not do: dl4cpp's omp_set_num_threads() overrides it.
-#         Caveat: dl4cpp still asks for nproc OpenMP threads, so oneDNN plans for that many and
-#         gets one; that is harmless for the dense nets of these suites, but it makes LeNet's
-#         convolutions diverge (NaN), which is why the nn/ suites are not run under TSan.
+#         concurrently. OMP_NUM_THREADS=1 would not do: dl4cpp's omp_set_num_threads() overrides
+#         it (CpuBackend::bindToCurrentThread clamps to OMP_THREAD_LIMIT, so oneDNN plans for one
+#         thread too). The nn/ suites have no threads of their own and are not run under TSan.
 # Environment: DL4CPP_JOBS (build parallelism, default nproc), DL4CPP_ASAN_SUITES (above).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -47,7 +46,7 @@ run_preset() {
   start=$SECONDS
   cmake --preset "$preset"
   cmake --build --preset "$preset" -j"$jobs"
-  echo "=== $preset: built in $((SECONDS - start)) s; running: dl4cpp_tests $* ==="
+  echo "=== $preset: built in $((SECONDS - start)) s; running: $* ==="
   start=$SECONDS
   set +e
   (cd "$dir/test" && "$@") 2>&1 | tee "$log"

@@ -5,7 +5,6 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -63,8 +62,10 @@ struct CachedPrimitive {
 
 class PrimitiveCache {
  public:
-  // Returns the entry for `key`, building it with `make` the first time.
-  CachedPrimitive& get(const PrimitiveKey& key, const std::function<CachedPrimitive()>& make) {
+  // Returns the entry for `key`, building it with `make()` the first time. A template, not a
+  // std::function: wrapping the caller's lambda would allocate on every op call.
+  template <typename Make>
+  CachedPrimitive& get(const PrimitiveKey& key, Make&& make) {
     auto it = entries_.find(key);
     if (it != entries_.end()) return it->second;
     return entries_.emplace(key, make()).first->second;

