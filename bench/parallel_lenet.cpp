@@ -1,8 +1,11 @@
 // Throughput of LeNet training on real MNIST: a single model at 1 and N threads, and
-// ParallelWrapper for workers x averagingFrequency x trainingMode, each worker on one thread.
+// ParallelWrapper for workers x averagingFrequency x trainingMode, each worker on one thread,
+// with two minibatch policies: 128 per worker (DL4J's: the global batch grows with the workers)
+// and a global batch of 128 split across the workers (the same training as one model at 128).
 // Every configuration runs `--repeats` times, interleaved with the others so drift of a noisy
 // machine spreads evenly; the table reports medians. --json FILE writes the same as JSON.
 //   bench_parallel_lenet [--examples 7680] [--repeats 3] [--json results.json]
+// The "vs 1x1" column divides by the single model on one thread, batch 128.
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -27,6 +30,7 @@ struct Config {
   int threads = 1;  // per worker (or of the single model)
   int frequency = 1;
   TrainingMode mode = TrainingMode::AVERAGING;
+  int batch = 128;  // per worker
 };
 
 struct Sample {
@@ -40,7 +44,7 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-Sample measure(const Config& c, MnistDataSetIterator& train, int batches) {
+Sample measure(const Config& c, MnistDataSetIterator& train) {
   using Clock = std::chrono::steady_clock;
   MultiLayerNetwork model(samples::lenetConfiguration(), Device::cpu(), c.threads);
   model.init();
@@ -51,7 +55,7 @@ Sample measure(const Config& c, MnistDataSetIterator& train, int batches) {
     train.reset();
     const auto start = Clock::now();
     int64_t examples = 0;
-    for (int i = 0; i < batches && train.hasNext(); ++i) {
+    while (train.hasNext()) {
       const DataSet batch = train.next();
       examples += batch.numExamples();
       model.fit(batch);
@@ -63,7 +67,7 @@ Sample measure(const Config& c, MnistDataSetIterator& train, int batches) {
                      .averagingFrequency(c.frequency).trainingMode(c.mode).prefetchBuffer(24).build();
   std::vector<DataSet> warmup;
   for (int i = 0; i < 2 * c.workers && train.hasNext(); ++i) warmup.push_back(train.next());
-  ListDataSetIterator warm(warmup, 128);
+  ListDataSetIterator warm(warmup, c.batch);
   wrapper.fit(warm);
   train.reset();
   const auto start = Clock::now();
@@ -87,8 +91,9 @@ int main(int argc, char** argv) try {
                                         {"data-dir", "MNIST directory"}});
   const int examples = static_cast<int>(options.getInt("examples", 7680));
   const int repeats = static_cast<int>(options.getInt("repeats", 3));
-  MnistDataSetIterator train(128, examples, false, true, true, 123, options.getString("data-dir", ""));
-  const int batches = (examples + 127) / 128;
+  const std::string dir = options.getString("data-dir", "");
+  MnistDataSetIterator train128(128, examples, false, true, true, 123, dir);
+  MnistDataSetIterator train64(64, examples, false, true, true, 123, dir);
   const int cores = hardwareConcurrency();
 
   std::vector<Config> configs{{"single model", 0, 1}};
@@ -98,12 +103,16 @@ int main(int argc, char** argv) try {
       for (int frequency : {1, 3, 10}) {
         if (mode == TrainingMode::SHARED_GRADIENTS && frequency != 1) continue;  // k is moot
         configs.push_back({mode == TrainingMode::AVERAGING ? "averaging" : "shared gradients",
-                           workers, 1, frequency, mode});
+                           workers, 1, frequency, mode, 128});
       }
+  // The same global batch as the single model: 2 workers x 64.
+  for (int frequency : {1, 3, 10})
+    configs.push_back({"averaging", 2, 1, frequency, TrainingMode::AVERAGING, 64});
+  configs.push_back({"shared gradients", 2, 1, 1, TrainingMode::SHARED_GRADIENTS, 64});
 
   std::vector<std::vector<Sample>> results(configs.size());
   for (int r = 0; r < repeats; ++r)
-    for (size_t i = 0; i < configs.size(); ++i) results[i].push_back(measure(configs[i], train, batches));
+    for (size_t i = 0; i < configs.size(); ++i) results[i].push_back(measure(configs[i], configs[i].batch == 64 ? train64 : train128));
 
   auto med = [&](size_t i, double Sample::*field) {
     std::vector<double> v;
@@ -111,23 +120,24 @@ int main(int argc, char** argv) try {
     return median(v);
   };
   const double base = med(0, &Sample::samplesPerSecond);
-  std::cout << fmt::format("LeNet on MNIST, batch 128 per worker, {} examples per run, median of {} runs, {} cores\n\n",
+  std::cout << fmt::format("LeNet on MNIST, {} examples per run, median of {} runs, {} cores\n\n",
                            examples, repeats, cores);
-  std::cout << fmt::format("{:<17} {:>7} {:>8} {:>4} {:>10} {:>9} {:>10} {:>9} {:>10}\n", "mode", "workers",
-                           "threads", "k", "samples/s", "vs 1x1", "averaging", "barrier", "data wait");
+  std::cout << fmt::format("{:<17} {:>7} {:>8} {:>6} {:>4} {:>10} {:>9} {:>10} {:>9} {:>10}\n", "mode", "workers",
+                           "threads", "batch", "k", "samples/s", "vs 1x1", "averaging", "barrier", "data wait");
   std::string json = "[\n";
   for (size_t i = 0; i < configs.size(); ++i) {
     const Config& c = configs[i];
     const double sps = med(i, &Sample::samplesPerSecond);
     const std::string k = c.workers == 0 ? "-" : std::to_string(c.frequency);
-    std::cout << fmt::format("{:<17} {:>7} {:>8} {:>4} {:>10.0f} {:>8.2f}x {:>9.2f}% {:>8.2f}% {:>9.2f}%\n", c.name,
-                             c.workers == 0 ? "-" : std::to_string(c.workers), c.threads, k, sps, sps / base,
+    std::cout << fmt::format("{:<17} {:>7} {:>8} {:>6} {:>4} {:>10.0f} {:>8.2f}x {:>9.2f}% {:>8.2f}% {:>9.2f}%\n",
+                             c.name, c.workers == 0 ? "-" : std::to_string(c.workers), c.threads, c.batch, k,
+                             sps, sps / base,
                              100 * med(i, &Sample::averaging), 100 * med(i, &Sample::barrier),
                              100 * med(i, &Sample::dataWait));
-    json += fmt::format(R"(  {{"mode": "{}", "workers": {}, "threadsPerWorker": {}, "averagingFrequency": {}, )"
+    json += fmt::format(R"(  {{"mode": "{}", "workers": {}, "threadsPerWorker": {}, "batchPerWorker": {}, "averagingFrequency": {}, )"
                         R"("samplesPerSecond": {:.1f}, "ratioToSingle1Thread": {:.3f}, "averagingShare": {:.5f}, )"
                         R"("barrierShare": {:.5f}, "dataWaitShare": {:.5f}, "runs": {}}}{})",
-                        c.name, c.workers, c.threads, c.frequency, sps, sps / base, med(i, &Sample::averaging),
+                        c.name, c.workers, c.threads, c.batch, c.frequency, sps, sps / base, med(i, &Sample::averaging),
                         med(i, &Sample::barrier), med(i, &Sample::dataWait), repeats,
                         i + 1 < configs.size() ? ",\n" : "\n");
   }

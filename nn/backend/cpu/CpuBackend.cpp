@@ -26,6 +26,9 @@ dnnl::memory::desc plainDesc(const Shape& s) {
   return {dimsOf(s), kF32, kTags[s.rank()]};
 }
 dnnl::memory::desc flatDesc(int64_t numel) { return {Dims{numel}, kF32, Tag::a}; }
+// Lets a primitive choose its layout (convolution picks blocked layouts and direct JIT kernels
+// instead of im2col + GEMM on plain ones); makeEntry adds the reorders at its boundary.
+dnnl::memory::desc anyDesc(const Shape& s) { return {dimsOf(s), kF32, Tag::any}; }
 
 PrimitiveKey& addShape(PrimitiveKey& k, const Shape& s) {
   k.add(s.rank());
@@ -42,17 +45,33 @@ Dims padBefore(const WindowGeometry& g) { return {g.padTop, g.padLeft}; }
 Dims padAfter(const WindowGeometry& g) { return {g.padBottom, g.padRight}; }
 Dims dilation(const WindowGeometry& g) { return {g.dilationH - 1, g.dilationW - 1}; }  // 0-based
 
-// Builds a cache entry, turning oneDNN's exceptions into DnnlError naming the op.
-template <typename PrimitiveDesc, typename Primitive>
-CachedPrimitive makeEntry(const char* op, const std::function<PrimitiveDesc()>& describe,
-                          const dnnl::engine& engine, std::vector<std::pair<int, dnnl::memory::desc>> args) {
+bool isOutput(int id) {
+  return id == DNNL_ARG_DST || id == DNNL_ARG_DIFF_SRC || id == DNNL_ARG_DIFF_WEIGHTS ||
+         id == DNNL_ARG_DIFF_BIAS;
+}
+
+// Builds a cache entry, turning oneDNN's exceptions into DnnlError naming the op. `args` gives each
+// argument's plain (caller) layout; where the primitive wants another one, the entry gets an
+// internal buffer in that layout and a reorder to or from the caller's.
+template <typename PrimitiveDesc, typename Primitive, typename Describe>
+CachedPrimitive makeEntry(const char* op, Describe&& describe, const dnnl::engine& engine,
+                          const std::vector<std::pair<int, dnnl::memory::desc>>& args) {
   try {
     PrimitiveDesc pd = describe();
     CachedPrimitive e;
     e.primitive = Primitive(pd);
-    for (auto& [id, md] : args) {
-      e.argIds.push_back(id);
-      e.args.emplace_back(md, engine, static_cast<void*>(nullptr));
+    for (const auto& [id, plain] : args) {
+      CachedArg a;
+      a.id = id;
+      a.output = isOutput(id);
+      a.user = dnnl::memory(plain, engine, static_cast<void*>(nullptr));
+      const dnnl::memory::desc wanted = pd.query_md(dnnl::query::exec_arg_md, id);
+      if (id != DNNL_ARG_WORKSPACE && wanted != plain) {
+        a.internal = dnnl::memory(wanted, engine);
+        a.reorder = a.output ? dnnl::reorder(dnnl::reorder::primitive_desc(engine, wanted, engine, plain))
+                             : dnnl::reorder(dnnl::reorder::primitive_desc(engine, plain, engine, wanted));
+      }
+      e.args.push_back(std::move(a));
     }
     e.workspaceBytes = pd.workspace_desc().get_size();
     return e;
@@ -89,18 +108,30 @@ void CpuBackend::bindToCurrentThread(int numThreads) {
 }
 
 void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> pointers) {
-  // The C API with a stack array: the C++ execute() takes an unordered_map, which allocates.
+  // The C API with stack arrays: the C++ execute() takes an unordered_map, which allocates.
+  auto run = [this](const dnnl::primitive& p, int n, const dnnl_exec_arg_t* args) {
+    const dnnl_status_t status = dnnl_primitive_execute(p.get(), stream_.get(), n, args);
+    if (status != dnnl_success)
+      throw DnnlError("dnnl_primitive_execute failed with status " + std::to_string(status));
+  };
   std::array<dnnl_exec_arg_t, 8> args{};
   size_t n = 0;
   for (const void* p : pointers) {
-    e.args[n].set_data_handle(const_cast<void*>(p));
-    args[n] = {e.argIds[n], e.args[n].get()};
+    CachedArg& a = e.args[n];
+    a.user.set_data_handle(const_cast<void*>(p));
+    if (a.reorder && !a.output) {
+      const dnnl_exec_arg_t reorderArgs[] = {{DNNL_ARG_FROM, a.user.get()}, {DNNL_ARG_TO, a.internal.get()}};
+      run(a.reorder, 2, reorderArgs);
+    }
+    args[n] = {a.id, a.internal ? a.internal.get() : a.user.get()};
     ++n;
   }
-  const dnnl_status_t status =
-      dnnl_primitive_execute(e.primitive.get(), stream_.get(), static_cast<int>(n), args.data());
-  if (status != dnnl_success)
-    throw DnnlError("dnnl_primitive_execute failed with status " + std::to_string(status));
+  run(e.primitive, static_cast<int>(n), args.data());
+  for (CachedArg& a : e.args) {
+    if (!a.reorder || !a.output) continue;
+    const dnnl_exec_arg_t reorderArgs[] = {{DNNL_ARG_FROM, a.internal.get()}, {DNNL_ARG_TO, a.user.get()}};
+    run(a.reorder, 2, reorderArgs);
+  }
   stream_.wait();
 }
 
@@ -120,13 +151,14 @@ void CpuBackend::convolutionForward(const Tensor& x, const Tensor& w, const Tens
     return makeEntry<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(
         "convolution forward",
         [&] {
+          const auto anySrc = anyDesc(x.shape()), anyWei = anyDesc(w.shape()), anyDst = anyDesc(y.shape());
           auto desc = bias ? dnnl::convolution_forward::desc(
-                                 prop_kind::forward_training, algorithm::convolution_direct, src,
-                                 wei, plainDesc(b.shape()), dst, strides(g), dilation(g),
+                                 prop_kind::forward_training, algorithm::convolution_direct, anySrc,
+                                 anyWei, plainDesc(b.shape()), anyDst, strides(g), dilation(g),
                                  padBefore(g), padAfter(g))
                            : dnnl::convolution_forward::desc(
-                                 prop_kind::forward_training, algorithm::convolution_direct, src,
-                                 wei, dst, strides(g), dilation(g), padBefore(g), padAfter(g));
+                                 prop_kind::forward_training, algorithm::convolution_direct, anySrc,
+                                 anyWei, anyDst, strides(g), dilation(g), padBefore(g), padAfter(g));
           return dnnl::convolution_forward::primitive_desc(desc, engine_);
         },
         engine_, args);
@@ -142,8 +174,8 @@ dnnl::convolution_forward::primitive_desc convForwardHint(const dnnl::engine& en
                                                           const Shape& x, const Shape& w,
                                                           const Shape& y, const WindowGeometry& g) {
   auto desc = dnnl::convolution_forward::desc(
-      prop_kind::forward_training, algorithm::convolution_direct, plainDesc(x), plainDesc(w),
-      plainDesc(Shape{w[0]}), plainDesc(y), strides(g), dilation(g), padBefore(g), padAfter(g));
+      prop_kind::forward_training, algorithm::convolution_direct, anyDesc(x), anyDesc(w),
+      plainDesc(Shape{w[0]}), anyDesc(y), strides(g), dilation(g), padBefore(g), padAfter(g));
   return {desc, engine};
 }
 }  // namespace
@@ -162,8 +194,8 @@ void CpuBackend::convolutionBackwardData(const Tensor& dy, const Tensor& w, Tens
         [&] {
           auto hint = convForwardHint(engine_, dx.shape(), w.shape(), dy.shape(), g);
           auto desc = dnnl::convolution_backward_data::desc(
-              algorithm::convolution_direct, diffSrc, wei, diffDst, strides(g), dilation(g),
-              padBefore(g), padAfter(g));
+              algorithm::convolution_direct, anyDesc(dx.shape()), anyDesc(w.shape()),
+              anyDesc(dy.shape()), strides(g), dilation(g), padBefore(g), padAfter(g));
           return dnnl::convolution_backward_data::primitive_desc(desc, engine_, hint);
         },
         engine_, {{DNNL_ARG_DIFF_DST, diffDst}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, diffSrc}});
@@ -188,13 +220,15 @@ void CpuBackend::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, T
         "convolution backward-weights",
         [&] {
           auto hint = convForwardHint(engine_, x.shape(), dw.shape(), dy.shape(), g);
+          const auto anySrc = anyDesc(x.shape()), anyDiffWei = anyDesc(dw.shape()),
+                     anyDiffDst = anyDesc(dy.shape());
           auto desc = bias ? dnnl::convolution_backward_weights::desc(
-                                 algorithm::convolution_direct, src, diffWei,
-                                 plainDesc(db.shape()), diffDst, strides(g), dilation(g),
+                                 algorithm::convolution_direct, anySrc, anyDiffWei,
+                                 plainDesc(db.shape()), anyDiffDst, strides(g), dilation(g),
                                  padBefore(g), padAfter(g))
                            : dnnl::convolution_backward_weights::desc(
-                                 algorithm::convolution_direct, src, diffWei, diffDst, strides(g),
-                                 dilation(g), padBefore(g), padAfter(g));
+                                 algorithm::convolution_direct, anySrc, anyDiffWei, anyDiffDst,
+                                 strides(g), dilation(g), padBefore(g), padAfter(g));
           return dnnl::convolution_backward_weights::primitive_desc(desc, engine_, hint);
         },
         engine_, args);

@@ -52,12 +52,22 @@ struct PrimitiveKeyHash {
   }
 };
 
-// One cached primitive with its argument memories, in the order given by `argIds`.
+// One argument of a cached primitive. `user` wraps the caller's buffer in its plain layout (the
+// data handle is set on every call). When the primitive chose another layout (format_tag::any),
+// `internal` holds the data in that layout and `reorder` converts: user -> internal before an
+// input is read, internal -> user after an output is written.
+struct CachedArg {
+  int id = 0;
+  bool output = false;
+  dnnl::memory user;
+  dnnl::memory internal;
+  dnnl::primitive reorder;
+};
+
 struct CachedPrimitive {
   dnnl::primitive primitive;
-  std::vector<int> argIds;
-  std::vector<dnnl::memory> args;
-  size_t workspaceBytes = 0;  // max pooling: bytes of arg-max scratch the caller must provide
+  std::vector<CachedArg> args;  // in the order execute() receives their pointers
+  size_t workspaceBytes = 0;    // max pooling: bytes of arg-max scratch the caller must provide
 };
 
 class PrimitiveCache {
