@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 
 #include "LenetConfiguration.h"
-#include "SampleOptions.h"
+#include "SampleSupport.h"
 
 using namespace dl4cpp;
 using namespace dl4cpp::parallel;

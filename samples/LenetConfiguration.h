@@ -5,8 +5,9 @@
 
 namespace samples {
 
-// The LeNet configuration of DL4J's examples (seed 123, l2 5e-4, XAVIER, Nesterovs(0.01, 0.9)).
-inline dl4cpp::MultiLayerConfiguration lenetConfiguration() {
+// The LeNet configuration of DL4J's examples (seed 123, l2 5e-4, XAVIER, Nesterovs(0.01, 0.9)),
+// before build() (tests inspect the builder).
+inline dl4cpp::NeuralNetConfiguration::ListBuilder lenetListBuilder() {
   using namespace dl4cpp;
   return NeuralNetConfiguration::Builder()
       .seed(123)
@@ -23,8 +24,9 @@ inline dl4cpp::MultiLayerConfiguration lenetConfiguration() {
       .layer(DenseLayer::Builder().activation(Activation::RELU).nOut(500).build())
       .layer(OutputLayer::Builder(LossFunction::NEGATIVELOGLIKELIHOOD).nOut(10)
                  .activation(Activation::SOFTMAX).build())
-      .setInputType(InputType::convolutionalFlat(28, 28, 1))
-      .build();
+      .setInputType(InputType::convolutionalFlat(28, 28, 1));
 }
+
+inline dl4cpp::MultiLayerConfiguration lenetConfiguration() { return lenetListBuilder().build(); }
 
 }  // namespace samples

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "LenetConfiguration.h"
-#include "SampleOptions.h"
+#include "SampleSupport.h"
 
 using namespace dl4cpp;
 
@@ -60,21 +60,9 @@ int run(int argc, char** argv) {
                            totalSeconds,
                            static_cast<double>(mnistTrain.totalExamples()) * epochs / totalSeconds);
 
-  const Evaluation eval = model.evaluate(mnistTest);
-  std::cout << eval.stats() << "\n";
-  if (eval.accuracy() < minAccuracy) {
-    std::cerr << fmt::format("test accuracy {:.4f} is below --min-accuracy {:.4f}\n",
-                             eval.accuracy(), minAccuracy);
-    return 1;
-  }
-  return 0;
+  return samples::reportEvaluation(model.evaluate(mnistTest), minAccuracy);
 }
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "lenet_mnist: " << e.what() << "\n";
-    return 2;
-  }
+  return samples::runSample("lenet_mnist", [&] { return run(argc, argv); });
 }

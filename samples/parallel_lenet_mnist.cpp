@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "LenetConfiguration.h"
-#include "SampleOptions.h"
+#include "SampleSupport.h"
 
 using namespace dl4cpp;
 
@@ -82,22 +82,9 @@ int run(int argc, char** argv) {
         100 * s.averagingShare(), 100 * s.barrierWaitShare(), 100 * s.dataWaitShare());
   }
 
-  const Evaluation eval = model.evaluate(mnistTest);
-  std::cout << eval.stats() << "\n";
-  const double minAccuracy = options.getDouble("min-accuracy", 0.0);
-  if (eval.accuracy() < minAccuracy) {
-    std::cerr << fmt::format("test accuracy {:.4f} is below --min-accuracy {:.4f}\n",
-                             eval.accuracy(), minAccuracy);
-    return 1;
-  }
-  return 0;
+  return samples::reportEvaluation(model.evaluate(mnistTest), options.getDouble("min-accuracy", 0.0));
 }
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "parallel_lenet_mnist: " << e.what() << "\n";
-    return 2;
-  }
+  return samples::runSample("parallel_lenet_mnist", [&] { return run(argc, argv); });
 }

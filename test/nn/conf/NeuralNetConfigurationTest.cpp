@@ -9,29 +9,14 @@
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
 
+#include "LenetConfiguration.h"
+
 using namespace dl4cpp;
 
 namespace {
 
-// DL4J's LeNet, exactly as samples/lenet_mnist.cpp builds it.
-NeuralNetConfiguration::ListBuilder lenetList() {
-  return NeuralNetConfiguration::Builder()
-      .seed(123)
-      .l2(0.0005)
-      .weightInit(WeightInit::XAVIER)
-      .updater(Nesterovs(0.01, 0.9))
-      .list()
-      .layer(ConvolutionLayer::Builder(5, 5).nIn(1).stride(1, 1).nOut(20)
-                 .activation(Activation::IDENTITY).build())
-      .layer(SubsamplingLayer::Builder(PoolingType::MAX).kernelSize(2, 2).stride(2, 2).build())
-      .layer(ConvolutionLayer::Builder(5, 5).stride(1, 1).nOut(50)
-                 .activation(Activation::IDENTITY).build())
-      .layer(SubsamplingLayer::Builder(PoolingType::MAX).kernelSize(2, 2).stride(2, 2).build())
-      .layer(DenseLayer::Builder().activation(Activation::RELU).nOut(500).build())
-      .layer(OutputLayer::Builder(LossFunction::NEGATIVELOGLIKELIHOOD).nOut(10)
-                 .activation(Activation::SOFTMAX).build())
-      .setInputType(InputType::convolutionalFlat(28, 28, 1));
-}
+// DL4J's LeNet, exactly as the samples build it.
+NeuralNetConfiguration::ListBuilder lenetList() { return samples::lenetListBuilder(); }
 
 template <typename T>
 const T& layerAs(const MultiLayerConfiguration& conf, size_t i) {

@@ -12,6 +12,8 @@
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 
+#include "LenetConfiguration.h"
+
 using namespace dl4cpp;
 
 namespace {
@@ -112,22 +114,7 @@ TEST_SUITE("nn/multilayer") {
   }
 
   TEST_CASE("MultiLayerNetwork: LeNet has 431080 parameters") {
-    NeuralNetConfiguration::Builder b;
-    const auto conf = b.seed(123)
-                          .l2(0.0005)
-                          .updater(Nesterovs(0.01, 0.9))
-                          .list()
-                          .layer(ConvolutionLayer::Builder(5, 5).nIn(1).stride(1, 1).nOut(20)
-                                     .activation(Activation::IDENTITY).build())
-                          .layer(SubsamplingLayer::Builder(PoolingType::MAX).kernelSize(2, 2).stride(2, 2).build())
-                          .layer(ConvolutionLayer::Builder(5, 5).stride(1, 1).nOut(50)
-                                     .activation(Activation::IDENTITY).build())
-                          .layer(SubsamplingLayer::Builder(PoolingType::MAX).kernelSize(2, 2).stride(2, 2).build())
-                          .layer(DenseLayer::Builder().activation(Activation::RELU).nOut(500).build())
-                          .layer(OutputLayer::Builder(LossFunction::NEGATIVELOGLIKELIHOOD).nOut(10)
-                                     .activation(Activation::SOFTMAX).build())
-                          .setInputType(InputType::convolutionalFlat(28, 28, 1))
-                          .build();
+    const auto conf = samples::lenetConfiguration();
     MultiLayerNetwork net = initialized(conf);
     CHECK(net.numParams() == 431080);
     CHECK(net.updaterState().numel() == 431080);

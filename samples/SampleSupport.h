@@ -1,11 +1,14 @@
 #pragma once
-// Command-line flags shared by the samples: --name value pairs, with a clear error for anything
-// unknown or malformed.
+// What the samples share: command-line flags (--name value pairs, with a clear error for anything
+// unknown or malformed), the evaluation report, and main()'s error handling.
 #include <cstdlib>
 #include <iostream>
 #include <map>
 #include <stdexcept>
 #include <string>
+
+#include <dl4cpp/nn/eval/Evaluation.h>
+#include <fmt/format.h>
 
 namespace samples {
 
@@ -58,5 +61,25 @@ class SampleOptions {
   std::map<std::string, std::string> known_;
   std::map<std::string, std::string> values_;
 };
+
+// Prints the evaluation; the exit status is 1 when accuracy is below `minAccuracy`, else 0.
+inline int reportEvaluation(const dl4cpp::Evaluation& eval, double minAccuracy) {
+  std::cout << eval.stats() << "\n";
+  if (eval.accuracy() >= minAccuracy) return 0;
+  std::cerr << fmt::format("test accuracy {:.4f} is below --min-accuracy {:.4f}\n", eval.accuracy(),
+                           minAccuracy);
+  return 1;
+}
+
+// Runs a sample; an exception becomes a one-line message and exit status 2.
+template <typename Run>
+int runSample(const char* name, Run&& run) {
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    std::cerr << name << ": " << e.what() << "\n";
+    return 2;
+  }
+}
 
 }  // namespace samples
