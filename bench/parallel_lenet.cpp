@@ -31,6 +31,7 @@ struct Config {
   int frequency = 1;
   TrainingMode mode = TrainingMode::AVERAGING;
   int batch = 128;  // per worker
+  bool pin = false;  // ParallelWrapper::Builder::bindToCores
 };
 
 struct Sample {
@@ -64,7 +65,8 @@ Sample measure(const Config& c, MnistDataSetIterator& train) {
     return s;
   }
   auto wrapper = ParallelWrapper::Builder(model).workers(c.workers).threadsPerWorker(c.threads)
-                     .averagingFrequency(c.frequency).trainingMode(c.mode).prefetchBuffer(24).build();
+                     .averagingFrequency(c.frequency).trainingMode(c.mode).prefetchBuffer(24)
+                     .bindToCores(c.pin).build();
   std::vector<DataSet> warmup;
   for (int i = 0; i < 2 * c.workers && train.hasNext(); ++i) warmup.push_back(train.next());
   ListDataSetIterator warm(warmup, c.batch);
@@ -109,6 +111,9 @@ int main(int argc, char** argv) try {
   for (int frequency : {1, 3, 10})
     configs.push_back({"averaging", 2, 1, frequency, TrainingMode::AVERAGING, 64});
   configs.push_back({"shared gradients", 2, 1, 1, TrainingMode::SHARED_GRADIENTS, 64});
+  // What binding workers to cores buys.
+  for (int batch : {128, 64})
+    configs.push_back({"averaging, pinned", 2, 1, 3, TrainingMode::AVERAGING, batch, true});
 
   std::vector<std::vector<Sample>> results(configs.size());
   for (int r = 0; r < repeats; ++r)
@@ -122,14 +127,14 @@ int main(int argc, char** argv) try {
   const double base = med(0, &Sample::samplesPerSecond);
   std::cout << fmt::format("LeNet on MNIST, {} examples per run, median of {} runs, {} cores\n\n",
                            examples, repeats, cores);
-  std::cout << fmt::format("{:<17} {:>7} {:>8} {:>6} {:>4} {:>10} {:>9} {:>10} {:>9} {:>10}\n", "mode", "workers",
+  std::cout << fmt::format("{:<20} {:>7} {:>8} {:>6} {:>4} {:>10} {:>9} {:>10} {:>9} {:>10}\n", "mode", "workers",
                            "threads", "batch", "k", "samples/s", "vs 1x1", "averaging", "barrier", "data wait");
   std::string json = "[\n";
   for (size_t i = 0; i < configs.size(); ++i) {
     const Config& c = configs[i];
     const double sps = med(i, &Sample::samplesPerSecond);
     const std::string k = c.workers == 0 ? "-" : std::to_string(c.frequency);
-    std::cout << fmt::format("{:<17} {:>7} {:>8} {:>6} {:>4} {:>10.0f} {:>8.2f}x {:>9.2f}% {:>8.2f}% {:>9.2f}%\n",
+    std::cout << fmt::format("{:<20} {:>7} {:>8} {:>6} {:>4} {:>10.0f} {:>8.2f}x {:>9.2f}% {:>8.2f}% {:>9.2f}%\n",
                              c.name, c.workers == 0 ? "-" : std::to_string(c.workers), c.threads, c.batch, k,
                              sps, sps / base,
                              100 * med(i, &Sample::averaging), 100 * med(i, &Sample::barrier),

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <dl4cpp/iterators/AsyncDataSetIterator.h>
+#include <dl4cpp/parallel/CpuAffinity.h>
 #include <dl4cpp/parallel/ParameterAverager.h>
 #include <dl4cpp/parallel/WorkerPool.h>
 
@@ -43,6 +44,7 @@ struct ParallelWrapper::Impl {
   int threadsPerWorker = 1;
   bool report = false;
   bool averageUpdaters = true;
+  bool bindToCores = false;
   TrainingMode mode = TrainingMode::AVERAGING;
   std::vector<Device> devices;
   std::vector<std::shared_ptr<TrainingListener>> listeners;
@@ -157,6 +159,7 @@ ParallelWrapper ParallelWrapper::Builder::build() {
   impl->report = report_;
   impl->averageUpdaters = averageUpdaters_;
   impl->mode = mode_;
+  impl->bindToCores = bindToCores_;
   impl->listeners = listeners_;
   impl->devices = devices_;
   if (impl->devices.empty()) {
@@ -171,10 +174,13 @@ ParallelWrapper ParallelWrapper::Builder::build() {
   impl->next.resize(static_cast<size_t>(workers));
   impl->weights.resize(static_cast<size_t>(workers));
   impl->pool = std::make_unique<WorkerPool>(workers);
-  // Each replica (and its DeviceContext) is created on the worker thread that will use it.
+  // Each replica (and its DeviceContext) is created on the worker thread that will use it. CPU
+  // workers are pinned to their own cores when the cores suffice for all of them.
   Impl* p = impl.get();
-  p->pool->run([p](int w) {
+  const bool pin = impl->bindToCores && workers * impl->threadsPerWorker <= allowedCoreCount();
+  p->pool->run([p, pin](int w) {
     const Device device = p->devices[static_cast<size_t>(w) % p->devices.size()];
+    if (pin && device.isCpu()) pinCurrentThreadToCores(w * p->threadsPerWorker, p->threadsPerWorker);
     auto replica = std::make_unique<MultiLayerNetwork>(p->root->getConfiguration(), device,
                                                        p->threadsPerWorker);
     replica->init();
