@@ -43,11 +43,6 @@ void WorkerPool::wait() {
   if (std::exception_ptr error = waitNoThrow()) std::rethrow_exception(error);
 }
 
-bool WorkerPool::running() const {
-  std::lock_guard lock(mutex_);
-  return pending_ > 0;
-}
-
 void WorkerPool::loop(int worker) {
   uint64_t seen = 0;
   for (;;) {

@@ -37,12 +37,11 @@ class WorkerPool {
     start(std::move(task));
     wait();
   }
-  bool running() const;
 
  private:
   void loop(int worker);
 
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::condition_variable workReady_;
   std::condition_variable phaseDone_;
   std::function<void(int)> task_;
