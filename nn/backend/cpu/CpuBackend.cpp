@@ -67,7 +67,9 @@ CachedPrimitive makeEntry(const char* op, Describe&& describe, const dnnl::engin
       a.user = dnnl::memory(plain, engine, static_cast<void*>(nullptr));
       const dnnl::memory::desc wanted = pd.query_md(dnnl::query::exec_arg_md, id);
       if (id != DNNL_ARG_WORKSPACE && wanted != plain) {
-        a.internal = dnnl::memory(wanted, engine);
+        a.internal = dnnl::memory(wanted, engine, static_cast<void*>(nullptr));
+        a.scratchOffset = e.scratchBytes;
+        e.scratchBytes += (wanted.get_size() + 63) / 64 * 64;
         a.reorder = a.output ? dnnl::reorder(dnnl::reorder::primitive_desc(engine, wanted, engine, plain))
                              : dnnl::reorder(dnnl::reorder::primitive_desc(engine, plain, engine, wanted));
       }
@@ -114,11 +116,15 @@ void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> 
     if (status != dnnl_success)
       throw DnnlError("dnnl_primitive_execute failed with status " + std::to_string(status));
   };
+  if (scratch_.numel() * static_cast<int64_t>(sizeof(float)) < static_cast<int64_t>(e.scratchBytes))
+    scratch_ = Tensor(Shape{static_cast<int64_t>(e.scratchBytes / sizeof(float))});  // new shapes only
+  char* arena = reinterpret_cast<char*>(scratch_.data());
   std::array<dnnl_exec_arg_t, 8> args{};
   size_t n = 0;
   for (const void* p : pointers) {
     CachedArg& a = e.args[n];
     a.user.set_data_handle(const_cast<void*>(p));
+    if (a.internal) a.internal.set_data_handle(arena + a.scratchOffset);
     if (a.reorder && !a.output) {
       const dnnl_exec_arg_t reorderArgs[] = {{DNNL_ARG_FROM, a.user.get()}, {DNNL_ARG_TO, a.internal.get()}};
       run(a.reorder, 2, reorderArgs);

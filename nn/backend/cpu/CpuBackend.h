@@ -51,6 +51,9 @@ class CpuBackend final : public Backend {
   dnnl::engine engine_;
   dnnl::stream stream_;
   PrimitiveCache cache_;
+  // Convolutions' reordered copies of their arguments, needed only during one call: one arena
+  // sized for the largest call instead of a set of buffers per cached shape.
+  Tensor scratch_;
 };
 
 }  // namespace dl4cpp::cpu

@@ -56,17 +56,21 @@ struct PrimitiveKeyHash {
 // data handle is set on every call). When the primitive chose another layout (format_tag::any),
 // `internal` holds the data in that layout and `reorder` converts: user -> internal before an
 // input is read, internal -> user after an output is written.
+// Internal buffers live only for the duration of one execute(), so they are not owned by the
+// entry: they are carved out of the backend's scratch arena at `scratchOffset`.
 struct CachedArg {
   int id = 0;
   bool output = false;
   dnnl::memory user;
   dnnl::memory internal;
   dnnl::primitive reorder;
+  size_t scratchOffset = 0;
 };
 
 struct CachedPrimitive {
   dnnl::primitive primitive;
   std::vector<CachedArg> args;  // in the order execute() receives their pointers
+  size_t scratchBytes = 0;      // arena bytes the internal buffers need together
   size_t workspaceBytes = 0;    // max pooling: bytes of arg-max scratch the caller must provide
 };
 
