@@ -52,6 +52,10 @@ struct ParallelWrapper::Impl {
   std::unique_ptr<WorkerPool> pool;
   std::vector<std::unique_ptr<MultiLayerNetwork>> replicas;  // replicas[w]: built and used by worker w
   std::vector<Tensor> replicaParams, replicaStates, replicaGradients;
+  // Where averages are written: every replica and the root (updater state: the root, plus the
+  // replicas when averageUpdaters). The root's entries are refreshed by every fit(), in case the
+  // root was re-initialised since build().
+  std::vector<Tensor> paramDestinations, stateDestinations;
   std::vector<WorkerRound> current, next;
   std::vector<int64_t> weights;
   double regularization = 0;  // SHARED_GRADIENTS: the l2 term of the score, set by worker 0
@@ -64,6 +68,8 @@ struct ParallelWrapper::Impl {
   }
 
   void synchronizeReplicas() {
+    paramDestinations.back() = root->params();
+    stateDestinations.front() = root->updaterState();
     pool->run([this](int w) {
       MultiLayerNetwork& r = *replicas[static_cast<size_t>(w)];
       r.setParams(root->params());
@@ -115,12 +121,8 @@ struct ParallelWrapper::Impl {
       ParameterAverager::average(replicaGradients, weights, replicaGradients, begin, end);
       return;
     }
-    std::vector<Tensor> destinations = replicaParams;
-    destinations.push_back(root->params());
-    ParameterAverager::average(replicaParams, weights, destinations, begin, end);
+    ParameterAverager::average(replicaParams, weights, paramDestinations, begin, end);
     std::tie(begin, end) = ParameterAverager::slice(root->updaterState().numel(), w, n);
-    std::vector<Tensor> stateDestinations{root->updaterState()};
-    if (averageUpdaters) stateDestinations.insert(stateDestinations.end(), replicaStates.begin(), replicaStates.end());
     ParameterAverager::average(replicaStates, weights, stateDestinations, begin, end);
   }
 
@@ -191,6 +193,12 @@ ParallelWrapper ParallelWrapper::Builder::build() {
     impl->replicaStates.push_back(r->updaterState());
     impl->replicaGradients.push_back(r->gradient());
   }
+  impl->paramDestinations = impl->replicaParams;
+  impl->paramDestinations.push_back(Tensor());   // the root's, set by each fit()
+  impl->stateDestinations = {Tensor()};
+  if (impl->averageUpdaters)
+    impl->stateDestinations.insert(impl->stateDestinations.end(), impl->replicaStates.begin(),
+                                   impl->replicaStates.end());
   return ParallelWrapper(std::move(impl));
 }
 

@@ -104,6 +104,22 @@ TEST_SUITE("parallel") {
     CHECK(root.getEpochCount() == 1);
   }
 
+  TEST_CASE("ParallelWrapper: a root re-initialised after build() still receives the result") {
+    const auto conf = testutil::smallNet(Nesterovs(0.1, 0.9));
+    const auto data = testutil::batches(6, 8);
+    MultiLayerNetwork plain = initialized(conf);
+    VectorIterator plainData(data);
+    plain.fit(plainData);
+
+    MultiLayerNetwork root = initialized(conf);
+    auto wrapper = ParallelWrapper::Builder(root).workers(1).averagingFrequency(2).build();
+    root.init();  // new flat buffers
+    VectorIterator wrapped(data);
+    wrapper.fit(wrapped);
+    CHECK(root.params().toVector() == plain.params().toVector());
+    CHECK(root.updaterState().toVector() == plain.updaterState().toVector());
+  }
+
   TEST_CASE("ParallelWrapper: 2 workers, averaging every iteration, SGD = one model on concatenated minibatches") {
     const auto conf = testutil::smallNet(Sgd(0.1), 1e-3);
     const auto data = testutil::batches(8, 4);

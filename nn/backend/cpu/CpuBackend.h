@@ -1,8 +1,9 @@
 #pragma once
 // The CPU backend: convolution, pooling, inner product, eltwise and softmax on oneDNN primitives
 // (cached per shape), and OpenMP-parallel loops for losses and the flat-buffer updater steps.
-// Activations and weights use oneDNN's plain layouts (nchw / oihw / nc / oi), which are also the
-// layouts of the network's flat buffers, so no reorders are needed between ops.
+// Tensors cross this interface in plain layouts (nchw / oihw / nc / oi: the layouts of the
+// network's flat buffers). Convolutions choose their own layout (format_tag::any, direct JIT
+// kernels) and reorder at their boundary into scratch_, which only lives during one call.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <dl4cpp/nn/backend/Backend.h>

@@ -10,6 +10,8 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <dl4cpp/nn/Error.h>
+
 namespace dl4cpp::cpu {
 
 enum class OpId : int64_t {
@@ -33,7 +35,9 @@ struct PrimitiveKey {
   int n = 0;
 
   PrimitiveKey& add(int64_t x) {
-    v[static_cast<size_t>(n++)] = x;  // callers add at most 24 values (checked in tests by use)
+    if (n == static_cast<int>(v.size()))
+      throw BackendError("PrimitiveKey: more than 24 values; enlarge the key for this op");
+    v[static_cast<size_t>(n++)] = x;
     return *this;
   }
   bool operator==(const PrimitiveKey& o) const {
