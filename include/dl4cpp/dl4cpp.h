@@ -17,4 +17,5 @@
 #include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 #include <dl4cpp/nn/updaters/Updaters.h>
+#include <dl4cpp/nn/util/ModelSerializer.h>
 #include <dl4cpp/parallel/ParallelWrapper.h>

@@ -31,7 +31,19 @@ struct MultiLayerConfiguration {
 
   // A table of layers, types, shapes and parameter counts.
   std::string summary() const;
+
+  // Human-readable JSON holding every field (DL4J's toJson()/fromJson()): seed, the builder's
+  // defaults, the input type and each resolved layer with its preprocessor and input/output
+  // types. fromJson() rebuilds through the list builder, so a parsed configuration is validated
+  // exactly as a built one, and checks that the derived fields it stores agree. Malformed JSON,
+  // missing fields, wrong types, unknown enum names and sizes too large to allocate are
+  // ConfigError naming the JSON path ("$.layers[2].kernel[0]").
+  std::string toJson() const;
+  static MultiLayerConfiguration fromJson(const std::string& json);
 };
+
+// Equal when every field is (compares the JSON forms, which hold every field).
+bool operator==(const MultiLayerConfiguration& a, const MultiLayerConfiguration& b);
 
 class NeuralNetConfiguration {
  public:

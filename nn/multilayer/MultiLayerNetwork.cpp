@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <dl4cpp/nn/util/ModelSerializer.h>
+
 namespace dl4cpp {
 
 MultiLayerNetwork::MultiLayerNetwork(MultiLayerConfiguration conf, Device device, int numThreads)
@@ -65,6 +67,7 @@ void MultiLayerNetwork::init() {
   outputGrads_.assign(n, Tensor());
   iteration_ = 0;
   epoch_ = 0;
+  minibatchesInEpoch_ = 0;
   score_ = 0;
 }
 
@@ -189,12 +192,14 @@ void MultiLayerNetwork::fit(DataSetIterator& iterator) {
   requireInit("fit");
   if (!iterator.hasNext() && iterator.resetSupported()) iterator.reset();
   for (auto& l : listeners_) l->onEpochStart(*this, epoch_);
+  minibatchesInEpoch_ = 0;
   IterationInfo info;
   info.epoch = epoch_;
   info.examplesPerEpoch = iterator.totalExamples();
   while (iterator.hasNext()) {
     const DataSet batch = iterator.next();
     fit(batch);
+    ++minibatchesInEpoch_;
     if (listeners_.empty()) continue;
     info.iteration = iteration_;
     info.score = score_;
@@ -204,6 +209,7 @@ void MultiLayerNetwork::fit(DataSetIterator& iterator) {
   }
   for (auto& l : listeners_) l->onEpochEnd(*this, epoch_);
   ++epoch_;
+  minibatchesInEpoch_ = 0;
 }
 
 void MultiLayerNetwork::fit(DataSetIterator& iterator, int epochs) {
@@ -273,8 +279,17 @@ MultiLayerNetwork MultiLayerNetwork::clone() const {
   copy.setUpdaterState(updaterState_);
   copy.iteration_ = iteration_;
   copy.epoch_ = epoch_;
+  copy.minibatchesInEpoch_ = minibatchesInEpoch_;
   copy.score_ = score_;
   return copy;
+}
+
+void MultiLayerNetwork::save(const std::filesystem::path& path, bool saveUpdater) const {
+  ModelSerializer::writeModel(*this, path, saveUpdater);
+}
+
+MultiLayerNetwork MultiLayerNetwork::load(const std::filesystem::path& path, bool loadUpdater) {
+  return ModelSerializer::restoreMultiLayerNetwork(path, loadUpdater);
 }
 
 void MultiLayerNetwork::setListeners(std::vector<std::shared_ptr<TrainingListener>> listeners) {

@@ -14,6 +14,7 @@
 // Threading: a network and its DeviceContext are used by one thread at a time. fit/output bind
 // the calling thread to the context's thread budget. Listeners run on the thread calling fit.
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -86,6 +87,14 @@ class MultiLayerNetwork {
   // A deep copy: configuration, parameters, updater state and counters (DL4J's clone()).
   MultiLayerNetwork clone() const;
 
+  // --- Model files (ModelSerializer; format in docs/model-format.md) -------------------------------
+  // Writes configuration, parameters, counters and (saveUpdater) updater state to `path`
+  // atomically. The updater state is what continuing training exactly needs; inference does not.
+  void save(const std::filesystem::path& path, bool saveUpdater = true) const;
+  // Restores a saved model on the CPU (all cores). Without loadUpdater (or when the file has none)
+  // the updater state is zero, as after init().
+  static MultiLayerNetwork load(const std::filesystem::path& path, bool loadUpdater = true);
+
   void setListeners(std::vector<std::shared_ptr<TrainingListener>> listeners);
   void addListeners(std::vector<std::shared_ptr<TrainingListener>> listeners);
   const std::vector<std::shared_ptr<TrainingListener>>& getListeners() const { return listeners_; }
@@ -95,6 +104,11 @@ class MultiLayerNetwork {
   int getEpochCount() const { return epoch_; }
   void setIterationCount(int64_t n) { iteration_ = n; }
   void setEpochCount(int n) { epoch_ = n; }
+  // Minibatches of epoch getEpochCount() already trained: counted from 0 by fit(iterator) and by
+  // ParallelWrapper, back to 0 when an epoch completes. Nonzero only in a model saved inside an
+  // epoch (a ParallelWrapper checkpoint), where it tells resume() how many minibatches to skip.
+  int64_t getMinibatchesInEpoch() const { return minibatchesInEpoch_; }
+  void setMinibatchesInEpoch(int64_t n) { minibatchesInEpoch_ = n; }
   int numLayers() const { return static_cast<int>(layers_.size()); }
   DeviceContext& context() { return *context_; }
   std::string summary() const { return conf_.summary(); }
@@ -131,6 +145,7 @@ class MultiLayerNetwork {
   double score_ = 0;
   int64_t iteration_ = 0;
   int epoch_ = 0;
+  int64_t minibatchesInEpoch_ = 0;
 };
 
 }  // namespace dl4cpp

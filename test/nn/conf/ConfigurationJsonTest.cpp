@@ -1,0 +1,122 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
+
+#include "LenetConfiguration.h"
+
+using namespace dl4cpp;
+
+namespace {
+
+// Every configuration field set away from its default, on every layer type.
+MultiLayerConfiguration everyField() {
+  return NeuralNetConfiguration::Builder()
+      .seed(987654321987ULL)
+      .activation(Activation::LEAKYRELU)
+      .weightInit(WeightInit::RELU_UNIFORM)
+      .updater(Adam(2e-3, 0.8, 0.99, 1e-7))
+      .biasUpdater(RmsProp(0.05, 0.9, 1e-6))
+      .l2(1e-4)
+      .l2Bias(2e-5)
+      .biasInit(0.1)
+      .convolutionMode(ConvolutionMode::Same)
+      .list()
+      .layer(ConvolutionLayer::Builder(3, 2).stride(2, 1).dilation(1, 2).nOut(4).hasBias(false)
+                 .name("c1").leakyReluAlpha(0.2).build())
+      .layer(SubsamplingLayer::Builder(PoolingType::AVG, 2, 2, 1, 1).padding(1, 0)
+                 .convolutionMode(ConvolutionMode::Truncate).build())
+      .layer(ConvolutionLayer::Builder(2, 2).padding(1, 1).convolutionMode(ConvolutionMode::Truncate)
+                 .nOut(3).activation(Activation::SIGMOID).weightInit(WeightInit::NORMAL)
+                 .updater(Nesterovs(0.3, 0.5)).l2(0.5).l2Bias(0.25).biasInit(-1).build())
+      .layer(DenseLayer::Builder().nOut(7).activation(Activation::TANH).updater(NoOp())
+                 .biasUpdater(Sgd(0.7)).weightInit(WeightInit::ZERO).build())
+      .layer(OutputLayer::Builder(LossFunction::XENT).nOut(2).activation(Activation::SIGMOID)
+                 .hasBias(false).weightInit(WeightInit::UNIFORM).build())
+      .setInputType(InputType::convolutional(9, 8, 2))
+      .build();
+}
+
+std::string configError(const std::string& json) {
+  try {
+    MultiLayerConfiguration::fromJson(json);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no ConfigError)";
+}
+
+// toJson() with the first occurrence of `from` replaced by `to`.
+std::string edited(const std::string& json, const std::string& from, const std::string& to) {
+  const auto at = json.find(from);
+  REQUIRE_MESSAGE(at != std::string::npos, from);
+  return json.substr(0, at) + to + json.substr(at + from.size());
+}
+
+}  // namespace
+
+TEST_SUITE("nn.conf.json") {
+
+TEST_CASE("toJson/fromJson round-trips LeNet and a configuration setting every field") {
+  for (const MultiLayerConfiguration& conf : {samples::lenetConfiguration(), everyField()}) {
+    const std::string json = conf.toJson();
+    const MultiLayerConfiguration parsed = MultiLayerConfiguration::fromJson(json);
+    CHECK(parsed == conf);
+    CHECK(parsed.toJson() == json);
+    CHECK(parsed.summary() == conf.summary());
+    CHECK(parsed.seed == conf.seed);
+  }
+  // Different configurations differ.
+  CHECK_FALSE(samples::lenetConfiguration() == everyField());
+}
+
+TEST_CASE("the JSON is human-readable, with DL4J's enum names and resolved defaults") {
+  const std::string json = everyField().toJson();
+  CHECK(json.find("\"type\": \"ConvolutionLayer\"") != std::string::npos);
+  CHECK(json.find("\"activation\": \"LEAKYRELU\"") != std::string::npos);
+  CHECK(json.find("\"convolutionMode\": \"Same\"") != std::string::npos);
+  CHECK(json.find("\"poolingType\": \"AVG\"") != std::string::npos);
+  CHECK(json.find("\"lossFunction\": \"XENT\"") != std::string::npos);
+  CHECK(json.find("\"type\": \"NESTEROVS\"") != std::string::npos);
+  CHECK(json.find("\n  \"layers\": [") != std::string::npos);  // indented, one field per line
+}
+
+TEST_CASE("fromJson errors name the JSON path and the problem") {
+  const std::string json = samples::lenetConfiguration().toJson();
+  const std::string unknownEnum = configError(edited(json, "\"IDENTITY\"", "\"SWISH\""));
+  CHECK(unknownEnum.find("$.layers[0].activation") != std::string::npos);
+  CHECK(unknownEnum.find("SWISH") != std::string::npos);
+
+  const std::string missing = configError(edited(json, "\"seed\": 123,", ""));
+  CHECK(missing.find("$: missing field \"seed\"") != std::string::npos);
+
+  const std::string wrongType = configError(edited(json, "\"nOut\": 20", "\"nOut\": \"20\""));
+  CHECK(wrongType.find("$.layers[0].nOut") != std::string::npos);
+  CHECK(wrongType.find("expected an integer") != std::string::npos);
+
+  const std::string negative = configError(edited(json, "\"nOut\": 20", "\"nOut\": -20"));
+  CHECK(negative.find("$.layers[0].nOut") != std::string::npos);
+
+  const std::string huge = configError(edited(json, "\"nOut\": 20", "\"nOut\": 99999999999"));
+  CHECK(huge.find("$.layers[0].nOut") != std::string::npos);
+
+  const std::string kernel = configError(edited(json, "\"kernel\": [\n        5,", "\"kernel\": [\n        true,"));
+  CHECK(kernel.find("$.layers[0].kernel[0]") != std::string::npos);
+
+  const std::string layerType = configError(edited(json, "\"DenseLayer\"", "\"LSTM\""));
+  CHECK(layerType.find("$.layers[4].type") != std::string::npos);
+
+  // A stored derived value that disagrees with what the builder derives.
+  const std::string derived = configError(edited(json, "\"outputType\": {\n    \"kind\": \"FeedForward\",\n    \"size\": 10",
+                                                 "\"outputType\": {\n    \"kind\": \"FeedForward\",\n    \"size\": 11"));
+  CHECK(derived.find("$.outputType") != std::string::npos);
+
+  CHECK(configError("{\"seed\": ").find("not valid JSON") != std::string::npos);
+  CHECK(configError("[]").find("$") != std::string::npos);
+  // An invalid layer combination is rejected by the builder, as when built in code.
+  CHECK(configError(edited(json, "\"nIn\": 1,", "\"nIn\": 3,")).find("$.layers") != std::string::npos);
+}
+
+}  // TEST_SUITE
