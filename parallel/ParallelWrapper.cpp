@@ -48,6 +48,10 @@ struct ParallelWrapper::Impl {
   TrainingMode mode = TrainingMode::AVERAGING;
   std::vector<Device> devices;
   std::vector<std::shared_ptr<TrainingListener>> listeners;
+  std::optional<Checkpoint> checkpoint;
+  std::filesystem::path checkpointDirectory;
+  int keepLast = 3;
+  int64_t checkpointMark = 0;  // Iterations policy: the root's iteration count at the last checkpoint
 
   std::unique_ptr<WorkerPool> pool;
   std::vector<std::unique_ptr<MultiLayerNetwork>> replicas;  // replicas[w]: built and used by worker w
@@ -138,7 +142,29 @@ struct ParallelWrapper::Impl {
               root->updaterState().data() + begin);
   }
 
-  void fitEpoch(DataSetIterator& iterator);
+  // Checkpoints at the boundary just reached, if the policy asks for one here.
+  void checkpointAfterRound() {
+    if (!checkpoint || checkpoint->unit() != Checkpoint::Unit::Iterations) return;
+    const int64_t n = checkpoint->every(), iteration = root->getIterationCount();
+    if (iteration / n == checkpointMark / n) return;
+    Checkpoints::write(*root, checkpointDirectory, keepLast);
+    checkpointMark = iteration;
+  }
+  void checkpointAfterEpoch() {
+    if (checkpoint && checkpoint->unit() == Checkpoint::Unit::Epochs &&
+        root->getEpochCount() % checkpoint->every() == 0)
+      Checkpoints::write(*root, checkpointDirectory, keepLast);
+  }
+  void beginFit() {
+    requireOpen();
+    stopRequested = false;
+    stats = ParallelStatistics{};
+    checkpointMark = root->getIterationCount();
+  }
+
+  // One epoch; `alreadyTrained` minibatches of it were trained before (resume()) and have been
+  // consumed from the iterator.
+  void fitEpoch(DataSetIterator& iterator, int64_t alreadyTrained = 0);
 };
 
 // --- Builder ---------------------------------------------------------------------------------------
@@ -163,6 +189,15 @@ ParallelWrapper ParallelWrapper::Builder::build() {
   impl->mode = mode_;
   impl->bindToCores = bindToCores_;
   impl->listeners = listeners_;
+  if (checkpoint_) {
+    if (keepLast_ < 1)
+      throw ConfigError(fmt::format("ParallelWrapper: checkpointEvery keepLast must be >= 1, got {}", keepLast_));
+    if (checkpointDirectory_.empty())
+      throw ConfigError("ParallelWrapper: checkpointEvery needs a directory");
+    impl->checkpoint = checkpoint_;
+    impl->checkpointDirectory = checkpointDirectory_;
+    impl->keepLast = keepLast_;
+  }
   impl->devices = devices_;
   if (impl->devices.empty()) {
     for (int i = 0; i < cudaDeviceCount(); ++i) impl->devices.push_back(Device::cuda(i));
@@ -229,16 +264,12 @@ void ParallelWrapper::setListeners(std::vector<std::shared_ptr<TrainingListener>
 }
 
 void ParallelWrapper::fit(DataSetIterator& iterator) {
-  impl_->requireOpen();
-  impl_->stopRequested = false;
-  impl_->stats = ParallelStatistics{};
+  impl_->beginFit();
   impl_->fitEpoch(iterator);
 }
 
 void ParallelWrapper::fit(DataSetIterator& iterator, int epochs) {
-  impl_->requireOpen();
-  impl_->stopRequested = false;
-  impl_->stats = ParallelStatistics{};
+  impl_->beginFit();
   for (int e = 0; e < epochs && !impl_->stopRequested; ++e) {
     if (e > 0) {
       if (!iterator.resetSupported())
@@ -250,9 +281,35 @@ void ParallelWrapper::fit(DataSetIterator& iterator, int epochs) {
   }
 }
 
-void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator) {
+void ParallelWrapper::resume(DataSetIterator& iterator, int totalEpochs) {
+  impl_->beginFit();
+  MultiLayerNetwork& root = *impl_->root;
+  const int finished = root.getEpochCount();
+  const int64_t trained = root.getMinibatchesInEpoch();
+  if (finished >= totalEpochs) return;
+  if (finished > 0 && !iterator.resetSupported())
+    throw DataError("ParallelWrapper::resume: the iterator cannot be reset, so it cannot replay "
+                    "the epochs the run had finished");
+  // The original run reset its iterator once before each epoch after the first.
+  for (int e = 0; e < finished; ++e) iterator.reset();
+  for (int64_t i = 0; i < trained; ++i) {
+    if (!iterator.hasNext())
+      throw DataError(fmt::format("ParallelWrapper::resume: the model had trained {} minibatches "
+                                  "of epoch {}, but the iterator holds only {}",
+                                  trained, finished, i));
+    iterator.next();
+  }
+  impl_->fitEpoch(iterator, trained);
+  for (int e = finished + 1; e < totalEpochs && !impl_->stopRequested; ++e) {
+    iterator.reset();
+    impl_->fitEpoch(iterator);
+  }
+}
+
+void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator, int64_t alreadyTrained) {
   synchronizeReplicas();
-  if (!iterator.hasNext() && iterator.resetSupported()) iterator.reset();
+  if (alreadyTrained == 0 && !iterator.hasNext() && iterator.resetSupported()) iterator.reset();
+  root->setMinibatchesInEpoch(alreadyTrained);
   std::unique_ptr<AsyncDataSetIterator> async;
   DataSetIterator* source = &iterator;
   if (prefetch > 0 && iterator.asyncSupported()) {
@@ -319,6 +376,10 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator) {
     root->setIterationCount(root->getIterationCount() + iterations);
     for (auto& r : replicas) r->setIterationCount(root->getIterationCount());
     root->setScore(score);
+    int64_t minibatches = 0;
+    for (const auto& r : current) minibatches += static_cast<int64_t>(r.batches.size());
+    root->setMinibatchesInEpoch(root->getMinibatchesInEpoch() + minibatches);
+    checkpointAfterRound();
 
     const double workers = static_cast<double>(current.size());
     timing.wall = seconds(averaged - start) + dataWait;
@@ -353,6 +414,8 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator) {
   if (stopRequested) return;
   for (auto& l : listeners) l->onEpochEnd(*root, root->getEpochCount());
   root->setEpochCount(root->getEpochCount() + 1);
+  root->setMinibatchesInEpoch(0);
+  checkpointAfterEpoch();
 }
 
 }  // namespace dl4cpp::parallel

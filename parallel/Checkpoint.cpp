@@ -1,0 +1,97 @@
+#include <dl4cpp/parallel/Checkpoint.h>
+
+#include <algorithm>
+#include <cctype>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/util/ModelSerializer.h>
+
+namespace dl4cpp::parallel {
+
+namespace {
+
+constexpr std::string_view kPrefix = "checkpoint-i";
+constexpr std::string_view kEpochPart = "-e";
+constexpr std::string_view kSuffix = ".dl4cpp";
+constexpr size_t kIterationDigits = 12;
+constexpr size_t kEpochDigits = 6;
+
+bool digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Exactly the names fileName() makes; temporary files ("...dl4cpp.tmp-...") do not match.
+bool isCheckpointName(std::string_view name) {
+  if (name.size() != kPrefix.size() + kIterationDigits + kEpochPart.size() + kEpochDigits + kSuffix.size())
+    return false;
+  if (name.substr(0, kPrefix.size()) != kPrefix) return false;
+  name.remove_prefix(kPrefix.size());
+  if (!digits(name.substr(0, kIterationDigits))) return false;
+  name.remove_prefix(kIterationDigits);
+  if (name.substr(0, kEpochPart.size()) != kEpochPart) return false;
+  name.remove_prefix(kEpochPart.size());
+  return digits(name.substr(0, kEpochDigits)) && name.substr(kEpochDigits) == kSuffix;
+}
+
+}  // namespace
+
+Checkpoint Checkpoint::iterations(int64_t n) {
+  if (n < 1) throw ConfigError(fmt::format("Checkpoint::iterations: n must be >= 1, got {}", n));
+  return Checkpoint(Unit::Iterations, n);
+}
+
+Checkpoint Checkpoint::epochs(int n) {
+  if (n < 1) throw ConfigError(fmt::format("Checkpoint::epochs: n must be >= 1, got {}", n));
+  return Checkpoint(Unit::Epochs, n);
+}
+
+std::string Checkpoints::fileName(int64_t iteration, int epoch) {
+  return fmt::format("{}{:0{}}{}{:0{}}{}", kPrefix, iteration, kIterationDigits, kEpochPart, epoch,
+                     kEpochDigits, kSuffix);
+}
+
+std::vector<std::filesystem::path> Checkpoints::list(const std::filesystem::path& directory) {
+  std::vector<std::filesystem::path> found;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(directory, ec);
+  if (ec) {
+    if (ec == std::errc::no_such_file_or_directory) return found;
+    throw IoError(fmt::format("cannot list checkpoint directory {}: {}", directory.string(), ec.message()));
+  }
+  for (const auto& entry : it)
+    if (isCheckpointName(entry.path().filename().string())) found.push_back(entry.path());
+  // Zero-padded names: lexicographic order is (iteration, epoch) order.
+  std::sort(found.begin(), found.end(),
+            [](const auto& a, const auto& b) { return a.filename().string() < b.filename().string(); });
+  return found;
+}
+
+std::optional<std::filesystem::path> Checkpoints::latest(const std::filesystem::path& directory) {
+  auto all = list(directory);
+  if (all.empty()) return std::nullopt;
+  return all.back();
+}
+
+std::filesystem::path Checkpoints::write(const MultiLayerNetwork& model,
+                                         const std::filesystem::path& directory, int keepLast) {
+  if (keepLast < 1) throw ConfigError(fmt::format("Checkpoints::write: keepLast must be >= 1, got {}", keepLast));
+  std::error_code ec;
+  std::filesystem::create_directories(directory, ec);
+  if (ec)
+    throw IoError(fmt::format("cannot create checkpoint directory {}: {}", directory.string(), ec.message()));
+  const auto path = directory / fileName(model.getIterationCount(), model.getEpochCount());
+  ModelSerializer::writeModel(model, path, true);
+  // Only once the new checkpoint is safely on disk may older ones go.
+  const auto all = list(directory);
+  for (size_t i = 0; i + static_cast<size_t>(keepLast) < all.size(); ++i) {
+    std::filesystem::remove(all[i], ec);
+    if (ec)
+      throw IoError(fmt::format("cannot delete old checkpoint {}: {}", all[i].string(), ec.message()));
+  }
+  return path;
+}
+
+}  // namespace dl4cpp::parallel

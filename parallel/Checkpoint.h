@@ -1,0 +1,61 @@
+#pragma once
+// Checkpoints of a ParallelWrapper run: when to write them (Checkpoint), and the files themselves
+// (Checkpoints). A checkpoint is an ordinary model file (ModelSerializer, with updater state)
+// holding the averaged root model at an averaging boundary, counters included, so
+// MultiLayerNetwork::load() of the newest one plus ParallelWrapper::resume() continues the run.
+//
+//   auto wrapper = ParallelWrapper::Builder(model).workers(2).averagingFrequency(3)
+//       .checkpointEvery(Checkpoint::iterations(300), "checkpoints/", 3)
+//       .build();
+//
+// Files are named "checkpoint-i<iteration, 12 digits>-e<epoch, 6 digits>.dl4cpp": the name sorts
+// by training progress, so the newest is the last name in order (an end-of-epoch checkpoint
+// sorts after a mid-epoch one at the same iteration).
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
+
+namespace dl4cpp::parallel {
+
+// How often checkpoints are written. Both kinds write only at averaging boundaries, where the
+// root model holds the averaged state every worker continues from.
+class Checkpoint {
+ public:
+  enum class Unit { Iterations, Epochs };
+
+  // At the first averaging boundary at or after every multiple of n iterations (the root's
+  // iteration count; one round adds averagingFrequency). n >= 1, else ConfigError.
+  static Checkpoint iterations(int64_t n);
+  // After every n-th completed epoch (by the root's epoch count). n >= 1, else ConfigError.
+  static Checkpoint epochs(int n);
+
+  Unit unit() const { return unit_; }
+  int64_t every() const { return every_; }
+
+ private:
+  Checkpoint(Unit unit, int64_t every) : unit_(unit), every_(every) {}
+  Unit unit_;
+  int64_t every_;
+};
+
+class Checkpoints {
+ public:
+  // "checkpoint-i000000000120-e000002.dl4cpp"
+  static std::string fileName(int64_t iteration, int epoch);
+  // The checkpoint files in `directory`, oldest first (other files are ignored); empty when the
+  // directory does not exist.
+  static std::vector<std::filesystem::path> list(const std::filesystem::path& directory);
+  // The newest checkpoint in `directory`, if any.
+  static std::optional<std::filesystem::path> latest(const std::filesystem::path& directory);
+  // Writes `model` (with updater state) atomically into `directory` (created if missing), then
+  // deletes all but the newest keepLast checkpoints. Returns the new file. IoError on failure;
+  // the previous checkpoints are then untouched.
+  static std::filesystem::path write(const MultiLayerNetwork& model,
+                                     const std::filesystem::path& directory, int keepLast);
+};
+
+}  // namespace dl4cpp::parallel

@@ -1,0 +1,228 @@
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "TempDir.h"
+#include "parallel/ParallelTestUtil.h"
+
+using namespace dl4cpp;
+using namespace dl4cpp::parallel;
+using testutil::TempDir;
+using testutil::VectorIterator;
+
+namespace {
+
+MultiLayerNetwork initialized(const MultiLayerConfiguration& conf) {
+  MultiLayerNetwork m(conf);
+  m.init();
+  return m;
+}
+
+bool bitIdentical(const Tensor& a, const Tensor& b) {
+  const auto x = a.toVector(), y = b.toVector();
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+}
+
+std::vector<std::string> names(const std::vector<std::filesystem::path>& paths) {
+  std::vector<std::string> out;
+  for (const auto& p : paths) out.push_back(p.filename().string());
+  return out;
+}
+
+// Like MnistDataSetIterator with shuffling: the order is permuted at construction and again at
+// every reset(), by one generator that continues across epochs. Resuming must replay that.
+class ShufflingIterator : public VectorIterator {
+ public:
+  explicit ShufflingIterator(std::vector<DataSet> data, uint64_t seed)
+      : VectorIterator(std::move(data)), rng_(seed) {
+    shuffle();
+  }
+  void reset() override {
+    VectorIterator::reset();
+    shuffle();
+  }
+
+ private:
+  void shuffle() {
+    for (size_t i = data_.size(); i > 1; --i) std::swap(data_[i - 1], data_[rng_() % i]);
+  }
+  std::mt19937_64 rng_;
+};
+
+// Records the root's parameters at every averaging boundary; throws at the first boundary at or
+// after iteration `throwAt` (a crash).
+struct Recorder : TrainingListener {
+  std::vector<std::pair<int64_t, Tensor>> params;
+  int64_t throwAt = -1;
+  void iterationDone(const MultiLayerNetwork& model, const IterationInfo& info) override {
+    params.emplace_back(info.iteration, model.params().clone());
+    if (throwAt >= 0 && info.iteration >= throwAt) throw std::runtime_error("simulated crash");
+  }
+};
+
+}  // namespace
+
+TEST_SUITE("parallel.Checkpoint") {
+
+TEST_CASE("Checkpoints: names sort by progress; latest and list ignore other files") {
+  CHECK(Checkpoints::fileName(120, 2) == "checkpoint-i000000000120-e000002.dl4cpp");
+  TempDir dir;
+  CHECK_FALSE(Checkpoints::latest(dir.path()).has_value());
+  CHECK_FALSE(Checkpoints::latest(dir / "missing").has_value());
+  for (const char* name : {"checkpoint-i000000000120-e000001.dl4cpp", "checkpoint-i000000000120-e000002.dl4cpp",
+                           "checkpoint-i000000000009-e000000.dl4cpp", "checkpoint-i000000000999-e000003.dl4cpp.tmp-1a2b",
+                           "checkpoint-i99-e1.dl4cpp", "notes.txt"})
+    std::ofstream(dir / name) << "x";
+  CHECK(names(Checkpoints::list(dir.path())) ==
+        std::vector<std::string>{"checkpoint-i000000000009-e000000.dl4cpp", "checkpoint-i000000000120-e000001.dl4cpp",
+                                 "checkpoint-i000000000120-e000002.dl4cpp"});
+  CHECK(Checkpoints::latest(dir.path())->filename() == "checkpoint-i000000000120-e000002.dl4cpp");
+  CHECK_THROWS_AS(Checkpoint::iterations(0), ConfigError);
+  CHECK_THROWS_AS(Checkpoint::epochs(-1), ConfigError);
+}
+
+TEST_CASE("ParallelWrapper: iteration checkpoints appear at averaging boundaries, holding the root") {
+  TempDir dir;
+  MultiLayerNetwork root = initialized(testutil::smallNet(Nesterovs(0.1, 0.9)));
+  auto recorder = std::make_shared<Recorder>();
+  // 2 workers x k = 2: a round is 4 minibatches and 2 iterations; 12 minibatches = 3 rounds/epoch.
+  auto wrapper = ParallelWrapper::Builder(root).workers(2).averagingFrequency(2).prefetchBuffer(0)
+                     .checkpointEvery(Checkpoint::iterations(4), dir.path(), 100)
+                     .setListeners({recorder}).build();
+  VectorIterator it(testutil::batches(12, 4));
+  wrapper.fit(it, 2);
+  CHECK(names(Checkpoints::list(dir.path())) ==
+        std::vector<std::string>{"checkpoint-i000000000004-e000000.dl4cpp", "checkpoint-i000000000008-e000001.dl4cpp",
+                                 "checkpoint-i000000000012-e000001.dl4cpp"});
+  for (const auto& [iteration, params] : recorder->params) {
+    const auto file = dir / Checkpoints::fileName(iteration, iteration <= 6 ? 0 : 1);
+    if (!std::filesystem::exists(file)) continue;
+    CAPTURE(iteration);
+    MultiLayerNetwork saved = MultiLayerNetwork::load(file);
+    CHECK(bitIdentical(saved.params(), params));
+    CHECK(saved.getIterationCount() == iteration);
+    CHECK(saved.getMinibatchesInEpoch() == (iteration == 4 ? 8 : iteration == 8 ? 4 : 12));
+  }
+  // The last one holds the final root, updater state included.
+  MultiLayerNetwork last = MultiLayerNetwork::load(*Checkpoints::latest(dir.path()));
+  CHECK(bitIdentical(last.params(), root.params()));
+  CHECK(bitIdentical(last.updaterState(), root.updaterState()));
+  CHECK(root.getMinibatchesInEpoch() == 0);
+  CHECK(root.getEpochCount() == 2);
+}
+
+TEST_CASE("ParallelWrapper: epoch checkpoints honour keepLast") {
+  TempDir dir;
+  MultiLayerNetwork root = initialized(testutil::smallNet(Adam(0.01)));
+  auto wrapper = ParallelWrapper::Builder(root).workers(2).averagingFrequency(3)
+                     .checkpointEvery(Checkpoint::epochs(2), dir / "nested" / "ckpt", 2).build();
+  VectorIterator it(testutil::batches(6, 4));  // one round (3 iterations) per epoch
+  wrapper.fit(it, 7);
+  CHECK(names(Checkpoints::list(dir / "nested" / "ckpt")) ==
+        std::vector<std::string>{"checkpoint-i000000000012-e000004.dl4cpp", "checkpoint-i000000000018-e000006.dl4cpp"});
+  MultiLayerNetwork saved = MultiLayerNetwork::load(*Checkpoints::latest(dir / "nested" / "ckpt"));
+  CHECK(saved.getEpochCount() == 6);
+  CHECK(saved.getMinibatchesInEpoch() == 0);
+  CHECK_THROWS_AS(ParallelWrapper::Builder(root).checkpointEvery(Checkpoint::epochs(1), dir.path(), 0).build(),
+                  ConfigError);
+}
+
+TEST_CASE("ParallelWrapper: resuming from the last checkpoint after a crash ends bit-identical") {
+  struct Setup {
+    int workers;
+    TrainingMode mode;
+    int frequency;
+    UpdaterParams updater;
+  };
+  for (const Setup& s : {Setup{1, TrainingMode::AVERAGING, 3, Nesterovs(0.1, 0.9)},
+                         Setup{2, TrainingMode::AVERAGING, 2, Nesterovs(0.1, 0.9)},
+                         Setup{2, TrainingMode::AVERAGING, 2, Adam(0.01)},
+                         Setup{2, TrainingMode::SHARED_GRADIENTS, 1, Adam(0.01)}}) {
+    CAPTURE(s.workers);
+    CAPTURE(static_cast<int>(s.mode));
+    CAPTURE(static_cast<int>(s.updater.kind));
+    const auto data = testutil::batches(14, 4, 5, 3);  // uneven: the last round is partial
+    const int epochs = 3;
+    auto builder = [&](MultiLayerNetwork& model) {
+      return ParallelWrapper::Builder(model).workers(s.workers).averagingFrequency(s.frequency)
+          .trainingMode(s.mode).threadsPerWorker(1).prefetchBuffer(3);
+    };
+
+    MultiLayerNetwork uninterrupted = initialized(testutil::smallNet(s.updater));
+    {
+      ShufflingIterator it(data, 11);
+      builder(uninterrupted).build().fit(it, epochs);
+    }
+
+    TempDir dir;
+    testutil::withinSeconds(60, [&] {
+      MultiLayerNetwork crashed = initialized(testutil::smallNet(s.updater));
+      auto recorder = std::make_shared<Recorder>();
+      // Mid-epoch 1, after at least one checkpoint in that epoch. An epoch of 14 minibatches
+      // has full rounds of workers x perRound minibatches adding perRound iterations each,
+      // then a partial round adding ceil(rest / workers).
+      const int64_t perRound = s.mode == TrainingMode::AVERAGING ? s.frequency : 1;
+      const int64_t roundSize = s.workers * perRound;
+      const int64_t perEpoch = 14 / roundSize * perRound + (14 % roundSize + s.workers - 1) / s.workers;
+      recorder->throwAt = perEpoch + 3 * perRound;
+      auto wrapper = builder(crashed).checkpointEvery(Checkpoint::iterations(2 * perRound), dir.path(), 2)
+                         .setListeners({recorder}).build();
+      ShufflingIterator it(data, 11);
+      CHECK_THROWS_WITH(wrapper.fit(it, epochs), "simulated crash");
+    });
+
+    const auto latest = Checkpoints::latest(dir.path());
+    REQUIRE(latest.has_value());
+    MultiLayerNetwork resumed = MultiLayerNetwork::load(*latest);
+    CHECK(resumed.getEpochCount() == 1);
+    CHECK(resumed.getMinibatchesInEpoch() > 0);
+    ShufflingIterator fresh(data, 11);
+    builder(resumed).build().resume(fresh, epochs);
+    CHECK(resumed.getEpochCount() == epochs);
+    CHECK(resumed.getIterationCount() == uninterrupted.getIterationCount());
+    CHECK(bitIdentical(resumed.params(), uninterrupted.params()));
+    CHECK(bitIdentical(resumed.updaterState(), uninterrupted.updaterState()));
+  }
+}
+
+TEST_CASE("ParallelWrapper: resume with too little data or a finished run") {
+  MultiLayerNetwork root = initialized(testutil::smallNet(Sgd(0.1)));
+  root.setEpochCount(1);
+  root.setMinibatchesInEpoch(20);
+  auto wrapper = ParallelWrapper::Builder(root).workers(2).build();
+  VectorIterator it(testutil::batches(6, 4));
+  CHECK_THROWS_AS(wrapper.resume(it, 2), DataError);
+  root.setEpochCount(2);
+  const Tensor before = root.params().clone();
+  wrapper.resume(it, 2);  // nothing left to do
+  CHECK(bitIdentical(root.params(), before));
+}
+
+TEST_CASE("ParallelWrapper: a checkpoint that cannot be written ends fit with IoError") {
+  TempDir dir;
+  std::ofstream(dir / "file") << "not a directory";
+  testutil::withinSeconds(30, [&] {
+    MultiLayerNetwork root = initialized(testutil::smallNet(Sgd(0.1)));
+    auto wrapper = ParallelWrapper::Builder(root).workers(2).prefetchBuffer(2)
+                       .checkpointEvery(Checkpoint::iterations(1), dir / "file" / "ckpt", 1).build();
+    VectorIterator it(testutil::batches(10, 4));
+    try {
+      wrapper.fit(it);
+      FAIL("fit did not throw");
+    } catch (const IoError& e) {
+      CHECK(std::string(e.what()).find("file/ckpt") != std::string::npos);
+    }
+    // The wrapper stays usable once the cause is gone (here: without checkpoints).
+    auto plain = ParallelWrapper::Builder(root).workers(2).build();
+    it.reset();
+    plain.fit(it);
+  });
+}
+
+}  // TEST_SUITE
