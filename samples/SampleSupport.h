@@ -2,12 +2,14 @@
 // What the samples share: command-line flags (--name value pairs, with a clear error for anything
 // unknown or malformed), the evaluation report, and main()'s error handling.
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <stdexcept>
 #include <string>
 
 #include <dl4cpp/nn/eval/Evaluation.h>
+#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <fmt/format.h>
 
 namespace samples {
@@ -63,6 +65,19 @@ class SampleOptions {
 };
 
 // Prints the evaluation; the exit status is 1 when accuracy is below `minAccuracy`, else 0.
+// --save PATH: writes the trained model (with updater state, so training can continue) and
+// reads it back as the process that loads it (e.g. an inference server) will, checking that the
+// copy holds exactly the trained parameters.
+inline void saveModel(const dl4cpp::MultiLayerNetwork& model, const std::string& path) {
+  model.save(path);
+  const dl4cpp::MultiLayerNetwork loaded = dl4cpp::MultiLayerNetwork::load(path);
+  if (loaded.params().toVector() != model.params().toVector() ||
+      loaded.updaterState().toVector() != model.updaterState().toVector())
+    throw dl4cpp::DataMismatchError("the model read back from " + path + " differs from the trained one");
+  std::cout << "saved the model to " << path << " (" << std::filesystem::file_size(path)
+            << " bytes; read back: identical parameters and updater state)\n";
+}
+
 inline int reportEvaluation(const dl4cpp::Evaluation& eval, double minAccuracy) {
   std::cout << eval.stats() << "\n";
   if (eval.accuracy() >= minAccuracy) return 0;

@@ -1,5 +1,5 @@
 // LeNet on MNIST with a single model: DL4J's LenetMnistExample, in C++.
-//   lenet_mnist [--epochs 1] [--batch 128] [--threads 0] [--data-dir DIR]
+//   lenet_mnist [--epochs 1] [--batch 128] [--threads 0] [--data-dir DIR] [--save PATH]
 // Prints the network, per-epoch time and samples/s, and the test-set Evaluation.
 #include <chrono>
 #include <iostream>
@@ -23,7 +23,8 @@ int run(int argc, char** argv) {
        {"train-examples", "use only the first N training examples (default: all 60000)"},
        {"test-examples", "use only the first N test examples (default: all 10000)"},
        {"min-accuracy", "exit with status 1 when test accuracy is below this (default 0)"},
-       {"progress", "1 = progress bar on stderr, 0 = off (default 1)"}});
+       {"progress", "1 = progress bar on stderr, 0 = off (default 1)"}},
+       {"save", "write the trained model to this file (MultiLayerNetwork::load reads it)"}});
   const int epochs = static_cast<int>(options.getInt("epochs", 1));
   const int batch = static_cast<int>(options.getInt("batch", 128));
   const int threads = static_cast<int>(options.getInt("threads", 0));
@@ -59,6 +60,9 @@ int run(int argc, char** argv) {
   std::cout << fmt::format("training: {} epoch(s) in {:.2f} s, {:.0f} samples/s\n", epochs,
                            totalSeconds,
                            static_cast<double>(mnistTrain.totalExamples()) * epochs / totalSeconds);
+
+  const std::string savePath = options.getString("save", "");
+  if (!savePath.empty()) samples::saveModel(model, savePath);
 
   return samples::reportEvaluation(model.evaluate(mnistTest), minAccuracy);
 }

@@ -1,6 +1,7 @@
 // LeNet on MNIST trained by ParallelWrapper: DL4J's multi-GPU tutorial (MultiGpuLenetMnistExample)
 // in C++. Workers are CPU replicas here (CUDA devices when the build and the machine have them).
 //   parallel_lenet_mnist [--workers 2] [--averaging-frequency 3] [--prefetch 24] [--epochs 1]
+//                        [--save PATH]
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -28,7 +29,8 @@ int run(int argc, char** argv) {
        {"data-dir", "MNIST directory (default $DL4CPP_DATA_DIR/MNIST or ~/.dl4cpp/data/MNIST)"},
        {"train-examples", "use only the first N training examples (default: all 60000)"},
        {"test-examples", "use only the first N test examples (default: all 10000)"},
-       {"min-accuracy", "exit with status 1 when test accuracy is below this (default 0)"}});
+       {"min-accuracy", "exit with status 1 when test accuracy is below this (default 0)"}},
+       {"save", "write the trained model to this file (MultiLayerNetwork::load reads it)"}});
   const int epochs = static_cast<int>(options.getInt("epochs", 1));
   // ParallelWrapper deals whole minibatches, so N workers on minibatches of b train like one
   // model on minibatches of N*b: with the single-model sample's b = 128 an epoch holds half the
@@ -81,6 +83,9 @@ int run(int argc, char** argv) {
         epoch + 1, seconds, static_cast<double>(s.examples) / seconds, model.score(),
         100 * s.averagingShare(), 100 * s.barrierWaitShare(), 100 * s.dataWaitShare());
   }
+
+  const std::string savePath = options.getString("save", "");
+  if (!savePath.empty()) samples::saveModel(model, savePath);
 
   return samples::reportEvaluation(model.evaluate(mnistTest), options.getDouble("min-accuracy", 0.0));
 }

@@ -20,7 +20,11 @@
 //   VersionError        a format version this build cannot read (e.g. written by a newer dl4cpp)
 //   DataMismatchError   the parameters (or updater state) do not fit the stored configuration
 //   ConfigError         the stored configuration JSON is invalid (JSON path named)
+//   IoError             the file exists but cannot be read
 // Older format versions stay readable: the reader dispatches on the version number.
+//
+// A model restored with its updater state continues training exactly as the saved one would
+// have (bit-identical), given the same thread count: oneDNN's results may depend on it.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -47,7 +51,9 @@ class ModelSerializer {
   static MultiLayerNetwork restoreMultiLayerNetwork(const std::filesystem::path& path,
                                                     bool loadUpdater = true);
 
-  // The same, to and from memory. `source` names the bytes in error messages.
+  // The same, to and from memory (restoreMultiLayerNetwork reads the file and calls
+  // restoreFromBytes; the fuzz target calls it directly). `source` names the bytes in error
+  // messages.
   static std::vector<std::byte> toBytes(const MultiLayerNetwork& model, bool saveUpdater);
   static MultiLayerNetwork restoreFromBytes(std::span<const std::byte> bytes, bool loadUpdater = true,
                                             const std::string& source = "<memory>");
