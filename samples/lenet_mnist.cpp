@@ -23,7 +23,7 @@ int run(int argc, char** argv) {
        {"train-examples", "use only the first N training examples (default: all 60000)"},
        {"test-examples", "use only the first N test examples (default: all 10000)"},
        {"min-accuracy", "exit with status 1 when test accuracy is below this (default 0)"},
-       {"progress", "1 = progress bar on stderr, 0 = off (default 1)"}},
+       {"progress", "1 = progress bar on stderr, 0 = off (default 1)"},
        {"save", "write the trained model to this file (MultiLayerNetwork::load reads it)"}});
   const int epochs = static_cast<int>(options.getInt("epochs", 1));
   const int batch = static_cast<int>(options.getInt("batch", 128));

@@ -29,7 +29,7 @@ int run(int argc, char** argv) {
        {"data-dir", "MNIST directory (default $DL4CPP_DATA_DIR/MNIST or ~/.dl4cpp/data/MNIST)"},
        {"train-examples", "use only the first N training examples (default: all 60000)"},
        {"test-examples", "use only the first N test examples (default: all 10000)"},
-       {"min-accuracy", "exit with status 1 when test accuracy is below this (default 0)"}},
+       {"min-accuracy", "exit with status 1 when test accuracy is below this (default 0)"},
        {"save", "write the trained model to this file (MultiLayerNetwork::load reads it)"}});
   const int epochs = static_cast<int>(options.getInt("epochs", 1));
   // ParallelWrapper deals whole minibatches, so N workers on minibatches of b train like one

@@ -370,14 +370,20 @@ std::string MultiLayerConfiguration::toJson() const {
             {"inputType", dl4cpp::toJson(inputType)},
             {"layers", std::move(layersJson)},
             {"outputType", dl4cpp::toJson(outputType)}};
-  return root.dump(2);
+  try {
+    return root.dump(2);
+  } catch (const Json::exception&) {
+    // The only text a configuration holds besides enum names is the layer names.
+    throw ConfigError("MultiLayerConfiguration::toJson: a layer name is not valid UTF-8");
+  }
 }
 
 MultiLayerConfiguration MultiLayerConfiguration::fromJson(const std::string& text) {
   Json parsed;
   try {
     parsed = Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {
+    // parse_error, and out_of_range for numbers beyond double ("1e999"): both are bad input.
     throw ConfigError(std::string("MultiLayerConfiguration::fromJson: not valid JSON: ") + e.what());
   }
   const Node root(parsed, "$");

@@ -114,9 +114,18 @@ TEST_CASE("fromJson errors name the JSON path and the problem") {
   CHECK(derived.find("$.outputType") != std::string::npos);
 
   CHECK(configError("{\"seed\": ").find("not valid JSON") != std::string::npos);
+  // A number beyond double's range is bad input too (nlohmann reports it as out_of_range).
+  CHECK(configError(edited(json, "\"l2\": 0.0005", "\"l2\": 1e999")).find("not valid JSON") != std::string::npos);
   CHECK(configError("[]").find("$") != std::string::npos);
   // An invalid layer combination is rejected by the builder, as when built in code.
   CHECK(configError(edited(json, "\"nIn\": 1,", "\"nIn\": 3,")).find("$.layers") != std::string::npos);
+}
+
+TEST_CASE("toJson rejects a layer name that is not UTF-8 with a ConfigError") {
+  auto conf = NeuralNetConfiguration::Builder().list()
+                  .layer(OutputLayer::Builder().nIn(2).nOut(2).name("bad\xff").build())
+                  .build();
+  CHECK_THROWS_AS(conf.toJson(), ConfigError);
 }
 
 }  // TEST_SUITE
