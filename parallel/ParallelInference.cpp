@@ -45,6 +45,7 @@ struct ParallelInference::Impl {
   int threadsPerWorker = 1;
   bool drain = true;
   bool rejectNonFinite = true;
+  bool warmUp = true;
   std::function<void(const InferenceBatch&)> listener;
   std::vector<Device> devices;
   InputType inputType;
@@ -71,6 +72,8 @@ struct ParallelInference::Impl {
   // Under the mutex: moves the next batch from the queue into `batch`.
   void takeBatch(std::vector<Request*>& batch);
   void workerLoop(int worker);
+  // warmUp: one forward pass per batch size the worker will see, so their oneDNN primitives exist.
+  void warm(MultiLayerNetwork& replica) const;
   void stop();
 };
 
@@ -139,15 +142,24 @@ void ParallelInference::Impl::takeBatch(std::vector<Request*>& batch) {
   }
 }
 
+void ParallelInference::Impl::warm(MultiLayerNetwork& replica) const {
+  if (!warmUp) return;
+  const int64_t largest = mode == InferenceMode::BATCHED ? batchLimit : 1;
+  const Tensor zeros(Shape{largest, inputSize});
+  for (int64_t n = largest; n >= 1; --n) replica.output(zeros.view(0, Shape{n, inputSize}));  // largest first: buffers grow once
+}
+
 void ParallelInference::Impl::workerLoop(int worker) {
   const Device device = devices[static_cast<size_t>(worker) % devices.size()];
   std::shared_ptr<const ModelSource> current;
   std::unique_ptr<MultiLayerNetwork> replica;
-  // The replica and its DeviceContext are created here, on the thread that will use them.
+  // The replica and its DeviceContext are created here, on the thread that will use them. The old
+  // replica serves on unless the new one is complete.
   auto rebuild = [&](std::shared_ptr<const ModelSource> from) {
     auto r = std::make_unique<MultiLayerNetwork>(from->model.getConfiguration(), device, threadsPerWorker);
     r->init();
     r->setParams(from->model.params());
+    warm(*r);
     replica = std::move(r);
     current = std::move(from);
   };
@@ -171,27 +183,53 @@ void ParallelInference::Impl::workerLoop(int worker) {
     replicasReady.notify_all();
   }
   if (!replica) return;
+  // A model whose rebuild failed while this worker was idle: not retried until a batch comes,
+  // whose callers then receive the error.
+  std::shared_ptr<const ModelSource> failedSwap;
 
   Tensor staging;  // BATCHED: the batch's concatenated features, batchLimit rows of capacity
   std::vector<Request*> batch;
   batch.reserve(static_cast<size_t>(mode == InferenceMode::BATCHED ? batchLimit : 1));
   for (;;) {
     std::shared_ptr<const ModelSource> latest;
+    bool idleSwap = false;
     {
       std::unique_lock lock(mutex);
-      workAvailable.wait(lock, [&] { return stopping || !queue.empty(); });
-      if (queue.empty()) return;  // stopping, and nothing left to drain
-      takeBatch(batch);
-      // A request taken now runs on the model published before it was taken.
-      if (source != current) latest = source;
+      workAvailable.wait(lock, [&] {
+        return stopping || !queue.empty() || (source != current && source != failedSwap);
+      });
+      if (queue.empty()) {
+        if (stopping) return;  // nothing left to drain
+        // Idle, and a new model was published: rebuild now rather than on the next request.
+        latest = source;
+        idleSwap = true;
+      } else {
+        takeBatch(batch);
+        // A request taken now runs on the model published before it was taken.
+        if (source != current) latest = source;
+      }
+    }
+    if (idleSwap) {
+      try {
+        rebuild(latest);
+        std::lock_guard lock(mutex);
+        ++stats.replicaSwaps;
+      } catch (...) {
+        failedSwap = std::move(latest);
+      }
+      continue;
     }
     spaceAvailable.notify_all();
 
     int64_t examples = 0;
     for (const Request* r : batch) examples += r->rows;
     Tensor out;
+    bool swapped = false;
     try {
-      if (latest) rebuild(std::move(latest));
+      if (latest) {
+        rebuild(std::move(latest));
+        swapped = true;
+      }
       if (listener)
         listener(InferenceBatch{worker, static_cast<int>(batch.size()), examples, current->version});
       if (batch.size() == 1) {
@@ -221,6 +259,7 @@ void ParallelInference::Impl::workerLoop(int worker) {
     stats.requests += static_cast<int64_t>(batch.size());
     stats.examples += examples;
     stats.batches += 1;
+    if (swapped) ++stats.replicaSwaps;
     if (error) stats.failedRequests += static_cast<int64_t>(batch.size());
     stats.maxBatchRequests = std::max(stats.maxBatchRequests, static_cast<int64_t>(batch.size()));
     stats.maxBatchExamples = std::max(stats.maxBatchExamples, examples);
@@ -275,6 +314,7 @@ ParallelInference ParallelInference::Builder::build() {
   impl->queueLimit = queueLimit_;
   impl->drain = drain_;
   impl->rejectNonFinite = rejectNonFinite_;
+  impl->warmUp = warmUp_;
   impl->listener = listener_;
   const MultiLayerConfiguration& conf = model_->getConfiguration();
   impl->inputType = conf.inputType;
@@ -345,6 +385,7 @@ void ParallelInference::updateModel(const MultiLayerNetwork& model) {
   next->version = impl_->source->version + 1;
   impl_->source = std::move(next);
   ++impl_->stats.modelUpdates;
+  impl_->workAvailable.notify_all();  // idle workers rebuild their replicas now
 }
 
 void ParallelInference::shutdown() {

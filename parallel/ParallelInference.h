@@ -36,7 +36,7 @@
 // throws InferenceShutDownError.
 //
 // Thread-safety: output(), updateModel(), statistics() and shutdown() may be called from any
-// threads at once. Not from a batch listener (it runs on a worker, which they may wait for).
+// threads at once; a batch listener (which runs on a worker) must not call output() or shutdown().
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -61,6 +61,7 @@ struct InferenceStatistics {
   int64_t maxBatchRequests = 0;  // most requests in one forward pass
   int64_t maxBatchExamples = 0;  // most rows in one forward pass
   int64_t modelUpdates = 0;      // updateModel() calls
+  int64_t replicaSwaps = 0;      // replicas rebuilt for a new model (per worker, idle or at a batch)
   int64_t queuedRequests = 0;    // waiting to be taken right now
   double meanBatchRequests() const { return batches > 0 ? static_cast<double>(requests) / batches : 0; }
 };
@@ -91,7 +92,8 @@ class ParallelInference {
   // Replaces the model served: requests a worker has already taken finish on the old model; every
   // request taken afterwards (including those queued now) runs on the new one; none is dropped.
   // The new model must have the same input and output sizes (ConfigError otherwise). It is copied
-  // here, on the caller's thread; each worker rebuilds its replica before its next batch.
+  // here, on the caller's thread. Each worker rebuilds (and warms) its replica on its own thread:
+  // at once when idle, else before its next batch.
   void updateModel(const MultiLayerNetwork& model);
 
   // Stops accepting requests, then: with drainOnShutdown(true) (the default) every queued request
@@ -135,8 +137,14 @@ class ParallelInference::Builder {
   // Refuse features holding NaN or Inf with a DataError naming the example (default true): a
   // service answers such a request with an error instead of a NaN row.
   Builder& rejectNonFinite(bool b) { rejectNonFinite_ = b; return *this; }
-  // Called on the worker's thread before each forward pass (metrics, tracing). An exception it
-  // throws fails that batch, as one from the forward pass would.
+  // Before serving, each worker runs one forward pass (on zeros) per batch size it will see
+  // (BATCHED: 1..batchLimit; SEQUENTIAL: 1 example), so the oneDNN primitives for those shapes
+  // exist before the first request instead of being created while it waits. Repeated after each
+  // updateModel(). Default true.
+  Builder& warmUp(bool b) { warmUp_ = b; return *this; }
+  // Called on the worker's thread before each forward pass (metrics, tracing), by several workers
+  // at once when there are several. An exception it throws fails that batch, as one from the
+  // forward pass would. It must not call output() or shutdown(): both may wait for this worker.
   Builder& batchListener(std::function<void(const InferenceBatch&)> listener) {
     listener_ = std::move(listener);
     return *this;
@@ -155,6 +163,7 @@ class ParallelInference::Builder {
   int threadsPerWorker_ = 0;
   bool drain_ = true;
   bool rejectNonFinite_ = true;
+  bool warmUp_ = true;
   std::function<void(const InferenceBatch&)> listener_;
 };
 

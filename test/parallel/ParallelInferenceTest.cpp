@@ -366,6 +366,25 @@ TEST_SUITE("parallel") {
     });
   }
 
+  TEST_CASE("ParallelInference: idle workers rebuild their replicas as soon as a model is published") {
+    testutil::withinSeconds(60, [] {
+      MultiLayerNetwork modelA = smallModel();
+      const MultiLayerNetwork modelB = scaledModel(modelA, 2.0f);
+      MultiLayerNetwork referenceB = modelB.clone();
+      for (bool warmUp : {true, false}) {
+        CAPTURE(warmUp);
+        auto inference = ParallelInference::Builder(modelA).workers(2).warmUp(warmUp).build();
+        inference.updateModel(modelB);
+        // No request is sent: only the eager path can rebuild them.
+        while (inference.statistics().replicaSwaps < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        const Tensor f = randomFeatures(3, kWidth, 8);
+        CHECK(bitIdentical(inference.output(f), referenceB.output(f)));
+        CHECK(inference.statistics().replicaSwaps == 2);  // the request needed no further rebuild
+        CHECK(inference.statistics().modelUpdates == 1);
+      }
+    });
+  }
+
   TEST_CASE("ParallelInference: QueueFullPolicy::FAIL throws QueueFullError at once, BLOCK waits for room") {
     for (QueueFullPolicy policy : {QueueFullPolicy::FAIL, QueueFullPolicy::BLOCK}) {
       CAPTURE(static_cast<int>(policy));
