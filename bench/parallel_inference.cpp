@@ -1,4 +1,5 @@
-// Serving throughput and latency of ParallelInference: C in-process callers, each sending
+// Serving throughput and latency of ParallelInference, after a table of what one forward pass
+// costs by batch size and thread count (what batching can gain). C in-process callers, each sending
 // 1-example requests (real MNIST test images, one after another) to a LeNet trained for a few
 // hundred iterations. For C in {1, 4, 16}: one model shared under a mutex (the naive service),
 // then ParallelInference with 1 and 2 workers (threads per worker: cores / workers), SEQUENTIAL and
@@ -154,6 +155,28 @@ int main(int argc, char** argv) try {
   const Tensor features = images.next().features;
   std::vector<Tensor> alone;  // each image's output computed alone: what every result must equal
   for (int64_t i = 0; i < features.dim(0); ++i) alone.push_back(model.output(features.rows(i, i + 1)));
+
+  // What one forward pass costs by batch size: batching pays only as far as the cost per example
+  // falls with the batch.
+  std::cout << fmt::format("forward pass of the trained LeNet, median of 200 passes\n\n"
+                           "| threads | batch | µs per pass | µs per example |\n|---|---|---|---|\n");
+  for (int threads : {1, cores})
+    for (int64_t batch : {1, 4, 8, 16, 32}) {
+      MultiLayerNetwork replica(model.getConfiguration(), Device::cpu(), threads);
+      replica.init();
+      replica.setParams(model.params());
+      const Tensor input = features.rows(0, batch);
+      for (int i = 0; i < 10; ++i) replica.output(input);
+      std::vector<double> micros;
+      for (int i = 0; i < 200; ++i) {
+        const auto start = Clock::now();
+        replica.output(input);
+        micros.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+      }
+      const double m = median(micros);
+      std::cout << fmt::format("| {} | {} | {:.0f} | {:.0f} |\n", threads, batch, m, m / static_cast<double>(batch));
+    }
+  std::cout << "\n";
 
   std::vector<Config> configs;
   for (int callers : {1, 4, 16}) {
