@@ -122,7 +122,9 @@ class ParallelInference::Builder {
   // `model` must be initialised; build() copies it, so it need only outlive the Builder.
   explicit Builder(const MultiLayerNetwork& model) : model_(&model) {}
 
-  // Default: one per device (with the CPU alone, one), as ParallelWrapper.
+  // Default: one per device (with the CPU alone, one), as ParallelWrapper. For requests of a few
+  // examples on a CPU, workers(cores).threadsPerWorker(1) serves several times more (one image is
+  // too little work to split across threads; docs/inference.md has the figures).
   Builder& workers(int n) { workers_ = n; return *this; }
   // BATCHED: most examples gathered into one forward pass (default 32, >= 1).
   Builder& batchLimit(int n) { batchLimit_ = n; return *this; }
