@@ -286,7 +286,7 @@ TEST_SUITE("parallel") {
     });
   }
 
-  TEST_CASE("ParallelInference: updateModel under load drops nothing; later requests see the new model") {
+  TEST_CASE("ParallelInference: updateModel under load drops nothing and later requests see the new model") {
     testutil::withinSeconds(120, [] {
       MultiLayerNetwork modelA = smallModel();
       const MultiLayerNetwork modelB = scaledModel(modelA, 1.75f);
@@ -474,7 +474,7 @@ TEST_SUITE("parallel") {
     CHECK(bitIdentical(out.rows(1, 2), model.output(f).rows(1, 2)));
   }
 
-  TEST_CASE("ParallelInference: a failing forward pass reaches the callers of that batch; the worker keeps serving") {
+  TEST_CASE("ParallelInference: a failing forward pass reaches the callers of that batch and the worker keeps serving") {
     testutil::withinSeconds(60, [] {
       MultiLayerNetwork model = smallModel();
       Gate gate;
