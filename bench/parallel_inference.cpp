@@ -177,6 +177,18 @@ int main(int argc, char** argv) try {
       std::cout << fmt::format("| {} | {} | {:.0f} | {:.0f} |\n", threads, batch, m, m / static_cast<double>(batch));
     }
   std::cout << "\n";
+  // What warm-up (one pass per batch size 1..batchLimit on each worker) adds to build().
+  for (bool warm : {false, true}) {
+    std::vector<double> ms;
+    for (int i = 0; i < 3; ++i) {
+      const auto start = Clock::now();
+      ParallelInference inference = ParallelInference::Builder(model).workers(2).warmUp(warm).build();
+      ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    }
+    std::cout << fmt::format("ParallelInference::build(), 2 workers, batchLimit 32, warmUp({}): {:.0f} ms "
+                             "(median of 3)\n", warm, median(ms));
+  }
+  std::cout << "\n";
 
   std::vector<Config> configs;
   for (int callers : {1, 4, 16}) {
