@@ -146,7 +146,8 @@ void ParallelInference::Impl::warm(MultiLayerNetwork& replica) const {
   if (!warmUp) return;
   const int64_t largest = mode == InferenceMode::BATCHED ? batchLimit : 1;
   const Tensor zeros(Shape{largest, inputSize});
-  for (int64_t n = largest; n >= 1; --n) replica.output(zeros.view(0, Shape{n, inputSize}));  // largest first: buffers grow once
+  // Largest first, so the replica's activation buffers are allocated once.
+  for (int64_t n = largest; n >= 1; --n) replica.output(zeros.view(0, Shape{n, inputSize}));
 }
 
 void ParallelInference::Impl::workerLoop(int worker) {
