@@ -12,7 +12,8 @@
 #         errors, leaks (LSan) and undefined behaviour (UBSan).
 #         Set DL4CPP_ASAN_SUITES=parallel,iterators to run only the concurrent suites.
 #   tsan  -ts=parallel,iterators: the suites with threads of dl4cpp's own (ParallelWrapper's
-#         WorkerPool, AsyncDataSetIterator's producer), with OMP_THREAD_LIMIT=1 and the
+#         WorkerPool, ParallelInference's workers and its concurrent callers,
+#         AsyncDataSetIterator's producer), with OMP_THREAD_LIMIT=1 and the
 #         suppressions in test/sanitizers/tsan.supp (which says why). OMP_THREAD_LIMIT=1 keeps
 #         libgomp (uninstrumented; its barriers are invisible to TSan, so OpenMP teams produce
 #         100+ false reports per run) from starting any thread; dl4cpp's std::threads still run

@@ -18,4 +18,6 @@
 #include <dl4cpp/nn/tensor/Tensor.h>
 #include <dl4cpp/nn/updaters/Updaters.h>
 #include <dl4cpp/nn/util/ModelSerializer.h>
+#include <dl4cpp/parallel/InferenceErrors.h>
+#include <dl4cpp/parallel/ParallelInference.h>
 #include <dl4cpp/parallel/ParallelWrapper.h>

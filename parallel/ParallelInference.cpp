@@ -1,0 +1,417 @@
+#include <dl4cpp/parallel/ParallelInference.h>
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace dl4cpp::parallel {
+
+namespace {
+
+// One call of output(). It lives on the caller's stack: the queue and then one worker hold a
+// pointer to it until `done` is set under the mutex; from then on only the caller touches it.
+struct Request {
+  const Tensor* features = nullptr;
+  int64_t rows = 0;
+  Tensor result;
+  std::exception_ptr error;
+  bool done = false;
+  std::condition_variable served;  // signalled (under the mutex) when done is set
+};
+
+// The model being served, as copied by build() or updateModel(). Read-only once published, so
+// every worker may build its replica from it at the same time. Its own DeviceContext runs nothing.
+struct ModelSource {
+  MultiLayerNetwork model;
+  int64_t version = 0;
+};
+
+}  // namespace
+
+struct ParallelInference::Impl {
+  // Set by build(), constant afterwards.
+  InferenceMode mode = InferenceMode::BATCHED;
+  QueueFullPolicy policy = QueueFullPolicy::BLOCK;
+  int batchLimit = 32;
+  int queueLimit = 64;
+  int threadsPerWorker = 1;
+  bool drain = true;
+  bool rejectNonFinite = true;
+  bool warmUp = true;
+  std::function<void(const InferenceBatch&)> listener;
+  std::vector<Device> devices;
+  InputType inputType;
+  int64_t inputSize = 0, outputSize = 0;
+
+  // Everything below `mutex` is guarded by it.
+  mutable std::mutex mutex;
+  std::condition_variable workAvailable;   // workers: a request was queued, or stopping
+  std::condition_variable spaceAvailable;  // callers under BLOCK: a request was taken, or stopping
+  std::condition_variable replicasReady;   // build(): a worker finished building its replica
+  std::deque<Request*> queue;
+  std::shared_ptr<const ModelSource> source;
+  bool stopping = false;
+  int replicasBuilt = 0;
+  std::exception_ptr startupError;
+  InferenceStatistics stats;
+
+  std::mutex joinMutex;  // shutdown() may run on several threads; only one joins
+  std::vector<std::thread> threads;
+
+  int workers() const { return static_cast<int>(threads.size()); }
+  int64_t validate(const Tensor& features) const;
+  Tensor submit(const Tensor& features, int64_t rows);
+  // Under the mutex: moves the next batch from the queue into `batch`.
+  void takeBatch(std::vector<Request*>& batch);
+  void workerLoop(int worker);
+  // warmUp: one forward pass per batch size the worker will see, so their oneDNN primitives exist.
+  void warm(MultiLayerNetwork& replica) const;
+  void stop();
+};
+
+// --- Caller side ----------------------------------------------------------------------------------
+
+int64_t ParallelInference::Impl::validate(const Tensor& f) const {
+  if (f.empty() || f.rank() < 2 || f.dim(0) == 0 || f.numel() != f.dim(0) * inputSize)
+    throw ShapeError(fmt::format("ParallelInference::output: features {} do not match the model's "
+                                 "input type {} (expected [N, {}] with N > 0, or [N, ...] holding "
+                                 "N * {} values)",
+                                 f.shape().toString(), inputType.toString(), inputSize, inputSize));
+  if (!f.device().isCpu())
+    throw ShapeError(fmt::format("ParallelInference::output: features live on {}; pass a host (cpu) "
+                                 "tensor", f.device().toString()));
+  if (rejectNonFinite) {
+    const float* p = f.data();
+    const int64_t n = f.numel();
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(p[i]))
+        throw DataError(fmt::format("ParallelInference::output: features hold {} at example {}, "
+                                    "value {} (rejectNonFinite is on)",
+                                    p[i], i / inputSize, i % inputSize));
+  }
+  return f.dim(0);
+}
+
+Tensor ParallelInference::Impl::submit(const Tensor& features, int64_t rows) {
+  Request request;
+  request.features = &features;
+  request.rows = rows;
+  {
+    std::unique_lock lock(mutex);
+    if (stopping) throw InferenceShutDownError("ParallelInference::output: called after shutdown()");
+    if (static_cast<int>(queue.size()) >= queueLimit) {
+      if (policy == QueueFullPolicy::FAIL) {
+        ++stats.rejectedRequests;
+        throw QueueFullError(fmt::format("ParallelInference::output: {} requests are already "
+                                         "waiting (queueLimit {}, QueueFullPolicy::FAIL)",
+                                         queue.size(), queueLimit));
+      }
+      spaceAvailable.wait(lock, [&] { return stopping || static_cast<int>(queue.size()) < queueLimit; });
+      if (stopping)
+        throw InferenceShutDownError("ParallelInference::output: shut down while waiting for room "
+                                     "in the queue");
+    }
+    queue.push_back(&request);
+    workAvailable.notify_one();
+    request.served.wait(lock, [&] { return request.done; });
+  }
+  if (request.error) std::rethrow_exception(request.error);
+  return std::move(request.result);
+}
+
+// --- Worker side ----------------------------------------------------------------------------------
+
+void ParallelInference::Impl::takeBatch(std::vector<Request*>& batch) {
+  batch.push_back(queue.front());
+  queue.pop_front();
+  if (mode == InferenceMode::SEQUENTIAL) return;
+  int64_t examples = batch.front()->rows;
+  // FIFO: stop at the first request that does not fit, so none is overtaken.
+  while (!queue.empty() && examples + queue.front()->rows <= batchLimit) {
+    examples += queue.front()->rows;
+    batch.push_back(queue.front());
+    queue.pop_front();
+  }
+}
+
+void ParallelInference::Impl::warm(MultiLayerNetwork& replica) const {
+  if (!warmUp) return;
+  const int64_t largest = mode == InferenceMode::BATCHED ? batchLimit : 1;
+  const Tensor zeros(Shape{largest, inputSize});
+  // Largest first, so the replica's activation buffers are allocated once.
+  for (int64_t n = largest; n >= 1; --n) replica.output(zeros.view(0, Shape{n, inputSize}));
+}
+
+void ParallelInference::Impl::workerLoop(int worker) {
+  const Device device = devices[static_cast<size_t>(worker) % devices.size()];
+  std::shared_ptr<const ModelSource> current;
+  std::unique_ptr<MultiLayerNetwork> replica;
+  // The replica and its DeviceContext are created here, on the thread that will use them. The old
+  // replica serves on unless the new one is complete.
+  auto rebuild = [&](std::shared_ptr<const ModelSource> from) {
+    auto r = std::make_unique<MultiLayerNetwork>(from->model.getConfiguration(), device, threadsPerWorker);
+    r->init();
+    r->setParams(from->model.params());
+    warm(*r);
+    replica = std::move(r);
+    current = std::move(from);
+  };
+
+  std::exception_ptr error;
+  try {
+    std::shared_ptr<const ModelSource> initial;
+    {
+      std::lock_guard lock(mutex);
+      initial = source;
+    }
+    rebuild(std::move(initial));
+  } catch (...) {
+    error = std::current_exception();
+  }
+  {
+    std::lock_guard lock(mutex);
+    if (error && !startupError) startupError = std::move(error);
+    error = nullptr;
+    ++replicasBuilt;
+    replicasReady.notify_all();
+  }
+  if (!replica) return;
+  // A model whose rebuild failed while this worker was idle: not retried until a batch comes,
+  // whose callers then receive the error.
+  std::shared_ptr<const ModelSource> failedSwap;
+
+  Tensor staging;  // BATCHED: the batch's concatenated features, batchLimit rows of capacity
+  std::vector<Request*> batch;
+  batch.reserve(static_cast<size_t>(mode == InferenceMode::BATCHED ? batchLimit : 1));
+  for (;;) {
+    std::shared_ptr<const ModelSource> latest;
+    bool idleSwap = false;
+    {
+      std::unique_lock lock(mutex);
+      workAvailable.wait(lock, [&] {
+        return stopping || !queue.empty() || (source != current && source != failedSwap);
+      });
+      if (queue.empty()) {
+        if (stopping) return;  // nothing left to drain
+        // Idle, and a new model was published: rebuild now rather than on the next request.
+        latest = source;
+        idleSwap = true;
+      } else {
+        takeBatch(batch);
+        // A request taken now runs on the model published before it was taken.
+        if (source != current) latest = source;
+      }
+    }
+    if (idleSwap) {
+      try {
+        rebuild(latest);
+        std::lock_guard lock(mutex);
+        ++stats.replicaSwaps;
+      } catch (...) {
+        failedSwap = std::move(latest);
+      }
+      continue;
+    }
+    spaceAvailable.notify_all();
+
+    int64_t examples = 0;
+    for (const Request* r : batch) examples += r->rows;
+    Tensor out;
+    bool swapped = false;
+    try {
+      if (latest) {
+        rebuild(std::move(latest));
+        swapped = true;
+      }
+      if (listener)
+        listener(InferenceBatch{worker, static_cast<int>(batch.size()), examples, current->version});
+      if (batch.size() == 1) {
+        out = replica->output(*batch.front()->features);
+      } else {
+        if (staging.empty()) staging = Tensor(Shape{batchLimit, inputSize});
+        Tensor input = staging.view(0, Shape{examples, inputSize});
+        float* dst = input.data();
+        for (const Request* r : batch) dst = std::copy_n(r->features->data(), r->features->numel(), dst);
+        out = replica->output(input);
+      }
+    } catch (...) {
+      error = std::current_exception();
+    }
+
+    std::lock_guard lock(mutex);
+    int64_t row = 0;
+    for (Request* r : batch) {
+      if (error)
+        r->error = error;
+      else
+        r->result = batch.size() == 1 ? out : out.rows(row, row + r->rows);  // views, no copy
+      row += r->rows;
+      r->done = true;
+      r->served.notify_one();  // under the mutex: the caller cannot return (and destroy it) before
+    }
+    stats.requests += static_cast<int64_t>(batch.size());
+    stats.examples += examples;
+    stats.batches += 1;
+    if (swapped) ++stats.replicaSwaps;
+    if (error) stats.failedRequests += static_cast<int64_t>(batch.size());
+    stats.maxBatchRequests = std::max(stats.maxBatchRequests, static_cast<int64_t>(batch.size()));
+    stats.maxBatchExamples = std::max(stats.maxBatchExamples, examples);
+    // Drop this worker's references under the lock, so a caller always releases the last one.
+    error = nullptr;
+    out = Tensor();
+    batch.clear();
+  }
+}
+
+void ParallelInference::Impl::stop() {
+  {
+    std::lock_guard lock(mutex);
+    if (!stopping) {
+      stopping = true;
+      if (!drain) {
+        for (Request* r : queue) {
+          r->error = std::make_exception_ptr(InferenceShutDownError(
+              "ParallelInference::output: shut down before this request was served "
+              "(drainOnShutdown is off)"));
+          r->done = true;
+          r->served.notify_one();
+        }
+        queue.clear();
+      }
+    }
+  }
+  workAvailable.notify_all();
+  spaceAvailable.notify_all();
+  std::lock_guard join(joinMutex);
+  for (auto& t : threads)
+    if (t.joinable()) t.join();
+}
+
+// --- Builder ---------------------------------------------------------------------------------------
+
+ParallelInference ParallelInference::Builder::build() {
+  if (!model_->isInitialized())
+    throw ConfigError("ParallelInference::Builder: the model must be initialised (call init())");
+  if (workers_ < 0) throw ConfigError(fmt::format("ParallelInference: workers must be >= 1, got {}", workers_));
+  if (batchLimit_ < 1)
+    throw ConfigError(fmt::format("ParallelInference: batchLimit must be >= 1, got {}", batchLimit_));
+  if (queueLimit_ < 1)
+    throw ConfigError(fmt::format("ParallelInference: queueLimit must be >= 1, got {}", queueLimit_));
+  if (threadsPerWorker_ < 0)
+    throw ConfigError(fmt::format("ParallelInference: threadsPerWorker must be >= 1, got {}", threadsPerWorker_));
+
+  auto impl = std::make_unique<Impl>();
+  impl->mode = mode_;
+  impl->policy = policy_;
+  impl->batchLimit = batchLimit_;
+  impl->queueLimit = queueLimit_;
+  impl->drain = drain_;
+  impl->rejectNonFinite = rejectNonFinite_;
+  impl->warmUp = warmUp_;
+  impl->listener = listener_;
+  const MultiLayerConfiguration& conf = model_->getConfiguration();
+  impl->inputType = conf.inputType;
+  impl->inputSize = conf.inputType.flatSize();
+  impl->outputSize = conf.outputType.flatSize();
+  impl->source = std::make_shared<const ModelSource>(ModelSource{model_->clone(), 0});
+  for (int i = 0; i < cudaDeviceCount(); ++i) impl->devices.push_back(Device::cuda(i));
+  if (impl->devices.empty()) impl->devices.push_back(Device::cpu());
+  const int workers = workers_ > 0 ? workers_ : static_cast<int>(impl->devices.size());
+  impl->threadsPerWorker =
+      threadsPerWorker_ > 0 ? threadsPerWorker_ : std::max(1, hardwareConcurrency() / workers);
+
+  Impl* p = impl.get();
+  ParallelInference inference(std::move(impl));  // from here on, its destructor stops the workers
+  p->threads.reserve(static_cast<size_t>(workers));
+  std::exception_ptr error;
+  try {
+    for (int w = 0; w < workers; ++w) p->threads.emplace_back([p, w] { p->workerLoop(w); });
+  } catch (...) {
+    error = std::current_exception();  // no thread left: wait for those that started, then stop
+  }
+  {
+    std::unique_lock lock(p->mutex);
+    p->replicasReady.wait(lock, [&] { return p->replicasBuilt == p->workers(); });
+    if (!error) error = std::exchange(p->startupError, nullptr);
+  }
+  if (error) {
+    p->stop();
+    std::rethrow_exception(error);
+  }
+  return inference;
+}
+
+// --- ParallelInference -----------------------------------------------------------------------------
+
+ParallelInference::ParallelInference(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ParallelInference::~ParallelInference() { shutdown(); }
+ParallelInference::ParallelInference(ParallelInference&&) noexcept = default;
+
+ParallelInference& ParallelInference::operator=(ParallelInference&& other) noexcept {
+  if (this != &other) {
+    shutdown();
+    impl_ = std::move(other.impl_);
+  }
+  return *this;
+}
+
+Tensor ParallelInference::output(const Tensor& features) {
+  if (!impl_) throw InferenceShutDownError("ParallelInference::output: this object was moved from");
+  const int64_t rows = impl_->validate(features);
+  return impl_->submit(features, rows);
+}
+
+void ParallelInference::updateModel(const MultiLayerNetwork& model) {
+  if (!impl_) throw InferenceShutDownError("ParallelInference::updateModel: this object was moved from");
+  if (!model.isInitialized())
+    throw ConfigError("ParallelInference::updateModel: the model must be initialised (call init())");
+  const MultiLayerConfiguration& conf = model.getConfiguration();
+  if (conf.inputType.flatSize() != impl_->inputSize || conf.outputType.flatSize() != impl_->outputSize)
+    throw ConfigError(fmt::format("ParallelInference::updateModel: the new model maps {} inputs to {} "
+                                  "outputs; the served one maps {} to {} (they must agree)",
+                                  conf.inputType.flatSize(), conf.outputType.flatSize(),
+                                  impl_->inputSize, impl_->outputSize));
+  auto next = std::make_shared<ModelSource>(ModelSource{model.clone(), 0});  // copied outside the lock
+  std::lock_guard lock(impl_->mutex);
+  if (impl_->stopping)
+    throw InferenceShutDownError("ParallelInference::updateModel: called after shutdown()");
+  next->version = impl_->source->version + 1;
+  impl_->source = std::move(next);
+  ++impl_->stats.modelUpdates;
+  impl_->workAvailable.notify_all();  // idle workers rebuild their replicas now
+}
+
+void ParallelInference::shutdown() {
+  if (impl_) impl_->stop();
+}
+
+int ParallelInference::workers() const { return impl_ ? impl_->workers() : 0; }
+int ParallelInference::threadsPerWorker() const { return impl_ ? impl_->threadsPerWorker : 0; }
+int ParallelInference::batchLimit() const { return impl_ ? impl_->batchLimit : 0; }
+InferenceMode ParallelInference::inferenceMode() const {
+  return impl_ ? impl_->mode : InferenceMode::BATCHED;
+}
+
+InferenceStatistics ParallelInference::statistics() const {
+  if (!impl_) return {};
+  std::lock_guard lock(impl_->mutex);
+  InferenceStatistics stats = impl_->stats;
+  stats.queuedRequests = static_cast<int64_t>(impl_->queue.size());
+  return stats;
+}
+
+bool ParallelInference::isShutdown() const {
+  if (!impl_) return true;
+  std::lock_guard lock(impl_->mutex);
+  return impl_->stopping;
+}
+
+}  // namespace dl4cpp::parallel
