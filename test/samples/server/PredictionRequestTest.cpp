@@ -1,0 +1,91 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "samples/server/PngTestUtil.h"
+#include "server/PredictionRequest.h"
+
+using samples::server::kImagePixels;
+using samples::server::pixelsFromJson;
+using samples::server::pixelsFromPng;
+using samples::server::pixelsFromRequest;
+using samples::server::RequestError;
+
+namespace {
+
+std::string jsonPixels(int count, const std::string& value = "0") {
+  std::string body = R"({"pixels": [)";
+  for (int i = 0; i < count; ++i) body += (i ? "," : "") + value;
+  return body + "]}";
+}
+
+}  // namespace
+
+TEST_SUITE("samples") {
+  TEST_CASE("PredictionRequest: JSON grey levels are scaled by 1/255, row by row") {
+    std::string body = R"({"pixels": [255, 51)";
+    for (int i = 2; i < kImagePixels; ++i) body += ",0";
+    body += "]}";
+    const std::vector<float> pixels = pixelsFromJson(body);
+    REQUIRE(pixels.size() == kImagePixels);
+    CHECK(pixels[0] == doctest::Approx(1.0));
+    CHECK(pixels[1] == doctest::Approx(0.2));
+    CHECK(pixels[2] == 0.0f);
+  }
+
+  TEST_CASE("PredictionRequest: malformed JSON bodies are RequestErrors naming the problem") {
+    auto reason = [](const std::string& body) {
+      try {
+        pixelsFromJson(body);
+      } catch (const RequestError& e) {
+        return std::string(e.what());
+      }
+      FAIL("accepted: " << body);
+      return std::string();
+    };
+    CHECK(reason("{not json").find("not valid JSON") != std::string::npos);
+    CHECK(reason("[1, 2]").find("\"pixels\" array") != std::string::npos);
+    CHECK(reason(R"({"pixels": "abc"})").find("must be an array") != std::string::npos);
+    CHECK(reason(jsonPixels(783)).find("got 783") != std::string::npos);
+    CHECK(reason(jsonPixels(785)).find("got 785") != std::string::npos);
+    CHECK(reason(jsonPixels(784, "\"7\"")).find("[0] must be a number") != std::string::npos);
+    CHECK(reason(jsonPixels(784, "256")).find("not a grey level") != std::string::npos);
+    CHECK(reason(jsonPixels(784, "-1")).find("not a grey level") != std::string::npos);
+  }
+
+  TEST_CASE("PredictionRequest: a 28x28 grey PNG decodes to the same features as its JSON") {
+    std::vector<unsigned char> grey(kImagePixels);
+    for (int i = 0; i < kImagePixels; ++i) grey[static_cast<size_t>(i)] = static_cast<unsigned char>(i % 256);
+    const std::vector<float> fromPng = pixelsFromPng(testutil::encodePng(grey, 28, 28, PNG_FORMAT_GRAY));
+    REQUIRE(fromPng.size() == kImagePixels);
+    for (int i = 0; i < kImagePixels; ++i) CHECK(fromPng[static_cast<size_t>(i)] == static_cast<float>((i % 256) / 255.0));
+  }
+
+  TEST_CASE("PredictionRequest: transparent PNG pixels count as black background") {
+    std::vector<unsigned char> rgba(static_cast<size_t>(kImagePixels) * 4, 255);
+    for (size_t i = 3; i < rgba.size(); i += 4) rgba[i] = 0;  // fully transparent white
+    const std::vector<float> pixels = pixelsFromPng(testutil::encodePng(rgba, 28, 28, PNG_FORMAT_RGBA));
+    for (float p : pixels) REQUIRE(p == 0.0f);
+  }
+
+  TEST_CASE("PredictionRequest: wrong-size, corrupt and empty PNGs are RequestErrors") {
+    std::vector<unsigned char> grey(32 * 32, 0);
+    CHECK_THROWS_WITH_AS(pixelsFromPng(testutil::encodePng(grey, 32, 32, PNG_FORMAT_GRAY)),
+                         "PNG must be 28x28, got 32x32", RequestError);
+    std::string png = testutil::encodePng(std::vector<unsigned char>(kImagePixels, 9), 28, 28, PNG_FORMAT_GRAY);
+    CHECK_THROWS_AS(pixelsFromPng(png.substr(0, png.size() / 2)), RequestError);
+    png[png.size() / 2] = static_cast<char>(png[png.size() / 2] ^ 0x5a);
+    CHECK_THROWS_AS(pixelsFromPng(png), RequestError);
+    CHECK_THROWS_AS(pixelsFromPng(""), RequestError);
+  }
+
+  TEST_CASE("PredictionRequest: the Content-Type picks the decoder; others are refused") {
+    CHECK(pixelsFromRequest("application/json; charset=utf-8", jsonPixels(784)).size() == kImagePixels);
+    CHECK(pixelsFromRequest("Image/PNG",
+                            testutil::encodePng(std::vector<unsigned char>(kImagePixels, 1), 28, 28, PNG_FORMAT_GRAY))
+              .size() == kImagePixels);
+    CHECK_THROWS_WITH_AS(pixelsFromRequest("text/plain", "1,2,3"),
+                         doctest::Contains("unsupported Content-Type 'text/plain'"), RequestError);
+    CHECK_THROWS_AS(pixelsFromRequest("", "{}"), RequestError);
+  }
+}
