@@ -10,6 +10,7 @@
 #include "LenetConfiguration.h"
 #include "samples/server/PngTestUtil.h"
 #include "server/InferenceServer.h"
+#include "server/PredictionRequest.h"
 
 using namespace dl4cpp;
 using dl4cpp::parallel::ParallelInference;
