@@ -1,6 +1,7 @@
 #include <dl4cpp/nn/backend/cpu/MaxPooling.h>
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 
 namespace dl4cpp::cpu {
@@ -8,14 +9,16 @@ namespace dl4cpp::cpu {
 namespace {
 
 // The running maximum starts at the lowest float and only a strictly greater value replaces it,
-// as in oneDNN. Written with selects, not branches, so the 2x2 loops vectorise.
+// as in oneDNN. The choice is made with bit masks, not branches: which window position holds the
+// maximum follows the data, and branching on it mispredicts about every other output.
 struct RunningMax {
   float best = std::numeric_limits<float>::lowest();
-  int32_t at = 0;
-  void offer(float v, int32_t position) {
-    const bool greater = v > best;
-    best = greater ? v : best;
-    at = greater ? position : at;
+  uint32_t at = 0;
+  void offer(float v, uint32_t position) {
+    const uint32_t take = 0u - static_cast<uint32_t>(v > best);  // all ones when v wins
+    best = std::bit_cast<float>((std::bit_cast<uint32_t>(v) & take) |
+                                (std::bit_cast<uint32_t>(best) & ~take));
+    at = (position & take) | (at & ~take);
   }
 };
 
@@ -28,28 +31,44 @@ void forwardPlane(const float* x, float* y, uint8_t* argmax, int64_t inW, int64_
       RunningMax m;
       for (int64_t i = 0; i < g.kernelH; ++i)
         for (int64_t j = 0; j < g.kernelW; ++j)
-          m.offer(window[i * inW + j], static_cast<int32_t>(i * g.kernelW + j));
+          m.offer(window[i * inW + j], static_cast<uint32_t>(i * g.kernelW + j));
       y[oh * outW + ow] = m.best;
       if (argmax) argmax[oh * outW + ow] = static_cast<uint8_t>(m.at);
     }
 }
 
-// One plane, 2x2 windows of stride 2 (LeNet's): row by row, branch-free.
+// One plane, 2x2 windows of stride 2 (LeNet's). The same rule as RunningMax, written as
+// float and integer selects over a chunk of outputs so that the compiler vectorises the loop;
+// the arg-max bytes are stored by a second, narrowing loop.
 void forwardPlane2x2(const float* x, float* y, uint8_t* argmax, int64_t inW, int64_t outH,
                      int64_t outW) {
+  constexpr int64_t kChunk = 64;
   for (int64_t oh = 0; oh < outH; ++oh) {
     const float* top = x + 2 * oh * inW;
     const float* bottom = top + inW;
-    float* yr = y + oh * outW;
-    uint8_t* ar = argmax ? argmax + oh * outW : nullptr;
-    for (int64_t ow = 0; ow < outW; ++ow) {
-      RunningMax m;
-      m.offer(top[2 * ow], 0);
-      m.offer(top[2 * ow + 1], 1);
-      m.offer(bottom[2 * ow], 2);
-      m.offer(bottom[2 * ow + 1], 3);
-      yr[ow] = m.best;
-      if (ar) ar[ow] = static_cast<uint8_t>(m.at);
+    for (int64_t begin = 0; begin < outW; begin += kChunk) {
+      const int64_t n = std::min(kChunk, outW - begin);
+      const float* t = top + 2 * begin;
+      const float* b = bottom + 2 * begin;
+      float* yc = y + oh * outW + begin;
+      uint32_t at[kChunk];
+      for (int64_t k = 0; k < n; ++k) {
+        float best = std::numeric_limits<float>::lowest();
+        uint32_t where = 0;
+        const float v0 = t[2 * k], v1 = t[2 * k + 1], v2 = b[2 * k], v3 = b[2 * k + 1];
+        where = v0 > best ? 0u : where;
+        best = v0 > best ? v0 : best;
+        where = v1 > best ? 1u : where;
+        best = v1 > best ? v1 : best;
+        where = v2 > best ? 2u : where;
+        best = v2 > best ? v2 : best;
+        where = v3 > best ? 3u : where;
+        best = v3 > best ? v3 : best;
+        yc[k] = best;
+        at[k] = where;
+      }
+      if (argmax)
+        for (int64_t k = 0; k < n; ++k) argmax[oh * outW + begin + k] = static_cast<uint8_t>(at[k]);
     }
   }
 }
@@ -104,12 +123,13 @@ void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
         float* top = dxp + 2 * oh * inW;
         float* bottom = top + inW;
         for (int64_t ow = 0; ow < outW; ++ow) {
-          const float d = dyp[oh * outW + ow];
-          const uint8_t at = ap[oh * outW + ow];
-          top[2 * ow] = at == 0 ? d : 0.0f;
-          top[2 * ow + 1] = at == 1 ? d : 0.0f;
-          bottom[2 * ow] = at == 2 ? d : 0.0f;
-          bottom[2 * ow + 1] = at == 3 ? d : 0.0f;
+          // Masks, not branches (see RunningMax): dy where the arg-max is, +0 elsewhere.
+          const uint32_t d = std::bit_cast<uint32_t>(dyp[oh * outW + ow]);
+          const uint32_t at = ap[oh * outW + ow];
+          top[2 * ow] = std::bit_cast<float>(d & (0u - static_cast<uint32_t>(at == 0)));
+          top[2 * ow + 1] = std::bit_cast<float>(d & (0u - static_cast<uint32_t>(at == 1)));
+          bottom[2 * ow] = std::bit_cast<float>(d & (0u - static_cast<uint32_t>(at == 2)));
+          bottom[2 * ow + 1] = std::bit_cast<float>(d & (0u - static_cast<uint32_t>(at == 3)));
         }
       }
       // An odd input extent leaves a last row / column that no window covers.
