@@ -136,9 +136,12 @@ double timeGemm(const GemmOp& op, int threads, int calls) {
 double trainingThroughput(int threads, int iterations, MnistDataSetIterator& data) {
   MultiLayerNetwork model(samples::lenetConfiguration(), Device::cpu(), threads);
   model.init();
-  auto next = [&] {
-    if (!data.hasNext()) data.reset();
-    return data.next();
+  auto next = [&] {  // full batches only, like the GEMMs it is compared with
+    for (;;) {
+      if (!data.hasNext()) data.reset();
+      DataSet batch = data.next();
+      if (batch.numExamples() == kBatch) return batch;
+    }
   };
   for (int i = 0; i < 20; ++i) model.fit(next());
   int64_t examples = 0;

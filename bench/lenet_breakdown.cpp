@@ -54,10 +54,14 @@ struct Measurement {
   double unprofiledStepMs = 0;
 };
 
-// Draws the next batch, starting the epoch again when the iterator runs dry.
+// Draws the next full batch of 128, starting the epoch again when the iterator runs dry (the
+// epoch's last, partial batch is skipped so that every timed step does the same work).
 DataSet nextBatch(MnistDataSetIterator& data) {
-  if (!data.hasNext()) data.reset();
-  return data.next();
+  for (;;) {
+    if (!data.hasNext()) data.reset();
+    DataSet batch = data.next();
+    if (batch.numExamples() == 128) return batch;
+  }
 }
 
 Measurement measure(int threads, int warmup, int iterations, MnistDataSetIterator& data) {
