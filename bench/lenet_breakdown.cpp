@@ -124,7 +124,8 @@ ParallelMeasurement measureParallel(int workers, int iterations, MnistDataSetIte
   const double roundWall = after.total.wall - before.total.wall;
   p.averaging = (after.total.averaging - before.total.averaging) / roundWall;
   p.barrier = (after.total.barrierWait - before.total.barrierWait) / roundWall;
-  p.dataWait = (after.total.dataWait - before.total.dataWait) / roundWall;
+  // Clamped: a prefetch that never stalls leaves only clock jitter, which can read as -0.00%.
+  p.dataWait = std::max(0.0, (after.total.dataWait - before.total.dataWait) / roundWall);
   return p;
 }
 
