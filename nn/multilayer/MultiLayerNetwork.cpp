@@ -41,6 +41,7 @@ void MultiLayerNetwork::init() {
     for (const auto& spec : specs[i]) {
       ParamSegment seg;
       seg.isBias = spec.isBias;
+      seg.layer = static_cast<int>(i);
       seg.updater = spec.isBias ? layerConf.resolvedBiasUpdater() : *layerConf.updater;
       seg.l2 = spec.isBias ? *layerConf.l2Bias : *layerConf.l2;
       seg.param = params_.view(offset, spec.shape);
@@ -117,6 +118,7 @@ const Tensor& MultiLayerNetwork::forwardPass(const Tensor& features, int64_t n, 
     const Shape inShape = conf_.layerInputTypes[i].shape(n);
     inputs_[i] = i == 0 ? features.reshape(inShape) : outputs_[i - 1].reshape(inShape);
     outputs_[i] = activationStore_[i].view(0, conf_.layerOutputTypes[i].shape(n));
+    profileLayer(static_cast<int>(i));
     layers_[i]->forward(*context_, inputs_[i], outputs_[i], training);
   }
   return outputs_.back();
@@ -137,9 +139,11 @@ double MultiLayerNetwork::computeGradientAndScore(const DataSet& batch, bool wan
 
   const double lossSum = outputLayer().lossGradient(*context_, y, batch.labels, outputGrads_[last]);
   // Gradients of the mean loss: scaling the top gradient once scales every parameter gradient.
+  profileLayer(LayerProfiler::kNetwork);
   context_->backend().scale(outputGrads_[last], 1.0f / static_cast<float>(n));
 
   for (size_t i = last + 1; i-- > 0;) {
+    profileLayer(static_cast<int>(i));
     if (i != last) layers_[i]->backwardActivation(*context_, outputs_[i], outputGrads_[i]);
     layers_[i]->backwardParams(*context_, inputs_[i], outputGrads_[i]);
     if (i > 0) {
@@ -157,13 +161,16 @@ double MultiLayerNetwork::computeGradientAndScore(const DataSet& batch, bool wan
 void MultiLayerNetwork::applyUpdate() {
   requireInit("applyUpdate");
   context_->bindToCurrentThread();
-  for (auto& seg : segments_)
+  for (auto& seg : segments_) {
+    profileLayer(seg.layer);
     context_->backend().updaterStep(seg.updater, seg.l2, iteration_, seg.param, seg.grad, seg.state);
+  }
 }
 
 double MultiLayerNetwork::calcRegularizationScore() {
   // Ops only ever run under this network's thread budget, whichever thread asks.
   context_->bindToCurrentThread();
+  profileLayer(LayerProfiler::kNetwork);
   double sum = 0;
   for (auto& seg : segments_)
     if (seg.l2 != 0) sum += 0.5 * seg.l2 * context_->backend().sumOfSquares(seg.param);
@@ -186,6 +193,7 @@ void MultiLayerNetwork::fit(const DataSet& batch) {
   applyUpdate();
   score_ = score;
   ++iteration_;
+  if (LayerProfiler* p = context_->profiler()) p->iterationDone();
 }
 
 void MultiLayerNetwork::fit(DataSetIterator& iterator) {

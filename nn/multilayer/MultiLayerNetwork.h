@@ -25,6 +25,7 @@
 #include <dl4cpp/nn/layers/Layer.h>
 #include <dl4cpp/nn/layers/OutputLayer.h>
 #include <dl4cpp/nn/listeners/TrainingListener.h>
+#include <dl4cpp/nn/profiling/LayerProfiler.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
 
 namespace dl4cpp {
@@ -99,6 +100,14 @@ class MultiLayerNetwork {
   void addListeners(std::vector<std::shared_ptr<TrainingListener>> listeners);
   const std::vector<std::shared_ptr<TrainingListener>>& getListeners() const { return listeners_; }
 
+  // Per-layer profiling (see nn/profiling/LayerProfiler.h): every op this network runs from now on
+  // is timed and charged to the layer running it; nullptr turns profiling off (the default, which
+  // costs nothing). Not copied by clone().
+  void setProfiler(std::shared_ptr<LayerProfiler> profiler) {
+    context_->setProfiler(std::move(profiler));
+  }
+  LayerProfiler* getProfiler() const { return context_->profiler(); }
+
   const MultiLayerConfiguration& getConfiguration() const { return conf_; }
   int64_t getIterationCount() const { return iteration_; }
   int getEpochCount() const { return epoch_; }
@@ -119,6 +128,7 @@ class MultiLayerNetwork {
     UpdaterParams updater;
     double l2 = 0;
     bool isBias = false;
+    int layer = 0;  // index of the layer owning the segment
   };
 
   void requireInit(const char* method) const;
@@ -128,6 +138,11 @@ class MultiLayerNetwork {
   // Runs every layer forward; returns the output activation view.
   const Tensor& forwardPass(const Tensor& features, int64_t n, bool training);
   layers::OutputLayer& outputLayer();
+  // Tells the profiler, when there is one, which layer's ops follow (LayerProfiler::kNetwork: the
+  // network's own).
+  void profileLayer(int layer) {
+    if (LayerProfiler* p = context_->profiler()) p->enterLayer(layer);
+  }
 
   MultiLayerConfiguration conf_;
   std::unique_ptr<DeviceContext> context_;

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include <dl4cpp/nn/backend/cuda/CudaBackendFactory.h>
+#include <dl4cpp/nn/profiling/ProfilingBackend.h>
 
 namespace dl4cpp {
 
@@ -13,9 +14,16 @@ int cudaDeviceCount() { return cuda::deviceCount(); }
 DeviceContext::DeviceContext(Device device, int numThreads)
     : device_(device),
       numThreads_(numThreads > 0 ? numThreads : hardwareConcurrency()),
-      backend_(makeBackend(device)) {}
+      backend_(makeBackend(device)),
+      active_(backend_.get()) {}
 
 DeviceContext::~DeviceContext() = default;
+
+void DeviceContext::setProfiler(std::shared_ptr<LayerProfiler> profiler) {
+  profiling_ = profiler ? std::make_unique<ProfilingBackend>(*backend_, profiler) : nullptr;
+  profiler_ = std::move(profiler);
+  active_ = profiling_ ? profiling_.get() : backend_.get();
+}
 
 void DeviceContext::setNumThreads(int numThreads) {
   numThreads_ = numThreads > 0 ? numThreads : hardwareConcurrency();

@@ -10,6 +10,8 @@
 
 namespace dl4cpp {
 
+class LayerProfiler;
+
 class DeviceContext {
  public:
   // numThreads: CPU threads this context's ops may use; 0 = every core of the machine.
@@ -25,12 +27,22 @@ class DeviceContext {
 
   // Call on the thread about to run ops (MultiLayerNetwork does, at the start of fit/output).
   void bindToCurrentThread() { backend_->bindToCurrentThread(numThreads_); }
-  Backend& backend() { return *backend_; }
+  // The backend ops go to: the device's own, or the profiling decorator around it.
+  Backend& backend() { return *active_; }
+
+  // With a profiler, every op is timed and charged to it (through a ProfilingBackend wrapped
+  // around the device's backend); nullptr removes the decorator, so ops cost nothing extra.
+  void setProfiler(std::shared_ptr<LayerProfiler> profiler);
+  // The installed profiler, or nullptr.
+  LayerProfiler* profiler() const { return profiler_.get(); }
 
  private:
   Device device_;
   int numThreads_;
-  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Backend> backend_;    // the device's backend
+  std::unique_ptr<Backend> profiling_;  // ProfilingBackend around backend_, while profiling
+  std::shared_ptr<LayerProfiler> profiler_;
+  Backend* active_;                     // profiling_ when set, else backend_
 };
 
 // Hardware threads of this machine (at least 1).

@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include <dl4cpp/nn/backend/cpu/MaxPooling.h>
+
 namespace dl4cpp::cpu {
 
 namespace {
@@ -261,6 +263,16 @@ dnnl::pooling_forward::primitive_desc poolForwardDesc(const dnnl::engine& engine
 
 void CpuBackend::poolingForward(PoolingKind kind, const Tensor& x, Tensor& y,
                                 const WindowGeometry& g, bool training, Tensor& workspace) {
+  if (kind == PoolingKind::MAX && directMaxPoolingApplies(g)) {
+    uint8_t* argmax = nullptr;
+    if (training) {
+      const int64_t floats = maxPoolingWorkspaceFloats(y.shape());
+      if (workspace.numel() < floats) workspace = Tensor(Shape{floats});
+      argmax = reinterpret_cast<uint8_t*>(workspace.data());
+    }
+    maxPoolingForward(x, y, g, argmax);
+    return;
+  }
   PrimitiveKey key;
   key.add(static_cast<int64_t>(OpId::PoolForward)).add(static_cast<int64_t>(kind)).add(training);
   addGeometry(addShape(key, x.shape()), g);
@@ -283,6 +295,13 @@ void CpuBackend::poolingForward(PoolingKind kind, const Tensor& x, Tensor& y,
 
 void CpuBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
                                  const WindowGeometry& g, const Tensor& workspace) {
+  if (kind == PoolingKind::MAX && directMaxPoolingApplies(g)) {
+    if (workspace.numel() < maxPoolingWorkspaceFloats(dy.shape()))
+      throw BackendError("poolingBackward: MAX pooling needs the workspace of a training-mode "
+                         "poolingForward with the same shapes; run forward(training=true) first");
+    maxPoolingBackward(dy, dx, g, reinterpret_cast<const uint8_t*>(workspace.data()));
+    return;
+  }
   PrimitiveKey key;
   key.add(static_cast<int64_t>(OpId::PoolBackward)).add(static_cast<int64_t>(kind));
   addGeometry(addShape(key, dx.shape()), g);

@@ -1,6 +1,7 @@
 #pragma once
 // The CPU backend: convolution, pooling, inner product, eltwise and softmax on oneDNN primitives
 // (cached per shape), and OpenMP-parallel loops for losses and the flat-buffer updater steps.
+// MAX pooling without padding runs on direct NCHW loops instead (MaxPooling.h).
 // Tensors cross this interface in plain layouts (nchw / oihw / nc / oi: the layouts of the
 // network's flat buffers). Convolutions choose their own layout (format_tag::any, direct JIT
 // kernels) and reorder at their boundary into scratch_, which only lives during one call.

@@ -1,0 +1,151 @@
+#include <dl4cpp/nn/backend/cpu/MaxPooling.h>
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+
+namespace dl4cpp::cpu {
+
+namespace {
+
+// The running maximum starts at the lowest float and only a strictly greater value replaces it,
+// as in oneDNN. The choice is made with bit masks, not branches: which window position holds the
+// maximum follows the data, and branching on it mispredicts about every other output.
+struct RunningMax {
+  float best = std::numeric_limits<float>::lowest();
+  uint32_t at = 0;
+  void offer(float v, uint32_t position) {
+    const uint32_t take = 0u - static_cast<uint32_t>(v > best);  // all ones when v wins
+    best = std::bit_cast<float>((std::bit_cast<uint32_t>(v) & take) |
+                                (std::bit_cast<uint32_t>(best) & ~take));
+    at = (position & take) | (at & ~take);
+  }
+};
+
+// One (n, c) plane, any window without padding.
+void forwardPlane(const float* x, float* y, uint8_t* argmax, int64_t inW, int64_t outH,
+                  int64_t outW, const WindowGeometry& g) {
+  for (int64_t oh = 0; oh < outH; ++oh)
+    for (int64_t ow = 0; ow < outW; ++ow) {
+      const float* window = x + oh * g.strideH * inW + ow * g.strideW;
+      RunningMax m;
+      for (int64_t i = 0; i < g.kernelH; ++i)
+        for (int64_t j = 0; j < g.kernelW; ++j)
+          m.offer(window[i * inW + j], static_cast<uint32_t>(i * g.kernelW + j));
+      y[oh * outW + ow] = m.best;
+      if (argmax) argmax[oh * outW + ow] = static_cast<uint8_t>(m.at);
+    }
+}
+
+// One plane, 2x2 windows of stride 2 (LeNet's). The same rule as RunningMax, written as
+// float and integer selects over a chunk of outputs so that the compiler vectorises the loop;
+// the arg-max bytes are stored by a second, narrowing loop.
+void forwardPlane2x2(const float* x, float* y, uint8_t* argmax, int64_t inW, int64_t outH,
+                     int64_t outW) {
+  constexpr int64_t kChunk = 64;
+  for (int64_t oh = 0; oh < outH; ++oh) {
+    const float* top = x + 2 * oh * inW;
+    const float* bottom = top + inW;
+    for (int64_t begin = 0; begin < outW; begin += kChunk) {
+      const int64_t n = std::min(kChunk, outW - begin);
+      const float* t = top + 2 * begin;
+      const float* b = bottom + 2 * begin;
+      float* yc = y + oh * outW + begin;
+      uint32_t at[kChunk];
+      for (int64_t k = 0; k < n; ++k) {
+        float best = std::numeric_limits<float>::lowest();
+        uint32_t where = 0;
+        const float v0 = t[2 * k], v1 = t[2 * k + 1], v2 = b[2 * k], v3 = b[2 * k + 1];
+        where = v0 > best ? 0u : where;
+        best = v0 > best ? v0 : best;
+        where = v1 > best ? 1u : where;
+        best = v1 > best ? v1 : best;
+        where = v2 > best ? 2u : where;
+        best = v2 > best ? v2 : best;
+        where = v3 > best ? 3u : where;
+        best = v3 > best ? v3 : best;
+        yc[k] = best;
+        at[k] = where;
+      }
+      if (argmax)
+        for (int64_t k = 0; k < n; ++k) argmax[oh * outW + begin + k] = static_cast<uint8_t>(at[k]);
+    }
+  }
+}
+
+bool isTwoByTwoStrideTwo(const WindowGeometry& g) {
+  return g.kernelH == 2 && g.kernelW == 2 && g.strideH == 2 && g.strideW == 2;
+}
+
+}  // namespace
+
+bool directMaxPoolingApplies(const WindowGeometry& g) {
+  return g.padTop == 0 && g.padLeft == 0 && g.padBottom == 0 && g.padRight == 0 &&
+         g.dilationH == 1 && g.dilationW == 1 && g.kernelH * g.kernelW <= 256;
+}
+
+int64_t maxPoolingWorkspaceFloats(const Shape& y) {
+  return (y.numel() + static_cast<int64_t>(sizeof(float)) - 1) / static_cast<int64_t>(sizeof(float));
+}
+
+void maxPoolingForward(const Tensor& x, Tensor& y, const WindowGeometry& g, uint8_t* argmax) {
+  const int64_t planes = x.dim(0) * x.dim(1), inH = x.dim(2), inW = x.dim(3);
+  const int64_t outH = y.dim(2), outW = y.dim(3);
+  const bool twoByTwo = isTwoByTwoStrideTwo(g);
+  const float* xs = x.data();
+  float* ys = y.data();
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < planes; ++p) {
+    const float* xp = xs + p * inH * inW;
+    float* yp = ys + p * outH * outW;
+    uint8_t* ap = argmax ? argmax + p * outH * outW : nullptr;
+    if (twoByTwo) forwardPlane2x2(xp, yp, ap, inW, outH, outW);
+    else forwardPlane(xp, yp, ap, inW, outH, outW, g);
+  }
+}
+
+void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
+                        const uint8_t* argmax) {
+  const int64_t planes = dx.dim(0) * dx.dim(1), inH = dx.dim(2), inW = dx.dim(3);
+  const int64_t outH = dy.dim(2), outW = dy.dim(3);
+  const float* dys = dy.data();
+  float* dxs = dx.data();
+  const bool twoByTwo = isTwoByTwoStrideTwo(g);
+  // Planes are independent, so overlapping windows (stride < kernel) add without races.
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < planes; ++p) {
+    float* dxp = dxs + p * inH * inW;
+    const float* dyp = dys + p * outH * outW;
+    const uint8_t* ap = argmax + p * outH * outW;
+    if (twoByTwo) {
+      // Windows tile the input: every dx element is written once, zero or its window's dy.
+      for (int64_t oh = 0; oh < outH; ++oh) {
+        float* top = dxp + 2 * oh * inW;
+        float* bottom = top + inW;
+        for (int64_t ow = 0; ow < outW; ++ow) {
+          // Masks, not branches (see RunningMax): dy where the arg-max is, +0 elsewhere.
+          const uint32_t d = std::bit_cast<uint32_t>(dyp[oh * outW + ow]);
+          const uint32_t at = ap[oh * outW + ow];
+          top[2 * ow] = std::bit_cast<float>(d & (0u - static_cast<uint32_t>(at == 0)));
+          top[2 * ow + 1] = std::bit_cast<float>(d & (0u - static_cast<uint32_t>(at == 1)));
+          bottom[2 * ow] = std::bit_cast<float>(d & (0u - static_cast<uint32_t>(at == 2)));
+          bottom[2 * ow + 1] = std::bit_cast<float>(d & (0u - static_cast<uint32_t>(at == 3)));
+        }
+      }
+      // An odd input extent leaves a last row / column that no window covers.
+      for (int64_t h = 2 * outH; h < inH; ++h) std::fill(dxp + h * inW, dxp + (h + 1) * inW, 0.0f);
+      if (inW > 2 * outW)
+        for (int64_t h = 0; h < 2 * outH; ++h) std::fill(dxp + h * inW + 2 * outW, dxp + (h + 1) * inW, 0.0f);
+      continue;
+    }
+    std::fill(dxp, dxp + inH * inW, 0.0f);
+    for (int64_t oh = 0; oh < outH; ++oh)
+      for (int64_t ow = 0; ow < outW; ++ow) {
+        const int64_t at = ap[oh * outW + ow];
+        const int64_t h = oh * g.strideH + at / g.kernelW, w = ow * g.strideW + at % g.kernelW;
+        dxp[h * inW + w] += dyp[oh * outW + ow];
+      }
+  }
+}
+
+}  // namespace dl4cpp::cpu

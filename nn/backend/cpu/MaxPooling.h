@@ -1,0 +1,30 @@
+#pragma once
+// MAX pooling on plain NCHW tensors without oneDNN, for windows without padding (LeNet's 2x2/2).
+// oneDNN's pooling on plain layouts transposes into its blocked layout and back inside every
+// call; these loops read and write NCHW directly. On LeNet's first pooling layer (128x20x24x24,
+// one Zen 5 core) forward went from 0.88 to 0.33 ms and backward from 1.09 to 0.65 ms. Results equal oneDNN's bit for bit: the first maximum
+// in window order wins ties (as in oneDNN, a NaN never wins), and backward adds each gradient at
+// its arg-max.
+#include <cstdint>
+
+#include <dl4cpp/nn/backend/OpTypes.h>
+#include <dl4cpp/nn/tensor/Tensor.h>
+
+namespace dl4cpp::cpu {
+
+// True when the direct loops handle the window: no padding, no dilation, at most 256 positions
+// (the arg-max is recorded as one byte per output).
+bool directMaxPoolingApplies(const WindowGeometry& g);
+
+// Floats of workspace a training forward needs for output y: one byte per output element.
+int64_t maxPoolingWorkspaceFloats(const Shape& y);
+
+// x (N, C, H, W) -> y (N, C, outH, outW). With `argmax` (training), records each output's
+// position in its window (kh * kernelW + kw) there, one byte per output.
+void maxPoolingForward(const Tensor& x, Tensor& y, const WindowGeometry& g, uint8_t* argmax);
+
+// dx = 0, then dx[arg-max of each output] += dy.
+void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
+                        const uint8_t* argmax);
+
+}  // namespace dl4cpp::cpu

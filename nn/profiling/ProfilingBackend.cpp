@@ -1,0 +1,119 @@
+#include <dl4cpp/nn/profiling/ProfilingBackend.h>
+
+#include <chrono>
+#include <type_traits>
+
+namespace dl4cpp {
+
+double convolutionFlops(const Shape& x, const Shape& w, const Shape& y) {
+  return 2.0 * static_cast<double>(y[0]) * static_cast<double>(y[1]) * static_cast<double>(y[2]) *
+         static_cast<double>(y[3]) * static_cast<double>(x[1]) * static_cast<double>(w[2]) *
+         static_cast<double>(w[3]);
+}
+
+double innerProductFlops(const Shape& x, const Shape& w) {
+  return 2.0 * static_cast<double>(x[0]) * static_cast<double>(w[0]) * static_cast<double>(w[1]);
+}
+
+ProfilingBackend::ProfilingBackend(Backend& inner, std::shared_ptr<LayerProfiler> profiler)
+    : inner_(inner), profiler_(std::move(profiler)) {}
+
+template <typename Op>
+auto ProfilingBackend::timed(ProfilePhase phase, double flops, Op&& op) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  auto charge = [&] {
+    profiler_->record(phase, std::chrono::duration<double>(Clock::now() - start).count(), flops);
+  };
+  if constexpr (std::is_void_v<decltype(op())>) {
+    op();
+    charge();
+  } else {
+    auto result = op();
+    charge();
+    return result;
+  }
+}
+
+void ProfilingBackend::bindToCurrentThread(int numThreads) { inner_.bindToCurrentThread(numThreads); }
+
+void ProfilingBackend::convolutionForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                                          Tensor& y, const WindowGeometry& g) {
+  timed(ProfilePhase::FORWARD, convolutionFlops(x.shape(), w.shape(), y.shape()),
+        [&] { inner_.convolutionForward(x, w, b, y, g); });
+}
+
+void ProfilingBackend::convolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
+                                               const WindowGeometry& g) {
+  timed(ProfilePhase::BACKWARD_DATA, convolutionFlops(dx.shape(), w.shape(), dy.shape()),
+        [&] { inner_.convolutionBackwardData(dy, w, dx, g); });
+}
+
+void ProfilingBackend::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
+                                                  Tensor& db, const WindowGeometry& g) {
+  timed(ProfilePhase::BACKWARD_WEIGHTS, convolutionFlops(x.shape(), dw.shape(), dy.shape()),
+        [&] { inner_.convolutionBackwardWeights(x, dy, dw, db, g); });
+}
+
+void ProfilingBackend::poolingForward(PoolingKind kind, const Tensor& x, Tensor& y,
+                                      const WindowGeometry& g, bool training, Tensor& workspace) {
+  timed(ProfilePhase::FORWARD, 0, [&] { inner_.poolingForward(kind, x, y, g, training, workspace); });
+}
+
+void ProfilingBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
+                                       const WindowGeometry& g, const Tensor& workspace) {
+  timed(ProfilePhase::BACKWARD_DATA, 0, [&] { inner_.poolingBackward(kind, dy, dx, g, workspace); });
+}
+
+void ProfilingBackend::innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                                           Tensor& y) {
+  timed(ProfilePhase::FORWARD, innerProductFlops(x.shape(), w.shape()),
+        [&] { inner_.innerProductForward(x, w, b, y); });
+}
+
+void ProfilingBackend::innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx) {
+  timed(ProfilePhase::BACKWARD_DATA, innerProductFlops(dx.shape(), w.shape()),
+        [&] { inner_.innerProductBackwardData(dy, w, dx); });
+}
+
+void ProfilingBackend::innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
+                                                   Tensor& db) {
+  timed(ProfilePhase::BACKWARD_WEIGHTS, innerProductFlops(x.shape(), dw.shape()),
+        [&] { inner_.innerProductBackwardWeights(x, dy, dw, db); });
+}
+
+void ProfilingBackend::activationForward(ActivationKind kind, float alpha, Tensor& y) {
+  timed(ProfilePhase::ACTIVATION_FORWARD, 0, [&] { inner_.activationForward(kind, alpha, y); });
+}
+
+void ProfilingBackend::activationBackward(ActivationKind kind, float alpha, const Tensor& y,
+                                          const Tensor& dy, Tensor& dx) {
+  timed(ProfilePhase::ACTIVATION_BACKWARD, 0,
+        [&] { inner_.activationBackward(kind, alpha, y, dy, dx); });
+}
+
+double ProfilingBackend::lossForwardBackward(LossKind loss, ActivationKind activation, float alpha,
+                                             const Tensor& y, const Tensor& labels, Tensor& dz) {
+  return timed(ProfilePhase::LOSS, 0, [&] {
+    return inner_.lossForwardBackward(loss, activation, alpha, y, labels, dz);
+  });
+}
+
+double ProfilingBackend::lossScore(LossKind loss, const Tensor& y, const Tensor& labels) {
+  return timed(ProfilePhase::LOSS, 0, [&] { return inner_.lossScore(loss, y, labels); });
+}
+
+void ProfilingBackend::updaterStep(const UpdaterParams& u, double l2, int64_t iteration,
+                                   Tensor& param, Tensor& grad, Tensor& state) {
+  timed(ProfilePhase::UPDATER, 0, [&] { inner_.updaterStep(u, l2, iteration, param, grad, state); });
+}
+
+void ProfilingBackend::scale(Tensor& y, float a) {
+  timed(ProfilePhase::OTHER, 0, [&] { inner_.scale(y, a); });
+}
+
+double ProfilingBackend::sumOfSquares(const Tensor& x) {
+  return timed(ProfilePhase::OTHER, 0, [&] { return inner_.sumOfSquares(x); });
+}
+
+}  // namespace dl4cpp

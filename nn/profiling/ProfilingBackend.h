@@ -1,0 +1,65 @@
+#pragma once
+// ProfilingBackend: a Backend decorator that times every op of the backend it wraps and charges
+// it to a LayerProfiler (the current layer, the op's phase, its analytic FLOPs). It changes no
+// result: every call is forwarded unchanged. DeviceContext::setProfiler installs it; without a
+// profiler the context calls its backend directly, so profiling costs nothing when off.
+//
+// Times are wall-clock around each call. That is the op's cost on the CPU backend, whose ops
+// complete before returning; an asynchronous backend would need to synchronise per op.
+#include <memory>
+
+#include <dl4cpp/nn/backend/Backend.h>
+#include <dl4cpp/nn/profiling/LayerProfiler.h>
+
+namespace dl4cpp {
+
+class ProfilingBackend final : public Backend {
+ public:
+  // `inner` must outlive this decorator (DeviceContext owns both).
+  ProfilingBackend(Backend& inner, std::shared_ptr<LayerProfiler> profiler);
+
+  LayerProfiler& profiler() { return *profiler_; }
+
+  void bindToCurrentThread(int numThreads) override;
+  void convolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                          const WindowGeometry& g) override;
+  void convolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
+                               const WindowGeometry& g) override;
+  void convolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
+                                  const WindowGeometry& g) override;
+  void poolingForward(PoolingKind kind, const Tensor& x, Tensor& y, const WindowGeometry& g,
+                      bool training, Tensor& workspace) override;
+  void poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx, const WindowGeometry& g,
+                       const Tensor& workspace) override;
+  void innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) override;
+  void innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx) override;
+  void innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
+                                   Tensor& db) override;
+  void activationForward(ActivationKind kind, float alpha, Tensor& y) override;
+  void activationBackward(ActivationKind kind, float alpha, const Tensor& y, const Tensor& dy,
+                          Tensor& dx) override;
+  double lossForwardBackward(LossKind loss, ActivationKind activation, float alpha, const Tensor& y,
+                             const Tensor& labels, Tensor& dz) override;
+  double lossScore(LossKind loss, const Tensor& y, const Tensor& labels) override;
+  void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
+                   Tensor& grad, Tensor& state) override;
+  void scale(Tensor& y, float a) override;
+  double sumOfSquares(const Tensor& x) override;
+
+ private:
+  // Runs `op`, charging its wall time and `flops` to `phase`; returns what `op` returns.
+  template <typename Op>
+  auto timed(ProfilePhase phase, double flops, Op&& op);
+
+  Backend& inner_;
+  std::shared_ptr<LayerProfiler> profiler_;
+};
+
+// FLOPs (multiply and add counted separately) of a convolution's forward pass, which are also
+// those of its backward-data and backward-weights passes (bias excluded):
+// 2 * N * O * outH * outW * C * kH * kW, from x (N, C, H, W), w (O, C, kH, kW), y (N, O, outH, outW).
+double convolutionFlops(const Shape& x, const Shape& w, const Shape& y);
+// 2 * N * nIn * nOut for an inner product x (N, nIn), w (nOut, nIn), likewise for its backward ops.
+double innerProductFlops(const Shape& x, const Shape& w);
+
+}  // namespace dl4cpp

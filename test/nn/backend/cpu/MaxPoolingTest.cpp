@@ -1,0 +1,96 @@
+// The CPU backend's direct MAX pooling (windows without padding) against a plain reference:
+// values, first-maximum tie-breaking (inputs full of equal values, as MNIST's background gives),
+// gradients routed to the arg-max and summed where windows overlap, odd input extents, and the
+// missing-workspace error.
+#include <doctest/doctest.h>
+
+#include <limits>
+
+#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
+
+using namespace dl4cpp;
+
+namespace {
+
+WindowGeometry window(int64_t k, int64_t s) {
+  WindowGeometry g;
+  g.kernelH = g.kernelW = k;
+  g.strideH = g.strideW = s;
+  return g;
+}
+
+// Coarse values so that most windows hold ties.
+Tensor coarseInput(const Shape& shape) {
+  Tensor x(shape);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data()[i] = static_cast<float>((i * 37 + i / 7) % 5);
+  return x;
+}
+
+// Reference forward and backward: first maximum in window order wins.
+void reference(const Tensor& x, const Tensor& dy, const WindowGeometry& g, Tensor& y, Tensor& dx) {
+  const int64_t planes = x.dim(0) * x.dim(1), inH = x.dim(2), inW = x.dim(3);
+  const int64_t outH = y.dim(2), outW = y.dim(3);
+  dx.fill(0);
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oh = 0; oh < outH; ++oh)
+      for (int64_t ow = 0; ow < outW; ++ow) {
+        float best = std::numeric_limits<float>::lowest();
+        int64_t bestAt = -1;
+        for (int64_t i = 0; i < g.kernelH; ++i)
+          for (int64_t j = 0; j < g.kernelW; ++j) {
+            const int64_t at = p * inH * inW + (oh * g.strideH + i) * inW + ow * g.strideW + j;
+            if (x.data()[at] > best) {
+              best = x.data()[at];
+              bestAt = at;
+            }
+          }
+        const int64_t o = p * outH * outW + oh * outW + ow;
+        y.data()[o] = best;
+        dx.data()[bestAt] += dy.data()[o];
+      }
+}
+
+void checkAgainstReference(const Shape& inShape, const WindowGeometry& g) {
+  cpu::CpuBackend backend;
+  backend.bindToCurrentThread(2);
+  const Tensor x = coarseInput(inShape);
+  const Shape outShape{inShape[0], inShape[1], g.outH(inShape[2]), g.outW(inShape[3])};
+  Tensor y(outShape), dy(outShape), dx(inShape), yRef(outShape), dxRef(inShape), workspace;
+  for (int64_t i = 0; i < dy.numel(); ++i) dy.data()[i] = 0.25f * static_cast<float>(i % 13) - 1.0f;
+  dx.fill(123.0f);  // stale values must be overwritten
+  backend.poolingForward(PoolingKind::MAX, x, y, g, true, workspace);
+  backend.poolingBackward(PoolingKind::MAX, dy, dx, g, workspace);
+  reference(x, dy, g, yRef, dxRef);
+  int64_t yDiffer = 0, dxDiffer = 0;
+  for (int64_t i = 0; i < y.numel(); ++i) yDiffer += y.data()[i] != yRef.data()[i];
+  for (int64_t i = 0; i < dx.numel(); ++i) dxDiffer += dx.data()[i] != dxRef.data()[i];
+  CHECK(yDiffer == 0);
+  CHECK(dxDiffer == 0);
+
+  Tensor yInference(outShape), none;
+  backend.poolingForward(PoolingKind::MAX, x, yInference, g, false, none);
+  int64_t inferenceDiffer = 0;
+  for (int64_t i = 0; i < y.numel(); ++i) inferenceDiffer += yInference.data()[i] != y.data()[i];
+  CHECK(inferenceDiffer == 0);
+  CHECK(none.numel() == 0);  // inference records no arg-max
+}
+
+}  // namespace
+
+TEST_SUITE("nn/backend/cpu") {
+  TEST_CASE("MaxPooling: 2x2/2 equals the reference, ties to the first maximum") {
+    checkAgainstReference(Shape{3, 5, 24, 24}, window(2, 2));
+  }
+  TEST_CASE("MaxPooling: odd extents leave zero gradient on the uncovered row and column") {
+    checkAgainstReference(Shape{2, 3, 9, 7}, window(2, 2));
+  }
+  TEST_CASE("MaxPooling: overlapping 3x3/2 and 2x2/1 windows sum their gradients") {
+    checkAgainstReference(Shape{2, 4, 11, 10}, window(3, 2));
+    checkAgainstReference(Shape{1, 2, 6, 6}, window(2, 1));
+  }
+  TEST_CASE("MaxPooling: backward without a training forward's workspace is a BackendError") {
+    cpu::CpuBackend backend;
+    Tensor dy(Shape{1, 1, 2, 2}), dx(Shape{1, 1, 4, 4}), empty;
+    CHECK_THROWS_AS(backend.poolingBackward(PoolingKind::MAX, dy, dx, window(2, 2), empty), BackendError);
+  }
+}

@@ -1,0 +1,153 @@
+// LayerProfiler + ProfilingBackend: every layer's ops are charged to that layer and phase, once
+// per iteration, with analytic FLOPs; profiling changes no result; without a profiler nothing is
+// recorded and the bare backend runs.
+#include <doctest/doctest.h>
+
+#include <chrono>
+
+#include <dl4cpp/dl4cpp.h>
+#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
+#include <dl4cpp/nn/profiling/ProfilingBackend.h>
+
+using namespace dl4cpp;
+
+namespace {
+
+constexpr int64_t kBatch = 8;
+
+// conv 3x3 (1 -> 4, 12x12 -> 10x10, RELU), max pool 2x2 (-> 5x5), dense 100 -> 16 (TANH),
+// output 16 -> 10 (softmax + NLL); l2 on the three weight tensors.
+MultiLayerConfiguration smallConvNet() {
+  return NeuralNetConfiguration::Builder().seed(7).updater(Nesterovs(0.01, 0.9)).l2(1e-4)
+      .list()
+      .layer(ConvolutionLayer::Builder(3, 3).nOut(4).activation(Activation::RELU).build())
+      .layer(SubsamplingLayer::Builder(PoolingType::MAX, 2, 2, 2, 2).build())
+      .layer(DenseLayer::Builder().nOut(16).activation(Activation::TANH).build())
+      .layer(OutputLayer::Builder(LossFunction::NEGATIVELOGLIKELIHOOD).nOut(10)
+                 .activation(Activation::SOFTMAX).build())
+      .setInputType(InputType::convolutionalFlat(12, 12, 1))
+      .build();
+}
+
+DataSet smallBatch() {
+  Tensor features(Shape{kBatch, 144}), labels(Shape{kBatch, 10});
+  for (int64_t i = 0; i < features.numel(); ++i) features.data()[i] = static_cast<float>(i % 17) / 17.0f;
+  for (int64_t r = 0; r < kBatch; ++r) labels.data()[r * 10 + (r * 3) % 10] = 1;
+  return {features, labels};
+}
+
+}  // namespace
+
+TEST_SUITE("nn/profiling") {
+  TEST_CASE("LayerProfiler: each layer's phases are recorded once per iteration with analytic FLOPs") {
+    MultiLayerNetwork model(smallConvNet(), Device::cpu(), 1);
+    model.init();
+    auto profiler = std::make_shared<LayerProfiler>();
+    model.setProfiler(profiler);
+    REQUIRE(model.getProfiler() == profiler.get());
+    const DataSet batch = smallBatch();
+    constexpr int64_t kIterations = 4;
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < kIterations; ++i) model.fit(batch);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    CHECK(profiler->iterations() == kIterations);
+    CHECK(profiler->numLayers() == 4);
+    using P = ProfilePhase;
+    // Expected calls per iteration for [layer][phase] in ProfilePhase order: FORWARD,
+    // ACTIVATION_FORWARD, LOSS, ACTIVATION_BACKWARD, BACKWARD_DATA, BACKWARD_WEIGHTS, UPDATER, OTHER.
+    // The first layer computes no input gradient; the output layer's activation gradient is fused
+    // into its loss; the updater runs once per parameter segment (W and b).
+    const int perIteration[4][kProfilePhaseCount] = {
+        {1, 1, 0, 1, 0, 1, 2, 0},   // convolution
+        {1, 0, 0, 0, 1, 0, 0, 0},   // max pooling
+        {1, 1, 0, 1, 1, 1, 2, 0},   // dense
+        {1, 1, 1, 0, 1, 1, 2, 0}};  // output
+    for (int layer = 0; layer < 4; ++layer)
+      for (int phase = 0; phase < kProfilePhaseCount; ++phase) {
+        CAPTURE(layer);
+        CAPTURE(profilePhaseName(static_cast<P>(phase)));
+        const PhaseTotals t = profiler->totals(layer, static_cast<P>(phase));
+        CHECK(t.calls == perIteration[layer][phase] * kIterations);
+        if (t.calls > 0) CHECK(t.seconds > 0);
+        else CHECK(t.seconds == 0);
+      }
+    // The network's own ops: gradient scaling, three l2 sums of squares, the finite-gradient check.
+    CHECK(profiler->totals(LayerProfiler::kNetwork, P::OTHER).calls == 5 * kIterations);
+
+    // conv: 2 * N * O * outH * outW * C * kH * kW; dense: 2 * N * nIn * nOut.
+    const double conv = 2.0 * kBatch * 4 * 10 * 10 * 1 * 3 * 3;
+    const double dense = 2.0 * kBatch * 100 * 16, output = 2.0 * kBatch * 16 * 10;
+    CHECK(profiler->totals(0, P::FORWARD).flops == doctest::Approx(kIterations * conv));
+    CHECK(profiler->totals(0, P::BACKWARD_WEIGHTS).flops == doctest::Approx(kIterations * conv));
+    CHECK(profiler->totals(1, P::FORWARD).flops == 0);
+    for (P phase : {P::FORWARD, P::BACKWARD_DATA, P::BACKWARD_WEIGHTS}) {
+      CHECK(profiler->totals(2, phase).flops == doctest::Approx(kIterations * dense));
+      CHECK(profiler->totals(3, phase).flops == doctest::Approx(kIterations * output));
+    }
+    CHECK(profiler->totalSeconds() > 0);
+    CHECK(profiler->totalSeconds() <= wall);
+
+    profiler->reset();
+    CHECK(profiler->empty());
+    CHECK(profiler->iterations() == 0);
+    CHECK(profiler->totals(0, P::FORWARD).calls == 0);
+    model.fit(batch);
+    CHECK(profiler->totals(0, P::FORWARD).calls == 1);
+    CHECK(profiler->iterations() == 1);
+  }
+
+  TEST_CASE("LayerProfiler: profiling changes no result (bit-identical parameters and scores)") {
+    MultiLayerNetwork plain(smallConvNet(), Device::cpu(), 1), profiled(smallConvNet(), Device::cpu(), 1);
+    plain.init();
+    profiled.init();
+    profiled.setProfiler(std::make_shared<LayerProfiler>());
+    const DataSet batch = smallBatch();
+    for (int i = 0; i < 3; ++i) {
+      plain.fit(batch);
+      profiled.fit(batch);
+      CHECK(plain.score() == profiled.score());
+    }
+    const Tensor a = plain.params(), b = profiled.params();
+    int64_t differing = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) differing += a.data()[i] != b.data()[i];
+    CHECK(differing == 0);
+  }
+
+  TEST_CASE("LayerProfiler: without a profiler nothing is recorded and the bare backend runs") {
+    MultiLayerNetwork model(smallConvNet(), Device::cpu(), 1);
+    model.init();
+    CHECK(model.getProfiler() == nullptr);
+    CHECK(dynamic_cast<cpu::CpuBackend*>(&model.context().backend()) != nullptr);
+
+    auto profiler = std::make_shared<LayerProfiler>();
+    model.setProfiler(profiler);
+    CHECK(dynamic_cast<ProfilingBackend*>(&model.context().backend()) != nullptr);
+    model.setProfiler(nullptr);
+    CHECK(model.getProfiler() == nullptr);
+    CHECK(dynamic_cast<cpu::CpuBackend*>(&model.context().backend()) != nullptr);
+    const DataSet batch = smallBatch();
+    model.fit(batch);
+    model.output(batch.features);
+    CHECK(profiler->empty());
+    CHECK(profiler->iterations() == 0);
+    CHECK(profiler->numLayers() == 0);
+  }
+
+  TEST_CASE("LayerProfiler: inference is charged to forward phases only; unknown cells read zero") {
+    MultiLayerNetwork model(smallConvNet(), Device::cpu(), 1);
+    model.init();
+    auto profiler = std::make_shared<LayerProfiler>();
+    model.setProfiler(profiler);
+    model.output(smallBatch().features);
+    CHECK(profiler->iterations() == 0);  // output() is not a training iteration
+    for (int layer = 0; layer < 4; ++layer) {
+      CHECK(profiler->totals(layer, ProfilePhase::FORWARD).calls == 1);
+      CHECK(profiler->totals(layer, ProfilePhase::BACKWARD_DATA).calls == 0);
+      CHECK(profiler->totals(layer, ProfilePhase::UPDATER).calls == 0);
+    }
+    CHECK(profiler->totals(17, ProfilePhase::FORWARD).calls == 0);
+    CHECK(profiler->totals(-5, ProfilePhase::FORWARD).calls == 0);
+    CHECK(profilePhaseName(ProfilePhase::BACKWARD_WEIGHTS) == "backward weights");
+  }
+}
