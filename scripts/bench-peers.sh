@@ -10,7 +10,8 @@
 # program that goes first alternates from run to run so neither always meets the machine in the
 # same state. The dl4cpp/libtorch ratio is taken pair by pair (the two runs of the same round) and
 # its median reported. Prints the table and writes docs/bench/peers.json (override with
-# PEER_JSON=FILE); every program's own JSON line is kept in it.
+# PEER_JSON=FILE; every program's own JSON line is kept in it) and redraws docs/bench/throughput.png
+# (scripts/plot-bench.py) when the JSON went to its usual place.
 #
 # Run it on a quiet machine: the load average before and after the run is recorded in the JSON.
 set -euo pipefail
@@ -79,3 +80,12 @@ mkdir -p "$(dirname "$json_out")"
 python3 scripts/summarize-peers.py "$lines" "$json_out" \
   --cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -1)" --cores "$(nproc)" \
   --blas "${blas:-unknown}" --load-before "$load_before" --load-after "$load_after"
+
+# Redraw docs/bench/throughput.png when the results went to their usual place.
+if [[ "$json_out" == docs/bench/peers.json ]]; then
+  if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+    scripts/plot-bench.py
+  else
+    echo "bench-peers: python3-matplotlib missing, docs/bench/throughput.png not redrawn (scripts/install-peers.sh)"
+  fi
+fi
