@@ -63,6 +63,23 @@ def print_table(results):
               f"(pairs: {q['min']:.2f}-{q['max']:.2f}, {e['rounds']} rounds)")
 
 
+def markdown_table(results):
+    """The table of docs/performance.md, filled from these results."""
+    lines = ["| threads | dl4cpp samples/s | libtorch samples/s | dl4cpp / libtorch (pairs) "
+             "| test accuracy dl4cpp / libtorch | peak RSS dl4cpp / libtorch |",
+             "|---|---|---|---|---|---|"]
+    for e in results:
+        d, t, q = e["dl4cpp"], e["libtorch"], e["ratio_dl4cpp_to_libtorch"]
+        lines.append(
+            f"| {e['threads']} | {d['samples_per_s']['median']:,.0f} ({d['samples_per_s']['min']:,.0f}-"
+            f"{d['samples_per_s']['max']:,.0f}) | {t['samples_per_s']['median']:,.0f} "
+            f"({t['samples_per_s']['min']:,.0f}-{t['samples_per_s']['max']:,.0f}) "
+            f"| {q['median']:.2f}x ({q['min']:.2f}-{q['max']:.2f}) "
+            f"| {100 * d['test_accuracy']['median']:.2f}% / {100 * t['test_accuracy']['median']:.2f}% "
+            f"| {d['peak_rss_mib']['median']:.0f} / {t['peak_rss_mib']['median']:.0f} MiB |")
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs")
@@ -76,6 +93,8 @@ def main():
         sys.exit(f"error: {args.runs} holds no runs")
     results = summarise(runs)
     print_table(results)
+    print("\nAs markdown (medians, min-max in parentheses):\n")
+    print(markdown_table(results))
     report = {
         "benchmark": "LeNet on MNIST, 1 epoch, batch 128, bench/peers (scripts/bench-peers.sh)",
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
