@@ -17,8 +17,10 @@
 //     scaled by -1/lr; writing it out keeps l2 off the biases and the algorithm in plain sight.)
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
-#include <iostream>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -70,6 +72,9 @@ struct Batch {
 // Batches of `order` (all of the split when empty), features pixel/255.
 std::vector<Batch> makeBatches(const peers::MnistSplit& split, const std::vector<int64_t>& order,
                                peers::LabelOrderHash* hash) {
+  if (split.imageSize != 28 * 28)
+    throw std::runtime_error("LeNet expects 28x28 images; the MNIST files hold " +
+                             std::to_string(split.imageSize) + " pixels per image");
   std::vector<Batch> batches;
   const int64_t count = split.count, size = split.imageSize;
   for (int64_t start = 0; start < count; start += peers::PeerOptions::kBatch) {
