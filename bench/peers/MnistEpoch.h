@@ -40,7 +40,8 @@ inline std::vector<uint8_t> readWholeFile(const std::string& path) {
 }
 
 inline uint32_t bigEndian(const std::vector<uint8_t>& b, size_t at) {
-  return (uint32_t{b[at]} << 24) | (uint32_t{b[at + 1]} << 16) | (uint32_t{b[at + 2]} << 8) | b[at + 3];
+  return (uint32_t{b[at]} << 24) | (uint32_t{b[at + 1]} << 16) | (uint32_t{b[at + 2]} << 8) |
+         b[at + 3];
 }
 
 // `dir/name`, else `dir/name.gz` (MnistDataSetIterator's rule).
@@ -88,7 +89,8 @@ inline MnistSplit readMnist(const std::string& dir, bool train, int64_t numExamp
   split.pixels.assign(images.begin() + 16, images.begin() + 16 + split.count * split.imageSize);
   split.labels.assign(labels.begin() + 8, labels.begin() + 8 + split.count);
   for (uint8_t label : split.labels)
-    if (label > 9) throw std::runtime_error(labelsPath + ": label " + std::to_string(label) + " outside 0..9");
+    if (label > 9)
+      throw std::runtime_error(labelsPath + ": label " + std::to_string(label) + " outside 0..9");
   return split;
 }
 

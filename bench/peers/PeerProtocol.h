@@ -32,9 +32,9 @@ namespace peers {
 
 struct PeerOptions {
   int threads = 1;
-  std::string dataDir;    // the MNIST directory
-  int trainExamples = 0;  // the first N examples of the training file; 0 = all
-  int testExamples = 0;   // the first N examples of the test file; 0 = all
+  std::string dataDir;     // the MNIST directory
+  int trainExamples = 0;   // the first N examples of the training file; 0 = all
+  int testExamples = 0;    // the first N examples of the test file; 0 = all
   double minAccuracy = 0;  // exit status 1 below this test accuracy
 
   static constexpr int kBatch = 128;
@@ -78,8 +78,9 @@ inline PeerOptions parsePeerOptions(int argc, char** argv) {
     char* end = nullptr;
     const double v = std::strtod(it->second.c_str(), &end);
     if (end == it->second.c_str() || *end != '\0' || (integer && v != static_cast<long>(v)))
-      throw std::invalid_argument("--" + name + " expects " + (integer ? "an integer" : "a number") +
-                                  ", got '" + it->second + "'");
+      throw std::invalid_argument("--" + name + " expects " +
+                                  (integer ? "an integer" : "a number") + ", got '" + it->second +
+                                  "'");
     return v;
   };
   PeerOptions o;
@@ -89,7 +90,8 @@ inline PeerOptions parsePeerOptions(int argc, char** argv) {
   o.minAccuracy = number("min-accuracy", 0, false);
   auto dir = values.find("data-dir");
   o.dataDir = dir == values.end() ? defaultMnistDirectory() : dir->second;
-  if (o.threads < 1) throw std::invalid_argument("--threads must be >= 1, got " + std::to_string(o.threads));
+  if (o.threads < 1)
+    throw std::invalid_argument("--threads must be >= 1, got " + std::to_string(o.threads));
   if (o.trainExamples < 0 || o.testExamples < 0)
     throw std::invalid_argument("--train-examples and --test-examples must be >= 0");
   return o;
@@ -128,11 +130,13 @@ struct PeerResult {
 inline void printResult(const PeerResult& r) {
   char line[512];
   std::snprintf(line, sizeof line,
-                "{\"library\": \"%s\", \"version\": \"%s\", \"threads\": %d, \"samples_per_s\": %.1f, \"epoch_s\": %.3f, "
+                "{\"library\": \"%s\", \"version\": \"%s\", \"threads\": %d, \"samples_per_s\": "
+                "%.1f, \"epoch_s\": %.3f, "
                 "\"test_accuracy\": %.4f, \"peak_rss_mib\": %.1f, \"train_examples\": %lld, "
                 "\"epoch_order_fnv1a\": \"%016llx\"}",
-                r.library.c_str(), r.version.c_str(), r.threads, static_cast<double>(r.trainExamples) / r.epochSeconds,
-                r.epochSeconds, r.testAccuracy, peakRssMiB(), static_cast<long long>(r.trainExamples),
+                r.library.c_str(), r.version.c_str(), r.threads,
+                static_cast<double>(r.trainExamples) / r.epochSeconds, r.epochSeconds,
+                r.testAccuracy, peakRssMiB(), static_cast<long long>(r.trainExamples),
                 static_cast<unsigned long long>(r.epochOrderHash));
   std::cout << line << std::endl;
 }

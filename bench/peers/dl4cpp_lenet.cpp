@@ -35,8 +35,10 @@ std::vector<DataSet> drain(MnistDataSetIterator& iterator, peers::LabelOrderHash
 peers::PeerResult run(const peers::PeerOptions& options) {
   const int batch = peers::PeerOptions::kBatch;
   const auto seed = static_cast<int64_t>(peers::PeerOptions::kSeed);
-  MnistDataSetIterator trainIterator(batch, options.trainExamples, false, true, true, seed, options.dataDir);
-  MnistDataSetIterator testIterator(batch, options.testExamples, false, false, false, seed, options.dataDir);
+  MnistDataSetIterator trainIterator(batch, options.trainExamples, false, true, true, seed,
+                                     options.dataDir);
+  MnistDataSetIterator testIterator(batch, options.testExamples, false, false, false, seed,
+                                    options.dataDir);
   peers::LabelOrderHash orderHash;
   const std::vector<DataSet> train = drain(trainIterator, &orderHash);
   const std::vector<DataSet> test = drain(testIterator, nullptr);

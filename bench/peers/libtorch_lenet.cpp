@@ -49,7 +49,9 @@ struct LeNetImpl : torch::nn::Module {
   // DL4J's XAVIER with DL4J's fans (stride 1 everywhere), zero biases.
   void initLikeDl4cpp() {
     torch::NoGradGuard noGrad;
-    auto xavier = [](torch::Tensor& w, double fanIn, double fanOut) { w.normal_(0.0, std::sqrt(2.0 / (fanIn + fanOut))); };
+    auto xavier = [](torch::Tensor& w, double fanIn, double fanOut) {
+      w.normal_(0.0, std::sqrt(2.0 / (fanIn + fanOut)));
+    };
     xavier(conv1->weight, 1 * 25, 20 * 25);
     xavier(conv2->weight, 20 * 25, 50 * 25);
     xavier(dense->weight, 800, 500);
@@ -101,7 +103,8 @@ struct Parameter {
 };
 
 void trainStep(LeNet& model, std::vector<Parameter>& params, const Batch& batch) {
-  const torch::Tensor loss = torch::nll_loss(torch::log_softmax(model->forward(batch.features), 1), batch.labels);
+  const torch::Tensor loss =
+      torch::nll_loss(torch::log_softmax(model->forward(batch.features), 1), batch.labels);
   loss.backward();
   torch::NoGradGuard noGrad;
   const double mu = kMomentum, lr = kLearningRate;
@@ -129,10 +132,11 @@ peers::PeerResult run(const peers::PeerOptions& options) {
   torch::set_num_threads(options.threads);
   torch::manual_seed(peers::PeerOptions::kSeed);
 
-  const peers::MnistSplit trainSplit = peers::readMnist(options.dataDir, true, options.trainExamples);
+  const peers::MnistSplit trainSplit =
+      peers::readMnist(options.dataDir, true, options.trainExamples);
   peers::LabelOrderHash orderHash;
-  const std::vector<Batch> train =
-      makeBatches(trainSplit, peers::firstEpochOrder(trainSplit.count, peers::PeerOptions::kSeed), &orderHash);
+  const std::vector<Batch> train = makeBatches(
+      trainSplit, peers::firstEpochOrder(trainSplit.count, peers::PeerOptions::kSeed), &orderHash);
   const std::vector<Batch> test =
       makeBatches(peers::readMnist(options.dataDir, false, options.testExamples), {}, nullptr);
 
@@ -140,7 +144,8 @@ peers::PeerResult run(const peers::PeerOptions& options) {
   model->initLikeDl4cpp();
   std::vector<Parameter> params;
   for (const auto& item : model->named_parameters()) {
-    const bool weight = item.key().size() >= 6 && item.key().compare(item.key().size() - 6, 6, "weight") == 0;
+    const bool weight =
+        item.key().size() >= 6 && item.key().compare(item.key().size() - 6, 6, "weight") == 0;
     params.push_back({item.value(), torch::zeros_like(item.value()), weight});
   }
 

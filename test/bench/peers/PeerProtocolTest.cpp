@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,7 +25,8 @@ void checkSameEpoch(int numExamples) {
   const std::string dir = MnistDataSetIterator::defaultDataDirectory();
   std::unique_ptr<MnistDataSetIterator> iterator;
   try {
-    iterator = std::make_unique<MnistDataSetIterator>(128, numExamples, false, true, true, 123, dir);
+    iterator =
+        std::make_unique<MnistDataSetIterator>(128, numExamples, false, true, true, 123, dir);
   } catch (const DataNotFoundError& e) {
     FAIL("real MNIST missing (scripts/get-mnist.sh): " << std::string(e.what()));
   }
@@ -41,7 +43,8 @@ void checkSameEpoch(int numExamples) {
       const uint8_t* px = split.pixels.data() + example * split.imageSize;
       for (int64_t c = 0; c < split.imageSize; ++c)
         if (batch.features.at(r * 784 + c) != static_cast<float>(px[c]) / 255.0f) ++pixelMismatches;
-      if (batch.labels.at(r * 10 + split.labels[static_cast<size_t>(example)]) != 1.0f) ++labelMismatches;
+      if (batch.labels.at(r * 10 + split.labels[static_cast<size_t>(example)]) != 1.0f)
+        ++labelMismatches;
     }
   }
   CHECK(position == split.count);
@@ -73,11 +76,14 @@ std::string parseError(std::vector<std::string> args) {
 }  // namespace
 
 TEST_SUITE("bench/peers") {
-  TEST_CASE("peers: libtorch's MNIST epoch equals MnistDataSetIterator(128, true, 123), whole training set") {
+  TEST_CASE(
+      "peers: libtorch's MNIST epoch equals MnistDataSetIterator(128, true, 123), whole training "
+      "set") {
     checkSameEpoch(0);
   }
 
-  TEST_CASE("peers: libtorch's MNIST epoch equals MnistDataSetIterator's on the first 1000 examples") {
+  TEST_CASE(
+      "peers: libtorch's MNIST epoch equals MnistDataSetIterator's on the first 1000 examples") {
     checkSameEpoch(1000);
   }
 
@@ -103,8 +109,8 @@ TEST_SUITE("bench/peers") {
     CHECK(defaults.threads == 1);
     CHECK(defaults.trainExamples == 0);
     CHECK(defaults.dataDir == MnistDataSetIterator::defaultDataDirectory());
-    const peers::PeerOptions set =
-        parse({"--threads", "2", "--data-dir", "/d", "--train-examples", "512", "--min-accuracy", "0.5"});
+    const peers::PeerOptions set = parse(
+        {"--threads", "2", "--data-dir", "/d", "--train-examples", "512", "--min-accuracy", "0.5"});
     CHECK(set.threads == 2);
     CHECK(set.dataDir == "/d");
     CHECK(set.trainExamples == 512);
