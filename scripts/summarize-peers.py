@@ -18,8 +18,9 @@ import sys
 LIBRARIES = ("dl4cpp", "libtorch")
 
 
-def spread(values):
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+def spread(values, digits=4):
+    return {k: round(v, digits) for k, v in
+            (("median", statistics.median(values)), ("min", min(values)), ("max", max(values)))}
 
 
 def summarise(runs):
