@@ -8,10 +8,9 @@
 #
 # Debian's libtorch calls BLAS through libblas.so.3, which the alternatives system points at one
 # implementation. libtorch-dev alone brings the reference BLAS (LeNet trained about 2.4x slower
-# with it in an earlier measurement), so
-# this script selects OpenBLAS-openmp explicitly and prints the selection: torch::set_num_threads
-# sets the OpenMP team size, which the OpenMP build of OpenBLAS obeys (the pthread build would run
-# its own thread pool beside libtorch's).
+# with it in an earlier measurement), so this script selects OpenBLAS-openmp explicitly and prints
+# the selection: torch::set_num_threads sets the OpenMP team size, which the OpenMP build of
+# OpenBLAS obeys (the pthread build would run its own thread pool beside libtorch's).
 #
 # Idempotent: installs only missing packages; the alternatives are set on every run.
 set -euo pipefail
