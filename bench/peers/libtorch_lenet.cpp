@@ -1,0 +1,169 @@
+// libtorch's side of the peer benchmark: the LeNet of samples/LenetConfiguration.h, trained the
+// way dl4cpp trains it, under the protocol of PeerProtocol.h (one JSON line on stdout).
+//   libtorch_lenet [--threads 1] [--data-dir DIR] [--train-examples N] [--test-examples N]
+//
+// Same algorithm as dl4cpp, not only the same architecture:
+//   - conv 5x5x20 (identity), max pool 2x2/2, conv 5x5x50 (identity), max pool 2x2/2,
+//     dense 500 (relu), dense 10; softmax + negative log-likelihood, computed as log_softmax +
+//     nll_loss on the logits (the same loss, the numerically stable form), mean over the batch;
+//   - WeightInit::XAVIER as nn/weights/WeightInitializer.cpp draws it: normal, mean 0, standard
+//     deviation sqrt(2 / (fanIn + fanOut)), with DL4J's convolution fans (fanIn = nIn*kh*kw,
+//     fanOut = nOut*kh*kw / (strideH*strideW)); zero biases. (Only the distribution matches: the
+//     generators differ, so the initial weights do not.)
+//   - l2 5e-4 added to the gradient of the weights, not of the biases (DL4J's l2, l2Bias = 0);
+//   - DL4J's Nesterovs(0.01, 0.9) of nn/backend/cpu/CpuFlatOps.cpp, written out by hand:
+//       v' = mu v - lr g;  p += (1 + mu) v' - mu v,  i.e.  p += mu^2 v - (1 + mu) lr g,  v = v'.
+//     (torch::optim::SGD with nesterov is the same update in exact arithmetic, with its state
+//     scaled by -1/lr; writing it out keeps l2 off the biases and the algorithm in plain sight.)
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "MnistEpoch.h"
+#include "PeerProtocol.h"
+
+namespace {
+
+constexpr double kLearningRate = 0.01, kMomentum = 0.9, kL2 = 5e-4;
+
+struct LeNetImpl : torch::nn::Module {
+  LeNetImpl()
+      : conv1(register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 20, 5)))),
+        conv2(register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(20, 50, 5)))),
+        dense(register_module("dense", torch::nn::Linear(800, 500))),
+        output(register_module("output", torch::nn::Linear(500, 10))) {}
+
+  // x: (N, 1, 28, 28) -> logits (N, 10)
+  torch::Tensor forward(torch::Tensor x) {
+    x = torch::max_pool2d(conv1(x), 2, 2);  // (N, 20, 12, 12)
+    x = torch::max_pool2d(conv2(x), 2, 2);  // (N, 50, 4, 4)
+    x = torch::relu(dense(x.flatten(1)));   // (N, 500); flattened channel-major, as dl4cpp
+    return output(x);
+  }
+
+  // DL4J's XAVIER with DL4J's fans (stride 1 everywhere), zero biases.
+  void initLikeDl4cpp() {
+    torch::NoGradGuard noGrad;
+    auto xavier = [](torch::Tensor& w, double fanIn, double fanOut) {
+      w.normal_(0.0, std::sqrt(2.0 / (fanIn + fanOut)));
+    };
+    xavier(conv1->weight, 1 * 25, 20 * 25);
+    xavier(conv2->weight, 20 * 25, 50 * 25);
+    xavier(dense->weight, 800, 500);
+    xavier(output->weight, 500, 10);
+    for (auto* bias : {&conv1->bias, &conv2->bias, &dense->bias, &output->bias}) bias->zero_();
+  }
+
+  torch::nn::Conv2d conv1;
+  torch::nn::Conv2d conv2;
+  torch::nn::Linear dense;
+  torch::nn::Linear output;
+};
+TORCH_MODULE(LeNet);
+
+struct Batch {
+  torch::Tensor features;  // (n, 1, 28, 28) float, pixel/255
+  torch::Tensor labels;    // (n) int64 class indices
+};
+
+// Batches of `order` (all of the split when empty), features pixel/255.
+std::vector<Batch> makeBatches(const peers::MnistSplit& split, const std::vector<int64_t>& order,
+                               peers::LabelOrderHash* hash) {
+  if (split.imageSize != 28 * 28)
+    throw std::runtime_error("LeNet expects 28x28 images; the MNIST files hold " +
+                             std::to_string(split.imageSize) + " pixels per image");
+  std::vector<Batch> batches;
+  const int64_t count = split.count, size = split.imageSize;
+  for (int64_t start = 0; start < count; start += peers::PeerOptions::kBatch) {
+    const int64_t n = std::min<int64_t>(peers::PeerOptions::kBatch, count - start);
+    Batch b{torch::empty({n, 1, 28, 28}, torch::kFloat32), torch::empty({n}, torch::kInt64)};
+    float* f = b.features.data_ptr<float>();
+    int64_t* l = b.labels.data_ptr<int64_t>();
+    for (int64_t r = 0; r < n; ++r) {
+      const int64_t example = order.empty() ? start + r : order[static_cast<size_t>(start + r)];
+      const uint8_t* px = split.pixels.data() + example * size;
+      for (int64_t c = 0; c < size; ++c) f[r * size + c] = static_cast<float>(px[c]) / 255.0f;
+      l[r] = split.labels[static_cast<size_t>(example)];
+      if (hash) hash->add(static_cast<int>(l[r]));
+    }
+    batches.push_back(std::move(b));
+  }
+  return batches;
+}
+
+struct Parameter {
+  torch::Tensor value;
+  torch::Tensor velocity;  // Nesterovs state v
+  bool weight;             // l2 applies to weights only
+};
+
+void trainStep(LeNet& model, std::vector<Parameter>& params, const Batch& batch) {
+  const torch::Tensor loss =
+      torch::nll_loss(torch::log_softmax(model->forward(batch.features), 1), batch.labels);
+  loss.backward();
+  torch::NoGradGuard noGrad;
+  const double mu = kMomentum, lr = kLearningRate;
+  for (Parameter& p : params) {
+    torch::Tensor g = p.value.grad();
+    if (p.weight) g.add_(p.value, kL2);
+    p.value.add_(p.velocity, mu * mu).add_(g, -(1.0 + mu) * lr);
+    p.velocity.mul_(mu).add_(g, -lr);
+    p.value.mutable_grad() = torch::Tensor();  // backward allocates a fresh gradient (set_to_none)
+  }
+}
+
+double testAccuracy(LeNet& model, const std::vector<Batch>& test) {
+  torch::NoGradGuard noGrad;
+  int64_t correct = 0, total = 0;
+  for (const Batch& b : test) {
+    correct += model->forward(b.features).argmax(1).eq(b.labels).sum().item<int64_t>();
+    total += b.labels.size(0);
+  }
+  return total == 0 ? 0.0 : static_cast<double>(correct) / static_cast<double>(total);
+}
+
+peers::PeerResult run(const peers::PeerOptions& options) {
+  at::set_num_interop_threads(1);  // one model, one stream of ops: no inter-op parallelism
+  torch::set_num_threads(options.threads);
+  torch::manual_seed(peers::PeerOptions::kSeed);
+
+  const peers::MnistSplit trainSplit =
+      peers::readMnist(options.dataDir, true, options.trainExamples);
+  peers::LabelOrderHash orderHash;
+  const std::vector<Batch> train = makeBatches(
+      trainSplit, peers::firstEpochOrder(trainSplit.count, peers::PeerOptions::kSeed), &orderHash);
+  const std::vector<Batch> test =
+      makeBatches(peers::readMnist(options.dataDir, false, options.testExamples), {}, nullptr);
+
+  LeNet model;
+  model->initLikeDl4cpp();
+  std::vector<Parameter> params;
+  for (const auto& item : model->named_parameters()) {
+    const bool weight =
+        item.key().size() >= 6 && item.key().compare(item.key().size() - 6, 6, "weight") == 0;
+    params.push_back({item.value(), torch::zeros_like(item.value()), weight});
+  }
+
+  model->train();
+  peers::PeerResult result;
+  result.epochSeconds = peers::timeEpoch([&] {
+    for (const Batch& b : train) trainStep(model, params, b);
+  });
+  model->eval();
+  result.library = "libtorch";
+  result.version = TORCH_VERSION;
+  result.threads = torch::get_num_threads();
+  result.trainExamples = trainSplit.count;
+  result.testAccuracy = testAccuracy(model, test);
+  result.epochOrderHash = orderHash.value();
+  return result;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return peers::runPeer("libtorch_lenet", argc, argv, run); }

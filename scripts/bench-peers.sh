@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# dl4cpp against libtorch on the same cores, in one run: LeNet on MNIST, one epoch, batch 128,
+# under the protocol of bench/peers/PeerProtocol.h.
+#
+#   scripts/bench-peers.sh [RUNS]      (default 5)
+#
+# Needs scripts/install-deps.sh and scripts/install-peers.sh (libtorch, OpenBLAS-openmp, python3).
+# Builds dl4cpp_lenet and libtorch_lenet (Release, in build/), fetches MNIST, then for each thread
+# count in $PEER_THREADS (default "1 2") runs the two programs alternately, RUNS times each; the
+# program that goes first alternates from run to run so neither always meets the machine in the
+# same state. The dl4cpp/libtorch ratio is taken pair by pair (the two runs of the same round) and
+# its median reported. Prints the table and writes docs/bench/peers.json (override with
+# PEER_JSON=FILE; every program's own JSON line is kept in it) and redraws docs/bench/throughput.png
+# (scripts/plot-bench.py) when the JSON went to its usual place.
+#
+# Run it on a quiet machine: the load average before and after the run is recorded in the JSON.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+runs="${1:-5}"
+if ! [[ "$runs" =~ ^[1-9][0-9]*$ ]]; then
+  echo "usage: $0 [RUNS]   (RUNS: a positive integer, default 5)" >&2
+  exit 2
+fi
+threads_list="${PEER_THREADS:-1 2}"
+json_out="${PEER_JSON:-docs/bench/peers.json}"
+build_dir="${PEER_BUILD_DIR:-build}"
+
+command -v python3 >/dev/null 2>&1 || {
+  echo "error: python3 is needed to summarise the runs: run scripts/install-peers.sh" >&2
+  exit 1
+}
+
+# The BLAS libtorch will call (Debian's libtorch goes through the libblas.so.3 alternative).
+multiarch="$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)"
+blas="$(update-alternatives --query "libblas.so.3-$multiarch" 2>/dev/null | sed -n 's/^Value: //p')"
+echo "bench-peers: libblas.so.3 -> ${blas:-unknown}"
+if [[ "$blas" != */openblas-openmp/* ]]; then
+  echo "bench-peers: WARNING: libtorch will not use OpenBLAS-openmp; run scripts/install-peers.sh" >&2
+fi
+
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DDL4CPP_BUILD_BENCH=ON >/dev/null
+cmake --build "$build_dir" -j"$(nproc)" --target dl4cpp_lenet
+if ! cmake --build "$build_dir" -j"$(nproc)" --target libtorch_lenet; then
+  echo "error: libtorch_lenet was not built: libtorch not found (run scripts/install-peers.sh," \
+       "then re-run this script)" >&2
+  exit 1
+fi
+scripts/get-mnist.sh
+
+programs=(dl4cpp "$build_dir/bench/peers/dl4cpp_lenet" libtorch "$build_dir/bench/peers/libtorch_lenet")
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+lines="$work/runs.jsonl"
+: >"$lines"
+
+load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bench-peers: $runs run(s) per program and thread count; load average before: $load_before"
+for t in $threads_list; do
+  for ((r = 1; r <= runs; r++)); do
+    # Odd rounds: dl4cpp first; even rounds: libtorch first.
+    order=(0 2)
+    ((r % 2 == 0)) && order=(2 0)
+    for i in "${order[@]}"; do
+      name="${programs[i]}" program="${programs[i + 1]}"
+      if ! line="$("$program" --threads "$t" 2>"$work/stderr")"; then
+        echo "error: $name (--threads $t, round $r) failed:" >&2
+        cat "$work/stderr" >&2
+        exit 1
+      fi
+      echo "  threads $t round $r: $line"
+      python3 -c 'import json,sys; d=json.loads(sys.argv[1]); d["round"]=int(sys.argv[2]); print(json.dumps(d))' \
+        "$line" "$r" >>"$lines"
+    done
+  done
+done
+load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+mkdir -p "$(dirname "$json_out")"
+python3 scripts/summarize-peers.py "$lines" "$json_out" \
+  --cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -1)" --cores "$(nproc)" \
+  --blas "${blas:-unknown}" --load-before "$load_before" --load-after "$load_after"
+
+# Redraw docs/bench/throughput.png when the results went to their usual place.
+if [[ "$json_out" == docs/bench/peers.json ]]; then
+  if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+    scripts/plot-bench.py
+  else
+    echo "bench-peers: python3-matplotlib missing, docs/bench/throughput.png not redrawn (scripts/install-peers.sh)"
+  fi
+fi
