@@ -127,12 +127,13 @@ double MultiLayerNetwork::computeGradientAndScore(const DataSet& batch, bool wan
   requireInit("computeGradientAndScore");
   const int64_t n = checkBatch(batch, true, "fit");
   context_->bindToCurrentThread();
-  const Tensor& y = forwardPass(batch.features, n, true);
+  context_->backend().stageBatch(batch.features, batch.labels, stagedFeatures_, stagedLabels_);
+  const Tensor& y = forwardPass(stagedFeatures_, n, true);
   const size_t last = layers_.size() - 1;
   for (size_t i = 0; i <= last; ++i)
     outputGrads_[i] = gradientStore_[i].view(0, conf_.layerOutputTypes[i].shape(n));
 
-  const double lossSum = outputLayer().lossGradient(*context_, y, batch.labels, outputGrads_[last]);
+  const double lossSum = outputLayer().lossGradient(*context_, y, stagedLabels_, outputGrads_[last]);
   // Gradients of the mean loss: scaling the top gradient once scales every parameter gradient.
   context_->backend().scale(outputGrads_[last], 1.0f / static_cast<float>(n));
 
@@ -224,15 +225,18 @@ Tensor MultiLayerNetwork::output(const Tensor& features, bool train) {
   batch.features = features;
   const int64_t n = checkBatch(batch, false, "output");
   context_->bindToCurrentThread();
-  return forwardPass(features, n, train).clone();
+  context_->backend().stageBatch(features, Tensor(), stagedFeatures_, stagedLabels_);
+  const Tensor& y = forwardPass(stagedFeatures_, n, train);
+  return y.device().isCpu() ? y.clone() : y.to(Device::cpu());
 }
 
 double MultiLayerNetwork::score(const DataSet& data) {
   requireInit("score");
   const int64_t n = checkBatch(data, true, "score");
   context_->bindToCurrentThread();
-  const Tensor& y = forwardPass(data.features, n, false);
-  return outputLayer().lossScore(*context_, y, data.labels) / static_cast<double>(n) +
+  context_->backend().stageBatch(data.features, data.labels, stagedFeatures_, stagedLabels_);
+  const Tensor& y = forwardPass(stagedFeatures_, n, false);
+  return outputLayer().lossScore(*context_, y, stagedLabels_) / static_cast<double>(n) +
          calcRegularizationScore();
 }
 
@@ -244,7 +248,9 @@ Evaluation MultiLayerNetwork::evaluate(DataSetIterator& iterator) {
   while (iterator.hasNext()) {
     const DataSet batch = iterator.next();
     const int64_t n = checkBatch(batch, true, "evaluate");
-    eval.eval(batch.labels, forwardPass(batch.features, n, false));
+    context_->backend().stageBatch(batch.features, Tensor(), stagedFeatures_, stagedLabels_);
+    const Tensor& y = forwardPass(stagedFeatures_, n, false);
+    eval.eval(batch.labels, y.device().isCpu() ? y : y.to(Device::cpu()));
   }
   return eval;
 }
@@ -265,8 +271,10 @@ void MultiLayerNetwork::setUpdaterState(const Tensor& state) {
   updaterState_.copyFrom(state);
 }
 
-MultiLayerNetwork MultiLayerNetwork::clone() const {
-  MultiLayerNetwork copy(conf_, context_->device(), context_->numThreads());
+MultiLayerNetwork MultiLayerNetwork::clone() const { return clone(context_->device()); }
+
+MultiLayerNetwork MultiLayerNetwork::clone(Device device) const {
+  MultiLayerNetwork copy(conf_, device, context_->numThreads());
   if (!isInitialized()) return copy;
   copy.init();
   copy.setParams(params_);
