@@ -86,6 +86,12 @@ class Backend {
   virtual void scale(Tensor& y, float a) = 0;
   // Sum of squares (for the L2 term of the score).
   virtual double sumOfSquares(const Tensor& x) = 0;
+  // out[i] = sumOfSquares(xs[i]) for i < count. The same numbers as one call each; a GPU backend
+  // overrides it to wait for the device once for all of them (MultiLayerNetwork::fit asks for
+  // the l2 terms and the gradient's finiteness check together).
+  virtual void sumsOfSquares(const Tensor* xs, int64_t count, double* out) {
+    for (int64_t i = 0; i < count; ++i) out[i] = sumOfSquares(xs[i]);
+  }
 
   // --- Input staging ---------------------------------------------------------------------------------
   // Makes a minibatch's features and labels (host tensors from an iterator; labels may be empty)

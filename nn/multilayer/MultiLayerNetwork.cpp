@@ -55,6 +55,11 @@ void MultiLayerNetwork::init() {
   }
   Random random(conf_.seed);
   for (auto& layer : layers_) layer->initParams(random);
+  normTensors_.clear();
+  for (const auto& seg : segments_)
+    if (seg.l2 != 0) normTensors_.push_back(seg.param);
+  normTensors_.push_back(gradients_);
+  norms_.assign(normTensors_.size(), 0.0);
 
   capacity_ = 0;
   const size_t n = layers_.size();
@@ -170,10 +175,18 @@ double MultiLayerNetwork::calcRegularizationScore() {
 
 void MultiLayerNetwork::fit(const DataSet& batch) {
   const double loss = computeGradientAndScore(batch);
-  const double score = loss + calcRegularizationScore();
+  // The l2 term (as calcRegularizationScore(), same order) and the gradient's sum of squares,
+  // in one call.
+  context_->backend().sumsOfSquares(normTensors_.data(), static_cast<int64_t>(normTensors_.size()),
+                                    norms_.data());
+  double regularization = 0;
+  size_t next = 0;
+  for (const auto& seg : segments_)
+    if (seg.l2 != 0) regularization += 0.5 * seg.l2 * norms_[next++];
+  const double score = loss + regularization;
   // A finite score does not imply finite gradients (an Inf input saturating TANH), so both are
   // checked before anything is written to the parameters.
-  const bool finiteGradient = std::isfinite(context_->backend().sumOfSquares(gradients_));
+  const bool finiteGradient = std::isfinite(norms_.back());
   if (!std::isfinite(score) || !finiteGradient)
     throw NumericalError(fmt::format("MultiLayerNetwork::fit: {} at iteration {} (training "
                                      "diverged or the batch holds NaN/Inf; lower the learning rate "

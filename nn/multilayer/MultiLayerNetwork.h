@@ -136,6 +136,10 @@ class MultiLayerNetwork {
   Tensor inputGradStore_, inputGradient_;
   // The current batch on this network's device (the iterator's tensors themselves on the CPU).
   Tensor stagedFeatures_, stagedLabels_;
+  // What fit() needs the sums of squares of, asked in one Backend call (one device wait on a
+  // GPU): the parameters of every l2-regularised segment, in segment order, then the gradient.
+  std::vector<Tensor> normTensors_;
+  std::vector<double> norms_;
 
   std::vector<std::shared_ptr<TrainingListener>> listeners_;
   double score_ = 0;

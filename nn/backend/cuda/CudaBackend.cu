@@ -5,6 +5,7 @@
 
 #include <cub/device/device_reduce.cuh>
 
+#include <algorithm>
 #include <climits>
 #include <string>
 
@@ -62,8 +63,10 @@ CudaBackend::CudaBackend(int device) : device_(device) {
   DL4CPP_CUBLAS_CHECK(cublasCreate(&cublas_));
   DL4CPP_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
   DL4CPP_CUBLAS_CHECK(cublasSetPointerMode(cublas_, CUBLAS_POINTER_MODE_HOST));
-  DL4CPP_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&hostResult_), sizeof(double)));
-  reduced_ = Tensor(Shape{2}, Device::cuda(device_));  // one double
+  hostResultsCapacity_ = 64;  // one per parameter segment of any ordinary network
+  DL4CPP_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&hostResults_),
+                                   static_cast<size_t>(hostResultsCapacity_) * sizeof(double)));
+  reduced_ = Tensor(Shape{2 * hostResultsCapacity_}, Device::cuda(device_));
   stager_ = std::make_unique<BatchStager>(device_, stream_);
 }
 
@@ -74,7 +77,7 @@ CudaBackend::~CudaBackend() {
   cudaStreamSynchronize(stream_);
   if (cublas_) cublasDestroy(cublas_);
   if (stream_) cudaStreamDestroy(stream_);
-  if (hostResult_) cudaFreeHost(hostResult_);
+  if (hostResults_) cudaFreeHost(hostResults_);
 }
 
 void CudaBackend::bindToCurrentThread(int) { DL4CPP_CUDA_CHECK(cudaSetDevice(device_)); }
@@ -125,17 +128,40 @@ void CudaBackend::reduceChannels(const Tensor& dy, int64_t channels, int64_t per
   DL4CPP_CUDA_CHECK_LAUNCH();
 }
 
-double CudaBackend::sumOnDevice(const double* terms, int64_t n) {
-  if (n == 0) return 0.0;
-  double* out = reinterpret_cast<double*>(reduced_.data());
+void CudaBackend::queueSum(const double* terms, int64_t n, double* out) {
+  if (n == 0) {
+    DL4CPP_CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(double), stream_));  // all-zero bits: 0.0
+    return;
+  }
   size_t tempBytes = 0;
   DL4CPP_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, tempBytes, terms, out, n, stream_));
   const int64_t tempFloats = static_cast<int64_t>((tempBytes + sizeof(float) - 1) / sizeof(float));
   void* temp = scratch(reduceTemp_, std::max<int64_t>(tempFloats, 1));
   DL4CPP_CUDA_CHECK(cub::DeviceReduce::Sum(temp, tempBytes, terms, out, n, stream_));
-  DL4CPP_CUDA_CHECK(cudaMemcpyAsync(hostResult_, out, sizeof(double), cudaMemcpyDeviceToHost, stream_));
+}
+
+void CudaBackend::readBack(const double* device, int64_t count, double* host) {
+  if (count > hostResultsCapacity_) {  // more results than ever before: grow the pinned buffer
+    DL4CPP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    DL4CPP_CUDA_CHECK(cudaFreeHost(hostResults_));
+    hostResults_ = nullptr;
+    hostResultsCapacity_ = 0;
+    DL4CPP_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&hostResults_),
+                                     static_cast<size_t>(count) * sizeof(double)));
+    hostResultsCapacity_ = count;
+  }
+  DL4CPP_CUDA_CHECK(cudaMemcpyAsync(hostResults_, device, static_cast<size_t>(count) * sizeof(double),
+                                    cudaMemcpyDeviceToHost, stream_));
   DL4CPP_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  return *hostResult_;
+  std::copy(hostResults_, hostResults_ + count, host);
+}
+
+double CudaBackend::sumOnDevice(const double* terms, int64_t n) {
+  double* out = reinterpret_cast<double*>(reduced_.data());
+  queueSum(terms, n, out);
+  double result = 0.0;
+  readBack(out, 1, &result);
+  return result;
 }
 
 // --- Inner product: y = x W^T + b ------------------------------------------------------------------

@@ -48,6 +48,7 @@ class CudaBackend final : public Backend {
                    Tensor& grad, Tensor& state) override;
   void scale(Tensor& y, float a) override;
   double sumOfSquares(const Tensor& x) override;
+  void sumsOfSquares(const Tensor* xs, int64_t count, double* out) override;
   void stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,
                   Tensor& deviceLabels) override;
 
@@ -67,8 +68,12 @@ class CudaBackend final : public Backend {
   // y[n][o][p] += b[o] for y (N, O, P).
   void addBias(Tensor& y, const Tensor& b, int64_t channels, int64_t perChannel);
   // Sums `n` doubles of `terms` (device memory) with CUB and reads the result back to the host:
-  // the backend's only host synchronisation.
+  // with readBack(), the backend's only host synchronisations.
   double sumOnDevice(const double* terms, int64_t n);
+  // Queues out[0] = sum of terms[0, n) (device memory) on the stream, without waiting.
+  void queueSum(const double* terms, int64_t n, double* out);
+  // Copies `count` doubles from `device` to `host` and waits for the stream.
+  void readBack(const double* device, int64_t count, double* host);
   // A device scratch buffer of at least `floats` floats, grown (never shrunk) on demand.
   float* scratch(Tensor& buffer, int64_t floats);
 
@@ -81,8 +86,9 @@ class CudaBackend final : public Backend {
   int64_t onesFilled_ = 0;
   Tensor terms_;           // per-element doubles of a reduction
   Tensor reduceTemp_;      // CUB's temporary storage
-  Tensor reduced_;         // CUB's result (one double)
-  double* hostResult_ = nullptr;  // pinned: where reduced_ is read back
+  Tensor reduced_;         // CUB's results (doubles)
+  double* hostResults_ = nullptr;  // pinned: where reduced_ is read back
+  int64_t hostResultsCapacity_ = 0;
   std::unique_ptr<BatchStager> stager_;
 };
 

@@ -3,6 +3,7 @@
 // same order of operations); sums are formed in double by CUB.
 #include <dl4cpp/nn/backend/cuda/CudaBackend.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include <dl4cpp/nn/backend/cuda/CudaCheck.h>
@@ -283,6 +284,26 @@ double CudaBackend::sumOfSquares(const Tensor& x) {
   squaresKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(x.data(), terms, n);
   DL4CPP_CUDA_CHECK_LAUNCH();
   return sumOnDevice(terms, n);
+}
+
+void CudaBackend::sumsOfSquares(const Tensor* xs, int64_t count, double* out) {
+  if (count <= 0) return;
+  int64_t total = 0;
+  for (int64_t i = 0; i < count; ++i) total += xs[i].numel();
+  // Every tensor's squares side by side in one terms buffer, every sum into its own double.
+  double* terms = reinterpret_cast<double*>(scratch(terms_, 2 * std::max<int64_t>(total, 1)));
+  double* sums = reinterpret_cast<double*>(scratch(reduced_, 2 * count));
+  int64_t offset = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t n = xs[i].numel();
+    if (n > 0) {
+      squaresKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(xs[i].data(), terms + offset, n);
+      DL4CPP_CUDA_CHECK_LAUNCH();
+    }
+    queueSum(terms + offset, n, sums + i);
+    offset += n;
+  }
+  readBack(sums, count, out);  // the one wait for all of them
 }
 
 }  // namespace dl4cpp::cuda
