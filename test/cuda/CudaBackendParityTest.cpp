@@ -11,6 +11,7 @@
 
 using namespace dl4cpp;
 using cudatest::checkClose;
+using cudatest::convGeometries;
 using cudatest::cudaDevicePresent;
 using cudatest::oneHot;
 using cudatest::randomTensor;
@@ -27,29 +28,6 @@ struct Backends {
     gpu->bindToCurrentThread(0);
   }
 };
-
-// The geometries the layers produce: Truncate (no padding), Same with odd total padding (one more
-// at the bottom/right), strided, and dilated.
-std::vector<WindowGeometry> convGeometries() {
-  WindowGeometry truncate;
-  truncate.kernelH = truncate.kernelW = 5;
-  WindowGeometry same;
-  same.kernelH = same.kernelW = 4;
-  same.padTop = same.padLeft = 1;
-  same.padBottom = same.padRight = 2;
-  WindowGeometry strided;
-  strided.kernelH = 3;
-  strided.kernelW = 2;
-  strided.strideH = 2;
-  strided.strideW = 3;
-  strided.padTop = 1;
-  strided.padBottom = 1;
-  WindowGeometry dilated;
-  dilated.kernelH = dilated.kernelW = 3;
-  dilated.dilationH = dilated.dilationW = 2;
-  dilated.padTop = dilated.padLeft = dilated.padBottom = dilated.padRight = 2;
-  return {truncate, same, strided, dilated};
-}
 
 }  // namespace
 
@@ -122,16 +100,10 @@ TEST_SUITE("cuda") {
   TEST_CASE("CUDA parity: max and average pooling forward and backward with padding") {
     if (!cudaDevicePresent()) return;
     Backends b;
-    WindowGeometry lenet;
-    lenet.kernelH = lenet.kernelW = 2;
-    lenet.strideH = lenet.strideW = 2;
-    WindowGeometry padded;  // overlapping windows, asymmetric padding
-    padded.kernelH = padded.kernelW = 3;
-    padded.strideH = padded.strideW = 2;
-    padded.padTop = padded.padLeft = 1;
-    padded.padBottom = padded.padRight = 2;
     int seed = 40;
-    for (const WindowGeometry& g : {lenet, padded})
+    const auto geometries = cudatest::poolGeometries();
+    const WindowGeometry& lenet = geometries[0];
+    for (const WindowGeometry& g : geometries)
       for (PoolingKind kind : {PoolingKind::MAX, PoolingKind::AVG}) {
         CAPTURE(g.kernelH);
         CAPTURE(static_cast<int>(kind));

@@ -60,4 +60,41 @@ inline void checkClose(const dl4cpp::Tensor& cpu, const dl4cpp::Tensor& gpu, dou
   CHECK(ok);
 }
 
+// The convolution geometries the layers produce: Truncate (no padding), Same with odd total
+// padding (one more at the bottom/right), strided with padding on one axis, and dilated.
+inline std::vector<dl4cpp::WindowGeometry> convGeometries() {
+  dl4cpp::WindowGeometry truncate;
+  truncate.kernelH = truncate.kernelW = 5;
+  dl4cpp::WindowGeometry same;
+  same.kernelH = same.kernelW = 4;
+  same.padTop = same.padLeft = 1;
+  same.padBottom = same.padRight = 2;
+  dl4cpp::WindowGeometry strided;
+  strided.kernelH = 3;
+  strided.kernelW = 2;
+  strided.strideH = 2;
+  strided.strideW = 3;
+  strided.padTop = 1;
+  strided.padBottom = 1;
+  dl4cpp::WindowGeometry dilated;
+  dilated.kernelH = dilated.kernelW = 3;
+  dilated.dilationH = dilated.dilationW = 2;
+  dilated.padTop = dilated.padLeft = dilated.padBottom = dilated.padRight = 2;
+  return {truncate, same, strided, dilated};
+}
+
+// Pooling geometries: LeNet's 2x2 stride 2, and overlapping 3x3 stride 2 windows with asymmetric
+// padding.
+inline std::vector<dl4cpp::WindowGeometry> poolGeometries() {
+  dl4cpp::WindowGeometry lenet;
+  lenet.kernelH = lenet.kernelW = 2;
+  lenet.strideH = lenet.strideW = 2;
+  dl4cpp::WindowGeometry padded;
+  padded.kernelH = padded.kernelW = 3;
+  padded.strideH = padded.strideW = 2;
+  padded.padTop = padded.padLeft = 1;
+  padded.padBottom = padded.padRight = 2;
+  return {lenet, padded};
+}
+
 }  // namespace cudatest

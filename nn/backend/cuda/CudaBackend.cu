@@ -12,6 +12,7 @@
 #include <dl4cpp/nn/backend/cuda/CudaBackendFactory.h>
 #include <dl4cpp/nn/backend/cuda/CudaCheck.h>
 #include <dl4cpp/nn/backend/cuda/DeviceGuard.h>
+#include <dl4cpp/nn/backend/cuda/GemmTranslation.h>
 #include <dl4cpp/nn/backend/cuda/Launch.h>
 
 namespace dl4cpp::cuda {
@@ -91,23 +92,19 @@ void CudaBackend::gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k
                        const float* a, const float* b, float beta, float* c, int64_t batch,
                        int64_t strideA, int64_t strideB, int64_t strideC) {
   if (m == 0 || n == 0 || batch == 0) return;
-  // cuBLAS is column-major, and a row-major matrix read column-major is its transpose. So the
-  // row-major product C = op(A) op(B) is computed as the column-major C^T = op(B)^T op(A)^T:
-  // B is passed first, m and n swap, and each operand keeps its own transpose flag. The leading
-  // dimension of a row-major matrix is its row length as stored.
-  const int mi = toInt(m, "m"), ni = toInt(n, "n"), ki = toInt(k, "k");
-  const int lda = std::max(1, toInt(transA ? m : k, "lda"));
-  const int ldb = std::max(1, toInt(transB ? k : n, "ldb"));
-  const int ldc = ni;
-  const cublasOperation_t opA = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const cublasOperation_t opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const ColumnMajorGemm g = columnMajorGemm(transA, transB, m, n, k);
+  const cublasOperation_t opFirst = g.transFirst ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t opSecond = g.transSecond ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int gm = toInt(g.m, "n"), gn = toInt(g.n, "m"), gk = toInt(g.k, "k");
+  const int ldFirst = toInt(g.ldFirst, "ldb"), ldSecond = toInt(g.ldSecond, "lda");
+  const int ldc = toInt(g.ldc, "ldc");
   if (batch == 1) {
-    DL4CPP_CUBLAS_CHECK(cublasSgemm(cublas_, opB, opA, ni, mi, ki, &alpha, b, ldb, a, lda, &beta,
-                                    c, ldc));
+    DL4CPP_CUBLAS_CHECK(cublasSgemm(cublas_, opFirst, opSecond, gm, gn, gk, &alpha, b, ldFirst, a,
+                                    ldSecond, &beta, c, ldc));
   } else {
-    DL4CPP_CUBLAS_CHECK(cublasSgemmStridedBatched(cublas_, opB, opA, ni, mi, ki, &alpha, b, ldb,
-                                                  strideB, a, lda, strideA, &beta, c, ldc,
-                                                  strideC, toInt(batch, "batch")));
+    DL4CPP_CUBLAS_CHECK(cublasSgemmStridedBatched(cublas_, opFirst, opSecond, gm, gn, gk, &alpha, b,
+                                                  ldFirst, strideB, a, ldSecond, strideA, &beta, c,
+                                                  ldc, strideC, toInt(batch, "batch")));
   }
 }
 

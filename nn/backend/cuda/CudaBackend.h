@@ -57,7 +57,8 @@ class CudaBackend final : public Backend {
 
  private:
   // Row-major C (m x n) = alpha * op(A) (m x k) * op(B) (k x n) + beta * C, where op transposes
-  // when asked; A, B, C dense row-major. The one place that translates to cuBLAS's column-major.
+  // when asked; A, B, C dense row-major. The one place that calls cuBLAS (the translation to its
+  // column-major convention is columnMajorGemm in GemmTranslation.h).
   // batch > 1 runs `batch` such products, the i-th on A + i*strideA, B + i*strideB, C + i*strideC
   // (a stride of 0 shares that operand).
   void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,

@@ -5,76 +5,32 @@
 //   backward-data:    dcol[n] = W^T dy[n], then col2im sums dcol back into dx
 //   backward-weights: dW = sum_n dy[n] columns[n]^T                  (batched GEMM + ones GEMM)
 // col2im is written as a gather (each dx element adds the column entries that came from it), so
-// no atomics are needed and the result is deterministic.
+// no atomics are needed and the result is deterministic. The index arithmetic is in
+// WindowIndexing.h (tested on the host).
 #include <dl4cpp/nn/backend/cuda/CudaBackend.h>
 
 #include <dl4cpp/nn/backend/cuda/CudaCheck.h>
 #include <dl4cpp/nn/backend/cuda/CudaMemory.h>
 #include <dl4cpp/nn/backend/cuda/Launch.h>
+#include <dl4cpp/nn/backend/cuda/WindowIndexing.h>
 
 namespace dl4cpp::cuda {
 
 namespace {
-
-// The sizes every kernel of this file needs, computed once on the host.
-struct ConvShape {
-  int64_t batch, channels, height, width;  // input
-  int64_t outH, outW;
-  int64_t kH, kW, sH, sW, padTop, padLeft, dH, dW;
-  __host__ __device__ int64_t rows() const { return channels * kH * kW; }  // CKK: one column row per (c, kh, kw)
-  __host__ __device__ int64_t positions() const { return outH * outW; }    // P
-};
 
 ConvShape convShape(const Shape& x, const Shape& y, const WindowGeometry& g) {
   return {x[0], x[1], x[2], x[3], y[2], y[3], g.kernelH, g.kernelW, g.strideH, g.strideW,
           g.padTop, g.padLeft, g.dilationH, g.dilationW};
 }
 
-// columns[((n * CKK) + row) * P + p] = x[n][c][ih][iw] or 0 in the padding,
-// with row = (c * kH + kh) * kW + kw, p = oh * outW + ow.
 __global__ void im2colKernel(const float* x, float* columns, ConvShape s) {
-  const int64_t rows = s.rows(), positions = s.positions();
-  const int64_t total = s.batch * rows * positions;
-  DL4CPP_GRID_STRIDE_LOOP(i, total) {
-    const int64_t p = i % positions;
-    const int64_t row = (i / positions) % rows;
-    const int64_t n = i / (positions * rows);
-    const int64_t kw = row % s.kW, kh = (row / s.kW) % s.kH, c = row / (s.kW * s.kH);
-    const int64_t oh = p / s.outW, ow = p % s.outW;
-    const int64_t ih = oh * s.sH - s.padTop + kh * s.dH;
-    const int64_t iw = ow * s.sW - s.padLeft + kw * s.dW;
-    const bool inside = ih >= 0 && ih < s.height && iw >= 0 && iw < s.width;
-    columns[i] = inside ? x[((n * s.channels + c) * s.height + ih) * s.width + iw] : 0.0f;
-  }
+  const int64_t total = s.batch * s.rows() * s.positions();
+  DL4CPP_GRID_STRIDE_LOOP(i, total) columns[i] = im2colElement(x, s, i);
 }
 
-// dx[n][c][ih][iw] = sum of dcol entries that im2col filled from (n, c, ih, iw).
 __global__ void col2imKernel(const float* columns, float* dx, ConvShape s) {
-  const int64_t rows = s.rows(), positions = s.positions();
   const int64_t total = s.batch * s.channels * s.height * s.width;
-  DL4CPP_GRID_STRIDE_LOOP(i, total) {
-    const int64_t iw = i % s.width;
-    const int64_t ih = (i / s.width) % s.height;
-    const int64_t c = (i / (s.width * s.height)) % s.channels;
-    const int64_t n = i / (s.width * s.height * s.channels);
-    const float* image = columns + n * rows * positions;
-    float sum = 0.0f;
-    for (int64_t kh = 0; kh < s.kH; ++kh) {
-      const int64_t th = ih + s.padTop - kh * s.dH;  // = oh * sH when row oh used this pixel
-      if (th < 0 || th % s.sH != 0) continue;
-      const int64_t oh = th / s.sH;
-      if (oh >= s.outH) continue;
-      for (int64_t kw = 0; kw < s.kW; ++kw) {
-        const int64_t tw = iw + s.padLeft - kw * s.dW;
-        if (tw < 0 || tw % s.sW != 0) continue;
-        const int64_t ow = tw / s.sW;
-        if (ow >= s.outW) continue;
-        const int64_t row = (c * s.kH + kh) * s.kW + kw;
-        sum += image[row * positions + oh * s.outW + ow];
-      }
-    }
-    dx[i] = sum;
-  }
+  DL4CPP_GRID_STRIDE_LOOP(i, total) dx[i] = col2imElement(columns, s, i);
 }
 
 void launchIm2col(const float* x, float* columns, const ConvShape& s, cudaStream_t stream) {
