@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <dl4cpp/iterators/AsyncDataSetIterator.h>
+#include <dl4cpp/nn/backend/cuda/CudaMemory.h>
 #include <dl4cpp/parallel/CpuAffinity.h>
 #include <dl4cpp/parallel/ParameterAverager.h>
 #include <dl4cpp/parallel/WorkerPool.h>
@@ -63,6 +64,9 @@ struct ParallelWrapper::Impl {
   std::vector<WorkerRound> current, next;
   std::vector<int64_t> weights;
   double regularization = 0;  // SHARED_GRADIENTS: the l2 term of the score, set by worker 0
+  // -1 when every replica and the root live in host memory (averaging stays on the CPU, exactly as
+  // before); otherwise the GPU that averages for workers which have none of their own.
+  int gpuAveragingDevice = -1;
   std::atomic<bool> stopRequested{false};
   ParallelStatistics stats;
 
@@ -74,6 +78,11 @@ struct ParallelWrapper::Impl {
   void synchronizeReplicas() {
     paramDestinations.back() = root->params();
     stateDestinations.front() = root->updaterState();
+    gpuAveragingDevice = -1;
+    const Device rootDevice = root->context().device();
+    if (!rootDevice.isCpu()) gpuAveragingDevice = rootDevice.index;
+    for (const Device& d : devices)
+      if (!d.isCpu()) gpuAveragingDevice = d.index;
     pool->run([this](int w) {
       MultiLayerNetwork& r = *replicas[static_cast<size_t>(w)];
       r.setParams(root->params());
@@ -117,17 +126,31 @@ struct ParallelWrapper::Impl {
     r.compute = seconds(r.finished - start);
   }
 
+  // The weighted mean of buffers[*][begin, end) into destinations: on the host when every
+  // buffer is in host memory, otherwise formed on a GPU (worker w's, or another one in use),
+  // with peer-to-peer or pinned-host copies between GPUs.
+  void average(int w, const std::vector<Tensor>& buffers, std::vector<Tensor>& destinations,
+               int64_t begin, int64_t end) {
+    if (gpuAveragingDevice < 0) {
+      ParameterAverager::average(buffers, weights, destinations, begin, end);
+      return;
+    }
+    const Device own = devices[static_cast<size_t>(w) % devices.size()];
+    cuda::averageSlice(buffers, weights, destinations, begin, end,
+                       own.isCpu() ? gpuAveragingDevice : own.index);
+  }
+
   // Each worker averages its slice of the flat buffers into the root and every replica.
   void averagePhase(int w) {
     const int n = workers();
     auto [begin, end] = ParameterAverager::slice(root->numParams(), w, n);
     if (mode == TrainingMode::SHARED_GRADIENTS) {
-      ParameterAverager::average(replicaGradients, weights, replicaGradients, begin, end);
+      average(w, replicaGradients, replicaGradients, begin, end);
       return;
     }
-    ParameterAverager::average(replicaParams, weights, paramDestinations, begin, end);
+    average(w, replicaParams, paramDestinations, begin, end);
     std::tie(begin, end) = ParameterAverager::slice(root->updaterState().numel(), w, n);
-    ParameterAverager::average(replicaStates, weights, stateDestinations, begin, end);
+    average(w, replicaStates, stateDestinations, begin, end);
   }
 
   // SHARED_GRADIENTS: every replica applies the averaged gradient; replica 0's result is copied
@@ -135,11 +158,16 @@ struct ParallelWrapper::Impl {
   void updatePhase(int w) { replicas[static_cast<size_t>(w)]->applyUpdate(); }
   void copyToRootPhase(int w) {
     const MultiLayerNetwork& first = *replicas.front();
+    auto copySlice = [](const Tensor& from, Tensor to, int64_t begin, int64_t end) {
+      if (from.device().isCpu() && to.device().isCpu())
+        std::copy(from.data() + begin, from.data() + end, to.data() + begin);
+      else
+        cuda::copyFloats(to.data() + begin, to.device(), from.data() + begin, from.device(), end - begin);
+    };
     auto [begin, end] = ParameterAverager::slice(root->numParams(), w, workers());
-    std::copy(first.params().data() + begin, first.params().data() + end, root->params().data() + begin);
+    copySlice(first.params(), root->params(), begin, end);
     std::tie(begin, end) = ParameterAverager::slice(root->updaterState().numel(), w, workers());
-    std::copy(first.updaterState().data() + begin, first.updaterState().data() + end,
-              root->updaterState().data() + begin);
+    copySlice(first.updaterState(), root->updaterState(), begin, end);
   }
 
   // Checkpoints at the boundary just reached, if the policy asks for one here.

@@ -7,12 +7,30 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
+
+#include <dl4cpp/config.h>
+#include <dl4cpp/nn/tensor/Device.h>
 
 #include <dl4cpp/nn/eval/Evaluation.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <fmt/format.h>
 
 namespace samples {
+
+// --device cpu|cuda: the default is cuda when this build and machine have a GPU, else cpu.
+inline std::vector<dl4cpp::Device> devicesFromOption(const std::string& name) {
+  const int gpus = dl4cpp::cudaDeviceCount();
+  const std::string chosen = name.empty() ? (gpus > 0 ? "cuda" : "cpu") : name;
+  if (chosen == "cpu") return {dl4cpp::Device::cpu()};
+  if (chosen != "cuda") throw std::invalid_argument("--device must be cpu or cuda, not " + chosen);
+  if (gpus == 0)
+    throw std::invalid_argument(DL4CPP_HAVE_CUDA ? "--device cuda: no CUDA device is visible"
+                                                 : "--device cuda: this build has no CUDA backend");
+  std::vector<dl4cpp::Device> all;
+  for (int i = 0; i < gpus; ++i) all.push_back(dl4cpp::Device::cuda(i));
+  return all;
+}
 
 class SampleOptions {
  public:

@@ -19,6 +19,7 @@ int run(int argc, char** argv) {
       {{"epochs", "training epochs (default 1)"},
        {"batch", "minibatch size (default 128)"},
        {"threads", "CPU threads for the model, 0 = all cores (default 0)"},
+       {"device", "cpu | cuda (default cuda when a GPU is present, else cpu)"},
        {"data-dir", "MNIST directory (default $DL4CPP_DATA_DIR/MNIST or ~/.dl4cpp/data/MNIST)"},
        {"train-examples", "use only the first N training examples (default: all 60000)"},
        {"test-examples", "use only the first N test examples (default: all 10000)"},
@@ -39,11 +40,13 @@ int run(int argc, char** argv) {
   MnistDataSetIterator mnistTrain(batch, trainExamples, false, true, true, seed, dir);
   MnistDataSetIterator mnistTest(batch, testExamples, false, false, false, seed, dir);
 
-  MultiLayerNetwork model(samples::lenetConfiguration(), Device::cpu(), threads);
+  const Device device = samples::devicesFromOption(options.getString("device", "")).front();
+  MultiLayerNetwork model(samples::lenetConfiguration(), device, threads);
   model.init();
   std::cout << model.summary();
-  std::cout << fmt::format("training on {} examples, batch {}, {} thread(s)\n",
-                           mnistTrain.totalExamples(), batch, model.context().numThreads());
+  std::cout << fmt::format("training on {} examples, batch {}, on {} ({} thread(s))\n",
+                           mnistTrain.totalExamples(), batch, device.toString(),
+                           model.context().numThreads());
   if (options.getInt("progress", 1) != 0)
     model.setListeners({std::make_shared<ProgressListener>(), std::make_shared<ScoreIterationListener>(100)});
 

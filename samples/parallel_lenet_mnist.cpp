@@ -1,5 +1,6 @@
 // LeNet on MNIST trained by ParallelWrapper: DL4J's multi-GPU tutorial (MultiGpuLenetMnistExample)
-// in C++. Workers are CPU replicas here (CUDA devices when the build and the machine have them).
+// in C++. Workers are replicas on every visible GPU (--device cuda, the default when there is one)
+// or on the CPU (--device cpu).
 //   parallel_lenet_mnist [--workers 2] [--averaging-frequency 3] [--prefetch 24] [--epochs 1]
 //                        [--save PATH]
 #include <chrono>
@@ -25,6 +26,7 @@ int run(int argc, char** argv) {
        {"prefetch", "minibatches prefetched by a background thread, 0 = off (default 24)"},
        {"threads-per-worker", "CPU threads per worker, 0 = cores / workers (default 0)"},
        {"mode", "averaging | shared-gradients (default averaging)"},
+       {"device", "cpu | cuda: workers on the CPU or on every visible GPU (default cuda when a GPU is present)"},
        {"average-updaters", "1 = average updater state too, 0 = keep each worker's (default 1)"},
        {"data-dir", "MNIST directory (default $DL4CPP_DATA_DIR/MNIST or ~/.dl4cpp/data/MNIST)"},
        {"train-examples", "use only the first N training examples (default: all 60000)"},
@@ -64,6 +66,7 @@ int run(int argc, char** argv) {
       .reportScoreAfterAveraging(true)
       .averageUpdaters(options.getInt("average-updaters", 1) != 0)
       .threadsPerWorker(static_cast<int>(options.getInt("threads-per-worker", 0)))
+      .devices(samples::devicesFromOption(options.getString("device", "")))
       .trainingMode(modeName == "averaging" ? parallel::TrainingMode::AVERAGING
                                             : parallel::TrainingMode::SHARED_GRADIENTS)
       .build();

@@ -86,6 +86,21 @@ class Backend {
   virtual void scale(Tensor& y, float a) = 0;
   // Sum of squares (for the L2 term of the score).
   virtual double sumOfSquares(const Tensor& x) = 0;
+  // out[i] = sumOfSquares(xs[i]) for i < count. The same numbers as one call each; a GPU backend
+  // overrides it to wait for the device once for all of them (MultiLayerNetwork::fit asks for
+  // the l2 terms and the gradient's finiteness check together).
+  virtual void sumsOfSquares(const Tensor* xs, int64_t count, double* out) {
+    for (int64_t i = 0; i < count; ++i) out[i] = sumOfSquares(xs[i]);
+  }
+
+  // --- Input staging ---------------------------------------------------------------------------------
+  // Makes a minibatch's features and labels (host tensors from an iterator; labels may be empty)
+  // available on this backend's device. The CPU backend hands them back as they are; the CUDA
+  // backend copies them through pinned memory on a copy stream into one of two buffer sets, so
+  // staging batch i+1 can overlap compute on batch i. The results stay valid until the
+  // next-but-one call.
+  virtual void stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,
+                          Tensor& deviceLabels) = 0;
 };
 
 // Creates the backend for `device` (defined in Backend.cpp: the one place that picks it).

@@ -58,6 +58,11 @@ void MultiLayerNetwork::init() {
   }
   Random random(conf_.seed);
   for (auto& layer : layers_) layer->initParams(random);
+  normTensors_.clear();
+  for (const auto& seg : segments_)
+    if (seg.l2 != 0) normTensors_.push_back(seg.param);
+  normTensors_.push_back(gradients_);
+  norms_.assign(normTensors_.size(), 0.0);
 
   capacity_ = 0;
   const size_t n = layers_.size();
@@ -132,12 +137,13 @@ double MultiLayerNetwork::computeGradientAndScore(const DataSet& batch, bool wan
   requireInit("computeGradientAndScore");
   const int64_t n = checkBatch(batch, true, "fit");
   context_->bindToCurrentThread();
-  const Tensor& y = forwardPass(batch.features, n, true);
+  context_->backend().stageBatch(batch.features, batch.labels, stagedFeatures_, stagedLabels_);
+  const Tensor& y = forwardPass(stagedFeatures_, n, true);
   const size_t last = layers_.size() - 1;
   for (size_t i = 0; i <= last; ++i)
     outputGrads_[i] = gradientStore_[i].view(0, conf_.layerOutputTypes[i].shape(n));
 
-  const double lossSum = outputLayer().lossGradient(*context_, y, batch.labels, outputGrads_[last]);
+  const double lossSum = outputLayer().lossGradient(*context_, y, stagedLabels_, outputGrads_[last]);
   // Gradients of the mean loss: scaling the top gradient once scales every parameter gradient.
   profileLayer(LayerProfiler::kNetwork);
   context_->backend().scale(outputGrads_[last], 1.0f / static_cast<float>(n));
@@ -179,10 +185,18 @@ double MultiLayerNetwork::calcRegularizationScore() {
 
 void MultiLayerNetwork::fit(const DataSet& batch) {
   const double loss = computeGradientAndScore(batch);
-  const double score = loss + calcRegularizationScore();
+  // The l2 term (as calcRegularizationScore(), same order) and the gradient's sum of squares,
+  // in one call.
+  context_->backend().sumsOfSquares(normTensors_.data(), static_cast<int64_t>(normTensors_.size()),
+                                    norms_.data());
+  double regularization = 0;
+  size_t next = 0;
+  for (const auto& seg : segments_)
+    if (seg.l2 != 0) regularization += 0.5 * seg.l2 * norms_[next++];
+  const double score = loss + regularization;
   // A finite score does not imply finite gradients (an Inf input saturating TANH), so both are
   // checked before anything is written to the parameters.
-  const bool finiteGradient = std::isfinite(context_->backend().sumOfSquares(gradients_));
+  const bool finiteGradient = std::isfinite(norms_.back());
   if (!std::isfinite(score) || !finiteGradient)
     throw NumericalError(fmt::format("MultiLayerNetwork::fit: {} at iteration {} (training "
                                      "diverged or the batch holds NaN/Inf; lower the learning rate "
@@ -238,15 +252,18 @@ Tensor MultiLayerNetwork::output(const Tensor& features, bool train) {
   batch.features = features;
   const int64_t n = checkBatch(batch, false, "output");
   context_->bindToCurrentThread();
-  return forwardPass(features, n, train).clone();
+  context_->backend().stageBatch(features, Tensor(), stagedFeatures_, stagedLabels_);
+  const Tensor& y = forwardPass(stagedFeatures_, n, train);
+  return y.device().isCpu() ? y.clone() : y.to(Device::cpu());
 }
 
 double MultiLayerNetwork::score(const DataSet& data) {
   requireInit("score");
   const int64_t n = checkBatch(data, true, "score");
   context_->bindToCurrentThread();
-  const Tensor& y = forwardPass(data.features, n, false);
-  return outputLayer().lossScore(*context_, y, data.labels) / static_cast<double>(n) +
+  context_->backend().stageBatch(data.features, data.labels, stagedFeatures_, stagedLabels_);
+  const Tensor& y = forwardPass(stagedFeatures_, n, false);
+  return outputLayer().lossScore(*context_, y, stagedLabels_) / static_cast<double>(n) +
          calcRegularizationScore();
 }
 
@@ -258,7 +275,9 @@ Evaluation MultiLayerNetwork::evaluate(DataSetIterator& iterator) {
   while (iterator.hasNext()) {
     const DataSet batch = iterator.next();
     const int64_t n = checkBatch(batch, true, "evaluate");
-    eval.eval(batch.labels, forwardPass(batch.features, n, false));
+    context_->backend().stageBatch(batch.features, Tensor(), stagedFeatures_, stagedLabels_);
+    const Tensor& y = forwardPass(stagedFeatures_, n, false);
+    eval.eval(batch.labels, y.device().isCpu() ? y : y.to(Device::cpu()));
   }
   return eval;
 }
@@ -279,8 +298,10 @@ void MultiLayerNetwork::setUpdaterState(const Tensor& state) {
   updaterState_.copyFrom(state);
 }
 
-MultiLayerNetwork MultiLayerNetwork::clone() const {
-  MultiLayerNetwork copy(conf_, context_->device(), context_->numThreads());
+MultiLayerNetwork MultiLayerNetwork::clone() const { return clone(context_->device()); }
+
+MultiLayerNetwork MultiLayerNetwork::clone(Device device) const {
+  MultiLayerNetwork copy(conf_, device, context_->numThreads());
   if (!isInitialized()) return copy;
   copy.init();
   copy.setParams(params_);

@@ -12,7 +12,12 @@
 // step on shapes seen before allocates nothing.
 //
 // Threading: a network and its DeviceContext are used by one thread at a time. fit/output bind
-// the calling thread to the context's thread budget. Listeners run on the thread calling fit.
+// the calling thread to the context's thread budget (and, on a GPU, to its device). Listeners run
+// on the thread calling fit.
+//
+// Devices: on a CUDA device, parameters, gradients, updater state and activations live in GPU
+// memory; features and labels arrive as host tensors from iterators and are staged to the GPU
+// by Backend::stageBatch (pinned memory, a copy stream). output() returns host tensors.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -53,7 +58,7 @@ class MultiLayerNetwork {
   void fit(DataSetIterator& iterator, int epochs);
 
   // Forward pass; `train` selects training-mode behaviour of layers (dropout, batch norm).
-  // Returns a new tensor (N, nOut).
+  // Returns a new host tensor (N, nOut), whichever device the network lives on.
   Tensor output(const Tensor& features, bool train = false);
 
   // Loss of the last fitted minibatch: mean data loss + 0.5 * l2 * ||W||^2 (DL4J's score()).
@@ -87,6 +92,9 @@ class MultiLayerNetwork {
 
   // A deep copy: configuration, parameters, updater state and counters (DL4J's clone()).
   MultiLayerNetwork clone() const;
+  // The same deep copy on another device (moves a model between the host and GPUs); the copy
+  // keeps this network's thread budget.
+  MultiLayerNetwork clone(Device device) const;
 
   // --- Model files (ModelSerializer; format in docs/model-format.md) -------------------------------
   // Writes configuration, parameters, counters and (saveUpdater) updater state to `path`
@@ -155,6 +163,12 @@ class MultiLayerNetwork {
   std::vector<Tensor> activationStore_, gradientStore_;
   std::vector<Tensor> inputs_, outputs_, outputGrads_;
   Tensor inputGradStore_, inputGradient_;
+  // The current batch on this network's device (the iterator's tensors themselves on the CPU).
+  Tensor stagedFeatures_, stagedLabels_;
+  // What fit() needs the sums of squares of, asked in one Backend call (one device wait on a
+  // GPU): the parameters of every l2-regularised segment, in segment order, then the gradient.
+  std::vector<Tensor> normTensors_;
+  std::vector<double> norms_;
 
   std::vector<std::shared_ptr<TrainingListener>> listeners_;
   double score_ = 0;

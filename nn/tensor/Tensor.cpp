@@ -5,28 +5,30 @@
 #include <cstring>
 #include <new>
 
+#include <dl4cpp/nn/backend/cuda/CudaMemory.h>
+
 namespace dl4cpp {
 
 namespace {
 constexpr std::align_val_t kHostAlignment{64};
-
-void requireHost(const Tensor& t, const char* what) {
-  if (!t.empty() && !t.device().isCpu())
-    throw BackendError(std::string("Tensor::") + what + ": tensor lives on " +
-                       t.device().toString() + "; copy it to the host first");
-}
 }  // namespace
 
 Storage::Storage(int64_t numel, Device device) : numel_(numel), device_(device) {
-  if (!device.isCpu())
-    throw BackendError("Storage: " + device.toString() +
-                       " memory is allocated by the CUDA backend, not by host Storage");
+  if (!device.isCpu()) {
+    data_ = cuda::allocateDevice(device.index, numel);  // zeroed; throws in a build without CUDA
+    return;
+  }
   const size_t bytes = static_cast<size_t>(std::max<int64_t>(numel, 1)) * sizeof(float);
   data_ = static_cast<float*>(::operator new(bytes, kHostAlignment));
   std::memset(data_, 0, bytes);
 }
 
-Storage::~Storage() { ::operator delete(data_, kHostAlignment); }
+Storage::~Storage() {
+  if (device_.isCpu())
+    ::operator delete(data_, kHostAlignment);
+  else
+    cuda::releaseDevice(device_.index, data_);
+}
 
 Tensor::Tensor(const Shape& shape, Device device)
     : storage_(std::make_shared<Storage>(shape.numel(), device)), shape_(shape) {}
@@ -70,41 +72,57 @@ Tensor Tensor::rows(int64_t begin, int64_t end) const {
 
 Tensor Tensor::clone() const {
   if (empty()) return {};
-  requireHost(*this, "clone");
   Tensor t(shape_, device());
-  std::memcpy(t.data(), data(), static_cast<size_t>(numel()) * sizeof(float));
+  t.copyFrom(*this);
+  return t;
+}
+
+Tensor Tensor::to(Device device) const {
+  if (empty()) return {};
+  Tensor t(shape_, device);
+  t.copyFrom(*this);
   return t;
 }
 
 void Tensor::copyFrom(const Tensor& src) {
-  requireHost(*this, "copyFrom");
-  requireHost(src, "copyFrom");
   if (src.numel() != numel())
     throw ShapeError("Tensor::copyFrom: source " + src.shape().toString() +
                      " does not fit destination " + shape_.toString());
-  if (numel() > 0) std::memmove(data(), src.data(), static_cast<size_t>(numel()) * sizeof(float));
+  if (numel() == 0) return;
+  if (device().isCpu() && src.device().isCpu())
+    std::memmove(data(), src.data(), static_cast<size_t>(numel()) * sizeof(float));
+  else
+    cuda::copyFloats(data(), device(), src.data(), src.device(), numel());
 }
 
 void Tensor::fill(float value) {
-  requireHost(*this, "fill");
-  std::fill_n(data(), numel(), value);
+  if (device().isCpu())
+    std::fill_n(data(), numel(), value);
+  else
+    cuda::fillFloats(data(), device().index, numel(), value);
 }
 
 std::vector<float> Tensor::toVector() const {
-  requireHost(*this, "toVector");
-  return std::vector<float>(data(), data() + numel());
+  if (device().isCpu()) return std::vector<float>(data(), data() + numel());
+  std::vector<float> values(static_cast<size_t>(numel()));
+  cuda::copyFloats(values.data(), Device::cpu(), data(), device(), numel());
+  return values;
 }
 
 float Tensor::at(int64_t flatIndex) const {
-  requireHost(*this, "at");
   if (flatIndex < 0 || flatIndex >= numel())
     throw ShapeError("Tensor::at: index " + std::to_string(flatIndex) + " out of range for " +
                      shape_.toString());
-  return data()[flatIndex];
+  if (device().isCpu()) return data()[flatIndex];
+  float value = 0;
+  cuda::copyFloats(&value, Device::cpu(), data() + flatIndex, device(), 1);
+  return value;
 }
 
 bool Tensor::allClose(const Tensor& other, float tol) const {
   if (shape_ != other.shape_) return false;
+  if (!device().isCpu() || !other.device().isCpu())
+    return to(Device::cpu()).allClose(other.to(Device::cpu()), tol);
   const float* a = data();
   const float* b = other.data();
   for (int64_t i = 0; i < numel(); ++i)

@@ -15,7 +15,8 @@
 
 namespace dl4cpp {
 
-// Owns one allocation on one device. Host memory is 64-byte aligned (AVX-512 loads).
+// Owns one allocation on one device. Host memory is 64-byte aligned (AVX-512 loads); GPU memory
+// comes from that device's caching allocator (nn/backend/cuda/CudaMemory.h).
 class Storage {
  public:
   Storage(int64_t numel, Device device);
@@ -60,11 +61,14 @@ class Tensor {
   Tensor rows(int64_t begin, int64_t end) const;
   // An independent copy on the same device.
   Tensor clone() const;
-  // Copies src's elements into this tensor (shapes must have equal numel; host only).
+  // An independent copy on `device` (host <-> GPU, GPU <-> GPU).
+  Tensor to(Device device) const;
+  // Copies src's elements into this tensor (shapes must have equal numel; the two may live on
+  // different devices).
   void copyFrom(const Tensor& src);
   void fill(float value);
 
-  // Host access, for tests and small utilities.
+  // Host access, for tests and small utilities (GPU tensors are copied to the host; slow).
   std::vector<float> toVector() const;
   float at(int64_t flatIndex) const;
 

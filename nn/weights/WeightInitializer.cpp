@@ -5,6 +5,13 @@
 namespace dl4cpp {
 
 void initWeights(WeightInit scheme, double fanIn, double fanOut, Tensor& w, Random& random) {
+  if (!w.device().isCpu()) {
+    // Drawn on the host (the same sequence whatever the device), then copied over once.
+    Tensor host(w.shape());
+    initWeights(scheme, fanIn, fanOut, host, random);
+    w.copyFrom(host);
+    return;
+  }
   float* p = w.data();
   const int64_t n = w.numel();
   auto normal = [&](double sd) {

@@ -42,6 +42,8 @@ class CpuBackend final : public Backend {
                    Tensor& grad, Tensor& state) override;
   void scale(Tensor& y, float a) override;
   double sumOfSquares(const Tensor& x) override;
+  void stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,
+                  Tensor& deviceLabels) override;
 
   // Number of cached primitives (tests use it to prove shapes are cached, not rebuilt).
   size_t cachedPrimitives() const { return cache_.size(); }

@@ -1,0 +1,183 @@
+// The CUDA backend's element-wise work: activations, softmax, losses, updater steps, scaling and
+// sums of squares. The formulas are in ElementwiseMath.h (tested on the host against the CPU
+// backend); sums are formed in double by CUB.
+#include <dl4cpp/nn/backend/cuda/CudaBackend.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include <dl4cpp/nn/backend/cuda/CudaCheck.h>
+#include <dl4cpp/nn/backend/cuda/ElementwiseMath.h>
+#include <dl4cpp/nn/backend/cuda/Launch.h>
+
+namespace dl4cpp::cuda {
+
+namespace {
+
+__global__ void activationForwardKernel(ActivationKind kind, float alpha, float* y, int64_t n) {
+  DL4CPP_GRID_STRIDE_LOOP(i, n) y[i] = activate(kind, alpha, y[i]);
+}
+
+__global__ void activationBackwardKernel(ActivationKind kind, float alpha, const float* y,
+                                         const float* dy, float* dx, int64_t n) {
+  DL4CPP_GRID_STRIDE_LOOP(i, n) dx[i] = activateBackward(kind, alpha, y[i], dy[i]);
+}
+
+// The row-wise ops run one thread per row of a (rows, k) tensor: output layers have few classes.
+__global__ void softmaxForwardKernel(float* y, int64_t rows, int64_t k) {
+  DL4CPP_GRID_STRIDE_LOOP(r, rows) softmaxRow(y + r * k, k);
+}
+
+__global__ void softmaxBackwardKernel(const float* y, const float* dy, float* dx, int64_t rows,
+                                      int64_t k) {
+  DL4CPP_GRID_STRIDE_LOOP(r, rows) softmaxBackwardRow(y + r * k, dy + r * k, dx + r * k, k);
+}
+
+__global__ void softmaxCrossEntropyGradientKernel(const float* p, const float* l, float* g,
+                                                  int64_t rows, int64_t k) {
+  DL4CPP_GRID_STRIDE_LOOP(r, rows) softmaxCrossEntropyGradientRow(p + r * k, l + r * k, g + r * k, k);
+}
+
+__global__ void differenceKernel(const float* p, const float* l, float* g, int64_t n) {
+  DL4CPP_GRID_STRIDE_LOOP(i, n) g[i] = p[i] - l[i];
+}
+
+__global__ void lossGradientKernel(LossKind loss, const float* y, const float* l, float* g,
+                                   int64_t n, int64_t k) {
+  DL4CPP_GRID_STRIDE_LOOP(i, n) g[i] = lossGradient(loss, y[i], l[i], k);
+}
+
+__global__ void lossTermsKernel(LossKind loss, const float* p, const float* l, double* terms,
+                                int64_t n) {
+  DL4CPP_GRID_STRIDE_LOOP(i, n) terms[i] = lossTerm(loss, p[i], l[i]);
+}
+
+__global__ void squaresKernel(const float* x, double* terms, int64_t n) {
+  DL4CPP_GRID_STRIDE_LOOP(i, n) terms[i] = double(x[i]) * double(x[i]);
+}
+
+__global__ void scaleKernel(float* y, float a, int64_t n) {
+  DL4CPP_GRID_STRIDE_LOOP(i, n) y[i] *= a;
+}
+
+__global__ void updaterKernel(UpdaterArgs a, float* p, float* g, float* s, int64_t n) {
+  DL4CPP_GRID_STRIDE_LOOP(i, n) updaterElement(a, p, g, s, i, n);
+}
+
+}  // namespace
+
+void CudaBackend::activationForward(ActivationKind kind, float alpha, Tensor& y) {
+  const int64_t n = y.numel();
+  if (kind == ActivationKind::IDENTITY || n == 0) return;
+  if (kind == ActivationKind::SOFTMAX) {
+    const int64_t rows = y.dim(0), k = n / rows;
+    softmaxForwardKernel<<<blocksFor(rows), kThreadsPerBlock, 0, stream_>>>(y.data(), rows, k);
+  } else {
+    activationForwardKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(kind, alpha, y.data(), n);
+  }
+  DL4CPP_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::activationBackward(ActivationKind kind, float alpha, const Tensor& y,
+                                     const Tensor& dy, Tensor& dx) {
+  const int64_t n = y.numel();
+  if (n == 0) return;
+  if (kind == ActivationKind::IDENTITY) {
+    if (dx.data() != dy.data())
+      DL4CPP_CUDA_CHECK(cudaMemcpyAsync(dx.data(), dy.data(), static_cast<size_t>(n) * sizeof(float),
+                                        cudaMemcpyDeviceToDevice, stream_));
+    return;
+  }
+  if (kind == ActivationKind::SOFTMAX) {
+    const int64_t rows = y.dim(0), k = n / rows;
+    softmaxBackwardKernel<<<blocksFor(rows), kThreadsPerBlock, 0, stream_>>>(y.data(), dy.data(),
+                                                                            dx.data(), rows, k);
+  } else {
+    activationBackwardKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(kind, alpha, y.data(),
+                                                                            dy.data(), dx.data(), n);
+  }
+  DL4CPP_CUDA_CHECK_LAUNCH();
+}
+
+double CudaBackend::lossScore(LossKind loss, const Tensor& y, const Tensor& labels) {
+  const int64_t n = y.numel(), k = y.dim(1);
+  if (n == 0) return 0.0;
+  double* terms = reinterpret_cast<double*>(scratch(terms_, 2 * n));
+  lossTermsKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(loss, y.data(), labels.data(),
+                                                                 terms, n);
+  DL4CPP_CUDA_CHECK_LAUNCH();
+  const double sum = sumOnDevice(terms, n);
+  return loss == LossKind::MSE ? sum / static_cast<double>(k) : sum;
+}
+
+double CudaBackend::lossForwardBackward(LossKind loss, ActivationKind activation, float alpha,
+                                        const Tensor& y, const Tensor& labels, Tensor& dz) {
+  const int64_t n = y.dim(0), k = y.dim(1), total = y.numel();
+  const bool crossEntropy = loss == LossKind::NEGATIVELOGLIKELIHOOD || loss == LossKind::MCXENT;
+  if (total > 0) {
+    if (crossEntropy && activation == ActivationKind::SOFTMAX) {
+      softmaxCrossEntropyGradientKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(
+          y.data(), labels.data(), dz.data(), n, k);
+      DL4CPP_CUDA_CHECK_LAUNCH();
+    } else if (loss == LossKind::XENT && activation == ActivationKind::SIGMOID) {
+      differenceKernel<<<blocksFor(total), kThreadsPerBlock, 0, stream_>>>(y.data(), labels.data(),
+                                                                          dz.data(), total);
+      DL4CPP_CUDA_CHECK_LAUNCH();
+    } else {
+      lossGradientKernel<<<blocksFor(total), kThreadsPerBlock, 0, stream_>>>(
+          loss, y.data(), labels.data(), dz.data(), total, k);
+      DL4CPP_CUDA_CHECK_LAUNCH();
+      activationBackward(activation, alpha, y, dz, dz);
+    }
+  }
+  return lossScore(loss, y, labels);
+}
+
+void CudaBackend::updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
+                              Tensor& grad, Tensor& state) {
+  const int64_t n = param.numel();
+  if (n == 0) return;
+  const UpdaterArgs a = updaterArgs(u, l2, iteration);
+  if (a.decay == 0.0f && u.kind == UpdaterKind::NOOP) return;
+  updaterKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(a, param.data(), grad.data(),
+                                                               state.data(), n);
+  DL4CPP_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::scale(Tensor& y, float a) {
+  const int64_t n = y.numel();
+  if (n == 0) return;
+  scaleKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(y.data(), a, n);
+  DL4CPP_CUDA_CHECK_LAUNCH();
+}
+
+double CudaBackend::sumOfSquares(const Tensor& x) {
+  const int64_t n = x.numel();
+  if (n == 0) return 0.0;
+  double* terms = reinterpret_cast<double*>(scratch(terms_, 2 * n));
+  squaresKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(x.data(), terms, n);
+  DL4CPP_CUDA_CHECK_LAUNCH();
+  return sumOnDevice(terms, n);
+}
+
+void CudaBackend::sumsOfSquares(const Tensor* xs, int64_t count, double* out) {
+  if (count <= 0) return;
+  int64_t total = 0;
+  for (int64_t i = 0; i < count; ++i) total += xs[i].numel();
+  // Every tensor's squares side by side in one terms buffer, every sum into its own double.
+  double* terms = reinterpret_cast<double*>(scratch(terms_, 2 * std::max<int64_t>(total, 1)));
+  double* sums = reinterpret_cast<double*>(scratch(reduced_, 2 * count));
+  int64_t offset = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t n = xs[i].numel();
+    if (n > 0) {
+      squaresKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(xs[i].data(), terms + offset, n);
+      DL4CPP_CUDA_CHECK_LAUNCH();
+    }
+    queueSum(terms + offset, n, sums + i);
+    offset += n;
+  }
+  readBack(sums, count, out);  // the one wait for all of them
+}
+
+}  // namespace dl4cpp::cuda

@@ -1,0 +1,82 @@
+// Max and average pooling, one thread per output element forward and one per input element
+// backward (a gather over the windows that cover it: no atomics, deterministic). The index
+// arithmetic is in WindowIndexing.h (tested on the host).
+//  - MAX ignores padding (as if it held -infinity) and, in training, records the arg-max (the
+//    index ih * W + iw within the image plane, the first maximum in window order) in the
+//    workspace as int32 bit patterns; backward routes each dy to its window's arg-max.
+//  - AVG divides by the number of window elements inside the image (padding excluded, DL4J's and
+//    oneDNN's pooling_avg_exclude_padding).
+#include <dl4cpp/nn/backend/cuda/CudaBackend.h>
+
+#include <dl4cpp/nn/backend/cuda/CudaCheck.h>
+#include <dl4cpp/nn/backend/cuda/Launch.h>
+#include <dl4cpp/nn/backend/cuda/WindowIndexing.h>
+
+namespace dl4cpp::cuda {
+
+namespace {
+
+PoolShape poolShape(const Shape& x, const Shape& y, const WindowGeometry& g) {
+  return {x[0] * x[1], x[2], x[3], y[2], y[3], g.kernelH, g.kernelW, g.strideH, g.strideW,
+          g.padTop, g.padLeft};
+}
+
+__global__ void maxPoolForwardKernel(const float* x, float* y, int* argmax, PoolShape s) {
+  const int64_t total = s.planes * s.outH * s.outW;
+  DL4CPP_GRID_STRIDE_LOOP(i, total) {
+    int where = -1;
+    y[i] = maxPoolElement(x, s, i, &where);
+    if (argmax) argmax[i] = where;
+  }
+}
+
+__global__ void avgPoolForwardKernel(const float* x, float* y, PoolShape s) {
+  const int64_t total = s.planes * s.outH * s.outW;
+  DL4CPP_GRID_STRIDE_LOOP(i, total) y[i] = avgPoolElement(x, s, i);
+}
+
+// argmax == nullptr: AVG.
+__global__ void poolBackwardKernel(const float* dy, float* dx, const int* argmax, PoolShape s) {
+  const int64_t total = s.planes * s.height * s.width;
+  DL4CPP_GRID_STRIDE_LOOP(i, total) dx[i] = poolBackwardElement(dy, argmax, s, i);
+}
+
+}  // namespace
+
+void CudaBackend::poolingForward(PoolingKind kind, const Tensor& x, Tensor& y,
+                                 const WindowGeometry& g, bool training, Tensor& workspace) {
+  const PoolShape s = poolShape(x.shape(), y.shape(), g);
+  const int64_t total = y.numel();
+  if (total == 0) return;
+  if (kind == PoolingKind::AVG) {
+    avgPoolForwardKernel<<<blocksFor(total), kThreadsPerBlock, 0, stream_>>>(x.data(), y.data(), s);
+    DL4CPP_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  int* argmax = nullptr;
+  if (training) {  // one int32 per output element, in the layer's float workspace
+    if (workspace.numel() < total || workspace.device() != Device::cuda(device_))
+      workspace = Tensor(Shape{total}, Device::cuda(device_));
+    argmax = reinterpret_cast<int*>(workspace.data());
+  }
+  maxPoolForwardKernel<<<blocksFor(total), kThreadsPerBlock, 0, stream_>>>(x.data(), y.data(),
+                                                                          argmax, s);
+  DL4CPP_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
+                                  const WindowGeometry& g, const Tensor& workspace) {
+  const PoolShape s = poolShape(dx.shape(), dy.shape(), g);
+  const bool max = kind == PoolingKind::MAX;
+  if (max && (workspace.numel() < dy.numel() || workspace.device() != Device::cuda(device_)))
+    throw BackendError("poolingBackward: MAX pooling needs the workspace of a training-mode "
+                       "poolingForward with the same shapes; run forward(training=true) first");
+  const int64_t total = dx.numel();
+  if (total == 0) return;
+  const int* argmax = max ? reinterpret_cast<const int*>(workspace.data()) : nullptr;
+  poolBackwardKernel<<<blocksFor(total), kThreadsPerBlock, 0, stream_>>>(dy.data(), dx.data(),
+                                                                        argmax, s);
+  DL4CPP_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace dl4cpp::cuda

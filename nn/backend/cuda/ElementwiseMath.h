@@ -1,0 +1,165 @@
+#pragma once
+// The per-element (and per-row) formulas of the CUDA backend's activations, softmax, losses and
+// updater steps: the same expressions as CpuFlatOps.cpp / oneDNN's definitions (same clips, NaN
+// propagation, 1 - beta in double). Compiled by nvcc for the kernels (thin grid-stride loops
+// around these) and by the host compiler for test/cuda/ElementwiseMathTest.cpp, which checks
+// them against the CPU backend without a GPU.
+#include <math.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include <dl4cpp/nn/backend/OpTypes.h>
+#include <dl4cpp/nn/backend/cuda/WindowIndexing.h>  // DL4CPP_HOST_DEVICE
+
+namespace dl4cpp::cuda {
+
+constexpr float kLogClip = 1e-10f;  // DL4J LossMCXENT's softmax clip
+constexpr float kXentClip = 1e-5f;  // DL4J LossBinaryXENT's clip
+
+// std::clamp's semantics, NaN included (a NaN stays NaN, so a diverged model is still detected).
+DL4CPP_HOST_DEVICE inline float clampTo(float v, float lo, float hi) {
+  return v < lo ? lo : (hi < v ? hi : v);
+}
+
+DL4CPP_HOST_DEVICE inline float activate(ActivationKind kind, float alpha, float v) {
+  switch (kind) {
+    case ActivationKind::RELU: return v > 0.0f ? v : 0.0f;
+    case ActivationKind::LEAKYRELU: return v > 0.0f ? v : alpha * v;
+    case ActivationKind::TANH: return tanhf(v);
+    case ActivationKind::SIGMOID: return 1.0f / (1.0f + expf(-v));
+    default: return v;  // IDENTITY; SOFTMAX is row-wise (softmaxRow)
+  }
+}
+
+// f'(z) * dy from the output y = f(z).
+DL4CPP_HOST_DEVICE inline float activateBackward(ActivationKind kind, float alpha, float y, float dy) {
+  switch (kind) {
+    case ActivationKind::RELU: return y > 0.0f ? dy : 0.0f;
+    case ActivationKind::LEAKYRELU: return y > 0.0f ? dy : alpha * dy;
+    case ActivationKind::TANH: return dy * (1.0f - y * y);
+    case ActivationKind::SIGMOID: return dy * y * (1.0f - y);
+    default: return dy;
+  }
+}
+
+// In place over one row of k values: exp(v - max) / sum.
+DL4CPP_HOST_DEVICE inline void softmaxRow(float* row, int64_t k) {
+  float largest = row[0];
+  for (int64_t c = 1; c < k; ++c) largest = fmaxf(largest, row[c]);
+  float sum = 0.0f;
+  for (int64_t c = 0; c < k; ++c) {
+    row[c] = expf(row[c] - largest);
+    sum += row[c];
+  }
+  for (int64_t c = 0; c < k; ++c) row[c] /= sum;
+}
+
+// dx = y * (dy - sum(dy * y)) over one row; dx may alias dy (the dot is formed before any write).
+DL4CPP_HOST_DEVICE inline void softmaxBackwardRow(const float* y, const float* dy, float* dx,
+                                                  int64_t k) {
+  float dot = 0.0f;
+  for (int64_t c = 0; c < k; ++c) dot += dy[c] * y[c];
+  for (int64_t c = 0; c < k; ++c) dx[c] = y[c] * (dy[c] - dot);
+}
+
+// d/dz of -sum(l log softmax(z)) = softmax(z) * sum(l) - l, over one row.
+DL4CPP_HOST_DEVICE inline void softmaxCrossEntropyGradientRow(const float* p, const float* l,
+                                                              float* g, int64_t k) {
+  float labelSum = 0.0f;
+  for (int64_t c = 0; c < k; ++c) labelSum += l[c];
+  for (int64_t c = 0; c < k; ++c) g[c] = p[c] * labelSum - l[c];
+}
+
+// dL/dy of one element for losses without a fused gradient (k: columns, for MSE's mean).
+DL4CPP_HOST_DEVICE inline float lossGradient(LossKind loss, float y, float l, int64_t k) {
+  switch (loss) {
+    case LossKind::MSE: return 2.0f * (y - l) / static_cast<float>(k);
+    case LossKind::NEGATIVELOGLIKELIHOOD:
+    case LossKind::MCXENT: return -l / clampTo(y, kLogClip, 1.0f);
+    case LossKind::XENT: {
+      const float q = clampTo(y, kXentClip, 1.0f - kXentClip);
+      return -(l / q - (1.0f - l) / (1.0f - q));
+    }
+  }
+  return 0.0f;
+}
+
+// One element's term of the summed loss (MSE's division by k is applied to the sum).
+DL4CPP_HOST_DEVICE inline double lossTerm(LossKind loss, float p, float l) {
+  switch (loss) {
+    case LossKind::MSE: return double(p - l) * double(p - l);
+    case LossKind::NEGATIVELOGLIKELIHOOD:
+    case LossKind::MCXENT: return -(double(l) * logf(clampTo(p, kLogClip, 1.0f)));
+    case LossKind::XENT: {
+      const float q = clampTo(p, kXentClip, 1.0f - kXentClip);
+      return -(double(l) * logf(q) + double(1.0f - l) * logf(1.0f - q));
+    }
+  }
+  return 0.0;
+}
+
+// Host-computed float constants of one updater step.
+struct UpdaterArgs {
+  UpdaterKind kind;
+  float lr, decay;
+  float mu;                      // Nesterovs
+  float b1, b2, c1, c2, alphaT;  // Adam
+  float rho, c;                  // RmsProp
+  float eps;
+};
+
+inline UpdaterArgs updaterArgs(const UpdaterParams& u, double l2, int64_t iteration) {
+  UpdaterArgs a{};
+  a.kind = u.kind;
+  a.lr = static_cast<float>(u.learningRate);
+  a.decay = static_cast<float>(l2);
+  a.mu = static_cast<float>(u.momentum);
+  a.b1 = static_cast<float>(u.beta1);
+  a.b2 = static_cast<float>(u.beta2);
+  // 1 - beta in double, as on the CPU: 1.0f - 0.999f is off by 1.3e-5 relative.
+  a.c1 = static_cast<float>(1.0 - u.beta1);
+  a.c2 = static_cast<float>(1.0 - u.beta2);
+  if (u.kind == UpdaterKind::ADAM) {  // DL4J's Adam: bias correction folded into the step size
+    const double t = static_cast<double>(iteration + 1);
+    a.alphaT = static_cast<float>(u.learningRate * std::sqrt(1.0 - std::pow(u.beta2, t)) /
+                                  (1.0 - std::pow(u.beta1, t)));
+  }
+  a.rho = static_cast<float>(u.rmsDecay);
+  a.c = static_cast<float>(1.0 - u.rmsDecay);
+  a.eps = static_cast<float>(u.epsilon);
+  return a;
+}
+
+// Element i of one updater step over a segment of n parameters (state: n floats per state slot,
+// Adam's m then v): l2 into the gradient first, then the update.
+DL4CPP_HOST_DEVICE inline void updaterElement(const UpdaterArgs& a, float* p, float* g, float* s,
+                                              int64_t i, int64_t n) {
+  if (a.decay != 0.0f) g[i] += a.decay * p[i];
+  const float gi = g[i];
+  switch (a.kind) {
+    case UpdaterKind::NOOP: break;
+    case UpdaterKind::SGD: p[i] -= a.lr * gi; break;
+    case UpdaterKind::NESTEROVS: {  // v' = mu v - lr g;  p += (1 + mu) v' - mu v
+      const float vPrev = s[i];
+      const float v = a.mu * vPrev - a.lr * gi;
+      s[i] = v;
+      p[i] += (1.0f + a.mu) * v - a.mu * vPrev;
+      break;
+    }
+    case UpdaterKind::ADAM: {
+      float* m = s;
+      float* v = s + n;
+      m[i] = a.b1 * m[i] + a.c1 * gi;
+      v[i] = a.b2 * v[i] + a.c2 * gi * gi;
+      p[i] -= a.alphaT * m[i] / (sqrtf(v[i]) + a.eps);
+      break;
+    }
+    case UpdaterKind::RMSPROP:
+      s[i] = a.rho * s[i] + a.c * gi * gi;
+      p[i] -= a.lr * gi / (sqrtf(s[i]) + a.eps);
+      break;
+  }
+}
+
+}  // namespace dl4cpp::cuda

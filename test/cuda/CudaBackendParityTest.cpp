@@ -1,0 +1,242 @@
+// Every Backend op on the CUDA backend against the CPU backend (the reference), on the same random
+// inputs, with explicit tolerances: float sums in another order differ by a few ulps per term.
+#include <doctest/doctest.h>
+
+#include <memory>
+
+#include <dl4cpp/dl4cpp.h>
+#include <dl4cpp/nn/backend/cuda/CudaMemory.h>
+
+#include "cuda/CudaTestUtil.h"
+
+using namespace dl4cpp;
+using cudatest::checkClose;
+using cudatest::convGeometries;
+using cudatest::cudaDevicePresent;
+using cudatest::oneHot;
+using cudatest::randomTensor;
+
+namespace {
+
+const Device kGpu = Device::cuda(0);
+
+struct Backends {
+  std::unique_ptr<Backend> cpu = makeBackend(Device::cpu());
+  std::unique_ptr<Backend> gpu = makeBackend(kGpu);
+  Backends() {
+    cpu->bindToCurrentThread(0);
+    gpu->bindToCurrentThread(0);
+  }
+};
+
+}  // namespace
+
+TEST_SUITE("cuda") {
+  TEST_CASE("CUDA tensors: fill + copies in every direction + at + clone + allocator reuse") {
+    if (!cudaDevicePresent()) return;
+    const Tensor host = randomTensor(Shape{3, 1000}, 1);
+    Tensor gpu = host.to(kGpu);
+    CHECK(gpu.device() == kGpu);
+    CHECK(gpu.toVector() == host.toVector());  // copies are exact
+    CHECK(gpu.at(2999) == host.at(2999));
+    Tensor other(Shape{3, 1000}, kGpu);
+    CHECK(other.toVector() == std::vector<float>(3000, 0.0f));  // new tensors are zero
+    other.copyFrom(gpu);                                          // device -> device
+    CHECK(other.clone().toVector() == host.toVector());
+    Tensor back(Shape{2, 1000});
+    back.copyFrom(other.rows(1, 3));  // a view at an offset, device -> host
+    CHECK(back.toVector() == host.rows(1, 3).toVector());
+    other.rows(0, 1).fill(2.5f);
+    CHECK(other.at(999) == 2.5f);
+    CHECK(other.at(1000) == host.at(1000));
+    CHECK(other.allClose(other.to(Device::cpu()), 0.0f));
+
+    // A block freed by one tensor serves the next tensor of its size class.
+    const auto before = cuda::allocatorStats(0);
+    { Tensor scratch(Shape{12345}, kGpu); }
+    { Tensor again(Shape{12000}, kGpu); }
+    const auto after = cuda::allocatorStats(0);
+    CHECK(after.cacheHits >= before.cacheHits + 1);
+    CHECK(after.rawAllocations <= before.rawAllocations + 1);
+  }
+
+  TEST_CASE("CUDA parity: convolution forward + backward-data + backward-weights") {
+    if (!cudaDevicePresent()) return;
+    Backends b;
+    int seed = 10;
+    for (const WindowGeometry& g : convGeometries()) {
+      CAPTURE(g.kernelH);
+      CAPTURE(g.strideW);
+      CAPTURE(g.dilationH);
+      const int64_t n = 3, c = 4, h = 11, w = 9, o = 5;
+      const Shape xs{n, c, h, w}, ws{o, c, g.kernelH, g.kernelW};
+      const Shape ys{n, o, g.outH(h), g.outW(w)};
+      const Tensor x = randomTensor(xs, ++seed), wt = randomTensor(ws, ++seed);
+      const Tensor bias = randomTensor(Shape{o}, ++seed), dy = randomTensor(ys, ++seed);
+
+      Tensor yCpu(ys), yGpu(ys, kGpu);
+      b.cpu->convolutionForward(x, wt, bias, yCpu, g);
+      b.gpu->convolutionForward(x.to(kGpu), wt.to(kGpu), bias.to(kGpu), yGpu, g);
+      checkClose(yCpu, yGpu, 1e-4, 1e-4);
+
+      Tensor dxCpu(xs), dxGpu(xs, kGpu);
+      b.cpu->convolutionBackwardData(dy, wt, dxCpu, g);
+      b.gpu->convolutionBackwardData(dy.to(kGpu), wt.to(kGpu), dxGpu, g);
+      checkClose(dxCpu, dxGpu, 1e-4, 1e-4);
+
+      Tensor dwCpu(ws), dwGpu(ws, kGpu), dbCpu(Shape{o}), dbGpu(Shape{o}, kGpu);
+      b.cpu->convolutionBackwardWeights(x, dy, dwCpu, dbCpu, g);
+      b.gpu->convolutionBackwardWeights(x.to(kGpu), dy.to(kGpu), dwGpu, dbGpu, g);
+      checkClose(dwCpu, dwGpu, 1e-3, 1e-4);
+      checkClose(dbCpu, dbGpu, 1e-3, 1e-4);
+
+      Tensor noBias;  // without a bias the output is the bare convolution
+      b.gpu->convolutionForward(x.to(kGpu), wt.to(kGpu), noBias, yGpu, g);
+      b.cpu->convolutionForward(x, wt, noBias, yCpu, g);
+      checkClose(yCpu, yGpu, 1e-4, 1e-4);
+    }
+  }
+
+  TEST_CASE("CUDA parity: max and average pooling forward and backward with padding") {
+    if (!cudaDevicePresent()) return;
+    Backends b;
+    int seed = 40;
+    const auto geometries = cudatest::poolGeometries();
+    const WindowGeometry& lenet = geometries[0];
+    for (const WindowGeometry& g : geometries)
+      for (PoolingKind kind : {PoolingKind::MAX, PoolingKind::AVG}) {
+        CAPTURE(g.kernelH);
+        CAPTURE(static_cast<int>(kind));
+        const Shape xs{2, 3, 8, 7}, ys{2, 3, g.outH(8), g.outW(7)};
+        const Tensor x = randomTensor(xs, ++seed), dy = randomTensor(ys, ++seed);
+        Tensor yCpu(ys), yGpu(ys, kGpu), wsCpu, wsGpu;
+        b.cpu->poolingForward(kind, x, yCpu, g, true, wsCpu);
+        b.gpu->poolingForward(kind, x.to(kGpu), yGpu, g, true, wsGpu);
+        checkClose(yCpu, yGpu, 1e-6, 1e-6);
+        Tensor dxCpu(xs), dxGpu(xs, kGpu);
+        b.cpu->poolingBackward(kind, dy, dxCpu, g, wsCpu);
+        b.gpu->poolingBackward(kind, dy.to(kGpu), dxGpu, g, wsGpu);
+        checkClose(dxCpu, dxGpu, 1e-6, 1e-6);
+      }
+    // MAX backward without a training-mode forward is an error, as on the CPU.
+    Tensor dx(Shape{2, 3, 8, 7}, kGpu), empty;
+    CHECK_THROWS_AS(b.gpu->poolingBackward(PoolingKind::MAX, Tensor(Shape{2, 3, 4, 3}, kGpu), dx,
+                                           lenet, empty),
+                    BackendError);
+  }
+
+  TEST_CASE("CUDA parity: inner product forward and backward") {
+    if (!cudaDevicePresent()) return;
+    Backends b;
+    const int64_t n = 7, nIn = 33, nOut = 12;
+    const Tensor x = randomTensor(Shape{n, nIn}, 60), w = randomTensor(Shape{nOut, nIn}, 61);
+    const Tensor bias = randomTensor(Shape{nOut}, 62), dy = randomTensor(Shape{n, nOut}, 63);
+    Tensor yCpu(Shape{n, nOut}), yGpu(Shape{n, nOut}, kGpu);
+    b.cpu->innerProductForward(x, w, bias, yCpu);
+    b.gpu->innerProductForward(x.to(kGpu), w.to(kGpu), bias.to(kGpu), yGpu);
+    checkClose(yCpu, yGpu, 1e-5, 1e-5);
+    Tensor dxCpu(Shape{n, nIn}), dxGpu(Shape{n, nIn}, kGpu);
+    b.cpu->innerProductBackwardData(dy, w, dxCpu);
+    b.gpu->innerProductBackwardData(dy.to(kGpu), w.to(kGpu), dxGpu);
+    checkClose(dxCpu, dxGpu, 1e-5, 1e-5);
+    Tensor dwCpu(Shape{nOut, nIn}), dwGpu(Shape{nOut, nIn}, kGpu);
+    Tensor dbCpu(Shape{nOut}), dbGpu(Shape{nOut}, kGpu);
+    b.cpu->innerProductBackwardWeights(x, dy, dwCpu, dbCpu);
+    b.gpu->innerProductBackwardWeights(x.to(kGpu), dy.to(kGpu), dwGpu, dbGpu);
+    checkClose(dwCpu, dwGpu, 1e-5, 1e-5);
+    checkClose(dbCpu, dbGpu, 1e-5, 1e-5);
+  }
+
+  TEST_CASE("CUDA parity: activations forward and backward (from the output)") {
+    if (!cudaDevicePresent()) return;
+    Backends b;
+    int seed = 70;
+    for (ActivationKind kind : {ActivationKind::IDENTITY, ActivationKind::RELU,
+                                ActivationKind::LEAKYRELU, ActivationKind::TANH,
+                                ActivationKind::SIGMOID, ActivationKind::SOFTMAX}) {
+      CAPTURE(static_cast<int>(kind));
+      const Shape s{9, 13};
+      const Tensor z = randomTensor(s, ++seed, -3, 3), dy = randomTensor(s, ++seed);
+      Tensor yCpu = z.clone(), yGpu = z.to(kGpu);
+      b.cpu->activationForward(kind, 0.1f, yCpu);
+      b.gpu->activationForward(kind, 0.1f, yGpu);
+      checkClose(yCpu, yGpu, 1e-6, 1e-5);
+      Tensor dxCpu(s), dxGpu(s, kGpu);
+      b.cpu->activationBackward(kind, 0.1f, yCpu, dy, dxCpu);
+      b.gpu->activationBackward(kind, 0.1f, yCpu.to(kGpu), dy.to(kGpu), dxGpu);
+      checkClose(dxCpu, dxGpu, 1e-6, 1e-5);
+      Tensor inPlace = dy.to(kGpu);  // dx may alias dy
+      b.gpu->activationBackward(kind, 0.1f, yCpu.to(kGpu), inPlace, inPlace);
+      checkClose(dxCpu, inPlace, 1e-6, 1e-5);
+    }
+  }
+
+  TEST_CASE("CUDA parity: losses fused with their activation (gradients and summed scores)") {
+    if (!cudaDevicePresent()) return;
+    Backends b;
+    struct Case {
+      LossKind loss;
+      ActivationKind activation;
+    };
+    int seed = 90;
+    for (Case c : {Case{LossKind::NEGATIVELOGLIKELIHOOD, ActivationKind::SOFTMAX},
+                   Case{LossKind::MCXENT, ActivationKind::SOFTMAX},
+                   Case{LossKind::XENT, ActivationKind::SIGMOID},
+                   Case{LossKind::MSE, ActivationKind::IDENTITY},
+                   Case{LossKind::MSE, ActivationKind::TANH},
+                   Case{LossKind::MCXENT, ActivationKind::SIGMOID}}) {
+      CAPTURE(static_cast<int>(c.loss));
+      CAPTURE(static_cast<int>(c.activation));
+      const int64_t n = 17, k = 6;
+      Tensor y = randomTensor(Shape{n, k}, ++seed, -2, 2);
+      b.cpu->activationForward(c.activation, 0.0f, y);
+      const Tensor labels = c.loss == LossKind::MSE ? randomTensor(Shape{n, k}, ++seed) : oneHot(n, k, ++seed);
+      Tensor dzCpu(Shape{n, k}), dzGpu(Shape{n, k}, kGpu);
+      const double cpu = b.cpu->lossForwardBackward(c.loss, c.activation, 0.0f, y, labels, dzCpu);
+      const double gpu = b.gpu->lossForwardBackward(c.loss, c.activation, 0.0f, y.to(kGpu),
+                                                    labels.to(kGpu), dzGpu);
+      CHECK(gpu == doctest::Approx(cpu).epsilon(1e-5));
+      checkClose(dzCpu, dzGpu, 1e-5, 1e-5);
+      CHECK(b.gpu->lossScore(c.loss, y.to(kGpu), labels.to(kGpu)) ==
+            doctest::Approx(b.cpu->lossScore(c.loss, y, labels)).epsilon(1e-5));
+    }
+  }
+
+  TEST_CASE("CUDA parity: every updater with l2 + scale + sum of squares") {
+    if (!cudaDevicePresent()) return;
+    Backends b;
+    UpdaterParams sgd;
+    sgd.kind = UpdaterKind::SGD;
+    UpdaterParams nesterovs;
+    nesterovs.kind = UpdaterKind::NESTEROVS;
+    UpdaterParams adam;
+    adam.kind = UpdaterKind::ADAM;
+    UpdaterParams rms;
+    rms.kind = UpdaterKind::RMSPROP;
+    UpdaterParams noop;
+    noop.kind = UpdaterKind::NOOP;
+    int seed = 120;
+    for (const UpdaterParams& u : {sgd, nesterovs, adam, rms, noop})
+      for (double l2 : {0.0, 1e-3}) {
+        CAPTURE(static_cast<int>(u.kind));
+        CAPTURE(l2);
+        const int64_t n = 1000;
+        Tensor pCpu = randomTensor(Shape{n}, ++seed), gCpu = randomTensor(Shape{n}, ++seed);
+        Tensor sCpu(Shape{std::max<int64_t>(1, n * u.stateSizePerParam())});
+        Tensor pGpu = pCpu.to(kGpu), gGpu = gCpu.to(kGpu), sGpu = sCpu.to(kGpu);
+        for (int64_t iteration = 0; iteration < 3; ++iteration) {  // state carries over
+          b.cpu->updaterStep(u, l2, iteration, pCpu, gCpu, sCpu);
+          b.gpu->updaterStep(u, l2, iteration, pGpu, gGpu, sGpu);
+        }
+        checkClose(pCpu, pGpu, 1e-6, 1e-5);
+        checkClose(gCpu, gGpu, 1e-6, 1e-5);  // l2 was added to the gradient in place
+        checkClose(sCpu, sGpu, 1e-6, 1e-5);
+      }
+    Tensor x = randomTensor(Shape{4099}, 200);
+    Tensor xGpu = x.to(kGpu);
+    CHECK(b.gpu->sumOfSquares(xGpu) == doctest::Approx(b.cpu->sumOfSquares(x)).epsilon(1e-9));
+    b.cpu->scale(x, 0.25f);
+    b.gpu->scale(xGpu, 0.25f);
+    checkClose(x, xGpu, 0, 0);  // one multiplication: exact
+  }
+}

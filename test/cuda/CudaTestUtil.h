@@ -1,0 +1,100 @@
+#pragma once
+// Helpers for the CUDA tests. Every test that needs a GPU starts with
+//   if (!cudaDevicePresent()) return;
+// which prints "skipped: no CUDA device": CTest's SKIP_REGULAR_EXPRESSION (test/CMakeLists.txt)
+// turns that into a reported skip, so a machine without a GPU never counts these as passed.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <vector>
+
+#include <dl4cpp/dl4cpp.h>
+
+namespace cudatest {
+
+inline bool cudaDevicePresent() {
+  if (dl4cpp::cudaDeviceCount() > 0) return true;
+  std::cout << "skipped: no CUDA device" << std::endl;
+  return false;
+}
+
+// A host tensor of values uniform in [lo, hi), fixed by `seed`.
+inline dl4cpp::Tensor randomTensor(const dl4cpp::Shape& shape, uint64_t seed, double lo = -1,
+                                   double hi = 1) {
+  dl4cpp::Random random(seed);
+  dl4cpp::Tensor t(shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = static_cast<float>(random.uniform(lo, hi));
+  return t;
+}
+
+// One-hot rows (n, k).
+inline dl4cpp::Tensor oneHot(int64_t n, int64_t k, uint64_t seed) {
+  dl4cpp::Random random(seed);
+  dl4cpp::Tensor t(dl4cpp::Shape{n, k});
+  for (int64_t r = 0; r < n; ++r) t.data()[r * k + static_cast<int64_t>(random.nextU64() % k)] = 1;
+  return t;
+}
+
+// Every element of `gpu` (any device) within abs + rel * |cpu| of `cpu`; reports the worst one.
+inline void checkClose(const dl4cpp::Tensor& cpu, const dl4cpp::Tensor& gpu, double abs,
+                       double rel = 0) {
+  REQUIRE(cpu.shape() == gpu.shape());
+  const std::vector<float> a = cpu.toVector(), b = gpu.toVector();
+  double worst = 0;
+  size_t where = 0;
+  bool ok = true;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double diff = std::fabs(double(a[i]) - double(b[i]));
+    const double limit = abs + rel * std::fabs(double(a[i]));
+    if (!(diff <= limit)) ok = false;
+    if (!(diff <= worst)) {
+      worst = diff;
+      where = i;
+    }
+  }
+  INFO("worst difference " << worst << " at element " << where << " of " << a.size()
+                           << " (cpu " << (a.empty() ? 0.f : a[where]) << ", gpu "
+                           << (b.empty() ? 0.f : b[where]) << ")");
+  CHECK(ok);
+}
+
+// The convolution geometries the layers produce: Truncate (no padding), Same with odd total
+// padding (one more at the bottom/right), strided with padding on one axis, and dilated.
+inline std::vector<dl4cpp::WindowGeometry> convGeometries() {
+  dl4cpp::WindowGeometry truncate;
+  truncate.kernelH = truncate.kernelW = 5;
+  dl4cpp::WindowGeometry same;
+  same.kernelH = same.kernelW = 4;
+  same.padTop = same.padLeft = 1;
+  same.padBottom = same.padRight = 2;
+  dl4cpp::WindowGeometry strided;
+  strided.kernelH = 3;
+  strided.kernelW = 2;
+  strided.strideH = 2;
+  strided.strideW = 3;
+  strided.padTop = 1;
+  strided.padBottom = 1;
+  dl4cpp::WindowGeometry dilated;
+  dilated.kernelH = dilated.kernelW = 3;
+  dilated.dilationH = dilated.dilationW = 2;
+  dilated.padTop = dilated.padLeft = dilated.padBottom = dilated.padRight = 2;
+  return {truncate, same, strided, dilated};
+}
+
+// Pooling geometries: LeNet's 2x2 stride 2, and overlapping 3x3 stride 2 windows with asymmetric
+// padding.
+inline std::vector<dl4cpp::WindowGeometry> poolGeometries() {
+  dl4cpp::WindowGeometry lenet;
+  lenet.kernelH = lenet.kernelW = 2;
+  lenet.strideH = lenet.strideW = 2;
+  dl4cpp::WindowGeometry padded;
+  padded.kernelH = padded.kernelW = 3;
+  padded.strideH = padded.strideW = 2;
+  padded.padTop = padded.padLeft = 1;
+  padded.padBottom = padded.padRight = 2;
+  return {lenet, padded};
+}
+
+}  // namespace cudatest
