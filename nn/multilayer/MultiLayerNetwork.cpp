@@ -133,11 +133,16 @@ layers::OutputLayer& MultiLayerNetwork::outputLayer() {
   return static_cast<layers::OutputLayer&>(*layers_.back());  // build() guarantees the type
 }
 
+void MultiLayerNetwork::stageInputs(const Tensor& features, const Tensor& labels) {
+  profileLayer(LayerProfiler::kNetwork);
+  context_->backend().stageBatch(features, labels, stagedFeatures_, stagedLabels_);
+}
+
 double MultiLayerNetwork::computeGradientAndScore(const DataSet& batch, bool wantInputGradient) {
   requireInit("computeGradientAndScore");
   const int64_t n = checkBatch(batch, true, "fit");
   context_->bindToCurrentThread();
-  context_->backend().stageBatch(batch.features, batch.labels, stagedFeatures_, stagedLabels_);
+  stageInputs(batch.features, batch.labels);
   const Tensor& y = forwardPass(stagedFeatures_, n, true);
   const size_t last = layers_.size() - 1;
   for (size_t i = 0; i <= last; ++i)
@@ -187,6 +192,7 @@ void MultiLayerNetwork::fit(const DataSet& batch) {
   const double loss = computeGradientAndScore(batch);
   // The l2 term (as calcRegularizationScore(), same order) and the gradient's sum of squares,
   // in one call.
+  profileLayer(LayerProfiler::kNetwork);
   context_->backend().sumsOfSquares(normTensors_.data(), static_cast<int64_t>(normTensors_.size()),
                                     norms_.data());
   double regularization = 0;
@@ -252,7 +258,7 @@ Tensor MultiLayerNetwork::output(const Tensor& features, bool train) {
   batch.features = features;
   const int64_t n = checkBatch(batch, false, "output");
   context_->bindToCurrentThread();
-  context_->backend().stageBatch(features, Tensor(), stagedFeatures_, stagedLabels_);
+  stageInputs(features, Tensor());
   const Tensor& y = forwardPass(stagedFeatures_, n, train);
   return y.device().isCpu() ? y.clone() : y.to(Device::cpu());
 }
@@ -261,7 +267,7 @@ double MultiLayerNetwork::score(const DataSet& data) {
   requireInit("score");
   const int64_t n = checkBatch(data, true, "score");
   context_->bindToCurrentThread();
-  context_->backend().stageBatch(data.features, data.labels, stagedFeatures_, stagedLabels_);
+  stageInputs(data.features, data.labels);
   const Tensor& y = forwardPass(stagedFeatures_, n, false);
   return outputLayer().lossScore(*context_, y, stagedLabels_) / static_cast<double>(n) +
          calcRegularizationScore();
@@ -275,7 +281,7 @@ Evaluation MultiLayerNetwork::evaluate(DataSetIterator& iterator) {
   while (iterator.hasNext()) {
     const DataSet batch = iterator.next();
     const int64_t n = checkBatch(batch, true, "evaluate");
-    context_->backend().stageBatch(batch.features, Tensor(), stagedFeatures_, stagedLabels_);
+    stageInputs(batch.features, Tensor());
     const Tensor& y = forwardPass(stagedFeatures_, n, false);
     eval.eval(batch.labels, y.device().isCpu() ? y : y.to(Device::cpu()));
   }

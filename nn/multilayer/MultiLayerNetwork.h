@@ -143,6 +143,9 @@ class MultiLayerNetwork {
   // Checks features/labels against the configuration; returns the batch size.
   int64_t checkBatch(const DataSet& batch, bool needLabels, const char* method) const;
   void ensureCapacity(int64_t batch);
+  // Makes the batch available on the model's device (Backend::stageBatch) as stagedFeatures_ and
+  // stagedLabels_; profiled as the network's own op.
+  void stageInputs(const Tensor& features, const Tensor& labels);
   // Runs every layer forward; returns the output activation view.
   const Tensor& forwardPass(const Tensor& features, int64_t n, bool training);
   layers::OutputLayer& outputLayer();

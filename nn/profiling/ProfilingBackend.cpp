@@ -116,4 +116,14 @@ double ProfilingBackend::sumOfSquares(const Tensor& x) {
   return timed(ProfilePhase::OTHER, 0, [&] { return inner_.sumOfSquares(x); });
 }
 
+void ProfilingBackend::sumsOfSquares(const Tensor* xs, int64_t count, double* out) {
+  timed(ProfilePhase::OTHER, 0, [&] { inner_.sumsOfSquares(xs, count, out); });
+}
+
+void ProfilingBackend::stageBatch(const Tensor& features, const Tensor& labels,
+                                  Tensor& deviceFeatures, Tensor& deviceLabels) {
+  timed(ProfilePhase::OTHER, 0,
+        [&] { inner_.stageBatch(features, labels, deviceFeatures, deviceLabels); });
+}
+
 }  // namespace dl4cpp

@@ -45,6 +45,9 @@ class ProfilingBackend final : public Backend {
                    Tensor& grad, Tensor& state) override;
   void scale(Tensor& y, float a) override;
   double sumOfSquares(const Tensor& x) override;
+  void sumsOfSquares(const Tensor* xs, int64_t count, double* out) override;
+  void stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,
+                  Tensor& deviceLabels) override;
 
  private:
   // Runs `op`, charging its wall time and `flops` to `phase`; returns what `op` returns.

@@ -70,7 +70,7 @@ struct Recorder : TrainingListener {
 
 TEST_SUITE("parallel.Checkpoint") {
 
-TEST_CASE("Checkpoints: names sort by progress; latest and list ignore other files") {
+TEST_CASE("Checkpoints: names sort by progress, latest and list ignore other files") {
   CHECK(Checkpoints::fileName(120, 2) == "checkpoint-i000000000120-e000002.dl4cpp");
   TempDir dir;
   CHECK_FALSE(Checkpoints::latest(dir.path()).has_value());

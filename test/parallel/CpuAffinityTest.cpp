@@ -9,7 +9,7 @@
 using namespace dl4cpp::parallel;
 
 TEST_SUITE("parallel") {
-  TEST_CASE("CpuAffinity: a thread pinned to one allowed core runs only there; bad ranges are refused") {
+  TEST_CASE("CpuAffinity: a thread pinned to one allowed core runs only there, bad ranges are refused") {
     const int cores = allowedCoreCount();
     REQUIRE(cores >= 1);
     std::thread([&] {

@@ -25,7 +25,7 @@ TEST_SUITE("parallel") {
     }
   }
 
-  TEST_CASE("ParameterAverager: one contributor is copied exactly; no examples changes nothing") {
+  TEST_CASE("ParameterAverager: one contributor is copied exactly, no examples changes nothing") {
     std::vector<Tensor> buffers{Tensor::fromVector({3}, {0.1f, 0.2f, 0.3f}), Tensor::fromVector({3}, {9, 9, 9})};
     std::vector<Tensor> destinations{Tensor(Shape{3})};
     ParameterAverager::average(buffers, {5, 0}, destinations, 0, 3);
@@ -50,7 +50,7 @@ TEST_SUITE("parallel") {
     }
   }
 
-  TEST_CASE("WorkerPool: every worker runs each phase once; the first exception reaches wait()") {
+  TEST_CASE("WorkerPool: every worker runs each phase once, the first exception reaches wait()") {
     WorkerPool pool(3);
     std::atomic<int> sum{0};
     pool.run([&](int w) { sum += w + 1; });

@@ -208,7 +208,7 @@ TEST_SUITE("nn/multilayer") {
     CHECK(again.toVector() == first);
   }
 
-  TEST_CASE("MultiLayerNetwork: params()/setParams round trip; a size mismatch is a ShapeError") {
+  TEST_CASE("MultiLayerNetwork: params()/setParams round trip, a size mismatch is a ShapeError") {
     MultiLayerNetwork a = initialized(denseConf(1));
     MultiLayerNetwork b = initialized(denseConf(2));
     const DataSet data = toyData();
@@ -373,7 +373,7 @@ TEST_SUITE("nn/multilayer") {
     CHECK(net.getIterationCount() == 0);
   }
 
-  TEST_CASE("MultiLayerNetwork: fit(iterator, epochs) counts iterations and epochs; listeners see each") {
+  TEST_CASE("MultiLayerNetwork: fit(iterator, epochs) counts iterations and epochs, listeners see each") {
     MultiLayerNetwork net = initialized(denseConf());
     auto listener = std::make_shared<RecordingListener>();
     net.setListeners({listener});

@@ -65,7 +65,7 @@ TEST_SUITE("nn/tensor") {
     CHECK(empty.data() == nullptr);
   }
 
-  TEST_CASE("Tensor: fromVector keeps values in row-major order; a size mismatch is a ShapeError") {
+  TEST_CASE("Tensor: fromVector keeps values in row-major order, a size mismatch is a ShapeError") {
     const Tensor t = Tensor::fromVector({2, 3}, {1, 2, 3, 4, 5, 6});
     CHECK(t.toVector() == std::vector<float>{1, 2, 3, 4, 5, 6});
     CHECK(t.at(4) == 5.0f);

@@ -205,7 +205,7 @@ TEST_SUITE("nn/updaters") {
     }
   }
 
-  TEST_CASE("Nesterovs: three steps on three parameters, with and without l2; state = velocity") {
+  TEST_CASE("Nesterovs: three steps on three parameters, with and without l2, state = velocity") {
     for (double l2 : {0.0, 0.05}) {
       CAPTURE(l2);
       DeviceContext ctx;
@@ -229,7 +229,7 @@ TEST_SUITE("nn/updaters") {
     }
   }
 
-  TEST_CASE("Adam: three steps on three parameters, with and without l2; state = [m | v]") {
+  TEST_CASE("Adam: three steps on three parameters, with and without l2, state = [m | v]") {
     for (double l2 : {0.0, 0.05}) {
       CAPTURE(l2);
       DeviceContext ctx;
@@ -257,7 +257,7 @@ TEST_SUITE("nn/updaters") {
     }
   }
 
-  TEST_CASE("RmsProp: three steps on three parameters, with and without l2; state = mean g^2") {
+  TEST_CASE("RmsProp: three steps on three parameters, with and without l2, state = mean g^2") {
     for (double l2 : {0.0, 0.05}) {
       CAPTURE(l2);
       DeviceContext ctx;

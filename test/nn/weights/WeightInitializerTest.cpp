@@ -59,7 +59,7 @@ TEST_SUITE("nn/weights") {
     CHECK(zero.toVector() == std::vector<float>{0, 0, 0});
   }
 
-  TEST_CASE("Random: a seed fixes the sequence; different seeds differ") {
+  TEST_CASE("Random: a seed fixes the sequence, different seeds differ") {
     Random a(42), b(42), c(43);
     for (int i = 0; i < 100; ++i) {
       const double x = a.gaussian();

@@ -79,7 +79,7 @@ TEST_SUITE("samples") {
     CHECK_THROWS_AS(pixelsFromPng(""), RequestError);
   }
 
-  TEST_CASE("PredictionRequest: the Content-Type picks the decoder; others are refused") {
+  TEST_CASE("PredictionRequest: the Content-Type picks the decoder, others are refused") {
     CHECK(pixelsFromRequest("application/json; charset=utf-8", jsonPixels(784)).size() == kImagePixels);
     CHECK(pixelsFromRequest("Image/PNG",
                             testutil::encodePng(std::vector<unsigned char>(kImagePixels, 1), 28, 28, PNG_FORMAT_GRAY))
