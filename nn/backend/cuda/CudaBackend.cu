@@ -19,6 +19,8 @@ namespace dl4cpp::cuda {
 
 namespace {
 
+const CublasLibrary& cublas() { return CublasLibrary::get(); }
+
 __global__ void addBiasKernel(float* y, const float* b, int64_t total, int64_t channels,
                               int64_t perChannel) {
   DL4CPP_GRID_STRIDE_LOOP(i, total) y[i] += b[(i / perChannel) % channels];
@@ -61,9 +63,9 @@ CudaBackend::CudaBackend(int device) : device_(device) {
   DeviceGuard guard(device_);
   // Blocking (default-flag) stream: Tensor's copies on the legacy stream order against it.
   DL4CPP_CUDA_CHECK(cudaStreamCreate(&stream_));
-  DL4CPP_CUBLAS_CHECK(cublasCreate(&cublas_));
-  DL4CPP_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
-  DL4CPP_CUBLAS_CHECK(cublasSetPointerMode(cublas_, CUBLAS_POINTER_MODE_HOST));
+  DL4CPP_CUBLAS_CHECK(cublas().create(&cublas_));
+  DL4CPP_CUBLAS_CHECK(cublas().setStream(cublas_, stream_));
+  DL4CPP_CUBLAS_CHECK(cublas().setPointerMode(cublas_, CUBLAS_POINTER_MODE_HOST));
   hostResultsCapacity_ = 64;  // one per parameter segment of any ordinary network
   DL4CPP_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&hostResults_),
                                    static_cast<size_t>(hostResultsCapacity_) * sizeof(double)));
@@ -76,7 +78,7 @@ CudaBackend::~CudaBackend() {
   DeviceGuard guard(device_);
   stager_.reset();
   cudaStreamSynchronize(stream_);
-  if (cublas_) cublasDestroy(cublas_);
+  if (cublas_) cublas().destroy(cublas_);
   if (stream_) cudaStreamDestroy(stream_);
   if (hostResults_) cudaFreeHost(hostResults_);
 }
@@ -99,10 +101,10 @@ void CudaBackend::gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k
   const int ldFirst = toInt(g.ldFirst, "ldb"), ldSecond = toInt(g.ldSecond, "lda");
   const int ldc = toInt(g.ldc, "ldc");
   if (batch == 1) {
-    DL4CPP_CUBLAS_CHECK(cublasSgemm(cublas_, opFirst, opSecond, gm, gn, gk, &alpha, b, ldFirst, a,
+    DL4CPP_CUBLAS_CHECK(cublas().sgemm(cublas_, opFirst, opSecond, gm, gn, gk, &alpha, b, ldFirst, a,
                                     ldSecond, &beta, c, ldc));
   } else {
-    DL4CPP_CUBLAS_CHECK(cublasSgemmStridedBatched(cublas_, opFirst, opSecond, gm, gn, gk, &alpha, b,
+    DL4CPP_CUBLAS_CHECK(cublas().sgemmStridedBatched(cublas_, opFirst, opSecond, gm, gn, gk, &alpha, b,
                                                   ldFirst, strideB, a, ldSecond, strideA, &beta, c,
                                                   ldc, strideC, toInt(batch, "batch")));
   }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/backend/cuda/CublasLibrary.h>
 
 namespace dl4cpp::cuda {
 
@@ -19,8 +20,9 @@ namespace dl4cpp::cuda {
 
 [[noreturn]] inline void throwCublasError(cublasStatus_t status, const char* call,
                                           const char* file, int line) {
-  throw CublasError(std::string(call) + " failed with " + cublasGetStatusName(status) + " (" +
-                    cublasGetStatusString(status) + ") at " + file + ":" + std::to_string(line));
+  const CublasLibrary& cublas = CublasLibrary::get();
+  throw CublasError(std::string(call) + " failed with " + cublas.statusName(status) + " (" +
+                    cublas.statusString(status) + ") at " + file + ":" + std::to_string(line));
 }
 
 }  // namespace dl4cpp::cuda
