@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <iostream>
 #include <random>
 #include <string>
@@ -248,11 +247,7 @@ int main(int argc, char** argv) try {
   }
   json += fmt::format("  ],\n  \"mflopPerSample\": {:.4f}, \"trainIterations\": {}\n}}\n", flopsPerStep / kBatch / 1e6,
                       trainIterations);
-  const std::string jsonPath = options.getString("json", "");
-  if (!jsonPath.empty()) {
-    std::ofstream(jsonPath) << json;
-    std::cout << "\nwrote " << jsonPath << "\n";
-  }
+  samples::writeJsonIfRequested(options, json);
   return 0;
 } catch (const std::exception& e) {
   std::cerr << "bench_gemm_bound: " << e.what() << "\n";

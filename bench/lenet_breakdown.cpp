@@ -12,7 +12,6 @@
 //   bench_lenet_breakdown [--warmup 100] [--iterations 300] [--repeats 3] [--json FILE]
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -239,11 +238,7 @@ int main(int argc, char** argv) try {
                         med(&ParallelMeasurement::barrier), med(&ParallelMeasurement::dataWait));
   }
   json += "\n}\n";
-  const std::string jsonPath = options.getString("json", "");
-  if (!jsonPath.empty()) {
-    std::ofstream(jsonPath) << json;
-    std::cout << "\nwrote " << jsonPath << "\n";
-  }
+  samples::writeJsonIfRequested(options, json);
   return 0;
 } catch (const std::exception& e) {
   std::cerr << "bench_lenet_breakdown: " << e.what() << "\n";

@@ -8,7 +8,6 @@
 // The "vs 1x1" column divides by the single model on one thread, batch 128.
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -147,11 +146,7 @@ int main(int argc, char** argv) try {
                         i + 1 < configs.size() ? ",\n" : "\n");
   }
   json += "]\n";
-  const std::string jsonPath = options.getString("json", "");
-  if (!jsonPath.empty()) {
-    std::ofstream(jsonPath) << json;
-    std::cout << "\nwrote " << jsonPath << "\n";
-  }
+  samples::writeJsonIfRequested(options, json);
   return 0;
 } catch (const std::exception& e) {
   std::cerr << "bench_parallel_lenet: " << e.what() << "\n";

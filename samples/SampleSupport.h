@@ -3,6 +3,7 @@
 // unknown or malformed), the evaluation report, and main()'s error handling.
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <stdexcept>
@@ -81,6 +82,18 @@ class SampleOptions {
   std::map<std::string, std::string> known_;
   std::map<std::string, std::string> values_;
 };
+
+// Writes `json` to the file named by --json, when given (the benchmarks' machine-readable output);
+// a file that cannot be written is an error, not a silently missing result.
+inline void writeJsonIfRequested(const SampleOptions& options, const std::string& json) {
+  const std::string path = options.getString("json", "");
+  if (path.empty()) return;
+  std::ofstream out(path);
+  out << json;
+  out.close();
+  if (!out) throw std::runtime_error("cannot write --json file '" + path + "'");
+  std::cout << "\nwrote " << path << "\n";
+}
 
 // Prints the evaluation; the exit status is 1 when accuracy is below `minAccuracy`, else 0.
 // --save PATH: writes the trained model (with updater state, so training can continue) and
