@@ -31,6 +31,19 @@ dnnl::memory::desc flatDesc(int64_t numel) { return {Dims{numel}, kF32, Tag::a};
 // instead of im2col + GEMM on plain ones); makeEntry adds the reorders at its boundary.
 dnnl::memory::desc anyDesc(const Shape& s) { return {dimsOf(s), kF32, Tag::any}; }
 
+// The layout a convolution's activations (source, destination and their gradients) run in, from
+// its weights [O, C, kH, kW]. With many input channels oneDNN's channels-last (NHWC) kernels
+// vectorise over channels and beat its blocked (nChw16c) ones, which pad C to a multiple of 16:
+// LeNet's 20->50 convolution, batch 128, one core, forward / backward data / backward weights
+// 2.5 / 3.3 / 2.5 ms in NHWC against 4.2 / 4.2 / 4.6 in the blocked layout, with reorders from
+// NCHW of the same cost either way. With few input channels the blocked kernels vectorise over
+// space and win (LeNet's 1->20: forward + backward weights 2.5 ms blocked, 3.3 ms in NHWC).
+constexpr int64_t kChannelsLastMinInputChannels = 8;
+dnnl::memory::desc convActivationDesc(const Shape& s, const Shape& weights) {
+  if (weights[1] < kChannelsLastMinInputChannels) return anyDesc(s);
+  return {dimsOf(s), kF32, Tag::nhwc};
+}
+
 PrimitiveKey& addShape(PrimitiveKey& k, const Shape& s) {
   k.add(s.rank());
   for (int64_t d : s) k.add(d);
@@ -158,14 +171,15 @@ void CpuBackend::convolutionForward(const Tensor& x, const Tensor& w, const Tens
     return makeEntry<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(
         "convolution forward",
         [&] {
-          const auto anySrc = anyDesc(x.shape()), anyWei = anyDesc(w.shape()), anyDst = anyDesc(y.shape());
+          const auto kernelSrc = convActivationDesc(x.shape(), w.shape()),
+                     kernelWei = anyDesc(w.shape()), kernelDst = convActivationDesc(y.shape(), w.shape());
           auto desc = bias ? dnnl::convolution_forward::desc(
-                                 prop_kind::forward_training, algorithm::convolution_direct, anySrc,
-                                 anyWei, plainDesc(b.shape()), anyDst, strides(g), dilation(g),
+                                 prop_kind::forward_training, algorithm::convolution_direct, kernelSrc,
+                                 kernelWei, plainDesc(b.shape()), kernelDst, strides(g), dilation(g),
                                  padBefore(g), padAfter(g))
                            : dnnl::convolution_forward::desc(
-                                 prop_kind::forward_training, algorithm::convolution_direct, anySrc,
-                                 anyWei, anyDst, strides(g), dilation(g), padBefore(g), padAfter(g));
+                                 prop_kind::forward_training, algorithm::convolution_direct, kernelSrc,
+                                 kernelWei, kernelDst, strides(g), dilation(g), padBefore(g), padAfter(g));
           return dnnl::convolution_forward::primitive_desc(desc, engine_);
         },
         engine_, args);
@@ -181,8 +195,9 @@ dnnl::convolution_forward::primitive_desc convForwardHint(const dnnl::engine& en
                                                           const Shape& x, const Shape& w,
                                                           const Shape& y, const WindowGeometry& g) {
   auto desc = dnnl::convolution_forward::desc(
-      prop_kind::forward_training, algorithm::convolution_direct, anyDesc(x), anyDesc(w),
-      plainDesc(Shape{w[0]}), anyDesc(y), strides(g), dilation(g), padBefore(g), padAfter(g));
+      prop_kind::forward_training, algorithm::convolution_direct, convActivationDesc(x, w),
+      anyDesc(w), plainDesc(Shape{w[0]}), convActivationDesc(y, w), strides(g), dilation(g),
+      padBefore(g), padAfter(g));
   return {desc, engine};
 }
 }  // namespace
@@ -201,8 +216,9 @@ void CpuBackend::convolutionBackwardData(const Tensor& dy, const Tensor& w, Tens
         [&] {
           auto hint = convForwardHint(engine_, dx.shape(), w.shape(), dy.shape(), g);
           auto desc = dnnl::convolution_backward_data::desc(
-              algorithm::convolution_direct, anyDesc(dx.shape()), anyDesc(w.shape()),
-              anyDesc(dy.shape()), strides(g), dilation(g), padBefore(g), padAfter(g));
+              algorithm::convolution_direct, convActivationDesc(dx.shape(), w.shape()),
+              anyDesc(w.shape()), convActivationDesc(dy.shape(), w.shape()), strides(g),
+              dilation(g), padBefore(g), padAfter(g));
           return dnnl::convolution_backward_data::primitive_desc(desc, engine_, hint);
         },
         engine_, {{DNNL_ARG_DIFF_DST, diffDst}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, diffSrc}});
@@ -227,14 +243,15 @@ void CpuBackend::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, T
         "convolution backward-weights",
         [&] {
           auto hint = convForwardHint(engine_, x.shape(), dw.shape(), dy.shape(), g);
-          const auto anySrc = anyDesc(x.shape()), anyDiffWei = anyDesc(dw.shape()),
-                     anyDiffDst = anyDesc(dy.shape());
+          const auto kernelSrc = convActivationDesc(x.shape(), dw.shape()),
+                     kernelDiffWei = anyDesc(dw.shape()),
+                     kernelDiffDst = convActivationDesc(dy.shape(), dw.shape());
           auto desc = bias ? dnnl::convolution_backward_weights::desc(
-                                 algorithm::convolution_direct, anySrc, anyDiffWei,
-                                 plainDesc(db.shape()), anyDiffDst, strides(g), dilation(g),
+                                 algorithm::convolution_direct, kernelSrc, kernelDiffWei,
+                                 plainDesc(db.shape()), kernelDiffDst, strides(g), dilation(g),
                                  padBefore(g), padAfter(g))
                            : dnnl::convolution_backward_weights::desc(
-                                 algorithm::convolution_direct, anySrc, anyDiffWei, anyDiffDst,
+                                 algorithm::convolution_direct, kernelSrc, kernelDiffWei, kernelDiffDst,
                                  strides(g), dilation(g), padBefore(g), padAfter(g));
           return dnnl::convolution_backward_weights::primitive_desc(desc, engine_, hint);
         },

@@ -119,6 +119,21 @@ TEST_SUITE("nn/gradientcheck") {
     }
   }
 
+  TEST_CASE("GradientCheck: convolutions with many input channels (channels-last kernels)") {
+    auto conf = NeuralNetConfiguration::Builder().seed(9)
+                    .list()
+                    .layer(ConvolutionLayer::Builder(3, 3).nOut(10).activation(Activation::TANH).build())
+                    .layer(SubsamplingLayer::Builder(PoolingType::AVG, 2, 2, 2, 2).build())
+                    .layer(ConvolutionLayer::Builder(2, 2).nOut(3).activation(Activation::SIGMOID).build())
+                    .layer(OutputLayer::Builder(LossFunction::MCXENT).nOut(3)
+                               .activation(Activation::SOFTMAX).build())
+                    .setInputType(InputType::convolutionalFlat(6, 6, 9))
+                    .build();
+    MultiLayerNetwork model(conf);
+    model.init();
+    requirePass(model, randomData(2, 6 * 6 * 9, 3, LossFunction::MCXENT, 17));
+  }
+
   TEST_CASE("GradientCheck: the checker fails on a deliberately wrong gradient") {
     auto conf = NeuralNetConfiguration::Builder().seed(42)
                     .list()

@@ -1,0 +1,116 @@
+// The CPU backend's convolutions against a plain double-precision reference, on both of the
+// kernel layouts it picks by input-channel count (blocked below 8 input channels, channels-last
+// from 8): forward with bias, backward data, backward weights and bias, with stride and padding.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
+
+using namespace dl4cpp;
+
+namespace {
+
+struct Case {
+  int64_t batch, channels, height, width, outChannels, kernel, stride, pad;
+};
+
+WindowGeometry geometryOf(const Case& c) {
+  WindowGeometry g;
+  g.kernelH = g.kernelW = c.kernel;
+  g.strideH = g.strideW = c.stride;
+  g.padTop = g.padLeft = g.padBottom = g.padRight = c.pad;
+  return g;
+}
+
+Tensor filled(const Shape& shape, int64_t salt) {
+  Tensor t(shape);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.data()[i] = static_cast<float>((i * 7919 + salt * 104729) % 201 - 100) / 100.0f;
+  return t;
+}
+
+// Visits every (input element, weight, output element) triple of the convolution.
+template <typename Visit>
+void forEachTap(const Case& c, const WindowGeometry& g, int64_t outH, int64_t outW, Visit&& visit) {
+  for (int64_t n = 0; n < c.batch; ++n)
+    for (int64_t o = 0; o < c.outChannels; ++o)
+      for (int64_t oh = 0; oh < outH; ++oh)
+        for (int64_t ow = 0; ow < outW; ++ow)
+          for (int64_t ch = 0; ch < c.channels; ++ch)
+            for (int64_t kh = 0; kh < c.kernel; ++kh)
+              for (int64_t kw = 0; kw < c.kernel; ++kw) {
+                const int64_t ih = oh * g.strideH - g.padTop + kh;
+                const int64_t iw = ow * g.strideW - g.padLeft + kw;
+                if (ih < 0 || ih >= c.height || iw < 0 || iw >= c.width) continue;
+                const int64_t xi = ((n * c.channels + ch) * c.height + ih) * c.width + iw;
+                const int64_t wi = ((o * c.channels + ch) * c.kernel + kh) * c.kernel + kw;
+                const int64_t yi = ((n * c.outChannels + o) * outH + oh) * outW + ow;
+                visit(xi, wi, yi);
+              }
+}
+
+void checkClose(const Tensor& actual, const std::vector<double>& expected, const char* what) {
+  REQUIRE(actual.numel() == static_cast<int64_t>(expected.size()));
+  double worst = 0;
+  for (int64_t i = 0; i < actual.numel(); ++i)
+    worst = std::max(worst, std::abs(actual.data()[i] - expected[i]) /
+                                (1.0 + std::abs(expected[i])));
+  INFO(std::string(what) << ": worst relative error " << worst);
+  CHECK(worst < 1e-5);
+}
+
+void checkAgainstReference(const Case& c) {
+  INFO("C=" << c.channels << " O=" << c.outChannels << " k=" << c.kernel << " stride=" << c.stride
+            << " pad=" << c.pad);
+  const WindowGeometry g = geometryOf(c);
+  const int64_t outH = g.outH(c.height), outW = g.outW(c.width);
+  const Shape xShape{c.batch, c.channels, c.height, c.width};
+  const Shape yShape{c.batch, c.outChannels, outH, outW};
+  const Shape wShape{c.outChannels, c.channels, c.kernel, c.kernel};
+  const Tensor x = filled(xShape, 1), w = filled(wShape, 2), b = filled(Shape{c.outChannels}, 3),
+               dy = filled(yShape, 4);
+
+  std::vector<double> y(yShape.numel()), dx(xShape.numel()), dw(w.numel()), db(b.numel());
+  for (int64_t i = 0; i < yShape.numel(); ++i) {
+    const int64_t o = (i / (outH * outW)) % c.outChannels;
+    y[i] = b.data()[o];
+    db[o] += dy.data()[i];
+  }
+  forEachTap(c, g, outH, outW, [&](int64_t xi, int64_t wi, int64_t yi) {
+    y[yi] += double{x.data()[xi]} * w.data()[wi];
+    dx[xi] += double{dy.data()[yi]} * w.data()[wi];
+    dw[wi] += double{dy.data()[yi]} * x.data()[xi];
+  });
+
+  cpu::CpuBackend backend;
+  backend.bindToCurrentThread(2);
+  Tensor yOut(yShape), dxOut(xShape), dwOut(w.shape()), dbOut(b.shape());
+  dxOut.fill(123.0f);  // stale values must be overwritten
+  dwOut.fill(123.0f);
+  for (int pass = 0; pass < 2; ++pass) {  // the second pass runs the cached primitives
+    backend.convolutionForward(x, w, b, yOut, g);
+    backend.convolutionBackwardData(dy, w, dxOut, g);
+    backend.convolutionBackwardWeights(x, dy, dwOut, dbOut, g);
+    checkClose(yOut, y, "forward");
+    checkClose(dxOut, dx, "backward data");
+    checkClose(dwOut, dw, "backward weights");
+    checkClose(dbOut, db, "backward bias");
+  }
+}
+
+}  // namespace
+
+TEST_SUITE("nn/backend/cpu") {
+  TEST_CASE("Convolution: few input channels (blocked kernels) match the reference") {
+    checkAgainstReference({3, 1, 12, 12, 5, 5, 1, 0});
+    checkAgainstReference({2, 3, 9, 7, 4, 3, 2, 1});
+  }
+
+  TEST_CASE("Convolution: many input channels (channels-last kernels) match the reference") {
+    checkAgainstReference({3, 20, 12, 12, 50, 5, 1, 0});  // LeNet's second convolution
+    checkAgainstReference({2, 8, 9, 7, 3, 3, 2, 1});
+    checkAgainstReference({2, 17, 6, 6, 19, 2, 1, 1});
+  }
+}
