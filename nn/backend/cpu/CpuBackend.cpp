@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
 #include <dl4cpp/nn/backend/cpu/MaxPooling.h>
 
 namespace dl4cpp::cpu {
@@ -31,16 +32,20 @@ dnnl::memory::desc flatDesc(int64_t numel) { return {Dims{numel}, kF32, Tag::a};
 // instead of im2col + GEMM on plain ones); makeEntry adds the reorders at its boundary.
 dnnl::memory::desc anyDesc(const Shape& s) { return {dimsOf(s), kF32, Tag::any}; }
 
-// The layout a convolution's activations (source, destination and their gradients) run in, from
-// its weights [O, C, kH, kW]. With many input channels oneDNN's channels-last (NHWC) kernels
-// vectorise over channels and beat its blocked (nChw16c) ones, which pad C to a multiple of 16:
-// LeNet's 20->50 convolution, batch 128, one core, forward / backward data / backward weights
-// 2.5 / 3.3 / 2.5 ms in NHWC against 4.2 / 4.2 / 4.6 in the blocked layout, with reorders from
-// NCHW of the same cost either way. With few input channels the blocked kernels vectorise over
-// space and win (LeNet's 1->20: forward + backward weights 2.5 ms blocked, 3.3 ms in NHWC).
+// How a convolution runs, by its input channel count (weights [O, C, kH, kW]). With many input
+// channels oneDNN's channels-last (NHWC) kernels vectorise over channels and beat its blocked
+// (nChw16c) ones, which pad C to a multiple of 16: LeNet's 20->50 convolution, batch 128, one core,
+// forward / backward data / backward weights 2.5 / 3.3 / 2.5 ms in NHWC against 4.2 / 4.2 / 4.6 in
+// the blocked layout, with reorders from NCHW of the same cost either way. With few input channels
+// the blocked kernels vectorise over space and win (LeNet's 1->20: forward + backward weights
+// 1.3 ms blocked, 2.1 ms in NHWC), but the forward pass goes to im2col + sgemm instead
+// (Im2colConvolution.h), which saves the reorder of the blocked kernel's padded output.
 constexpr int64_t kChannelsLastMinInputChannels = 8;
+bool hasFewInputChannels(const Shape& weights) {
+  return weights[1] < kChannelsLastMinInputChannels;
+}
 dnnl::memory::desc convActivationDesc(const Shape& s, const Shape& weights) {
-  if (weights[1] < kChannelsLastMinInputChannels) return anyDesc(s);
+  if (hasFewInputChannels(weights)) return anyDesc(s);
   return {dimsOf(s), kF32, Tag::nhwc};
 }
 
@@ -159,6 +164,12 @@ void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> 
 
 void CpuBackend::convolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
                                     const WindowGeometry& g) {
+  if (hasFewInputChannels(w.shape())) {
+    const int64_t floats = im2colColumnFloats(x.shape(), w.shape(), g) * omp_get_max_threads();
+    if (scratch_.numel() < floats) scratch_ = Tensor(Shape{floats});  // new shapes only
+    im2colConvolutionForward(x, w, b, y, g, scratch_.data());
+    return;
+  }
   const bool bias = !b.empty();
   PrimitiveKey key;
   key.add(static_cast<int64_t>(OpId::ConvForward)).add(bias);

@@ -3,8 +3,9 @@
 // (cached per shape), and OpenMP-parallel loops for losses and the flat-buffer updater steps.
 // MAX pooling without padding runs on direct NCHW loops instead (MaxPooling.h).
 // Tensors cross this interface in plain layouts (nchw / oihw / nc / oi: the layouts of the
-// network's flat buffers). Convolutions choose their own layout (format_tag::any, direct JIT
-// kernels) and reorder at their boundary into scratch_, which only lives during one call.
+// network's flat buffers). Convolutions run in channels-last or oneDNN's blocked layout (by input
+// channel count, see CpuBackend.cpp) and reorder at their boundary into scratch_, which only lives
+// during one call; the forward pass of one with few input channels is im2col + sgemm on NCHW.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <dl4cpp/nn/backend/Backend.h>
@@ -55,8 +56,8 @@ class CpuBackend final : public Backend {
   dnnl::engine engine_;
   dnnl::stream stream_;
   PrimitiveCache cache_;
-  // Convolutions' reordered copies of their arguments, needed only during one call: one arena
-  // sized for the largest call instead of a set of buffers per cached shape.
+  // Convolutions' reordered copies of their arguments or im2col's column matrices, needed only
+  // during one call: one arena sized for the largest call instead of buffers per cached shape.
   Tensor scratch_;
 };
 

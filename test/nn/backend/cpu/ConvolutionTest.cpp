@@ -1,6 +1,7 @@
-// The CPU backend's convolutions against a plain double-precision reference, on both of the
-// kernel layouts it picks by input-channel count (blocked below 8 input channels, channels-last
-// from 8): forward with bias, backward data, backward weights and bias, with stride and padding.
+// The CPU backend's convolutions against a plain double-precision reference, on both paths it picks
+// by input channel count (below 8: im2col + sgemm forward, oneDNN's blocked kernels backward; from
+// 8: oneDNN's channels-last kernels): forward with bias, backward data, backward weights and bias,
+// with stride, padding and dilation.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -13,7 +14,7 @@ using namespace dl4cpp;
 namespace {
 
 struct Case {
-  int64_t batch, channels, height, width, outChannels, kernel, stride, pad;
+  int64_t batch, channels, height, width, outChannels, kernel, stride, pad, dilation = 1;
 };
 
 WindowGeometry geometryOf(const Case& c) {
@@ -21,6 +22,7 @@ WindowGeometry geometryOf(const Case& c) {
   g.kernelH = g.kernelW = c.kernel;
   g.strideH = g.strideW = c.stride;
   g.padTop = g.padLeft = g.padBottom = g.padRight = c.pad;
+  g.dilationH = g.dilationW = c.dilation;
   return g;
 }
 
@@ -41,8 +43,8 @@ void forEachTap(const Case& c, const WindowGeometry& g, int64_t outH, int64_t ou
           for (int64_t ch = 0; ch < c.channels; ++ch)
             for (int64_t kh = 0; kh < c.kernel; ++kh)
               for (int64_t kw = 0; kw < c.kernel; ++kw) {
-                const int64_t ih = oh * g.strideH - g.padTop + kh;
-                const int64_t iw = ow * g.strideW - g.padLeft + kw;
+                const int64_t ih = oh * g.strideH - g.padTop + kh * g.dilationH;
+                const int64_t iw = ow * g.strideW - g.padLeft + kw * g.dilationW;
                 if (ih < 0 || ih >= c.height || iw < 0 || iw >= c.width) continue;
                 const int64_t xi = ((n * c.channels + ch) * c.height + ih) * c.width + iw;
                 const int64_t wi = ((o * c.channels + ch) * c.kernel + kh) * c.kernel + kw;
@@ -63,7 +65,7 @@ void checkClose(const Tensor& actual, const std::vector<double>& expected, const
 
 void checkAgainstReference(const Case& c) {
   INFO("C=" << c.channels << " O=" << c.outChannels << " k=" << c.kernel << " stride=" << c.stride
-            << " pad=" << c.pad);
+            << " pad=" << c.pad << " dilation=" << c.dilation);
   const WindowGeometry g = geometryOf(c);
   const int64_t outH = g.outH(c.height), outW = g.outW(c.width);
   const Shape xShape{c.batch, c.channels, c.height, c.width};
@@ -103,14 +105,17 @@ void checkAgainstReference(const Case& c) {
 }  // namespace
 
 TEST_SUITE("nn/backend/cpu") {
-  TEST_CASE("Convolution: few input channels (blocked kernels) match the reference") {
-    checkAgainstReference({3, 1, 12, 12, 5, 5, 1, 0});
+  TEST_CASE("Convolution: few input channels (im2col forward) match the reference") {
+    checkAgainstReference({3, 1, 12, 12, 5, 5, 1, 0});  // LeNet's first convolution, smaller
     checkAgainstReference({2, 3, 9, 7, 4, 3, 2, 1});
+    checkAgainstReference({5, 2, 8, 10, 3, 3, 1, 2, 2});
+    checkAgainstReference({2, 7, 11, 6, 4, 4, 3, 3});   // padding wider than some windows reach
   }
 
   TEST_CASE("Convolution: many input channels (channels-last kernels) match the reference") {
     checkAgainstReference({3, 20, 12, 12, 50, 5, 1, 0});  // LeNet's second convolution
     checkAgainstReference({2, 8, 9, 7, 3, 3, 2, 1});
     checkAgainstReference({2, 17, 6, 6, 19, 2, 1, 1});
+    checkAgainstReference({2, 9, 10, 10, 4, 3, 1, 1, 2});
   }
 }
