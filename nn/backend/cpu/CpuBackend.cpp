@@ -165,7 +165,7 @@ void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> 
 void CpuBackend::convolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
                                     const WindowGeometry& g) {
   if (hasFewInputChannels(w.shape())) {
-    const int64_t floats = im2colColumnFloats(x.shape(), w.shape(), g) * omp_get_max_threads();
+    const int64_t floats = im2colScratchFloats(x.shape(), w.shape(), g, omp_get_max_threads());
     if (scratch_.numel() < floats) scratch_ = Tensor(Shape{floats});  // new shapes only
     im2colConvolutionForward(x, w, b, y, g, scratch_.data());
     return;

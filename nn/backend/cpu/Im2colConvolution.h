@@ -12,13 +12,14 @@
 
 namespace dl4cpp::cpu {
 
-// Floats of scratch one thread needs: one image's column matrix, [C*kH*kW, outH*outW].
-int64_t im2colColumnFloats(const Shape& x, const Shape& w, const WindowGeometry& g);
+// Floats of scratch im2colConvolutionForward needs with `threads` OpenMP threads: the weights
+// with the bias appended, and one image's column matrix, [C*kH*kW + 1, outH*outW], per thread.
+int64_t im2colScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g, int threads);
 
 // y (N, O, outH, outW) = conv(x (N, C, H, W), w (O, C, kH, kW)) + b (O, or empty), with any
 // stride, padding and dilation. Images are spread over the OpenMP threads; `scratch` holds
-// im2colColumnFloats() floats for each of omp_get_max_threads() threads. Every output is
-// computed by one thread in a fixed order, so results do not depend on the thread count.
+// im2colScratchFloats(..., omp_get_max_threads()) floats. Every output is computed by one
+// thread in a fixed order, so results do not depend on the thread count.
 void im2colConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
                               const WindowGeometry& g, float* scratch);
 

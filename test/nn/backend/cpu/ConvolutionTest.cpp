@@ -15,6 +15,7 @@ namespace {
 
 struct Case {
   int64_t batch, channels, height, width, outChannels, kernel, stride, pad, dilation = 1;
+  bool bias = true;
 };
 
 WindowGeometry geometryOf(const Case& c) {
@@ -65,19 +66,19 @@ void checkClose(const Tensor& actual, const std::vector<double>& expected, const
 
 void checkAgainstReference(const Case& c) {
   INFO("C=" << c.channels << " O=" << c.outChannels << " k=" << c.kernel << " stride=" << c.stride
-            << " pad=" << c.pad << " dilation=" << c.dilation);
+            << " pad=" << c.pad << " dilation=" << c.dilation << " bias=" << c.bias);
   const WindowGeometry g = geometryOf(c);
   const int64_t outH = g.outH(c.height), outW = g.outW(c.width);
   const Shape xShape{c.batch, c.channels, c.height, c.width};
   const Shape yShape{c.batch, c.outChannels, outH, outW};
   const Shape wShape{c.outChannels, c.channels, c.kernel, c.kernel};
-  const Tensor x = filled(xShape, 1), w = filled(wShape, 2), b = filled(Shape{c.outChannels}, 3),
-               dy = filled(yShape, 4);
+  const Tensor x = filled(xShape, 1), w = filled(wShape, 2), dy = filled(yShape, 4);
+  const Tensor b = c.bias ? filled(Shape{c.outChannels}, 3) : Tensor();
 
-  std::vector<double> y(yShape.numel()), dx(xShape.numel()), dw(w.numel()), db(b.numel());
+  std::vector<double> y(yShape.numel()), dx(xShape.numel()), dw(w.numel()), db(c.outChannels);
   for (int64_t i = 0; i < yShape.numel(); ++i) {
     const int64_t o = (i / (outH * outW)) % c.outChannels;
-    y[i] = b.data()[o];
+    y[i] = c.bias ? b.data()[o] : 0.0;
     db[o] += dy.data()[i];
   }
   forEachTap(c, g, outH, outW, [&](int64_t xi, int64_t wi, int64_t yi) {
@@ -88,7 +89,8 @@ void checkAgainstReference(const Case& c) {
 
   cpu::CpuBackend backend;
   backend.bindToCurrentThread(2);
-  Tensor yOut(yShape), dxOut(xShape), dwOut(w.shape()), dbOut(b.shape());
+  Tensor yOut(yShape), dxOut(xShape), dwOut(w.shape());
+  Tensor dbOut = c.bias ? Tensor(b.shape()) : Tensor();
   dxOut.fill(123.0f);  // stale values must be overwritten
   dwOut.fill(123.0f);
   for (int pass = 0; pass < 2; ++pass) {  // the second pass runs the cached primitives
@@ -98,7 +100,7 @@ void checkAgainstReference(const Case& c) {
     checkClose(yOut, y, "forward");
     checkClose(dxOut, dx, "backward data");
     checkClose(dwOut, dw, "backward weights");
-    checkClose(dbOut, db, "backward bias");
+    if (c.bias) checkClose(dbOut, db, "backward bias");
   }
 }
 
@@ -110,6 +112,7 @@ TEST_SUITE("nn/backend/cpu") {
     checkAgainstReference({2, 3, 9, 7, 4, 3, 2, 1});
     checkAgainstReference({5, 2, 8, 10, 3, 3, 1, 2, 2});
     checkAgainstReference({2, 7, 11, 6, 4, 4, 3, 3});   // padding wider than some windows reach
+    checkAgainstReference({2, 3, 8, 8, 5, 3, 1, 1, 1, false});  // without bias
   }
 
   TEST_CASE("Convolution: many input channels (channels-last kernels) match the reference") {
@@ -117,5 +120,6 @@ TEST_SUITE("nn/backend/cpu") {
     checkAgainstReference({2, 8, 9, 7, 3, 3, 2, 1});
     checkAgainstReference({2, 17, 6, 6, 19, 2, 1, 1});
     checkAgainstReference({2, 9, 10, 10, 4, 3, 1, 1, 2});
+    checkAgainstReference({2, 12, 7, 7, 6, 3, 1, 0, 1, false});  // without bias
   }
 }
