@@ -86,9 +86,9 @@ void im2colConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b,
     im2col(xs + n * e.channels * e.inH * e.inW, col, e, g);
     if (bias) std::fill(col + taps * positions, col + depth * positions, 1.0f);
     // Row-major y_n[O, P] = weights[O, depth] * col[depth, P].
+    float* out = ys + n * outChannels * positions;
     const dnnl_status_t s = dnnl_sgemm('N', 'N', outChannels, positions, depth, 1.0f, weights,
-                                       depth, col, positions, 0.0f, ys + n * outChannels * positions,
-                                       positions);
+                                       depth, col, positions, 0.0f, out, positions);
     if (s != dnnl_success) failure = s;
   }
   if (failure != dnnl_success)
