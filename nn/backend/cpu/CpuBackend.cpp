@@ -182,15 +182,18 @@ void CpuBackend::convolutionForward(const Tensor& x, const Tensor& w, const Tens
     return makeEntry<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(
         "convolution forward",
         [&] {
-          const auto kernelSrc = convActivationDesc(x.shape(), w.shape()),
-                     kernelWei = anyDesc(w.shape()), kernelDst = convActivationDesc(y.shape(), w.shape());
+          // The layouts the kernel runs in; makeEntry reorders from the plain ones above.
+          const auto kernelSrc = convActivationDesc(x.shape(), w.shape());
+          const auto kernelWei = anyDesc(w.shape());
+          const auto kernelDst = convActivationDesc(y.shape(), w.shape());
+          constexpr auto kTraining = prop_kind::forward_training;
+          constexpr auto kDirect = algorithm::convolution_direct;
           auto desc = bias ? dnnl::convolution_forward::desc(
-                                 prop_kind::forward_training, algorithm::convolution_direct, kernelSrc,
-                                 kernelWei, plainDesc(b.shape()), kernelDst, strides(g), dilation(g),
-                                 padBefore(g), padAfter(g))
+                                 kTraining, kDirect, kernelSrc, kernelWei, plainDesc(b.shape()),
+                                 kernelDst, strides(g), dilation(g), padBefore(g), padAfter(g))
                            : dnnl::convolution_forward::desc(
-                                 prop_kind::forward_training, algorithm::convolution_direct, kernelSrc,
-                                 kernelWei, kernelDst, strides(g), dilation(g), padBefore(g), padAfter(g));
+                                 kTraining, kDirect, kernelSrc, kernelWei, kernelDst, strides(g),
+                                 dilation(g), padBefore(g), padAfter(g));
           return dnnl::convolution_forward::primitive_desc(desc, engine_);
         },
         engine_, args);
@@ -254,16 +257,17 @@ void CpuBackend::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, T
         "convolution backward-weights",
         [&] {
           auto hint = convForwardHint(engine_, x.shape(), dw.shape(), dy.shape(), g);
-          const auto kernelSrc = convActivationDesc(x.shape(), dw.shape()),
-                     kernelDiffWei = anyDesc(dw.shape()),
-                     kernelDiffDst = convActivationDesc(dy.shape(), dw.shape());
+          // The layouts the kernel runs in; makeEntry reorders from the plain ones above.
+          const auto kernelSrc = convActivationDesc(x.shape(), dw.shape());
+          const auto kernelDiffWei = anyDesc(dw.shape());
+          const auto kernelDiffDst = convActivationDesc(dy.shape(), dw.shape());
           auto desc = bias ? dnnl::convolution_backward_weights::desc(
                                  algorithm::convolution_direct, kernelSrc, kernelDiffWei,
                                  plainDesc(db.shape()), kernelDiffDst, strides(g), dilation(g),
                                  padBefore(g), padAfter(g))
                            : dnnl::convolution_backward_weights::desc(
-                                 algorithm::convolution_direct, kernelSrc, kernelDiffWei, kernelDiffDst,
-                                 strides(g), dilation(g), padBefore(g), padAfter(g));
+                                 algorithm::convolution_direct, kernelSrc, kernelDiffWei,
+                                 kernelDiffDst, strides(g), dilation(g), padBefore(g), padAfter(g));
           return dnnl::convolution_backward_weights::primitive_desc(desc, engine_, hint);
         },
         engine_, args);

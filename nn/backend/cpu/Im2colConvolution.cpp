@@ -37,12 +37,12 @@ void im2col(const float* x, float* col, const Extents& e, const WindowGeometry& 
             std::fill(out, out + e.outW, 0.0f);
             continue;
           }
-          const float* in = x + (c * e.inH + ih) * e.inW + offsetW;
+          const float* in = x + (c * e.inH + ih) * e.inW;  // input row ih; column offsetW + ow * s
           std::fill(out, out + first, 0.0f);
-          if (g.strideW == 1)
-            std::copy(in + first, in + last, out + first);
+          if (s == 1)
+            std::copy(in + offsetW + first, in + offsetW + last, out + first);
           else
-            for (int64_t ow = first; ow < last; ++ow) out[ow] = in[ow * g.strideW];
+            for (int64_t ow = first; ow < last; ++ow) out[ow] = in[offsetW + ow * s];
           std::fill(out + last, out + e.outW, 0.0f);
         }
       }
