@@ -5,10 +5,13 @@
 // Every configuration runs `--repeats` times, interleaved with the others so drift of a noisy
 // machine spreads evenly; the table reports medians. --json FILE writes the same as JSON.
 //   bench_parallel_lenet [--examples 7680] [--repeats 3] [--json results.json]
-// The "vs 1x1" column divides by the single model on one thread, batch 128.
+// The "vs 1x1" column divides by the single model on one thread, batch 128; "vs 1 worker" by the
+// 1-worker ParallelWrapper with the same mode, k and batch per worker (the scaling of the wrapper
+// itself).
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -124,24 +127,39 @@ int main(int argc, char** argv) try {
     return median(v);
   };
   const double base = med(0, &Sample::samplesPerSecond);
+  // The 1-worker run this configuration's scaling is measured against, if there is one.
+  auto oneWorkerRatio = [&](size_t i) -> std::optional<double> {
+    const Config& c = configs[i];
+    if (c.workers < 2) return std::nullopt;
+    for (size_t j = 0; j < configs.size(); ++j) {
+      const Config& o = configs[j];
+      if (o.workers == 1 && o.mode == c.mode && o.frequency == c.frequency && o.batch == c.batch)
+        return med(i, &Sample::samplesPerSecond) / med(j, &Sample::samplesPerSecond);
+    }
+    return std::nullopt;
+  };
   std::cout << fmt::format("LeNet on MNIST, {} examples per run, median of {} runs, {} cores\n\n",
                            examples, repeats, cores);
-  std::cout << fmt::format("{:<20} {:>7} {:>8} {:>6} {:>4} {:>10} {:>9} {:>10} {:>9} {:>10}\n", "mode", "workers",
-                           "threads", "batch", "k", "samples/s", "vs 1x1", "averaging", "barrier", "data wait");
+  std::cout << fmt::format("{:<20} {:>7} {:>8} {:>6} {:>4} {:>10} {:>9} {:>12} {:>10} {:>9} {:>10}\n",
+                           "mode", "workers", "threads", "batch", "k", "samples/s", "vs 1x1",
+                           "vs 1 worker", "averaging", "barrier", "data wait");
   std::string json = "[\n";
   for (size_t i = 0; i < configs.size(); ++i) {
     const Config& c = configs[i];
     const double sps = med(i, &Sample::samplesPerSecond);
     const std::string k = c.workers == 0 ? "-" : std::to_string(c.frequency);
-    std::cout << fmt::format("{:<20} {:>7} {:>8} {:>6} {:>4} {:>10.0f} {:>8.2f}x {:>9.2f}% {:>8.2f}% {:>9.2f}%\n",
+    const std::optional<double> scaling = oneWorkerRatio(i);
+    const std::string vsOneWorker = scaling ? fmt::format("{:.2f}x", *scaling) : "-";
+    std::cout << fmt::format("{:<20} {:>7} {:>8} {:>6} {:>4} {:>10.0f} {:>8.2f}x {:>12} {:>9.2f}% {:>8.2f}% {:>9.2f}%\n",
                              c.name, c.workers == 0 ? "-" : std::to_string(c.workers), c.threads, c.batch, k,
-                             sps, sps / base,
+                             sps, sps / base, vsOneWorker,
                              100 * med(i, &Sample::averaging), 100 * med(i, &Sample::barrier),
                              100 * med(i, &Sample::dataWait));
     json += fmt::format(R"(  {{"mode": "{}", "workers": {}, "threadsPerWorker": {}, "batchPerWorker": {}, "averagingFrequency": {}, )"
-                        R"("samplesPerSecond": {:.1f}, "ratioToSingle1Thread": {:.3f}, "averagingShare": {:.5f}, )"
+                        R"("samplesPerSecond": {:.1f}, "ratioToSingle1Thread": {:.3f}, "ratioToOneWorker": {}, "averagingShare": {:.5f}, )"
                         R"("barrierShare": {:.5f}, "dataWaitShare": {:.5f}, "runs": {}}}{})",
-                        c.name, c.workers, c.threads, c.batch, c.frequency, sps, sps / base, med(i, &Sample::averaging),
+                        c.name, c.workers, c.threads, c.batch, c.frequency, sps, sps / base,
+                        scaling ? fmt::format("{:.3f}", *scaling) : "null", med(i, &Sample::averaging),
                         med(i, &Sample::barrier), med(i, &Sample::dataWait), repeats,
                         i + 1 < configs.size() ? ",\n" : "\n");
   }
