@@ -10,7 +10,7 @@ set -euo pipefail
 packages=(
   build-essential g++ cmake pkg-config git ca-certificates time  # toolchain, /usr/bin/time
   libdnnl-dev libconcurrentqueue-dev libfmt-dev zlib1g-dev        # the library
-  ocl-icd-opencl-dev              # dnnl-config.cmake find_package(OpenCL)s (a Recommends of libdnnl-dev)
+  ocl-icd-opencl-dev                                              # dnnl-config.cmake needs OpenCL (only a Recommends of libdnnl-dev)
   nlohmann-json3-dev                                              # the library (private, header-only)
   doctest-dev dataset-fashion-mnist                               # the tests
   libcpp-httplib-dev libpng-dev                                   # the inference server sample

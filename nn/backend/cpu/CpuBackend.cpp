@@ -28,8 +28,9 @@ dnnl::memory::desc plainDesc(const Shape& s) {
   return {dimsOf(s), kF32, kTags[s.rank()]};
 }
 dnnl::memory::desc flatDesc(int64_t numel) { return {Dims{numel}, kF32, Tag::a}; }
-// Lets a primitive choose its layout (convolution picks blocked layouts and direct JIT kernels
-// instead of im2col + GEMM on plain ones); makeEntry adds the reorders at its boundary.
+// Lets a primitive choose its layout (convolution weights, and the activations of convolutions
+// with few input channels, for which oneDNN picks its blocked layout and direct JIT kernels);
+// makeEntry adds the reorders at its boundary.
 dnnl::memory::desc anyDesc(const Shape& s) { return {dimsOf(s), kF32, Tag::any}; }
 
 // How a convolution runs, by its input channel count (weights [O, C, kH, kW]). With many input

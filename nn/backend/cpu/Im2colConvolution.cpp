@@ -48,11 +48,16 @@ void im2col(const float* x, float* col, const Extents& e, const WindowGeometry& 
       }
 }
 
+// Rows of a column matrix, and columns of the extended weights: the kernel taps plus the row of
+// ones that multiplies the bias. Scratch holds the weights [O, depth] first, then one column
+// matrix [depth, outH * outW] per thread.
+int64_t scratchDepth(const Shape& x, const Shape& w) { return x[1] * w[2] * w[3] + 1; }
+
 }  // namespace
 
 int64_t im2colScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g,
                             int threads) {
-  const int64_t depth = x[1] * w[2] * w[3] + 1;  // + the row of ones that multiplies the bias
+  const int64_t depth = scratchDepth(x, w);
   return w[0] * depth + threads * depth * g.outH(x[2]) * g.outW(x[3]);
 }
 
@@ -65,7 +70,8 @@ void im2colConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b,
   // [taps + 1, P] whose last row is ones. Filling the output with the bias first and accumulating
   // into it (beta = 1) cost a fifth more on LeNet's first layer.
   const bool bias = !b.empty();
-  const int64_t depth = bias ? taps + 1 : taps;
+  const int64_t rows = scratchDepth(x.shape(), w.shape());  // stride of the scratch blocks
+  const int64_t depth = bias ? taps + 1 : taps;             // rows the GEMM reads
   const float* weights = w.data();
   if (bias) {
     float* extended = scratch;
@@ -75,14 +81,14 @@ void im2colConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b,
     }
     weights = extended;
   }
-  float* columns = scratch + outChannels * (taps + 1);
+  float* columns = scratch + outChannels * rows;
   const float* xs = x.data();
   float* ys = y.data();
   std::atomic<dnnl_status_t> failure{dnnl_success};
   // Inside the parallel region oneDNN's sgemm runs on the calling thread only.
 #pragma omp parallel for schedule(static)
   for (int64_t n = 0; n < images; ++n) {
-    float* col = columns + omp_get_thread_num() * (taps + 1) * positions;
+    float* col = columns + omp_get_thread_num() * rows * positions;
     im2col(xs + n * e.channels * e.inH * e.inW, col, e, g);
     if (bias) std::fill(col + taps * positions, col + depth * positions, 1.0f);
     // Row-major y_n[O, P] = weights[O, depth] * col[depth, P].
