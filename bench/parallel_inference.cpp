@@ -6,6 +6,7 @@
 // BATCHED. Every configuration runs `--repeats` times, interleaved with the others so drift of a
 // noisy machine spreads evenly; the table reports medians of requests/s and latency percentiles.
 // Every result is also compared with the model's output for that image computed alone.
+// Everything runs on the CPU, also where a GPU is visible.
 //   bench_parallel_inference [--train-iterations 300] [--seconds 1.5] [--repeats 3] [--images 2000]
 #include <algorithm>
 #include <atomic>
@@ -73,7 +74,8 @@ Sample measure(const Config& c, const MultiLayerNetwork& trained, const Tensor& 
   std::optional<MultiLayerNetwork> shared;
   std::mutex sharedMutex;
   if (c.workers > 0)
-    inference.emplace(ParallelInference::Builder(trained).workers(c.workers).inferenceMode(c.mode).build());
+    inference.emplace(ParallelInference::Builder(trained).devices({Device::cpu()}).workers(c.workers)
+                          .inferenceMode(c.mode).build());
   else
     shared.emplace(trained.clone());  // threads: every core, as a plain model
 
@@ -182,7 +184,8 @@ int main(int argc, char** argv) try {
     std::vector<double> ms;
     for (int i = 0; i < 3; ++i) {
       const auto start = Clock::now();
-      ParallelInference inference = ParallelInference::Builder(model).workers(2).warmUp(warm).build();
+      ParallelInference inference =
+          ParallelInference::Builder(model).devices({Device::cpu()}).workers(2).warmUp(warm).build();
       ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
     }
     std::cout << fmt::format("ParallelInference::build(), 2 workers, batchLimit 32, warmUp({}): {:.0f} ms "

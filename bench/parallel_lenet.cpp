@@ -4,7 +4,9 @@
 // and a global batch of 128 split across the workers (the same training as one model at 128).
 // Every configuration runs `--repeats` times, interleaved with the others so drift of a noisy
 // machine spreads evenly; the table reports medians. --json FILE writes the same as JSON.
-//   bench_parallel_lenet [--examples 7680] [--repeats 3] [--json results.json]
+// --device cuda runs the single model and every worker on GPU 0 (workers share it; the pinning
+// rows, which bind CPU cores, are left out).
+//   bench_parallel_lenet [--examples 7680] [--repeats 3] [--json results.json] [--device cpu|cuda]
 // The "vs 1x1" column divides by the single model on one thread, batch 128; "vs 1 worker" by the
 // 1-worker ParallelWrapper with the same mode, k and batch per worker (the scaling of the wrapper
 // itself).
@@ -47,9 +49,10 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-Sample measure(const Config& c, MnistDataSetIterator& train) {
+Sample measure(const Config& c, Device device, MnistDataSetIterator& train) {
   using Clock = std::chrono::steady_clock;
-  MultiLayerNetwork model(samples::lenetConfiguration(), Device::cpu(), c.threads);
+  // The single model trains on `device`; a wrapper's root stays on the CPU, its workers on `device`.
+  MultiLayerNetwork model(samples::lenetConfiguration(), c.workers == 0 ? device : Device::cpu(), c.threads);
   model.init();
   Sample s;
   train.reset();
@@ -68,7 +71,7 @@ Sample measure(const Config& c, MnistDataSetIterator& train) {
   }
   auto wrapper = ParallelWrapper::Builder(model).workers(c.workers).threadsPerWorker(c.threads)
                      .averagingFrequency(c.frequency).trainingMode(c.mode).prefetchBuffer(24)
-                     .bindToCores(c.pin).build();
+                     .bindToCores(c.pin).devices({device}).build();
   std::vector<DataSet> warmup;
   for (int i = 0; i < 2 * c.workers && train.hasNext(); ++i) warmup.push_back(train.next());
   ListDataSetIterator warm(warmup, c.batch);
@@ -92,16 +95,18 @@ int main(int argc, char** argv) try {
                                        {{"examples", "training examples per measurement (default 7680)"},
                                         {"repeats", "measurements per configuration (default 3)"},
                                         {"json", "also write the results to this JSON file"},
-                                        {"data-dir", "MNIST directory"}});
+                                        {"data-dir", "MNIST directory"},
+                                        {"device", "cpu | cuda: where the models train (default cpu)"}});
   const int examples = static_cast<int>(options.getInt("examples", 7680));
   const int repeats = static_cast<int>(options.getInt("repeats", 3));
   const std::string dir = options.getString("data-dir", "");
+  const Device device = samples::devicesFromOption(options.getString("device", "cpu")).front();
   MnistDataSetIterator train128(128, examples, false, true, true, 123, dir);
   MnistDataSetIterator train64(64, examples, false, true, true, 123, dir);
   const int cores = hardwareConcurrency();
 
   std::vector<Config> configs{{"single model", 0, 1}};
-  if (cores > 1) configs.push_back({"single model", 0, cores});
+  if (cores > 1 && device.isCpu()) configs.push_back({"single model", 0, cores});
   for (TrainingMode mode : {TrainingMode::AVERAGING, TrainingMode::SHARED_GRADIENTS})
     for (int workers : {1, 2})
       for (int frequency : {1, 3, 10}) {
@@ -115,11 +120,11 @@ int main(int argc, char** argv) try {
   configs.push_back({"shared gradients", 2, 1, 1, TrainingMode::SHARED_GRADIENTS, 64});
   // What binding workers to cores buys.
   for (int batch : {128, 64})
-    configs.push_back({"averaging, pinned", 2, 1, 3, TrainingMode::AVERAGING, batch, true});
+    if (device.isCpu()) configs.push_back({"averaging, pinned", 2, 1, 3, TrainingMode::AVERAGING, batch, true});
 
   std::vector<std::vector<Sample>> results(configs.size());
   for (int r = 0; r < repeats; ++r)
-    for (size_t i = 0; i < configs.size(); ++i) results[i].push_back(measure(configs[i], configs[i].batch == 64 ? train64 : train128));
+    for (size_t i = 0; i < configs.size(); ++i) results[i].push_back(measure(configs[i], device, configs[i].batch == 64 ? train64 : train128));
 
   auto med = [&](size_t i, double Sample::*field) {
     std::vector<double> v;
@@ -138,8 +143,8 @@ int main(int argc, char** argv) try {
     }
     return std::nullopt;
   };
-  std::cout << fmt::format("LeNet on MNIST, {} examples per run, median of {} runs, {} cores\n\n",
-                           examples, repeats, cores);
+  std::cout << fmt::format("LeNet on MNIST on {}, {} examples per run, median of {} runs, {} cores\n\n",
+                           device.toString(), examples, repeats, cores);
   std::cout << fmt::format("{:<20} {:>7} {:>8} {:>6} {:>4} {:>10} {:>9} {:>12} {:>10} {:>9} {:>10}\n",
                            "mode", "workers", "threads", "batch", "k", "samples/s", "vs 1x1",
                            "vs 1 worker", "averaging", "barrier", "data wait");
@@ -155,10 +160,10 @@ int main(int argc, char** argv) try {
                              sps, sps / base, vsOneWorker,
                              100 * med(i, &Sample::averaging), 100 * med(i, &Sample::barrier),
                              100 * med(i, &Sample::dataWait));
-    json += fmt::format(R"(  {{"mode": "{}", "workers": {}, "threadsPerWorker": {}, "batchPerWorker": {}, "averagingFrequency": {}, )"
+    json += fmt::format(R"(  {{"device": "{}", "mode": "{}", "workers": {}, "threadsPerWorker": {}, "batchPerWorker": {}, "averagingFrequency": {}, )"
                         R"("samplesPerSecond": {:.1f}, "ratioToSingle1Thread": {:.3f}, "ratioToOneWorker": {}, "averagingShare": {:.5f}, )"
                         R"("barrierShare": {:.5f}, "dataWaitShare": {:.5f}, "runs": {}}}{})",
-                        c.name, c.workers, c.threads, c.batch, c.frequency, sps, sps / base,
+                        device.toString(), c.name, c.workers, c.threads, c.batch, c.frequency, sps, sps / base,
                         scaling ? fmt::format("{:.3f}", *scaling) : "null", med(i, &Sample::averaging),
                         med(i, &Sample::barrier), med(i, &Sample::dataWait), repeats,
                         i + 1 < configs.size() ? ",\n" : "\n");

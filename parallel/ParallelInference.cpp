@@ -307,6 +307,10 @@ ParallelInference ParallelInference::Builder::build() {
     throw ConfigError(fmt::format("ParallelInference: queueLimit must be >= 1, got {}", queueLimit_));
   if (threadsPerWorker_ < 0)
     throw ConfigError(fmt::format("ParallelInference: threadsPerWorker must be >= 1, got {}", threadsPerWorker_));
+  for (const Device& d : devices_)
+    if (!isVisible(d))
+      throw ConfigError(fmt::format("ParallelInference: device {} is not visible ({} CUDA device(s))",
+                                    d.toString(), cudaDeviceCount()));
 
   auto impl = std::make_unique<Impl>();
   impl->mode = mode_;
@@ -322,8 +326,7 @@ ParallelInference ParallelInference::Builder::build() {
   impl->inputSize = conf.inputType.flatSize();
   impl->outputSize = conf.outputType.flatSize();
   impl->source = std::make_shared<const ModelSource>(ModelSource{model_->clone(), 0});
-  for (int i = 0; i < cudaDeviceCount(); ++i) impl->devices.push_back(Device::cuda(i));
-  if (impl->devices.empty()) impl->devices.push_back(Device::cpu());
+  impl->devices = devices_.empty() ? defaultDevices() : devices_;
   const int workers = workers_ > 0 ? workers_ : static_cast<int>(impl->devices.size());
   impl->threadsPerWorker =
       threadsPerWorker_ > 0 ? threadsPerWorker_ : std::max(1, hardwareConcurrency() / workers);
@@ -394,6 +397,10 @@ void ParallelInference::shutdown() {
 }
 
 int ParallelInference::workers() const { return impl_ ? impl_->workers() : 0; }
+const std::vector<Device>& ParallelInference::devices() const {
+  static const std::vector<Device> none;  // after a move
+  return impl_ ? impl_->devices : none;
+}
 int ParallelInference::threadsPerWorker() const { return impl_ ? impl_->threadsPerWorker : 0; }
 int ParallelInference::batchLimit() const { return impl_ ? impl_->batchLimit : 0; }
 InferenceMode ParallelInference::inferenceMode() const {

@@ -40,8 +40,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
+#include <dl4cpp/nn/tensor/Device.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 #include <dl4cpp/parallel/InferenceErrors.h>
 
@@ -106,6 +108,7 @@ class ParallelInference {
   // True once shutdown() has begun: output() and updateModel() throw InferenceShutDownError.
   bool isShutdown() const;
   int workers() const;
+  const std::vector<Device>& devices() const;
   int threadsPerWorker() const;
   int batchLimit() const;
   InferenceMode inferenceMode() const;
@@ -126,6 +129,8 @@ class ParallelInference::Builder {
   // examples on a CPU, workers(cores).threadsPerWorker(1) serves several times more (one image is
   // too little work to split across threads; docs/inference.md has the figures).
   Builder& workers(int n) { workers_ = n; return *this; }
+  // Where worker w runs: devices[w % devices.size()] (default: every visible GPU, else the CPU).
+  Builder& devices(std::vector<Device> d) { devices_ = std::move(d); return *this; }
   // BATCHED: most examples gathered into one forward pass (default 32, >= 1).
   Builder& batchLimit(int n) { batchLimit_ = n; return *this; }
   // Most requests waiting to be taken by a worker (default 64, >= 1).
@@ -158,6 +163,7 @@ class ParallelInference::Builder {
  private:
   const MultiLayerNetwork* model_;
   int workers_ = 0;
+  std::vector<Device> devices_;
   int batchLimit_ = 32;
   int queueLimit_ = 64;
   InferenceMode mode_ = InferenceMode::BATCHED;

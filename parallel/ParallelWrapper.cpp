@@ -207,6 +207,10 @@ ParallelWrapper ParallelWrapper::Builder::build() {
     throw ConfigError(fmt::format("ParallelWrapper: prefetchBuffer must be >= 0, got {}", prefetch_));
   if (threadsPerWorker_ < 0)
     throw ConfigError(fmt::format("ParallelWrapper: threadsPerWorker must be >= 0, got {}", threadsPerWorker_));
+  for (const Device& d : devices_)
+    if (!isVisible(d))
+      throw ConfigError(fmt::format("ParallelWrapper: device {} is not visible ({} CUDA device(s))",
+                                    d.toString(), cudaDeviceCount()));
 
   auto impl = std::make_unique<Impl>();
   impl->root = model_;
@@ -226,11 +230,7 @@ ParallelWrapper ParallelWrapper::Builder::build() {
     impl->checkpointDirectory = checkpointDirectory_;
     impl->keepLast = keepLast_;
   }
-  impl->devices = devices_;
-  if (impl->devices.empty()) {
-    for (int i = 0; i < cudaDeviceCount(); ++i) impl->devices.push_back(Device::cuda(i));
-    if (impl->devices.empty()) impl->devices.push_back(Device::cpu());
-  }
+  impl->devices = devices_.empty() ? defaultDevices() : devices_;
   const int workers = workers_ > 0 ? workers_ : static_cast<int>(impl->devices.size());
   impl->threadsPerWorker =
       threadsPerWorker_ > 0 ? threadsPerWorker_ : std::max(1, hardwareConcurrency() / workers);
@@ -283,7 +283,10 @@ void ParallelWrapper::stopFit() {
 }
 
 int ParallelWrapper::workers() const { return impl_->workers(); }
-const std::vector<Device>& ParallelWrapper::devices() const { return impl_->devices; }
+const std::vector<Device>& ParallelWrapper::devices() const {
+  static const std::vector<Device> none;  // after a move
+  return impl_ ? impl_->devices : none;
+}
 int ParallelWrapper::threadsPerWorker() const { return impl_->threadsPerWorker; }
 const ParallelStatistics& ParallelWrapper::statistics() const { return impl_->stats; }
 

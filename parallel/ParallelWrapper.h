@@ -118,6 +118,7 @@ class ParallelWrapper::Builder {
   Builder& averagingFrequency(int k) { frequency_ = k; return *this; }  // default 1; >= 1
   Builder& reportScoreAfterAveraging(bool b) { report_ = b; return *this; }
   Builder& averageUpdaters(bool b) { averageUpdaters_ = b; return *this; }  // default true
+  // Where worker w runs: devices[w % devices.size()] (default: every visible GPU, else the CPU).
   Builder& devices(std::vector<Device> d) { devices_ = std::move(d); return *this; }
   Builder& threadsPerWorker(int n) { threadsPerWorker_ = n; return *this; }  // default cores / workers
   // CPU workers: pin worker w to its own threadsPerWorker cores (skipped when workers x

@@ -47,6 +47,7 @@ int run(int argc, char** argv) {
       {{"model", "model file written by lenet_mnist --save (required)"},
        {"host", "address to listen on (default 127.0.0.1)"},
        {"port", "TCP port, 0 = any free port (default 8080)"},
+       {"device", "cpu | cuda: workers on the CPU or on every visible GPU (default cuda when a GPU is present)"},
        {"workers", "inference workers, each with its own model replica (default 0 = automatic)"},
        {"threads-per-worker", "CPU threads per worker (default 0 = cores / workers)"},
        {"mode", "batched (gather concurrent requests) or sequential (default batched)"},
@@ -64,7 +65,8 @@ int run(int argc, char** argv) {
                      .inferenceMode(mode)
                      .batchLimit(static_cast<int>(options.getInt("batch-limit", 32)))
                      .queueLimit(static_cast<int>(options.getInt("queue-limit", 64)))
-                     .queueFullPolicy(parallel::QueueFullPolicy::FAIL);
+                     .queueFullPolicy(parallel::QueueFullPolicy::FAIL)
+                     .devices(samples::devicesFromOption(options.getString("device", "")));
   if (const long workers = options.getInt("workers", 0); workers != 0)
     builder.workers(static_cast<int>(workers));
   if (const long threads = options.getInt("threads-per-worker", 0); threads != 0)
@@ -77,8 +79,9 @@ int run(int argc, char** argv) {
   samples::server::InferenceServer server(inference, description, httpThreads);
   const std::string host = options.getString("host", "127.0.0.1");
   const int port = server.bind(host, static_cast<int>(options.getInt("port", 8080)));
-  std::cout << fmt::format("serving {} on http://{}:{} ({} worker(s), {} mode)\n", modelPath, host,
-                           port, inference.workers(), options.getString("mode", "batched"))
+  std::cout << fmt::format("serving {} on http://{}:{} ({} worker(s) on {}, {} mode)\n", modelPath,
+                           host, port, inference.workers(), inference.devices().front().toString(),
+                           options.getString("mode", "batched"))
             << std::flush;
 
   std::jthread stopper([&server, stopSignals] {

@@ -2,6 +2,7 @@
 // Device: where a tensor's memory lives and where an op runs. A small value type; the per-thread
 // machinery (engine, stream, handles, primitive cache) lives in DeviceContext.
 #include <string>
+#include <vector>
 
 namespace dl4cpp {
 
@@ -25,5 +26,12 @@ struct Device {
 
 // Number of CUDA devices usable by this build: 0 when built without CUDA or when none is present.
 int cudaDeviceCount();
+
+// Whether `device` can be used here: the CPU always, cuda:i when 0 <= i < cudaDeviceCount().
+bool isVisible(const Device& device);
+
+// Every visible GPU, or the CPU alone when there is none: the devices ParallelWrapper and
+// ParallelInference use when none are given.
+std::vector<Device> defaultDevices();
 
 }  // namespace dl4cpp

@@ -11,6 +11,17 @@ int hardwareConcurrency() { return std::max(1u, std::thread::hardware_concurrenc
 
 int cudaDeviceCount() { return cuda::deviceCount(); }
 
+bool isVisible(const Device& device) {
+  return device.isCpu() || (device.index >= 0 && device.index < cudaDeviceCount());
+}
+
+std::vector<Device> defaultDevices() {
+  std::vector<Device> devices;
+  for (int i = 0; i < cudaDeviceCount(); ++i) devices.push_back(Device::cuda(i));
+  if (devices.empty()) devices.push_back(Device::cpu());
+  return devices;
+}
+
 DeviceContext::DeviceContext(Device device, int numThreads)
     : device_(device),
       numThreads_(numThreads > 0 ? numThreads : hardwareConcurrency()),

@@ -1,9 +1,13 @@
 // Whole models on a GPU: one LeNet training step against the CPU, moving models between devices,
-// ParallelWrapper with GPU replicas, and the cross-device parameter averaging.
+// ParallelWrapper and ParallelInference with GPU replicas, and the cross-device parameter averaging.
 #include <doctest/doctest.h>
+
+#include <thread>
+#include <vector>
 
 #include <dl4cpp/dl4cpp.h>
 #include <dl4cpp/nn/backend/cuda/CudaMemory.h>
+#include <dl4cpp/parallel/ParallelInference.h>
 #include <dl4cpp/parallel/ParallelWrapper.h>
 #include <dl4cpp/parallel/ParameterAverager.h>
 
@@ -109,6 +113,37 @@ TEST_SUITE("cuda") {
       checkClose(cpuRoot.params(), gpuRoot.params(), 1e-5, 1e-4);
       checkClose(cpuRoot.updaterState(), gpuRoot.updaterState(), 1e-5, 1e-4);
       CHECK(gpuRoot.score() == doctest::Approx(cpuRoot.score()).epsilon(1e-4));
+    }
+  }
+
+  TEST_CASE("ParallelInference on a GPU: concurrent callers get the CPU model's output") {
+    if (!cudaDevicePresent()) return;
+    using namespace dl4cpp::parallel;
+    MultiLayerNetwork model(samples::lenetConfiguration());
+    model.init();
+    constexpr int kCallers = 4, kRequests = 10;
+    std::vector<std::vector<Tensor>> features(kCallers), expected(kCallers);
+    for (int t = 0; t < kCallers; ++t)
+      for (int r = 0; r < kRequests; ++r) {
+        features[t].push_back(randomTensor(Shape{1 + r % 3, 784}, 900 + 20 * t + r, 0, 1));
+        expected[t].push_back(model.output(features[t].back()));
+      }
+    for (InferenceMode mode : {InferenceMode::BATCHED, InferenceMode::SEQUENTIAL}) {
+      CAPTURE(static_cast<int>(mode));
+      auto inference = ParallelInference::Builder(model).workers(2).devices({kGpu}).inferenceMode(mode)
+                           .batchLimit(8).build();
+      CHECK(inference.devices() == std::vector<Device>{kGpu});
+      std::vector<std::vector<Tensor>> got(kCallers);
+      testutil::withinSeconds(120, [&] {
+        std::vector<std::thread> callers;
+        for (int t = 0; t < kCallers; ++t)
+          callers.emplace_back([&, t] {
+            for (const Tensor& f : features[t]) got[t].push_back(inference.output(f));
+          });
+        for (auto& c : callers) c.join();
+      });
+      for (int t = 0; t < kCallers; ++t)
+        for (int r = 0; r < kRequests; ++r) checkClose(expected[t][r], got[t][r], 1e-5, 1e-4);
     }
   }
 

@@ -92,7 +92,7 @@ TEST_CASE("ParallelWrapper: iteration checkpoints appear at averaging boundaries
   MultiLayerNetwork root = initialized(testutil::smallNet(Nesterovs(0.1, 0.9)));
   auto recorder = std::make_shared<Recorder>();
   // 2 workers x k = 2: a round is 4 minibatches and 2 iterations; 12 minibatches = 3 rounds/epoch.
-  auto wrapper = ParallelWrapper::Builder(root).workers(2).averagingFrequency(2).prefetchBuffer(0)
+  auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(2).prefetchBuffer(0)
                      .checkpointEvery(Checkpoint::iterations(4), dir.path(), 100)
                      .setListeners({recorder}).build();
   VectorIterator it(testutil::batches(12, 4));
@@ -120,7 +120,7 @@ TEST_CASE("ParallelWrapper: iteration checkpoints appear at averaging boundaries
 TEST_CASE("ParallelWrapper: epoch checkpoints honour keepLast") {
   TempDir dir;
   MultiLayerNetwork root = initialized(testutil::smallNet(Adam(0.01)));
-  auto wrapper = ParallelWrapper::Builder(root).workers(2).averagingFrequency(3)
+  auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(3)
                      .checkpointEvery(Checkpoint::epochs(2), dir / "nested" / "ckpt", 2).build();
   VectorIterator it(testutil::batches(6, 4));  // one round (3 iterations) per epoch
   wrapper.fit(it, 7);
@@ -150,7 +150,7 @@ TEST_CASE("ParallelWrapper: resuming from the last checkpoint after a crash ends
     const auto data = testutil::batches(14, 4, 5, 3);  // uneven: the last round is partial
     const int epochs = 3;
     auto builder = [&](MultiLayerNetwork& model) {
-      return ParallelWrapper::Builder(model).workers(s.workers).averagingFrequency(s.frequency)
+      return testutil::wrapperOnCpu(model).workers(s.workers).averagingFrequency(s.frequency)
           .trainingMode(s.mode).threadsPerWorker(1).prefetchBuffer(3);
     };
 
@@ -195,7 +195,7 @@ TEST_CASE("ParallelWrapper: resume with too little data or a finished run") {
   MultiLayerNetwork root = initialized(testutil::smallNet(Sgd(0.1)));
   root.setEpochCount(1);
   root.setMinibatchesInEpoch(20);
-  auto wrapper = ParallelWrapper::Builder(root).workers(2).build();
+  auto wrapper = testutil::wrapperOnCpu(root).workers(2).build();
   VectorIterator it(testutil::batches(6, 4));
   CHECK_THROWS_AS(wrapper.resume(it, 2), DataError);
   root.setEpochCount(2);
@@ -209,7 +209,7 @@ TEST_CASE("ParallelWrapper: a checkpoint that cannot be written ends fit with Io
   std::ofstream(dir / "file") << "not a directory";
   testutil::withinSeconds(30, [&] {
     MultiLayerNetwork root = initialized(testutil::smallNet(Sgd(0.1)));
-    auto wrapper = ParallelWrapper::Builder(root).workers(2).prefetchBuffer(2)
+    auto wrapper = testutil::wrapperOnCpu(root).workers(2).prefetchBuffer(2)
                        .checkpointEvery(Checkpoint::iterations(1), dir / "file" / "ckpt", 1).build();
     VectorIterator it(testutil::batches(10, 4));
     try {
@@ -219,7 +219,7 @@ TEST_CASE("ParallelWrapper: a checkpoint that cannot be written ends fit with Io
       CHECK(std::string(e.what()).find("file/ckpt") != std::string::npos);
     }
     // The wrapper stays usable once the cause is gone (here: without checkpoints).
-    auto plain = ParallelWrapper::Builder(root).workers(2).build();
+    auto plain = testutil::wrapperOnCpu(root).workers(2).build();
     it.reset();
     plain.fit(it);
   });

@@ -182,7 +182,7 @@ TEST_SUITE("parallel") {
         for (int workers : {1, 2}) {
           CAPTURE(static_cast<int>(mode));
           CAPTURE(workers);
-          auto builder = ParallelInference::Builder(model).workers(workers).inferenceMode(mode).batchLimit(8);
+          auto builder = testutil::inferenceOnCpu(model).workers(workers).inferenceMode(mode).batchLimit(8);
           const float worst = concurrentCallers(model, builder, kWidth, 60, 5);
           if (mode == InferenceMode::SEQUENTIAL) CHECK(worst == 0.0f);
           else CHECK(worst <= kBatchedTolerance);
@@ -196,7 +196,7 @@ TEST_SUITE("parallel") {
       lenet.init();
       for (InferenceMode mode : {InferenceMode::BATCHED, InferenceMode::SEQUENTIAL}) {
         CAPTURE(static_cast<int>(mode));
-        auto builder = ParallelInference::Builder(lenet).workers(2).inferenceMode(mode).batchLimit(16);
+        auto builder = testutil::inferenceOnCpu(lenet).workers(2).inferenceMode(mode).batchLimit(16);
         const float worst = concurrentCallers(lenet, builder, 28 * 28, 6, 3);
         if (mode == InferenceMode::SEQUENTIAL) CHECK(worst == 0.0f);
         else CHECK(worst <= kBatchedTolerance);
@@ -210,7 +210,7 @@ TEST_SUITE("parallel") {
       Gate gate;
       std::mutex mutex;
       std::vector<InferenceBatch> seen;
-      auto inference = ParallelInference::Builder(model).workers(1).batchLimit(8)
+      auto inference = testutil::inferenceOnCpu(model).workers(1).batchLimit(8)
                            .batchListener([&](const InferenceBatch& b) {
                              bool first = false;
                              {
@@ -268,7 +268,7 @@ TEST_SUITE("parallel") {
       MultiLayerNetwork model = smallModel();
       Gate gate;
       std::atomic<int> calls{0};
-      auto inference = ParallelInference::Builder(model).workers(1).inferenceMode(InferenceMode::SEQUENTIAL)
+      auto inference = testutil::inferenceOnCpu(model).workers(1).inferenceMode(InferenceMode::SEQUENTIAL)
                            .batchListener([&](const InferenceBatch& b) {
                              CHECK(b.requests == 1);
                              if (calls++ == 0) gate.wait();
@@ -300,7 +300,7 @@ TEST_SUITE("parallel") {
           fromB[t].push_back(referenceB.output(features[t].back()));
           REQUIRE(maxAbsDiff(fromA[t].back(), fromB[t].back()) > 1e-3f);  // the models are told apart
         }
-      auto inference = ParallelInference::Builder(modelA).workers(2).batchLimit(8).build();
+      auto inference = testutil::inferenceOnCpu(modelA).workers(2).batchLimit(8).build();
       std::atomic<int> served{0}, failures{0}, neither{0}, sawB{0}, aAfterB{0};
       std::vector<std::thread> threads;
       for (int t = 0; t < kThreads; ++t)
@@ -341,7 +341,7 @@ TEST_SUITE("parallel") {
       Gate gate;
       std::vector<int64_t> versions;
       std::mutex mutex;
-      auto inference = ParallelInference::Builder(modelA).workers(1)
+      auto inference = testutil::inferenceOnCpu(modelA).workers(1)
                            .batchListener([&](const InferenceBatch& b) {
                              {
                                std::lock_guard lock(mutex);
@@ -374,7 +374,7 @@ TEST_SUITE("parallel") {
       MultiLayerNetwork referenceB = modelB.clone();
       for (bool warmUp : {true, false}) {
         CAPTURE(warmUp);
-        auto inference = ParallelInference::Builder(modelA).workers(2).warmUp(warmUp).build();
+        auto inference = testutil::inferenceOnCpu(modelA).workers(2).warmUp(warmUp).build();
         inference.updateModel(modelB);
         // No request is sent: only the eager path can rebuild them.
         while (inference.statistics().replicaSwaps < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -393,7 +393,7 @@ TEST_SUITE("parallel") {
         MultiLayerNetwork model = smallModel();
         Gate gate;
         std::atomic<int> batches{0};
-        auto inference = ParallelInference::Builder(model).workers(1).queueLimit(2).queueFullPolicy(policy)
+        auto inference = testutil::inferenceOnCpu(model).workers(1).queueLimit(2).queueFullPolicy(policy)
                              .batchListener([&](const InferenceBatch&) {
                                if (batches++ == 0) gate.wait();
                              })
@@ -432,7 +432,7 @@ TEST_SUITE("parallel") {
   TEST_CASE("ParallelInference: bad input throws to its caller only") {
     testutil::withinSeconds(60, [] {
       MultiLayerNetwork model = smallModel();
-      auto inference = ParallelInference::Builder(model).workers(2).build();
+      auto inference = testutil::inferenceOnCpu(model).workers(2).build();
       CHECK_THROWS_AS(inference.output(Tensor()), ShapeError);
       CHECK_THROWS_AS(inference.output(Tensor(Shape{0, kWidth})), ShapeError);
       CHECK_THROWS_AS(inference.output(Tensor(Shape{kWidth})), ShapeError);
@@ -466,7 +466,7 @@ TEST_SUITE("parallel") {
 
   TEST_CASE("ParallelInference: rejectNonFinite(false) passes NaN through to the model") {
     MultiLayerNetwork model = smallModel();
-    auto inference = ParallelInference::Builder(model).workers(1).rejectNonFinite(false).build();
+    auto inference = testutil::inferenceOnCpu(model).workers(1).rejectNonFinite(false).build();
     Tensor f = randomFeatures(2, kWidth, 3);
     f.data()[0] = std::numeric_limits<float>::infinity();
     const Tensor out = inference.output(f);
@@ -479,7 +479,7 @@ TEST_SUITE("parallel") {
       MultiLayerNetwork model = smallModel();
       Gate gate;
       std::atomic<int> batches{0};
-      auto inference = ParallelInference::Builder(model).workers(1)
+      auto inference = testutil::inferenceOnCpu(model).workers(1)
                            .batchListener([&](const InferenceBatch&) {
                              const int b = batches++;
                              if (b == 0) gate.wait();
@@ -510,7 +510,7 @@ TEST_SUITE("parallel") {
       MultiLayerNetwork model = smallModel();
       Gate gate;
       std::atomic<int> batches{0};
-      auto inference = ParallelInference::Builder(model).workers(1).inferenceMode(InferenceMode::SEQUENTIAL)
+      auto inference = testutil::inferenceOnCpu(model).workers(1).inferenceMode(InferenceMode::SEQUENTIAL)
                            .batchListener([&](const InferenceBatch&) {
                              if (batches++ == 0) gate.wait();
                            })
@@ -541,7 +541,7 @@ TEST_SUITE("parallel") {
       MultiLayerNetwork model = smallModel();
       Gate gate;
       std::atomic<int> batches{0};
-      auto inference = ParallelInference::Builder(model).workers(1).queueLimit(3).drainOnShutdown(false)
+      auto inference = testutil::inferenceOnCpu(model).workers(1).queueLimit(3).drainOnShutdown(false)
                            .batchListener([&](const InferenceBatch&) {
                              if (batches++ == 0) gate.wait();
                            })
@@ -568,14 +568,14 @@ TEST_SUITE("parallel") {
     testutil::withinSeconds(60, [] {
       MultiLayerNetwork model = smallModel();
       const Tensor f = randomFeatures(2, kWidth, 1);
-      std::optional<ParallelInference> holder(ParallelInference::Builder(model).workers(2).build());
+      std::optional<ParallelInference> holder(testutil::inferenceOnCpu(model).workers(2).build());
       ParallelInference moved = std::move(*holder);
       CHECK(holder->isShutdown());
       CHECK_THROWS_AS(holder->output(f), InferenceShutDownError);
       holder.reset();  // destroying a moved-from object
       CHECK(moved.workers() == 2);
       CHECK(bitIdentical(moved.output(f), model.output(f)));
-      ParallelInference other = ParallelInference::Builder(model).workers(1).build();
+      ParallelInference other = testutil::inferenceOnCpu(model).workers(1).build();
       other = std::move(moved);  // shuts the old `other` down, takes over `moved`'s workers
       CHECK(other.workers() == 2);
       CHECK(bitIdentical(other.output(f), model.output(f)));
@@ -589,6 +589,7 @@ TEST_SUITE("parallel") {
     MultiLayerNetwork model = smallModel();
     {
       auto inference = ParallelInference::Builder(model).build();
+      CHECK(inference.devices() == defaultDevices());
       CHECK(inference.workers() == std::max(1, cudaDeviceCount()));
       CHECK(inference.threadsPerWorker() == std::max(1, hardwareConcurrency() / inference.workers()));
       CHECK(inference.batchLimit() == 32);
@@ -599,11 +600,13 @@ TEST_SUITE("parallel") {
     CHECK_THROWS_WITH_AS(ParallelInference::Builder(model).queueLimit(-3).build(),
                          doctest::Contains("queueLimit must be >= 1, got -3"), ConfigError);
     CHECK_THROWS_AS(ParallelInference::Builder(model).workers(-1).build(), ConfigError);
+    CHECK_THROWS_WITH_AS(ParallelInference::Builder(model).devices({Device::cuda(99)}).build(),
+                         doctest::Contains("device cuda:99 is not visible"), ConfigError);
     CHECK_THROWS_AS(ParallelInference::Builder(model).threadsPerWorker(-1).build(), ConfigError);
     MultiLayerNetwork uninitialised(testutil::smallNet(Sgd(0.1)));
     CHECK_THROWS_AS(ParallelInference::Builder(uninitialised).build(), ConfigError);
 
-    auto inference = ParallelInference::Builder(model).workers(1).build();
+    auto inference = testutil::inferenceOnCpu(model).workers(1).build();
     MultiLayerNetwork lenet(samples::lenetConfiguration());
     lenet.init();
     CHECK_THROWS_WITH_AS(inference.updateModel(lenet), doctest::Contains("maps 784 inputs to 10 outputs"),

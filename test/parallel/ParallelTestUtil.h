@@ -11,6 +11,16 @@
 
 namespace testutil {
 
+// The parallel suites check the wrappers' own logic against models on the CPU, bit for bit. Where a
+// GPU is visible the builders default to it, so these tests name the CPU; test/cuda covers workers
+// on a GPU.
+inline dl4cpp::parallel::ParallelWrapper::Builder wrapperOnCpu(dl4cpp::MultiLayerNetwork& root) {
+  return dl4cpp::parallel::ParallelWrapper::Builder(root).devices({dl4cpp::Device::cpu()});
+}
+inline dl4cpp::parallel::ParallelInference::Builder inferenceOnCpu(const dl4cpp::MultiLayerNetwork& model) {
+  return dl4cpp::parallel::ParallelInference::Builder(model).devices({dl4cpp::Device::cpu()});
+}
+
 inline dl4cpp::MultiLayerConfiguration smallNet(const dl4cpp::UpdaterParams& updater, double l2 = 0) {
   using namespace dl4cpp;
   return NeuralNetConfiguration::Builder().seed(12).updater(updater).l2(l2)

@@ -95,7 +95,7 @@ TEST_SUITE("parallel") {
     plain.fit(plainData);
 
     MultiLayerNetwork root = initialized(conf);
-    auto wrapper = ParallelWrapper::Builder(root).workers(1).averagingFrequency(3).prefetchBuffer(4).build();
+    auto wrapper = testutil::wrapperOnCpu(root).workers(1).averagingFrequency(3).prefetchBuffer(4).build();
     VectorIterator wrapped(data);
     wrapper.fit(wrapped);
     CHECK(root.params().toVector() == plain.params().toVector());
@@ -112,7 +112,7 @@ TEST_SUITE("parallel") {
     plain.fit(plainData);
 
     MultiLayerNetwork root = initialized(conf);
-    auto wrapper = ParallelWrapper::Builder(root).workers(1).averagingFrequency(2).build();
+    auto wrapper = testutil::wrapperOnCpu(root).workers(1).averagingFrequency(2).build();
     root.init();  // new flat buffers
     VectorIterator wrapped(data);
     wrapper.fit(wrapped);
@@ -128,7 +128,7 @@ TEST_SUITE("parallel") {
     single.fit(big);
 
     MultiLayerNetwork root = initialized(conf);
-    auto wrapper = ParallelWrapper::Builder(root).workers(2).averagingFrequency(1).build();
+    auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(1).build();
     VectorIterator small(data);
     wrapper.fit(small);
     CHECK(root.params().allClose(single.params(), 1e-5f));
@@ -143,7 +143,7 @@ TEST_SUITE("parallel") {
     single.fit(big);
 
     MultiLayerNetwork root = initialized(conf);
-    auto wrapper = ParallelWrapper::Builder(root).workers(3).trainingMode(TrainingMode::SHARED_GRADIENTS)
+    auto wrapper = testutil::wrapperOnCpu(root).workers(3).trainingMode(TrainingMode::SHARED_GRADIENTS)
                        .averagingFrequency(5).build();
     VectorIterator small(data);
     wrapper.fit(small);
@@ -164,7 +164,7 @@ TEST_SUITE("parallel") {
       expected[i] = 0.25f * a.params().data()[i] + 0.75f * b.params().data()[i];
 
     MultiLayerNetwork root = initialized(conf);
-    auto wrapper = ParallelWrapper::Builder(root).workers(2).averagingFrequency(1).prefetchBuffer(0).build();
+    auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(1).prefetchBuffer(0).build();
     VectorIterator it(data);
     wrapper.fit(it);
     CHECK(root.params().allClose(Tensor::fromVector({a.numParams()}, expected), 1e-6f));
@@ -176,7 +176,7 @@ TEST_SUITE("parallel") {
     const auto conf = testutil::smallNet(Sgd(0.1));
     MultiLayerNetwork root = initialized(conf);
     auto listener = std::make_shared<RecordingListener>();
-    auto wrapper = ParallelWrapper::Builder(root).workers(2).averagingFrequency(3).prefetchBuffer(3)
+    auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(3).prefetchBuffer(3)
                        .setListeners({listener}).build();
     VectorIterator it(testutil::batches(7, 8, 4, 5));  // 7 minibatches: rounds of 6 and 1
     wrapper.fit(it);
@@ -191,7 +191,7 @@ TEST_SUITE("parallel") {
   TEST_CASE("ParallelWrapper: listeners run on the thread that called fit, with averaged scores") {
     MultiLayerNetwork root = initialized(testutil::smallNet(Sgd(0.1)));
     auto listener = std::make_shared<RecordingListener>();
-    auto wrapper = ParallelWrapper::Builder(root).workers(2).averagingFrequency(2).build();
+    auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(2).build();
     wrapper.setListeners({listener});
     VectorIterator it(testutil::batches(8, 4));
     wrapper.fit(it);
@@ -206,7 +206,7 @@ TEST_SUITE("parallel") {
       INFO("prefetch " << prefetch);
       testutil::withinSeconds(30, [&] {
         MultiLayerNetwork root = initialized(testutil::smallNet(Sgd(0.1)));
-        auto wrapper = ParallelWrapper::Builder(root).workers(2).averagingFrequency(2).prefetchBuffer(prefetch).build();
+        auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(2).prefetchBuffer(prefetch).build();
         ThrowingIterator it(testutil::batches(12, 4), 6);
         CHECK_THROWS_WITH_AS(wrapper.fit(it), "ThrowingIterator: disk on fire at batch 6", DataError);
         // The wrapper survives: the next fit works.
@@ -222,13 +222,13 @@ TEST_SUITE("parallel") {
       MultiLayerNetwork root = initialized(testutil::smallNet(Sgd(0.1)));
       auto listener = std::make_shared<RecordingListener>();
       listener->throwAt = 2;
-      auto wrapper = ParallelWrapper::Builder(root).workers(2).setListeners({listener}).build();
+      auto wrapper = testutil::wrapperOnCpu(root).workers(2).setListeners({listener}).build();
       VectorIterator it(testutil::batches(10, 4));
       CHECK_THROWS_WITH_AS(wrapper.fit(it), "listener failed", std::runtime_error);
     });
     testutil::withinSeconds(30, [] {
       MultiLayerNetwork root = initialized(testutil::smallNet(Sgd(0.1)));
-      auto wrapper = ParallelWrapper::Builder(root).workers(2).prefetchBuffer(2).build();
+      auto wrapper = testutil::wrapperOnCpu(root).workers(2).prefetchBuffer(2).build();
       auto data = testutil::batches(10, 4);
       data[5].features.data()[3] = std::nanf("");  // worker 1 trips on it in round 3
       VectorIterator it(data);
@@ -239,7 +239,7 @@ TEST_SUITE("parallel") {
   TEST_CASE("ParallelWrapper: stopFit from another thread ends training at a round boundary") {
     testutil::withinSeconds(30, [] {
       MultiLayerNetwork root = initialized(testutil::smallNet(Sgd(0.1)));
-      auto wrapper = ParallelWrapper::Builder(root).workers(2).averagingFrequency(2).prefetchBuffer(4).build();
+      auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(2).prefetchBuffer(4).build();
       SlowIterator it(testutil::batches(400, 4));  // 5 ms per minibatch: 2 s in all
       std::thread stopper([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(150));
@@ -257,7 +257,7 @@ TEST_SUITE("parallel") {
 
   TEST_CASE("ParallelWrapper: repeated fit() grows neither the thread count nor memory") {
     MultiLayerNetwork root = initialized(testutil::smallNet(Sgd(0.05)));
-    auto wrapper = ParallelWrapper::Builder(root).workers(2).averagingFrequency(2).prefetchBuffer(4).build();
+    auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(2).prefetchBuffer(4).build();
     VectorIterator it(testutil::batches(20, 16));
     wrapper.fit(it);
     wrapper.fit(it);
@@ -272,7 +272,7 @@ TEST_SUITE("parallel") {
   TEST_CASE("ParallelWrapper: two runs with the same seed are bit-identical") {
     auto run = [] {
       MultiLayerNetwork root = initialized(testutil::smallNet(Nesterovs(0.05, 0.9), 1e-4));
-      auto wrapper = ParallelWrapper::Builder(root).workers(2).averagingFrequency(3).prefetchBuffer(4)
+      auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(3).prefetchBuffer(4)
                          .deterministic(true).build();
       VectorIterator it(testutil::batches(17, 8));
       wrapper.fit(it, 2);
@@ -289,8 +289,11 @@ TEST_SUITE("parallel") {
     CHECK_THROWS_AS(ParallelWrapper::Builder(root).prefetchBuffer(-2).build(), ConfigError);
     MultiLayerNetwork uninitialized(testutil::smallNet(Sgd(0.1)));
     CHECK_THROWS_WITH_AS(ParallelWrapper::Builder(uninitialized).build(), doctest::Contains("init()"), ConfigError);
+    CHECK_THROWS_WITH_AS(ParallelWrapper::Builder(root).devices({Device::cuda(99)}).build(),
+                         doctest::Contains("device cuda:99 is not visible"), ConfigError);
     auto wrapper = ParallelWrapper::Builder(root).build();
-    CHECK(wrapper.workers() == 1);  // default: one per device, and this build sees only the CPU
+    CHECK(wrapper.devices() == defaultDevices());  // every visible GPU, else the CPU
+    CHECK(wrapper.workers() == static_cast<int>(defaultDevices().size()));  // one per device
     CHECK(wrapper.threadsPerWorker() == hardwareConcurrency());
     wrapper.close();
     VectorIterator it(testutil::batches(2, 4));

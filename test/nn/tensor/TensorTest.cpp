@@ -219,6 +219,20 @@ TEST_SUITE("nn/tensor") {
     CHECK_NOTHROW(two.bindToCurrentThread());
   }
 
+  TEST_CASE("isVisible and defaultDevices: every visible GPU, else the CPU alone") {
+    const int gpus = cudaDeviceCount();
+    CHECK(isVisible(Device::cpu()));
+    CHECK_FALSE(isVisible(Device::cuda(gpus)));
+    CHECK_FALSE(isVisible(Device::cuda(-1)));
+    std::vector<Device> expected;
+    for (int i = 0; i < gpus; ++i) {
+      CHECK(isVisible(Device::cuda(i)));
+      expected.push_back(Device::cuda(i));
+    }
+    if (gpus == 0) expected.push_back(Device::cpu());
+    CHECK(defaultDevices() == expected);
+  }
+
   TEST_CASE("DeviceContext: a CUDA device that is not there is a clear BackendError") {
     // One index past the last device: absent on every machine and in every build.
     const int missing = cudaDeviceCount();
