@@ -50,6 +50,10 @@ dnnl::memory::desc convActivationDesc(const Shape& s, const Shape& weights) {
   return {dimsOf(s), kF32, Tag::nhwc};
 }
 
+// Largest column matrix of one image (C·kH·kW × outH·outW floats, 4 MiB) for which backward data
+// runs as sgemm + col2im; LeNet's second convolution needs 32 Ki.
+constexpr int64_t kCol2imMaxColumnFloats = int64_t{1} << 20;
+
 PrimitiveKey& addShape(PrimitiveKey& k, const Shape& s) {
   k.add(s.rank());
   for (int64_t d : s) k.add(d);
@@ -219,6 +223,14 @@ dnnl::convolution_forward::primitive_desc convForwardHint(const dnnl::engine& en
 
 void CpuBackend::convolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
                                          const WindowGeometry& g) {
+  // sgemm + col2im (Im2colConvolution.h) unless one image's column matrix is large, where
+  // oneDNN's direct kernel, which needs none, is the safer choice.
+  if (col2imScratchFloats(dx.shape(), w.shape(), g, 1) <= kCol2imMaxColumnFloats) {
+    const int64_t floats = col2imScratchFloats(dx.shape(), w.shape(), g, omp_get_max_threads());
+    if (scratch_.numel() < floats) scratch_ = Tensor(Shape{floats});  // new shapes only
+    im2colConvolutionBackwardData(dy, w, dx, g, scratch_.data());
+    return;
+  }
   PrimitiveKey key;
   key.add(static_cast<int64_t>(OpId::ConvBackwardData));
   addGeometry(addShape(addShape(key, dx.shape()), w.shape()), g);

@@ -3,6 +3,11 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DL4CPP_COL2IM_AVX512 1
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <string>
@@ -48,12 +53,116 @@ void im2col(const float* x, float* col, const Extents& e, const WindowGeometry& 
       }
 }
 
+// The inverse of im2col: each entry of a column-gradient matrix is added to the input pixel it
+// was read from; taps in the padding are dropped. `dx` is one image, overwritten. Each pixel sums
+// its terms in the order (kh, kw), from zero, in both versions below, so they agree bit for bit.
+void col2im(const float* __restrict col, float* __restrict dx, const Extents& e,
+            const WindowGeometry& g) {
+  const int64_t positions = e.outH * e.outW;
+  std::fill(dx, dx + e.channels * e.inH * e.inW, 0.0f);
+  const float* row = col;
+  for (int64_t c = 0; c < e.channels; ++c)
+    for (int64_t kh = 0; kh < g.kernelH; ++kh)
+      for (int64_t kw = 0; kw < g.kernelW; ++kw, row += positions) {
+        const int64_t offsetW = kw * g.dilationW - g.padLeft;
+        const int64_t s = g.strideW;
+        const int64_t first = std::clamp<int64_t>((-offsetW + s - 1) / s, 0, e.outW);
+        const int64_t last = std::clamp<int64_t>((e.inW - offsetW + s - 1) / s, first, e.outW);
+        for (int64_t oh = 0; oh < e.outH; ++oh) {
+          const int64_t ih = oh * g.strideH - g.padTop + kh * g.dilationH;
+          if (ih < 0 || ih >= e.inH) continue;
+          float* __restrict out = dx + (c * e.inH + ih) * e.inW;  // input row ih
+          const float* __restrict in = row + oh * e.outW;
+          for (int64_t ow = first; ow < last; ++ow) out[offsetW + ow * s] += in[ow];
+        }
+      }
+}
+
+#ifdef DL4CPP_COL2IM_AVX512
+// col2im for a horizontal stride of 1, as a gather: each run of 16 pixels of an input row sums
+// its kH·kW shifted column rows in registers and is stored once. The scatter above adds
+// overlapping runs into the same row, one kw after another, and each such add waits for the store
+// before it (store-to-load forwarding fails on a partial overlap). LeNet's 20 -> 50 convolution,
+// 128 images, one Zen 5 core: backward data 2.5 ms with this gather (of which about 0.4 ms is
+// col2im), 3.3 ms with the scatter, 3.7 ms with oneDNN's channels-last kernel and its reorders.
+// Splitting the sum in two (even and odd kw) to shorten the chain of dependent adds gained nothing.
+constexpr int64_t kGatherMaxKernelW = 32;
+
+__attribute__((target("avx512f"))) void col2imGather(const float* col, float* dx,
+                                                       const Extents& e, const WindowGeometry& g) {
+  // Locals, so that the compiler need not reload them after each store to dx.
+  const int64_t channels = e.channels, inH = e.inH, inW = e.inW, outH = e.outH, outW = e.outW;
+  const int64_t kernelH = g.kernelH, kernelW = g.kernelW, strideH = g.strideH;
+  const int64_t dilationH = g.dilationH, dilationW = g.dilationW, padTop = g.padTop, padLeft = g.padLeft;
+  const int64_t positions = outH * outW;
+  // Per kw, for the current run of pixels [x0, x0 + width): the lanes that tap kw feeds, and the
+  // byte offset from the start of a column row to the element lane 0 would read (negative where
+  // the first lanes are masked).
+  __mmask16 lanes[kGatherMaxKernelW];
+  int64_t laneZeroBytes[kGatherMaxKernelW];
+  for (int64_t x0 = 0; x0 < inW; x0 += 16) {
+    const int64_t width = std::min<int64_t>(16, inW - x0);
+    for (int64_t kw = 0; kw < kernelW; ++kw) {
+      // Lane j is pixel iw = x0 + j, fed by output column ow = iw - shift when 0 <= ow < outW.
+      const int64_t shift = kw * dilationW - padLeft;
+      const int64_t lo = std::clamp<int64_t>(shift - x0, 0, width);
+      const int64_t hi = std::clamp<int64_t>(outW + shift - x0, lo, width);
+      lanes[kw] = static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
+      laneZeroBytes[kw] = (x0 - shift) * static_cast<int64_t>(sizeof(float));
+    }
+    const auto store = static_cast<__mmask16>((1u << width) - 1);
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t ih = 0; ih < inH; ++ih) {
+        __m512 sum = _mm512_setzero_ps();
+        for (int64_t kh = 0; kh < kernelH; ++kh) {
+          int64_t oh = ih + padTop - kh * dilationH;  // times strideH
+          if (oh < 0) continue;
+          if (strideH != 1) {  // a 64-bit division costs more than this row's adds
+            if (oh % strideH != 0) continue;
+            oh /= strideH;
+          }
+          if (oh >= outH) continue;
+          const auto outRow = reinterpret_cast<uintptr_t>(
+              col + (c * kernelH + kh) * kernelW * positions + oh * outW);
+          for (int64_t kw = 0; kw < kernelW; ++kw) {
+            // Formed as an integer: the address may lie before the row, in masked lanes.
+            const auto lane0 = reinterpret_cast<const float*>(
+                outRow + kw * positions * static_cast<int64_t>(sizeof(float)) + laneZeroBytes[kw]);
+            sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(lanes[kw], lane0));
+          }
+        }
+        _mm512_mask_storeu_ps(dx + (c * inH + ih) * inW + x0, store, sum);
+      }
+  }
+}
+
+bool hasAvx512() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
+#endif
+
+void throwIfFailed(dnnl_status_t status, const char* what) {
+  if (status != dnnl_success)
+    throw DnnlError(std::string(what) + ": dnnl_sgemm failed with status " +
+                    std::to_string(static_cast<int>(status)));
+}
+
 // Rows of a column matrix, and columns of the extended weights: the kernel taps plus the row of
 // ones that multiplies the bias. Scratch holds the weights [O, depth] first, then one column
 // matrix [depth, outH * outW] per thread.
 int64_t scratchDepth(const Shape& x, const Shape& w) { return x[1] * w[2] * w[3] + 1; }
 
 }  // namespace
+
+bool col2imGatherSupported(const WindowGeometry& g) {
+#ifdef DL4CPP_COL2IM_AVX512
+  return g.strideW == 1 && g.kernelW <= kGatherMaxKernelW && hasAvx512();
+#else
+  (void)g;
+  return false;
+#endif
+}
 
 int64_t im2colScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g,
                             int threads) {
@@ -97,9 +206,42 @@ void im2colConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b,
                                        depth, col, positions, 0.0f, out, positions);
     if (s != dnnl_success) failure = s;
   }
-  if (failure != dnnl_success)
-    throw DnnlError("im2col convolution: dnnl_sgemm failed with status " +
-                    std::to_string(static_cast<int>(failure.load())));
+  throwIfFailed(failure, "im2col convolution");
+}
+
+int64_t col2imScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g,
+                            int threads) {
+  return threads * x[1] * w[2] * w[3] * g.outH(x[2]) * g.outW(x[3]);
+}
+
+void im2colConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
+                                   const WindowGeometry& g, float* scratch, bool allowGather) {
+  const bool gather = allowGather && col2imGatherSupported(g);
+  const Extents e{dx.dim(1), dx.dim(2), dx.dim(3), dy.dim(2), dy.dim(3)};
+  const int64_t images = dx.dim(0), outChannels = w.dim(0);
+  const int64_t taps = e.channels * g.kernelH * g.kernelW, positions = e.outH * e.outW;
+  const float* weights = w.data();
+  const float* dys = dy.data();
+  float* dxs = dx.data();
+  std::atomic<dnnl_status_t> failure{dnnl_success};
+#pragma omp parallel for schedule(static)
+  for (int64_t n = 0; n < images; ++n) {
+    float* col = scratch + omp_get_thread_num() * taps * positions;
+    // Row-major dcol[taps, P] = w[O, taps]ᵀ · dy_n[O, P].
+    const dnnl_status_t s =
+        dnnl_sgemm('T', 'N', taps, positions, outChannels, 1.0f, weights, taps,
+                   dys + n * outChannels * positions, positions, 0.0f, col, positions);
+    if (s != dnnl_success) failure = s;
+    float* image = dxs + n * e.channels * e.inH * e.inW;
+#ifdef DL4CPP_COL2IM_AVX512
+    if (gather) {
+      col2imGather(col, image, e, g);
+      continue;
+    }
+#endif
+    col2im(col, image, e, g);
+  }
+  throwIfFailed(failure, "convolution backward data");
 }
 
 }  // namespace dl4cpp::cpu

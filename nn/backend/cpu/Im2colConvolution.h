@@ -1,10 +1,17 @@
 #pragma once
-// Forward convolution on plain NCHW tensors as im2col + oneDNN's sgemm, one image at a time, for
-// convolutions with few input channels (a network's first layer). oneDNN's direct kernels for
-// them run in its blocked layout, which pads the output channels to a multiple of 16 and has to
-// be reordered back to NCHW: for LeNet's first convolution (1 -> 20 channels, 5x5, 28x28 input,
-// batch 128, one Zen 5 core) that reorder alone took as long as the convolution (0.68 + 0.65 ms),
-// while im2col + sgemm writes NCHW directly (0.56 ms).
+// Convolution passes on plain NCHW tensors as GEMMs with oneDNN's sgemm, one image at a time.
+//
+// Forward (im2col + sgemm), for convolutions with few input channels (a network's first layer).
+// oneDNN's direct kernels for them run in its blocked layout, which pads the output channels to a
+// multiple of 16 and has to be reordered back to NCHW: for LeNet's first convolution (1 -> 20
+// channels, 5x5, 28x28 input, batch 128, one Zen 5 core) that reorder alone took as long as the
+// convolution (0.68 + 0.65 ms), while im2col + sgemm writes NCHW directly (0.56 ms).
+//
+// Backward data (sgemm + col2im), for every convolution whose column matrix is not large
+// (CpuBackend.cpp). oneDNN 2.6 has no brgemm kernel for this pass, and its direct channels-last
+// kernel ran LeNet's 20 -> 50 convolution at about 125 GFLOP/s on one core where sgemm does about
+// 200 at the same shape, plus a reorder of each argument: 3.7 ms in all, against 2.5 ms here
+// (batch 128, one Zen 5 core; 2.3 against 1.3 ms on two).
 #include <cstdint>
 
 #include <dl4cpp/nn/backend/OpTypes.h>
@@ -22,5 +29,22 @@ int64_t im2colScratchFloats(const Shape& x, const Shape& w, const WindowGeometry
 // thread in a fixed order, so results do not depend on the thread count.
 void im2colConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
                               const WindowGeometry& g, float* scratch);
+
+// Floats of scratch im2colConvolutionBackwardData needs with `threads` OpenMP threads: one image's
+// column-gradient matrix, [C*kH*kW, outH*outW], per thread.
+int64_t col2imScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g, int threads);
+
+// dx (N, C, H, W) = the gradient of conv(x, w) with respect to x, given dy (N, O, outH, outW) and
+// w (O, C, kH, kW), with any stride, padding and dilation: per image, dcol = wᵀ · dy_n (sgemm),
+// then each column entry is added to the input pixel it came from (col2im). `scratch` holds
+// col2imScratchFloats(..., omp_get_max_threads()) floats. Each image is one thread's, summed in a
+// fixed order, so results do not depend on the thread count. col2im runs as a gather with
+// AVX-512 where col2imGatherSupported(g), else as a scatter (allowGather = false forces the
+// scatter, for tests).
+void im2colConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
+                                   const WindowGeometry& g, float* scratch, bool allowGather = true);
+
+// This processor has AVX-512 and `g` has a horizontal stride of 1 and a kernel at most 32 wide.
+bool col2imGatherSupported(const WindowGeometry& g);
 
 }  // namespace dl4cpp::cpu
