@@ -22,6 +22,18 @@ struct Extents {
   int64_t channels, inH, inW, outH, outW;
 };
 
+// Kernel column kw sees input column offset + ow * strideW from output column ow; it lands inside
+// the input for ow in [first, last).
+struct TapColumns {
+  int64_t offset, first, last;
+};
+TapColumns tapColumns(int64_t kw, const Extents& e, const WindowGeometry& g) {
+  const int64_t offset = kw * g.dilationW - g.padLeft;
+  const int64_t s = g.strideW;
+  const int64_t first = std::clamp<int64_t>((-offset + s - 1) / s, 0, e.outW);
+  return {offset, first, std::clamp<int64_t>((e.inW - offset + s - 1) / s, first, e.outW)};
+}
+
 // Row (c, kh, kw) of the column matrix holds, for every output position, the input pixel that
 // kernel tap sees there (0 in the padding).
 void im2col(const float* x, float* col, const Extents& e, const WindowGeometry& g) {
@@ -30,11 +42,8 @@ void im2col(const float* x, float* col, const Extents& e, const WindowGeometry& 
   for (int64_t c = 0; c < e.channels; ++c)
     for (int64_t kh = 0; kh < g.kernelH; ++kh)
       for (int64_t kw = 0; kw < g.kernelW; ++kw, row += positions) {
-        // Output columns whose tap lands inside the input: ow in [first, last).
-        const int64_t offsetW = kw * g.dilationW - g.padLeft;
+        const auto [offsetW, first, last] = tapColumns(kw, e, g);
         const int64_t s = g.strideW;
-        const int64_t first = std::clamp<int64_t>((-offsetW + s - 1) / s, 0, e.outW);
-        const int64_t last = std::clamp<int64_t>((e.inW - offsetW + s - 1) / s, first, e.outW);
         for (int64_t oh = 0; oh < e.outH; ++oh) {
           float* out = row + oh * e.outW;
           const int64_t ih = oh * g.strideH - g.padTop + kh * g.dilationH;
@@ -64,10 +73,8 @@ void col2im(const float* __restrict col, float* __restrict dx, const Extents& e,
   for (int64_t c = 0; c < e.channels; ++c)
     for (int64_t kh = 0; kh < g.kernelH; ++kh)
       for (int64_t kw = 0; kw < g.kernelW; ++kw, row += positions) {
-        const int64_t offsetW = kw * g.dilationW - g.padLeft;
+        const auto [offsetW, first, last] = tapColumns(kw, e, g);
         const int64_t s = g.strideW;
-        const int64_t first = std::clamp<int64_t>((-offsetW + s - 1) / s, 0, e.outW);
-        const int64_t last = std::clamp<int64_t>((e.inW - offsetW + s - 1) / s, first, e.outW);
         for (int64_t oh = 0; oh < e.outH; ++oh) {
           const int64_t ih = oh * g.strideH - g.padTop + kh * g.dilationH;
           if (ih < 0 || ih >= e.inH) continue;
