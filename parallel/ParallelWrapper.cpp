@@ -283,10 +283,7 @@ void ParallelWrapper::stopFit() {
 }
 
 int ParallelWrapper::workers() const { return impl_->workers(); }
-const std::vector<Device>& ParallelWrapper::devices() const {
-  static const std::vector<Device> none;  // after a move
-  return impl_ ? impl_->devices : none;
-}
+const std::vector<Device>& ParallelWrapper::devices() const { return impl_->devices; }
 int ParallelWrapper::threadsPerWorker() const { return impl_->threadsPerWorker; }
 const ParallelStatistics& ParallelWrapper::statistics() const { return impl_->stats; }
 

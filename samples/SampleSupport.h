@@ -28,9 +28,7 @@ inline std::vector<dl4cpp::Device> devicesFromOption(const std::string& name) {
   if (gpus == 0)
     throw std::invalid_argument(DL4CPP_HAVE_CUDA ? "--device cuda: no CUDA device is visible"
                                                  : "--device cuda: this build has no CUDA backend");
-  std::vector<dl4cpp::Device> all;
-  for (int i = 0; i < gpus; ++i) all.push_back(dl4cpp::Device::cuda(i));
-  return all;
+  return dl4cpp::defaultDevices();  // every visible GPU
 }
 
 class SampleOptions {
