@@ -1,6 +1,7 @@
 // The CPU backend's convolutions against a plain double-precision reference, on both paths it picks
-// by input channel count (below 8: im2col + sgemm forward, oneDNN's blocked kernels for backward
-// weights; from 8: oneDNN's channels-last kernels), and backward data both as sgemm + col2im (its
+// by input channel count (below 8: im2col + sgemm forward, and backward weights by the direct
+// AVX-512 kernel at stride 1 without padding, else by oneDNN's blocked kernels; from 8: oneDNN's
+// channels-last kernels), and backward data both as sgemm + col2im (its
 // gather and scatter versions, which must agree bit for bit) and, for large column matrices, as
 // oneDNN's kernel: forward with bias, backward data, backward weights and bias, with stride,
 // padding and dilation.
@@ -10,7 +11,9 @@
 #include <string>
 
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
+#include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
 #include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
+#include <omp.h>
 
 using namespace dl4cpp;
 
@@ -119,6 +122,24 @@ void checkAgainstReference(const Case& c) {
     if (c.bias) checkClose(dbOut, db, "backward bias");
   }
 
+  // The direct weight gradient, called directly where it applies, on 1 and 2 threads: the same
+  // bits either way.
+  if (cpu::directWeightGradientSupported(g)) {
+    std::vector<float> sums(static_cast<size_t>(cpu::directWeightGradientScratchFloats(xShape, wShape)));
+    Tensor dwDirect[2] = {Tensor(w.shape()), Tensor(w.shape())};
+    Tensor dbDirect[2] = {c.bias ? Tensor(b.shape()) : Tensor(), c.bias ? Tensor(b.shape()) : Tensor()};
+    for (int threads = 1; threads <= 2; ++threads) {
+      omp_set_num_threads(threads);
+      Tensor& dwT = dwDirect[threads - 1];
+      dwT.fill(123.0f);
+      cpu::directWeightGradient(x, dy, dwT, dbDirect[threads - 1], g, sums.data());
+      checkClose(dwT, dw, "backward weights, direct kernel");
+      if (c.bias) checkClose(dbDirect[threads - 1], db, "backward bias, direct kernel");
+    }
+    CHECK(dwDirect[0].toVector() == dwDirect[1].toVector());
+    if (c.bias) CHECK(dbDirect[0].toVector() == dbDirect[1].toVector());
+  }
+
   // Both col2im versions, called directly (the backend picks one, or oneDNN for large matrices).
   std::vector<float> scratch(static_cast<size_t>(cpu::col2imScratchFloats(xShape, wShape, g, 2)));
   Tensor scattered(xShape), gathered(xShape);
@@ -142,6 +163,14 @@ TEST_SUITE("nn/backend/cpu") {
     checkAgainstReference({5, 2, 8, 10, 3, 3, 1, 2, 2});
     checkAgainstReference({2, 7, 11, 6, 4, 4, 3, 3});   // padding wider than some windows reach
     checkAgainstReference({2, 3, 8, 8, 5, 3, 1, 1, 1, false});  // without bias
+  }
+
+  TEST_CASE("Convolution: the direct weight gradient's channel blocks, tap runs and row tails") {
+    checkAgainstReference({4, 1, 28, 28, 20, 5, 1, 0});  // LeNet's first convolution
+    checkAgainstReference({2, 3, 20, 37, 7, 5, 1, 0});   // 5 + 2 channels; rows of 16 + 16 + 1
+    checkAgainstReference({2, 2, 9, 23, 11, 7, 1, 0});   // 5 + 2 taps per kernel row; rows of 16
+    checkAgainstReference({3, 4, 6, 5, 3, 2, 1, 0, 1, false});  // rows of 4, without bias
+    checkAgainstReference({1, 1, 1, 1, 6, 1, 1, 0});     // 1x1 kernel on a 1x1 image
   }
 
   TEST_CASE("Convolution: many input channels (channels-last kernels) match the reference") {

@@ -1,0 +1,183 @@
+#include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DL4CPP_DIRECT_WEIGHT_GRADIENT_AVX512 1
+#endif
+
+#include <dl4cpp/nn/Error.h>
+
+namespace dl4cpp::cpu {
+
+namespace {
+
+// A block of up to kMaxChannels output channels times up to kMaxTaps adjacent taps: 25
+// accumulators and 5 input vectors, of AVX-512's 32 registers. Blocks of 5 x 5 ran LeNet's first
+// layer in 0.71 ms, of 10 channels x 2 taps in 0.88 ms (more loads per FMA).
+constexpr int kMaxChannels = 5;
+constexpr int kMaxTaps = 5;
+
+struct Extents {
+  int64_t channels, inH, inW, outH, outW, kernelH, kernelW;
+  int64_t taps() const { return channels * kernelH * kernelW; }
+};
+
+#ifdef DL4CPP_DIRECT_WEIGHT_GRADIENT_AVX512
+// The sum of a register's 16 lanes, in a fixed order. (The maskz forms: GCC 12's plain ones read
+// an undefined register and warn.)
+__attribute__((target("avx512f"))) inline float sumOfLanes(__m512 v) {
+  constexpr __mmask16 kAll = 0xFFFF;
+  v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(kAll, v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+  v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(kAll, v, v, _MM_SHUFFLE(2, 3, 0, 1)));
+  v = _mm512_add_ps(v, _mm512_maskz_permute_ps(kAll, v, _MM_SHUFFLE(1, 0, 3, 2)));
+  v = _mm512_add_ps(v, _mm512_maskz_permute_ps(kAll, v, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm512_cvtss_f32(v);
+}
+
+// One run of 16 outputs of a row for adjacentTapGradients (masked lanes load zeros, so they add
+// nothing).
+template <int B, int K>
+__attribute__((target("avx512f"), always_inline)) inline void accumulateRun(
+    const float* in, const float* d, int64_t outPlane, __mmask16 lanes, __m512 (&acc)[K][B]) {
+  __m512 v[K];
+#pragma GCC unroll 8
+  for (int k = 0; k < K; ++k) v[k] = _mm512_maskz_loadu_ps(lanes, in + k);
+#pragma GCC unroll 8
+  for (int j = 0; j < B; ++j) {
+    __m512 g = _mm512_maskz_loadu_ps(lanes, d + j * outPlane);
+    // Keeps g in a register: GCC would otherwise fold the load into each of the K FMAs.
+    asm("" : "+v"(g));
+#pragma GCC unroll 8
+    for (int k = 0; k < K; ++k) acc[k][j] = _mm512_fmadd_ps(v[k], g, acc[k][j]);
+  }
+}
+
+// The gradients of K horizontally adjacent taps for B output channels from one image:
+// grad[j * stride + k] = Σ over outputs of dy[j] times the input pixel tap k sees there. `x` is
+// the input at the first tap's offset (channel plane + kh·W + kw), `dy` the first channel's
+// gradient plane.
+template <int B, int K>
+__attribute__((target("avx512f"))) void adjacentTapGradients(const float* x, const float* dy,
+                                                             float* grad, int64_t stride,
+                                                             const Extents& e) {
+  const int64_t inW = e.inW, outW = e.outW, outH = e.outH, outPlane = outH * outW;
+  const auto tail = static_cast<__mmask16>((1u << (outW % 16)) - 1);
+  const int64_t fullRuns = outW / 16;
+  __m512 acc[K][B];
+#pragma GCC unroll 8
+  for (int k = 0; k < K; ++k)
+#pragma GCC unroll 8
+    for (int j = 0; j < B; ++j) acc[k][j] = _mm512_setzero_ps();
+  for (int64_t oh = 0; oh < outH; ++oh) {
+    const float* in = x + oh * inW;
+    const float* d = dy + oh * outW;
+    for (int64_t r = 0; r < fullRuns; ++r, in += 16, d += 16)
+      accumulateRun<B, K>(in, d, outPlane, 0xFFFF, acc);
+    if (tail) accumulateRun<B, K>(in, d, outPlane, tail, acc);
+  }
+#pragma GCC unroll 8
+  for (int k = 0; k < K; ++k)
+#pragma GCC unroll 8
+    for (int j = 0; j < B; ++j) grad[j * stride + k] = sumOfLanes(acc[k][j]);
+}
+
+using TapKernel = void (*)(const float*, const float*, float*, int64_t, const Extents&);
+
+// kTapKernels[B - 1][K - 1] handles B channels and K taps.
+template <int B, size_t... K>
+constexpr std::array<TapKernel, sizeof...(K)> tapKernelsFor(std::index_sequence<K...>) {
+  return {&adjacentTapGradients<B, static_cast<int>(K) + 1>...};
+}
+template <size_t... B>
+constexpr auto tapKernels(std::index_sequence<B...>) {
+  return std::array{tapKernelsFor<static_cast<int>(B) + 1>(std::make_index_sequence<kMaxTaps>{})...};
+}
+constexpr auto kTapKernels = tapKernels(std::make_index_sequence<kMaxChannels>{});
+
+// B = `channels` output channels' gradients from one image: grad[j * stride + t] for every tap t,
+// and grad[j * stride + taps] = Σ dy[j] (the bias).
+__attribute__((target("avx512f"))) void channelBlockGradients(const float* x, const float* dy,
+                                                              int64_t channels, float* grad,
+                                                              int64_t stride, const Extents& e) {
+  const auto& kernels = kTapKernels[static_cast<size_t>(channels - 1)];
+  const int64_t inPlane = e.inH * e.inW, outPlane = e.outH * e.outW;
+  int64_t t = 0;
+  for (int64_t c = 0; c < e.channels; ++c)
+    for (int64_t kh = 0; kh < e.kernelH; ++kh)
+      for (int64_t kw = 0; kw < e.kernelW;) {
+        const int64_t run = std::min<int64_t>(kMaxTaps, e.kernelW - kw);
+        kernels[static_cast<size_t>(run - 1)](x + c * inPlane + kh * e.inW + kw, dy, grad + t,
+                                              stride, e);
+        kw += run;
+        t += run;
+      }
+  for (int64_t j = 0; j < channels; ++j) {
+    const float* d = dy + j * outPlane;
+    __m512 sum = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 16 <= outPlane; i += 16) sum = _mm512_add_ps(sum, _mm512_loadu_ps(d + i));
+    const auto rest = static_cast<__mmask16>((1u << (outPlane - i)) - 1);
+    sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(rest, d + i));
+    grad[j * stride + t] = sumOfLanes(sum);
+  }
+}
+
+bool hasAvx512() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
+#endif
+
+}  // namespace
+
+bool directWeightGradientSupported(const WindowGeometry& g) {
+#ifdef DL4CPP_DIRECT_WEIGHT_GRADIENT_AVX512
+  return g.strideH == 1 && g.strideW == 1 && g.dilationH == 1 && g.dilationW == 1 &&
+         g.padTop == 0 && g.padLeft == 0 && g.padBottom == 0 && g.padRight == 0 && hasAvx512();
+#else
+  (void)g;
+  return false;
+#endif
+}
+
+int64_t directWeightGradientScratchFloats(const Shape& x, const Shape& w) {
+  return x[0] * w[0] * (w.numel() / w[0] + 1);
+}
+
+void directWeightGradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
+                          const WindowGeometry& g, float* scratch) {
+  if (!directWeightGradientSupported(g))
+    throw BackendError(
+        "direct convolution weight gradient: needs AVX-512, stride 1, no padding or dilation");
+#ifdef DL4CPP_DIRECT_WEIGHT_GRADIENT_AVX512
+  const Extents e{x.dim(1), x.dim(2), x.dim(3), dy.dim(2), dy.dim(3), dw.dim(2), dw.dim(3)};
+  const int64_t images = x.dim(0), outChannels = dw.dim(0), taps = e.taps();
+  const int64_t stride = taps + 1, perImage = outChannels * stride;  // [O][taps, bias] per image
+  const float* xs = x.data();
+  const float* dys = dy.data();
+  const int64_t inImage = e.channels * e.inH * e.inW, outPlane = e.outH * e.outW;
+#pragma omp parallel for schedule(static)
+  for (int64_t n = 0; n < images; ++n)
+    for (int64_t first = 0; first < outChannels; first += kMaxChannels)
+      channelBlockGradients(xs + n * inImage, dys + (n * outChannels + first) * outPlane,
+                            std::min<int64_t>(kMaxChannels, outChannels - first),
+                            scratch + n * perImage + first * stride, stride, e);
+  // The images' sums, added in image order.
+  float* grad = dw.data();
+  float* bias = db.empty() ? nullptr : db.data();
+#pragma omp parallel for schedule(static)
+  for (int64_t o = 0; o < outChannels; ++o)
+    for (int64_t t = 0; t <= taps; ++t) {
+      float sum = 0.0f;
+      for (int64_t n = 0; n < images; ++n) sum += scratch[n * perImage + o * stride + t];
+      if (t < taps) grad[o * taps + t] = sum;
+      else if (bias) bias[o] = sum;
+    }
+#endif
+}
+
+}  // namespace dl4cpp::cpu
