@@ -10,6 +10,7 @@
 #endif
 
 #include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
 
 namespace dl4cpp::cpu {
 
@@ -126,10 +127,6 @@ __attribute__((target("avx512f"))) void channelBlockGradients(const float* x, co
   }
 }
 
-bool hasAvx512() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-}
 #endif
 
 }  // namespace

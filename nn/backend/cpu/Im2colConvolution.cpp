@@ -13,6 +13,7 @@
 #include <string>
 
 #include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
 
 namespace dl4cpp::cpu {
 
@@ -143,10 +144,6 @@ __attribute__((target("avx512f"))) void col2imGather(const float* col, float* dx
   }
 }
 
-bool hasAvx512() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-}
 #endif
 
 void throwIfFailed(dnnl_status_t status, const char* what) {

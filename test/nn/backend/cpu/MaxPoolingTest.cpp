@@ -1,12 +1,13 @@
 // The CPU backend's direct MAX pooling (windows without padding) against a plain reference:
 // values, first-maximum tie-breaking (inputs full of equal values, as MNIST's background gives),
-// gradients routed to the arg-max and summed where windows overlap, odd input extents, and the
-// missing-workspace error.
+// gradients routed to the arg-max and summed where windows overlap (2x2/2 by both the AVX-512 and
+// the scalar backward), odd input extents, and the missing-workspace error.
 #include <doctest/doctest.h>
 
 #include <limits>
 
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
+#include <dl4cpp/nn/backend/cpu/MaxPooling.h>
 
 using namespace dl4cpp;
 
@@ -67,6 +68,12 @@ void checkAgainstReference(const Shape& inShape, const WindowGeometry& g) {
   CHECK(yDiffer == 0);
   CHECK(dxDiffer == 0);
 
+  // The scalar backward (the backend runs the AVX-512 one where the processor has it): same bits.
+  Tensor dxScalar(inShape);
+  dxScalar.fill(123.0f);
+  cpu::maxPoolingBackward(dy, dxScalar, g, reinterpret_cast<const uint8_t*>(workspace.data()), false);
+  CHECK(dxScalar.toVector() == dxRef.toVector());
+
   Tensor yInference(outShape), none;
   backend.poolingForward(PoolingKind::MAX, x, yInference, g, false, none);
   int64_t inferenceDiffer = 0;
@@ -80,6 +87,13 @@ void checkAgainstReference(const Shape& inShape, const WindowGeometry& g) {
 TEST_SUITE("nn/backend/cpu") {
   TEST_CASE("MaxPooling: 2x2/2 equals the reference, ties to the first maximum") {
     checkAgainstReference(Shape{3, 5, 24, 24}, window(2, 2));
+  }
+  TEST_CASE("MaxPooling: 2x2/2 rows of 8, 4, 17 and 7 outputs (full, half and masked vector steps)") {
+    checkAgainstReference(Shape{2, 3, 16, 16}, window(2, 2));
+    checkAgainstReference(Shape{2, 3, 8, 8}, window(2, 2));
+    checkAgainstReference(Shape{1, 2, 6, 34}, window(2, 2));
+    checkAgainstReference(Shape{1, 2, 4, 14}, window(2, 2));
+    checkAgainstReference(Shape{1, 2, 5, 35}, window(2, 2));  // and an uncovered last column
   }
   TEST_CASE("MaxPooling: odd extents leave zero gradient on the uncovered row and column") {
     checkAgainstReference(Shape{2, 3, 9, 7}, window(2, 2));
