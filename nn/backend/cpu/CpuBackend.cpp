@@ -9,6 +9,7 @@
 
 #include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
 #include <dl4cpp/nn/backend/cpu/ImageTranspose.h>
+#include <dl4cpp/nn/backend/cpu/InnerProduct.h>
 #include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
 #include <dl4cpp/nn/backend/cpu/MaxPooling.h>
 
@@ -417,91 +418,16 @@ void CpuBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
 
 void CpuBackend::innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b,
                                      Tensor& y) {
-  const bool bias = !b.empty();
-  PrimitiveKey key;
-  key.add(static_cast<int64_t>(OpId::InnerForward)).add(bias);
-  addShape(addShape(key, x.shape()), w.shape());
-  CachedPrimitive& e = cache_.get(key, [&] {
-    const auto src = plainDesc(x.shape()), wei = plainDesc(w.shape()), dst = plainDesc(y.shape());
-    std::vector<std::pair<int, dnnl::memory::desc>> args{
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
-    if (bias) args.emplace_back(DNNL_ARG_BIAS, plainDesc(b.shape()));
-    return makeEntry<dnnl::inner_product_forward::primitive_desc, dnnl::inner_product_forward>(
-        "inner product forward",
-        [&] {
-          auto desc = bias ? dnnl::inner_product_forward::desc(prop_kind::forward_training, src,
-                                                               wei, plainDesc(b.shape()), dst)
-                           : dnnl::inner_product_forward::desc(prop_kind::forward_training, src,
-                                                               wei, dst);
-          return dnnl::inner_product_forward::primitive_desc(desc, engine_);
-        },
-        engine_, args);
-  });
-  if (bias)
-    execute(e, {x.data(), w.data(), y.data(), b.data()});
-  else
-    execute(e, {x.data(), w.data(), y.data()});
+  cpu::innerProductForward(x, w, b, y);
 }
-
-namespace {
-dnnl::inner_product_forward::primitive_desc innerForwardHint(const dnnl::engine& engine,
-                                                             const Shape& x, const Shape& w,
-                                                             const Shape& y) {
-  auto desc = dnnl::inner_product_forward::desc(prop_kind::forward_training, plainDesc(x),
-                                                plainDesc(w), plainDesc(Shape{w[0]}),
-                                                plainDesc(y));
-  return {desc, engine};
-}
-}  // namespace
 
 void CpuBackend::innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx) {
-  PrimitiveKey key;
-  key.add(static_cast<int64_t>(OpId::InnerBackwardData));
-  addShape(addShape(key, dx.shape()), w.shape());
-  CachedPrimitive& e = cache_.get(key, [&] {
-    const auto diffSrc = plainDesc(dx.shape()), wei = plainDesc(w.shape()),
-               diffDst = plainDesc(dy.shape());
-    return makeEntry<dnnl::inner_product_backward_data::primitive_desc,
-                     dnnl::inner_product_backward_data>(
-        "inner product backward-data",
-        [&] {
-          auto hint = innerForwardHint(engine_, dx.shape(), w.shape(), dy.shape());
-          auto desc = dnnl::inner_product_backward_data::desc(diffSrc, wei, diffDst);
-          return dnnl::inner_product_backward_data::primitive_desc(desc, engine_, hint);
-        },
-        engine_, {{DNNL_ARG_DIFF_DST, diffDst}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, diffSrc}});
-  });
-  execute(e, {dy.data(), w.data(), dx.data()});
+  cpu::innerProductBackwardData(dy, w, dx);
 }
 
 void CpuBackend::innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
                                              Tensor& db) {
-  const bool bias = !db.empty();
-  PrimitiveKey key;
-  key.add(static_cast<int64_t>(OpId::InnerBackwardWeights)).add(bias);
-  addShape(addShape(key, x.shape()), dw.shape());
-  CachedPrimitive& e = cache_.get(key, [&] {
-    const auto src = plainDesc(x.shape()), diffWei = plainDesc(dw.shape()),
-               diffDst = plainDesc(dy.shape());
-    std::vector<std::pair<int, dnnl::memory::desc>> args{
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, diffDst}, {DNNL_ARG_DIFF_WEIGHTS, diffWei}};
-    if (bias) args.emplace_back(DNNL_ARG_DIFF_BIAS, plainDesc(db.shape()));
-    return makeEntry<dnnl::inner_product_backward_weights::primitive_desc,
-                     dnnl::inner_product_backward_weights>(
-        "inner product backward-weights",
-        [&] {
-          auto hint = innerForwardHint(engine_, x.shape(), dw.shape(), dy.shape());
-          auto desc = bias ? dnnl::inner_product_backward_weights::desc(
-                                 src, diffWei, plainDesc(db.shape()), diffDst)
-                           : dnnl::inner_product_backward_weights::desc(src, diffWei, diffDst);
-          return dnnl::inner_product_backward_weights::primitive_desc(desc, engine_, hint);
-        },
-        engine_, args);
-  });
-  if (bias)
-    execute(e, {x.data(), dy.data(), dw.data(), db.data()});
-  else
-    execute(e, {x.data(), dy.data(), dw.data()});
+  cpu::innerProductBackwardWeights(x, dy, dw, db);
 }
 
 // --- Activations -----------------------------------------------------------------------------------
