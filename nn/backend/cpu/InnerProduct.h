@@ -1,9 +1,9 @@
 #pragma once
 // Inner products (dense layers) on plain row-major tensors as oneDNN's sgemm, without its
-// inner_product primitives: those run the same sgemm, but each call through
-// dnnl_primitive_execute allocates (an argument map and a scratchpad grantor), and the forward
-// pass added the bias in a pass of its own. LeNet's 800 -> 500 layer, batch 128: forward 0.59 ->
-// 0.58 ms on one Zen 5 core, 0.38 -> 0.34 ms on two.
+// inner_product primitives: those run the same sgemm (LeNet's 800 -> 500 layer takes the same
+// time either way, within the machine's noise), but each call through dnnl_primitive_execute
+// allocates (an argument map and a scratchpad grantor), and their forward pass added the bias in a
+// pass of its own.
 #include <dl4cpp/nn/tensor/Tensor.h>
 
 namespace dl4cpp::cpu {
