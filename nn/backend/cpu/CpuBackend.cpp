@@ -8,7 +8,6 @@
 #include <string>
 
 #include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
-#include <dl4cpp/nn/backend/cpu/ImageTranspose.h>
 #include <dl4cpp/nn/backend/cpu/InnerProduct.h>
 #include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
 #include <dl4cpp/nn/backend/cpu/MaxPooling.h>
@@ -82,18 +81,6 @@ bool isOutput(int id) {
          id == DNNL_ARG_DIFF_BIAS;
 }
 
-// When `plain` is an NCHW image tensor and `wanted` the same in NHWC, the transpose that converts
-// an input (NCHW -> NHWC) or an output (NHWC -> NCHW); otherwise none (oneDNN reorders).
-ImageTransposeShape channelsLastTranspose(const dnnl::memory::desc& plain,
-                                          const dnnl::memory::desc& wanted, bool output) {
-  const Dims d = plain.dims();
-  if (d.size() != 4 || plain != dnnl::memory::desc(d, kF32, Tag::nchw) ||
-      wanted != dnnl::memory::desc(d, kF32, Tag::nhwc))
-    return {};
-  const int64_t channels = d[1], pixels = d[2] * d[3];
-  return output ? ImageTransposeShape{d[0], pixels, channels} : ImageTransposeShape{d[0], channels, pixels};
-}
-
 // Builds a cache entry, turning oneDNN's exceptions into DnnlError naming the op. `args` gives each
 // argument's plain (caller) layout; where the primitive wants another one, the entry gets an
 // internal buffer in that layout and a reorder to or from the caller's.
@@ -114,10 +101,8 @@ CachedPrimitive makeEntry(const char* op, Describe&& describe, const dnnl::engin
         a.internal = dnnl::memory(wanted, engine, static_cast<void*>(nullptr));
         a.scratchOffset = e.scratchBytes;
         e.scratchBytes += (wanted.get_size() + 63) / 64 * 64;
-        a.transpose = channelsLastTranspose(plain, wanted, a.output);
-        if (a.transpose.images == 0)
-          a.reorder = a.output ? dnnl::reorder(dnnl::reorder::primitive_desc(engine, wanted, engine, plain))
-                               : dnnl::reorder(dnnl::reorder::primitive_desc(engine, plain, engine, wanted));
+        a.reorder = a.output ? dnnl::reorder(dnnl::reorder::primitive_desc(engine, wanted, engine, plain))
+                             : dnnl::reorder(dnnl::reorder::primitive_desc(engine, plain, engine, wanted));
       }
       e.args.push_back(std::move(a));
     }
@@ -171,10 +156,7 @@ void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> 
     CachedArg& a = e.args[n];
     a.user.set_data_handle(const_cast<void*>(p));
     if (a.internal) a.internal.set_data_handle(arena + a.scratchOffset);
-    if (a.transpose.images > 0 && !a.output) {
-      transposeImages(static_cast<const float*>(p), reinterpret_cast<float*>(arena + a.scratchOffset),
-                      a.transpose.images, a.transpose.rows, a.transpose.cols);
-    } else if (a.reorder && !a.output) {
+    if (a.reorder && !a.output) {
       const dnnl_exec_arg_t reorderArgs[] = {{DNNL_ARG_FROM, a.user.get()}, {DNNL_ARG_TO, a.internal.get()}};
       run(a.reorder, 2, reorderArgs);
     }
@@ -182,17 +164,10 @@ void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> 
     ++n;
   }
   run(e.primitive, static_cast<int>(n), args.data());
-  stream_.wait();  // before the outputs' conversions read what the primitive wrote
   for (CachedArg& a : e.args) {
-    if (!a.output) continue;
-    if (a.transpose.images > 0) {
-      transposeImages(static_cast<const float*>(a.internal.get_data_handle()),
-                      static_cast<float*>(a.user.get_data_handle()), a.transpose.images,
-                      a.transpose.rows, a.transpose.cols);
-    } else if (a.reorder) {
-      const dnnl_exec_arg_t reorderArgs[] = {{DNNL_ARG_FROM, a.internal.get()}, {DNNL_ARG_TO, a.user.get()}};
-      run(a.reorder, 2, reorderArgs);
-    }
+    if (!a.reorder || !a.output) continue;
+    const dnnl_exec_arg_t reorderArgs[] = {{DNNL_ARG_FROM, a.internal.get()}, {DNNL_ARG_TO, a.user.get()}};
+    run(a.reorder, 2, reorderArgs);
   }
   stream_.wait();
 }

@@ -57,21 +57,14 @@ struct PrimitiveKeyHash {
 // data handle is set on every call). When the primitive chose another layout (format_tag::any),
 // `internal` holds the data in that layout and `reorder` converts: user -> internal before an
 // input is read, internal -> user after an output is written.
-// Between NCHW and NHWC the conversion is dl4cpp's transposeImages (ImageTranspose.h) instead,
-// with `transpose` giving each image's matrix as read.
 // Internal buffers live only for the duration of one execute(), so they are not owned by the
 // entry: they are carved out of the backend's scratch arena at `scratchOffset`.
-struct ImageTransposeShape {
-  int64_t images = 0, rows = 0, cols = 0;  // images == 0: none
-};
-
 struct CachedArg {
   int id = 0;
   bool output = false;
   dnnl::memory user;
   dnnl::memory internal;
   dnnl::primitive reorder;
-  ImageTransposeShape transpose;
   size_t scratchOffset = 0;
 };
 
