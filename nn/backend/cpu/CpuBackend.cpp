@@ -140,6 +140,11 @@ void CpuBackend::bindToCurrentThread(int numThreads) {
   if (numThreads > 0) omp_set_num_threads(std::min(numThreads, omp_get_thread_limit()));
 }
 
+float* CpuBackend::scratch(int64_t floats) {
+  if (scratch_.numel() < floats) scratch_ = Tensor(Shape{floats});
+  return scratch_.data();
+}
+
 void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> pointers) {
   // The C API with stack arrays: the C++ execute() takes an unordered_map, which allocates.
   auto run = [this](const dnnl::primitive& p, int n, const dnnl_exec_arg_t* args) {
@@ -147,9 +152,8 @@ void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> 
     if (status != dnnl_success)
       throw DnnlError("dnnl_primitive_execute failed with status " + std::to_string(status));
   };
-  if (scratch_.numel() * static_cast<int64_t>(sizeof(float)) < static_cast<int64_t>(e.scratchBytes))
-    scratch_ = Tensor(Shape{static_cast<int64_t>(e.scratchBytes / sizeof(float))});  // new shapes only
-  char* arena = reinterpret_cast<char*>(scratch_.data());
+  char* arena = reinterpret_cast<char*>(
+      scratch(static_cast<int64_t>((e.scratchBytes + sizeof(float) - 1) / sizeof(float))));
   std::array<dnnl_exec_arg_t, 8> args{};
   size_t n = 0;
   for (const void* p : pointers) {
@@ -178,8 +182,7 @@ void CpuBackend::convolutionForward(const Tensor& x, const Tensor& w, const Tens
                                     const WindowGeometry& g) {
   if (hasFewInputChannels(w.shape())) {
     const int64_t floats = im2colScratchFloats(x.shape(), w.shape(), g, omp_get_max_threads());
-    if (scratch_.numel() < floats) scratch_ = Tensor(Shape{floats});  // new shapes only
-    im2colConvolutionForward(x, w, b, y, g, scratch_.data());
+    im2colConvolutionForward(x, w, b, y, g, scratch(floats));
     return;
   }
   const bool bias = !b.empty();
@@ -234,8 +237,7 @@ void CpuBackend::convolutionBackwardData(const Tensor& dy, const Tensor& w, Tens
   // oneDNN's direct kernel, which needs none, is the safer choice.
   if (col2imScratchFloats(dx.shape(), w.shape(), g, 1) <= kCol2imMaxColumnFloats) {
     const int64_t floats = col2imScratchFloats(dx.shape(), w.shape(), g, omp_get_max_threads());
-    if (scratch_.numel() < floats) scratch_ = Tensor(Shape{floats});  // new shapes only
-    im2colConvolutionBackwardData(dy, w, dx, g, scratch_.data());
+    im2colConvolutionBackwardData(dy, w, dx, g, scratch(floats));
     return;
   }
   PrimitiveKey key;
@@ -264,8 +266,7 @@ void CpuBackend::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, T
                                             Tensor& db, const WindowGeometry& g) {
   if (hasFewInputChannels(dw.shape()) && directWeightGradientSupported(g)) {
     const int64_t floats = directWeightGradientScratchFloats(x.shape(), dw.shape());
-    if (scratch_.numel() < floats) scratch_ = Tensor(Shape{floats});  // new shapes only
-    directWeightGradient(x, dy, dw, db, g, scratch_.data());
+    directWeightGradient(x, dy, dw, db, g, scratch(floats));
     return;
   }
   const bool bias = !db.empty();

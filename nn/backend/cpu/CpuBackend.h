@@ -52,12 +52,14 @@ class CpuBackend final : public Backend {
  private:
   // Binds `pointers` to the entry's memories (same order as argIds) and executes it.
   void execute(CachedPrimitive& entry, std::initializer_list<const void*> pointers);
+  // scratch_ holding at least `floats` floats (it grows only for new shapes).
+  float* scratch(int64_t floats);
 
   dnnl::engine engine_;
   dnnl::stream stream_;
   PrimitiveCache cache_;
-  // Convolutions' reordered copies of their arguments or im2col's column matrices, needed only
-  // during one call: one arena sized for the largest call instead of buffers per cached shape.
+  // Convolutions' reordered copies of their arguments, column matrices or per-image sums, needed
+  // only during one call: one arena sized for the largest call instead of buffers per shape.
   Tensor scratch_;
 };
 

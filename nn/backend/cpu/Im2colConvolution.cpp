@@ -10,10 +10,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <string>
 
-#include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
+#include <dl4cpp/nn/backend/cpu/SgemmStatus.h>
 
 namespace dl4cpp::cpu {
 
@@ -146,12 +145,6 @@ __attribute__((target("avx512f"))) void col2imGather(const float* col, float* dx
 
 #endif
 
-void throwIfFailed(dnnl_status_t status, const char* what) {
-  if (status != dnnl_success)
-    throw DnnlError(std::string(what) + ": dnnl_sgemm failed with status " +
-                    std::to_string(static_cast<int>(status)));
-}
-
 // Rows of a column matrix, and columns of the extended weights: the kernel taps plus the row of
 // ones that multiplies the bias. Scratch holds the weights [O, depth] first, then one column
 // matrix [depth, outH * outW] per thread.
@@ -210,7 +203,7 @@ void im2colConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b,
                                        depth, col, positions, 0.0f, out, positions);
     if (s != dnnl_success) failure = s;
   }
-  throwIfFailed(failure, "im2col convolution");
+  throwIfSgemmFailed(failure, "im2col convolution");
 }
 
 int64_t col2imScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g,
@@ -245,7 +238,7 @@ void im2colConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx
 #endif
     col2im(col, image, e, g);
   }
-  throwIfFailed(failure, "convolution backward data");
+  throwIfSgemmFailed(failure, "convolution backward data");
 }
 
 }  // namespace dl4cpp::cpu

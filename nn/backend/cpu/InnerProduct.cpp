@@ -3,21 +3,17 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
-#include <string>
 
-#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/backend/cpu/SgemmStatus.h>
 
 namespace dl4cpp::cpu {
 
 namespace {
 
-// Row-major C[M, N] = alpha · op(A) · op(B) + beta · C, with oneDNN's sgemm.
+// Row-major C[M, N] = op(A) · op(B) + beta · C, with oneDNN's sgemm.
 void sgemm(char transA, char transB, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, const char* what) {
-  const dnnl_status_t s = dnnl_sgemm(transA, transB, m, n, k, 1.0f, a, lda, b, ldb, beta, c, n);
-  if (s != dnnl_success)
-    throw DnnlError(std::string(what) + ": dnnl_sgemm failed with status " +
-                    std::to_string(static_cast<int>(s)));
+  throwIfSgemmFailed(dnnl_sgemm(transA, transB, m, n, k, 1.0f, a, lda, b, ldb, beta, c, n), what);
 }
 
 }  // namespace

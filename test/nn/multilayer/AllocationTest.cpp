@@ -67,6 +67,14 @@ using namespace dl4cpp;
 
 #ifdef DL4CPP_COUNT_ALLOCATIONS
 namespace {
+// `rows` examples of `features` values in [0, 1), one-hot labels over 10 classes.
+DataSet syntheticBatch(int64_t rows, int64_t features) {
+  Tensor x(Shape{rows, features}), labels(Shape{rows, 10});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data()[i] = static_cast<float>(i % 13) / 13.0f;
+  for (int64_t r = 0; r < rows; ++r) labels.data()[r * 10 + r % 10] = 1;
+  return DataSet{x, labels};
+}
+
 // Two steps on the batch create buffers and primitives; then `steps` more are counted. Returns
 // oneDNN's allocations per counted step; dl4cpp's own must be zero.
 long countedSteps(MultiLayerNetwork& model, const DataSet& batch, int steps) {
@@ -99,10 +107,7 @@ TEST_SUITE("nn/multilayer") {
                     .build();
     MultiLayerNetwork model(conf);
     model.init();
-    Tensor features(Shape{32, 144}), labels(Shape{32, 10});
-    for (int64_t i = 0; i < features.numel(); ++i) features.data()[i] = static_cast<float>(i % 13) / 13.0f;
-    for (int64_t r = 0; r < 32; ++r) labels.data()[r * 10 + r % 10] = 1;
-    const DataSet batch{features, labels};
+    const DataSet batch = syntheticBatch(32, 144);
     MESSAGE("oneDNN's primitive execution allocated " << countedSteps(model, batch, 5) << " times per step");
     CHECK(model.getIterationCount() == 7);
 #endif
@@ -114,10 +119,7 @@ TEST_SUITE("nn/multilayer") {
 #else
     MultiLayerNetwork model(samples::lenetConfiguration());
     model.init();
-    Tensor features(Shape{128, 784}), labels(Shape{128, 10});
-    for (int64_t i = 0; i < features.numel(); ++i) features.data()[i] = static_cast<float>(i % 17) / 17.0f;
-    for (int64_t r = 0; r < 128; ++r) labels.data()[r * 10 + r % 10] = 1;
-    const DataSet batch{features, labels};
+    const DataSet batch = syntheticBatch(128, 784);
     // What remains is oneDNN's: conv 2's channels-last kernels with their reorders, ReLU, softmax.
     MESSAGE("oneDNN's primitive execution allocated " << countedSteps(model, batch, 3) << " times per step");
     CHECK(model.getIterationCount() == 5);
