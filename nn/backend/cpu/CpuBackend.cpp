@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
 #include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
 #include <dl4cpp/nn/backend/cpu/InnerProduct.h>
 #include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
@@ -35,6 +36,11 @@ dnnl::memory::desc flatDesc(int64_t numel) { return {Dims{numel}, kF32, Tag::a};
 // makeEntry adds the reorders at its boundary.
 dnnl::memory::desc anyDesc(const Shape& s) { return {dimsOf(s), kF32, Tag::any}; }
 
+// Forward and backward weights of convolutions at stride 1 without padding whose output rows are
+// 8 or a multiple of 16 wide run on direct AVX-512 kernels on NCHW (DirectConvolution.h): LeNet's
+// 20->50 convolution, batch 128, one core, 1.78 / 2.06 ms against 2.69 / 2.72 ms for oneDNN's
+// channels-last kernels with their reorders. Otherwise:
+//
 // How a convolution runs, by its input channel count (weights [O, C, kH, kW]). With many input
 // channels oneDNN's channels-last (NHWC) kernels vectorise over channels and beat its blocked
 // (nChw16c) ones, which pad C to a multiple of 16: LeNet's 20->50 convolution, batch 128, one core,
@@ -180,6 +186,10 @@ void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> 
 
 void CpuBackend::convolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
                                     const WindowGeometry& g) {
+  if (directConvolutionSupported(g, y.dim(2), y.dim(3))) {
+    directConvolutionForward(x, w, b, y, g);
+    return;
+  }
   if (hasFewInputChannels(w.shape())) {
     const int64_t floats = im2colScratchFloats(x.shape(), w.shape(), g, omp_get_max_threads());
     im2colConvolutionForward(x, w, b, y, g, scratch(floats));
@@ -264,6 +274,11 @@ void CpuBackend::convolutionBackwardData(const Tensor& dy, const Tensor& w, Tens
 
 void CpuBackend::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
                                             Tensor& db, const WindowGeometry& g) {
+  if (directConvolutionSupported(g, dy.dim(2), dy.dim(3))) {
+    const int64_t floats = directConvolutionWeightGradientScratchFloats(dw.shape());
+    directConvolutionWeightGradient(x, dy, dw, db, g, scratch(floats));
+    return;
+  }
   if (hasFewInputChannels(dw.shape()) && directWeightGradientSupported(g)) {
     const int64_t floats = directWeightGradientScratchFloats(x.shape(), dw.shape());
     directWeightGradient(x, dy, dw, db, g, scratch(floats));

@@ -10,6 +10,7 @@
 #endif
 
 #include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/backend/cpu/Avx512Sum.h>
 #include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
 
 namespace dl4cpp::cpu {
@@ -28,17 +29,6 @@ struct Extents {
 };
 
 #ifdef DL4CPP_DIRECT_WEIGHT_GRADIENT_AVX512
-// The sum of a register's 16 lanes, in a fixed order. (The maskz forms: GCC 12's plain ones read
-// an undefined register and warn.)
-__attribute__((target("avx512f"))) inline float sumOfLanes(__m512 v) {
-  constexpr __mmask16 kAll = 0xFFFF;
-  v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(kAll, v, v, _MM_SHUFFLE(1, 0, 3, 2)));
-  v = _mm512_add_ps(v, _mm512_maskz_shuffle_f32x4(kAll, v, v, _MM_SHUFFLE(2, 3, 0, 1)));
-  v = _mm512_add_ps(v, _mm512_maskz_permute_ps(kAll, v, _MM_SHUFFLE(1, 0, 3, 2)));
-  v = _mm512_add_ps(v, _mm512_maskz_permute_ps(kAll, v, _MM_SHUFFLE(2, 3, 0, 1)));
-  return _mm512_cvtss_f32(v);
-}
-
 // One run of 16 outputs of a row for adjacentTapGradients (masked lanes load zeros, so they add
 // nothing).
 template <int B, int K>

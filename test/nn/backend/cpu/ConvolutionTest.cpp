@@ -1,5 +1,7 @@
-// The CPU backend's convolutions against a plain double-precision reference, on both paths it picks
-// by input channel count (below 8: im2col + sgemm forward, and backward weights by the direct
+// The CPU backend's convolutions against a plain double-precision reference: the direct AVX-512
+// forward and weight-gradient kernels for stride-1 convolutions with rows of 8 or multiples of 16
+// outputs, and otherwise both paths it picks by input channel count (below 8: im2col + sgemm
+// forward, and backward weights by the direct
 // AVX-512 kernel at stride 1 without padding, else by oneDNN's blocked kernels; from 8: oneDNN's
 // channels-last kernels), and backward data both as sgemm + col2im (its
 // gather and scatter versions, which must agree bit for bit) and, for large column matrices, as
@@ -11,6 +13,7 @@
 #include <string>
 
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
+#include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
 #include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
 #include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
 #include <omp.h>
@@ -140,6 +143,29 @@ void checkAgainstReference(const Case& c) {
     if (c.bias) CHECK(dbDirect[0].toVector() == dbDirect[1].toVector());
   }
 
+  // The direct forward pass and weight gradient for rows of 8 or multiples of 16, called directly
+  // where they apply, on 1 and 2 threads: the same bits either way.
+  if (cpu::directConvolutionSupported(g, outH, outW)) {
+    std::vector<float> partials(static_cast<size_t>(cpu::directConvolutionWeightGradientScratchFloats(wShape)));
+    Tensor yDirect[2] = {Tensor(yShape), Tensor(yShape)};
+    Tensor dwDirect[2] = {Tensor(w.shape()), Tensor(w.shape())};
+    Tensor dbDirect[2] = {c.bias ? Tensor(b.shape()) : Tensor(), c.bias ? Tensor(b.shape()) : Tensor()};
+    for (int threads = 1; threads <= 2; ++threads) {
+      omp_set_num_threads(threads);
+      const auto t = static_cast<size_t>(threads - 1);
+      yDirect[t].fill(123.0f);
+      dwDirect[t].fill(123.0f);
+      cpu::directConvolutionForward(x, w, b, yDirect[t], g);
+      cpu::directConvolutionWeightGradient(x, dy, dwDirect[t], dbDirect[t], g, partials.data());
+      checkClose(yDirect[t], y, "forward, direct kernel");
+      checkClose(dwDirect[t], dw, "backward weights, direct convolution kernel");
+      if (c.bias) checkClose(dbDirect[t], db, "backward bias, direct convolution kernel");
+    }
+    CHECK(yDirect[0].toVector() == yDirect[1].toVector());
+    CHECK(dwDirect[0].toVector() == dwDirect[1].toVector());
+    if (c.bias) CHECK(dbDirect[0].toVector() == dbDirect[1].toVector());
+  }
+
   // Both col2im versions, called directly (the backend picks one, or oneDNN for large matrices).
   std::vector<float> scratch(static_cast<size_t>(cpu::col2imScratchFloats(xShape, wShape, g, 2)));
   Tensor scattered(xShape), gathered(xShape);
@@ -173,8 +199,20 @@ TEST_SUITE("nn/backend/cpu") {
     checkAgainstReference({1, 1, 1, 1, 6, 1, 1, 0});     // 1x1 kernel on a 1x1 image
   }
 
+  TEST_CASE("Convolution: the direct kernels' row pairs, runs of 16, channel blocks and tap runs") {
+    checkAgainstReference({3, 20, 12, 12, 50, 5, 1, 0});  // LeNet's second convolution: 8x8 outputs
+    checkAgainstReference({18, 3, 12, 10, 7, 3, 1, 0});   // 10x8: 4 + 1 vectors; 5 + 2 channels;
+                                                          // images in chunks of 16 + 2
+    checkAgainstReference({2, 2, 18, 18, 6, 3, 1, 0});    // 16x16: four blocks of 4 vectors
+    checkAgainstReference({2, 3, 5, 34, 4, 3, 1, 0});     // 3x32: 4 + 2 vectors, 2 runs per row
+    checkAgainstReference({2, 2, 14, 14, 3, 7, 1, 0});    // 7x7 kernel: 5 + 2 taps per row
+    checkAgainstReference({2, 9, 8, 8, 11, 1, 1, 0});     // 1x1 kernel
+    checkAgainstReference({2, 4, 10, 10, 5, 3, 1, 0, 1, false});  // without bias
+    checkAgainstReference({2, 4, 11, 10, 5, 3, 1, 0});    // 9x8, odd rows: not direct
+  }
+
   TEST_CASE("Convolution: many input channels (channels-last kernels) match the reference") {
-    checkAgainstReference({3, 20, 12, 12, 50, 5, 1, 0});  // LeNet's second convolution
+    checkAgainstReference({3, 20, 13, 12, 50, 5, 1, 0});  // LeNet's second, one row more: 9x8
     checkAgainstReference({2, 8, 9, 7, 3, 3, 2, 1});
     checkAgainstReference({2, 17, 6, 6, 19, 2, 1, 1});
     checkAgainstReference({2, 9, 10, 10, 4, 3, 1, 1, 2});

@@ -1,0 +1,302 @@
+#include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <utility>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DL4CPP_DIRECT_CONVOLUTION_AVX512 1
+#endif
+
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/backend/cpu/Avx512Sum.h>
+#include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
+
+namespace dl4cpp::cpu {
+
+namespace {
+
+struct Extents {
+  int64_t channels, inH, inW, outH, outW, kernelH, kernelW;
+  int64_t inPlane() const { return inH * inW; }
+  int64_t outPlane() const { return outH * outW; }
+  int64_t vectors() const { return outPlane() / 16; }
+  int64_t taps() const { return kernelH * kernelW; }
+  // Where in an input plane the first tap of output vector v starts: rows of 8 pair up (the upper
+  // 8 lanes one input row further down), wider rows split into runs of 16.
+  int64_t inputOffset(int64_t v) const {
+    if (outW == 8) return 2 * v * inW;
+    const int64_t runs = outW / 16;
+    return v / runs * inW + v % runs * 16;
+  }
+};
+
+#ifdef DL4CPP_DIRECT_CONVOLUTION_AVX512
+// 16 inputs seen by one tap for one output vector: two 8-wide rows, or 16 of one row.
+template <bool kRowPairs>
+__attribute__((target("avx512f"), always_inline)) inline __m512 loadInputs(const float* p, int64_t inW) {
+  if constexpr (kRowPairs) {
+    const __m256d low = _mm256_castps_pd(_mm256_loadu_ps(p));
+    const __m256d high = _mm256_castps_pd(_mm256_loadu_ps(p + inW));
+    // (The maskz form: GCC 12's plain one reads an undefined register and warns.)
+    return _mm512_castpd_ps(_mm512_maskz_insertf64x4(0xFF, _mm512_castpd256_pd512(low), high, 1));
+  } else {
+    (void)inW;
+    return _mm512_loadu_ps(p);
+  }
+}
+
+// --- Forward ---------------------------------------------------------------------------------------
+
+// Blocks of up to 5 output channels x 4 output vectors: 20 sums, 4 input vectors and a broadcast
+// weight in registers. (LeNet's 50 channels and 64-output planes split into 10 such blocks per
+// image, each covering its whole plane.)
+constexpr int kForwardChannels = 5;
+constexpr int kForwardVectors = 4;
+
+// Outputs [firstVector, firstVector + V) of B output channels of one image. `x` is the image,
+// `w` the first channel's weights, `bias` its bias (or null), `y` its output plane.
+template <int B, int V, bool kRowPairs>
+__attribute__((target("avx512f"))) void forwardBlock(const float* x, const float* w,
+                                                     const float* bias, float* y,
+                                                     int64_t firstVector, const Extents& e) {
+  const int64_t inW = e.inW, inPlane = e.inPlane(), kernelW = e.kernelW;
+  const int64_t weightStride = e.channels * e.taps();
+  int64_t offset[V];
+#pragma GCC unroll 8
+  for (int v = 0; v < V; ++v) offset[v] = e.inputOffset(firstVector + v);
+  __m512 acc[B][V];
+#pragma GCC unroll 8
+  for (int j = 0; j < B; ++j) {
+    const __m512 start = bias ? _mm512_set1_ps(bias[j]) : _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) acc[j][v] = start;
+  }
+  for (int64_t c = 0; c < e.channels; ++c)
+    for (int64_t kh = 0; kh < e.kernelH; ++kh) {
+      const float* row = x + c * inPlane + kh * inW;
+      const float* weights = w + (c * e.kernelH + kh) * kernelW;
+      for (int64_t kw = 0; kw < kernelW; ++kw) {
+        __m512 in[V];
+#pragma GCC unroll 8
+        for (int v = 0; v < V; ++v) in[v] = loadInputs<kRowPairs>(row + kw + offset[v], inW);
+#pragma GCC unroll 8
+        for (int j = 0; j < B; ++j) {
+          const __m512 weight = _mm512_set1_ps(weights[j * weightStride + kw]);
+#pragma GCC unroll 8
+          for (int v = 0; v < V; ++v) acc[j][v] = _mm512_fmadd_ps(in[v], weight, acc[j][v]);
+        }
+      }
+    }
+  const int64_t outPlane = e.outPlane();
+#pragma GCC unroll 8
+  for (int j = 0; j < B; ++j)
+#pragma GCC unroll 8
+    for (int v = 0; v < V; ++v) _mm512_storeu_ps(y + j * outPlane + (firstVector + v) * 16, acc[j][v]);
+}
+
+using ForwardKernel = void (*)(const float*, const float*, const float*, float*, int64_t, const Extents&);
+
+// Kernel tables indexed [B - 1][V - 1] (or [B - 1][T - 1]), built from a template of <B, V>.
+template <template <int, int> class Pick, int B, size_t... V>
+constexpr auto kernelRow(std::index_sequence<V...>) {
+  return std::array{Pick<B, static_cast<int>(V) + 1>::kernel...};
+}
+template <template <int, int> class Pick, int kInner, size_t... B>
+constexpr auto kernelTable(std::index_sequence<B...>) {
+  return std::array{kernelRow<Pick, static_cast<int>(B) + 1>(std::make_index_sequence<kInner>{})...};
+}
+
+template <bool kRowPairs>
+struct ForwardFor {
+  template <int B, int V>
+  struct Pick {
+    static constexpr ForwardKernel kernel = &forwardBlock<B, V, kRowPairs>;
+  };
+};
+template <bool kRowPairs>
+constexpr auto kForwardKernels = kernelTable<ForwardFor<kRowPairs>::template Pick, kForwardVectors>(
+    std::make_index_sequence<kForwardChannels>{});
+
+// --- Weight gradient -------------------------------------------------------------------------------
+
+// Blocks of up to 5 output channels x 5 adjacent taps: 25 sums, 5 input vectors and one dy vector
+// in registers (31 of 32).
+constexpr int kGradientChannels = 5;
+constexpr int kGradientTaps = 5;
+// Images per pass over the blocks: their x and one block's dy stay in cache while every block of
+// taps is accumulated (LeNet's second convolution: 16 images' dy for 5 channels is 20 KiB).
+constexpr int64_t kGradientImages = 16;
+
+// Adds to `sums` (B x T vectors: [j * stride + t] for channel j, tap t) the products of T adjacent
+// taps' inputs with B output channels' dy over images [0, images). `x` is the first image's input
+// at the first tap (channel plane + kh·W + kw), `dy` the first image's gradient plane of the first
+// channel; images are `xImage` and `dyImage` floats apart.
+template <int B, int T, bool kRowPairs>
+__attribute__((target("avx512f"))) void gradientBlock(const float* x, const float* dy, int64_t images,
+                                                      int64_t xImage, int64_t dyImage, float* sums,
+                                                      int64_t stride, bool first, const Extents& e) {
+  const int64_t inW = e.inW, outPlane = e.outPlane(), vectors = e.vectors();
+  __m512 acc[B][T];
+#pragma GCC unroll 8
+  for (int j = 0; j < B; ++j)
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t)
+      acc[j][t] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(sums + (j * stride + t) * 16);
+  for (int64_t n = 0; n < images; ++n, x += xImage, dy += dyImage)
+    for (int64_t v = 0; v < vectors; ++v) {
+      const float* in = x + e.inputOffset(v);
+      __m512 inputs[T];
+#pragma GCC unroll 8
+      for (int t = 0; t < T; ++t) inputs[t] = loadInputs<kRowPairs>(in + t, inW);
+#pragma GCC unroll 8
+      for (int j = 0; j < B; ++j) {
+        __m512 g = _mm512_loadu_ps(dy + j * outPlane + v * 16);
+        // Keeps g in a register: GCC would otherwise fold the load into each of the T FMAs.
+        asm("" : "+v"(g));
+#pragma GCC unroll 8
+        for (int t = 0; t < T; ++t) acc[j][t] = _mm512_fmadd_ps(inputs[t], g, acc[j][t]);
+      }
+    }
+#pragma GCC unroll 8
+  for (int j = 0; j < B; ++j)
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) _mm512_storeu_ps(sums + (j * stride + t) * 16, acc[j][t]);
+}
+
+using GradientKernel = void (*)(const float*, const float*, int64_t, int64_t, int64_t, float*,
+                                int64_t, bool, const Extents&);
+
+template <bool kRowPairs>
+struct GradientFor {
+  template <int B, int T>
+  struct Pick {
+    static constexpr GradientKernel kernel = &gradientBlock<B, T, kRowPairs>;
+  };
+};
+template <bool kRowPairs>
+constexpr auto kGradientKernels = kernelTable<GradientFor<kRowPairs>::template Pick, kGradientTaps>(
+    std::make_index_sequence<kGradientChannels>{});
+
+// dw[i] = the sum of the 16 partial sums of weight i.
+__attribute__((target("avx512f"))) void sumPartials(const float* partials, Tensor& dw) {
+  float* grad = dw.data();
+  const int64_t weights = dw.numel();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < weights; ++i) grad[i] = sumOfLanes(_mm512_loadu_ps(partials + i * 16));
+}
+
+// db[o] = Σ dy over channel o's planes, images in order; planes are whole vectors.
+__attribute__((target("avx512f"))) void biasGradient(const Tensor& dy, Tensor& db) {
+  const int64_t images = dy.dim(0), outChannels = dy.dim(1), outPlane = dy.dim(2) * dy.dim(3);
+  const float* dys = dy.data();
+  float* bias = db.data();
+#pragma omp parallel for schedule(static)
+  for (int64_t o = 0; o < outChannels; ++o) {
+    __m512 sum = _mm512_setzero_ps();
+    for (int64_t n = 0; n < images; ++n) {
+      const float* d = dys + (n * outChannels + o) * outPlane;
+      for (int64_t i = 0; i < outPlane; i += 16) sum = _mm512_add_ps(sum, _mm512_loadu_ps(d + i));
+    }
+    bias[o] = sumOfLanes(sum);
+  }
+}
+
+Extents extentsOf(const Tensor& x, const Shape& w, const Shape& y) {
+  return {x.dim(1), x.dim(2), x.dim(3), y[2], y[3], w[2], w[3]};
+}
+#endif
+
+void requireSupported(const WindowGeometry& g, int64_t outH, int64_t outW, const char* pass) {
+  if (!directConvolutionSupported(g, outH, outW))
+    throw BackendError(std::string("direct convolution ") + pass +
+                       ": needs AVX-512, stride 1, no padding or dilation, and output rows 8 wide "
+                       "(an even number of them) or a multiple of 16 wide");
+}
+
+}  // namespace
+
+bool directConvolutionSupported(const WindowGeometry& g, int64_t outH, int64_t outW) {
+#ifdef DL4CPP_DIRECT_CONVOLUTION_AVX512
+  const bool plain = g.strideH == 1 && g.strideW == 1 && g.dilationH == 1 && g.dilationW == 1 &&
+                     g.padTop == 0 && g.padLeft == 0 && g.padBottom == 0 && g.padRight == 0;
+  const bool rows = (outW == 8 && outH % 2 == 0) || (outW > 0 && outW % 16 == 0);
+  return plain && rows && outH > 0 && hasAvx512();
+#else
+  (void)g, (void)outH, (void)outW;
+  return false;
+#endif
+}
+
+void directConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                              const WindowGeometry& g) {
+  requireSupported(g, y.dim(2), y.dim(3), "forward");
+#ifdef DL4CPP_DIRECT_CONVOLUTION_AVX512
+  const Extents e = extentsOf(x, w.shape(), y.shape());
+  const auto& kernels = e.outW == 8 ? kForwardKernels<true> : kForwardKernels<false>;
+  const int64_t images = x.dim(0), outChannels = w.dim(0), vectors = e.vectors();
+  const int64_t inImage = e.channels * e.inPlane(), outPlane = e.outPlane();
+  const int64_t channelWeights = e.channels * e.taps();
+  const float* xs = x.data();
+  const float* ws = w.data();
+  const float* bias = b.empty() ? nullptr : b.data();
+  float* ys = y.data();
+  // A work item: one image's block of output channels (a batch of one still splits over threads).
+  const int64_t channelBlocks = (outChannels + kForwardChannels - 1) / kForwardChannels;
+#pragma omp parallel for schedule(static)
+  for (int64_t item = 0; item < images * channelBlocks; ++item) {
+    const int64_t n = item / channelBlocks, o = item % channelBlocks * kForwardChannels;
+    const int64_t channels = std::min<int64_t>(kForwardChannels, outChannels - o);
+    for (int64_t v = 0; v < vectors; v += kForwardVectors) {
+      const int64_t count = std::min<int64_t>(kForwardVectors, vectors - v);
+      kernels[static_cast<size_t>(channels - 1)][static_cast<size_t>(count - 1)](
+          xs + n * inImage, ws + o * channelWeights, bias ? bias + o : nullptr,
+          ys + (n * outChannels + o) * outPlane, v, e);
+    }
+  }
+#endif
+}
+
+int64_t directConvolutionWeightGradientScratchFloats(const Shape& w) { return w.numel() * 16; }
+
+void directConvolutionWeightGradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
+                                     const WindowGeometry& g, float* scratch) {
+  requireSupported(g, dy.dim(2), dy.dim(3), "weight gradient");
+#ifdef DL4CPP_DIRECT_CONVOLUTION_AVX512
+  const Extents e = extentsOf(x, dw.shape(), dy.shape());
+  const auto& kernels = e.outW == 8 ? kGradientKernels<true> : kGradientKernels<false>;
+  const int64_t images = x.dim(0), outChannels = dw.dim(0), taps = e.taps();
+  const int64_t inImage = e.channels * e.inPlane(), outPlane = e.outPlane();
+  const int64_t outImage = outChannels * outPlane, stride = e.channels * taps;
+  const int64_t channelBlocks = (outChannels + kGradientChannels - 1) / kGradientChannels;
+  const int64_t tapRuns = (e.kernelW + kGradientTaps - 1) / kGradientTaps;
+  // A work item: one block of output channels, one input channel, one kernel row, one run of taps.
+  const int64_t items = channelBlocks * e.channels * e.kernelH * tapRuns;
+  const float* xs = x.data();
+  const float* dys = dy.data();
+#pragma omp parallel
+  for (int64_t firstImage = 0; firstImage < images; firstImage += kGradientImages) {
+    const int64_t count = std::min(kGradientImages, images - firstImage);
+#pragma omp for schedule(static)
+    for (int64_t item = 0; item < items; ++item) {
+      const int64_t run = item % tapRuns, kh = item / tapRuns % e.kernelH;
+      const int64_t c = item / (tapRuns * e.kernelH) % e.channels;
+      const int64_t o = item / (tapRuns * e.kernelH * e.channels) * kGradientChannels;
+      const int64_t kw = run * kGradientTaps;
+      const int64_t channels = std::min<int64_t>(kGradientChannels, outChannels - o);
+      const int64_t width = std::min<int64_t>(kGradientTaps, e.kernelW - kw);
+      const int64_t tap = c * taps + kh * e.kernelW + kw;
+      kernels[static_cast<size_t>(channels - 1)][static_cast<size_t>(width - 1)](
+          xs + firstImage * inImage + c * e.inPlane() + kh * e.inW + kw,
+          dys + firstImage * outImage + o * outPlane, count, inImage, outImage,
+          scratch + (o * stride + tap) * 16, stride, firstImage == 0, e);
+    }
+  }
+  sumPartials(scratch, dw);
+  if (!db.empty()) biasGradient(dy, db);
+#endif
+}
+
+}  // namespace dl4cpp::cpu
