@@ -1,12 +1,11 @@
 // The CPU backend's convolutions against a plain double-precision reference: the direct AVX-512
 // forward and weight-gradient kernels for stride-1 convolutions with rows of 8 or multiples of 16
 // outputs, and otherwise both paths it picks by input channel count (below 8: im2col + sgemm
-// forward, and backward weights by the direct
-// AVX-512 kernel at stride 1 without padding, else by oneDNN's blocked kernels; from 8: oneDNN's
-// channels-last kernels), and backward data both as sgemm + col2im (its
-// gather and scatter versions, which must agree bit for bit) and, for large column matrices, as
-// oneDNN's kernel: forward with bias, backward data, backward weights and bias, with stride,
-// padding and dilation.
+// forward, and backward weights by the direct AVX-512 kernel at stride 1 without padding, else by
+// oneDNN's blocked kernels; from 8: oneDNN's channels-last kernels), and backward data both as
+// sgemm + col2im (its gather and scatter versions, which must agree bit for bit) and, for large
+// column matrices, as oneDNN's kernel: forward with bias, backward data, backward weights and bias,
+// with stride, padding and dilation.
 #include <doctest/doctest.h>
 
 #include <cmath>
