@@ -1,10 +1,11 @@
 // The CPU backend's element-wise work that oneDNN has no primitive for: losses and the updater
 // steps over flat buffers. Plain loops the compiler vectorises, split across the context's OpenMP
-// threads.
+// threads (ParallelFor.h: no parallel region on one thread).
 #include <algorithm>
 #include <cmath>
 
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
+#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 
 namespace dl4cpp::cpu {
 
@@ -18,20 +19,17 @@ void lossGradientWrtOutput(LossKind loss, const float* y, const float* l, float*
   const int64_t total = n * k;
   switch (loss) {
     case LossKind::MSE:
-#pragma omp parallel for simd
-      for (int64_t i = 0; i < total; ++i) g[i] = 2.0f * (y[i] - l[i]) / static_cast<float>(k);
+      parallelElements(total, [=](int64_t i) { g[i] = 2.0f * (y[i] - l[i]) / static_cast<float>(k); });
       break;
     case LossKind::NEGATIVELOGLIKELIHOOD:
     case LossKind::MCXENT:
-#pragma omp parallel for simd
-      for (int64_t i = 0; i < total; ++i) g[i] = -l[i] / std::clamp(y[i], kLogClip, 1.0f);
+      parallelElements(total, [=](int64_t i) { g[i] = -l[i] / std::clamp(y[i], kLogClip, 1.0f); });
       break;
     case LossKind::XENT:
-#pragma omp parallel for simd
-      for (int64_t i = 0; i < total; ++i) {
+      parallelElements(total, [=](int64_t i) {
         const float p = std::clamp(y[i], kXentClip, 1.0f - kXentClip);
         g[i] = -(l[i] / p - (1.0f - l[i]) / (1.0f - p));
-      }
+      });
       break;
   }
 }
@@ -42,26 +40,22 @@ double CpuBackend::lossScore(LossKind loss, const Tensor& y, const Tensor& label
   const float* l = labels.data();
   const int64_t total = y.numel();
   const int64_t k = y.dim(1);
-  double sum = 0;
   switch (loss) {
     case LossKind::MSE:
-#pragma omp parallel for simd reduction(+ : sum)
-      for (int64_t i = 0; i < total; ++i) sum += double(p[i] - l[i]) * double(p[i] - l[i]);
-      return sum / static_cast<double>(k);
+      return parallelSum(total, [=](int64_t i) { return double(p[i] - l[i]) * double(p[i] - l[i]); }) /
+             static_cast<double>(k);
     case LossKind::NEGATIVELOGLIKELIHOOD:
     case LossKind::MCXENT:
-#pragma omp parallel for simd reduction(+ : sum)
-      for (int64_t i = 0; i < total; ++i) sum -= double(l[i]) * std::log(std::clamp(p[i], kLogClip, 1.0f));
-      return sum;
+      return -parallelSum(total, [=](int64_t i) {
+        return double(l[i]) * std::log(std::clamp(p[i], kLogClip, 1.0f));
+      });
     case LossKind::XENT:
-#pragma omp parallel for simd reduction(+ : sum)
-      for (int64_t i = 0; i < total; ++i) {
+      return -parallelSum(total, [=](int64_t i) {
         const float q = std::clamp(p[i], kXentClip, 1.0f - kXentClip);
-        sum -= double(l[i]) * std::log(q) + double(1.0f - l[i]) * std::log(1.0f - q);
-      }
-      return sum;
+        return double(l[i]) * std::log(q) + double(1.0f - l[i]) * std::log(1.0f - q);
+      });
   }
-  return sum;
+  return 0;
 }
 
 double CpuBackend::lossForwardBackward(LossKind loss, ActivationKind activation, float alpha,
@@ -73,16 +67,14 @@ double CpuBackend::lossForwardBackward(LossKind loss, ActivationKind activation,
   const bool crossEntropy = loss == LossKind::NEGATIVELOGLIKELIHOOD || loss == LossKind::MCXENT;
   if (crossEntropy && activation == ActivationKind::SOFTMAX) {
     // d/dz of -sum(l log softmax(z)) = softmax(z) * sum(l) - l (= y - l for one-hot labels).
-#pragma omp parallel for
-    for (int64_t r = 0; r < n; ++r) {
+    parallelFor(n, [=](int64_t r) {
       float labelSum = 0;
       for (int64_t c = 0; c < k; ++c) labelSum += l[r * k + c];
       for (int64_t c = 0; c < k; ++c) g[r * k + c] = p[r * k + c] * labelSum - l[r * k + c];
-    }
+    });
   } else if (loss == LossKind::XENT && activation == ActivationKind::SIGMOID) {
     const int64_t total = n * k;
-#pragma omp parallel for simd
-    for (int64_t i = 0; i < total; ++i) g[i] = p[i] - l[i];
+    parallelElements(total, [=](int64_t i) { g[i] = p[i] - l[i]; });
   } else {
     lossGradientWrtOutput(loss, p, l, g, n, k);
     activationBackward(activation, alpha, y, dz, dz);
@@ -99,25 +91,22 @@ void CpuBackend::updaterStep(const UpdaterParams& u, double l2, int64_t iteratio
   const float lr = static_cast<float>(u.learningRate);
   const float decay = static_cast<float>(l2);
   if (decay != 0.0f) {
-#pragma omp parallel for simd
-    for (int64_t i = 0; i < n; ++i) g[i] += decay * p[i];
+    parallelElements(n, [=](int64_t i) { g[i] += decay * p[i]; });
   }
   switch (u.kind) {
     case UpdaterKind::NOOP: return;
     case UpdaterKind::SGD:
-#pragma omp parallel for simd
-      for (int64_t i = 0; i < n; ++i) p[i] -= lr * g[i];
+      parallelElements(n, [=](int64_t i) { p[i] -= lr * g[i]; });
       return;
     case UpdaterKind::NESTEROVS: {
       // v' = mu v - lr g;  p += (1 + mu) v' - mu v   (DL4J's Nesterovs, state = v)
       const float mu = static_cast<float>(u.momentum);
-#pragma omp parallel for simd
-      for (int64_t i = 0; i < n; ++i) {
+      parallelElements(n, [=](int64_t i) {
         const float vPrev = s[i];
         const float v = mu * vPrev - lr * g[i];
         s[i] = v;
         p[i] += (1.0f + mu) * v - mu * vPrev;
-      }
+      });
       return;
     }
     case UpdaterKind::ADAM: {
@@ -131,22 +120,20 @@ void CpuBackend::updaterStep(const UpdaterParams& u, double l2, int64_t iteratio
                                               (1.0 - std::pow(u.beta1, t)));
       float* m = s;
       float* v = s + n;
-#pragma omp parallel for simd
-      for (int64_t i = 0; i < n; ++i) {
+      parallelElements(n, [=](int64_t i) {
         m[i] = b1 * m[i] + c1 * g[i];
         v[i] = b2 * v[i] + c2 * g[i] * g[i];
         p[i] -= alphaT * m[i] / (std::sqrt(v[i]) + eps);
-      }
+      });
       return;
     }
     case UpdaterKind::RMSPROP: {
       const float rho = static_cast<float>(u.rmsDecay), eps = static_cast<float>(u.epsilon);
       const float c = static_cast<float>(1.0 - u.rmsDecay);
-#pragma omp parallel for simd
-      for (int64_t i = 0; i < n; ++i) {
+      parallelElements(n, [=](int64_t i) {
         s[i] = rho * s[i] + c * g[i] * g[i];
         p[i] -= lr * g[i] / (std::sqrt(s[i]) + eps);
-      }
+      });
       return;
     }
   }
@@ -155,17 +142,13 @@ void CpuBackend::updaterStep(const UpdaterParams& u, double l2, int64_t iteratio
 void CpuBackend::scale(Tensor& y, float a) {
   float* p = y.data();
   const int64_t n = y.numel();
-#pragma omp parallel for simd
-  for (int64_t i = 0; i < n; ++i) p[i] *= a;
+  parallelElements(n, [=](int64_t i) { p[i] *= a; });
 }
 
 double CpuBackend::sumOfSquares(const Tensor& x) {
   const float* p = x.data();
   const int64_t n = x.numel();
-  double sum = 0;
-#pragma omp parallel for simd reduction(+ : sum)
-  for (int64_t i = 0; i < n; ++i) sum += double(p[i]) * double(p[i]);
-  return sum;
+  return parallelSum(n, [=](int64_t i) { return double(p[i]) * double(p[i]); });
 }
 
 void CpuBackend::stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,

@@ -13,6 +13,7 @@
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cpu/Avx512Sum.h>
 #include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
+#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 
 namespace dl4cpp::cpu {
 
@@ -180,28 +181,21 @@ template <bool kRowPairs>
 constexpr auto kGradientKernels = kernelTable<GradientFor<kRowPairs>::template Pick, kGradientTaps>(
     std::make_index_sequence<kGradientChannels>{});
 
-// dw[i] = the sum of the 16 partial sums of weight i.
-__attribute__((target("avx512f"))) void sumPartials(const float* partials, Tensor& dw) {
-  float* grad = dw.data();
-  const int64_t weights = dw.numel();
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < weights; ++i) grad[i] = sumOfLanes(_mm512_loadu_ps(partials + i * 16));
+// grad[i] = the sum of the 16 partial sums of weight i, for i in [begin, end).
+__attribute__((target("avx512f"))) void sumPartials(const float* partials, float* grad,
+                                                    int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) grad[i] = sumOfLanes(_mm512_loadu_ps(partials + i * 16));
 }
 
-// db[o] = Σ dy over channel o's planes, images in order; planes are whole vectors.
-__attribute__((target("avx512f"))) void biasGradient(const Tensor& dy, Tensor& db) {
-  const int64_t images = dy.dim(0), outChannels = dy.dim(1), outPlane = dy.dim(2) * dy.dim(3);
-  const float* dys = dy.data();
-  float* bias = db.data();
-#pragma omp parallel for schedule(static)
-  for (int64_t o = 0; o < outChannels; ++o) {
-    __m512 sum = _mm512_setzero_ps();
-    for (int64_t n = 0; n < images; ++n) {
-      const float* d = dys + (n * outChannels + o) * outPlane;
-      for (int64_t i = 0; i < outPlane; i += 16) sum = _mm512_add_ps(sum, _mm512_loadu_ps(d + i));
-    }
-    bias[o] = sumOfLanes(sum);
+// Σ dy over channel o's planes, images in order; planes are whole vectors.
+__attribute__((target("avx512f"))) float channelSum(const float* dy, int64_t o, int64_t images,
+                                                    int64_t outChannels, int64_t outPlane) {
+  __m512 sum = _mm512_setzero_ps();
+  for (int64_t n = 0; n < images; ++n) {
+    const float* d = dy + (n * outChannels + o) * outPlane;
+    for (int64_t i = 0; i < outPlane; i += 16) sum = _mm512_add_ps(sum, _mm512_loadu_ps(d + i));
   }
+  return sumOfLanes(sum);
 }
 
 Extents extentsOf(const Tensor& x, const Shape& w, const Shape& y) {
@@ -245,8 +239,7 @@ void directConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b,
   float* ys = y.data();
   // A work item: one image's block of output channels (a batch of one still splits over threads).
   const int64_t channelBlocks = (outChannels + kForwardChannels - 1) / kForwardChannels;
-#pragma omp parallel for schedule(static)
-  for (int64_t item = 0; item < images * channelBlocks; ++item) {
+  parallelFor(images * channelBlocks, [&](int64_t item) {
     const int64_t n = item / channelBlocks, o = item % channelBlocks * kForwardChannels;
     const int64_t channels = std::min<int64_t>(kForwardChannels, outChannels - o);
     for (int64_t v = 0; v < vectors; v += kForwardVectors) {
@@ -255,7 +248,7 @@ void directConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b,
           xs + n * inImage, ws + o * channelWeights, bias ? bias + o : nullptr,
           ys + (n * outChannels + o) * outPlane, v, e);
     }
-  }
+  });
 #endif
 }
 
@@ -276,26 +269,31 @@ void directConvolutionWeightGradient(const Tensor& x, const Tensor& dy, Tensor& 
   const int64_t items = channelBlocks * e.channels * e.kernelH * tapRuns;
   const float* xs = x.data();
   const float* dys = dy.data();
-#pragma omp parallel
-  for (int64_t firstImage = 0; firstImage < images; firstImage += kGradientImages) {
-    const int64_t count = std::min(kGradientImages, images - firstImage);
-#pragma omp for schedule(static)
-    for (int64_t item = 0; item < items; ++item) {
-      const int64_t run = item % tapRuns, kh = item / tapRuns % e.kernelH;
-      const int64_t c = item / (tapRuns * e.kernelH) % e.channels;
-      const int64_t o = item / (tapRuns * e.kernelH * e.channels) * kGradientChannels;
-      const int64_t kw = run * kGradientTaps;
-      const int64_t channels = std::min<int64_t>(kGradientChannels, outChannels - o);
-      const int64_t width = std::min<int64_t>(kGradientTaps, e.kernelW - kw);
-      const int64_t tap = c * taps + kh * e.kernelW + kw;
-      kernels[static_cast<size_t>(channels - 1)][static_cast<size_t>(width - 1)](
-          xs + firstImage * inImage + c * e.inPlane() + kh * e.inW + kw,
-          dys + firstImage * outImage + o * outPlane, count, inImage, outImage,
-          scratch + (o * stride + tap) * 16, stride, firstImage == 0, e);
+  // Each thread owns a range of items and passes over it once per chunk of images; an item's
+  // chunks are added in image order.
+  parallelRanges(items, [&](int64_t begin, int64_t end) {
+    for (int64_t firstImage = 0; firstImage < images; firstImage += kGradientImages) {
+      const int64_t count = std::min(kGradientImages, images - firstImage);
+      for (int64_t item = begin; item < end; ++item) {
+        const int64_t run = item % tapRuns, kh = item / tapRuns % e.kernelH;
+        const int64_t c = item / (tapRuns * e.kernelH) % e.channels;
+        const int64_t o = item / (tapRuns * e.kernelH * e.channels) * kGradientChannels;
+        const int64_t kw = run * kGradientTaps;
+        const int64_t channels = std::min<int64_t>(kGradientChannels, outChannels - o);
+        const int64_t width = std::min<int64_t>(kGradientTaps, e.kernelW - kw);
+        const int64_t tap = c * taps + kh * e.kernelW + kw;
+        kernels[static_cast<size_t>(channels - 1)][static_cast<size_t>(width - 1)](
+            xs + firstImage * inImage + c * e.inPlane() + kh * e.inW + kw,
+            dys + firstImage * outImage + o * outPlane, count, inImage, outImage,
+            scratch + (o * stride + tap) * 16, stride, firstImage == 0, e);
+      }
     }
-  }
-  sumPartials(scratch, dw);
-  if (!db.empty()) biasGradient(dy, db);
+  });
+  float* grad = dw.data();
+  parallelRanges(dw.numel(), [&](int64_t begin, int64_t end) { sumPartials(scratch, grad, begin, end); });
+  if (db.empty()) return;
+  float* bias = db.data();
+  parallelFor(outChannels, [&](int64_t o) { bias[o] = channelSum(dys, o, images, outChannels, outPlane); });
 #endif
 }
 

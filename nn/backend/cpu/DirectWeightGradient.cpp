@@ -12,6 +12,7 @@
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cpu/Avx512Sum.h>
 #include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
+#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 
 namespace dl4cpp::cpu {
 
@@ -147,23 +148,23 @@ void directWeightGradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor&
   const float* xs = x.data();
   const float* dys = dy.data();
   const int64_t inImage = e.channels * e.inH * e.inW, outPlane = e.outH * e.outW;
-#pragma omp parallel for schedule(static)
-  for (int64_t n = 0; n < images; ++n)
+  parallelFor(images, [&](int64_t n) {
     for (int64_t first = 0; first < outChannels; first += kMaxChannels)
       channelBlockGradients(xs + n * inImage, dys + (n * outChannels + first) * outPlane,
                             std::min<int64_t>(kMaxChannels, outChannels - first),
                             scratch + n * perImage + first * stride, stride, e);
+  });
   // The images' sums, added in image order.
   float* grad = dw.data();
   float* bias = db.empty() ? nullptr : db.data();
-#pragma omp parallel for schedule(static)
-  for (int64_t o = 0; o < outChannels; ++o)
+  parallelFor(outChannels, [&](int64_t o) {
     for (int64_t t = 0; t <= taps; ++t) {
       float sum = 0.0f;
       for (int64_t n = 0; n < images; ++n) sum += scratch[n * perImage + o * stride + t];
       if (t < taps) grad[o * taps + t] = sum;
       else if (bias) bias[o] = sum;
     }
+  });
 #endif
 }
 

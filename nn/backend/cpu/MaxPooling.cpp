@@ -10,6 +10,7 @@
 #endif
 
 #include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
+#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 
 namespace dl4cpp::cpu {
 
@@ -166,14 +167,13 @@ void maxPoolingForward(const Tensor& x, Tensor& y, const WindowGeometry& g, uint
   const bool twoByTwo = isTwoByTwoStrideTwo(g);
   const float* xs = x.data();
   float* ys = y.data();
-#pragma omp parallel for schedule(static)
-  for (int64_t p = 0; p < planes; ++p) {
+  parallelFor(planes, [&](int64_t p) {
     const float* xp = xs + p * inH * inW;
     float* yp = ys + p * outH * outW;
     uint8_t* ap = argmax ? argmax + p * outH * outW : nullptr;
     if (twoByTwo) forwardPlane2x2(xp, yp, ap, inW, outH, outW);
     else forwardPlane(xp, yp, ap, inW, outH, outW, g);
-  }
+  });
 }
 
 void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
@@ -185,8 +185,7 @@ void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
   const bool twoByTwo = isTwoByTwoStrideTwo(g);
   [[maybe_unused]] const bool avx512 = allowAvx512 && hasAvx512BwVl();
   // Planes are independent, so overlapping windows (stride < kernel) add without races.
-#pragma omp parallel for schedule(static)
-  for (int64_t p = 0; p < planes; ++p) {
+  parallelFor(planes, [&](int64_t p) {
     float* dxp = dxs + p * inH * inW;
     const float* dyp = dys + p * outH * outW;
     const uint8_t* ap = argmax + p * outH * outW;
@@ -201,7 +200,7 @@ void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
       for (int64_t h = 2 * outH; h < inH; ++h) std::fill(dxp + h * inW, dxp + (h + 1) * inW, 0.0f);
       if (inW > 2 * outW)
         for (int64_t h = 0; h < 2 * outH; ++h) std::fill(dxp + h * inW + 2 * outW, dxp + (h + 1) * inW, 0.0f);
-      continue;
+      return;
     }
     std::fill(dxp, dxp + inH * inW, 0.0f);
     for (int64_t oh = 0; oh < outH; ++oh)
@@ -210,7 +209,7 @@ void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
         const int64_t h = oh * g.strideH + at / g.kernelW, w = ow * g.strideW + at % g.kernelW;
         dxp[h * inW + w] += dyp[oh * outW + ow];
       }
-  }
+  });
 }
 
 }  // namespace dl4cpp::cpu
