@@ -3,10 +3,9 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <bit>
-
 #include <string>
 
+#include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
 #include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
 #include <dl4cpp/nn/backend/cpu/InnerProduct.h>
@@ -124,15 +123,13 @@ dnnl::algorithm poolingAlgorithm(PoolingKind kind) {
                                   : algorithm::pooling_avg_exclude_padding;
 }
 
-// Activations are computed from their output in backward (every one we support allows it), so a
-// layer keeps only its post-activation tensor.
+// The activations left on oneDNN. Like those of Activations.h they are computed from their output
+// in backward, so a layer keeps only its post-activation tensor.
 dnnl::algorithm eltwiseAlgorithm(ActivationKind kind) {
   switch (kind) {
-    case ActivationKind::RELU:
-    case ActivationKind::LEAKYRELU: return algorithm::eltwise_relu_use_dst_for_bwd;
     case ActivationKind::TANH: return algorithm::eltwise_tanh_use_dst_for_bwd;
     case ActivationKind::SIGMOID: return algorithm::eltwise_logistic_use_dst_for_bwd;
-    default: throw BackendError("eltwiseAlgorithm: not an eltwise activation");
+    default: throw BackendError("eltwiseAlgorithm: not a oneDNN eltwise activation");
   }
 }
 
@@ -422,36 +419,28 @@ void CpuBackend::innerProductBackwardWeights(const Tensor& x, const Tensor& dy, 
 }
 
 // --- Activations -----------------------------------------------------------------------------------
+// ReLU, leaky ReLU and softmax run on dl4cpp's loops (Activations.h), which allocate nothing per
+// call. TANH and SIGMOID stay on oneDNN's eltwise primitives: its JIT kernels vectorise tanh and
+// exp, which plain loops get from GCC only under -ffast-math.
 
 void CpuBackend::activationForward(ActivationKind kind, float alpha, Tensor& y) {
-  if (kind == ActivationKind::IDENTITY) return;
-  PrimitiveKey key;
-  if (kind == ActivationKind::SOFTMAX) {
-    key.add(static_cast<int64_t>(OpId::SoftmaxForward));
-    addShape(key, y.shape());
-    CachedPrimitive& e = cache_.get(key, [&] {
-      const auto md = plainDesc(y.shape());
-      return makeEntry<dnnl::softmax_forward::primitive_desc, dnnl::softmax_forward>(
-          "softmax forward",
-          [&] {
-            dnnl::softmax_forward::desc desc(prop_kind::forward_training, md, 1);
-            return dnnl::softmax_forward::primitive_desc(desc, engine_);
-          },
-          engine_, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
-    });
-    execute(e, {y.data(), y.data()});
-    return;
+  switch (kind) {
+    case ActivationKind::IDENTITY: return;
+    case ActivationKind::RELU: reluForward(y); return;
+    case ActivationKind::LEAKYRELU: leakyReluForward(alpha, y); return;
+    case ActivationKind::SOFTMAX: softmaxForward(y); return;
+    case ActivationKind::TANH:
+    case ActivationKind::SIGMOID: break;
   }
-  const float a = kind == ActivationKind::LEAKYRELU ? alpha : 0.0f;
+  PrimitiveKey key;
   key.add(static_cast<int64_t>(OpId::EltwiseForward)).add(static_cast<int64_t>(kind)).add(y.numel());
-  key.add(static_cast<int64_t>(std::bit_cast<int32_t>(a)));
   CachedPrimitive& e = cache_.get(key, [&] {
     const auto md = flatDesc(y.numel());
     return makeEntry<dnnl::eltwise_forward::primitive_desc, dnnl::eltwise_forward>(
         "eltwise forward",
         [&] {
           dnnl::eltwise_forward::desc desc(prop_kind::forward_training, eltwiseAlgorithm(kind),
-                                           md, a, 0.0f);
+                                           md, 0.0f, 0.0f);
           return dnnl::eltwise_forward::primitive_desc(desc, engine_);
         },
         engine_, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
@@ -461,41 +450,27 @@ void CpuBackend::activationForward(ActivationKind kind, float alpha, Tensor& y) 
 
 void CpuBackend::activationBackward(ActivationKind kind, float alpha, const Tensor& y,
                                     const Tensor& dy, Tensor& dx) {
-  if (kind == ActivationKind::IDENTITY) {
-    if (dx.data() != dy.data()) dx.copyFrom(dy);
-    return;
+  switch (kind) {
+    case ActivationKind::IDENTITY:
+      if (dx.data() != dy.data()) dx.copyFrom(dy);
+      return;
+    case ActivationKind::RELU: reluBackward(0.0f, y, dy, dx); return;
+    case ActivationKind::LEAKYRELU: reluBackward(alpha, y, dy, dx); return;
+    case ActivationKind::SOFTMAX: softmaxBackward(y, dy, dx); return;
+    case ActivationKind::TANH:
+    case ActivationKind::SIGMOID: break;
   }
   PrimitiveKey key;
-  if (kind == ActivationKind::SOFTMAX) {
-    key.add(static_cast<int64_t>(OpId::SoftmaxBackward));
-    addShape(key, y.shape());
-    CachedPrimitive& e = cache_.get(key, [&] {
-      const auto md = plainDesc(y.shape());
-      return makeEntry<dnnl::softmax_backward::primitive_desc, dnnl::softmax_backward>(
-          "softmax backward",
-          [&] {
-            dnnl::softmax_forward::desc fdesc(prop_kind::forward_training, md, 1);
-            dnnl::softmax_forward::primitive_desc hint(fdesc, engine_);
-            dnnl::softmax_backward::desc desc(md, md, 1);
-            return dnnl::softmax_backward::primitive_desc(desc, engine_, hint);
-          },
-          engine_, {{DNNL_ARG_DST, md}, {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}});
-    });
-    execute(e, {y.data(), dy.data(), dx.data()});
-    return;
-  }
-  const float a = kind == ActivationKind::LEAKYRELU ? alpha : 0.0f;
   key.add(static_cast<int64_t>(OpId::EltwiseBackward)).add(static_cast<int64_t>(kind)).add(y.numel());
-  key.add(static_cast<int64_t>(std::bit_cast<int32_t>(a)));
   CachedPrimitive& e = cache_.get(key, [&] {
     const auto md = flatDesc(y.numel());
     return makeEntry<dnnl::eltwise_backward::primitive_desc, dnnl::eltwise_backward>(
         "eltwise backward",
         [&] {
           dnnl::eltwise_forward::desc fdesc(prop_kind::forward_training, eltwiseAlgorithm(kind),
-                                            md, a, 0.0f);
+                                            md, 0.0f, 0.0f);
           dnnl::eltwise_forward::primitive_desc hint(fdesc, engine_);
-          dnnl::eltwise_backward::desc desc(eltwiseAlgorithm(kind), md, md, a, 0.0f);
+          dnnl::eltwise_backward::desc desc(eltwiseAlgorithm(kind), md, md, 0.0f, 0.0f);
           return dnnl::eltwise_backward::primitive_desc(desc, engine_, hint);
         },
         engine_, {{DNNL_ARG_DST, md}, {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}});

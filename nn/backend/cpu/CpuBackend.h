@@ -1,7 +1,8 @@
 #pragma once
-// The CPU backend: convolution, pooling, inner product, eltwise and softmax on oneDNN primitives
+// The CPU backend: convolution, pooling, inner product, tanh and sigmoid on oneDNN primitives
 // (cached per shape), and OpenMP-parallel loops for losses and the flat-buffer updater steps.
-// MAX pooling without padding runs on direct NCHW loops instead (MaxPooling.h).
+// MAX pooling without padding runs on direct NCHW loops instead (MaxPooling.h), and ReLU, leaky
+// ReLU and softmax on dl4cpp's own loops (Activations.h), which allocate nothing per call.
 // Tensors cross this interface in plain layouts (nchw / oihw / nc / oi: the layouts of the
 // network's flat buffers). Convolutions run in channels-last or oneDNN's blocked layout (by input
 // channel count, see CpuBackend.cpp) and reorder at their boundary into scratch_, which only lives

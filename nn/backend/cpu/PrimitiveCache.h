@@ -22,8 +22,6 @@ enum class OpId : int64_t {
   PoolBackward,
   EltwiseForward,
   EltwiseBackward,
-  SoftmaxForward,
-  SoftmaxBackward,
 };
 
 // Fixed-size POD key: the op and up to 23 integers describing shapes and geometry.
