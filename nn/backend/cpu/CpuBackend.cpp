@@ -406,16 +406,22 @@ void CpuBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
 
 void CpuBackend::innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b,
                                      Tensor& y) {
-  cpu::innerProductForward(x, w, b, y);
+  const int64_t floats =
+      innerProductScratchFloats(x.dim(0), w.dim(1), w.dim(0), omp_get_max_threads());
+  cpu::innerProductForward(x, w, b, y, scratch(floats));
 }
 
 void CpuBackend::innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx) {
-  cpu::innerProductBackwardData(dy, w, dx);
+  const int64_t floats =
+      innerProductScratchFloats(dy.dim(0), w.dim(1), w.dim(0), omp_get_max_threads());
+  cpu::innerProductBackwardData(dy, w, dx, scratch(floats));
 }
 
 void CpuBackend::innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
                                              Tensor& db) {
-  cpu::innerProductBackwardWeights(x, dy, dw, db);
+  const int64_t floats =
+      innerProductScratchFloats(x.dim(0), dw.dim(1), dw.dim(0), omp_get_max_threads());
+  cpu::innerProductBackwardWeights(x, dy, dw, db, scratch(floats));
 }
 
 // --- Activations -----------------------------------------------------------------------------------

@@ -1,6 +1,5 @@
 #include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
 
-#include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -9,10 +8,11 @@
 #endif
 
 #include <algorithm>
-#include <atomic>
+#include <exception>
 
 #include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
-#include <dl4cpp/nn/backend/cpu/SgemmStatus.h>
+#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
+#include <dl4cpp/nn/backend/cpu/Sgemm.h>
 
 namespace dl4cpp::cpu {
 
@@ -146,9 +146,28 @@ __attribute__((target("avx512f"))) void col2imGather(const float* col, float* dx
 #endif
 
 // Rows of a column matrix, and columns of the extended weights: the kernel taps plus the row of
-// ones that multiplies the bias. Scratch holds the weights [O, depth] first, then one column
-// matrix [depth, outH * outW] per thread.
+// ones that multiplies the bias. Scratch holds the weights [O, depth] first, then per thread one
+// column matrix [depth, outH * outW] and sgemm's packing space.
 int64_t scratchDepth(const Shape& x, const Shape& w) { return x[1] * w[2] * w[3] + 1; }
+
+// Each image of a loop over the batch, spread over the OpenMP threads by parallelFor:
+// body(image, thread), thread indexing the caller's per-thread scratch (0 where the loop runs on
+// the calling thread alone, inside another region or on one thread). The first exception an image
+// throws (sgemm's oneDNN fallback) is rethrown after the loop: none may leave a parallel region.
+template <typename Body>
+void forEachImage(int64_t images, const Body& body) {
+  const bool single = singleThreaded();
+  std::exception_ptr failure;
+  parallelFor(images, [&](int64_t n) {
+    try {
+      body(n, single ? 0 : omp_get_thread_num());
+    } catch (...) {
+#pragma omp critical(dl4cpp_im2col_failure)
+      failure = std::current_exception();
+    }
+  });
+  if (failure) std::rethrow_exception(failure);
+}
 
 }  // namespace
 
@@ -163,8 +182,10 @@ bool col2imGatherSupported(const WindowGeometry& g) {
 
 int64_t im2colScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g,
                             int threads) {
-  const int64_t depth = scratchDepth(x, w);
-  return w[0] * depth + threads * depth * g.outH(x[2]) * g.outW(x[3]);
+  const int64_t depth = scratchDepth(x, w), positions = g.outH(x[2]) * g.outW(x[3]);
+  const int64_t perThread =
+      depth * positions + sgemmScratchFloats('N', 'N', w[0], positions, depth, 1);
+  return w[0] * depth + threads * perThread;
 }
 
 void im2colConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
@@ -188,27 +209,25 @@ void im2colConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b,
     weights = extended;
   }
   float* columns = scratch + outChannels * rows;
+  const int64_t perThread =
+      rows * positions + sgemmScratchFloats('N', 'N', outChannels, positions, rows, 1);
   const float* xs = x.data();
   float* ys = y.data();
-  std::atomic<dnnl_status_t> failure{dnnl_success};
-  // Inside the parallel region oneDNN's sgemm runs on the calling thread only.
-#pragma omp parallel for schedule(static)
-  for (int64_t n = 0; n < images; ++n) {
-    float* col = columns + omp_get_thread_num() * rows * positions;
+  // Inside the loop's region sgemm runs on the calling thread only.
+  forEachImage(images, [&](int64_t n, int thread) {
+    float* col = columns + thread * perThread;
     im2col(xs + n * e.channels * e.inH * e.inW, col, e, g);
     if (bias) std::fill(col + taps * positions, col + depth * positions, 1.0f);
     // Row-major y_n[O, P] = weights[O, depth] * col[depth, P].
-    float* out = ys + n * outChannels * positions;
-    const dnnl_status_t s = dnnl_sgemm('N', 'N', outChannels, positions, depth, 1.0f, weights,
-                                       depth, col, positions, 0.0f, out, positions);
-    if (s != dnnl_success) failure = s;
-  }
-  throwIfSgemmFailed(failure, "im2col convolution");
+    sgemm('N', 'N', outChannels, positions, depth, weights, depth, col, positions, 0.0f,
+          ys + n * outChannels * positions, positions, col + rows * positions);
+  });
 }
 
 int64_t col2imScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g,
                             int threads) {
-  return threads * x[1] * w[2] * w[3] * g.outH(x[2]) * g.outW(x[3]);
+  const int64_t taps = x[1] * w[2] * w[3], positions = g.outH(x[2]) * g.outW(x[3]);
+  return threads * (taps * positions + sgemmScratchFloats('T', 'N', taps, positions, w[0], 1));
 }
 
 void im2colConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
@@ -220,25 +239,22 @@ void im2colConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx
   const float* weights = w.data();
   const float* dys = dy.data();
   float* dxs = dx.data();
-  std::atomic<dnnl_status_t> failure{dnnl_success};
-#pragma omp parallel for schedule(static)
-  for (int64_t n = 0; n < images; ++n) {
-    float* col = scratch + omp_get_thread_num() * taps * positions;
+  const int64_t perThread =
+      taps * positions + sgemmScratchFloats('T', 'N', taps, positions, outChannels, 1);
+  forEachImage(images, [&](int64_t n, int thread) {
+    float* col = scratch + thread * perThread;
     // Row-major dcol[taps, P] = w[O, taps]ᵀ · dy_n[O, P].
-    const dnnl_status_t s =
-        dnnl_sgemm('T', 'N', taps, positions, outChannels, 1.0f, weights, taps,
-                   dys + n * outChannels * positions, positions, 0.0f, col, positions);
-    if (s != dnnl_success) failure = s;
+    sgemm('T', 'N', taps, positions, outChannels, weights, taps, dys + n * outChannels * positions,
+          positions, 0.0f, col, positions, col + taps * positions);
     float* image = dxs + n * e.channels * e.inH * e.inW;
 #ifdef DL4CPP_COL2IM_AVX512
     if (gather) {
       col2imGather(col, image, e, g);
-      continue;
+      return;
     }
 #endif
     col2im(col, image, e, g);
-  }
-  throwIfSgemmFailed(failure, "convolution backward data");
+  });
 }
 
 }  // namespace dl4cpp::cpu

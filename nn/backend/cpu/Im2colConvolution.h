@@ -1,5 +1,7 @@
 #pragma once
-// Convolution passes on plain NCHW tensors as GEMMs with oneDNN's sgemm, one image at a time.
+// Convolution passes on plain NCHW tensors as GEMMs with dl4cpp's sgemm (Sgemm.h), one image at a
+// time. (The figures below were measured with oneDNN's sgemm, which dl4cpp's matches at these
+// shapes: bench/sgemm.cpp.)
 //
 // Forward (im2col + sgemm), for convolutions with few input channels (a network's first layer).
 // oneDNN's direct kernels for them run in its blocked layout, which pads the output channels to a
@@ -20,7 +22,8 @@
 namespace dl4cpp::cpu {
 
 // Floats of scratch im2colConvolutionForward needs with `threads` OpenMP threads: the weights
-// with the bias appended, and one image's column matrix, [C*kH*kW + 1, outH*outW], per thread.
+// with the bias appended, and per thread one image's column matrix, [C*kH*kW + 1, outH*outW], and
+// sgemm's packing space.
 int64_t im2colScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g, int threads);
 
 // y (N, O, outH, outW) = conv(x (N, C, H, W), w (O, C, kH, kW)) + b (O, or empty), with any
@@ -30,8 +33,8 @@ int64_t im2colScratchFloats(const Shape& x, const Shape& w, const WindowGeometry
 void im2colConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
                               const WindowGeometry& g, float* scratch);
 
-// Floats of scratch im2colConvolutionBackwardData needs with `threads` OpenMP threads: one image's
-// column-gradient matrix, [C*kH*kW, outH*outW], per thread.
+// Floats of scratch im2colConvolutionBackwardData needs with `threads` OpenMP threads: per thread
+// one image's column-gradient matrix, [C*kH*kW, outH*outW], and sgemm's packing space.
 int64_t col2imScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g, int threads);
 
 // dx (N, C, H, W) = the gradient of conv(x, w) with respect to x, given dy (N, O, outH, outW) and

@@ -1,20 +1,29 @@
 #pragma once
-// Inner products (dense layers) on plain row-major tensors as oneDNN's sgemm, without its
-// inner_product primitives: those run the same sgemm (LeNet's 800 -> 500 layer takes the same
-// time either way, within the machine's noise), but each call through dnnl_primitive_execute
-// allocates (an argument map and a scratchpad grantor), and their forward pass added the bias in a
-// pass of its own.
+// Inner products (dense layers) on plain row-major tensors as dl4cpp's sgemm (Sgemm.h), without
+// oneDNN's inner_product primitives: those ran the same GEMM as oneDNN's sgemm (LeNet's 800 -> 500
+// layer took the same time either way, within the machine's noise), but each call through
+// dnnl_primitive_execute allocates (an argument map and a scratchpad grantor), and their forward
+// pass added the bias in a pass of its own. dl4cpp's sgemm packs into `scratch` and allocates
+// nothing.
 #include <dl4cpp/nn/tensor/Tensor.h>
+
+#include <cstdint>
 
 namespace dl4cpp::cpu {
 
+// Floats of scratch each function below needs for a batch of `rows` examples, nIn inputs and nOut
+// outputs, on `threads` OpenMP threads (omp_get_max_threads()).
+int64_t innerProductScratchFloats(int64_t rows, int64_t nIn, int64_t nOut, int threads);
+
 // y (N, nOut) = x (N, nIn) · wᵀ (w: nOut, nIn) + b (nOut, or empty).
-void innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y);
+void innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                         float* scratch);
 
 // dx (N, nIn) = dy (N, nOut) · w.
-void innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx);
+void innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx, float* scratch);
 
 // dw (nOut, nIn) = dyᵀ · x; db (nOut, or empty) = the column sums of dy, added in row order.
-void innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db);
+void innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
+                                 float* scratch);
 
 }  // namespace dl4cpp::cpu
