@@ -1,12 +1,13 @@
 #pragma once
-// The CPU backend: convolution, pooling, inner product, tanh and sigmoid on oneDNN primitives
-// (cached per shape), and OpenMP-parallel loops for losses and the flat-buffer updater steps.
-// MAX pooling without padding runs on direct NCHW loops instead (MaxPooling.h), and ReLU, leaky
-// ReLU and softmax on dl4cpp's own loops (Activations.h), which allocate nothing per call.
-// Tensors cross this interface in plain layouts (nchw / oihw / nc / oi: the layouts of the
-// network's flat buffers). Convolutions run in channels-last or oneDNN's blocked layout (by input
-// channel count, see CpuBackend.cpp) and reorder at their boundary into scratch_, which only lives
-// during one call; the forward pass of one with few input channels is im2col + sgemm on NCHW.
+// The CPU backend. Tensors cross this interface in plain layouts (nchw / oihw / nc / oi: the
+// layouts of the network's flat buffers). Where the processor has AVX-512, everything a LeNet-like
+// network needs runs on dl4cpp's own kernels, which allocate nothing per call: dense layers and
+// im2col / col2im on its sgemm (Sgemm.h), stride-1 convolutions on direct kernels
+// (DirectConvolution.h, DirectWeightGradient.h), MAX pooling without padding (MaxPooling.h), ReLU,
+// leaky ReLU and softmax (Activations.h), losses and updater steps (CpuFlatOps.cpp). The rest runs
+// on oneDNN primitives cached per shape: other convolutions (channels-last or oneDNN's blocked
+// layout by input channel count, see CpuBackend.cpp, reordering at their boundary into scratch_,
+// which only lives during one call), AVG pooling, tanh and sigmoid.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <dl4cpp/nn/backend/Backend.h>
