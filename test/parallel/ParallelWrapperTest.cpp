@@ -265,7 +265,15 @@ TEST_SUITE("parallel") {
     const long rss = residentKiB();
     for (int i = 0; i < 20; ++i) wrapper.fit(it);
     CHECK(threadCount() == threads);
+#ifndef __SANITIZE_ADDRESS__
     CHECK(residentKiB() - rss < 2048);
+#else
+    // Not under ASan: its use-after-return detection gives every thread rings of fake stack frames
+    // that are touched a slot further on each call, so dl4cpp's instrumented GEMM kernels (large
+    // frames, many calls) grow the resident size until the rings wrap (12 MB here; 0 with
+    // detect_stack_use_after_return=0). The plain build checks the memory.
+    MESSAGE("resident growth not checked under AddressSanitizer: " << residentKiB() - rss << " KiB");
+#endif
     CHECK(root.getEpochCount() == 22);
   }
 
