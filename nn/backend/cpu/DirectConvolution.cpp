@@ -1,9 +1,7 @@
 #include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
 
 #include <algorithm>
-#include <array>
 #include <string>
-#include <utility>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -13,6 +11,7 @@
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cpu/Avx512Sum.h>
 #include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
+#include <dl4cpp/nn/backend/cpu/KernelTable.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 
 namespace dl4cpp::cpu {
@@ -100,16 +99,7 @@ __attribute__((target("avx512f"))) void forwardBlock(const float* x, const float
 
 using ForwardKernel = void (*)(const float*, const float*, const float*, float*, int64_t, const Extents&);
 
-// Kernel tables indexed [B - 1][V - 1] (or [B - 1][T - 1]), built from a template of <B, V>.
-template <template <int, int> class Pick, int B, size_t... V>
-constexpr auto kernelRow(std::index_sequence<V...>) {
-  return std::array{Pick<B, static_cast<int>(V) + 1>::kernel...};
-}
-template <template <int, int> class Pick, int kInner, size_t... B>
-constexpr auto kernelTable(std::index_sequence<B...>) {
-  return std::array{kernelRow<Pick, static_cast<int>(B) + 1>(std::make_index_sequence<kInner>{})...};
-}
-
+// kForwardKernels<kRowPairs>[B - 1][V - 1] handles B output channels and V vectors.
 template <bool kRowPairs>
 struct ForwardFor {
   template <int B, int V>
@@ -118,8 +108,8 @@ struct ForwardFor {
   };
 };
 template <bool kRowPairs>
-constexpr auto kForwardKernels = kernelTable<ForwardFor<kRowPairs>::template Pick, kForwardVectors>(
-    std::make_index_sequence<kForwardChannels>{});
+constexpr auto kForwardKernels =
+    kernelTable<ForwardFor<kRowPairs>::template Pick, kForwardChannels, kForwardVectors>();
 
 // --- Weight gradient -------------------------------------------------------------------------------
 
@@ -170,6 +160,7 @@ __attribute__((target("avx512f"))) void gradientBlock(const float* x, const floa
 using GradientKernel = void (*)(const float*, const float*, int64_t, int64_t, int64_t, float*,
                                 int64_t, bool, const Extents&);
 
+// kGradientKernels<kRowPairs>[B - 1][T - 1] handles B output channels and T taps.
 template <bool kRowPairs>
 struct GradientFor {
   template <int B, int T>
@@ -178,8 +169,8 @@ struct GradientFor {
   };
 };
 template <bool kRowPairs>
-constexpr auto kGradientKernels = kernelTable<GradientFor<kRowPairs>::template Pick, kGradientTaps>(
-    std::make_index_sequence<kGradientChannels>{});
+constexpr auto kGradientKernels =
+    kernelTable<GradientFor<kRowPairs>::template Pick, kGradientChannels, kGradientTaps>();
 
 // grad[i] = the sum of the 16 partial sums of weight i, for i in [begin, end).
 __attribute__((target("avx512f"))) void sumPartials(const float* partials, float* grad,

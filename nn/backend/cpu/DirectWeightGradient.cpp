@@ -1,8 +1,6 @@
 #include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
 
 #include <algorithm>
-#include <array>
-#include <utility>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -12,6 +10,7 @@
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cpu/Avx512Sum.h>
 #include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
+#include <dl4cpp/nn/backend/cpu/KernelTable.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 
 namespace dl4cpp::cpu {
@@ -80,15 +79,11 @@ __attribute__((target("avx512f"))) void adjacentTapGradients(const float* x, con
 using TapKernel = void (*)(const float*, const float*, float*, int64_t, const Extents&);
 
 // kTapKernels[B - 1][K - 1] handles B channels and K taps.
-template <int B, size_t... K>
-constexpr std::array<TapKernel, sizeof...(K)> tapKernelsFor(std::index_sequence<K...>) {
-  return {&adjacentTapGradients<B, static_cast<int>(K) + 1>...};
-}
-template <size_t... B>
-constexpr auto tapKernels(std::index_sequence<B...>) {
-  return std::array{tapKernelsFor<static_cast<int>(B) + 1>(std::make_index_sequence<kMaxTaps>{})...};
-}
-constexpr auto kTapKernels = tapKernels(std::make_index_sequence<kMaxChannels>{});
+template <int B, int K>
+struct TapKernelFor {
+  static constexpr TapKernel kernel = &adjacentTapGradients<B, K>;
+};
+constexpr auto kTapKernels = kernelTable<TapKernelFor, kMaxChannels, kMaxTaps>();
 
 // B = `channels` output channels' gradients from one image: grad[j * stride + t] for every tap t,
 // and grad[j * stride + taps] = Σ dy[j] (the bias).

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <utility>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -14,6 +13,7 @@
 
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
+#include <dl4cpp/nn/backend/cpu/KernelTable.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 #include <dl4cpp/nn/backend/cpu/SgemmStatus.h>
 
@@ -118,25 +118,22 @@ __attribute__((target("avx512f"))) void microKernel(int64_t kc, const float* a, 
 using MicroKernel = void (*)(int64_t, const float*, int64_t, int64_t, const float*, int64_t, float*,
                              int64_t, __mmask16, bool);
 
+template <int64_t kRowStride, bool kMasked>
+struct MicroKernelFor {
+  template <int R, int V>
+  struct Pick {
+    static constexpr MicroKernel kernel = &microKernel<R, V, kRowStride, kMasked>;
+  };
+};
 // [masked][R - 1][V - 1] for one layout of A.
-template <int64_t kRowStride, bool kMasked, int R, size_t... V>
-constexpr auto kernelRow(std::index_sequence<V...>) {
-  return std::array<MicroKernel, kNV>{
-      &microKernel<R, static_cast<int>(V) + 1, kRowStride, kMasked>...};
-}
-template <int64_t kRowStride, bool kMasked, size_t... R>
-constexpr auto kernelRows(std::index_sequence<R...>) {
-  return std::array{
-      kernelRow<kRowStride, kMasked, static_cast<int>(R) + 1>(std::make_index_sequence<kNV>{})...};
-}
 template <int64_t kRowStride>
-constexpr auto kernelTable() {
-  return std::array{kernelRows<kRowStride, false>(std::make_index_sequence<kMR>{}),
-                    kernelRows<kRowStride, true>(std::make_index_sequence<kMR>{})};
+constexpr auto kernelsFor() {
+  return std::array{kernelTable<MicroKernelFor<kRowStride, false>::template Pick, kMR, kNV>(),
+                    kernelTable<MicroKernelFor<kRowStride, true>::template Pick, kMR, kNV>()};
 }
-constexpr auto kPackedAKernels = kernelTable<kKC>();
-constexpr auto kTransposedAKernels = kernelTable<1>();
-constexpr auto kRowsAKernels = kernelTable<0>();
+constexpr auto kPackedAKernels = kernelsFor<kKC>();
+constexpr auto kTransposedAKernels = kernelsFor<1>();
+constexpr auto kRowsAKernels = kernelsFor<0>();
 
 // --- Packing -------------------------------------------------------------------------------------
 
