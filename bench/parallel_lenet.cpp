@@ -9,12 +9,18 @@
 //   bench_parallel_lenet [--examples 7680] [--repeats 3] [--json results.json] [--device cpu|cuda]
 // The "vs 1x1" column divides by the single model on one thread, batch 128; "vs 1 worker" by the
 // 1-worker ParallelWrapper with the same mode, k and batch per worker (the scaling of the wrapper
-// itself).
+// itself). "independent models" trains N single 1-thread models at the same time, each on its own
+// thread with its own iterator and nothing shared: the most N cores give this workload with no
+// averaging, barrier or data pipeline at all (caches, memory bandwidth and the host's other
+// tenants are shared all the same). "vs independent" divides a wrapper with N workers by it.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <exception>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <dl4cpp/dl4cpp.h>
@@ -36,6 +42,7 @@ struct Config {
   TrainingMode mode = TrainingMode::AVERAGING;
   int batch = 128;  // per worker
   bool pin = false;  // ParallelWrapper::Builder::bindToCores
+  bool independent = false;  // `workers` separate single models, no ParallelWrapper
 };
 
 struct Sample {
@@ -49,8 +56,58 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+using Clock = std::chrono::steady_clock;
+
+// c.workers single models trained at once on their own threads, each on its own iterator over
+// `examples` / c.workers examples; iterators are built and models warmed up before the clock starts.
+Sample measureIndependent(const Config& c, Device device, int examples, const std::string& dir) {
+  std::vector<std::unique_ptr<MnistDataSetIterator>> data;
+  std::vector<std::unique_ptr<MultiLayerNetwork>> models;
+  for (int m = 0; m < c.workers; ++m) {
+    data.push_back(std::make_unique<MnistDataSetIterator>(c.batch, examples / c.workers, false, true,
+                                                          true, 123 + m, dir));
+    models.push_back(std::make_unique<MultiLayerNetwork>(samples::lenetConfiguration(), device, c.threads));
+    models.back()->init();
+  }
+  std::atomic<int> ready{0};
+  std::vector<Clock::time_point> finished(static_cast<size_t>(c.workers));
+  std::vector<int64_t> trained(static_cast<size_t>(c.workers), 0);
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(c.workers));
+  Clock::time_point start;
+  std::vector<std::thread> threads;
+  for (int m = 0; m < c.workers; ++m)
+    threads.emplace_back([&, m] {
+      try {
+        MnistDataSetIterator& train = *data[static_cast<size_t>(m)];
+        MultiLayerNetwork& model = *models[static_cast<size_t>(m)];
+        for (int i = 0; i < 4 && train.hasNext(); ++i) model.fit(train.next());  // warm-up
+        train.reset();
+        // Start together: the last thread to arrive starts the clock.
+        if (ready.fetch_add(1) + 1 == c.workers) start = Clock::now();
+        while (ready.load() < c.workers) std::this_thread::yield();
+        while (train.hasNext()) {
+          const DataSet batch = train.next();
+          trained[static_cast<size_t>(m)] += batch.numExamples();
+          model.fit(batch);
+        }
+        finished[static_cast<size_t>(m)] = Clock::now();
+      } catch (...) {
+        errors[static_cast<size_t>(m)] = std::current_exception();
+        ready = c.workers;  // never leave the others waiting
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  int64_t total = 0;
+  for (int64_t n : trained) total += n;
+  Sample s;
+  s.samplesPerSecond = static_cast<double>(total) /
+                       std::chrono::duration<double>(*std::max_element(finished.begin(), finished.end()) - start).count();
+  return s;
+}
+
 Sample measure(const Config& c, Device device, MnistDataSetIterator& train) {
-  using Clock = std::chrono::steady_clock;
   // The single model trains on `device`; a wrapper's root stays on the CPU, its workers on `device`.
   MultiLayerNetwork model(samples::lenetConfiguration(), c.workers == 0 ? device : Device::cpu(), c.threads);
   model.init();
@@ -107,6 +164,7 @@ int main(int argc, char** argv) try {
 
   std::vector<Config> configs{{"single model", 0, 1}};
   if (cores > 1 && device.isCpu()) configs.push_back({"single model", 0, cores});
+  if (cores > 1) configs.push_back({"independent models", 2, 1, 1, TrainingMode::AVERAGING, 128, false, true});
   for (TrainingMode mode : {TrainingMode::AVERAGING, TrainingMode::SHARED_GRADIENTS})
     for (int workers : {1, 2})
       for (int frequency : {1, 3, 10}) {
@@ -124,7 +182,10 @@ int main(int argc, char** argv) try {
 
   std::vector<std::vector<Sample>> results(configs.size());
   for (int r = 0; r < repeats; ++r)
-    for (size_t i = 0; i < configs.size(); ++i) results[i].push_back(measure(configs[i], device, configs[i].batch == 64 ? train64 : train128));
+    for (size_t i = 0; i < configs.size(); ++i)
+      results[i].push_back(configs[i].independent
+                               ? measureIndependent(configs[i], device, examples, dir)
+                               : measure(configs[i], device, configs[i].batch == 64 ? train64 : train128));
 
   auto med = [&](size_t i, double Sample::*field) {
     std::vector<double> v;
@@ -135,36 +196,48 @@ int main(int argc, char** argv) try {
   // The 1-worker run this configuration's scaling is measured against, if there is one.
   auto oneWorkerRatio = [&](size_t i) -> std::optional<double> {
     const Config& c = configs[i];
-    if (c.workers < 2) return std::nullopt;
+    if (c.workers < 2 || c.independent) return std::nullopt;
     for (size_t j = 0; j < configs.size(); ++j) {
       const Config& o = configs[j];
-      if (o.workers == 1 && o.mode == c.mode && o.frequency == c.frequency && o.batch == c.batch)
+      if (o.workers == 1 && !o.independent && o.mode == c.mode && o.frequency == c.frequency && o.batch == c.batch)
+        return med(i, &Sample::samplesPerSecond) / med(j, &Sample::samplesPerSecond);
+    }
+    return std::nullopt;
+  };
+  // A wrapper against as many independent models as it has workers, same batch per model.
+  auto independentRatio = [&](size_t i) -> std::optional<double> {
+    const Config& c = configs[i];
+    if (c.workers < 2 || c.independent) return std::nullopt;
+    for (size_t j = 0; j < configs.size(); ++j) {
+      const Config& o = configs[j];
+      if (o.independent && o.workers == c.workers && o.batch == c.batch)
         return med(i, &Sample::samplesPerSecond) / med(j, &Sample::samplesPerSecond);
     }
     return std::nullopt;
   };
   std::cout << fmt::format("LeNet on MNIST on {}, {} examples per run, median of {} runs, {} cores\n\n",
                            device.toString(), examples, repeats, cores);
-  std::cout << fmt::format("{:<20} {:>7} {:>8} {:>6} {:>4} {:>10} {:>9} {:>12} {:>10} {:>9} {:>10}\n",
+  std::cout << fmt::format("{:<20} {:>7} {:>8} {:>6} {:>4} {:>10} {:>9} {:>12} {:>15} {:>10} {:>9} {:>10}\n",
                            "mode", "workers", "threads", "batch", "k", "samples/s", "vs 1x1",
-                           "vs 1 worker", "averaging", "barrier", "data wait");
+                           "vs 1 worker", "vs independent", "averaging", "barrier", "data wait");
   std::string json = "[\n";
   for (size_t i = 0; i < configs.size(); ++i) {
     const Config& c = configs[i];
     const double sps = med(i, &Sample::samplesPerSecond);
-    const std::string k = c.workers == 0 ? "-" : std::to_string(c.frequency);
-    const std::optional<double> scaling = oneWorkerRatio(i);
-    const std::string vsOneWorker = scaling ? fmt::format("{:.2f}x", *scaling) : "-";
-    std::cout << fmt::format("{:<20} {:>7} {:>8} {:>6} {:>4} {:>10.0f} {:>8.2f}x {:>12} {:>9.2f}% {:>8.2f}% {:>9.2f}%\n",
+    const std::string k = c.workers == 0 || c.independent ? "-" : std::to_string(c.frequency);
+    const std::optional<double> scaling = oneWorkerRatio(i), ofIndependent = independentRatio(i);
+    auto ratio = [](const std::optional<double>& r) { return r ? fmt::format("{:.2f}x", *r) : std::string("-"); };
+    auto jsonRatio = [](const std::optional<double>& r) { return r ? fmt::format("{:.3f}", *r) : std::string("null"); };
+    std::cout << fmt::format("{:<20} {:>7} {:>8} {:>6} {:>4} {:>10.0f} {:>8.2f}x {:>12} {:>15} {:>9.2f}% {:>8.2f}% {:>9.2f}%\n",
                              c.name, c.workers == 0 ? "-" : std::to_string(c.workers), c.threads, c.batch, k,
-                             sps, sps / base, vsOneWorker,
+                             sps, sps / base, ratio(scaling), ratio(ofIndependent),
                              100 * med(i, &Sample::averaging), 100 * med(i, &Sample::barrier),
                              100 * med(i, &Sample::dataWait));
     json += fmt::format(R"(  {{"device": "{}", "mode": "{}", "workers": {}, "threadsPerWorker": {}, "batchPerWorker": {}, "averagingFrequency": {}, )"
-                        R"("samplesPerSecond": {:.1f}, "ratioToSingle1Thread": {:.3f}, "ratioToOneWorker": {}, "averagingShare": {:.5f}, )"
-                        R"("barrierShare": {:.5f}, "dataWaitShare": {:.5f}, "runs": {}}}{})",
+                        R"("samplesPerSecond": {:.1f}, "ratioToSingle1Thread": {:.3f}, "ratioToOneWorker": {}, "ratioToIndependent": {}, )"
+                        R"("averagingShare": {:.5f}, "barrierShare": {:.5f}, "dataWaitShare": {:.5f}, "runs": {}}}{})",
                         device.toString(), c.name, c.workers, c.threads, c.batch, c.frequency, sps, sps / base,
-                        scaling ? fmt::format("{:.3f}", *scaling) : "null", med(i, &Sample::averaging),
+                        jsonRatio(scaling), jsonRatio(ofIndependent), med(i, &Sample::averaging),
                         med(i, &Sample::barrier), med(i, &Sample::dataWait), repeats,
                         i + 1 < configs.size() ? ",\n" : "\n");
   }
