@@ -50,6 +50,25 @@ class Backend {
   virtual void poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
                                const WindowGeometry& g, const Tensor& workspace) = 0;
 
+  // --- A convolution feeding MAX pooling ---------------------------------------------------------
+  // For a convolution with an identity activation whose output only a MAX pooling layer reads
+  // (MultiLayerNetwork fuses such pairs): pooled = maxpool(conv(x, w) + b) with the arg-max in
+  // `workspace` when training, the same numbers as convolutionForward into convOutput followed by
+  // poolingForward(MAX) from it, which is what this default does. convOutput (N, O, outH, outW)
+  // is the convolution's output buffer; an implementation that pools each image as soon as it is
+  // computed may leave it untouched (the CPU backend, where its kernels allow).
+  virtual void convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                                            Tensor& convOutput, Tensor& pooled,
+                                            const WindowGeometry& convG, const WindowGeometry& poolG,
+                                            bool training, Tensor& workspace);
+  // dw, db (db may be empty) from x and the pooled output's gradient dPooled: the same numbers as
+  // poolingBackward(MAX) into convOutputGrad followed by convolutionBackwardWeights (this
+  // default). convOutputGrad (N, O, outH, outW) may be left untouched, as convOutput above.
+  virtual void convolutionMaxPoolingBackwardWeights(const Tensor& x, const Tensor& dPooled,
+                                                    const Tensor& workspace, Tensor& convOutputGrad,
+                                                    Tensor& dw, Tensor& db, const WindowGeometry& convG,
+                                                    const WindowGeometry& poolG);
+
   // --- Inner product: y = x W^T + b --------------------------------------------------------------
   // x (N, nIn), w (nOut, nIn), b (nOut) or empty, y (N, nOut).
   virtual void innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b,

@@ -63,4 +63,21 @@ void ConvolutionLayer::backwardInput(DeviceContext& ctx, const Tensor& grad, Ten
   ctx.backend().convolutionBackwardData(grad, w_, inputGrad, geometry_);
 }
 
+bool ConvolutionLayer::fusesWith(const SubsamplingLayer& pooling) const {
+  return activation_ == Activation::IDENTITY && pooling.kind() == PoolingType::MAX;
+}
+
+void ConvolutionLayer::forwardPooled(DeviceContext& ctx, const Tensor& input, Tensor& output,
+                                     SubsamplingLayer& pooling, Tensor& pooled, bool training) {
+  ctx.backend().convolutionMaxPoolingForward(input, w_, b_, output, pooled, geometry_,
+                                             pooling.geometry(), training, pooling.workspace());
+}
+
+void ConvolutionLayer::backwardParamsPooled(DeviceContext& ctx, const Tensor& input,
+                                            const SubsamplingLayer& pooling,
+                                            const Tensor& pooledGrad, Tensor& grad) {
+  ctx.backend().convolutionMaxPoolingBackwardWeights(input, pooledGrad, pooling.workspace(), grad,
+                                                     dw_, db_, geometry_, pooling.geometry());
+}
+
 }  // namespace dl4cpp::layers

@@ -20,6 +20,12 @@ class SubsamplingLayer : public Layer {
     ctx.backend().poolingBackward(kind_, grad, inputGrad, geometry_, workspace_);
   }
 
+  // For a ConvolutionLayer that runs this layer's passes inside its own (ConvolutionLayer.h).
+  PoolingType kind() const { return kind_; }
+  const WindowGeometry& geometry() const { return geometry_; }
+  Tensor& workspace() { return workspace_; }
+  const Tensor& workspace() const { return workspace_; }
+
  private:
   PoolingType kind_;
   WindowGeometry geometry_;

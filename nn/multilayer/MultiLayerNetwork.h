@@ -35,6 +35,11 @@
 
 namespace dl4cpp {
 
+namespace layers {
+class ConvolutionLayer;
+class SubsamplingLayer;
+}  // namespace layers
+
 class MultiLayerNetwork {
  public:
   // numThreads: CPU threads for this network's ops; 0 = all cores.
@@ -160,6 +165,12 @@ class MultiLayerNetwork {
   std::vector<std::unique_ptr<layers::Layer>> layers_;
   std::vector<ParamSegment> segments_;
   Tensor params_, gradients_, updaterState_;
+
+  // fusedPooling_[i]: layer i is a ConvolutionLayer whose output only the MAX pooling layer i + 1
+  // reads and which runs that layer's passes inside its own (ConvolutionLayer::fusesWith).
+  std::vector<bool> fusedPooling_;
+  layers::ConvolutionLayer& fusedConvolution(size_t i);
+  layers::SubsamplingLayer& fusedPoolingOf(size_t i);
 
   // Per layer: capacity buffers and the views of the current batch.
   int64_t capacity_ = 0;

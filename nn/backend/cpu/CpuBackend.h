@@ -31,6 +31,14 @@ class CpuBackend final : public Backend {
                       bool training, Tensor& workspace) override;
   void poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx, const WindowGeometry& g,
                        const Tensor& workspace) override;
+  void convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                                    Tensor& convOutput, Tensor& pooled, const WindowGeometry& convG,
+                                    const WindowGeometry& poolG, bool training,
+                                    Tensor& workspace) override;
+  void convolutionMaxPoolingBackwardWeights(const Tensor& x, const Tensor& dPooled,
+                                            const Tensor& workspace, Tensor& convOutputGrad,
+                                            Tensor& dw, Tensor& db, const WindowGeometry& convG,
+                                            const WindowGeometry& poolG) override;
   void innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) override;
   void innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx) override;
   void innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,

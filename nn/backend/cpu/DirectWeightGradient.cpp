@@ -131,36 +131,54 @@ int64_t directWeightGradientScratchFloats(const Shape& x, const Shape& w) {
   return x[0] * w[0] * (w.numel() / w[0] + 1);
 }
 
-void directWeightGradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
-                          const WindowGeometry& g, float* scratch) {
-  if (!directWeightGradientSupported(g))
-    throw BackendError(
-        "direct convolution weight gradient: needs AVX-512, stride 1, no padding or dilation");
+namespace {
+Extents extentsOf(const Shape& x, const Shape& dw, const WindowGeometry& g) {
+  return {x[1], x[2], x[3], g.outH(x[2]), g.outW(x[3]), dw[2], dw[3]};
+}
+}  // namespace
+
+void directWeightGradientImage(const float* x, const float* dy, float* sums, const Shape& xShape,
+                               const Shape& dwShape, const WindowGeometry& g) {
 #ifdef DL4CPP_DIRECT_WEIGHT_GRADIENT_AVX512
-  const Extents e{x.dim(1), x.dim(2), x.dim(3), dy.dim(2), dy.dim(3), dw.dim(2), dw.dim(3)};
-  const int64_t images = x.dim(0), outChannels = dw.dim(0), taps = e.taps();
-  const int64_t stride = taps + 1, perImage = outChannels * stride;  // [O][taps, bias] per image
-  const float* xs = x.data();
-  const float* dys = dy.data();
-  const int64_t inImage = e.channels * e.inH * e.inW, outPlane = e.outH * e.outW;
-  parallelFor(images, [&](int64_t n) {
-    for (int64_t first = 0; first < outChannels; first += kMaxChannels)
-      channelBlockGradients(xs + n * inImage, dys + (n * outChannels + first) * outPlane,
-                            std::min<int64_t>(kMaxChannels, outChannels - first),
-                            scratch + n * perImage + first * stride, stride, e);
-  });
-  // The images' sums, added in image order.
+  const Extents e = extentsOf(xShape, dwShape, g);
+  const int64_t outChannels = dwShape[0], stride = e.taps() + 1, outPlane = e.outH * e.outW;
+  for (int64_t first = 0; first < outChannels; first += kMaxChannels)
+    channelBlockGradients(x, dy + first * outPlane, std::min<int64_t>(kMaxChannels, outChannels - first),
+                          sums + first * stride, stride, e);
+#else
+  (void)x, (void)dy, (void)sums, (void)xShape, (void)dwShape, (void)g;
+#endif
+}
+
+void directWeightGradientSum(const float* sums, int64_t images, Tensor& dw, Tensor& db) {
+  const int64_t outChannels = dw.dim(0), taps = dw.numel() / outChannels;
+  const int64_t stride = taps + 1, perImage = outChannels * stride;
   float* grad = dw.data();
   float* bias = db.empty() ? nullptr : db.data();
   parallelFor(outChannels, [&](int64_t o) {
     for (int64_t t = 0; t <= taps; ++t) {
       float sum = 0.0f;
-      for (int64_t n = 0; n < images; ++n) sum += scratch[n * perImage + o * stride + t];
+      for (int64_t n = 0; n < images; ++n) sum += sums[n * perImage + o * stride + t];
       if (t < taps) grad[o * taps + t] = sum;
       else if (bias) bias[o] = sum;
     }
   });
-#endif
+}
+
+void directWeightGradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
+                          const WindowGeometry& g, float* scratch) {
+  if (!directWeightGradientSupported(g))
+    throw BackendError(
+        "direct convolution weight gradient: needs AVX-512, stride 1, no padding or dilation");
+  const int64_t perImage = dw.dim(0) * (dw.numel() / dw.dim(0) + 1);
+  const int64_t inImage = x.numel() / x.dim(0), outImage = dy.numel() / dy.dim(0);
+  const float* xs = x.data();
+  const float* dys = dy.data();
+  parallelFor(x.dim(0), [&](int64_t n) {
+    directWeightGradientImage(xs + n * inImage, dys + n * outImage, scratch + n * perImage, x.shape(),
+                              dw.shape(), g);
+  });
+  directWeightGradientSum(scratch, x.dim(0), dw, db);
 }
 
 }  // namespace dl4cpp::cpu

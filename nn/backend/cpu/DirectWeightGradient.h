@@ -29,4 +29,12 @@ int64_t directWeightGradientScratchFloats(const Shape& x, const Shape& w);
 void directWeightGradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
                           const WindowGeometry& g, float* scratch);
 
+// directWeightGradient's two stages, for callers that produce each image's dy on the fly
+// (ConvolutionPooling.h): one image's sums, [O, C·kH·kW + 1] at `sums` (its slot in the scratch:
+// image n's at n · O · (C·kH·kW + 1)), from that image's x (C, H, W) and dy (O, outH, outW);
+// then dw and db, the images' sums added in image order. Same conditions as directWeightGradient.
+void directWeightGradientImage(const float* x, const float* dy, float* sums, const Shape& xShape,
+                               const Shape& dwShape, const WindowGeometry& g);
+void directWeightGradientSum(const float* sums, int64_t images, Tensor& dw, Tensor& db);
+
 }  // namespace dl4cpp::cpu

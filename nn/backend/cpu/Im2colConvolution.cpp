@@ -8,7 +8,6 @@
 #endif
 
 #include <algorithm>
-#include <exception>
 
 #include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
@@ -18,9 +17,7 @@ namespace dl4cpp::cpu {
 
 namespace {
 
-struct Extents {
-  int64_t channels, inH, inW, outH, outW;
-};
+using Extents = ConvolutionExtents;
 
 // Kernel column kw sees input column offset + ow * strideW from output column ow; it lands inside
 // the input for ow in [first, last).
@@ -150,25 +147,6 @@ __attribute__((target("avx512f"))) void col2imGather(const float* col, float* dx
 // column matrix [depth, outH * outW] and sgemm's packing space.
 int64_t scratchDepth(const Shape& x, const Shape& w) { return x[1] * w[2] * w[3] + 1; }
 
-// Each image of a loop over the batch, spread over the OpenMP threads by parallelFor:
-// body(image, thread), thread indexing the caller's per-thread scratch (0 where the loop runs on
-// the calling thread alone, inside another region or on one thread). The first exception an image
-// throws (sgemm's oneDNN fallback) is rethrown after the loop: none may leave a parallel region.
-template <typename Body>
-void forEachImage(int64_t images, const Body& body) {
-  const bool single = singleThreaded();
-  std::exception_ptr failure;
-  parallelFor(images, [&](int64_t n) {
-    try {
-      body(n, single ? 0 : omp_get_thread_num());
-    } catch (...) {
-#pragma omp critical(dl4cpp_im2col_failure)
-      failure = std::current_exception();
-    }
-  });
-  if (failure) std::rethrow_exception(failure);
-}
-
 }  // namespace
 
 bool col2imGatherSupported(const WindowGeometry& g) {
@@ -188,40 +166,50 @@ int64_t im2colScratchFloats(const Shape& x, const Shape& w, const WindowGeometry
   return w[0] * depth + threads * perThread;
 }
 
-void im2colConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
-                              const WindowGeometry& g, float* scratch) {
-  const Extents e{x.dim(1), x.dim(2), x.dim(3), y.dim(2), y.dim(3)};
-  const int64_t images = x.dim(0), outChannels = w.dim(0);
-  const int64_t taps = e.channels * g.kernelH * g.kernelW, positions = e.outH * e.outW;
+Im2colForward::Im2colForward(const Tensor& x, const Tensor& w, const Tensor& b, const WindowGeometry& g,
+                             float* scratch)
+    : x_(x.data()),
+      extents_{x.dim(1), x.dim(2), x.dim(3), g.outH(x.dim(2)), g.outW(x.dim(3))},
+      geometry_(g),
+      outChannels_(w.dim(0)),
+      taps_(x.dim(1) * g.kernelH * g.kernelW),
+      rows_(scratchDepth(x.shape(), w.shape())),
+      bias_(!b.empty()),
+      weights_(w.data()) {
+  const int64_t positions = extents_.outH * extents_.outW;
   // The bias rides in the GEMM: weights [O, taps + 1] with the bias as last column, times columns
   // [taps + 1, P] whose last row is ones. Filling the output with the bias first and accumulating
   // into it (beta = 1) cost a fifth more on LeNet's first layer.
-  const bool bias = !b.empty();
-  const int64_t rows = scratchDepth(x.shape(), w.shape());  // stride of the scratch blocks
-  const int64_t depth = bias ? taps + 1 : taps;             // rows the GEMM reads
-  const float* weights = w.data();
-  if (bias) {
+  if (bias_) {
     float* extended = scratch;
-    for (int64_t o = 0; o < outChannels; ++o) {
-      std::copy_n(w.data() + o * taps, taps, extended + o * depth);
-      extended[o * depth + taps] = b.data()[o];
+    for (int64_t o = 0; o < outChannels_; ++o) {
+      std::copy_n(w.data() + o * taps_, taps_, extended + o * (taps_ + 1));
+      extended[o * (taps_ + 1) + taps_] = b.data()[o];
     }
-    weights = extended;
+    weights_ = extended;
   }
-  float* columns = scratch + outChannels * rows;
-  const int64_t perThread =
-      rows * positions + sgemmScratchFloats('N', 'N', outChannels, positions, rows, 1);
-  const float* xs = x.data();
+  columns_ = scratch + outChannels_ * rows_;
+  perThread_ = rows_ * positions + sgemmScratchFloats('N', 'N', outChannels_, positions, rows_, 1);
+}
+
+void Im2colForward::image(int64_t n, float* y, int thread) const {
+  const Extents& e = extents_;
+  const int64_t positions = e.outH * e.outW, depth = bias_ ? taps_ + 1 : taps_;
+  float* col = columns_ + thread * perThread_;
+  im2col(x_ + n * e.channels * e.inH * e.inW, col, e, geometry_);
+  if (bias_) std::fill(col + taps_ * positions, col + depth * positions, 1.0f);
+  // Row-major y_n[O, P] = weights[O, depth] * col[depth, P].
+  sgemm('N', 'N', outChannels_, positions, depth, weights_, depth, col, positions, 0.0f, y,
+        positions, col + rows_ * positions);
+}
+
+void im2colConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                              const WindowGeometry& g, float* scratch) {
+  const Im2colForward forward(x, w, b, g, scratch);
+  const int64_t perImage = y.numel() / y.dim(0);
   float* ys = y.data();
   // Inside the loop's region sgemm runs on the calling thread only.
-  forEachImage(images, [&](int64_t n, int thread) {
-    float* col = columns + thread * perThread;
-    im2col(xs + n * e.channels * e.inH * e.inW, col, e, g);
-    if (bias) std::fill(col + taps * positions, col + depth * positions, 1.0f);
-    // Row-major y_n[O, P] = weights[O, depth] * col[depth, P].
-    sgemm('N', 'N', outChannels, positions, depth, weights, depth, col, positions, 0.0f,
-          ys + n * outChannels * positions, positions, col + rows * positions);
-  });
+  parallelForOnThreads(x.dim(0), [&](int64_t n, int thread) { forward.image(n, ys + n * perImage, thread); });
 }
 
 int64_t col2imScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g,
@@ -241,7 +229,7 @@ void im2colConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx
   float* dxs = dx.data();
   const int64_t perThread =
       taps * positions + sgemmScratchFloats('T', 'N', taps, positions, outChannels, 1);
-  forEachImage(images, [&](int64_t n, int thread) {
+  parallelForOnThreads(images, [&](int64_t n, int thread) {
     float* col = scratch + thread * perThread;
     // Row-major dcol[taps, P] = w[O, taps]ᵀ · dy_n[O, P].
     sgemm('T', 'N', taps, positions, outChannels, weights, taps, dys + n * outChannels * positions,

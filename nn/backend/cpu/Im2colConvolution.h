@@ -33,6 +33,34 @@ int64_t im2colScratchFloats(const Shape& x, const Shape& w, const WindowGeometry
 void im2colConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
                               const WindowGeometry& g, float* scratch);
 
+// One image's input and output extents.
+struct ConvolutionExtents {
+  int64_t channels, inH, inW, outH, outW;
+};
+
+// im2colConvolutionForward one image at a time, for callers that use each image's output while it
+// is still in cache (ConvolutionPooling.h); im2colConvolutionForward is a loop over image().
+class Im2colForward {
+ public:
+  // `scratch` as for im2colConvolutionForward; the weights (with the bias appended) are prepared
+  // here, so x, w, b and the scratch must outlive the object.
+  Im2colForward(const Tensor& x, const Tensor& w, const Tensor& b, const WindowGeometry& g,
+                float* scratch);
+  // Image n's output, O x outH x outW floats, into y, with the columns in scratch part `thread`
+  // (each concurrent caller its own, below the thread count the scratch was sized for).
+  void image(int64_t n, float* y, int thread) const;
+
+ private:
+  const float* x_;
+  ConvolutionExtents extents_;
+  WindowGeometry geometry_;
+  int64_t outChannels_, taps_, rows_;
+  bool bias_;
+  const float* weights_;
+  float* columns_ = nullptr;
+  int64_t perThread_ = 0;
+};
+
 // Floats of scratch im2colConvolutionBackwardData needs with `threads` OpenMP threads: per thread
 // one image's column-gradient matrix, [C*kH*kW, outH*outW], and sgemm's packing space.
 int64_t col2imScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g, int threads);

@@ -161,33 +161,26 @@ int64_t maxPoolingWorkspaceFloats(const Shape& y) {
   return (y.numel() + static_cast<int64_t>(sizeof(float)) - 1) / static_cast<int64_t>(sizeof(float));
 }
 
-void maxPoolingForward(const Tensor& x, Tensor& y, const WindowGeometry& g, uint8_t* argmax) {
-  const int64_t planes = x.dim(0) * x.dim(1), inH = x.dim(2), inW = x.dim(3);
-  const int64_t outH = y.dim(2), outW = y.dim(3);
+void maxPoolingForwardPlanes(const float* x, float* y, uint8_t* argmax, int64_t planes,
+                             const PlaneExtents& e, const WindowGeometry& g) {
   const bool twoByTwo = isTwoByTwoStrideTwo(g);
-  const float* xs = x.data();
-  float* ys = y.data();
-  parallelFor(planes, [&](int64_t p) {
-    const float* xp = xs + p * inH * inW;
-    float* yp = ys + p * outH * outW;
-    uint8_t* ap = argmax ? argmax + p * outH * outW : nullptr;
-    if (twoByTwo) forwardPlane2x2(xp, yp, ap, inW, outH, outW);
-    else forwardPlane(xp, yp, ap, inW, outH, outW, g);
-  });
+  for (int64_t p = 0; p < planes; ++p) {
+    const float* xp = x + p * e.inH * e.inW;
+    float* yp = y + p * e.outH * e.outW;
+    uint8_t* ap = argmax ? argmax + p * e.outH * e.outW : nullptr;
+    if (twoByTwo) forwardPlane2x2(xp, yp, ap, e.inW, e.outH, e.outW);
+    else forwardPlane(xp, yp, ap, e.inW, e.outH, e.outW, g);
+  }
 }
 
-void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
-                        const uint8_t* argmax, bool allowAvx512) {
-  const int64_t planes = dx.dim(0) * dx.dim(1), inH = dx.dim(2), inW = dx.dim(3);
-  const int64_t outH = dy.dim(2), outW = dy.dim(3);
-  const float* dys = dy.data();
-  float* dxs = dx.data();
+void maxPoolingBackwardPlanes(const float* dy, float* dx, const uint8_t* argmax, int64_t planes,
+                              const PlaneExtents& e, const WindowGeometry& g, bool allowAvx512) {
+  const int64_t inH = e.inH, inW = e.inW, outH = e.outH, outW = e.outW;
   const bool twoByTwo = isTwoByTwoStrideTwo(g);
   [[maybe_unused]] const bool avx512 = allowAvx512 && hasAvx512BwVl();
-  // Planes are independent, so overlapping windows (stride < kernel) add without races.
-  parallelFor(planes, [&](int64_t p) {
-    float* dxp = dxs + p * inH * inW;
-    const float* dyp = dys + p * outH * outW;
+  for (int64_t p = 0; p < planes; ++p) {
+    float* dxp = dx + p * inH * inW;
+    const float* dyp = dy + p * outH * outW;
     const uint8_t* ap = argmax + p * outH * outW;
     if (twoByTwo) {
 #ifdef DL4CPP_POOLING_AVX512
@@ -200,8 +193,9 @@ void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
       for (int64_t h = 2 * outH; h < inH; ++h) std::fill(dxp + h * inW, dxp + (h + 1) * inW, 0.0f);
       if (inW > 2 * outW)
         for (int64_t h = 0; h < 2 * outH; ++h) std::fill(dxp + h * inW + 2 * outW, dxp + (h + 1) * inW, 0.0f);
-      return;
+      continue;
     }
+    // Overlapping windows (stride < kernel) add up within the plane.
     std::fill(dxp, dxp + inH * inW, 0.0f);
     for (int64_t oh = 0; oh < outH; ++oh)
       for (int64_t ow = 0; ow < outW; ++ow) {
@@ -209,6 +203,30 @@ void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
         const int64_t h = oh * g.strideH + at / g.kernelW, w = ow * g.strideW + at % g.kernelW;
         dxp[h * inW + w] += dyp[oh * outW + ow];
       }
+  }
+}
+
+void maxPoolingForward(const Tensor& x, Tensor& y, const WindowGeometry& g, uint8_t* argmax) {
+  const PlaneExtents e{x.dim(2), x.dim(3), y.dim(2), y.dim(3)};
+  const int64_t outPlane = e.outH * e.outW;
+  const float* xs = x.data();
+  float* ys = y.data();
+  parallelFor(x.dim(0) * x.dim(1), [&](int64_t p) {
+    maxPoolingForwardPlanes(xs + p * e.inH * e.inW, ys + p * outPlane,
+                            argmax ? argmax + p * outPlane : nullptr, 1, e, g);
+  });
+}
+
+void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
+                        const uint8_t* argmax, bool allowAvx512) {
+  const PlaneExtents e{dx.dim(2), dx.dim(3), dy.dim(2), dy.dim(3)};
+  const int64_t outPlane = e.outH * e.outW;
+  const float* dys = dy.data();
+  float* dxs = dx.data();
+  // Planes are independent, so overlapping windows add without races.
+  parallelFor(dx.dim(0) * dx.dim(1), [&](int64_t p) {
+    maxPoolingBackwardPlanes(dys + p * outPlane, dxs + p * e.inH * e.inW, argmax + p * outPlane, 1,
+                             e, g, allowAvx512);
   });
 }
 

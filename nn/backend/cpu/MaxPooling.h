@@ -29,4 +29,17 @@ void maxPoolingForward(const Tensor& x, Tensor& y, const WindowGeometry& g, uint
 void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
                         const uint8_t* argmax, bool allowAvx512 = true);
 
+// The extents of one (n, c) plane: input inH x inW, output outH x outW.
+struct PlaneExtents {
+  int64_t inH, inW, outH, outW;
+};
+
+// The same two passes over `planes` consecutive planes, on the calling thread (for callers that
+// pool an image as soon as they have computed it; the functions above split planes over the
+// OpenMP threads and call these).
+void maxPoolingForwardPlanes(const float* x, float* y, uint8_t* argmax, int64_t planes,
+                             const PlaneExtents& e, const WindowGeometry& g);
+void maxPoolingBackwardPlanes(const float* dy, float* dx, const uint8_t* argmax, int64_t planes,
+                              const PlaneExtents& e, const WindowGeometry& g, bool allowAvx512 = true);
+
 }  // namespace dl4cpp::cpu

@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <cstdint>
+#include <exception>
 
 namespace dl4cpp::cpu {
 
@@ -36,6 +37,25 @@ void parallelFor(int64_t n, const Body& body) {
   parallelRanges(n, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) body(i);
   });
+}
+
+// body(i, thread) for every i in [0, n), split as parallelFor, where thread indexes the caller's
+// per-thread scratch (0 when the loop runs on the calling thread alone: inside another region or
+// on one thread). The first exception a body throws (sgemm's oneDNN fallback) is rethrown after
+// the loop: none may leave a parallel region.
+template <typename Body>
+void parallelForOnThreads(int64_t n, const Body& body) {
+  const bool single = singleThreaded();
+  std::exception_ptr failure;
+  parallelFor(n, [&](int64_t i) {
+    try {
+      body(i, single ? 0 : omp_get_thread_num());
+    } catch (...) {
+#pragma omp critical(dl4cpp_parallel_for_failure)
+      failure = std::current_exception();
+    }
+  });
+  if (failure) std::rethrow_exception(failure);
 }
 
 // op(i) for every i in [0, n) of an element-wise loop, split as parallelRanges. Each range gets

@@ -442,6 +442,24 @@ TEST_SUITE("nn/multilayer") {
     CHECK(a.score() == b.score());
   }
 
+  TEST_CASE("MultiLayerNetwork: LeNet's gradient is the same bits with its first layer's backward fused or not") {
+    // Convolution 1 (identity) feeds MAX pooling: without an input gradient its weight gradient
+    // comes from the pooled gradient image by image, with one through the pooling layer's
+    // backward pass into its full output gradient (ConvolutionPooling.h).
+    MultiLayerNetwork model = initialized(samples::lenetConfiguration());
+    Tensor features(Shape{6, 784}), labels(Shape{6, 10});
+    for (int64_t i = 0; i < features.numel(); ++i)
+      features.data()[i] = static_cast<float>((i * 7919) % 256) / 255.0f;
+    for (int64_t r = 0; r < 6; ++r) labels.data()[r * 10 + (r * 3) % 10] = 1.0f;
+    const DataSet batch{features, labels};
+    const double fusedScore = model.computeGradientAndScore(batch, false);
+    const std::vector<float> fused = model.gradient().toVector();
+    const double unfusedScore = model.computeGradientAndScore(batch, true);
+    CHECK(model.inputGradient().numel() == features.numel());
+    CHECK(model.gradient().toVector() == fused);
+    CHECK(unfusedScore == fusedScore);
+  }
+
   TEST_CASE("MultiLayerNetwork: evaluate() counts every example") {
     MultiLayerNetwork net = initialized(denseConf());
     ListDataSetIterator it(toyData(10), 4);

@@ -16,11 +16,12 @@ namespace {
 constexpr int64_t kBatch = 8;
 
 // conv 3x3 (1 -> 4, 12x12 -> 10x10, RELU), max pool 2x2 (-> 5x5), dense 100 -> 16 (TANH),
-// output 16 -> 10 (softmax + NLL); l2 on the three weight tensors.
-MultiLayerConfiguration smallConvNet() {
+// output 16 -> 10 (softmax + NLL); l2 on the three weight tensors. (With IDENTITY the convolution
+// runs the pooling layer inside its own passes.)
+MultiLayerConfiguration smallConvNet(Activation convActivation = Activation::RELU) {
   return NeuralNetConfiguration::Builder().seed(7).updater(Nesterovs(0.01, 0.9)).l2(1e-4)
       .list()
-      .layer(ConvolutionLayer::Builder(3, 3).nOut(4).activation(Activation::RELU).build())
+      .layer(ConvolutionLayer::Builder(3, 3).nOut(4).activation(convActivation).build())
       .layer(SubsamplingLayer::Builder(PoolingType::MAX, 2, 2, 2, 2).build())
       .layer(DenseLayer::Builder().nOut(16).activation(Activation::TANH).build())
       .layer(OutputLayer::Builder(LossFunction::NEGATIVELOGLIKELIHOOD).nOut(10)
@@ -96,6 +97,29 @@ TEST_SUITE("nn/profiling") {
     model.fit(batch);
     CHECK(profiler->totals(0, P::FORWARD).calls == 1);
     CHECK(profiler->iterations() == 1);
+  }
+
+  TEST_CASE("LayerProfiler: a convolution fused with its MAX pooling layer is charged for both") {
+    MultiLayerNetwork model(smallConvNet(Activation::IDENTITY), Device::cpu(), 1);
+    model.init();
+    auto profiler = std::make_shared<LayerProfiler>();
+    model.setProfiler(profiler);
+    constexpr int64_t kIterations = 3;
+    for (int i = 0; i < kIterations; ++i) model.fit(smallBatch());
+    using P = ProfilePhase;
+    // One fused forward call and one fused weight-gradient call; no activation calls (identity);
+    // the pooling layer records nothing, its gradient into the convolution's output included.
+    const int perIteration[2][kProfilePhaseCount] = {{1, 0, 0, 0, 0, 1, 2, 0},
+                                                     {0, 0, 0, 0, 0, 0, 0, 0}};
+    for (int layer = 0; layer < 2; ++layer)
+      for (int phase = 0; phase < kProfilePhaseCount; ++phase) {
+        CAPTURE(layer);
+        CAPTURE(profilePhaseName(static_cast<P>(phase)));
+        CHECK(profiler->totals(layer, static_cast<P>(phase)).calls == perIteration[layer][phase] * kIterations);
+      }
+    const double conv = 2.0 * kBatch * 4 * 10 * 10 * 1 * 3 * 3;
+    CHECK(profiler->totals(0, P::FORWARD).flops == doctest::Approx(kIterations * conv));
+    CHECK(profiler->totals(0, P::BACKWARD_WEIGHTS).flops == doctest::Approx(kIterations * conv));
   }
 
   TEST_CASE("LayerProfiler: profiling changes no result (bit-identical parameters and scores)") {

@@ -1,0 +1,70 @@
+#include <dl4cpp/nn/backend/cpu/ConvolutionPooling.h>
+
+#include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
+#include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
+#include <dl4cpp/nn/backend/cpu/MaxPooling.h>
+#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
+
+namespace dl4cpp::cpu {
+
+namespace {
+// One image's convolution output: O x outH x outW floats, rounded up to whole cache lines so that
+// the threads' buffers never share one.
+int64_t imageOutputFloats(const Shape& x, const Shape& w, const WindowGeometry& convG) {
+  constexpr int64_t kLine = 16;
+  const int64_t floats = w[0] * convG.outH(x[2]) * convG.outW(x[3]);
+  return (floats + kLine - 1) / kLine * kLine;
+}
+}  // namespace
+
+int64_t convolutionMaxPoolingForwardScratchFloats(const Shape& x, const Shape& w,
+                                                  const WindowGeometry& convG, int threads) {
+  return im2colScratchFloats(x, w, convG, threads) + threads * imageOutputFloats(x, w, convG);
+}
+
+void convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& pooled,
+                                  const WindowGeometry& convG, const WindowGeometry& poolG,
+                                  uint8_t* argmax, float* scratch) {
+  const int threads = omp_get_max_threads();
+  const Im2colForward convolution(x, w, b, convG, scratch);
+  float* outputs = scratch + im2colScratchFloats(x.shape(), w.shape(), convG, threads);
+  const int64_t perThread = imageOutputFloats(x.shape(), w.shape(), convG);
+  const int64_t channels = w.dim(0);
+  const PlaneExtents e{convG.outH(x.dim(2)), convG.outW(x.dim(3)), pooled.dim(2), pooled.dim(3)};
+  const int64_t pooledImage = channels * e.outH * e.outW;
+  float* ys = pooled.data();
+  parallelForOnThreads(x.dim(0), [&](int64_t n, int thread) {
+    float* y = outputs + thread * perThread;
+    convolution.image(n, y, thread);
+    maxPoolingForwardPlanes(y, ys + n * pooledImage, argmax ? argmax + n * pooledImage : nullptr,
+                            channels, e, poolG);
+  });
+}
+
+int64_t convolutionMaxPoolingBackwardScratchFloats(const Shape& x, const Shape& w,
+                                                   const WindowGeometry& convG, int threads) {
+  return directWeightGradientScratchFloats(x, w) + threads * imageOutputFloats(x, w, convG);
+}
+
+void convolutionMaxPoolingBackwardWeights(const Tensor& x, const Tensor& dPooled,
+                                          const uint8_t* argmax, Tensor& dw, Tensor& db,
+                                          const WindowGeometry& convG, const WindowGeometry& poolG,
+                                          float* scratch) {
+  const int64_t images = x.dim(0), channels = dw.dim(0);
+  float* gradients = scratch + directWeightGradientScratchFloats(x.shape(), dw.shape());
+  const int64_t perThread = imageOutputFloats(x.shape(), dw.shape(), convG);
+  const int64_t perImageSums = channels * (dw.numel() / channels + 1);
+  const PlaneExtents e{convG.outH(x.dim(2)), convG.outW(x.dim(3)), dPooled.dim(2), dPooled.dim(3)};
+  const int64_t pooledImage = channels * e.outH * e.outW, inImage = x.numel() / images;
+  const float* xs = x.data();
+  const float* dps = dPooled.data();
+  parallelForOnThreads(images, [&](int64_t n, int thread) {
+    float* dy = gradients + thread * perThread;
+    maxPoolingBackwardPlanes(dps + n * pooledImage, dy, argmax + n * pooledImage, channels, e, poolG);
+    directWeightGradientImage(xs + n * inImage, dy, scratch + n * perImageSums, x.shape(), dw.shape(),
+                              convG);
+  });
+  directWeightGradientSum(scratch, images, dw, db);
+}
+
+}  // namespace dl4cpp::cpu

@@ -1,0 +1,170 @@
+// The CPU backend's fused convolution + MAX pooling (ConvolutionPooling.h) against the two ops it
+// replaces, run one after the other on the same backend: the pooled output, the arg-max bytes and
+// the weight and bias gradients must be the same bits, on one thread and on two, for shapes where
+// it fuses (im2col forward, direct weight gradient) and where it falls back to the two ops. Where
+// it fuses, the convolution's output buffer must stay untouched: that is the point of it.
+#include <doctest/doctest.h>
+
+#include <omp.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
+#include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
+
+using namespace dl4cpp;
+
+namespace {
+
+struct Case {
+  int64_t batch, channels, size, outChannels, kernel;
+  int64_t convStride = 1, convPad = 0;
+  int64_t poolKernel = 2, poolStride = 2;
+  bool bias = true;
+};
+
+WindowGeometry window(int64_t kernel, int64_t stride, int64_t pad = 0) {
+  WindowGeometry g;
+  g.kernelH = g.kernelW = kernel;
+  g.strideH = g.strideW = stride;
+  g.padTop = g.padLeft = g.padBottom = g.padRight = pad;
+  return g;
+}
+
+Tensor filled(const Shape& shape, int64_t salt) {
+  Tensor t(shape);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.data()[i] = static_cast<float>((i * 7919 + salt * 104729) % 201 - 100) / 100.0f;
+  return t;
+}
+
+std::vector<uint8_t> bytes(const Tensor& workspace, int64_t count) {
+  const auto* p = reinterpret_cast<const uint8_t*>(workspace.data());
+  return {p, p + count};
+}
+
+bool untouched(const Tensor& t) {
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (!std::isnan(t.data()[i])) return false;
+  return true;
+}
+
+struct Result {
+  std::vector<float> pooled, dw, db;
+  std::vector<uint8_t> argmax;
+  bool convOutputUntouched = false, convGradUntouched = false;
+};
+
+// The fused ops (fused = true) or the two ops each replaces, on `threads` OpenMP threads.
+Result run(const Case& c, bool fused, int threads) {
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(threads);
+  cpu::CpuBackend backend;
+  const WindowGeometry convG = window(c.kernel, c.convStride, c.convPad);
+  const WindowGeometry poolG = window(c.poolKernel, c.poolStride);
+  const int64_t convH = convG.outH(c.size), pooledH = poolG.outH(convH);
+  const Shape xShape{c.batch, c.channels, c.size, c.size};
+  const Shape wShape{c.outChannels, c.channels, c.kernel, c.kernel};
+  const Shape convShape{c.batch, c.outChannels, convH, convH};
+  const Shape pooledShape{c.batch, c.outChannels, pooledH, pooledH};
+  const Tensor x = filled(xShape, 1), w = filled(wShape, 2), dPooled = filled(pooledShape, 4);
+  Tensor b = c.bias ? filled(Shape{c.outChannels}, 3) : Tensor();
+  Tensor convOutput(convShape), convGrad(convShape), pooled(pooledShape), workspace;
+  Tensor dw(wShape), db = c.bias ? Tensor(Shape{c.outChannels}) : Tensor();
+  convOutput.fill(NAN);
+  convGrad.fill(NAN);
+  if (fused) {
+    backend.convolutionMaxPoolingForward(x, w, b, convOutput, pooled, convG, poolG, true, workspace);
+    backend.convolutionMaxPoolingBackwardWeights(x, dPooled, workspace, convGrad, dw, db, convG, poolG);
+  } else {
+    backend.convolutionForward(x, w, b, convOutput, convG);
+    backend.poolingForward(PoolingKind::MAX, convOutput, pooled, poolG, true, workspace);
+    backend.poolingBackward(PoolingKind::MAX, dPooled, convGrad, poolG, workspace);
+    backend.convolutionBackwardWeights(x, convGrad, dw, db, convG);
+  }
+  Result r{pooled.toVector(), dw.toVector(), c.bias ? db.toVector() : std::vector<float>(),
+           bytes(workspace, pooled.numel()), untouched(convOutput), untouched(convGrad)};
+  omp_set_num_threads(saved);
+  return r;
+}
+
+// Fused equals unfused bit for bit on 1 and on 2 threads (against the unfused ops on as many:
+// oneDNN's kernels, which the unfused weight gradient of strided or padded convolutions runs on,
+// sum in an order that depends on the thread count); returns the fused 1-thread result.
+Result checkEqualsUnfused(const Case& c) {
+  Result first;
+  for (int threads : {1, 2}) {
+    INFO("threads " << threads);
+    const Result reference = run(c, false, threads);
+    const Result r = run(c, true, threads);
+    CHECK(r.pooled == reference.pooled);
+    CHECK(r.argmax == reference.argmax);
+    CHECK(r.dw == reference.dw);
+    CHECK(r.db == reference.db);
+    if (threads == 1) first = r;
+  }
+  return first;
+}
+
+}  // namespace
+
+TEST_SUITE("nn/backend/cpu") {
+  TEST_CASE("ConvolutionPooling: LeNet's first convolution and pooling, fused, equal the two ops") {
+    const Result r = checkEqualsUnfused({5, 1, 28, 20, 5});
+    // im2col forward fuses on any processor; the weight gradient where the direct kernel runs.
+    CHECK(r.convOutputUntouched);
+    CHECK(r.convGradUntouched == cpu::hasAvx512());
+  }
+
+  TEST_CASE("ConvolutionPooling: without bias, odd extents, overlapping windows, several channels") {
+    CHECK(checkEqualsUnfused({3, 1, 12, 4, 3, 1, 0, 2, 2, false}).convOutputUntouched);
+    CHECK(checkEqualsUnfused({2, 2, 13, 5, 4}).convOutputUntouched);  // 10x10 -> 5x5
+    CHECK(checkEqualsUnfused({2, 3, 14, 6, 5}).convOutputUntouched);  // 10x10, 3 channels
+    CHECK(checkEqualsUnfused({17, 1, 16, 7, 5}).convOutputUntouched);  // 5 + 2 channel blocks, 17 images
+    CHECK(checkEqualsUnfused({2, 1, 11, 3, 3}).convOutputUntouched);  // 9x9: last row uncovered
+    CHECK(checkEqualsUnfused({2, 2, 13, 4, 3, 1, 0, 3, 2}).convOutputUntouched);  // 3x3/2 windows
+  }
+
+  TEST_CASE("ConvolutionPooling: strided or padded convolutions fuse forward only") {
+    // The direct weight gradient needs stride 1 and no padding: the backward pass runs as two ops.
+    const Result strided = checkEqualsUnfused({2, 2, 15, 4, 3, 2});
+    CHECK(strided.convOutputUntouched);
+    CHECK_FALSE(strided.convGradUntouched);
+    const Result padded = checkEqualsUnfused({2, 1, 10, 4, 3, 1, 1});
+    CHECK(padded.convOutputUntouched);
+    CHECK_FALSE(padded.convGradUntouched);
+  }
+
+  TEST_CASE("ConvolutionPooling: many input channels run as the two ops") {
+    // From 8 input channels the forward pass is not im2col (oneDNN's or the direct kernels).
+    const Result r = checkEqualsUnfused({2, 20, 12, 50, 5});
+    CHECK_FALSE(r.convOutputUntouched);
+    CHECK_FALSE(r.convGradUntouched);
+  }
+
+  TEST_CASE("ConvolutionPooling: inference records no arg-max and pools the same values") {
+    cpu::CpuBackend backend;
+    const Tensor x = filled(Shape{2, 1, 12, 12}, 1), w = filled(Shape{4, 1, 5, 5}, 2);
+    const Tensor b = filled(Shape{4}, 3);
+    Tensor convOutput(Shape{2, 4, 8, 8}), training(Shape{2, 4, 4, 4}), inference(Shape{2, 4, 4, 4});
+    Tensor workspace, none;
+    backend.convolutionMaxPoolingForward(x, w, b, convOutput, training, window(5, 1), window(2, 2),
+                                         true, workspace);
+    backend.convolutionMaxPoolingForward(x, w, b, convOutput, inference, window(5, 1), window(2, 2),
+                                         false, none);
+    CHECK(inference.toVector() == training.toVector());
+    CHECK(none.numel() == 0);
+  }
+
+  TEST_CASE("ConvolutionPooling: the weight gradient without a training forward's workspace is a BackendError") {
+    if (!cpu::hasAvx512()) return;  // elsewhere it runs as the two ops, and pooling throws the same
+    cpu::CpuBackend backend;
+    const Tensor x = filled(Shape{1, 1, 12, 12}, 1), dPooled = filled(Shape{1, 4, 4, 4}, 2);
+    Tensor convGrad(Shape{1, 4, 8, 8}), dw(Shape{4, 1, 5, 5}), db(Shape{4}), empty;
+    CHECK_THROWS_AS(backend.convolutionMaxPoolingBackwardWeights(x, dPooled, empty, convGrad, dw, db,
+                                                                 window(5, 1), window(2, 2)),
+                    BackendError);
+  }
+}
