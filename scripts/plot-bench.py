@@ -30,9 +30,15 @@ def plot_parallel(ax, rows):
         ax.axhline(sps, linestyle="--", linewidth=1, color="grey" if threads == 1 else "black")
         ax.annotate(f"single model, {threads} thread{'s' if threads > 1 else ''}", (1, sps),
                     xytext=(2, 3), textcoords="offset points", fontsize=7)
+    # Independent single models trained side by side: the ceiling for the wrapper's scaling.
+    for r in rows:
+        if r["mode"] == "independent models":
+            ax.axhline(r["samplesPerSecond"], linestyle=":", linewidth=1, color="tab:red")
+            ax.annotate(f"{r['workers']} independent models", (1, r["samplesPerSecond"]),
+                        xytext=(2, -9), textcoords="offset points", fontsize=7, color="tab:red")
     series = {}
     for r in rows:
-        if r["workers"] == 0:
+        if r["workers"] == 0 or r["mode"] == "independent models":
             continue
         key = (r["mode"], r["workers"], r["batchPerWorker"])
         series.setdefault(key, []).append((r["averagingFrequency"], r["samplesPerSecond"]))
