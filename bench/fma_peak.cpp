@@ -44,7 +44,8 @@ double measure(int threads, int64_t steps, float& sink) {
   float sum = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : sum)
   sum += fmaChains(steps);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   sink += sum;
   return kFlopsPerStep * static_cast<double>(steps) * threads / seconds / 1e9;
 }
@@ -59,11 +60,13 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) try {
   const samples::SampleOptions options(
-      argc, argv, {{"seconds", "approximate length of one run (default 1)"},
-                   {"repeats", "runs per thread count, alternating (default 5)"}});
+      argc, argv,
+      {{"seconds", "approximate length of one run (default 1)"},
+       {"repeats", "runs per thread count, alternating (default 5)"}});
   const double seconds = options.getDouble("seconds", 1.0);
   const int repeats = static_cast<int>(options.getInt("repeats", 5));
-  if (seconds <= 0 || repeats < 1) throw std::invalid_argument("--seconds must be > 0, --repeats >= 1");
+  if (seconds <= 0 || repeats < 1)
+    throw std::invalid_argument("--seconds must be > 0, --repeats >= 1");
   if (!dl4cpp::cpu::hasAvx512()) {
     std::cout << "bench_fma_peak: this processor has no AVX-512; nothing to measure\n";
     return 0;
@@ -79,7 +82,8 @@ int main(int argc, char** argv) try {
     one.push_back(measure(1, steps, sink));
     all.push_back(measure(cores, steps, sink));
   }
-  std::cout << fmt::format("FMA peak (AVX-512, {} register chains), median of {} runs:\n", kChains, repeats);
+  std::cout << fmt::format("FMA peak (AVX-512, {} register chains), median of {} runs:\n", kChains,
+                           repeats);
   std::cout << fmt::format("  1 thread:   {:.1f} GFLOP/s\n", median(one));
   std::cout << fmt::format("  {} threads: {:.1f} GFLOP/s ({:.2f}x one)\n", cores, median(all),
                            median(all) / median(one));

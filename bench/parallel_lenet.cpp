@@ -59,14 +59,16 @@ double median(std::vector<double> v) {
 using Clock = std::chrono::steady_clock;
 
 // c.workers single models trained at once on their own threads, each on its own iterator over
-// `examples` / c.workers examples; iterators are built and models warmed up before the clock starts.
+// `examples` / c.workers examples; iterators are built and models warmed up before the clock
+// starts.
 Sample measureIndependent(const Config& c, Device device, int examples, const std::string& dir) {
   std::vector<std::unique_ptr<MnistDataSetIterator>> data;
   std::vector<std::unique_ptr<MultiLayerNetwork>> models;
   for (int m = 0; m < c.workers; ++m) {
-    data.push_back(std::make_unique<MnistDataSetIterator>(c.batch, examples / c.workers, false, true,
-                                                          true, 123 + m, dir));
-    models.push_back(std::make_unique<MultiLayerNetwork>(samples::lenetConfiguration(), device, c.threads));
+    data.push_back(std::make_unique<MnistDataSetIterator>(c.batch, examples / c.workers, false,
+                                                          true, true, 123 + m, dir));
+    models.push_back(
+        std::make_unique<MultiLayerNetwork>(samples::lenetConfiguration(), device, c.threads));
     models.back()->init();
   }
   std::atomic<int> ready{0};
@@ -102,8 +104,10 @@ Sample measureIndependent(const Config& c, Device device, int examples, const st
   int64_t total = 0;
   for (int64_t n : trained) total += n;
   Sample s;
-  s.samplesPerSecond = static_cast<double>(total) /
-                       std::chrono::duration<double>(*std::max_element(finished.begin(), finished.end()) - start).count();
+  s.samplesPerSecond =
+      static_cast<double>(total) /
+      std::chrono::duration<double>(*std::max_element(finished.begin(), finished.end()) - start)
+          .count();
   return s;
 }
 
@@ -164,7 +168,8 @@ int main(int argc, char** argv) try {
 
   std::vector<Config> configs{{"single model", 0, 1}};
   if (cores > 1 && device.isCpu()) configs.push_back({"single model", 0, cores});
-  if (cores > 1) configs.push_back({"independent models", 2, 1, 1, TrainingMode::AVERAGING, 128, false, true});
+  if (cores > 1)
+    configs.push_back({"independent models", 2, 1, 1, TrainingMode::AVERAGING, 128, false, true});
   for (TrainingMode mode : {TrainingMode::AVERAGING, TrainingMode::SHARED_GRADIENTS})
     for (int workers : {1, 2})
       for (int frequency : {1, 3, 10}) {
@@ -183,9 +188,10 @@ int main(int argc, char** argv) try {
   std::vector<std::vector<Sample>> results(configs.size());
   for (int r = 0; r < repeats; ++r)
     for (size_t i = 0; i < configs.size(); ++i)
-      results[i].push_back(configs[i].independent
-                               ? measureIndependent(configs[i], device, examples, dir)
-                               : measure(configs[i], device, configs[i].batch == 64 ? train64 : train128));
+      results[i].push_back(
+          configs[i].independent
+              ? measureIndependent(configs[i], device, examples, dir)
+              : measure(configs[i], device, configs[i].batch == 64 ? train64 : train128));
 
   auto med = [&](size_t i, double Sample::*field) {
     std::vector<double> v;
@@ -199,7 +205,8 @@ int main(int argc, char** argv) try {
     if (c.workers < 2 || c.independent) return std::nullopt;
     for (size_t j = 0; j < configs.size(); ++j) {
       const Config& o = configs[j];
-      if (o.workers == 1 && !o.independent && o.mode == c.mode && o.frequency == c.frequency && o.batch == c.batch)
+      if (o.workers == 1 && !o.independent && o.mode == c.mode && o.frequency == c.frequency &&
+          o.batch == c.batch)
         return med(i, &Sample::samplesPerSecond) / med(j, &Sample::samplesPerSecond);
     }
     return std::nullopt;
@@ -217,29 +224,36 @@ int main(int argc, char** argv) try {
   };
   std::cout << fmt::format("LeNet on MNIST on {}, {} examples per run, median of {} runs, {} cores\n\n",
                            device.toString(), examples, repeats, cores);
-  std::cout << fmt::format("{:<20} {:>7} {:>8} {:>6} {:>4} {:>10} {:>9} {:>12} {:>15} {:>10} {:>9} {:>10}\n",
-                           "mode", "workers", "threads", "batch", "k", "samples/s", "vs 1x1",
-                           "vs 1 worker", "vs independent", "averaging", "barrier", "data wait");
+  std::cout << fmt::format(
+      "{:<20} {:>7} {:>8} {:>6} {:>4} {:>10} {:>9} {:>12} {:>15} {:>10} {:>9} {:>10}\n", "mode",
+      "workers", "threads", "batch", "k", "samples/s", "vs 1x1", "vs 1 worker", "vs independent",
+      "averaging", "barrier", "data wait");
   std::string json = "[\n";
   for (size_t i = 0; i < configs.size(); ++i) {
     const Config& c = configs[i];
     const double sps = med(i, &Sample::samplesPerSecond);
     const std::string k = c.workers == 0 || c.independent ? "-" : std::to_string(c.frequency);
     const std::optional<double> scaling = oneWorkerRatio(i), ofIndependent = independentRatio(i);
-    auto ratio = [](const std::optional<double>& r) { return r ? fmt::format("{:.2f}x", *r) : std::string("-"); };
-    auto jsonRatio = [](const std::optional<double>& r) { return r ? fmt::format("{:.3f}", *r) : std::string("null"); };
-    std::cout << fmt::format("{:<20} {:>7} {:>8} {:>6} {:>4} {:>10.0f} {:>8.2f}x {:>12} {:>15} {:>9.2f}% {:>8.2f}% {:>9.2f}%\n",
-                             c.name, c.workers == 0 ? "-" : std::to_string(c.workers), c.threads, c.batch, k,
-                             sps, sps / base, ratio(scaling), ratio(ofIndependent),
-                             100 * med(i, &Sample::averaging), 100 * med(i, &Sample::barrier),
-                             100 * med(i, &Sample::dataWait));
-    json += fmt::format(R"(  {{"device": "{}", "mode": "{}", "workers": {}, "threadsPerWorker": {}, "batchPerWorker": {}, "averagingFrequency": {}, )"
-                        R"("samplesPerSecond": {:.1f}, "ratioToSingle1Thread": {:.3f}, "ratioToOneWorker": {}, "ratioToIndependent": {}, )"
-                        R"("averagingShare": {:.5f}, "barrierShare": {:.5f}, "dataWaitShare": {:.5f}, "runs": {}}}{})",
-                        device.toString(), c.name, c.workers, c.threads, c.batch, c.frequency, sps, sps / base,
-                        jsonRatio(scaling), jsonRatio(ofIndependent), med(i, &Sample::averaging),
-                        med(i, &Sample::barrier), med(i, &Sample::dataWait), repeats,
-                        i + 1 < configs.size() ? ",\n" : "\n");
+    auto ratio = [](const std::optional<double>& r) {
+      return r ? fmt::format("{:.2f}x", *r) : std::string("-");
+    };
+    auto jsonRatio = [](const std::optional<double>& r) {
+      return r ? fmt::format("{:.3f}", *r) : std::string("null");
+    };
+    std::cout << fmt::format(
+        "{:<20} {:>7} {:>8} {:>6} {:>4} {:>10.0f} {:>8.2f}x {:>12} {:>15} {:>9.2f}% {:>8.2f}% "
+        "{:>9.2f}%\n",
+        c.name, c.workers == 0 ? "-" : std::to_string(c.workers), c.threads, c.batch, k, sps,
+        sps / base, ratio(scaling), ratio(ofIndependent), 100 * med(i, &Sample::averaging),
+        100 * med(i, &Sample::barrier), 100 * med(i, &Sample::dataWait));
+    json += fmt::format(
+        R"(  {{"device": "{}", "mode": "{}", "workers": {}, "threadsPerWorker": {}, "batchPerWorker": {}, "averagingFrequency": {}, )"
+        R"("samplesPerSecond": {:.1f}, "ratioToSingle1Thread": {:.3f}, "ratioToOneWorker": {}, "ratioToIndependent": {}, )"
+        R"("averagingShare": {:.5f}, "barrierShare": {:.5f}, "dataWaitShare": {:.5f}, "runs": {}}}{})",
+        device.toString(), c.name, c.workers, c.threads, c.batch, c.frequency, sps, sps / base,
+        jsonRatio(scaling), jsonRatio(ofIndependent), med(i, &Sample::averaging),
+        med(i, &Sample::barrier), med(i, &Sample::dataWait), repeats,
+        i + 1 < configs.size() ? ",\n" : "\n");
   }
   json += "]\n";
   samples::writeJsonIfRequested(options, json);

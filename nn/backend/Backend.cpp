@@ -16,7 +16,8 @@ void Backend::convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, con
 
 void Backend::convolutionMaxPoolingBackwardWeights(const Tensor& x, const Tensor& dPooled,
                                                    const Tensor& workspace, Tensor& convOutputGrad,
-                                                   Tensor& dw, Tensor& db, const WindowGeometry& convG,
+                                                   Tensor& dw, Tensor& db,
+                                                   const WindowGeometry& convG,
                                                    const WindowGeometry& poolG) {
   poolingBackward(PoolingKind::MAX, dPooled, convOutputGrad, poolG, workspace);
   convolutionBackwardWeights(x, convOutputGrad, dw, db, convG);

@@ -59,14 +59,16 @@ class Backend {
   // computed may leave it untouched (the CPU backend, where its kernels allow).
   virtual void convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
                                             Tensor& convOutput, Tensor& pooled,
-                                            const WindowGeometry& convG, const WindowGeometry& poolG,
-                                            bool training, Tensor& workspace);
+                                            const WindowGeometry& convG,
+                                            const WindowGeometry& poolG, bool training,
+                                            Tensor& workspace);
   // dw, db (db may be empty) from x and the pooled output's gradient dPooled: the same numbers as
   // poolingBackward(MAX) into convOutputGrad followed by convolutionBackwardWeights (this
   // default). convOutputGrad (N, O, outH, outW) may be left untouched, as convOutput above.
   virtual void convolutionMaxPoolingBackwardWeights(const Tensor& x, const Tensor& dPooled,
                                                     const Tensor& workspace, Tensor& convOutputGrad,
-                                                    Tensor& dw, Tensor& db, const WindowGeometry& convG,
+                                                    Tensor& dw, Tensor& db,
+                                                    const WindowGeometry& convG,
                                                     const WindowGeometry& poolG);
 
   // --- Inner product: y = x W^T + b --------------------------------------------------------------

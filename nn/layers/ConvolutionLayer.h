@@ -32,8 +32,9 @@ class ConvolutionLayer : public Layer {
   // The pooling layer's backwardInput() followed by backwardParams(), from the pooled output's
   // gradient; `grad` (this layer's output gradient) may be left unwritten, so this replaces
   // backwardInput() too only where the input gradient is not needed.
-  void backwardParamsPooled(DeviceContext& ctx, const Tensor& input, const SubsamplingLayer& pooling,
-                            const Tensor& pooledGrad, Tensor& grad);
+  void backwardParamsPooled(DeviceContext& ctx, const Tensor& input,
+                            const SubsamplingLayer& pooling, const Tensor& pooledGrad,
+                            Tensor& grad);
 
  private:
   int64_t nIn_, nOut_;

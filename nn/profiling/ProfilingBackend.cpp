@@ -66,13 +66,14 @@ void ProfilingBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tenso
 }
 
 // The fused pair is one op, timed in the convolution's layer with the convolution's FLOPs.
-void ProfilingBackend::convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
-                                                    Tensor& convOutput, Tensor& pooled,
-                                                    const WindowGeometry& convG,
+void ProfilingBackend::convolutionMaxPoolingForward(const Tensor& x, const Tensor& w,
+                                                    const Tensor& b, Tensor& convOutput,
+                                                    Tensor& pooled, const WindowGeometry& convG,
                                                     const WindowGeometry& poolG, bool training,
                                                     Tensor& workspace) {
   timed(ProfilePhase::FORWARD, convolutionFlops(x.shape(), w.shape(), convOutput.shape()), [&] {
-    inner_.convolutionMaxPoolingForward(x, w, b, convOutput, pooled, convG, poolG, training, workspace);
+    inner_.convolutionMaxPoolingForward(x, w, b, convOutput, pooled, convG, poolG, training,
+                                        workspace);
   });
 }
 
@@ -81,9 +82,11 @@ void ProfilingBackend::convolutionMaxPoolingBackwardWeights(const Tensor& x, con
                                                             Tensor& convOutputGrad, Tensor& dw,
                                                             Tensor& db, const WindowGeometry& convG,
                                                             const WindowGeometry& poolG) {
-  timed(ProfilePhase::BACKWARD_WEIGHTS, convolutionFlops(x.shape(), dw.shape(), convOutputGrad.shape()), [&] {
-    inner_.convolutionMaxPoolingBackwardWeights(x, dPooled, workspace, convOutputGrad, dw, db, convG, poolG);
-  });
+  timed(ProfilePhase::BACKWARD_WEIGHTS,
+        convolutionFlops(x.shape(), dw.shape(), convOutputGrad.shape()), [&] {
+          inner_.convolutionMaxPoolingBackwardWeights(x, dPooled, workspace, convOutputGrad, dw, db,
+                                                      convG, poolG);
+        });
 }
 
 void ProfilingBackend::innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b,

@@ -1,5 +1,4 @@
 #include <dl4cpp/nn/backend/cpu/ConvolutionPooling.h>
-
 #include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
 #include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
 #include <dl4cpp/nn/backend/cpu/MaxPooling.h>
@@ -60,9 +59,10 @@ void convolutionMaxPoolingBackwardWeights(const Tensor& x, const Tensor& dPooled
   const float* dps = dPooled.data();
   parallelForOnThreads(images, [&](int64_t n, int thread) {
     float* dy = gradients + thread * perThread;
-    maxPoolingBackwardPlanes(dps + n * pooledImage, dy, argmax + n * pooledImage, channels, e, poolG);
-    directWeightGradientImage(xs + n * inImage, dy, scratch + n * perImageSums, x.shape(), dw.shape(),
-                              convG);
+    maxPoolingBackwardPlanes(dps + n * pooledImage, dy, argmax + n * pooledImage, channels, e,
+                             poolG);
+    directWeightGradientImage(xs + n * inImage, dy, scratch + n * perImageSums, x.shape(),
+                              dw.shape(), convG);
   });
   directWeightGradientSum(scratch, images, dw, db);
 }

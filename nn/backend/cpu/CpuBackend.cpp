@@ -403,19 +403,22 @@ void CpuBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
   execute(e, {dy.data(), dx.data(), workspace.data()});
 }
 
-// --- A convolution feeding MAX pooling --------------------------------------------------------------
+// --- A convolution feeding MAX pooling -----------------------------------------------------------
 // Fused image by image (ConvolutionPooling.h) where the unfused ops would run the convolution as
 // im2col + sgemm (forward) or on the direct weight-gradient kernel (backward) and the pooling on
 // the direct loops, so that the results are the same bits; elsewhere the two ops in turn.
 
 void CpuBackend::convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
                                               Tensor& convOutput, Tensor& pooled,
-                                              const WindowGeometry& convG, const WindowGeometry& poolG,
-                                              bool training, Tensor& workspace) {
-  const bool im2colForward = !directConvolutionSupported(convG, convOutput.dim(2), convOutput.dim(3)) &&
-                             hasFewInputChannels(w.shape());
+                                              const WindowGeometry& convG,
+                                              const WindowGeometry& poolG, bool training,
+                                              Tensor& workspace) {
+  const bool im2colForward =
+      !directConvolutionSupported(convG, convOutput.dim(2), convOutput.dim(3)) &&
+      hasFewInputChannels(w.shape());
   if (!im2colForward || !directMaxPoolingApplies(poolG)) {
-    Backend::convolutionMaxPoolingForward(x, w, b, convOutput, pooled, convG, poolG, training, workspace);
+    Backend::convolutionMaxPoolingForward(x, w, b, convOutput, pooled, convG, poolG, training,
+                                          workspace);
     return;
   }
   uint8_t* argmax = nullptr;
@@ -430,24 +433,27 @@ void CpuBackend::convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, 
 }
 
 void CpuBackend::convolutionMaxPoolingBackwardWeights(const Tensor& x, const Tensor& dPooled,
-                                                      const Tensor& workspace, Tensor& convOutputGrad,
-                                                      Tensor& dw, Tensor& db,
-                                                      const WindowGeometry& convG,
+                                                      const Tensor& workspace,
+                                                      Tensor& convOutputGrad, Tensor& dw,
+                                                      Tensor& db, const WindowGeometry& convG,
                                                       const WindowGeometry& poolG) {
   const bool directGradient =
       !directConvolutionSupported(convG, convOutputGrad.dim(2), convOutputGrad.dim(3)) &&
       hasFewInputChannels(dw.shape()) && directWeightGradientSupported(convG);
   if (!directGradient || !directMaxPoolingApplies(poolG)) {
-    Backend::convolutionMaxPoolingBackwardWeights(x, dPooled, workspace, convOutputGrad, dw, db, convG, poolG);
+    Backend::convolutionMaxPoolingBackwardWeights(x, dPooled, workspace, convOutputGrad, dw, db,
+                                                  convG, poolG);
     return;
   }
   if (workspace.numel() < maxPoolingWorkspaceFloats(dPooled.shape()))
-    throw BackendError("convolutionMaxPoolingBackwardWeights: needs the workspace of a training-mode "
-                       "convolutionMaxPoolingForward with the same shapes");
-  const int64_t floats =
-      convolutionMaxPoolingBackwardScratchFloats(x.shape(), dw.shape(), convG, omp_get_max_threads());
-  cpu::convolutionMaxPoolingBackwardWeights(x, dPooled, reinterpret_cast<const uint8_t*>(workspace.data()),
-                                            dw, db, convG, poolG, scratch(floats));
+    throw BackendError(
+        "convolutionMaxPoolingBackwardWeights: needs the workspace of a training-mode "
+        "convolutionMaxPoolingForward with the same shapes");
+  const int64_t floats = convolutionMaxPoolingBackwardScratchFloats(x.shape(), dw.shape(), convG,
+                                                                    omp_get_max_threads());
+  cpu::convolutionMaxPoolingBackwardWeights(x, dPooled,
+                                            reinterpret_cast<const uint8_t*>(workspace.data()), dw,
+                                            db, convG, poolG, scratch(floats));
 }
 
 // --- Inner product ---------------------------------------------------------------------------------

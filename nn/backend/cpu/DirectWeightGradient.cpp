@@ -143,7 +143,8 @@ void directWeightGradientImage(const float* x, const float* dy, float* sums, con
   const Extents e = extentsOf(xShape, dwShape, g);
   const int64_t outChannels = dwShape[0], stride = e.taps() + 1, outPlane = e.outH * e.outW;
   for (int64_t first = 0; first < outChannels; first += kMaxChannels)
-    channelBlockGradients(x, dy + first * outPlane, std::min<int64_t>(kMaxChannels, outChannels - first),
+    channelBlockGradients(x, dy + first * outPlane,
+                          std::min<int64_t>(kMaxChannels, outChannels - first),
                           sums + first * stride, stride, e);
 #else
   (void)x, (void)dy, (void)sums, (void)xShape, (void)dwShape, (void)g;
@@ -175,8 +176,8 @@ void directWeightGradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor&
   const float* xs = x.data();
   const float* dys = dy.data();
   parallelFor(x.dim(0), [&](int64_t n) {
-    directWeightGradientImage(xs + n * inImage, dys + n * outImage, scratch + n * perImage, x.shape(),
-                              dw.shape(), g);
+    directWeightGradientImage(xs + n * inImage, dys + n * outImage, scratch + n * perImage,
+                              x.shape(), dw.shape(), g);
   });
   directWeightGradientSum(scratch, x.dim(0), dw, db);
 }

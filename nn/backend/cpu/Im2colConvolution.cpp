@@ -166,8 +166,8 @@ int64_t im2colScratchFloats(const Shape& x, const Shape& w, const WindowGeometry
   return w[0] * depth + threads * perThread;
 }
 
-Im2colForward::Im2colForward(const Tensor& x, const Tensor& w, const Tensor& b, const WindowGeometry& g,
-                             float* scratch)
+Im2colForward::Im2colForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                             const WindowGeometry& g, float* scratch)
     : x_(x.data()),
       extents_{x.dim(1), x.dim(2), x.dim(3), g.outH(x.dim(2)), g.outW(x.dim(3))},
       geometry_(g),
@@ -209,7 +209,8 @@ void im2colConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b,
   const int64_t perImage = y.numel() / y.dim(0);
   float* ys = y.data();
   // Inside the loop's region sgemm runs on the calling thread only.
-  parallelForOnThreads(x.dim(0), [&](int64_t n, int thread) { forward.image(n, ys + n * perImage, thread); });
+  parallelForOnThreads(x.dim(0),
+                       [&](int64_t n, int thread) { forward.image(n, ys + n * perImage, thread); });
 }
 
 int64_t col2imScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g,

@@ -168,8 +168,10 @@ void maxPoolingForwardPlanes(const float* x, float* y, uint8_t* argmax, int64_t 
     const float* xp = x + p * e.inH * e.inW;
     float* yp = y + p * e.outH * e.outW;
     uint8_t* ap = argmax ? argmax + p * e.outH * e.outW : nullptr;
-    if (twoByTwo) forwardPlane2x2(xp, yp, ap, e.inW, e.outH, e.outW);
-    else forwardPlane(xp, yp, ap, e.inW, e.outH, e.outW, g);
+    if (twoByTwo)
+      forwardPlane2x2(xp, yp, ap, e.inW, e.outH, e.outW);
+    else
+      forwardPlane(xp, yp, ap, e.inW, e.outH, e.outW, g);
   }
 }
 

@@ -40,6 +40,7 @@ struct PlaneExtents {
 void maxPoolingForwardPlanes(const float* x, float* y, uint8_t* argmax, int64_t planes,
                              const PlaneExtents& e, const WindowGeometry& g);
 void maxPoolingBackwardPlanes(const float* dy, float* dx, const uint8_t* argmax, int64_t planes,
-                              const PlaneExtents& e, const WindowGeometry& g, bool allowAvx512 = true);
+                              const PlaneExtents& e, const WindowGeometry& g,
+                              bool allowAvx512 = true);
 
 }  // namespace dl4cpp::cpu

@@ -126,16 +126,22 @@ TEST_SUITE("nn/gradientcheck") {
     // for, and through the pooling layer's backward pass when one is; the second's always does.
     for (bool inputGradient : {false, true}) {
       INFO("input gradient " << inputGradient);
-      auto conf = NeuralNetConfiguration::Builder().seed(21)
-                      .list()
-                      .layer(ConvolutionLayer::Builder(3, 3).nOut(3).activation(Activation::IDENTITY).build())
-                      .layer(SubsamplingLayer::Builder(PoolingType::MAX, 2, 2, 2, 2).build())
-                      .layer(ConvolutionLayer::Builder(2, 2).nOut(4).activation(Activation::IDENTITY).build())
-                      .layer(SubsamplingLayer::Builder(PoolingType::MAX, 2, 2, 2, 2).build())
-                      .layer(OutputLayer::Builder(LossFunction::MCXENT).nOut(3)
-                                 .activation(Activation::SOFTMAX).build())
-                      .setInputType(InputType::convolutionalFlat(10, 10, 1))
-                      .build();
+      auto conf =
+          NeuralNetConfiguration::Builder()
+              .seed(21)
+              .list()
+              .layer(
+                  ConvolutionLayer::Builder(3, 3).nOut(3).activation(Activation::IDENTITY).build())
+              .layer(SubsamplingLayer::Builder(PoolingType::MAX, 2, 2, 2, 2).build())
+              .layer(
+                  ConvolutionLayer::Builder(2, 2).nOut(4).activation(Activation::IDENTITY).build())
+              .layer(SubsamplingLayer::Builder(PoolingType::MAX, 2, 2, 2, 2).build())
+              .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                         .nOut(3)
+                         .activation(Activation::SOFTMAX)
+                         .build())
+              .setInputType(InputType::convolutionalFlat(10, 10, 1))
+              .build();
       MultiLayerNetwork model(conf);
       model.init();
       GradientCheckUtil::Options options;

@@ -442,7 +442,9 @@ TEST_SUITE("nn/multilayer") {
     CHECK(a.score() == b.score());
   }
 
-  TEST_CASE("MultiLayerNetwork: LeNet's gradient is the same bits with its first layer's backward fused or not") {
+  TEST_CASE(
+      "MultiLayerNetwork: LeNet's gradient is the same bits with its first layer's backward fused "
+      "or not") {
     // Convolution 1 (identity) feeds MAX pooling: without an input gradient its weight gradient
     // comes from the pooled gradient image by image, with one through the pooling layer's
     // backward pass into its full output gradient (ConvolutionPooling.h).

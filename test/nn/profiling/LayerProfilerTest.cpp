@@ -19,13 +19,18 @@ constexpr int64_t kBatch = 8;
 // output 16 -> 10 (softmax + NLL); l2 on the three weight tensors. (With IDENTITY the convolution
 // runs the pooling layer inside its own passes.)
 MultiLayerConfiguration smallConvNet(Activation convActivation = Activation::RELU) {
-  return NeuralNetConfiguration::Builder().seed(7).updater(Nesterovs(0.01, 0.9)).l2(1e-4)
+  return NeuralNetConfiguration::Builder()
+      .seed(7)
+      .updater(Nesterovs(0.01, 0.9))
+      .l2(1e-4)
       .list()
       .layer(ConvolutionLayer::Builder(3, 3).nOut(4).activation(convActivation).build())
       .layer(SubsamplingLayer::Builder(PoolingType::MAX, 2, 2, 2, 2).build())
       .layer(DenseLayer::Builder().nOut(16).activation(Activation::TANH).build())
-      .layer(OutputLayer::Builder(LossFunction::NEGATIVELOGLIKELIHOOD).nOut(10)
-                 .activation(Activation::SOFTMAX).build())
+      .layer(OutputLayer::Builder(LossFunction::NEGATIVELOGLIKELIHOOD)
+                 .nOut(10)
+                 .activation(Activation::SOFTMAX)
+                 .build())
       .setInputType(InputType::convolutionalFlat(12, 12, 1))
       .build();
 }
@@ -115,7 +120,8 @@ TEST_SUITE("nn/profiling") {
       for (int phase = 0; phase < kProfilePhaseCount; ++phase) {
         CAPTURE(layer);
         CAPTURE(profilePhaseName(static_cast<P>(phase)));
-        CHECK(profiler->totals(layer, static_cast<P>(phase)).calls == perIteration[layer][phase] * kIterations);
+        CHECK(profiler->totals(layer, static_cast<P>(phase)).calls ==
+              perIteration[layer][phase] * kIterations);
       }
     const double conv = 2.0 * kBatch * 4 * 10 * 10 * 1 * 3 * 3;
     CHECK(profiler->totals(0, P::FORWARD).flops == doctest::Approx(kIterations * conv));

@@ -76,16 +76,22 @@ Result run(const Case& c, bool fused, int threads) {
   convOutput.fill(NAN);
   convGrad.fill(NAN);
   if (fused) {
-    backend.convolutionMaxPoolingForward(x, w, b, convOutput, pooled, convG, poolG, true, workspace);
-    backend.convolutionMaxPoolingBackwardWeights(x, dPooled, workspace, convGrad, dw, db, convG, poolG);
+    backend.convolutionMaxPoolingForward(x, w, b, convOutput, pooled, convG, poolG, true,
+                                         workspace);
+    backend.convolutionMaxPoolingBackwardWeights(x, dPooled, workspace, convGrad, dw, db, convG,
+                                                 poolG);
   } else {
     backend.convolutionForward(x, w, b, convOutput, convG);
     backend.poolingForward(PoolingKind::MAX, convOutput, pooled, poolG, true, workspace);
     backend.poolingBackward(PoolingKind::MAX, dPooled, convGrad, poolG, workspace);
     backend.convolutionBackwardWeights(x, convGrad, dw, db, convG);
   }
-  Result r{pooled.toVector(), dw.toVector(), c.bias ? db.toVector() : std::vector<float>(),
-           bytes(workspace, pooled.numel()), untouched(convOutput), untouched(convGrad)};
+  Result r{pooled.toVector(),
+           dw.toVector(),
+           c.bias ? db.toVector() : std::vector<float>(),
+           bytes(workspace, pooled.numel()),
+           untouched(convOutput),
+           untouched(convGrad)};
   omp_set_num_threads(saved);
   return r;
 }
@@ -118,11 +124,13 @@ TEST_SUITE("nn/backend/cpu") {
     CHECK(r.convGradUntouched == cpu::hasAvx512());
   }
 
-  TEST_CASE("ConvolutionPooling: without bias, odd extents, overlapping windows, several channels") {
+  TEST_CASE(
+      "ConvolutionPooling: without bias, odd extents, overlapping windows, several channels") {
     CHECK(checkEqualsUnfused({3, 1, 12, 4, 3, 1, 0, 2, 2, false}).convOutputUntouched);
     CHECK(checkEqualsUnfused({2, 2, 13, 5, 4}).convOutputUntouched);  // 10x10 -> 5x5
     CHECK(checkEqualsUnfused({2, 3, 14, 6, 5}).convOutputUntouched);  // 10x10, 3 channels
-    CHECK(checkEqualsUnfused({17, 1, 16, 7, 5}).convOutputUntouched);  // 5 + 2 channel blocks, 17 images
+    CHECK(checkEqualsUnfused({17, 1, 16, 7, 5})
+              .convOutputUntouched);  // 5 + 2 channel blocks, 17 images
     CHECK(checkEqualsUnfused({2, 1, 11, 3, 3}).convOutputUntouched);  // 9x9: last row uncovered
     CHECK(checkEqualsUnfused({2, 2, 13, 4, 3, 1, 0, 3, 2}).convOutputUntouched);  // 3x3/2 windows
   }
@@ -158,13 +166,15 @@ TEST_SUITE("nn/backend/cpu") {
     CHECK(none.numel() == 0);
   }
 
-  TEST_CASE("ConvolutionPooling: the weight gradient without a training forward's workspace is a BackendError") {
+  TEST_CASE(
+      "ConvolutionPooling: the weight gradient without a training forward's workspace is a "
+      "BackendError") {
     if (!cpu::hasAvx512()) return;  // elsewhere it runs as the two ops, and pooling throws the same
     cpu::CpuBackend backend;
     const Tensor x = filled(Shape{1, 1, 12, 12}, 1), dPooled = filled(Shape{1, 4, 4, 4}, 2);
     Tensor convGrad(Shape{1, 4, 8, 8}), dw(Shape{4, 1, 5, 5}), db(Shape{4}), empty;
-    CHECK_THROWS_AS(backend.convolutionMaxPoolingBackwardWeights(x, dPooled, empty, convGrad, dw, db,
-                                                                 window(5, 1), window(2, 2)),
+    CHECK_THROWS_AS(backend.convolutionMaxPoolingBackwardWeights(x, dPooled, empty, convGrad, dw,
+                                                                 db, window(5, 1), window(2, 2)),
                     BackendError);
   }
 }
