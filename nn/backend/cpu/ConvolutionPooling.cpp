@@ -1,4 +1,5 @@
 #include <dl4cpp/nn/backend/cpu/ConvolutionPooling.h>
+#include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
 #include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
 #include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
 #include <dl4cpp/nn/backend/cpu/MaxPooling.h>
@@ -7,12 +8,16 @@
 namespace dl4cpp::cpu {
 
 namespace {
-// One image's convolution output: O x outH x outW floats, rounded up to whole cache lines so that
-// the threads' buffers never share one.
-int64_t imageOutputFloats(const Shape& x, const Shape& w, const WindowGeometry& convG) {
+// `planes` planes of the convolution's output, rounded up to whole cache lines so that the
+// threads' buffers never share one.
+int64_t outputPlanesFloats(int64_t planes, const Shape& x, const WindowGeometry& convG) {
   constexpr int64_t kLine = 16;
-  const int64_t floats = w[0] * convG.outH(x[2]) * convG.outW(x[3]);
+  const int64_t floats = planes * convG.outH(x[2]) * convG.outW(x[3]);
   return (floats + kLine - 1) / kLine * kLine;
+}
+// One image's convolution output, O x outH x outW floats.
+int64_t imageOutputFloats(const Shape& x, const Shape& w, const WindowGeometry& convG) {
+  return outputPlanesFloats(w[0], x, convG);
 }
 }  // namespace
 
@@ -37,6 +42,31 @@ void convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor
     convolution.image(n, y, thread);
     maxPoolingForwardPlanes(y, ys + n * pooledImage, argmax ? argmax + n * pooledImage : nullptr,
                             channels, e, poolG);
+  });
+}
+
+int64_t directConvolutionMaxPoolingForwardScratchFloats(const Shape& x, const WindowGeometry& convG,
+                                                        int threads) {
+  return threads * outputPlanesFloats(DirectForward::kMaxChannels, x, convG);
+}
+
+void directConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                                        Tensor& pooled, const WindowGeometry& convG,
+                                        const WindowGeometry& poolG, uint8_t* argmax,
+                                        float* scratch) {
+  const int64_t convH = convG.outH(x.dim(2)), convW = convG.outW(x.dim(3));
+  const DirectForward convolution(x, w, b, convH, convW, convG);
+  const int64_t perThread = directConvolutionMaxPoolingForwardScratchFloats(x.shape(), convG, 1);
+  const PlaneExtents e{convH, convW, pooled.dim(2), pooled.dim(3)};
+  const int64_t pooledPlane = e.outH * e.outW, outChannels = w.dim(0);
+  float* ys = pooled.data();
+  parallelForOnThreads(convolution.items(), [&](int64_t item, int thread) {
+    float* y = scratch + thread * perThread;
+    convolution.run(item, y);
+    const int64_t plane = convolution.image(item) * outChannels + convolution.firstChannel(item);
+    maxPoolingForwardPlanes(y, ys + plane * pooledPlane,
+                            argmax ? argmax + plane * pooledPlane : nullptr,
+                            convolution.channels(item), e, poolG);
   });
 }
 

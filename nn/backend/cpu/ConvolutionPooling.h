@@ -17,9 +17,10 @@
 
 namespace dl4cpp::cpu {
 
-// CpuBackend fuses where the unfused ops would run the convolution as im2col + sgemm (forward) or
-// its weight gradient on directWeightGradient (backward), and directMaxPoolingApplies to the
-// pooling window; elsewhere Backend's default runs the two ops one after the other.
+// CpuBackend fuses where the unfused ops would run the convolution on the direct kernels or as
+// im2col + sgemm (forward) or its weight gradient on directWeightGradient (backward), and
+// directMaxPoolingApplies to the pooling window; elsewhere Backend's default runs the two ops one
+// after the other.
 
 // Floats of scratch the fused forward needs with `threads` OpenMP threads: im2col's scratch plus
 // one image's convolution output per thread.
@@ -31,6 +32,16 @@ int64_t convolutionMaxPoolingForwardScratchFloats(const Shape& x, const Shape& w
 void convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& pooled,
                                   const WindowGeometry& convG, const WindowGeometry& poolG,
                                   uint8_t* argmax, float* scratch);
+
+// The same where the convolution runs on the direct kernels (DirectConvolution.h): each work
+// item, an image's block of up to 5 output channels, is pooled as soon as it is computed.
+// Scratch: one item's output planes per thread.
+int64_t directConvolutionMaxPoolingForwardScratchFloats(const Shape& x, const WindowGeometry& convG,
+                                                        int threads);
+void directConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                                        Tensor& pooled, const WindowGeometry& convG,
+                                        const WindowGeometry& poolG, uint8_t* argmax,
+                                        float* scratch);
 
 // Floats of scratch the fused weight gradient needs with `threads` OpenMP threads: every image's
 // sums (directWeightGradientScratchFloats) plus one image's convolution-output gradient per thread.

@@ -184,7 +184,7 @@ void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> 
 
 void CpuBackend::convolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
                                     const WindowGeometry& g) {
-  if (directConvolutionSupported(g, y.dim(2), y.dim(3))) {
+  if (directConvolutionForwardSupported(g, y.dim(2), y.dim(3))) {
     directConvolutionForward(x, w, b, y, g);
     return;
   }
@@ -404,19 +404,19 @@ void CpuBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
 }
 
 // --- A convolution feeding MAX pooling -----------------------------------------------------------
-// Fused image by image (ConvolutionPooling.h) where the unfused ops would run the convolution as
-// im2col + sgemm (forward) or on the direct weight-gradient kernel (backward) and the pooling on
-// the direct loops, so that the results are the same bits; elsewhere the two ops in turn.
+// Fused image by image (ConvolutionPooling.h) where the unfused ops would run the convolution on
+// the direct kernels or as im2col + sgemm (forward) or on the direct weight-gradient kernel
+// (backward) and the pooling on the direct loops, so that the results are the same bits;
+// elsewhere the two ops in turn.
 
 void CpuBackend::convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
                                               Tensor& convOutput, Tensor& pooled,
                                               const WindowGeometry& convG,
                                               const WindowGeometry& poolG, bool training,
                                               Tensor& workspace) {
-  const bool im2colForward =
-      !directConvolutionSupported(convG, convOutput.dim(2), convOutput.dim(3)) &&
-      hasFewInputChannels(w.shape());
-  if (!im2colForward || !directMaxPoolingApplies(poolG)) {
+  const bool direct = directConvolutionForwardSupported(convG, convOutput.dim(2), convOutput.dim(3));
+  const bool im2col = !direct && hasFewInputChannels(w.shape());
+  if (!(direct || im2col) || !directMaxPoolingApplies(poolG)) {
     Backend::convolutionMaxPoolingForward(x, w, b, convOutput, pooled, convG, poolG, training,
                                           workspace);
     return;
@@ -427,8 +427,13 @@ void CpuBackend::convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, 
     if (workspace.numel() < floats) workspace = Tensor(Shape{floats});
     argmax = reinterpret_cast<uint8_t*>(workspace.data());
   }
-  const int64_t floats =
-      convolutionMaxPoolingForwardScratchFloats(x.shape(), w.shape(), convG, omp_get_max_threads());
+  const int threads = omp_get_max_threads();
+  if (direct) {
+    const int64_t floats = directConvolutionMaxPoolingForwardScratchFloats(x.shape(), convG, threads);
+    directConvolutionMaxPoolingForward(x, w, b, pooled, convG, poolG, argmax, scratch(floats));
+    return;
+  }
+  const int64_t floats = convolutionMaxPoolingForwardScratchFloats(x.shape(), w.shape(), convG, threads);
   cpu::convolutionMaxPoolingForward(x, w, b, pooled, convG, poolG, argmax, scratch(floats));
 }
 

@@ -31,17 +31,27 @@ struct Extents {
     const int64_t runs = outW / 16;
     return v / runs * inW + v % runs * 16;
   }
+  // The same for the forward pass's half vectors, when rows are a multiple of 8 wide but not of
+  // 16: half h covers outputs 8h .. 8h + 7 of the plane, which lie in one row (LeNet's first
+  // convolution: 24-wide rows, a vector's halves in one row or in two).
+  int64_t halfOffset(int64_t h) const { return 8 * h / outW * inW + 8 * h % outW; }
 };
 
 #ifdef DL4CPP_DIRECT_CONVOLUTION_AVX512
 // 16 inputs seen by one tap for one output vector: two 8-wide rows, or 16 of one row.
+// 8 floats from `low` in lanes 0-7, 8 from `high` in lanes 8-15.
+__attribute__((target("avx512f"), always_inline)) inline __m512 loadHalves(const float* low,
+                                                                          const float* high) {
+  const __m256d l = _mm256_castps_pd(_mm256_loadu_ps(low));
+  const __m256d h = _mm256_castps_pd(_mm256_loadu_ps(high));
+  // (The maskz form: GCC 12's plain one reads an undefined register and warns.)
+  return _mm512_castpd_ps(_mm512_maskz_insertf64x4(0xFF, _mm512_castpd256_pd512(l), h, 1));
+}
+
 template <bool kRowPairs>
 __attribute__((target("avx512f"), always_inline)) inline __m512 loadInputs(const float* p, int64_t inW) {
   if constexpr (kRowPairs) {
-    const __m256d low = _mm256_castps_pd(_mm256_loadu_ps(p));
-    const __m256d high = _mm256_castps_pd(_mm256_loadu_ps(p + inW));
-    // (The maskz form: GCC 12's plain one reads an undefined register and warns.)
-    return _mm512_castpd_ps(_mm512_maskz_insertf64x4(0xFF, _mm512_castpd256_pd512(low), high, 1));
+    return loadHalves(p, p + inW);
   } else {
     (void)inW;
     return _mm512_loadu_ps(p);
@@ -53,20 +63,24 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 loadInputs(const
 // Blocks of up to 5 output channels x 4 output vectors: 20 sums, 4 input vectors and a broadcast
 // weight in registers. (LeNet's 50 channels and 64-output planes split into 10 such blocks per
 // image, each covering its whole plane.)
-constexpr int kForwardChannels = 5;
+constexpr int kForwardChannels = DirectForward::kMaxChannels;
 constexpr int kForwardVectors = 4;
 
 // Outputs [firstVector, firstVector + V) of B output channels of one image. `x` is the image,
 // `w` the first channel's weights, `bias` its bias (or null), `y` its output plane.
-template <int B, int V, bool kRowPairs>
+template <int B, int V, bool kHalfRows>
 __attribute__((target("avx512f"))) void forwardBlock(const float* x, const float* w,
                                                      const float* bias, float* y,
                                                      int64_t firstVector, const Extents& e) {
   const int64_t inW = e.inW, inPlane = e.inPlane(), kernelW = e.kernelW;
   const int64_t weightStride = e.channels * e.taps();
-  int64_t offset[V];
+  // Input offsets of each vector's low and high 8 lanes (with runs of 16, the high half follows).
+  int64_t low[V], high[V];
 #pragma GCC unroll 8
-  for (int v = 0; v < V; ++v) offset[v] = e.inputOffset(firstVector + v);
+  for (int v = 0; v < V; ++v) {
+    low[v] = kHalfRows ? e.halfOffset(2 * (firstVector + v)) : e.inputOffset(firstVector + v);
+    high[v] = kHalfRows ? e.halfOffset(2 * (firstVector + v) + 1) : low[v] + 8;
+  }
   __m512 acc[B][V];
 #pragma GCC unroll 8
   for (int j = 0; j < B; ++j) {
@@ -81,7 +95,9 @@ __attribute__((target("avx512f"))) void forwardBlock(const float* x, const float
       for (int64_t kw = 0; kw < kernelW; ++kw) {
         __m512 in[V];
 #pragma GCC unroll 8
-        for (int v = 0; v < V; ++v) in[v] = loadInputs<kRowPairs>(row + kw + offset[v], inW);
+        for (int v = 0; v < V; ++v)
+          in[v] = kHalfRows ? loadHalves(row + kw + low[v], row + kw + high[v])
+                            : _mm512_loadu_ps(row + kw + low[v]);
 #pragma GCC unroll 8
         for (int j = 0; j < B; ++j) {
           const __m512 weight = _mm512_set1_ps(weights[j * weightStride + kw]);
@@ -99,7 +115,7 @@ __attribute__((target("avx512f"))) void forwardBlock(const float* x, const float
 
 using ForwardKernel = void (*)(const float*, const float*, const float*, float*, int64_t, const Extents&);
 
-// kForwardKernels<kRowPairs>[B - 1][V - 1] handles B output channels and V vectors.
+// kForwardKernels<kHalfRows>[B - 1][V - 1] handles B output channels and V vectors.
 template <bool kRowPairs>
 struct ForwardFor {
   template <int B, int V>
@@ -194,60 +210,87 @@ Extents extentsOf(const Tensor& x, const Shape& w, const Shape& y) {
 }
 #endif
 
-void requireSupported(const WindowGeometry& g, int64_t outH, int64_t outW, const char* pass) {
-  if (!directConvolutionSupported(g, outH, outW))
-    throw BackendError(std::string("direct convolution ") + pass +
-                       ": needs AVX-512, stride 1, no padding or dilation, and output rows 8 wide "
-                       "(an even number of them) or a multiple of 16 wide");
+bool plainWindow(const WindowGeometry& g) {
+  return g.strideH == 1 && g.strideW == 1 && g.dilationH == 1 && g.dilationW == 1 &&
+         g.padTop == 0 && g.padLeft == 0 && g.padBottom == 0 && g.padRight == 0;
 }
 
 }  // namespace
 
 bool directConvolutionSupported(const WindowGeometry& g, int64_t outH, int64_t outW) {
 #ifdef DL4CPP_DIRECT_CONVOLUTION_AVX512
-  const bool plain = g.strideH == 1 && g.strideW == 1 && g.dilationH == 1 && g.dilationW == 1 &&
-                     g.padTop == 0 && g.padLeft == 0 && g.padBottom == 0 && g.padRight == 0;
   const bool rows = (outW == 8 && outH % 2 == 0) || (outW > 0 && outW % 16 == 0);
-  return plain && rows && outH > 0 && hasAvx512();
+  return plainWindow(g) && rows && outH > 0 && hasAvx512();
 #else
   (void)g, (void)outH, (void)outW;
   return false;
 #endif
 }
 
+bool directConvolutionForwardSupported(const WindowGeometry& g, int64_t outH, int64_t outW) {
+#ifdef DL4CPP_DIRECT_CONVOLUTION_AVX512
+  const bool rows = outW > 0 && outW % 8 == 0 && outH > 0 && outH * outW % 16 == 0;
+  return plainWindow(g) && rows && hasAvx512();
+#else
+  (void)g, (void)outH, (void)outW;
+  return false;
+#endif
+}
+
+DirectForward::DirectForward(const Tensor& x, const Tensor& w, const Tensor& b, int64_t outH,
+                             int64_t outW, const WindowGeometry& g)
+    : x_(x), w_(w), b_(b), outH_(outH), outW_(outW),
+      blocks_((w.dim(0) + kMaxChannels - 1) / kMaxChannels) {
+  if (!directConvolutionForwardSupported(g, outH, outW))
+    throw BackendError(
+        "direct convolution forward: needs AVX-512, stride 1, no padding or dilation, and output "
+        "rows a multiple of 8 wide with planes a multiple of 16");
+}
+
+int64_t DirectForward::items() const { return x_.dim(0) * blocks_; }
+int64_t DirectForward::image(int64_t item) const { return item / blocks_; }
+int64_t DirectForward::firstChannel(int64_t item) const { return item % blocks_ * kMaxChannels; }
+int64_t DirectForward::channels(int64_t item) const {
+  return std::min<int64_t>(kMaxChannels, w_.dim(0) - firstChannel(item));
+}
+
+void DirectForward::run(int64_t item, float* y) const {
+#ifdef DL4CPP_DIRECT_CONVOLUTION_AVX512
+  const Extents e = extentsOf(x_, w_.shape(), Shape{x_.dim(0), w_.dim(0), outH_, outW_});
+  const auto& kernels = e.outW % 16 == 0 ? kForwardKernels<false> : kForwardKernels<true>;
+  const int64_t o = firstChannel(item), count = channels(item);
+  const float* x = x_.data() + image(item) * e.channels * e.inPlane();
+  const float* w = w_.data() + o * e.channels * e.taps();
+  const float* bias = b_.empty() ? nullptr : b_.data() + o;
+  for (int64_t v = 0; v < e.vectors(); v += kForwardVectors) {
+    const int64_t vectors = std::min<int64_t>(kForwardVectors, e.vectors() - v);
+    kernels[static_cast<size_t>(count - 1)][static_cast<size_t>(vectors - 1)](x, w, bias, y, v, e);
+  }
+#else
+  (void)item, (void)y;
+#endif
+}
+
 void directConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
                               const WindowGeometry& g) {
-  requireSupported(g, y.dim(2), y.dim(3), "forward");
-#ifdef DL4CPP_DIRECT_CONVOLUTION_AVX512
-  const Extents e = extentsOf(x, w.shape(), y.shape());
-  const auto& kernels = e.outW == 8 ? kForwardKernels<true> : kForwardKernels<false>;
-  const int64_t images = x.dim(0), outChannels = w.dim(0), vectors = e.vectors();
-  const int64_t inImage = e.channels * e.inPlane(), outPlane = e.outPlane();
-  const int64_t channelWeights = e.channels * e.taps();
-  const float* xs = x.data();
-  const float* ws = w.data();
-  const float* bias = b.empty() ? nullptr : b.data();
+  const DirectForward forward(x, w, b, y.dim(2), y.dim(3), g);
+  const int64_t outPlane = y.dim(2) * y.dim(3), outChannels = w.dim(0);
   float* ys = y.data();
-  // A work item: one image's block of output channels (a batch of one still splits over threads).
-  const int64_t channelBlocks = (outChannels + kForwardChannels - 1) / kForwardChannels;
-  parallelFor(images * channelBlocks, [&](int64_t item) {
-    const int64_t n = item / channelBlocks, o = item % channelBlocks * kForwardChannels;
-    const int64_t channels = std::min<int64_t>(kForwardChannels, outChannels - o);
-    for (int64_t v = 0; v < vectors; v += kForwardVectors) {
-      const int64_t count = std::min<int64_t>(kForwardVectors, vectors - v);
-      kernels[static_cast<size_t>(channels - 1)][static_cast<size_t>(count - 1)](
-          xs + n * inImage, ws + o * channelWeights, bias ? bias + o : nullptr,
-          ys + (n * outChannels + o) * outPlane, v, e);
-    }
+  // A batch of one still splits over the threads (by channel block).
+  parallelFor(forward.items(), [&](int64_t item) {
+    const int64_t plane = forward.image(item) * outChannels + forward.firstChannel(item);
+    forward.run(item, ys + plane * outPlane);
   });
-#endif
 }
 
 int64_t directConvolutionWeightGradientScratchFloats(const Shape& w) { return w.numel() * 16; }
 
 void directConvolutionWeightGradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
                                      const WindowGeometry& g, float* scratch) {
-  requireSupported(g, dy.dim(2), dy.dim(3), "weight gradient");
+  if (!directConvolutionSupported(g, dy.dim(2), dy.dim(3)))
+    throw BackendError(
+        "direct convolution weight gradient: needs AVX-512, stride 1, no padding or dilation, "
+        "and output rows 8 wide (an even number of them) or a multiple of 16 wide");
 #ifdef DL4CPP_DIRECT_CONVOLUTION_AVX512
   const Extents e = extentsOf(x, dw.shape(), dy.shape());
   const auto& kernels = e.outW == 8 ? kGradientKernels<true> : kGradientKernels<false>;

@@ -1,8 +1,8 @@
 // The CPU backend's fused convolution + MAX pooling (ConvolutionPooling.h) against the two ops it
 // replaces, run one after the other on the same backend: the pooled output, the arg-max bytes and
 // the weight and bias gradients must be the same bits, on one thread and on two, for shapes where
-// it fuses (im2col forward, direct weight gradient) and where it falls back to the two ops. Where
-// it fuses, the convolution's output buffer must stay untouched: that is the point of it.
+// it fuses (direct or im2col forward, direct weight gradient) and where it falls back to the two
+// ops. Where it fuses, the convolution's output buffer must stay untouched: that is the point.
 #include <doctest/doctest.h>
 
 #include <omp.h>
@@ -119,7 +119,8 @@ Result checkEqualsUnfused(const Case& c) {
 TEST_SUITE("nn/backend/cpu") {
   TEST_CASE("ConvolutionPooling: LeNet's first convolution and pooling, fused, equal the two ops") {
     const Result r = checkEqualsUnfused({5, 1, 28, 20, 5});
-    // im2col forward fuses on any processor; the weight gradient where the direct kernel runs.
+    // The forward pass fuses on any processor (direct kernels with AVX-512, else im2col); the
+    // weight gradient where the direct kernel runs.
     CHECK(r.convOutputUntouched);
     CHECK(r.convGradUntouched == cpu::hasAvx512());
   }
@@ -145,9 +146,23 @@ TEST_SUITE("nn/backend/cpu") {
     CHECK_FALSE(padded.convGradUntouched);
   }
 
-  TEST_CASE("ConvolutionPooling: many input channels run as the two ops") {
-    // From 8 input channels the forward pass is not im2col (oneDNN's or the direct kernels).
-    const Result r = checkEqualsUnfused({2, 20, 12, 50, 5});
+  TEST_CASE("ConvolutionPooling: the direct kernels' convolutions fuse forward, item by item") {
+    // LeNet's second convolution and pooling: 8x8 outputs in row pairs, 10 blocks of 5 channels.
+    // Its weight gradient runs on the direct convolution kernel, which the fusion leaves alone.
+    const Result lenet = checkEqualsUnfused({3, 20, 12, 50, 5});
+    CHECK(lenet.convOutputUntouched == cpu::hasAvx512());
+    CHECK_FALSE(lenet.convGradUntouched);
+    // Rows of 16 (16x16 outputs) and of 24 (16 + 8), 5 + 2 channel blocks, no bias, overlapping
+    // 3x3/2 windows.
+    CHECK(checkEqualsUnfused({2, 3, 20, 7, 5}).convOutputUntouched);
+    CHECK(checkEqualsUnfused({2, 9, 28, 7, 5}).convOutputUntouched == cpu::hasAvx512());
+    CHECK(checkEqualsUnfused({2, 9, 12, 6, 5, 1, 0, 2, 2, false}).convOutputUntouched == cpu::hasAvx512());
+    CHECK(checkEqualsUnfused({2, 9, 12, 4, 5, 1, 0, 3, 2}).convOutputUntouched == cpu::hasAvx512());
+  }
+
+  TEST_CASE("ConvolutionPooling: many input channels on oneDNN's kernels run as the two ops") {
+    // 9x9 outputs: not the direct kernels; from 8 input channels not im2col either.
+    const Result r = checkEqualsUnfused({2, 20, 13, 50, 5});
     CHECK_FALSE(r.convOutputUntouched);
     CHECK_FALSE(r.convGradUntouched);
   }

@@ -1,6 +1,7 @@
 // The CPU backend's convolutions against a plain double-precision reference: the direct AVX-512
 // forward and weight-gradient kernels for stride-1 convolutions with rows of 8 or multiples of 16
-// outputs, and otherwise both paths it picks by input channel count (below 8: im2col + sgemm
+// outputs (the forward kernel also any multiple of 8), and otherwise both paths it picks by input
+// channel count (below 8: im2col + sgemm
 // forward, and backward weights by the direct AVX-512 kernel at stride 1 without padding, else by
 // oneDNN's blocked kernels; from 8: oneDNN's channels-last kernels), and backward data both as
 // sgemm + col2im (its gather and scatter versions, which must agree bit for bit) and, for large
@@ -208,6 +209,13 @@ TEST_SUITE("nn/backend/cpu") {
     checkAgainstReference({2, 9, 8, 8, 11, 1, 1, 0});     // 1x1 kernel
     checkAgainstReference({2, 4, 10, 10, 5, 3, 1, 0, 1, false});  // without bias
     checkAgainstReference({2, 4, 11, 10, 5, 3, 1, 0});    // 9x8, odd rows: not direct
+  }
+
+  TEST_CASE("Convolution: the direct forward kernel's half rows (rows a multiple of 8 wide)") {
+    checkAgainstReference({3, 1, 28, 28, 20, 5, 1, 0});   // LeNet's first: 24-wide rows, 16 + 8
+    checkAgainstReference({2, 3, 12, 44, 7, 5, 1, 0});    // 8x40: 16 + 16 + 8, halves across rows
+    checkAgainstReference({2, 2, 10, 26, 6, 3, 1, 0, 1, false});  // 8x24, without bias
+    checkAgainstReference({2, 2, 7, 28, 5, 5, 1, 0});     // 3x24: 72 outputs, not direct
   }
 
   TEST_CASE("Convolution: many input channels (channels-last kernels) match the reference") {
