@@ -4,9 +4,8 @@
 // network needs runs on dl4cpp's own kernels, which allocate nothing per call: dense layers and
 // im2col / col2im on its sgemm (Sgemm.h), stride-1 convolutions on direct kernels
 // (DirectConvolution.h, DirectWeightGradient.h), MAX pooling without padding (MaxPooling.h) and,
-// where a convolution with few input channels feeds it, the pair image by image
-// (ConvolutionPooling.h), ReLU, leaky ReLU and softmax (Activations.h), losses and updater steps
-// (CpuFlatOps.cpp). The rest runs
+// where a convolution feeds it, the pair image by image (ConvolutionPooling.h), ReLU, leaky ReLU
+// and softmax (Activations.h), losses and updater steps (CpuFlatOps.cpp). The rest runs
 // on oneDNN primitives cached per shape: other convolutions (channels-last or oneDNN's blocked
 // layout by input channel count, see CpuBackend.cpp, reordering at their boundary into scratch_,
 // which only lives during one call), AVG pooling, tanh and sigmoid.
