@@ -1,7 +1,6 @@
 #include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
 
 #include <algorithm>
-#include <string>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -38,7 +37,6 @@ struct Extents {
 };
 
 #ifdef DL4CPP_DIRECT_CONVOLUTION_AVX512
-// 16 inputs seen by one tap for one output vector: two 8-wide rows, or 16 of one row.
 // 8 floats from `low` in lanes 0-7, 8 from `high` in lanes 8-15.
 __attribute__((target("avx512f"), always_inline)) inline __m512 loadHalves(const float* low,
                                                                           const float* high) {
@@ -48,6 +46,7 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 loadHalves(const
   return _mm512_castpd_ps(_mm512_maskz_insertf64x4(0xFF, _mm512_castpd256_pd512(l), h, 1));
 }
 
+// 16 inputs seen by one tap for one output vector: two 8-wide rows, or 16 of one row.
 template <bool kRowPairs>
 __attribute__((target("avx512f"), always_inline)) inline __m512 loadInputs(const float* p, int64_t inW) {
   if constexpr (kRowPairs) {
@@ -116,16 +115,16 @@ __attribute__((target("avx512f"))) void forwardBlock(const float* x, const float
 using ForwardKernel = void (*)(const float*, const float*, const float*, float*, int64_t, const Extents&);
 
 // kForwardKernels<kHalfRows>[B - 1][V - 1] handles B output channels and V vectors.
-template <bool kRowPairs>
+template <bool kHalfRows>
 struct ForwardFor {
   template <int B, int V>
   struct Pick {
-    static constexpr ForwardKernel kernel = &forwardBlock<B, V, kRowPairs>;
+    static constexpr ForwardKernel kernel = &forwardBlock<B, V, kHalfRows>;
   };
 };
-template <bool kRowPairs>
+template <bool kHalfRows>
 constexpr auto kForwardKernels =
-    kernelTable<ForwardFor<kRowPairs>::template Pick, kForwardChannels, kForwardVectors>();
+    kernelTable<ForwardFor<kHalfRows>::template Pick, kForwardChannels, kForwardVectors>();
 
 // --- Weight gradient -------------------------------------------------------------------------------
 
@@ -210,7 +209,7 @@ Extents extentsOf(const Tensor& x, const Shape& w, const Shape& y) {
 }
 #endif
 
-bool plainWindow(const WindowGeometry& g) {
+[[maybe_unused]] bool plainWindow(const WindowGeometry& g) {
   return g.strideH == 1 && g.strideW == 1 && g.dilationH == 1 && g.dilationW == 1 &&
          g.padTop == 0 && g.padLeft == 0 && g.padBottom == 0 && g.padRight == 0;
 }
