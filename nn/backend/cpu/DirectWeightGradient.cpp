@@ -113,6 +113,10 @@ __attribute__((target("avx512f"))) void channelBlockGradients(const float* x, co
   }
 }
 
+Extents extentsOf(const Shape& x, const Shape& dw, const WindowGeometry& g) {
+  return {x[1], x[2], x[3], g.outH(x[2]), g.outW(x[3]), dw[2], dw[3]};
+}
+
 #endif
 
 }  // namespace
@@ -130,12 +134,6 @@ bool directWeightGradientSupported(const WindowGeometry& g) {
 int64_t directWeightGradientScratchFloats(const Shape& x, const Shape& w) {
   return x[0] * w[0] * (w.numel() / w[0] + 1);
 }
-
-namespace {
-Extents extentsOf(const Shape& x, const Shape& dw, const WindowGeometry& g) {
-  return {x[1], x[2], x[3], g.outH(x[2]), g.outW(x[3]), dw[2], dw[3]};
-}
-}  // namespace
 
 void directWeightGradientImage(const float* x, const float* dy, float* sums, const Shape& xShape,
                                const Shape& dwShape, const WindowGeometry& g) {

@@ -8,13 +8,16 @@
 #include <omp.h>
 
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
 
+#include "BackendTestUtil.h"
+
 using namespace dl4cpp;
+using testutil::filled;
+using testutil::window;
 
 namespace {
 
@@ -24,21 +27,6 @@ struct Case {
   int64_t poolKernel = 2, poolStride = 2;
   bool bias = true;
 };
-
-WindowGeometry window(int64_t kernel, int64_t stride, int64_t pad = 0) {
-  WindowGeometry g;
-  g.kernelH = g.kernelW = kernel;
-  g.strideH = g.strideW = stride;
-  g.padTop = g.padLeft = g.padBottom = g.padRight = pad;
-  return g;
-}
-
-Tensor filled(const Shape& shape, int64_t salt) {
-  Tensor t(shape);
-  for (int64_t i = 0; i < t.numel(); ++i)
-    t.data()[i] = static_cast<float>((i * 7919 + salt * 104729) % 201 - 100) / 100.0f;
-  return t;
-}
 
 std::vector<uint8_t> bytes(const Tensor& workspace, int64_t count) {
   const auto* p = reinterpret_cast<const uint8_t*>(workspace.data());

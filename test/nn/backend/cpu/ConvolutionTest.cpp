@@ -18,7 +18,10 @@
 #include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
 #include <omp.h>
 
+#include "BackendTestUtil.h"
+
 using namespace dl4cpp;
+using testutil::filled;
 
 namespace {
 
@@ -34,13 +37,6 @@ WindowGeometry geometryOf(const Case& c) {
   g.padTop = g.padLeft = g.padBottom = g.padRight = c.pad;
   g.dilationH = g.dilationW = c.dilation;
   return g;
-}
-
-Tensor filled(const Shape& shape, int64_t salt) {
-  Tensor t(shape);
-  for (int64_t i = 0; i < t.numel(); ++i)
-    t.data()[i] = static_cast<float>((i * 7919 + salt * 104729) % 201 - 100) / 100.0f;
-  return t;
 }
 
 // Visits every (input element, weight, output element) triple of the convolution.

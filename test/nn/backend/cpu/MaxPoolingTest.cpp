@@ -9,16 +9,12 @@
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/backend/cpu/MaxPooling.h>
 
+#include "BackendTestUtil.h"
+
 using namespace dl4cpp;
+using testutil::window;
 
 namespace {
-
-WindowGeometry window(int64_t k, int64_t s) {
-  WindowGeometry g;
-  g.kernelH = g.kernelW = k;
-  g.strideH = g.strideW = s;
-  return g;
-}
 
 // Coarse values so that most windows hold ties.
 Tensor coarseInput(const Shape& shape) {
