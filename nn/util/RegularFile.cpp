@@ -1,0 +1,60 @@
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/util/RegularFile.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace dl4cpp {
+
+namespace {
+
+const char* kindOf(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+}  // namespace
+
+RegularFile::RegularFile(const std::filesystem::path& path, std::string_view what) {
+  // O_NONBLOCK: a FIFO without a writer would otherwise block here. Reads from a regular file
+  // ignore the flag.
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd_ < 0) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR)
+      throw DataNotFoundError(fmt::format("{}: no such file (expected {})", path.string(), what));
+    throw IoError(fmt::format("cannot open {}: {}", path.string(), std::strerror(err)));
+  }
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    const int err = errno;
+    ::close(fd_);
+    throw IoError(fmt::format("cannot stat {}: {}", path.string(), std::strerror(err)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    throw DataFormatError(fmt::format("{}: is {}, not {} (only regular files are read)",
+                                      path.string(), kindOf(st.st_mode), what));
+  }
+  size_ = static_cast<uint64_t>(st.st_size);
+}
+
+RegularFile::~RegularFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+RegularFile::RegularFile(RegularFile&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), size_(other.size_) {}
+
+int RegularFile::release() { return std::exchange(fd_, -1); }
+
+}  // namespace dl4cpp
