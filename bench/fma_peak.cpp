@@ -1,10 +1,14 @@
-// The processor's single-precision FMA peak as code can reach it: 12 independent chains of
-// AVX-512 FMAs held in registers (enough to cover the FMA latency on two pipes), no memory
-// traffic at all, on 1 thread and on every core at once. The GFLOP/s figures that
+// The processor's single-precision FMA peak as code can reach it, at each ISA level this process
+// runs at or below (CpuIsa.h; DL4CPP_MAX_CPU_ISA caps it): 12 independent chains of AVX-512 (16
+// lanes) or AVX2 (8 lanes) FMAs held in registers (enough to cover the FMA latency on two pipes),
+// no memory traffic at all, on 1 thread and on every core at once. The GFLOP/s figures that
 // docs/performance.md and docs/bench/breakdown.md compare kernels against come from here; the
 // all-core run also shows whether running every core lowers the clock (it would show below
 // cores x the 1-thread figure). Median of --repeats runs.
 //   bench_fma_peak [--seconds 1] [--repeats 5]
+#include <dl4cpp/dl4cpp.h>
+#include <fmt/format.h>
+#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -12,22 +16,16 @@
 #include <iostream>
 #include <vector>
 
-#include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
-#include <fmt/format.h>
-#include <immintrin.h>
-
 #include "SampleSupport.h"
 
 namespace {
 
 constexpr int kChains = 12;
-constexpr double kFlopsPerStep = kChains * 16 * 2;  // 12 vectors of 16 lanes, multiply + add
 
 // Runs `steps` steps of kChains FMAs; returns a sum of the chains so the work cannot be dropped.
-__attribute__((target("avx512f"), noinline)) float fmaChains(int64_t steps) {
+// Distinct starting values: chains that start equal stay equal, and the compiler may merge them.
+__attribute__((target("avx512f"), noinline)) float avx512Chains(int64_t steps) {
   __m512 acc[kChains];
-  // Distinct starting values: chains that start equal stay equal, and the compiler may merge them.
   for (int c = 0; c < kChains; ++c) acc[c] = _mm512_set1_ps(1.0f + static_cast<float>(c) * 1e-3f);
   const __m512 m = _mm512_set1_ps(0.9999999f), a = _mm512_set1_ps(1e-7f);
   for (int64_t s = 0; s < steps; ++s)
@@ -38,16 +36,39 @@ __attribute__((target("avx512f"), noinline)) float fmaChains(int64_t steps) {
   return _mm512_reduce_add_ps(sum);
 }
 
+__attribute__((target("avx2,fma"), noinline)) float avx2Chains(int64_t steps) {
+  __m256 acc[kChains];
+  for (int c = 0; c < kChains; ++c) acc[c] = _mm256_set1_ps(1.0f + static_cast<float>(c) * 1e-3f);
+  const __m256 m = _mm256_set1_ps(0.9999999f), a = _mm256_set1_ps(1e-7f);
+  for (int64_t s = 0; s < steps; ++s)
+#pragma GCC unroll 12
+    for (int c = 0; c < kChains; ++c) acc[c] = _mm256_fmadd_ps(acc[c], m, a);
+  __m256 sum = _mm256_setzero_ps();
+  for (int c = 0; c < kChains; ++c) sum = _mm256_add_ps(sum, acc[c]);
+  float lanes[8];
+  _mm256_storeu_ps(lanes, sum);
+  float total = 0;
+  for (float lane : lanes) total += lane;
+  return total;
+}
+
+struct Level {
+  dl4cpp::CpuIsa isa;
+  int lanes;
+  float (*chains)(int64_t steps);
+};
+
 // GFLOP/s of `threads` threads each running `steps` steps at once (total FLOPs over the wall time).
-double measure(int threads, int64_t steps, float& sink) {
+double measure(const Level& level, int threads, int64_t steps, float& sink) {
   const auto start = std::chrono::steady_clock::now();
   float sum = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : sum)
-  sum += fmaChains(steps);
+  sum += level.chains(steps);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   sink += sum;
-  return kFlopsPerStep * static_cast<double>(steps) * threads / seconds / 1e9;
+  const double flopsPerStep = kChains * level.lanes * 2.0;  // multiply + add per lane
+  return flopsPerStep * static_cast<double>(steps) * threads / seconds / 1e9;
 }
 
 double median(std::vector<double> v) {
@@ -67,26 +88,32 @@ int main(int argc, char** argv) try {
   const int repeats = static_cast<int>(options.getInt("repeats", 5));
   if (seconds <= 0 || repeats < 1)
     throw std::invalid_argument("--seconds must be > 0, --repeats >= 1");
-  if (!dl4cpp::cpu::hasAvx512()) {
-    std::cout << "bench_fma_peak: this processor has no AVX-512; nothing to measure\n";
-    return 0;
-  }
   const int cores = dl4cpp::hardwareConcurrency();
+  const Level levels[] = {{dl4cpp::CpuIsa::Avx512, 16, avx512Chains},
+                          {dl4cpp::CpuIsa::Avx2, 8, avx2Chains}};
+  std::cout << fmt::format(
+      "FMA peak ({} register chains), median of {} runs, at each level up to "
+      "{}:\n",
+      kChains, repeats, dl4cpp::cpuIsaName(dl4cpp::cpuIsa()));
   float sink = 0;
-  // Calibrate the steps of one run on one thread.
-  const int64_t probe = 10'000'000;
-  const double probeRate = measure(1, probe, sink);
-  const auto steps = static_cast<int64_t>(seconds * probeRate * 1e9 / kFlopsPerStep);
-  std::vector<double> one, all;
-  for (int r = 0; r < repeats; ++r) {
-    one.push_back(measure(1, steps, sink));
-    all.push_back(measure(cores, steps, sink));
+  for (const Level& level : levels) {
+    if (level.isa > dl4cpp::cpuIsa()) continue;
+    // Calibrate the steps of one run on one thread.
+    const int64_t probe = 10'000'000;
+    const double probeRate = measure(level, 1, probe, sink);
+    const auto steps =
+        static_cast<int64_t>(seconds * probeRate * 1e9 / (kChains * level.lanes * 2.0));
+    std::vector<double> one, all;
+    for (int r = 0; r < repeats; ++r) {
+      one.push_back(measure(level, 1, steps, sink));
+      all.push_back(measure(level, cores, steps, sink));
+    }
+    std::cout << fmt::format(
+        "  {:8} 1 thread: {:6.1f} GFLOP/s   {} threads: {:6.1f} GFLOP/s ({:.2f}x one)\n",
+        dl4cpp::cpuIsaName(level.isa), median(one), cores, median(all), median(all) / median(one));
   }
-  std::cout << fmt::format("FMA peak (AVX-512, {} register chains), median of {} runs:\n", kChains,
-                           repeats);
-  std::cout << fmt::format("  1 thread:   {:.1f} GFLOP/s\n", median(one));
-  std::cout << fmt::format("  {} threads: {:.1f} GFLOP/s ({:.2f}x one)\n", cores, median(all),
-                           median(all) / median(one));
+  if (dl4cpp::cpuIsa() < dl4cpp::CpuIsa::Avx2)
+    std::cout << "  (baseline level: no FMA instructions to measure)\n";
   volatile float observed = sink;  // the chains' results are used, so no run can be dropped
   (void)observed;
   return 0;

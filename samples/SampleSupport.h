@@ -1,6 +1,13 @@
 #pragma once
 // What the samples share: command-line flags (--name value pairs, with a clear error for anything
 // unknown or malformed), the evaluation report, and main()'s error handling.
+#include <dl4cpp/config.h>
+#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
+#include <dl4cpp/nn/eval/Evaluation.h>
+#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
+#include <dl4cpp/nn/tensor/Device.h>
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -10,14 +17,14 @@
 #include <string>
 #include <vector>
 
-#include <dl4cpp/config.h>
-#include <dl4cpp/nn/tensor/Device.h>
-
-#include <dl4cpp/nn/eval/Evaluation.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-#include <fmt/format.h>
-
 namespace samples {
+
+// The line that says which CPU kernels this process runs (DL4CPP_MAX_CPU_ISA caps the level).
+inline std::string cpuIsaLine() {
+  return fmt::format("CPU ISA level: {} (this processor: {})\n",
+                     dl4cpp::cpuIsaName(dl4cpp::cpuIsa()),
+                     dl4cpp::cpuIsaName(dl4cpp::nativeCpuIsa()));
+}
 
 // --device cpu|cuda: the default is cuda when this build and machine have a GPU, else cpu.
 inline std::vector<dl4cpp::Device> devicesFromOption(const std::string& name) {
@@ -102,7 +109,8 @@ inline void saveModel(const dl4cpp::MultiLayerNetwork& model, const std::string&
   const dl4cpp::MultiLayerNetwork loaded = dl4cpp::MultiLayerNetwork::load(path);
   if (loaded.params().toVector() != model.params().toVector() ||
       loaded.updaterState().toVector() != model.updaterState().toVector())
-    throw dl4cpp::DataMismatchError("the model read back from " + path + " differs from the trained one");
+    throw dl4cpp::DataMismatchError("the model read back from " + path +
+                                    " differs from the trained one");
   std::cout << "saved the model to " << path << " (" << std::filesystem::file_size(path)
             << " bytes; read back: identical parameters and updater state)\n";
 }

@@ -43,7 +43,7 @@ int run(int argc, char** argv) {
   const Device device = samples::devicesFromOption(options.getString("device", "")).front();
   MultiLayerNetwork model(samples::lenetConfiguration(), device, threads);
   model.init();
-  std::cout << model.summary();
+  std::cout << model.summary() << samples::cpuIsaLine();
   std::cout << fmt::format("training on {} examples, batch {}, on {} ({} thread(s))\n",
                            mnistTrain.totalExamples(), batch, device.toString(),
                            model.context().numThreads());

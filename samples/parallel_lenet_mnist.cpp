@@ -55,7 +55,7 @@ int run(int argc, char** argv) {
 
   MultiLayerNetwork model(samples::lenetConfiguration());
   model.init();
-  std::cout << model.summary();
+  std::cout << model.summary() << samples::cpuIsaLine();
 
   // As DL4J's tutorial: ParallelWrapper::Builder(model).prefetchBuffer(24).workers(2)
   //     .averagingFrequency(3).reportScoreAfterAveraging(true).build()

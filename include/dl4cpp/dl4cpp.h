@@ -8,6 +8,7 @@
 #include <dl4cpp/iterators/ListDataSetIterator.h>
 #include <dl4cpp/iterators/MnistDataSetIterator.h>
 #include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
 #include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
 #include <dl4cpp/nn/eval/Evaluation.h>
 #include <dl4cpp/nn/gradientcheck/GradientCheckUtil.h>

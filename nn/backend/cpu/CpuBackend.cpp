@@ -7,6 +7,7 @@
 
 #include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/backend/cpu/ConvolutionPooling.h>
+#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
 #include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
 #include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
 #include <dl4cpp/nn/backend/cpu/InnerProduct.h>
@@ -136,7 +137,17 @@ dnnl::algorithm eltwiseAlgorithm(ActivationKind kind) {
 
 }  // namespace
 
-CpuBackend::CpuBackend() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {}
+namespace {
+
+// The ISA level is chosen before oneDNN's first use, so that DL4CPP_MAX_CPU_ISA can still cap it.
+dnnl::engine cpuEngine() {
+  cpuIsa();
+  return dnnl::engine(dnnl::engine::kind::cpu, 0);
+}
+
+}  // namespace
+
+CpuBackend::CpuBackend() : engine_(cpuEngine()), stream_(engine_) {}
 
 void CpuBackend::bindToCurrentThread(int numThreads) {
   // Never ask for more than OMP_THREAD_LIMIT allows: oneDNN partitions work for

@@ -1,6 +1,6 @@
 #pragma once
 // The CPU backend. Tensors cross this interface in plain layouts (nchw / oihw / nc / oi: the
-// layouts of the network's flat buffers). Where the processor has AVX-512, everything a LeNet-like
+// layouts of the network's flat buffers). At the AVX-512 level (CpuIsa.h), everything a LeNet-like
 // network needs runs on dl4cpp's own kernels, which allocate nothing per call: dense layers and
 // im2col / col2im on its sgemm (Sgemm.h), stride-1 convolutions on direct kernels
 // (DirectConvolution.h, DirectWeightGradient.h), MAX pooling without padding (MaxPooling.h) and,

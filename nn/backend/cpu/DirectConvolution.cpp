@@ -2,14 +2,11 @@
 
 #include <algorithm>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define DL4CPP_DIRECT_CONVOLUTION_AVX512 1
-#endif
 
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cpu/Avx512Sum.h>
-#include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
+#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
+#include <dl4cpp/nn/backend/cpu/X86Kernels.h>
 #include <dl4cpp/nn/backend/cpu/KernelTable.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 
@@ -36,7 +33,7 @@ struct Extents {
   int64_t halfOffset(int64_t h) const { return 8 * h / outW * inW + 8 * h % outW; }
 };
 
-#ifdef DL4CPP_DIRECT_CONVOLUTION_AVX512
+#ifdef DL4CPP_X86_KERNELS
 // 8 floats from `low` in lanes 0-7, 8 from `high` in lanes 8-15.
 __attribute__((target("avx512f"), always_inline)) inline __m512 loadHalves(const float* low,
                                                                           const float* high) {
@@ -209,31 +206,31 @@ Extents extentsOf(const Tensor& x, const Shape& w, const Shape& y) {
 }
 #endif
 
-[[maybe_unused]] bool plainWindow(const WindowGeometry& g) {
+bool plainWindow(const WindowGeometry& g) {
   return g.strideH == 1 && g.strideW == 1 && g.dilationH == 1 && g.dilationW == 1 &&
          g.padTop == 0 && g.padLeft == 0 && g.padBottom == 0 && g.padRight == 0;
 }
 
 }  // namespace
 
-bool directConvolutionSupported(const WindowGeometry& g, int64_t outH, int64_t outW) {
-#ifdef DL4CPP_DIRECT_CONVOLUTION_AVX512
+bool directConvolutionFits(const WindowGeometry& g, int64_t outH, int64_t outW) {
   const bool rows = (outW == 8 && outH % 2 == 0) || (outW > 0 && outW % 16 == 0);
-  return plainWindow(g) && rows && outH > 0 && hasAvx512();
-#else
-  (void)g, (void)outH, (void)outW;
-  return false;
-#endif
+  return plainWindow(g) && rows && outH > 0;
+}
+
+bool directConvolutionForwardFits(const WindowGeometry& g, int64_t outH, int64_t outW) {
+  const bool rows = outW > 0 && outW % 8 == 0 && outH > 0 && outH * outW % 16 == 0;
+  return plainWindow(g) && rows;
+}
+
+bool directConvolutionSupported(const WindowGeometry& g, int64_t outH, int64_t outW) {
+  return cpuIsa() >= CpuIsa::Avx512 &&
+         directConvolutionFits(g, outH, outW);
 }
 
 bool directConvolutionForwardSupported(const WindowGeometry& g, int64_t outH, int64_t outW) {
-#ifdef DL4CPP_DIRECT_CONVOLUTION_AVX512
-  const bool rows = outW > 0 && outW % 8 == 0 && outH > 0 && outH * outW % 16 == 0;
-  return plainWindow(g) && rows && hasAvx512();
-#else
-  (void)g, (void)outH, (void)outW;
-  return false;
-#endif
+  return cpuIsa() >= CpuIsa::Avx512 &&
+         directConvolutionForwardFits(g, outH, outW);
 }
 
 DirectForward::DirectForward(const Tensor& x, const Tensor& w, const Tensor& b, int64_t outH,
@@ -254,7 +251,7 @@ int64_t DirectForward::channels(int64_t item) const {
 }
 
 void DirectForward::run(int64_t item, float* y) const {
-#ifdef DL4CPP_DIRECT_CONVOLUTION_AVX512
+#ifdef DL4CPP_X86_KERNELS
   const Extents e = extentsOf(x_, w_.shape(), Shape{x_.dim(0), w_.dim(0), outH_, outW_});
   const auto& kernels = e.outW % 16 == 0 ? kForwardKernels<false> : kForwardKernels<true>;
   const int64_t o = firstChannel(item), count = channels(item);
@@ -290,7 +287,7 @@ void directConvolutionWeightGradient(const Tensor& x, const Tensor& dy, Tensor& 
     throw BackendError(
         "direct convolution weight gradient: needs AVX-512, stride 1, no padding or dilation, "
         "and output rows 8 wide (an even number of them) or a multiple of 16 wide");
-#ifdef DL4CPP_DIRECT_CONVOLUTION_AVX512
+#ifdef DL4CPP_X86_KERNELS
   const Extents e = extentsOf(x, dw.shape(), dy.shape());
   const auto& kernels = e.outW == 8 ? kGradientKernels<true> : kGradientKernels<false>;
   const int64_t images = x.dim(0), outChannels = dw.dim(0), taps = e.taps();

@@ -20,13 +20,17 @@
 
 namespace dl4cpp::cpu {
 
-// This processor has AVX-512, `g` has a stride and dilation of 1 and no padding, and the output
+// The shapes the kernels take: `g` has a stride and dilation of 1 and no padding, and the output
 // (outH, outW) has rows 8 wide and an even number of them, or rows a multiple of 16 wide.
-bool directConvolutionSupported(const WindowGeometry& g, int64_t outH, int64_t outW);
+bool directConvolutionFits(const WindowGeometry& g, int64_t outH, int64_t outW);
 
 // The forward pass takes more: output rows any multiple of 8 wide, in planes a multiple of 16
 // (each vector's two 8-wide halves loaded from wherever their rows lie; LeNet's first
 // convolution, 24-wide rows).
+bool directConvolutionForwardFits(const WindowGeometry& g, int64_t outH, int64_t outW);
+
+// The kernels run: the shape fits and cpuIsa() is AVX-512.
+bool directConvolutionSupported(const WindowGeometry& g, int64_t outH, int64_t outW);
 bool directConvolutionForwardSupported(const WindowGeometry& g, int64_t outH, int64_t outW);
 
 // y (N, O, outH, outW) = conv(x (N, C, H, W), w (O, C, kH, kW)) + b (O, or empty), where

@@ -2,14 +2,11 @@
 
 #include <algorithm>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define DL4CPP_DIRECT_WEIGHT_GRADIENT_AVX512 1
-#endif
 
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cpu/Avx512Sum.h>
-#include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
+#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
+#include <dl4cpp/nn/backend/cpu/X86Kernels.h>
 #include <dl4cpp/nn/backend/cpu/KernelTable.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 
@@ -28,7 +25,7 @@ struct Extents {
   int64_t taps() const { return channels * kernelH * kernelW; }
 };
 
-#ifdef DL4CPP_DIRECT_WEIGHT_GRADIENT_AVX512
+#ifdef DL4CPP_X86_KERNELS
 // One run of 16 outputs of a row for adjacentTapGradients (masked lanes load zeros, so they add
 // nothing).
 template <int B, int K>
@@ -121,14 +118,13 @@ Extents extentsOf(const Shape& x, const Shape& dw, const WindowGeometry& g) {
 
 }  // namespace
 
-bool directWeightGradientSupported(const WindowGeometry& g) {
-#ifdef DL4CPP_DIRECT_WEIGHT_GRADIENT_AVX512
+bool directWeightGradientFits(const WindowGeometry& g) {
   return g.strideH == 1 && g.strideW == 1 && g.dilationH == 1 && g.dilationW == 1 &&
-         g.padTop == 0 && g.padLeft == 0 && g.padBottom == 0 && g.padRight == 0 && hasAvx512();
-#else
-  (void)g;
-  return false;
-#endif
+         g.padTop == 0 && g.padLeft == 0 && g.padBottom == 0 && g.padRight == 0;
+}
+
+bool directWeightGradientSupported(const WindowGeometry& g) {
+  return cpuIsa() >= CpuIsa::Avx512 && directWeightGradientFits(g);
 }
 
 int64_t directWeightGradientScratchFloats(const Shape& x, const Shape& w) {
@@ -137,7 +133,7 @@ int64_t directWeightGradientScratchFloats(const Shape& x, const Shape& w) {
 
 void directWeightGradientImage(const float* x, const float* dy, float* sums, const Shape& xShape,
                                const Shape& dwShape, const WindowGeometry& g) {
-#ifdef DL4CPP_DIRECT_WEIGHT_GRADIENT_AVX512
+#ifdef DL4CPP_X86_KERNELS
   const Extents e = extentsOf(xShape, dwShape, g);
   const int64_t outChannels = dwShape[0], stride = e.taps() + 1, outPlane = e.outH * e.outW;
   for (int64_t first = 0; first < outChannels; first += kMaxChannels)

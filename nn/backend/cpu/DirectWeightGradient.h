@@ -17,7 +17,9 @@
 
 namespace dl4cpp::cpu {
 
-// This processor has AVX-512 and `g` has a stride and dilation of 1 and no padding.
+// The shapes the kernel takes: `g` has a stride and dilation of 1 and no padding.
+bool directWeightGradientFits(const WindowGeometry& g);
+// The kernel runs: the shape fits and cpuIsa() is AVX-512.
 bool directWeightGradientSupported(const WindowGeometry& g);
 
 // Floats of scratch directWeightGradient needs: each image's sums, [O, C·kH·kW + 1].

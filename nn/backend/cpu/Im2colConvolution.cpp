@@ -2,14 +2,11 @@
 
 #include <omp.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define DL4CPP_COL2IM_AVX512 1
-#endif
 
 #include <algorithm>
 
-#include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
+#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
+#include <dl4cpp/nn/backend/cpu/X86Kernels.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 #include <dl4cpp/nn/backend/cpu/Sgemm.h>
 
@@ -82,7 +79,10 @@ void col2im(const float* __restrict col, float* __restrict dx, const Extents& e,
       }
 }
 
-#ifdef DL4CPP_COL2IM_AVX512
+// The gather below keeps one mask per kernel column.
+constexpr int64_t kGatherMaxKernelW = 32;
+
+#ifdef DL4CPP_X86_KERNELS
 // col2im for a horizontal stride of 1, as a gather: each run of 16 pixels of an input row sums
 // its kH·kW shifted column rows in registers and is stored once. The scatter above adds
 // overlapping runs into the same row, one kw after another, and each such add waits for the store
@@ -90,7 +90,6 @@ void col2im(const float* __restrict col, float* __restrict dx, const Extents& e,
 // 128 images, one Zen 5 core: backward data 2.5 ms with this gather (of which about 0.4 ms is
 // col2im), 3.3 ms with the scatter, 3.7 ms with oneDNN's channels-last kernel and its reorders.
 // Splitting the sum in two (even and odd kw) to shorten the chain of dependent adds gained nothing.
-constexpr int64_t kGatherMaxKernelW = 32;
 
 __attribute__((target("avx512f"))) void col2imGather(const float* col, float* dx,
                                                        const Extents& e, const WindowGeometry& g) {
@@ -149,13 +148,12 @@ int64_t scratchDepth(const Shape& x, const Shape& w) { return x[1] * w[2] * w[3]
 
 }  // namespace
 
+bool col2imGatherFits(const WindowGeometry& g) {
+  return g.strideW == 1 && g.kernelW <= kGatherMaxKernelW;
+}
+
 bool col2imGatherSupported(const WindowGeometry& g) {
-#ifdef DL4CPP_COL2IM_AVX512
-  return g.strideW == 1 && g.kernelW <= kGatherMaxKernelW && hasAvx512();
-#else
-  (void)g;
-  return false;
-#endif
+  return cpuIsa() >= CpuIsa::Avx512 && col2imGatherFits(g);
 }
 
 int64_t im2colScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g,
@@ -236,7 +234,7 @@ void im2colConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx
     sgemm('T', 'N', taps, positions, outChannels, weights, taps, dys + n * outChannels * positions,
           positions, 0.0f, col, positions, col + taps * positions);
     float* image = dxs + n * e.channels * e.inH * e.inW;
-#ifdef DL4CPP_COL2IM_AVX512
+#ifdef DL4CPP_X86_KERNELS
     if (gather) {
       col2imGather(col, image, e, g);
       return;

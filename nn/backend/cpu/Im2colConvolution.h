@@ -75,7 +75,9 @@ int64_t col2imScratchFloats(const Shape& x, const Shape& w, const WindowGeometry
 void im2colConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
                                    const WindowGeometry& g, float* scratch, bool allowGather = true);
 
-// This processor has AVX-512 and `g` has a horizontal stride of 1 and a kernel at most 32 wide.
+// The shapes the gather takes: a horizontal stride of 1 and a kernel at most 32 wide.
+bool col2imGatherFits(const WindowGeometry& g);
+// The gather runs: the shape fits and cpuIsa() is AVX-512.
 bool col2imGatherSupported(const WindowGeometry& g);
 
 }  // namespace dl4cpp::cpu

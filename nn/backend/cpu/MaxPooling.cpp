@@ -4,12 +4,9 @@
 #include <bit>
 #include <limits>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define DL4CPP_POOLING_AVX512 1
-#endif
 
-#include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
+#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
+#include <dl4cpp/nn/backend/cpu/X86Kernels.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 
 namespace dl4cpp::cpu {
@@ -99,7 +96,7 @@ void backwardPlane2x2(const float* dy, const uint8_t* argmax, float* dx, int64_t
   }
 }
 
-#ifdef DL4CPP_POOLING_AVX512
+#ifdef DL4CPP_X86_KERNELS
 // Lanes 0-7. (This and the maskz forms below: GCC 12's plain ones read an undefined register and
 // warn.)
 __attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m256 lowHalf(__m512 v) {
@@ -179,13 +176,13 @@ void maxPoolingBackwardPlanes(const float* dy, float* dx, const uint8_t* argmax,
                               const PlaneExtents& e, const WindowGeometry& g, bool allowAvx512) {
   const int64_t inH = e.inH, inW = e.inW, outH = e.outH, outW = e.outW;
   const bool twoByTwo = isTwoByTwoStrideTwo(g);
-  [[maybe_unused]] const bool avx512 = allowAvx512 && hasAvx512BwVl();
+  [[maybe_unused]] const bool avx512 = allowAvx512 && cpuIsa() >= CpuIsa::Avx512;
   for (int64_t p = 0; p < planes; ++p) {
     float* dxp = dx + p * inH * inW;
     const float* dyp = dy + p * outH * outW;
     const uint8_t* ap = argmax + p * outH * outW;
     if (twoByTwo) {
-#ifdef DL4CPP_POOLING_AVX512
+#ifdef DL4CPP_X86_KERNELS
       if (avx512) backwardPlane2x2Avx512(dyp, ap, dxp, inW, outH, outW);
       else backwardPlane2x2(dyp, ap, dxp, inW, outH, outW);
 #else

@@ -25,7 +25,7 @@ int64_t maxPoolingWorkspaceFloats(const Shape& y);
 void maxPoolingForward(const Tensor& x, Tensor& y, const WindowGeometry& g, uint8_t* argmax);
 
 // dx = 0, then dx[arg-max of each output] += dy. 2x2 windows of stride 2 run with AVX-512 where
-// the processor has it (F, BW and VL); allowAvx512 = false forces the scalar loop (for tests).
+// cpuIsa() is AVX-512; allowAvx512 = false forces the scalar loop (for tests).
 void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
                         const uint8_t* argmax, bool allowAvx512 = true);
 

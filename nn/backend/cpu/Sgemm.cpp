@@ -6,13 +6,10 @@
 #include <algorithm>
 #include <array>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define DL4CPP_SGEMM_AVX512 1
-#endif
 
 #include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
+#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
+#include <dl4cpp/nn/backend/cpu/X86Kernels.h>
 #include <dl4cpp/nn/backend/cpu/KernelTable.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 #include <dl4cpp/nn/backend/cpu/SgemmStatus.h>
@@ -51,7 +48,7 @@ int64_t perThreadFloats(bool transA, bool transB, int64_t m, int64_t n, int64_t 
   return kAlignFloats + packedAFloats(transA, m, n) + packedB;
 }
 
-#ifdef DL4CPP_SGEMM_AVX512
+#ifdef DL4CPP_X86_KERNELS
 
 // One product, or the part of it one thread computes.
 struct Problem {
@@ -307,13 +304,13 @@ void sgemm(char transA, char transB, int64_t m, int64_t n, int64_t k, const floa
   if ((transA != 'N' && transA != 'T') || (transB != 'N' && transB != 'T'))
     throw BackendError("sgemm: transA and transB must be 'N' or 'T'");
   if (m == 0 || n == 0) return;
-#ifdef DL4CPP_SGEMM_AVX512
-  if (hasAvx512()) {
-    if (k == 0) {  // no terms: beta · c
-      if (beta == 0.0f)
-        for (int64_t i = 0; i < m; ++i) std::fill_n(c + i * ldc, n, 0.0f);
-      return;
-    }
+  if (k == 0) {  // no terms: beta · c (dnnl_sgemm rejects k = 0)
+    if (beta == 0.0f)
+      for (int64_t i = 0; i < m; ++i) std::fill_n(c + i * ldc, n, 0.0f);
+    return;
+  }
+#ifdef DL4CPP_X86_KERNELS
+  if (cpuIsa() >= CpuIsa::Avx512) {
     avx512Sgemm({transA == 'T', transB == 'T', beta == 1.0f, m, n, k, a, lda, b, ldb, c, ldc},
                 scratch);
     return;

@@ -2,8 +2,8 @@
 // dl4cpp's own single-precision GEMM for the CPU ops that are GEMMs (Im2colConvolution.h,
 // InnerProduct.h). It computes what their dnnl_sgemm calls did, but packs into scratch the caller
 // provides and allocates nothing: oneDNN's sgemm mallocs its packing buffers on every call, about
-// 260 mallocs per LeNet training step at batch 128 (now none: AllocationTest). On processors
-// without AVX-512 it calls dnnl_sgemm, and those allocations remain.
+// 260 mallocs per LeNet training step at batch 128 (now none: AllocationTest). Below the AVX-512
+// level (cpuIsa()) it calls dnnl_sgemm, and those allocations remain.
 //
 // The AVX-512 version (Sgemm.cpp) is BLIS-style: 12 x 32 register tiles over blocks of K, M and N,
 // each operand packed where that pays and read in place where not. Each element of C sums its K

@@ -19,9 +19,11 @@
 #include <omp.h>
 
 #include "BackendTestUtil.h"
+#include "CpuIsaTestUtil.h"
 
 using namespace dl4cpp;
 using testutil::filled;
+using testutil::runsAt;
 
 namespace {
 
@@ -123,7 +125,7 @@ void checkAgainstReference(const Case& c) {
 
   // The direct weight gradient, called directly where it applies, on 1 and 2 threads: the same
   // bits either way.
-  if (cpu::directWeightGradientSupported(g)) {
+  if (cpu::directWeightGradientFits(g) && runsAt(CpuIsa::Avx512)) {
     std::vector<float> sums(static_cast<size_t>(cpu::directWeightGradientScratchFloats(xShape, wShape)));
     Tensor dwDirect[2] = {Tensor(w.shape()), Tensor(w.shape())};
     Tensor dbDirect[2] = {c.bias ? Tensor(b.shape()) : Tensor(), c.bias ? Tensor(b.shape()) : Tensor()};
@@ -141,7 +143,7 @@ void checkAgainstReference(const Case& c) {
 
   // The direct forward pass and weight gradient for rows of 8 or multiples of 16, called directly
   // where they apply, on 1 and 2 threads: the same bits either way.
-  if (cpu::directConvolutionSupported(g, outH, outW)) {
+  if (cpu::directConvolutionFits(g, outH, outW) && runsAt(CpuIsa::Avx512)) {
     std::vector<float> partials(static_cast<size_t>(cpu::directConvolutionWeightGradientScratchFloats(wShape)));
     Tensor yDirect[2] = {Tensor(yShape), Tensor(yShape)};
     Tensor dwDirect[2] = {Tensor(w.shape()), Tensor(w.shape())};
@@ -169,7 +171,7 @@ void checkAgainstReference(const Case& c) {
   gathered.fill(123.0f);
   cpu::im2colConvolutionBackwardData(dy, w, scattered, g, scratch.data(), false);
   checkClose(scattered, dx, "backward data, col2im scatter");
-  if (cpu::col2imGatherSupported(g)) {
+  if (cpu::col2imGatherFits(g) && runsAt(CpuIsa::Avx512)) {
     cpu::im2colConvolutionBackwardData(dy, w, gathered, g, scratch.data(), true);
     checkClose(gathered, dx, "backward data, col2im gather");
     CHECK(gathered.toVector() == scattered.toVector());

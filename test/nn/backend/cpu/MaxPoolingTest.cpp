@@ -64,7 +64,7 @@ void checkAgainstReference(const Shape& inShape, const WindowGeometry& g) {
   CHECK(yDiffer == 0);
   CHECK(dxDiffer == 0);
 
-  // The scalar backward (the backend runs the AVX-512 one where the processor has it): same bits.
+  // The scalar backward (the backend runs the AVX-512 one at that level): same bits.
   Tensor dxScalar(inShape);
   dxScalar.fill(123.0f);
   cpu::maxPoolingBackward(dy, dxScalar, g, reinterpret_cast<const uint8_t*>(workspace.data()), false);

@@ -10,15 +10,18 @@
 #include <omp.h>
 
 #include <cmath>
+#include <iostream>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/cpu/CpuFeatures.h>
 #include <dl4cpp/nn/backend/cpu/Sgemm.h>
 
+#include "CpuIsaTestUtil.h"
+
 using namespace dl4cpp;
+using testutil::skippedBelow;
 
 namespace {
 
@@ -174,12 +177,10 @@ TEST_SUITE("nn/backend/cpu") {
   }
 
   TEST_CASE("Sgemm: the same bits on 1 and 2 threads and inside a parallel region") {
-    if (!cpu::hasAvx512()) {
-      MESSAGE("skipped: no AVX-512 (sgemm falls back to oneDNN's, which promises no such thing)");
-      return;
-    }
+    // Below AVX-512 sgemm is oneDNN's, which promises no such thing.
+    if (skippedBelow(CpuIsa::Avx512, "dl4cpp's own sgemm")) return;
     if (omp_get_thread_limit() < 2) {  // scripts/test-sanitizers.sh runs TSan with a limit of 1
-      MESSAGE("skipped: OMP_THREAD_LIMIT allows no second thread");
+      std::cout << "skipped: OMP_THREAD_LIMIT allows no second thread" << std::endl;
       return;
     }
     // LeNet's dense layers at batch 128, then, for each pair, odd shapes with two K blocks split

@@ -1,0 +1,109 @@
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
+#include <fmt/format.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+namespace dl4cpp {
+
+namespace {
+
+constexpr const char* kCapVariable = "DL4CPP_MAX_CPU_ISA";
+
+std::optional<CpuIsa> capFromEnvironment() {
+  const char* raw = std::getenv(kCapVariable);
+  if (!raw || !*raw) return std::nullopt;
+  std::string value(raw);
+  std::transform(value.begin(), value.end(), value.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (CpuIsa isa : {CpuIsa::Avx512, CpuIsa::Avx2, CpuIsa::Baseline})
+    if (value == cpuIsaName(isa)) return isa;
+  throw ConfigError(fmt::format("{}='{}': expected avx512, avx2 or baseline", kCapVariable, raw));
+}
+
+dnnl_cpu_isa_t onednnIsa(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::Avx512:
+      return dnnl_cpu_isa_all;  // its AVX-512 extensions are AVX-512 too
+    case CpuIsa::Avx2:
+      return dnnl_cpu_isa_avx2;
+    case CpuIsa::Baseline:
+      return dnnl_cpu_isa_sse41;
+  }
+  return dnnl_cpu_isa_all;
+}
+
+bool includes(dnnl_cpu_isa_t effective, dnnl_cpu_isa_t level) {
+  return (static_cast<unsigned>(effective) & static_cast<unsigned>(level)) ==
+         static_cast<unsigned>(level);
+}
+
+// The level oneDNN dispatches at, in dl4cpp's terms.
+CpuIsa onednnLevel() {
+#if defined(__x86_64__)
+  const dnnl_cpu_isa_t effective = dnnl_get_effective_cpu_isa();
+  if (includes(effective, dnnl_cpu_isa_avx512_core)) return CpuIsa::Avx512;
+  if (includes(effective, dnnl_cpu_isa_avx2)) return CpuIsa::Avx2;
+  return CpuIsa::Baseline;
+#else
+  return CpuIsa::Avx512;  // no x86 levels to agree with
+#endif
+}
+
+CpuIsa chooseLevel() {
+  const std::optional<CpuIsa> cap = capFromEnvironment();
+  CpuIsa level = nativeCpuIsa();
+  if (cap) {
+    level = std::min(level, *cap);
+    // Fails only once oneDNN has generated code; what it settled on is checked below.
+    dnnl_set_max_cpu_isa(onednnIsa(*cap));
+    if (onednnLevel() > *cap)
+      throw BackendError(fmt::format(
+          "{}={}: oneDNN already runs at a higher level; set the variable before the process "
+          "starts, or read dl4cpp::cpuIsa() before any other oneDNN call",
+          kCapVariable, cpuIsaName(*cap)));
+  }
+  return std::min(level, onednnLevel());
+}
+
+}  // namespace
+
+CpuIsa nativeCpuIsa() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const CpuIsa native = [] {
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
+      return CpuIsa::Avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return CpuIsa::Avx2;
+    return CpuIsa::Baseline;
+  }();
+  return native;
+#else
+  return CpuIsa::Baseline;
+#endif
+}
+
+CpuIsa cpuIsa() {
+  // A throwing initialiser leaves the static uninitialised: every call reports the bad setting.
+  static const CpuIsa level = chooseLevel();
+  return level;
+}
+
+std::string_view cpuIsaName(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::Avx512:
+      return "avx512";
+    case CpuIsa::Avx2:
+      return "avx2";
+    case CpuIsa::Baseline:
+      return "baseline";
+  }
+  return "unknown";
+}
+
+}  // namespace dl4cpp
