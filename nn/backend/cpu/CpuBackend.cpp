@@ -293,6 +293,15 @@ void CpuBackend::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, T
     directWeightGradient(x, dy, dw, db, g, scratch(floats));
     return;
   }
+  // Below AVX-512 oneDNN's kernels run a first layer's weight gradient several times slower than
+  // im2col + sgemm (docs/performance.md); at AVX-512 they are the measured choice for the shapes
+  // the direct kernel does not take.
+  if (hasFewInputChannels(dw.shape()) && cpuIsa() < CpuIsa::Avx512) {
+    const int64_t floats =
+        im2colWeightGradientScratchFloats(x.shape(), dw.shape(), g, omp_get_max_threads());
+    im2colConvolutionBackwardWeights(x, dy, dw, db, g, scratch(floats));
+    return;
+  }
   const bool bias = !db.empty();
   PrimitiveKey key;
   key.add(static_cast<int64_t>(OpId::ConvBackwardWeights)).add(bias);

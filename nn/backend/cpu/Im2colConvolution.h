@@ -14,10 +14,10 @@
 // kernel ran LeNet's 20 -> 50 convolution at about 125 GFLOP/s on one core where sgemm does about
 // 200 at the same shape, plus a reorder of each argument: 3.7 ms in all, against 2.5 ms here
 // (batch 128, one Zen 5 core; 2.3 against 1.3 ms on two).
-#include <cstdint>
-
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
+
+#include <cstdint>
 
 namespace dl4cpp::cpu {
 
@@ -73,11 +73,26 @@ int64_t col2imScratchFloats(const Shape& x, const Shape& w, const WindowGeometry
 // AVX-512 where col2imGatherSupported(g), else as a scatter (allowGather = false forces the
 // scatter, for tests).
 void im2colConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
-                                   const WindowGeometry& g, float* scratch, bool allowGather = true);
+                                   const WindowGeometry& g, float* scratch,
+                                   bool allowGather = true);
 
 // The shapes the gather takes: a horizontal stride of 1 and a kernel at most 32 wide.
 bool col2imGatherFits(const WindowGeometry& g);
 // The gather runs: the shape fits and cpuIsa() is AVX-512.
 bool col2imGatherSupported(const WindowGeometry& g);
+
+// Floats of scratch im2colConvolutionBackwardWeights needs with `threads` OpenMP threads: each
+// image's sums, [O, C·kH·kW + 1], and per thread one image's column matrix with a row of ones,
+// [C·kH·kW + 1, outH·outW], and sgemm's packing space.
+int64_t im2colWeightGradientScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g,
+                                          int threads);
+
+// dw (O, C, kH, kW) and db (O, or empty) from x (N, C, H, W) and dy (N, O, outH, outW), with any
+// stride, padding and dilation: per image, [dw | db]_n = dy_n · [col_n; 1]ᵀ (sgemm), then the
+// images' sums added in image order (directWeightGradientSum), so results do not depend on the
+// thread count. For convolutions with few input channels below the level of the direct kernel
+// (DirectWeightGradient.h), where oneDNN's kernels run them several times slower.
+void im2colConvolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
+                                      const WindowGeometry& g, float* scratch);
 
 }  // namespace dl4cpp::cpu

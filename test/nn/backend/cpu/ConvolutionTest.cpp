@@ -164,6 +164,24 @@ void checkAgainstReference(const Case& c) {
     if (c.bias) CHECK(dbDirect[0].toVector() == dbDirect[1].toVector());
   }
 
+  // The im2col weight gradient (below the direct kernel's level), called directly for every shape,
+  // on 1 and 2 threads: the same bits either way.
+  {
+    std::vector<float> sums(static_cast<size_t>(cpu::im2colWeightGradientScratchFloats(xShape, wShape, g, 2)));
+    Tensor dwIm2col[2] = {Tensor(w.shape()), Tensor(w.shape())};
+    Tensor dbIm2col[2] = {c.bias ? Tensor(b.shape()) : Tensor(), c.bias ? Tensor(b.shape()) : Tensor()};
+    for (int threads = 1; threads <= 2; ++threads) {
+      omp_set_num_threads(threads);
+      const auto t = static_cast<size_t>(threads - 1);
+      dwIm2col[t].fill(123.0f);
+      cpu::im2colConvolutionBackwardWeights(x, dy, dwIm2col[t], dbIm2col[t], g, sums.data());
+      checkClose(dwIm2col[t], dw, "backward weights, im2col");
+      if (c.bias) checkClose(dbIm2col[t], db, "backward bias, im2col");
+    }
+    CHECK(dwIm2col[0].toVector() == dwIm2col[1].toVector());
+    if (c.bias) CHECK(dbIm2col[0].toVector() == dbIm2col[1].toVector());
+  }
+
   // Both col2im versions, called directly (the backend picks one, or oneDNN for large matrices).
   std::vector<float> scratch(static_cast<size_t>(cpu::col2imScratchFloats(xShape, wShape, g, 2)));
   Tensor scattered(xShape), gathered(xShape);
