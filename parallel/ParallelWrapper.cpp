@@ -188,6 +188,9 @@ struct ParallelWrapper::Impl {
     stopRequested = false;
     stats = ParallelStatistics{};
     checkpointMark = root->getIterationCount();
+    if (checkpoint)
+      Checkpoints::requireNoneAfter(checkpointDirectory, root->getIterationCount(),
+                                    root->getEpochCount());
   }
 
   // One epoch; `alreadyTrained` minibatches of it were trained before (resume()) and have been
