@@ -80,7 +80,8 @@ class ParallelWrapper {
   ParallelWrapper(ParallelWrapper&&) noexcept;
   ParallelWrapper& operator=(ParallelWrapper&&) noexcept;
 
-  // One epoch over `iterator` (reset first when exhausted and resettable).
+  // One epoch over `iterator` (reset first when exhausted and resettable). DataError, before
+  // anything is trained, when it yields no minibatch at all.
   void fit(DataSetIterator& iterator);
   void fit(DataSetIterator& iterator, int epochs);
   // Continues an interrupted run until the root model has finished `totalEpochs` epochs. The
