@@ -53,4 +53,16 @@ class DataSetIterator {
   }
 };
 
+// For trainers, at the start of an epoch: resets `iterator` when it is exhausted (and can be
+// reset), then throws DataError naming `caller` when it still has no batch. Training on no data at
+// all (an empty data file, a filter that kept nothing) is a mistake to report, not a run that
+// ends at once with nothing learned.
+inline void requireBatchForEpoch(DataSetIterator& iterator, const std::string& caller) {
+  if (!iterator.hasNext() && iterator.resetSupported()) iterator.reset();
+  if (!iterator.hasNext())
+    throw DataError(caller +
+                    ": the iterator has no data: it yields no minibatch, even after reset() "
+                    "(an empty data set?); nothing was trained");
+}
+
 }  // namespace dl4cpp

@@ -1,23 +1,14 @@
+#include <dl4cpp/iterators/FileByteStream.h>
 #include <dl4cpp/iterators/IdxReader.h>
-
-#include <zlib.h>
+#include <dl4cpp/nn/Error.h>
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <memory>
-
-#include <dl4cpp/nn/Error.h>
 
 namespace dl4cpp {
 
 namespace {
-
-namespace fs = std::filesystem;
 
 std::string hex32(uint32_t v) {
   std::array<char, 16> buf{};
@@ -29,126 +20,77 @@ uint32_t bigEndian32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
 }
 
-struct GzCloser {
-  void operator()(gzFile_s* f) const { gzclose(f); }
-};
-
-// A raw or gzip file read front to back, tracking the offset in the (decompressed) byte stream so
-// that every error can say where it happened. zlib reads raw files transparently.
-class ByteSource {
+// An IDX file read front to back (FileByteStream), with the messages of IDX truncation.
+class IdxSource {
  public:
-  explicit ByteSource(const std::string& path) : path_(path) {
-    std::error_code ec;
-    const fs::file_status st = fs::status(path, ec);
-    if (!fs::exists(st))
+  explicit IdxSource(const std::string& path) : path_(path), stream_(open(path)) {}
+
+  // Fails before any allocation when the file cannot hold `expectedEnd` bytes of stream: a raw
+  // file shorter than that, or a gzip file that small even at deflate's largest expansion.
+  void requireLength(int64_t expectedEnd, const std::string& what) const {
+    if (expectedEnd <= stream_.maxLength()) return;
+    if (!stream_.gzip()) truncated(stream_.fileSize(), expectedEnd, what);
+    throw DataTruncatedError(
+        path_ + ": the header announces " + std::to_string(expectedEnd) +
+        " bytes of decompressed data (" + what + "), but a gzip file of " +
+        std::to_string(stream_.fileSize()) + " bytes decompresses to at most " +
+        std::to_string(stream_.maxLength()) + " (deflate expands at most " +
+        std::to_string(FileByteStream::kMaxGzipRatio) +
+        ":1): the file is truncated or its header is corrupt. Download it again");
+  }
+
+  // Reads exactly n bytes or throws DataTruncatedError. `expectedEnd` is the stream length the
+  // header announces, quoted in the message.
+  void readExact(uint8_t* dst, size_t n, int64_t expectedEnd, const std::string& what) {
+    if (stream_.read(dst, n) < n) truncated(stream_.offset(), expectedEnd, what);
+  }
+
+  // Reads `n` bytes. A raw file holds them (requireLength), so the buffer is allocated once; for
+  // gzip it grows only as data arrives (at most doubling, never past n), so a header that claims
+  // more than the stream holds costs no more memory than the data present.
+  std::vector<uint8_t> readBody(int64_t n, int64_t expectedEnd, const std::string& what) {
+    requireLength(expectedEnd, what);
+    constexpr int64_t kChunk = int64_t{1} << 24;
+    std::vector<uint8_t> out;
+    if (!stream_.gzip()) out.reserve(static_cast<size_t>(n));
+    while (static_cast<int64_t>(out.size()) < n) {
+      const int64_t old = static_cast<int64_t>(out.size());
+      const int64_t want = std::min(n - old, kChunk);
+      if (old + want > static_cast<int64_t>(out.capacity()))
+        out.reserve(static_cast<size_t>(std::min(n, std::max(2 * old, old + want))));
+      out.resize(static_cast<size_t>(old + want));
+      readExact(out.data() + old, static_cast<size_t>(want), expectedEnd, what);
+    }
+    return out;
+  }
+
+  // For gzip: decompresses the rest, so the trailers are verified before the data is used.
+  void finish() { stream_.finish(); }
+
+ private:
+  static FileByteStream open(const std::string& path) {
+    try {
+      return FileByteStream(path, "an IDX file");
+    } catch (const DataNotFoundError&) {
       throw DataNotFoundError(
           path +
           ": file not found. For MNIST run `scripts/get-mnist.sh DIR` (it downloads and "
           "verifies the four IDX files; DIR defaults to $DL4CPP_DATA_DIR/MNIST or "
           "~/.dl4cpp/data/MNIST); for Fashion-MNIST run `apt-get install "
           "dataset-fashion-mnist` (files in /usr/share/datasets/fashion-mnist)");
-    if (fs::is_directory(st)) throw DataError(path + ": is a directory, not an IDX file");
-    gzip_ = IdxReader::isGzip(path);
-    if (!gzip_) {
-      std::error_code sizeError;
-      const auto size = fs::file_size(path, sizeError);
-      if (!sizeError) rawSize_ = static_cast<int64_t>(size);  // else: unknown, checked as read
     }
-    errno = 0;
-    file_.reset(gzopen(path.c_str(), "rb"));
-    if (!file_)
-      throw DataError(path + ": cannot open: " +
-                      (errno ? std::strerror(errno) : std::string("zlib could not allocate")));
-    gzbuffer(file_.get(), 1 << 17);
-  }
-
-  bool gzip() const { return gzip_; }
-  int64_t offset() const { return offset_; }
-
-  // Fails early, before any allocation, when a raw file is shorter than `expectedEnd` bytes.
-  void requireSize(int64_t expectedEnd, const std::string& what) const {
-    if (rawSize_ >= 0 && rawSize_ < expectedEnd) truncated(rawSize_, expectedEnd, what);
-  }
-
-  // Reads exactly n bytes or throws DataTruncatedError. `expectedEnd` is the stream length the
-  // header announces, quoted in the message.
-  void readExact(uint8_t* dst, size_t n, int64_t expectedEnd, const std::string& what) {
-    const size_t got = readSome(dst, n);
-    if (got < n) truncated(offset_, expectedEnd, what);
-  }
-
-  // Reads `n` bytes in bounded chunks, so a corrupt header in a small gzip file fails with
-  // DataTruncatedError instead of first allocating what the header claims.
-  std::vector<uint8_t> readBody(int64_t n, int64_t expectedEnd, const std::string& what) {
-    requireSize(expectedEnd, what);
-    constexpr int64_t kChunk = int64_t{1} << 24;
-    std::vector<uint8_t> out;
-    out.reserve(static_cast<size_t>(rawSize_ >= 0 ? n : std::min(n, kChunk)));
-    while (static_cast<int64_t>(out.size()) < n) {
-      const size_t old = out.size();
-      const size_t want = static_cast<size_t>(std::min(n - static_cast<int64_t>(old), kChunk));
-      out.resize(old + want);
-      readExact(out.data() + old, want, expectedEnd, what);
-    }
-    return out;
-  }
-
-  // For gzip: reading on past the data makes zlib check the stream's CRC and length trailer.
-  void checkGzipTrailer() {
-    if (!gzip_) return;
-    uint8_t extra = 0;
-    const int r = gzread(file_.get(), &extra, 1);
-    int err = Z_OK;
-    const char* msg = gzerror(file_.get(), &err);
-    if (r >= 0 && err == Z_OK) return;  // end of stream, or trailing bytes (ignored)
-    if (err == Z_BUF_ERROR)
-      throw DataTruncatedError(path_ +
-                               ": gzip stream ends without its trailer after decompressed "
-                               "byte offset " +
-                               std::to_string(offset_) +
-                               " (the file was cut short; download it again)");
-    corrupt(msg);
-  }
-
- private:
-  size_t readSome(uint8_t* dst, size_t n) {
-    size_t total = 0;
-    while (total < n) {
-      const unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - total, size_t{1} << 30));
-      const int r = gzread(file_.get(), dst + total, chunk);
-      if (r < 0) {
-        int err = Z_OK;
-        const char* msg = gzerror(file_.get(), &err);
-        if (err == Z_BUF_ERROR) break;  // gzip stream cut short: reported as truncation
-        offset_ += static_cast<int64_t>(total);
-        corrupt(msg);
-      }
-      if (r == 0) break;
-      total += static_cast<size_t>(r);
-    }
-    offset_ += static_cast<int64_t>(total);
-    return total;
-  }
-
-  [[noreturn]] void corrupt(const char* zlibMessage) const {
-    throw DataFormatError(
-        path_ + ": corrupt gzip stream near decompressed byte offset " + std::to_string(offset_) +
-        ": " + (zlibMessage ? zlibMessage : "unknown zlib error") + " (download the file again)");
   }
 
   [[noreturn]] void truncated(int64_t at, int64_t expectedEnd, const std::string& what) const {
     throw DataTruncatedError(
         path_ + ": file is truncated: data ran out at byte offset " + std::to_string(at) +
-        (gzip_ ? " of the decompressed gzip stream" : "") + " while reading " + what +
+        (stream_.gzip() ? " of the decompressed gzip stream" : "") + " while reading " + what +
         "; expected " + std::to_string(expectedEnd) + " bytes in all (" +
         std::to_string(expectedEnd - at) + " missing). Download the file again");
   }
 
   std::string path_;
-  std::unique_ptr<gzFile_s, GzCloser> file_;
-  bool gzip_ = false;
-  int64_t rawSize_ = -1;  // size on disk of a raw file; -1 for gzip (unknown until read)
-  int64_t offset_ = 0;
+  FileByteStream stream_;
 };
 
 void checkMagic(const std::string& path, uint32_t magic, uint32_t expected) {
@@ -168,14 +110,15 @@ void checkMagic(const std::string& path, uint32_t magic, uint32_t expected) {
 }  // namespace
 
 bool IdxReader::isGzip(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::array<char, 2> magic{};
-  if (!in.read(magic.data(), 2)) return false;
-  return static_cast<uint8_t>(magic[0]) == 0x1f && static_cast<uint8_t>(magic[1]) == 0x8b;
+  try {
+    return FileByteStream(path, "an IDX file").gzip();
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 IdxImages IdxReader::readImages(const std::string& path) {
-  ByteSource src(path);
+  IdxSource src(path);
   std::array<uint8_t, 16> header{};
   src.readExact(header.data(), 4, 16, "the magic number");
   checkMagic(path, bigEndian32(header.data()), kImagesMagic);
@@ -194,12 +137,12 @@ IdxImages IdxReader::readImages(const std::string& path) {
   out.pixels = src.readBody(bytes, 16 + bytes,
                             "the pixels of " + std::to_string(out.count) + " images of " +
                                 std::to_string(out.rows) + "x" + std::to_string(out.cols));
-  src.checkGzipTrailer();
+  src.finish();
   return out;
 }
 
 IdxLabels IdxReader::readLabels(const std::string& path, int numClasses) {
-  ByteSource src(path);
+  IdxSource src(path);
   std::array<uint8_t, 8> header{};
   src.readExact(header.data(), 4, 8, "the magic number");
   checkMagic(path, bigEndian32(header.data()), kLabelsMagic);
@@ -208,7 +151,7 @@ IdxLabels IdxReader::readLabels(const std::string& path, int numClasses) {
   const int64_t count = bigEndian32(header.data() + 4);
   IdxLabels out;
   out.labels = src.readBody(count, 8 + count, std::to_string(count) + " labels");
-  src.checkGzipTrailer();
+  src.finish();
   if (numClasses > 0) {
     for (int64_t i = 0; i < count; ++i) {
       const int label = out.labels[static_cast<size_t>(i)];

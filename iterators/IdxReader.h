@@ -6,16 +6,26 @@
 //   images: magic 0x00000803, count, rows, cols, then count*rows*cols pixel bytes (row-major)
 //   labels: magic 0x00000801, count, then count label bytes
 //
+// The file is read through FileByteStream: only regular files are opened, and a gzip file is
+// decompressed to its end so that every member's CRC-32 and length are verified before the data
+// is returned (concatenated members are one stream; bytes after the last member are an error).
+//
 // Every failure is a typed exception whose message names the file:
 //   DataNotFoundError   the file does not exist (the message says how to get the data sets)
-//   DataFormatError     wrong magic number (expected and actual shown in hex), absurd header
-//                       dimensions, a label outside [0, numClasses), or a corrupt gzip stream
+//   DataFormatError     not a regular file (a directory, FIFO or device), wrong magic number
+//                       (expected and actual shown in hex), absurd header dimensions, a label
+//                       outside [0, numClasses), or a corrupt gzip stream (bad deflate data, CRC-32
+//                       or length mismatch, trailing bytes; the byte offset in the file is given)
 //   DataTruncatedError  the file ends before the header says it should; the message gives the
 //                       byte offset where the data ran out and how many bytes were expected
-//                       (for gzip files, offsets count bytes of the decompressed stream)
-//   DataError           the file exists but cannot be opened (permissions, a directory)
-// Reading never goes out of bounds, and the header is checked before any large allocation.
-// Bytes after the data the header announces are ignored.
+//                       (for gzip files, offsets count bytes of the decompressed stream), or the
+//                       gzip data ends inside a member (its trailer cut off)
+//   IoError             the file cannot be opened or read (permissions)
+// Reading never goes out of bounds, and memory is bounded by the data actually present: a header
+// that announces more than the file can hold (its size, or for gzip 1032 times its size, deflate's
+// largest expansion) fails before any allocation, and the buffer grows only as data arrives.
+// Bytes after the data the header announces are ignored (for gzip, they are still decompressed
+// and checked).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -49,7 +59,8 @@ class IdxReader {
   // Labels must lie in [0, numClasses); numClasses <= 0 disables that check.
   static IdxLabels readLabels(const std::string& path, int numClasses = 10);
 
-  // True when the file starts with the gzip magic bytes 1f 8b (false if it cannot be read).
+  // True when the file is a regular file that starts with the gzip magic bytes 1f 8b (false if it
+  // cannot be opened or read).
   static bool isGzip(const std::string& path);
 };
 

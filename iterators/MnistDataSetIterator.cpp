@@ -11,13 +11,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// `dir/name` if it exists, else `dir/name.gz` if that exists; DataNotFoundError otherwise.
+// `dir/name` if it is a regular file, else `dir/name.gz` if that is one; failing both, the first
+// that exists at all, so that the reader says what it is instead (a directory, a FIFO, ...).
+// DataNotFoundError when neither exists.
 std::string findIdxFile(const std::string& dir, const std::string& name) {
   const fs::path raw = fs::path(dir) / name;
   const fs::path gz = fs::path(dir) / (name + ".gz");
   std::error_code ec;
-  if (fs::is_regular_file(raw, ec)) return raw.string();
-  if (fs::is_regular_file(gz, ec)) return gz.string();
+  for (const fs::path& candidate : {raw, gz})
+    if (fs::is_regular_file(candidate, ec)) return candidate.string();
+  for (const fs::path& candidate : {raw, gz})
+    if (fs::exists(candidate, ec)) return candidate.string();
   throw DataNotFoundError(
       "MnistDataSetIterator: " + name + " not found: looked for " + raw.string() + " and " +
       gz.string() + ". For MNIST run `scripts/get-mnist.sh " + dir +

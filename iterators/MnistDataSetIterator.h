@@ -14,8 +14,10 @@
 // Files, looked up in `dir`: train-images-idx3-ubyte, train-labels-idx1-ubyte (train) or
 // t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte (test), each raw or with a .gz suffix (raw is
 // preferred when both exist). An empty `dir` means defaultDataDirectory("MNIST"). Missing files
-// give DataNotFoundError saying how to get them; image/label count mismatch gives
-// DataMismatchError naming both files; the IdxReader errors pass through unchanged.
+// give DataNotFoundError saying how to get them; a name that exists but is no regular file (a
+// directory, a FIFO) gives IdxReader's DataFormatError saying what it is; image/label count
+// mismatch gives DataMismatchError naming both files; the IdxReader errors pass through
+// unchanged.
 //
 // Not thread-safe (one thread at a time, see DataSetIterator); asyncSupported() is true.
 #include <cstdint>

@@ -1,13 +1,12 @@
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/util/AtomicFile.h>
+#include <dl4cpp/nn/util/ModelSerializer.h>
 #include <dl4cpp/parallel/Checkpoint.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <system_error>
-
-#include <fmt/format.h>
-
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/ModelSerializer.h>
 
 namespace dl4cpp::parallel {
 
@@ -75,22 +74,45 @@ std::optional<std::filesystem::path> Checkpoints::latest(const std::filesystem::
   return all.back();
 }
 
+void Checkpoints::requireNoneAfter(const std::filesystem::path& directory, int64_t iteration,
+                                   int epoch) {
+  const std::string position = fileName(iteration, epoch);
+  std::vector<std::string> newer;
+  for (const auto& path : list(directory))
+    if (path.filename().string() > position) newer.push_back(path.filename().string());
+  if (newer.empty()) return;
+  constexpr size_t kNamed = 5;
+  std::string names;
+  for (size_t i = 0; i < newer.size() && i < kNamed; ++i) names += (i ? ", " : "") + newer[i];
+  if (newer.size() > kNamed) names += fmt::format(" and {} more", newer.size() - kNamed);
+  throw ConfigError(fmt::format(
+      "checkpoint directory {} holds {} checkpoint(s) newer than this model (iteration {}, "
+      "epoch {}): {}. They belong to another run, or to a later point of this run than the model "
+      "was resumed from; new checkpoints would sort before them and be deleted by keepLast. "
+      "Resume from the newest (MultiLayerNetwork::load(Checkpoints::latest(dir))), move those "
+      "files away, or use another directory",
+      directory.string(), newer.size(), iteration, epoch, names));
+}
+
 std::filesystem::path Checkpoints::write(const MultiLayerNetwork& model,
                                          const std::filesystem::path& directory, int keepLast) {
   if (keepLast < 1) throw ConfigError(fmt::format("Checkpoints::write: keepLast must be >= 1, got {}", keepLast));
+  requireNoneAfter(directory, model.getIterationCount(), model.getEpochCount());
   std::error_code ec;
   std::filesystem::create_directories(directory, ec);
   if (ec)
     throw IoError(fmt::format("cannot create checkpoint directory {}: {}", directory.string(), ec.message()));
   const auto path = directory / fileName(model.getIterationCount(), model.getEpochCount());
   ModelSerializer::writeModel(model, path, true);
-  // Only once the new checkpoint is safely on disk may older ones go.
+  // Only once the new checkpoint is safely on disk may older ones go, with the temporaries of
+  // saves that were killed.
   const auto all = list(directory);
   for (size_t i = 0; i + static_cast<size_t>(keepLast) < all.size(); ++i) {
     std::filesystem::remove(all[i], ec);
     if (ec)
       throw IoError(fmt::format("cannot delete old checkpoint {}: {}", all[i].string(), ec.message()));
   }
+  removeStaleTemporaries(directory, isCheckpointName);
   return path;
 }
 

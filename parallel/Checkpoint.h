@@ -11,6 +11,22 @@
 // Files are named "checkpoint-i<iteration, 12 digits>-e<epoch, 6 digits>.dl4cpp": the name sorts
 // by training progress, so the newest is the last name in order (an end-of-epoch checkpoint
 // sorts after a mid-epoch one at the same iteration).
+//
+// A directory holds the checkpoints of one run, and every new checkpoint must be the newest in
+// it: a run (or a Checkpoints::write) refuses with ConfigError, naming the files, when the
+// directory holds checkpoints newer than the model's position (iteration, epoch). Those belong to
+// another run, or to a later point of this run than the model was resumed from; had the run gone
+// on, its checkpoints would sort before them, and keepLast would delete each new one as it was
+// written. ParallelWrapper checks before training a single step. A run resumed from the newest
+// checkpoint (MultiLayerNetwork::load(Checkpoints::latest(dir)), then resume()) finds nothing
+// newer and continues the numbering past what is there; the older files of the directory count
+// towards keepLast like its own. Newer files are never deleted to make room: what to do with
+// them is the user's decision.
+//
+// Saves killed mid-write leave "<checkpoint name>.tmp-<16 hex digits>" files. Each write removes
+// those of its directory that no process holds: the writer of a temporary keeps it locked
+// (flock) until it is renamed into place, so a save in progress, by this process or another, is
+// never touched (removeStaleTemporaries, AtomicFile.h). Other files are never touched.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -51,9 +67,15 @@ class Checkpoints {
   static std::vector<std::filesystem::path> list(const std::filesystem::path& directory);
   // The newest checkpoint in `directory`, if any.
   static std::optional<std::filesystem::path> latest(const std::filesystem::path& directory);
+  // ConfigError naming them when `directory` holds checkpoints newer than position (iteration,
+  // epoch); nothing when it does not exist.
+  static void requireNoneAfter(const std::filesystem::path& directory, int64_t iteration,
+                               int epoch);
   // Writes `model` (with updater state) atomically into `directory` (created if missing), then
-  // deletes all but the newest keepLast checkpoints. Returns the new file. IoError on failure;
-  // the previous checkpoints are then untouched.
+  // deletes all but the newest keepLast checkpoints and the temporaries of killed saves. Returns
+  // the new file, which is the newest in the directory: ConfigError, before writing anything,
+  // when the directory holds a newer one (requireNoneAfter). IoError on failure; the previous
+  // checkpoints are then untouched.
   static std::filesystem::path write(const MultiLayerNetwork& model,
                                      const std::filesystem::path& directory, int keepLast);
 };

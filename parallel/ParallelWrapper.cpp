@@ -188,6 +188,9 @@ struct ParallelWrapper::Impl {
     stopRequested = false;
     stats = ParallelStatistics{};
     checkpointMark = root->getIterationCount();
+    if (checkpoint)
+      Checkpoints::requireNoneAfter(checkpointDirectory, root->getIterationCount(),
+                                    root->getEpochCount());
   }
 
   // One epoch; `alreadyTrained` minibatches of it were trained before (resume()) and have been
@@ -335,8 +338,9 @@ void ParallelWrapper::resume(DataSetIterator& iterator, int totalEpochs) {
 }
 
 void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator, int64_t alreadyTrained) {
+  // A resumed epoch may have nothing left (its last round was checkpointed); a new one must.
+  if (alreadyTrained == 0) requireBatchForEpoch(iterator, "ParallelWrapper::fit");
   synchronizeReplicas();
-  if (alreadyTrained == 0 && !iterator.hasNext() && iterator.resetSupported()) iterator.reset();
   root->setMinibatchesInEpoch(alreadyTrained);
   std::unique_ptr<AsyncDataSetIterator> async;
   DataSetIterator* source = &iterator;

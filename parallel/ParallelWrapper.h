@@ -29,8 +29,10 @@
 //
 // Checkpoints. With checkpointEvery(policy, directory, keepLast), the averaged root model (with
 // updater state and counters) is written atomically to `directory` at the averaging boundaries
-// the policy picks (Checkpoint.h); only the newest keepLast files are kept. A failed write ends
-// fit() with IoError, like any other failure.
+// the policy picks (Checkpoint.h); only the newest keepLast files are kept. fit() and resume()
+// refuse with ConfigError, before training, a directory that holds checkpoints newer than the
+// root model (another run's, see Checkpoint.h). A failed write ends fit() with IoError, like any
+// other failure.
 //
 // Resuming. A checkpoint records how many epochs the run had finished and how many minibatches
 // of the next it had trained. resume() continues from there and, for a deterministic source,
@@ -78,7 +80,8 @@ class ParallelWrapper {
   ParallelWrapper(ParallelWrapper&&) noexcept;
   ParallelWrapper& operator=(ParallelWrapper&&) noexcept;
 
-  // One epoch over `iterator` (reset first when exhausted and resettable).
+  // One epoch over `iterator` (reset first when exhausted and resettable). DataError, before
+  // anything is trained, when it yields no minibatch at all.
   void fit(DataSetIterator& iterator);
   void fit(DataSetIterator& iterator, int epochs);
   // Continues an interrupted run until the root model has finished `totalEpochs` epochs. The

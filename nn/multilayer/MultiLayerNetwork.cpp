@@ -252,7 +252,7 @@ void MultiLayerNetwork::fit(const DataSet& batch) {
 
 void MultiLayerNetwork::fit(DataSetIterator& iterator) {
   requireInit("fit");
-  if (!iterator.hasNext() && iterator.resetSupported()) iterator.reset();
+  requireBatchForEpoch(iterator, "MultiLayerNetwork::fit");
   for (auto& l : listeners_) l->onEpochStart(*this, epoch_);
   minibatchesInEpoch_ = 0;
   IterationInfo info;

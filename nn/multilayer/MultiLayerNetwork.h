@@ -58,7 +58,8 @@ class MultiLayerNetwork {
 
   // One iteration on one minibatch: forward, backward, updater step.
   void fit(const DataSet& batch);
-  // One epoch over the iterator (reset first when it is exhausted and resettable).
+  // One epoch over the iterator (reset first when it is exhausted and resettable). DataError when
+  // it yields no minibatch at all.
   void fit(DataSetIterator& iterator);
   void fit(DataSetIterator& iterator, int epochs);
 

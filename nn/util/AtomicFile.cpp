@@ -1,17 +1,16 @@
+#include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/util/AtomicFile.h>
-
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <random>
 #include <string>
-
-#include <fmt/format.h>
-
-#include <dl4cpp/nn/Error.h>
 
 namespace dl4cpp {
 
@@ -21,16 +20,39 @@ namespace {
   throw IoError(fmt::format("cannot {} {}: {}", step, file.string(), std::strerror(err)));
 }
 
-// Closes the descriptor and removes the temporary file unless the write completed.
+constexpr std::string_view kTemporaryMarker = ".tmp-";
+constexpr size_t kSuffixDigits = 16;
+
+std::string randomSuffix() {
+  std::random_device device;
+  return fmt::format("{:08x}{:08x}", device(), device());
+}
+
+// "<target>.tmp-<random>", created exclusively and locked until the write is over. Closes the
+// descriptor and removes the file unless the write completed.
 class TemporaryFile {
  public:
-  explicit TemporaryFile(std::filesystem::path path) : path_(std::move(path)) {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd_ < 0) fail("create", path_, errno);
+  explicit TemporaryFile(const std::filesystem::path& target) {
+    // A cleaner (removeStaleTemporaries) may take the file for stale in the instant between its
+    // creation and the lock, and remove it; then it has no link left, and another name is tried.
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      path_ = target;
+      path_ += std::string(kTemporaryMarker) + randomSuffix();
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (fd_ < 0) fail("create", path_, errno);
+      if (lockedAndLinked()) return;
+      ::close(fd_);
+      fd_ = -1;
+    }
+    throw IoError(
+        fmt::format("cannot create a temporary file beside {}: each one was removed "
+                    "by another process before it could be locked",
+                    target.string()));
   }
   ~TemporaryFile() {
     if (fd_ >= 0) ::close(fd_);
     if (!committed_) ::unlink(path_.c_str());
+    if (lockFd_ >= 0) ::close(lockFd_);
   }
   TemporaryFile(const TemporaryFile&) = delete;
   TemporaryFile& operator=(const TemporaryFile&) = delete;
@@ -56,23 +78,66 @@ class TemporaryFile {
   }
 
  private:
+  // Takes an exclusive flock on the new file (waiting for a cleaner that holds it) and says
+  // whether the file still has its name. On failure the file is closed, removed, and IoError
+  // thrown.
+  bool lockedAndLinked() {
+    int rc = 0;
+    while ((rc = ::flock(fd_, LOCK_EX)) != 0 && errno == EINTR) {
+    }
+    struct stat st {};
+    if (rc == 0) rc = ::fstat(fd_, &st);
+    // The lock lives as long as any descriptor of this open file: lockFd_ keeps it held from the
+    // close of fd_ (whose result is checked) until after the rename.
+    if (rc == 0 && st.st_nlink > 0 && (lockFd_ = ::dup(fd_)) < 0) rc = -1;
+    if (rc == 0) return st.st_nlink > 0;
+    const int err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    ::unlink(path_.c_str());
+    fail("lock", path_, err);
+  }
+
   std::filesystem::path path_;
   int fd_ = -1;
+  int lockFd_ = -1;
   bool committed_ = false;
 };
 
-std::string randomSuffix() {
-  std::random_device device;
-  return fmt::format("{:08x}{:08x}", device(), device());
+// The target of a temporary's name, or empty when the name is not "<target>.tmp-<16 hex>".
+std::string_view targetOfTemporary(std::string_view name) {
+  const size_t marker = name.rfind(kTemporaryMarker);
+  if (marker == std::string_view::npos || marker == 0) return {};
+  const std::string_view suffix = name.substr(marker + kTemporaryMarker.size());
+  const bool hex =
+      suffix.size() == kSuffixDigits && std::all_of(suffix.begin(), suffix.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+      });
+  return hex ? name.substr(0, marker) : std::string_view{};
+}
+
+// Removes `file` if it is a regular file that no writer holds locked. The lock is taken on the
+// file itself and the name checked to still lead to it before unlinking, so neither a file being
+// written nor one that replaced it under the same name is touched.
+bool removeIfUnlocked(const std::filesystem::path& file) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat held {};
+  struct stat named {};
+  bool removed = false;
+  if (::fstat(fd, &held) == 0 && S_ISREG(held.st_mode) && ::flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+      ::lstat(file.c_str(), &named) == 0 && named.st_dev == held.st_dev &&
+      named.st_ino == held.st_ino)
+    removed = ::unlink(file.c_str()) == 0;
+  ::close(fd);
+  return removed;
 }
 
 }  // namespace
 
 void writeFileAtomically(const std::filesystem::path& path, std::span<const std::byte> bytes) {
-  std::filesystem::path tmp = path;
-  tmp += ".tmp-" + randomSuffix();
   {
-    TemporaryFile file(tmp);
+    TemporaryFile file(path);
     file.write(bytes);
     file.syncAndClose();
     file.renameTo(path);
@@ -85,6 +150,20 @@ void writeFileAtomically(const std::filesystem::path& path, std::span<const std:
   const int err = errno;
   ::close(dirFd);
   if (rc != 0) fail("fsync directory", dir, err);
+}
+
+std::vector<std::filesystem::path> removeStaleTemporaries(
+    const std::filesystem::path& directory, const std::function<bool(std::string_view)>& isTarget) {
+  std::vector<std::filesystem::path> removed;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(directory, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const std::string_view target = targetOfTemporary(name);
+    if (!target.empty() && isTarget(target) && removeIfUnlocked(it->path()))
+      removed.push_back(it->path());
+  }
+  return removed;
 }
 
 std::vector<std::byte> readWholeFile(const std::filesystem::path& path) {

@@ -1,4 +1,7 @@
+#include <dl4cpp/iterators/IdxReader.h>
+#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -9,8 +12,7 @@
 #include <string>
 #include <vector>
 
-#include <dl4cpp/iterators/IdxReader.h>
-#include <dl4cpp/nn/Error.h>
+#include "iterators/FifoTestUtil.h"
 
 using namespace dl4cpp;
 namespace fs = std::filesystem;
@@ -258,8 +260,110 @@ TEST_SUITE("iterators") {
     const std::string msg =
         thrownMessage<DataTruncatedError>([&] { IdxReader::readImages(dir.file("cut.gz")); });
     CHECK(contains(msg, dir.file("cut.gz")));
-    CHECK(contains(msg, "decompressed gzip stream"));
-    CHECK(contains(msg, "expected 15696 bytes"));
+    CHECK(contains(msg, "ends at byte " + std::to_string(gz.size()) + " of the file"));
+    CHECK(contains(msg, "cut short"));
+  }
+
+  TEST_CASE(
+      "IdxReader: a gzip file whose trailer is cut off is truncated, even when all data is there") {
+    // Far more data than zlib's buffers hold: gzread() takes the end of the compressed input for
+    // the end of the stream when the trailer is missing, so such files used to be accepted.
+    TempDir dir;
+    const std::vector<uint8_t> pixels = noise(1000 * 28 * 28);
+    writeGz(dir.file("full.gz"), imageFile(1000, 28, 28, pixels));
+    const std::vector<uint8_t> gz = readAll(dir.file("full.gz"));
+    CHECK(IdxReader::readImages(dir.file("full.gz")).pixels == pixels);
+    for (const size_t cut : {size_t{8}, size_t{4}, size_t{1}}) {
+      CAPTURE(cut);
+      const std::vector<uint8_t> shorter(gz.begin(), gz.end() - static_cast<std::ptrdiff_t>(cut));
+      writeRaw(dir.file("no-trailer.gz"), shorter);
+      const std::string msg = thrownMessage<DataTruncatedError>(
+          [&] { IdxReader::readImages(dir.file("no-trailer.gz")); });
+      CHECK(contains(msg, dir.file("no-trailer.gz")));
+      CHECK(contains(msg, "at byte " + std::to_string(shorter.size()) + " of the file"));
+      CHECK(contains(msg, "trailer"));
+    }
+    // A flipped byte in the deflate data: without the trailer nothing could tell the pixels
+    // differ; with it, the CRC-32 does.
+    std::vector<uint8_t> flipped = gz;
+    flipped[gz.size() / 2] ^= 0x01;
+    writeRaw(dir.file("flipped.gz"), flipped);
+    const std::string crc =
+        thrownMessage<DataFormatError>([&] { IdxReader::readImages(dir.file("flipped.gz")); });
+    CHECK(contains(crc, dir.file("flipped.gz")));
+    CHECK(contains(crc, "corrupt gzip data near byte"));
+    flipped.resize(flipped.size() - 8);
+    writeRaw(dir.file("flipped-no-trailer.gz"), flipped);
+    CHECK_THROWS_AS(IdxReader::readImages(dir.file("flipped-no-trailer.gz")), DataTruncatedError);
+
+    std::vector<uint8_t> labels = noise(300000);
+    for (uint8_t& label : labels) label %= 10;
+    writeGz(dir.file("labels.gz"), labelFile(labels));
+    std::vector<uint8_t> lgz = readAll(dir.file("labels.gz"));
+    lgz.resize(lgz.size() - 8);
+    writeRaw(dir.file("labels-no-trailer.gz"), lgz);
+    CHECK_THROWS_AS(IdxReader::readLabels(dir.file("labels-no-trailer.gz")), DataTruncatedError);
+  }
+
+  TEST_CASE("IdxReader: gzip members in a row are one stream, trailing bytes are an error") {
+    TempDir dir;
+    const std::vector<uint8_t> bytes = imageFile(3, 2, 2, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+    const std::vector<uint8_t> head(bytes.begin(), bytes.begin() + 20);
+    const std::vector<uint8_t> tail(bytes.begin() + 20, bytes.end());
+    writeGz(dir.file("a.gz"), head);
+    writeGz(dir.file("b.gz"), tail);
+    std::vector<uint8_t> two = readAll(dir.file("a.gz"));
+    const std::vector<uint8_t> second = readAll(dir.file("b.gz"));
+    two.insert(two.end(), second.begin(), second.end());
+    writeRaw(dir.file("two-members.gz"), two);
+    CHECK(IdxReader::readImages(dir.file("two-members.gz")).pixels ==
+          std::vector<uint8_t>(bytes.begin() + 16, bytes.end()));
+
+    // Every member is verified: a bad CRC-32 in the second one is found.
+    std::vector<uint8_t> badSecond = two;
+    badSecond[badSecond.size() - 8] ^= 0xff;
+    writeRaw(dir.file("bad-second.gz"), badSecond);
+    CHECK_THROWS_WITH_AS(IdxReader::readImages(dir.file("bad-second.gz")),
+                         doctest::Contains("incorrect data check"), DataFormatError);
+
+    writeGz(dir.file("whole.gz"), bytes);
+    std::vector<uint8_t> garbage = readAll(dir.file("whole.gz"));
+    const size_t end = garbage.size();
+    garbage.insert(garbage.end(), {'j', 'u', 'n', 'k'});
+    writeRaw(dir.file("trailing.gz"), garbage);
+    const std::string msg =
+        thrownMessage<DataFormatError>([&] { IdxReader::readImages(dir.file("trailing.gz")); });
+    CHECK(contains(msg, dir.file("trailing.gz")));
+    CHECK(contains(
+        msg, "4 unexpected bytes after the end of the gzip data at byte " + std::to_string(end)));
+  }
+
+  TEST_CASE("IdxReader: a gzip bomb fails before allocating what its header claims") {
+    // 64 MiB of zeros compress to about 64 KiB; the header claims 2^32-1 images (3.4 TB). The
+    // file cannot hold more than 1032 times its size, so nothing is read or allocated.
+    TempDir dir;
+    std::vector<uint8_t> bomb = imageFile(0xffffffffu, 28, 28, {});
+    bomb.resize(bomb.size() + (size_t{64} << 20));
+    writeGz(dir.file("bomb.gz"), bomb);
+    std::vector<uint8_t> labelBomb = labelFile({});
+    labelBomb[4] = labelBomb[5] = labelBomb[6] = labelBomb[7] = 0xff;
+    labelBomb.resize(labelBomb.size() + (size_t{64} << 20));
+    writeGz(dir.file("label-bomb.gz"), labelBomb);
+    bomb = {};
+    labelBomb = {};
+
+    rusage before{};
+    REQUIRE(::getrusage(RUSAGE_SELF, &before) == 0);
+    const std::string msg =
+        thrownMessage<DataTruncatedError>([&] { IdxReader::readImages(dir.file("bomb.gz")); });
+    CHECK(contains(msg, dir.file("bomb.gz")));
+    CHECK(contains(msg, "announces 3367254359296 bytes"));
+    CHECK(contains(msg, "decompresses to at most"));
+    CHECK_THROWS_WITH_AS(IdxReader::readLabels(dir.file("label-bomb.gz")),
+                         doctest::Contains("decompresses to at most"), DataTruncatedError);
+    rusage after{};
+    REQUIRE(::getrusage(RUSAGE_SELF, &after) == 0);
+    CHECK(after.ru_maxrss - before.ru_maxrss < 16 * 1024);  // KiB: well below the 64 MiB present
   }
 
   TEST_CASE("IdxReader: a gzip file with a bad checksum is a format error") {
@@ -322,9 +426,20 @@ TEST_SUITE("iterators") {
     CHECK_FALSE(IdxReader::isGzip(path));
   }
 
-  TEST_CASE("IdxReader: a directory is not an IDX file") {
+  TEST_CASE("IdxReader: directories, FIFOs and devices are refused without blocking") {
     TempDir dir;
     fs::create_directories(dir.file("subdir"));
-    CHECK_THROWS_AS(IdxReader::readImages(dir.file("subdir")), DataError);
+    CHECK_THROWS_WITH_AS(IdxReader::readImages(dir.file("subdir")),
+                         doctest::Contains("is a directory, not an IDX file"), DataFormatError);
+    CHECK(contains(testutil::errorOnFifo<DataFormatError>(
+                       dir.file("fifo"), [&] { IdxReader::readImages(dir.file("fifo")); }),
+                   "is a FIFO, not an IDX file"));
+    bool gzip = true;
+    CHECK(testutil::errorOnFifo<Error>(dir.file("fifo2"), [&] {
+            gzip = IdxReader::isGzip(dir.file("fifo2"));
+          }) == "no exception");
+    CHECK_FALSE(gzip);
+    CHECK_THROWS_WITH_AS(IdxReader::readLabels("/dev/zero"),
+                         doctest::Contains("is a character device"), DataFormatError);
   }
 }

@@ -1,3 +1,5 @@
+#include <dl4cpp/iterators/MnistDataSetIterator.h>
+#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -16,8 +18,7 @@
 #include <string>
 #include <vector>
 
-#include <dl4cpp/iterators/MnistDataSetIterator.h>
-#include <dl4cpp/nn/Error.h>
+#include "iterators/FifoTestUtil.h"
 
 using namespace dl4cpp;
 namespace fs = std::filesystem;
@@ -360,6 +361,28 @@ TEST_SUITE("iterators") {
     writeMnist(dir.path(), "train", 3);
     CHECK_THROWS_AS(MnistDataSetIterator(4, 0, false, false, true, 1, dir.path()),
                     DataNotFoundError);
+  }
+
+  TEST_CASE(
+      "MnistDataSetIterator: a directory or FIFO in a file's place is reported as what it is") {
+    TempDir dir;
+    writeMnist(dir.path(), "train", 3);
+    fs::remove(dir.file("train-images-idx3-ubyte"));
+    fs::create_directories(dir.file("train-images-idx3-ubyte"));
+    const std::string msg = thrownMessage<DataFormatError>(
+        [&] { MnistDataSetIterator it(4, 0, false, true, true, 1, dir.path()); });
+    CHECK(contains(msg, dir.file("train-images-idx3-ubyte") + ": is a directory, not an IDX file"));
+    // A regular .gz beside the directory is used.
+    writeMnist(dir.path(), "train", 3, true);
+    CHECK(MnistDataSetIterator(4, 0, false, true, true, 1, dir.path()).imagesPath() ==
+          dir.file("train-images-idx3-ubyte.gz"));
+
+    fs::remove(dir.file("train-labels-idx1-ubyte"));
+    fs::remove(dir.file("train-labels-idx1-ubyte.gz"));
+    CHECK(contains(testutil::errorOnFifo<DataFormatError>(
+                       dir.file("train-labels-idx1-ubyte.gz"),
+                       [&] { MnistDataSetIterator it(4, 0, false, true, true, 1, dir.path()); }),
+                   dir.file("train-labels-idx1-ubyte.gz") + ": is a FIFO, not an IDX file"));
   }
 
   TEST_CASE("MnistDataSetIterator: invalid batch size is a ConfigError") {

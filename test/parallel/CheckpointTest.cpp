@@ -1,11 +1,17 @@
+#include <dl4cpp/nn/util/AtomicFile.h>
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "TempDir.h"
@@ -202,6 +208,140 @@ TEST_CASE("ParallelWrapper: resume with too little data or a finished run") {
   const Tensor before = root.params().clone();
   wrapper.resume(it, 2);  // nothing left to do
   CHECK(bitIdentical(root.params(), before));
+}
+
+TEST_CASE(
+    "ParallelWrapper: a directory holding a newer run's checkpoints is refused before training") {
+  TempDir dir;
+  // Both runs checkpoint every 4 iterations into `dir`, keeping only the newest file.
+  auto wrapperFor = [&](MultiLayerNetwork& model) {
+    return testutil::wrapperOnCpu(model)
+        .workers(2)
+        .averagingFrequency(2)
+        .checkpointEvery(Checkpoint::iterations(4), dir.path(), 1)
+        .build();
+  };
+  // An older run that got further: its last checkpoint is at iteration 12.
+  {
+    MultiLayerNetwork older = initialized(testutil::smallNet(Sgd(0.1)));
+    VectorIterator it(testutil::batches(12, 4));
+    wrapperFor(older).fit(it, 2);
+  }
+  const std::vector<std::string> before = names(Checkpoints::list(dir.path()));
+  REQUIRE(before == std::vector<std::string>{"checkpoint-i000000000012-e000001.dl4cpp"});
+
+  // A new run with keepLast = 1 would write iteration 4, 8, ..., each sorting before the old file
+  // and deleted at once; it is refused instead, before a step is trained.
+  MultiLayerNetwork fresh = initialized(testutil::smallNet(Sgd(0.1)));
+  const Tensor initial = fresh.params().clone();
+  auto wrapper = wrapperFor(fresh);
+  VectorIterator it(testutil::batches(12, 4));
+  CHECK_THROWS_WITH_AS(
+      wrapper.fit(it, 2),
+      doctest::Contains("holds 1 checkpoint(s) newer than this model (iteration 0, epoch 0): "
+                        "checkpoint-i000000000012-e000001.dl4cpp"),
+      ConfigError);
+  CHECK(bitIdentical(fresh.params(), initial));
+  CHECK(fresh.getIterationCount() == 0);
+  // Checkpoints::write keeps the same rule: the file it returns is the newest, and it exists.
+  fresh.setIterationCount(4);
+  CHECK_THROWS_AS(Checkpoints::write(fresh, dir.path(), 1), ConfigError);
+  CHECK(names(Checkpoints::list(dir.path())) == before);
+  fresh.setIterationCount(12);
+  fresh.setEpochCount(2);
+  const auto written = Checkpoints::write(fresh, dir.path(), 1);
+  CHECK(std::filesystem::exists(written));
+  CHECK(Checkpoints::latest(dir.path()) == written);
+}
+
+TEST_CASE("ParallelWrapper: a run resumed in its own directory continues the numbering there") {
+  TempDir dir;
+  const auto data = testutil::batches(12, 4);
+  auto builder = [&](MultiLayerNetwork& model) {
+    return testutil::wrapperOnCpu(model)
+        .workers(2)
+        .averagingFrequency(2)
+        .prefetchBuffer(0)
+        .checkpointEvery(Checkpoint::iterations(2), dir.path(), 2);
+  };
+  MultiLayerNetwork crashed = initialized(testutil::smallNet(Sgd(0.1)));
+  auto recorder = std::make_shared<Recorder>();
+  recorder->throwAt = 9;  // epoch 1 is 3 rounds of 2 iterations: crash after iteration 10
+  {
+    auto wrapper = builder(crashed).setListeners({recorder}).build();
+    VectorIterator it(data);
+    CHECK_THROWS_WITH(wrapper.fit(it, 3), "simulated crash");
+  }
+  REQUIRE(names(Checkpoints::list(dir.path())) ==
+          std::vector<std::string>{"checkpoint-i000000000008-e000001.dl4cpp",
+                                   "checkpoint-i000000000010-e000001.dl4cpp"});
+
+  // Resumed from an older checkpoint than the newest: refused, the newer one named.
+  MultiLayerNetwork fromOlder = MultiLayerNetwork::load(Checkpoints::list(dir.path()).front());
+  {
+    VectorIterator it(data);
+    CHECK_THROWS_WITH_AS(builder(fromOlder).build().resume(it, 3),
+                         doctest::Contains("checkpoint-i000000000010-e000001.dl4cpp"), ConfigError);
+  }
+  // Resumed from the newest: runs to the end, every checkpoint it writes is kept as the newest.
+  MultiLayerNetwork resumed = MultiLayerNetwork::load(*Checkpoints::latest(dir.path()));
+  VectorIterator it(data);
+  builder(resumed).build().resume(it, 3);
+  CHECK(resumed.getEpochCount() == 3);
+  CHECK(names(Checkpoints::list(dir.path())) ==
+        std::vector<std::string>{"checkpoint-i000000000016-e000002.dl4cpp",
+                                 "checkpoint-i000000000018-e000002.dl4cpp"});
+  MultiLayerNetwork last = MultiLayerNetwork::load(*Checkpoints::latest(dir.path()));
+  CHECK(bitIdentical(last.params(), resumed.params()));
+}
+
+TEST_CASE("Checkpoints: a write removes the temporaries of killed saves, not those being written") {
+  TempDir dir;
+  const std::string checkpoint = Checkpoints::fileName(4, 0);
+  const auto killed = dir / (checkpoint + ".tmp-0123456789abcdef");  // its writer is gone: no lock
+  const auto live = dir / (checkpoint + ".tmp-fedcba9876543210");    // a writer holds it locked
+  const auto otherTemp = dir / "notes.txt.tmp-0123456789abcdef";     // not a checkpoint's
+  const auto oddName = dir / (checkpoint + ".tmp-0123");             // not writeFileAtomically's
+  for (const auto& file : {killed, live, otherTemp, oddName}) std::ofstream(file) << "partial";
+  const int liveFd = ::open(live.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(liveFd >= 0);
+  REQUIRE(::flock(liveFd, LOCK_EX) == 0);
+
+  MultiLayerNetwork model = initialized(testutil::smallNet(Sgd(0.1)));
+  model.setIterationCount(8);
+  Checkpoints::write(model, dir.path(), 1);
+  CHECK_FALSE(std::filesystem::exists(killed));
+  CHECK(std::filesystem::exists(live));
+  CHECK(std::filesystem::exists(otherTemp));
+  CHECK(std::filesystem::exists(oddName));
+
+  // Once its writer is gone (the lock released), the next write removes it too.
+  ::close(liveFd);
+  model.setIterationCount(12);
+  Checkpoints::write(model, dir.path(), 1);
+  CHECK_FALSE(std::filesystem::exists(live));
+  CHECK(names(Checkpoints::list(dir.path())) ==
+        std::vector<std::string>{Checkpoints::fileName(12, 0)});
+}
+
+TEST_CASE("Checkpoints: a save in progress is never taken for a stale temporary") {
+  // A cleaner runs without pause while a large file is written: the writer's lock keeps its
+  // temporary from being removed mid-write (which would make the rename fail).
+  TempDir dir;
+  const auto target = dir / Checkpoints::fileName(4, 0);
+  const std::vector<std::byte> bytes(size_t{64} << 20, std::byte{7});
+  std::atomic<bool> done{false};
+  std::atomic<int> removed{0};
+  std::thread cleaner([&] {
+    while (!done)
+      removed += static_cast<int>(
+          removeStaleTemporaries(dir.path(), [](std::string_view) { return true; }).size());
+  });
+  for (int i = 0; i < 3; ++i) CHECK_NOTHROW(writeFileAtomically(target, bytes));
+  done = true;
+  cleaner.join();
+  CHECK(std::filesystem::file_size(target) == bytes.size());
+  CHECK(removed <= 3);  // at most a temporary caught before its writer locked it (then re-created)
 }
 
 TEST_CASE("ParallelWrapper: a checkpoint that cannot be written ends fit with IoError") {

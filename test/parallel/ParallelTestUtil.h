@@ -55,7 +55,9 @@ class VectorIterator : public dl4cpp::DataSetIterator {
     return data_[position_++];
   }
   void reset() override { position_ = 0; }
-  int batch() const override { return static_cast<int>(data_.front().numExamples()); }
+  int batch() const override {
+    return data_.empty() ? 0 : static_cast<int>(data_.front().numExamples());
+  }
   int64_t inputColumns() const override { return 6; }
   int totalOutcomes() const override { return 3; }
   int64_t served() const { return served_; }

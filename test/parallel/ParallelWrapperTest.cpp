@@ -217,6 +217,23 @@ TEST_SUITE("parallel") {
     }
   }
 
+  TEST_CASE("ParallelWrapper: fitting on an iterator without any data is a DataError") {
+    MultiLayerNetwork root = initialized(testutil::smallNet(Sgd(0.1)));
+    const Tensor before = root.params().clone();
+    auto wrapper = testutil::wrapperOnCpu(root).workers(2).build();
+    VectorIterator empty({});
+    CHECK_THROWS_WITH_AS(wrapper.fit(empty),
+                         doctest::Contains("ParallelWrapper::fit: the iterator has no data"),
+                         DataError);
+    CHECK_THROWS_AS(wrapper.fit(empty, 2), DataError);
+    CHECK(root.getEpochCount() == 0);
+    CHECK(root.params().toVector() == before.toVector());
+    // The wrapper stays usable.
+    VectorIterator data(testutil::batches(4, 4));
+    wrapper.fit(data);
+    CHECK(root.getEpochCount() == 1);
+  }
+
   TEST_CASE("ParallelWrapper: a throwing listener and a failing worker each make fit throw") {
     testutil::withinSeconds(30, [] {
       MultiLayerNetwork root = initialized(testutil::smallNet(Sgd(0.1)));

@@ -416,6 +416,20 @@ TEST_SUITE("nn/multilayer") {
     CHECK(second->infos.front().iteration == 13);
   }
 
+  TEST_CASE("MultiLayerNetwork: fitting on an iterator without any data is a DataError") {
+    MultiLayerNetwork net = initialized(denseConf());
+    auto listener = std::make_shared<RecordingListener>();
+    net.setListeners({listener});
+    ListDataSetIterator empty(std::vector<DataSet>{}, 4);
+    CHECK_THROWS_WITH_AS(net.fit(empty),
+                         doctest::Contains("MultiLayerNetwork::fit: the iterator has no data"),
+                         DataError);
+    CHECK_THROWS_AS(net.fit(empty, 3), DataError);
+    CHECK(net.getEpochCount() == 0);
+    CHECK(net.getIterationCount() == 0);
+    CHECK(listener->epochStarts.empty());
+  }
+
   TEST_CASE("MultiLayerNetwork: a throwing listener ends fit with its exception") {
     struct Throwing : TrainingListener {
       void iterationDone(const MultiLayerNetwork&, const IterationInfo& info) override {
