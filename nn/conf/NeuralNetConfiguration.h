@@ -1,8 +1,9 @@
 #pragma once
 // NeuralNetConfiguration::Builder -> .list() -> .layer(...)... -> .setInputType(...) -> .build():
 // DL4J's way of describing a MultiLayerNetwork. build() resolves every layer in order (defaults,
-// nIn inference, validation, reshapes between image and flat data) and throws ConfigError naming
-// the layer index and the bad value; a MultiLayerConfiguration is therefore always valid.
+// nIn inference, validation, reshapes between image and flat data, the size limits of
+// ConfigurationLimits.h) and throws ConfigError naming the layer index and the bad value; a
+// MultiLayerConfiguration is therefore always valid.
 #include <cstdint>
 #include <memory>
 #include <optional>
