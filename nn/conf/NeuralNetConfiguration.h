@@ -37,8 +37,9 @@ struct MultiLayerConfiguration {
   // defaults, the input type and each resolved layer with its preprocessor and input/output
   // types. fromJson() rebuilds through the list builder, so a parsed configuration is validated
   // exactly as a built one, and checks that the derived fields it stores agree. Malformed JSON,
-  // missing fields, wrong types, unknown enum names and sizes too large to allocate are
-  // ConfigError naming the JSON path ("$.layers[2].kernel[0]").
+  // missing fields, wrong types, unknown enum names and sizes beyond nn/conf/ConfigurationLimits.h
+  // are ConfigError naming the JSON path ("$.layers[2].kernel[0]"); so is JSON larger than 16 MiB
+  // or nested more than 64 levels deep (the text may come from an untrusted file).
   std::string toJson() const;
   static MultiLayerConfiguration fromJson(const std::string& json);
 };
