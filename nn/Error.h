@@ -56,6 +56,12 @@ struct IoError : Error {
   using Error::Error;
 };
 
+// Memory that cannot be had: a tensor larger than the machine's memory, or an allocation that
+// failed. The message names what was being allocated and how many bytes.
+struct AllocationError : Error {
+  using Error::Error;
+};
+
 // A failure inside a compute backend.
 struct BackendError : Error {
   using Error::Error;

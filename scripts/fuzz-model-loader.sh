@@ -39,5 +39,8 @@ cp -n test/data/model-v1.dl4cpp test/data/model-loader-corpus/* "$build/corpus/"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 export ASAN_OPTIONS="detect_leaks=1"
 export OMP_NUM_THREADS=1
-"$build/test/fuzz/model_loader_fuzz" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
-  -print_final_stats=1 -artifact_prefix="$build/crashes/" "$build/corpus"
+# -max_len: 256 KiB holds the corpus's deepest nesting (100,000 levels, 200 KB; 16,000 levels,
+# 32 KB, was already deep enough to overflow the stack under ASan). -rss_limit_mb: an input that
+# makes the loader hold more than 2 GiB is a finding too.
+"$build/test/fuzz/model_loader_fuzz" -max_total_time="$seconds" -max_len=262144 -timeout=10 \
+  -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build/crashes/" "$build/corpus"

@@ -4,27 +4,30 @@
 // so a reader (or a person) sees exactly what the network runs. fromJson() feeds those layers back
 // through NeuralNetConfiguration's list builder, which re-derives geometry, preprocessors and
 // input/output types; the stored derived values are then checked against the rebuilt ones.
+#include <dl4cpp/nn/conf/ConfigurationLimits.h>
 #include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
+#include <fmt/format.h>
 
 #include <array>
-#include <limits>
-#include <utility>
-
 #include <nlohmann/json.hpp>
+#include <utility>
 
 namespace dl4cpp {
 
 namespace {
 
-using nlohmann::ordered_json;
-using Json = ordered_json;  // keeps keys in the order written: the file reads top-down
+using Json = nlohmann::ordered_json;  // written with keys in order: the file reads top-down
+// Read into std::map objects: ordered_json finds keys by linear search, so parsing an object of n
+// keys would take O(n^2) time, minutes for a few megabytes of crafted keys.
+using ParsedJson = nlohmann::json;
 
-// Sizes (nIn, nOut, kernel, stride, padding, dilation, input dimensions) above this are
-// rejected while parsing: it keeps every product the builder forms (h * w * c, output extents)
-// inside int64_t, whatever a file says. 2^20 is far above any network dl4cpp can train.
-constexpr int64_t kMaxSize = int64_t{1} << 20;
-// A configuration whose parameters exceed this cannot be allocated anyway.
-constexpr int64_t kMaxParams = int64_t{1} << 40;
+// Limits of the parse, whatever the text (a configuration is read from model files, which are
+// not trusted). A configuration nests 4 deep and takes about 1 KB per layer, so neither limit is
+// near a real one. The depth limit keeps every recursive walk of the parsed value (nlohmann's
+// dump(), copies, comparisons) far from the stack's end; the size limit bounds the parsed value's
+// memory (a few times the text's).
+constexpr int kMaxJsonDepth = 64;
+constexpr size_t kMaxJsonBytes = size_t{16} << 20;
 
 // --- Enum names ------------------------------------------------------------------------------------
 
@@ -147,10 +150,38 @@ Json toJson(const Layer& l) {
 
 // --- Reading ---------------------------------------------------------------------------------------
 
+// Untrusted text for an error message: quoted, cut to 40 bytes, everything outside printable
+// ASCII escaped (a message must stay one line of valid UTF-8 whatever the file holds).
+std::string quoted(const std::string& text) {
+  constexpr size_t kShown = 40;
+  std::string out = "\"";
+  for (size_t i = 0; i < text.size() && i < kShown; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    out += c >= 0x20 && c < 0x7f && c != '"' && c != '\\' ? std::string(1, char(c))
+                                                          : fmt::format("\\x{:02x}", c);
+  }
+  return out + (text.size() > kShown ? "\"..." : "\"");
+}
+
+// What a value is, for error messages: arrays and objects by their size only (printing one whole
+// could take megabytes, and nlohmann's dump() recurses once per level of nesting).
+std::string summary(const ParsedJson& v) {
+  switch (v.type()) {
+    case ParsedJson::value_t::object:
+      return fmt::format("an object of {} fields", v.size());
+    case ParsedJson::value_t::array:
+      return fmt::format("an array of {} elements", v.size());
+    case ParsedJson::value_t::string:
+      return "string " + quoted(v.get_ref<const std::string&>());
+    default:
+      return std::string(v.type_name()) + " " + v.dump();  // a number, boolean or null
+  }
+}
+
 // A JSON value and where it sits in the document, for error messages.
 class Node {
  public:
-  Node(const Json& value, std::string path) : value_(value), path_(std::move(path)) {}
+  Node(const ParsedJson& value, std::string path) : value_(value), path_(std::move(path)) {}
 
   const std::string& path() const { return path_; }
   [[noreturn]] void fail(const std::string& problem) const {
@@ -188,13 +219,13 @@ class Node {
                 "a non-negative integer");
     return value_.get<uint64_t>();
   }
-  // An integer in [0, kMaxSize].
-  int64_t size() const {
+  // An integer in [0, max]: sizes are bounded before anything multiplies them (limits::).
+  int64_t size(int64_t max) const {
     requireType(value_.is_number_integer(), "an integer");
-    const bool inRange = value_.is_number_unsigned() ? value_.get<uint64_t>() <= uint64_t(kMaxSize)
-                                                     : value_.get<int64_t>() >= 0 &&
-                                                           value_.get<int64_t>() <= kMaxSize;
-    if (!inRange) fail("must be between 0 and " + std::to_string(kMaxSize) + ", got " + value_.dump());
+    const bool inRange = value_.is_number_unsigned()
+                             ? value_.get<uint64_t>() <= uint64_t(max)
+                             : value_.get<int64_t>() >= 0 && value_.get<int64_t>() <= max;
+    if (!inRange) fail("must be between 0 and " + std::to_string(max) + ", got " + summary(value_));
     return value_.get<int64_t>();
   }
   template <typename E, size_t N>
@@ -205,20 +236,15 @@ class Node {
       if (s == name) return v;
       known += (known.empty() ? "" : ", ") + std::string(name);
     }
-    fail("unknown value \"" + s + "\" (expected one of " + known + ")");
+    fail("unknown value " + quoted(s) + " (expected one of " + known + ")");
   }
 
  private:
   void requireType(bool ok, const char* expected) const {
-    if (!ok) fail(std::string("expected ") + expected + ", got " + typeOf());
-  }
-  std::string typeOf() const {
-    std::string shown = value_.dump();
-    if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
-    return std::string(value_.type_name()) + " " + shown;
+    if (!ok) fail(std::string("expected ") + expected + ", got " + summary(value_));
   }
 
-  const Json& value_;
+  const ParsedJson& value_;
   std::string path_;
 };
 
@@ -243,18 +269,18 @@ InputType readInputType(const Node& n) {
   InputType t;
   t.kind = n["kind"].enumValue(kInputKinds);
   if (t.kind == InputType::Kind::FeedForward) {
-    t.size = n["size"].size();
+    t.size = n["size"].size(limits::kMaxValuesPerExample);
   } else {
-    t.height = n["height"].size();
-    t.width = n["width"].size();
-    t.channels = n["channels"].size();
+    t.height = n["height"].size(limits::kMaxExtent);
+    t.width = n["width"].size(limits::kMaxExtent);
+    t.channels = n["channels"].size(limits::kMaxExtent);
   }
   return t;
 }
 
 ConvolutionLayer::Pair readPair(const Node& n) {
   if (n.arraySize() != 2) n.fail("expected [height, width]");
-  return {n.at(0).size(), n.at(1).size()};
+  return {n.at(0).size(limits::kMaxExtent), n.at(1).size(limits::kMaxExtent)};
 }
 
 template <typename T, typename F>
@@ -290,8 +316,8 @@ std::shared_ptr<Layer> readLayer(const Node& n) {
     conv->padding = readPair(n["padding"]);
     conv->dilation = readPair(n["dilation"]);
     conv->convolutionMode = readMode(n["convolutionMode"]);
-    conv->nIn = n["nIn"].size();
-    conv->nOut = n["nOut"].size();
+    conv->nIn = n["nIn"].size(limits::kMaxExtent);  // input channels
+    conv->nOut = n["nOut"].size(limits::kMaxExtent);
     conv->hasBias = n["hasBias"].boolean();
     layer = conv;
   } else if (type == "SubsamplingLayer") {
@@ -311,36 +337,16 @@ std::shared_ptr<Layer> readLayer(const Node& n) {
     } else {
       ff = std::make_shared<DenseLayer>();
     }
-    ff->nIn = n["nIn"].size();
-    ff->nOut = n["nOut"].size();
+    ff->nIn = n["nIn"].size(limits::kMaxValuesPerExample);  // a flattened image's values, say
+    ff->nOut = n["nOut"].size(limits::kMaxExtent);
     ff->hasBias = n["hasBias"].boolean();
     layer = ff;
   } else {
-    n["type"].fail("unknown layer type \"" + type +
-                   "\" (expected ConvolutionLayer, SubsamplingLayer, DenseLayer or OutputLayer)");
+    n["type"].fail("unknown layer type " + quoted(type) +
+                   " (expected ConvolutionLayer, SubsamplingLayer, DenseLayer or OutputLayer)");
   }
   readCommonFields(n, *layer);
   return layer;
-}
-
-// Parameters of a resolved layer, or -1 when they would exceed kMaxParams (checked arithmetic:
-// the sizes come from a file).
-int64_t checkedParamCount(const Layer& l) {
-  int64_t weights = 0, bias = 0;
-  auto product = [](std::initializer_list<int64_t> factors) {
-    int64_t p = 1;
-    for (int64_t f : factors)
-      if (__builtin_mul_overflow(p, f, &p) || p > kMaxParams) return int64_t{-1};
-    return p;
-  };
-  if (const auto* conv = dynamic_cast<const ConvolutionLayer*>(&l)) {
-    weights = product({conv->nOut, conv->nIn, conv->kernel.h, conv->kernel.w});
-    bias = conv->hasBias ? conv->nOut : 0;
-  } else if (const auto* ff = dynamic_cast<const FeedForwardLayer*>(&l)) {
-    weights = product({ff->nIn, ff->nOut});
-    bias = ff->hasBias ? ff->nOut : 0;
-  }
-  return weights < 0 ? -1 : weights + bias;
 }
 
 std::string toString(InputPreProcessor p) { return nameOf(kPreProcessors, p); }
@@ -379,10 +385,26 @@ std::string MultiLayerConfiguration::toJson() const {
 }
 
 MultiLayerConfiguration MultiLayerConfiguration::fromJson(const std::string& text) {
-  Json parsed;
+  if (text.size() > kMaxJsonBytes)
+    throw ConfigError(
+        fmt::format("MultiLayerConfiguration::fromJson: the JSON is {} bytes, more "
+                    "than the {} a configuration may have",
+                    text.size(), kMaxJsonBytes));
+  // nlohmann's parser keeps its own stack on the heap; the callback sees each array and object
+  // as it opens, with the number of containers around it, and stops the parse at the limit.
+  auto boundDepth = [](int depth, ParsedJson::parse_event_t event, ParsedJson&) {
+    const bool opens = event == ParsedJson::parse_event_t::object_start ||
+                       event == ParsedJson::parse_event_t::array_start;
+    if (opens && depth >= kMaxJsonDepth)
+      throw ConfigError(
+          fmt::format("MultiLayerConfiguration::fromJson: JSON nested more than {} levels deep",
+                      kMaxJsonDepth));
+    return true;
+  };
+  ParsedJson parsed;
   try {
-    parsed = Json::parse(text);
-  } catch (const Json::exception& e) {
+    parsed = ParsedJson::parse(text, boundDepth);
+  } catch (const ParsedJson::exception& e) {
     // parse_error, and out_of_range for numbers beyond double ("1e999"): both are bad input.
     throw ConfigError(std::string("MultiLayerConfiguration::fromJson: not valid JSON: ") + e.what());
   }
@@ -423,16 +445,13 @@ MultiLayerConfiguration MultiLayerConfiguration::fromJson(const std::string& tex
     if (stored != derived)
       n.fail("the file says " + stored + " but the configuration implies " + derived);
   };
-  int64_t totalParams = 0;
   for (size_t i = 0; i < count; ++i) {
     const Node& n = layerNodes[i];
     checkDerived(n["preProcessor"], toString(n["preProcessor"].enumValue(kPreProcessors)),
                  toString(conf.preProcessors[i]));
     checkDerived(n["inputType"], readInputType(n["inputType"]).toString(), conf.layerInputTypes[i].toString());
-    checkDerived(n["outputType"], readInputType(n["outputType"]).toString(), conf.layerOutputTypes[i].toString());
-    const int64_t params = checkedParamCount(*conf.layers[i]);
-    if (params < 0 || (totalParams += params) > kMaxParams)
-      n.fail("more than " + std::to_string(kMaxParams) + " parameters");
+    checkDerived(n["outputType"], readInputType(n["outputType"]).toString(),
+                 conf.layerOutputTypes[i].toString());
   }
   checkDerived(root["outputType"], readInputType(root["outputType"]).toString(), conf.outputType.toString());
   return conf;

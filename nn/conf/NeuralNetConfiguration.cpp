@@ -1,8 +1,34 @@
+#include <dl4cpp/nn/conf/ConfigurationLimits.h>
 #include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
-
 #include <fmt/format.h>
 
+#include <utility>
+
 namespace dl4cpp {
+
+namespace {
+
+// ConfigError unless `type` is within the limits that keep the layers' size arithmetic exact.
+// `what` names it in the message ("the input type", "layer 2 (ConvolutionLayer) output").
+void checkSizes(const InputType& type, const std::string& what) {
+  auto fail = [&](const std::string& problem) {
+    throw ConfigError(fmt::format("{} {}: {}", what, type.toString(), problem));
+  };
+  if (type.kind == InputType::Kind::FeedForward) {
+    if (type.size < 0 || type.size > limits::kMaxValuesPerExample)
+      fail(fmt::format("size must be between 0 and {}", limits::kMaxValuesPerExample));
+    return;
+  }
+  for (const auto& [name, extent] :
+       {std::pair{"height", type.height}, std::pair{"width", type.width},
+        std::pair{"channels", type.channels}})
+    if (extent < 0 || extent > limits::kMaxExtent)
+      fail(fmt::format("{} must be between 0 and {}", name, limits::kMaxExtent));
+  if (type.flatSize() > limits::kMaxValuesPerExample)  // each factor <= 2^20: no overflow
+    fail(fmt::format("more than {} values per example", limits::kMaxValuesPerExample));
+}
+
+}  // namespace
 
 NeuralNetConfiguration::ListBuilder NeuralNetConfiguration::Builder::list() const {
   return ListBuilder(seed_, defaults_);
@@ -41,8 +67,10 @@ MultiLayerConfiguration NeuralNetConfiguration::ListBuilder::build() const {
                         "setInputType(InputType::convolutionalFlat(h, w, c))");
     current = InputType::feedForward(first->nIn);
   }
+  checkSizes(current, "the input type");
   conf.inputType = current;
 
+  int64_t totalParams = 0;
   for (size_t i = 0; i < layers_.size(); ++i) {
     const int index = static_cast<int>(i);
     std::shared_ptr<Layer> l = layers_[i]->clone();
@@ -66,6 +94,12 @@ MultiLayerConfiguration NeuralNetConfiguration::ListBuilder::build() const {
                         (isOutput ? "an OutputLayer must be the last layer"
                                   : "the last layer must be an OutputLayer"));
     current = l->resolve(index, current, defaults_);
+    checkSizes(current, fmt::format("layer {} ({}) output", i, l->typeName()));
+    // Each layer's count is at most kMaxParameters (resolve() checks): the sum cannot overflow.
+    totalParams += l->numParams();
+    if (totalParams > limits::kMaxParameters)
+      throw ConfigError(
+          fmt::format("layers 0 to {}: more than {} parameters", i, limits::kMaxParameters));
     conf.layerOutputTypes.push_back(current);
     conf.layers.push_back(std::move(l));
   }

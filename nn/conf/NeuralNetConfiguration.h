@@ -1,8 +1,9 @@
 #pragma once
 // NeuralNetConfiguration::Builder -> .list() -> .layer(...)... -> .setInputType(...) -> .build():
 // DL4J's way of describing a MultiLayerNetwork. build() resolves every layer in order (defaults,
-// nIn inference, validation, reshapes between image and flat data) and throws ConfigError naming
-// the layer index and the bad value; a MultiLayerConfiguration is therefore always valid.
+// nIn inference, validation, reshapes between image and flat data, the size limits of
+// ConfigurationLimits.h) and throws ConfigError naming the layer index and the bad value; a
+// MultiLayerConfiguration is therefore always valid.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -36,8 +37,9 @@ struct MultiLayerConfiguration {
   // defaults, the input type and each resolved layer with its preprocessor and input/output
   // types. fromJson() rebuilds through the list builder, so a parsed configuration is validated
   // exactly as a built one, and checks that the derived fields it stores agree. Malformed JSON,
-  // missing fields, wrong types, unknown enum names and sizes too large to allocate are
-  // ConfigError naming the JSON path ("$.layers[2].kernel[0]").
+  // missing fields, wrong types, unknown enum names and sizes beyond nn/conf/ConfigurationLimits.h
+  // are ConfigError naming the JSON path ("$.layers[2].kernel[0]"); so is JSON larger than 16 MiB
+  // or nested more than 64 levels deep (the text may come from an untrusted file).
   std::string toJson() const;
   static MultiLayerConfiguration fromJson(const std::string& json);
 };

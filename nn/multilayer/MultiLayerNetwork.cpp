@@ -10,6 +10,20 @@
 
 namespace dl4cpp {
 
+namespace {
+
+// Tensor(shape, device), with what the buffer is for added to an AllocationError's message.
+template <typename Describe>
+Tensor allocate(const Shape& shape, Device device, Describe&& describe) {
+  try {
+    return Tensor(shape, device);
+  } catch (const AllocationError& e) {
+    throw AllocationError(describe() + ": " + e.what());
+  }
+}
+
+}  // namespace
+
 MultiLayerNetwork::MultiLayerNetwork(MultiLayerConfiguration conf, Device device, int numThreads)
     : conf_(std::move(conf)), context_(std::make_unique<DeviceContext>(device, numThreads)) {}
 
@@ -18,13 +32,12 @@ MultiLayerNetwork::MultiLayerNetwork(MultiLayerNetwork&&) noexcept = default;
 MultiLayerNetwork& MultiLayerNetwork::operator=(MultiLayerNetwork&&) noexcept = default;
 
 void MultiLayerNetwork::init() {
-  layers_.clear();
-  segments_.clear();
+  std::vector<std::unique_ptr<layers::Layer>> layers;
   std::vector<std::vector<layers::ParamSpec>> specs;
   int64_t totalParams = 0, totalState = 0;
   for (const auto& layerConf : conf_.layers) {
-    layers_.push_back(layerConf->instantiate());
-    specs.push_back(layers_.back()->paramSpecs());
+    layers.push_back(layerConf->instantiate());
+    specs.push_back(layers.back()->paramSpecs());
     for (const auto& spec : specs.back()) {
       const UpdaterParams& u = spec.isBias ? layerConf->resolvedBiasUpdater() : *layerConf->updater;
       totalParams += spec.shape.numel();
@@ -32,9 +45,20 @@ void MultiLayerNetwork::init() {
     }
   }
   const Device device = context_->device();
-  params_ = Tensor(Shape{totalParams}, device);
-  gradients_ = Tensor(Shape{totalParams}, device);
-  updaterState_ = Tensor(Shape{totalState}, device);
+  auto buffer = [&](int64_t values, const char* what) {
+    return allocate(Shape{values}, device, [&] {
+      return fmt::format("MultiLayerNetwork::init: {} ({} values)", what, values);
+    });
+  };
+  // Allocated before anything changes: a network whose buffers do not fit stays as it was.
+  Tensor params = buffer(totalParams, "parameters");
+  Tensor gradients = buffer(totalParams, "gradients");
+  Tensor updaterState = buffer(totalState, "updater state");
+  layers_ = std::move(layers);
+  segments_.clear();
+  params_ = std::move(params);
+  gradients_ = std::move(gradients);
+  updaterState_ = std::move(updaterState);
 
   int64_t offset = 0, stateOffset = 0;
   for (size_t i = 0; i < layers_.size(); ++i) {
@@ -118,10 +142,16 @@ void MultiLayerNetwork::ensureCapacity(int64_t batch) {
   const Device device = context_->device();
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Shape shape = conf_.layerOutputTypes[i].shape(batch);
-    activationStore_[i] = Tensor(shape, device);
-    gradientStore_[i] = Tensor(shape, device);
+    auto describe = [&] {
+      return fmt::format("MultiLayerNetwork: outputs of layer {} ({}) for a batch of {}", i,
+                         conf_.layers[i]->typeName(), batch);
+    };
+    activationStore_[i] = allocate(shape, device, describe);
+    gradientStore_[i] = allocate(shape, device, describe);
   }
-  inputGradStore_ = Tensor(conf_.layerInputTypes[0].shape(batch), device);
+  inputGradStore_ = allocate(conf_.layerInputTypes[0].shape(batch), device, [&] {
+    return fmt::format("MultiLayerNetwork: input gradients for a batch of {}", batch);
+  });
   capacity_ = batch;
 }
 

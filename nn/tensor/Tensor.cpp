@@ -1,16 +1,44 @@
+#include <dl4cpp/nn/backend/cuda/CudaMemory.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
+#include <dl4cpp/nn/util/HostMemory.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <new>
-
-#include <dl4cpp/nn/backend/cuda/CudaMemory.h>
 
 namespace dl4cpp {
 
 namespace {
 constexpr std::align_val_t kHostAlignment{64};
+
+// The storage for a tensor of `shape`, or AllocationError naming the shape, the bytes and the
+// reason: shapes come from configurations and data files, so no std::bad_alloc may escape.
+// (Messages are formatted only on failure: allocating here would count against the training
+// step's no-allocation guarantee.)
+std::shared_ptr<Storage> allocateStorage(const Shape& shape, Device device) {
+  auto fail = [&](const std::string& size, const std::string& why) {
+    return AllocationError(
+        fmt::format("cannot allocate a float32 tensor of shape {} ({}) on {}: {}", shape.toString(),
+                    size, device.toString(), why));
+  };
+  constexpr int64_t kMaxNumel = PTRDIFF_MAX / sizeof(float);
+  int64_t numel = 1;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(numel, d, &numel) || numel > kMaxNumel)
+      throw fail("more bytes than a pointer can address", "too large");
+  const uint64_t bytes = static_cast<uint64_t>(numel) * sizeof(float);
+  if (device.isCpu() && bytes > hostMemoryBytes())
+    throw fail(fmt::format("{} bytes", bytes),
+               fmt::format("more than this machine's {} bytes of RAM and swap", hostMemoryBytes()));
+  try {
+    return std::make_shared<Storage>(numel, device);
+  } catch (const std::bad_alloc&) {  // from the host allocator or a device's caching allocator
+    throw fail(fmt::format("{} bytes", bytes), "out of memory");
+  }
+}
 }  // namespace
 
 Storage::Storage(int64_t numel, Device device) : numel_(numel), device_(device) {
@@ -31,7 +59,7 @@ Storage::~Storage() {
 }
 
 Tensor::Tensor(const Shape& shape, Device device)
-    : storage_(std::make_shared<Storage>(shape.numel(), device)), shape_(shape) {}
+    : storage_(allocateStorage(shape, device)), shape_(shape) {}
 
 Tensor Tensor::fromVector(const Shape& shape, const std::vector<float>& values) {
   if (static_cast<int64_t>(values.size()) != shape.numel())

@@ -1,5 +1,6 @@
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/util/AtomicFile.h>
+#include <dl4cpp/nn/util/HostMemory.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <random>
 #include <string>
 
@@ -166,30 +168,44 @@ std::vector<std::filesystem::path> removeStaleTemporaries(
   return removed;
 }
 
-std::vector<std::byte> readWholeFile(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT)
-      throw DataNotFoundError(fmt::format("{}: no such file", path.string()));
-    fail("open", path, errno);
-  }
+std::vector<std::byte> readWholeFile(const std::filesystem::path& path, std::string_view what) {
+  return readWholeFile(RegularFile(path, what), path);
+}
+
+std::vector<std::byte> readWholeFile(const RegularFile& file, const std::filesystem::path& path) {
+  const uint64_t size = file.size();
+  auto tooLarge = [&](const std::string& why) {
+    return AllocationError(
+        fmt::format("{}: cannot read its {} bytes into memory: {}", path.string(), size, why));
+  };
+  if (size > hostMemoryBytes())
+    throw tooLarge(
+        fmt::format("more than this machine's {} bytes of RAM and swap", hostMemoryBytes()));
   std::vector<std::byte> bytes;
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) bytes.reserve(static_cast<size_t>(st.st_size));
-  std::byte chunk[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      fail("read", path, err);
-    }
-    if (n == 0) break;
-    bytes.insert(bytes.end(), chunk, chunk + n);
+  try {
+    bytes.resize(size);
+  } catch (const std::bad_alloc&) {
+    throw tooLarge("out of memory");
   }
-  ::close(fd);
+  readFileAt(file, path, 0, bytes);
   return bytes;
+}
+
+void readFileAt(const RegularFile& file, const std::filesystem::path& path, uint64_t offset,
+                std::span<std::byte> out) {
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n =
+        ::pread(file.fd(), out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("read", path, errno);
+    if (n == 0)
+      throw DataTruncatedError(
+          fmt::format("{}: the file ends at offset {}, {} bytes short of what was "
+                      "to be read (it was {} bytes when opened)",
+                      path.string(), offset + done, out.size() - done, file.size()));
+    done += static_cast<size_t>(n);
+  }
 }
 
 }  // namespace dl4cpp

@@ -1,5 +1,5 @@
 #pragma once
-// Whole-file I/O for saved models and checkpoints.
+// File I/O for saved models and checkpoints.
 //
 // writeFileAtomically: a reader of `path` sees either the old file or the complete new one, even
 // if the process dies or the disk fills mid-write. The bytes go to "<path>.tmp-<random>" (created
@@ -16,7 +16,10 @@
 // instant before its writer could lock it may be removed, and that writer then starts again under
 // a new name. Best effort: a temporary that cannot be removed (permissions) stays. Returns the
 // paths removed.
+#include <dl4cpp/nn/util/RegularFile.h>
+
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <span>
@@ -30,7 +33,17 @@ void writeFileAtomically(const std::filesystem::path& path, std::span<const std:
 std::vector<std::filesystem::path> removeStaleTemporaries(
     const std::filesystem::path& directory, const std::function<bool(std::string_view)>& isTarget);
 
-// The whole file. DataNotFoundError when it does not exist; IoError when it cannot be read.
-std::vector<std::byte> readWholeFile(const std::filesystem::path& path);
+// Reading a user-supplied path goes through RegularFile: a directory, FIFO or device is refused
+// before a byte is read (DataNotFoundError when the path does not exist, DataFormatError when it is
+// not a regular file, with `what` it should have been). At most the size the file had when opened
+// is read: DataTruncatedError when it ends earlier (it shrank meanwhile), AllocationError when
+// that size exceeds the machine's memory, IoError when it cannot be read.
+std::vector<std::byte> readWholeFile(const std::filesystem::path& path,
+                                     std::string_view what = "a regular file");
+// The same for a file already open (`path` names it in messages).
+std::vector<std::byte> readWholeFile(const RegularFile& file, const std::filesystem::path& path);
+// Fills `out` with the bytes at `offset` of `file`.
+void readFileAt(const RegularFile& file, const std::filesystem::path& path, uint64_t offset,
+                std::span<std::byte> out);
 
 }  // namespace dl4cpp

@@ -1,14 +1,14 @@
+#include <dl4cpp/nn/util/AtomicFile.h>
 #include <dl4cpp/nn/util/ModelSerializer.h>
-
-#include <array>
-#include <cstring>
-#include <optional>
-#include <utility>
-
 #include <fmt/format.h>
 #include <zlib.h>
 
-#include <dl4cpp/nn/util/AtomicFile.h>
+#include <array>
+#include <bit>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <utility>
 
 namespace dl4cpp {
 
@@ -82,27 +82,42 @@ void appendSection(Writer& file, const Tag& tag, const std::vector<std::byte>& p
 
 // --- Reading ---------------------------------------------------------------------------------------
 
-// A bounds-checked cursor over untrusted bytes: every read first checks that the bytes are there.
+// Reads `out.size()` bytes at `offset` of what holds a model file (memory, or a file on disk);
+// callers ask only for ranges inside it.
+using ReadAt = std::function<void(uint64_t offset, std::span<std::byte> out)>;
+
+ReadAt readFrom(std::span<const std::byte> bytes) {
+  return [bytes](uint64_t offset, std::span<std::byte> out) {
+    std::memcpy(out.data(), bytes.data() + offset, out.size());
+  };
+}
+
+// A bounds-checked cursor over `size` untrusted bytes: every read first checks that the bytes are
+// there.
 class Reader {
  public:
+  Reader(ReadAt readAt, uint64_t size, const std::string& source)
+      : readAt_(std::move(readAt)), size_(size), source_(source) {}
   Reader(std::span<const std::byte> bytes, const std::string& source)
-      : bytes_(bytes), source_(source) {}
+      : Reader(readFrom(bytes), bytes.size(), source) {}
 
-  size_t offset() const { return offset_; }
-  size_t remaining() const { return bytes_.size() - offset_; }
-  const std::string& source() const { return source_; }
+  uint64_t offset() const { return offset_; }
+  uint64_t remaining() const { return size_ - offset_; }
 
-  std::span<const std::byte> take(size_t n, const char* what) {
-    if (n > remaining())
-      throw DataTruncatedError(fmt::format("{}: truncated model file: {} needs {} bytes at offset "
-                                           "{}, only {} left (file is {} bytes)",
-                                           source_, what, n, offset_, remaining(), bytes_.size()));
-    const auto s = bytes_.subspan(offset_, n);
+  // Steps over `n` bytes; returns the offset they start at.
+  uint64_t skip(uint64_t n, const char* what) {
+    require(n, what);
     offset_ += n;
-    return s;
+    return offset_ - n;
   }
-  uint32_t u32(const char* what) { return static_cast<uint32_t>(le(take(4, what))); }
-  uint64_t u64(const char* what) { return le(take(8, what)); }
+  template <size_t N>
+  std::array<std::byte, N> bytes(const char* what) {
+    std::array<std::byte, N> b;
+    readAt_(skip(N, what), b);
+    return b;
+  }
+  uint32_t u32(const char* what) { return static_cast<uint32_t>(le(bytes<4>(what))); }
+  uint64_t u64(const char* what) { return le(bytes<8>(what)); }
 
   static uint64_t le(std::span<const std::byte> b) {
     uint64_t v = 0;
@@ -111,12 +126,107 @@ class Reader {
   }
 
  private:
-  std::span<const std::byte> bytes_;
+  void require(uint64_t n, const char* what) const {
+    if (n > remaining())
+      throw DataTruncatedError(
+          fmt::format("{}: truncated model file: {} needs {} bytes at offset "
+                      "{}, only {} left (file is {} bytes)",
+                      source_, what, n, offset_, remaining(), size_));
+  }
+
+  ReadAt readAt_;
+  uint64_t size_;
   std::string source_;
-  size_t offset_ = 0;
+  uint64_t offset_ = 0;
 };
 
-// What a file holds, whatever format version wrote it.
+// Where a section lies, as its header says.
+struct Section {
+  Tag tag;
+  uint64_t offset = 0;  // of the section header
+  uint64_t payloadOffset = 0;
+  uint64_t length = 0;
+  uint32_t crc = 0;
+};
+
+// The sections of a file, from its headers alone: everything about a file that can be checked
+// without reading its payloads. So the file reader can reject what is not a model, or a model
+// whose sections do not add up to the file's size, after a few dozen bytes.
+struct Layout {
+  std::optional<Section> configuration, params, updater, counters;
+};
+
+// Format version 1: after the preamble, section count and header CRC32 (over the 16 bytes
+// before it), then the sections, in any order, each at most once; CONF, PARM and CNTR required.
+Layout readLayoutV1(Reader& r, const ReadAt& readAt, const std::string& source) {
+  const uint32_t sectionCount = r.u32("the section count");
+  const uint32_t storedHeaderCrc = r.u32("the header checksum");
+  std::array<std::byte, kPreambleSize + 4> header;
+  readAt(0, header);
+  if (crc32Of(header) != storedHeaderCrc)
+    throw ChecksumError(
+        fmt::format("{}: header checksum mismatch (the file is corrupted)", source));
+
+  // Each of the four tags may occur once, so a fifth section header is always an error: however
+  // large the count, the loop reads at most five.
+  Layout layout;
+  for (uint32_t i = 0; i < sectionCount; ++i) {
+    Section s;
+    s.offset = r.offset();
+    s.tag = std::bit_cast<Tag>(r.bytes<4>("a section tag"));
+    s.length = r.u64("a section length");
+    s.crc = r.u32("a section checksum");
+    if (s.length > r.remaining())
+      throw DataTruncatedError(
+          fmt::format("{}: truncated model file: section {} at offset {} "
+                      "declares {} bytes, only {} left",
+                      source, tagName(s.tag), s.offset, s.length, r.remaining()));
+    s.payloadOffset = r.skip(s.length, "a section");
+    std::optional<Section>* slot = s.tag == kConfigurationTag ? &layout.configuration
+                                   : s.tag == kParamsTag      ? &layout.params
+                                   : s.tag == kUpdaterTag     ? &layout.updater
+                                   : s.tag == kCountersTag    ? &layout.counters
+                                                              : nullptr;
+    if (!slot)
+      throw DataFormatError(
+          fmt::format("{}: unknown section {} at offset {}", source, tagName(s.tag), s.offset));
+    if (slot->has_value())
+      throw DataFormatError(fmt::format("{}: section {} appears twice (second at offset {})",
+                                        source, tagName(s.tag), s.offset));
+    *slot = s;
+  }
+  if (r.remaining() != 0)
+    throw DataFormatError(fmt::format("{}: {} unexpected bytes after the last section (offset {})",
+                                      source, r.remaining(), r.offset()));
+  for (const auto& [section, name] : {std::pair{&layout.configuration, "CONF (configuration)"},
+                                      std::pair{&layout.params, "PARM (parameters)"},
+                                      std::pair{&layout.counters, "CNTR (counters)"}})
+    if (!section->has_value())
+      throw DataFormatError(fmt::format("{}: required section {} is missing", source, name));
+  return layout;
+}
+
+// The layout of a model file of `size` bytes: magic number, then one reader per format version
+// ever written, each returning the same Layout.
+Layout readLayout(const ReadAt& readAt, uint64_t size, const std::string& source) {
+  Reader r(readAt, size, source);
+  if (r.bytes<kMagic.size()>("the magic number") !=
+      std::bit_cast<std::array<std::byte, kMagic.size()>>(kMagic))
+    throw DataFormatError(fmt::format("{}: not a dl4cpp model file (bad magic number)", source));
+  const uint32_t version = r.u32("the format version");
+  switch (version) {
+    case 1:
+      return readLayoutV1(r, readAt, source);
+    default:
+      throw VersionError(fmt::format(
+          "{}: model format version {} cannot be read by this dl4cpp "
+          "(it reads versions 1 to {}){}",
+          source, version, ModelSerializer::kFormatVersion,
+          version > ModelSerializer::kFormatVersion ? "; it was written by a newer dl4cpp" : ""));
+  }
+}
+
+// What a file holds.
 struct Contents {
   std::string configurationJson;
   std::span<const std::byte> params;                // float32 little-endian
@@ -145,58 +255,24 @@ void readCountersV1(std::span<const std::byte> payload, Contents& c, const std::
   std::memcpy(&c.score, &scoreBits, 8);
 }
 
-// Format version 1: after the preamble, section count and header CRC32 (over the 16 bytes
-// before it), then the sections, in any order, each at most once; CONF, PARM and CNTR required.
-Contents readVersion1(std::span<const std::byte> bytes, const std::string& source) {
-  Reader r(bytes, source);
-  r.take(kPreambleSize, "the header");
-  const uint32_t sectionCount = r.u32("the section count");
-  const uint32_t storedHeaderCrc = r.u32("the header checksum");
-  if (crc32Of(bytes.first(kPreambleSize + 4)) != storedHeaderCrc)
-    throw ChecksumError(fmt::format("{}: header checksum mismatch (the file is corrupted)", source));
-
+// The payloads of the sections `layout` found in `bytes`, each checked against its CRC32.
+Contents readContents(std::span<const std::byte> bytes, const Layout& layout,
+                      const std::string& source) {
+  auto payload = [&](const Section& s) {
+    const auto p = bytes.subspan(s.payloadOffset, s.length);
+    if (crc32Of(p) != s.crc)
+      throw ChecksumError(
+          fmt::format("{}: checksum mismatch in section {} at offset {} (the file "
+                      "is corrupted)",
+                      source, tagName(s.tag), s.offset));
+    return p;
+  };
   Contents c;
-  std::optional<std::span<const std::byte>> conf, params, counters;
-  for (uint32_t i = 0; i < sectionCount; ++i) {
-    const size_t at = r.offset();
-    const auto tagBytes = r.take(4, "a section tag");
-    Tag tag;
-    std::memcpy(tag.data(), tagBytes.data(), 4);
-    const uint64_t length = r.u64("a section length");
-    const uint32_t storedCrc = r.u32("a section checksum");
-    if (length > r.remaining())
-      throw DataTruncatedError(fmt::format("{}: truncated model file: section {} at offset {} "
-                                           "declares {} bytes, only {} left", source, tagName(tag),
-                                           at, length, r.remaining()));
-    const auto payload = r.take(static_cast<size_t>(length), "a section");
-    if (crc32Of(payload) != storedCrc)
-      throw ChecksumError(fmt::format("{}: checksum mismatch in section {} at offset {} (the file "
-                                      "is corrupted)", source, tagName(tag), at));
-    std::optional<std::span<const std::byte>>* slot =
-        tag == kConfigurationTag ? &conf
-        : tag == kParamsTag      ? &params
-        : tag == kUpdaterTag     ? &c.updater
-        : tag == kCountersTag    ? &counters
-                                 : nullptr;
-    if (!slot)
-      throw DataFormatError(fmt::format("{}: unknown section {} at offset {}", source, tagName(tag), at));
-    if (slot->has_value())
-      throw DataFormatError(fmt::format("{}: section {} appears twice (second at offset {})", source,
-                                        tagName(tag), at));
-    *slot = payload;
-  }
-  if (r.remaining() != 0)
-    throw DataFormatError(fmt::format("{}: {} unexpected bytes after the last section (offset {})",
-                                      source, r.remaining(), r.offset()));
-  for (const auto& [section, name] : {std::pair{&conf, "CONF (configuration)"},
-                                      std::pair{&params, "PARM (parameters)"},
-                                      std::pair{&counters, "CNTR (counters)"}})
-    if (!section->has_value())
-      throw DataFormatError(fmt::format("{}: required section {} is missing", source, name));
-
-  c.configurationJson.assign(reinterpret_cast<const char*>(conf->data()), conf->size());
-  c.params = *params;
-  readCountersV1(*counters, c, source);
+  const auto conf = payload(*layout.configuration);
+  c.configurationJson.assign(reinterpret_cast<const char*>(conf.data()), conf.size());
+  c.params = payload(*layout.params);
+  if (layout.updater) c.updater = payload(*layout.updater);
+  readCountersV1(payload(*layout.counters), c, source);
   return c;
 }
 
@@ -257,24 +333,7 @@ std::vector<std::byte> ModelSerializer::toBytes(const MultiLayerNetwork& model, 
 
 MultiLayerNetwork ModelSerializer::restoreFromBytes(std::span<const std::byte> bytes,
                                                     bool loadUpdater, const std::string& source) {
-  Reader r(bytes, source);
-  const auto magic = r.take(kMagic.size(), "the magic number");
-  if (std::memcmp(magic.data(), kMagic.data(), kMagic.size()) != 0)
-    throw DataFormatError(fmt::format("{}: not a dl4cpp model file (bad magic number)", source));
-  const uint32_t version = r.u32("the format version");
-
-  // One reader per format version ever written; each returns the same Contents.
-  Contents c;
-  switch (version) {
-    case 1:
-      c = readVersion1(bytes, source);
-      break;
-    default:
-      throw VersionError(fmt::format("{}: model format version {} cannot be read by this dl4cpp "
-                                     "(it reads versions 1 to {}){}", source, version,
-                                     kFormatVersion,
-                                     version > kFormatVersion ? "; it was written by a newer dl4cpp" : ""));
-  }
+  const Contents c = readContents(bytes, readLayout(readFrom(bytes), bytes.size(), source), source);
 
   MultiLayerConfiguration conf;
   try {
@@ -316,8 +375,13 @@ void ModelSerializer::writeModel(const MultiLayerNetwork& model, const std::file
 
 MultiLayerNetwork ModelSerializer::restoreMultiLayerNetwork(const std::filesystem::path& path,
                                                             bool loadUpdater) {
-  const std::vector<std::byte> bytes = readWholeFile(path);
-  return restoreFromBytes(bytes, loadUpdater, path.string());
+  const RegularFile file(path, "a dl4cpp model file");
+  // The headers first (a few dozen bytes): a file that is not a model, or whose sections do not
+  // add up to its size, is rejected before the rest is read.
+  readLayout(
+      [&](uint64_t offset, std::span<std::byte> out) { readFileAt(file, path, offset, out); },
+      file.size(), path.string());
+  return restoreFromBytes(readWholeFile(file, path), loadUpdater, path.string());
 }
 
 }  // namespace dl4cpp

@@ -12,14 +12,20 @@
 // OS's reason) leaves a previous file at `path` untouched.
 //
 // Reading never trusts the file: every length is checked against the bytes present before
-// anything is read or allocated. Problems are typed, each message naming the file:
+// anything is read or allocated. A file is read only if it is a regular file (not a FIFO, device
+// or directory) and only after its headers (a few dozen bytes) show a model whose sections add up
+// to exactly the file's size. Problems are typed, each message naming the file:
 //   DataNotFoundError   the file does not exist
 //   DataTruncatedError  the file ends inside a header or section (offset given)
-//   DataFormatError     not a dl4cpp model (bad magic), unknown or duplicate section, bad layout
+//   DataFormatError     not a regular file, not a dl4cpp model (bad magic), unknown or duplicate
+//                       section, bad layout
 //   ChecksumError       a section's CRC32 does not match its bytes (section named)
 //   VersionError        a format version this build cannot read (e.g. written by a newer dl4cpp)
 //   DataMismatchError   the parameters (or updater state) do not fit the stored configuration
-//   ConfigError         the stored configuration JSON is invalid (JSON path named)
+//   ConfigError         the stored configuration JSON is invalid (JSON path named), nested more
+//                       than 64 levels, larger than 16 MiB, or beyond the size limits of
+//                       nn/conf/ConfigurationLimits.h
+//   AllocationError     the file, or the model it describes, does not fit in memory
 //   IoError             the file exists but cannot be read
 // Older format versions stay readable: the reader dispatches on the version number.
 //

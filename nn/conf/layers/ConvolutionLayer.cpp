@@ -1,12 +1,23 @@
+#include <dl4cpp/nn/conf/ConfigurationLimits.h>
 #include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
-
 #include <dl4cpp/nn/layers/ConvolutionLayer.h>
+
+#include <tuple>
 
 namespace dl4cpp {
 
 bool resolveWindow(ConvolutionMode mode, int64_t inH, int64_t inW, WindowGeometry& g,
                    std::string& why) {
   auto pairText = [](int64_t a, int64_t b) { return std::to_string(a) + "x" + std::to_string(b); };
+  for (const auto& [name, h, w] :
+       {std::tuple{"kernel size", g.kernelH, g.kernelW}, std::tuple{"stride", g.strideH, g.strideW},
+        std::tuple{"padding", g.padTop, g.padLeft},
+        std::tuple{"dilation", g.dilationH, g.dilationW}})
+    if (h > limits::kMaxExtent || w > limits::kMaxExtent) {
+      why = std::string(name) + " must be at most " + std::to_string(limits::kMaxExtent) +
+            ", got " + pairText(h, w);
+      return false;
+    }
   if (g.kernelH <= 0 || g.kernelW <= 0) {
     why = "kernel size must be positive, got " + pairText(g.kernelH, g.kernelW);
     return false;
@@ -65,12 +76,19 @@ InputType ConvolutionLayer::resolve(int index, const InputType& input,
   if (nIn != input.channels)
     throw ConfigError(where(index) + ": nIn is " + std::to_string(nIn) + " but the input has " +
                       std::to_string(input.channels) + " channels (" + input.toString() + ")");
-  if (nOut <= 0) throw ConfigError(where(index) + ": nOut must be > 0, got " + std::to_string(nOut));
+  if (nOut <= 0 || nOut > limits::kMaxExtent)
+    throw ConfigError(where(index) + ": nOut must be between 1 and " +
+                      std::to_string(limits::kMaxExtent) + ", got " + std::to_string(nOut));
   geometry = WindowGeometry{kernel.h, kernel.w, stride.h, stride.w, padding.h, padding.w,
                             padding.h, padding.w, dilation.h, dilation.w};
   std::string why;
   if (!resolveWindow(*convolutionMode, input.height, input.width, geometry, why))
     throw ConfigError(where(index) + ": " + why);
+  if (!limits::boundedProduct({nOut, nIn, kernel.h, kernel.w}, limits::kMaxParameters))
+    throw ConfigError(where(index) + ": nOut " + std::to_string(nOut) + " x nIn " +
+                      std::to_string(nIn) + " x kernel " + std::to_string(kernel.h) + "x" +
+                      std::to_string(kernel.w) + " weights exceed the limit of " +
+                      std::to_string(limits::kMaxParameters));
   validateCommon(index);
   return InputType::convolutional(geometry.outH(input.height), geometry.outW(input.width), nOut);
 }

@@ -1,3 +1,4 @@
+#include <dl4cpp/nn/conf/ConfigurationLimits.h>
 #include <dl4cpp/nn/conf/layers/Layer.h>
 
 #include <cmath>
@@ -45,8 +46,13 @@ InputType FeedForwardLayer::resolve(int index, const InputType& input,
     throw ConfigError(where(index) + ": nIn is " + std::to_string(nIn) + " but the previous " +
                       "layer delivers " + input.toString() + " = " + std::to_string(arriving) +
                       " values per example");
-  if (nOut <= 0)
-    throw ConfigError(where(index) + ": nOut must be > 0, got " + std::to_string(nOut));
+  if (nOut <= 0 || nOut > limits::kMaxExtent)
+    throw ConfigError(where(index) + ": nOut must be between 1 and " +
+                      std::to_string(limits::kMaxExtent) + ", got " + std::to_string(nOut));
+  if (!limits::boundedProduct({nIn, nOut}, limits::kMaxParameters))
+    throw ConfigError(where(index) + ": nIn " + std::to_string(nIn) + " x nOut " +
+                      std::to_string(nOut) + " weights exceed the limit of " +
+                      std::to_string(limits::kMaxParameters));
   validateCommon(index);
   return InputType::feedForward(nOut);
 }

@@ -1,9 +1,9 @@
-#include <doctest/doctest.h>
-
-#include <string>
-
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
 
 #include "LenetConfiguration.h"
 
@@ -53,6 +53,20 @@ std::string edited(const std::string& json, const std::string& from, const std::
   const auto at = json.find(from);
   REQUIRE_MESSAGE(at != std::string::npos, from);
   return json.substr(0, at) + to + json.substr(at + from.size());
+}
+
+// `depth` arrays, one inside the other; `depth` objects likewise.
+std::string nestedArrays(size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+std::string nestedObjects(size_t depth) {
+  std::string json;
+  for (size_t i = 0; i < depth; ++i) json += "{\"a\":";
+  return json + "0" + std::string(depth, '}');
+}
+
+// LeNet's JSON with one more field, which fromJson() ignores, holding `value`.
+std::string withExtraField(const std::string& value) {
+  return edited(samples::lenetConfiguration().toJson(), "\"seed\": 123,",
+                "\"seed\": 123, \"extra\": " + value + ",");
 }
 
 }  // namespace
@@ -119,6 +133,73 @@ TEST_CASE("fromJson errors name the JSON path and the problem") {
   CHECK(configError("[]").find("$") != std::string::npos);
   // An invalid layer combination is rejected by the builder, as when built in code.
   CHECK(configError(edited(json, "\"nIn\": 1,", "\"nIn\": 3,")).find("$.layers") != std::string::npos);
+}
+
+TEST_CASE("fromJson refuses JSON nested deeper than 64 levels before anything recurses") {
+  // 100,000 levels overflowed the stack in the message for a wrong type (a recursive dump()).
+  for (const std::string& json :
+       {nestedArrays(100'000), nestedObjects(100'000),
+        edited(samples::lenetConfiguration().toJson(), "123", nestedArrays(100'000))}) {
+    const std::string message = configError(json);
+    CAPTURE(message);
+    CHECK(message.find("nested more than 64 levels deep") != std::string::npos);
+  }
+  // The limit counts every container, the configuration's own included (it nests 4 deep).
+  CHECK(MultiLayerConfiguration::fromJson(withExtraField(nestedArrays(63))) ==
+        samples::lenetConfiguration());
+  CHECK(configError(withExtraField(nestedArrays(64))).find("nested more than 64") !=
+        std::string::npos);
+}
+
+TEST_CASE("fromJson messages describe wrong values without printing them whole") {
+  const std::string json = samples::lenetConfiguration().toJson();
+  const std::string nested =
+      configError(edited(json, "\"nOut\": 20", "\"nOut\": " + nestedArrays(50)));
+  CHECK(nested.find("$.layers[0].nOut: expected an integer, got an array of 1 elements") !=
+        std::string::npos);
+  const std::string object =
+      configError(edited(json, "\"nOut\": 20", "\"nOut\": {\"a\": [1, 2], \"b\": {}}"));
+  CHECK(object.find("got an object of 2 fields") != std::string::npos);
+  // A megabyte of text, with a quote and bytes that are not ASCII: cut, escaped, one line.
+  const std::string longName =
+      configError(edited(json, "\"IDENTITY\"", "\"\\\"\u00e9" + std::string(1 << 20, 'x') + "\""));
+  CHECK(longName.find("unknown value \"\\x22\\xc3\\xa9xxx") != std::string::npos);
+  CHECK(longName.size() < 400);
+  const std::string layerType =
+      configError(edited(json, "\"DenseLayer\"", "\"" + std::string(1000, 'L') + "\""));
+  CHECK(layerType.find("unknown layer type \"LLL") != std::string::npos);
+  CHECK(layerType.size() < 400);
+}
+
+TEST_CASE("fromJson refuses more than 16 MiB of JSON before parsing it") {
+  const std::string message = configError(withExtraField("\"" + std::string(16 << 20, 'x') + "\""));
+  CHECK(message.find("more than the 16777216 a configuration may have") != std::string::npos);
+  // Just under the limit: parsed, the long field ignored.
+  const std::string base = withExtraField("\"\"");
+  const std::string largest =
+      withExtraField("\"" + std::string((16 << 20) - base.size(), 'x') + "\"");
+  CHECK(largest.size() == size_t{16} << 20);
+  CHECK(MultiLayerConfiguration::fromJson(largest) == samples::lenetConfiguration());
+}
+
+TEST_CASE("fromJson parses an object of many keys in linear time") {
+  // Objects kept in key order (ordered_json) are searched linearly: 300,000 keys took minutes.
+  std::string keys = "{";
+  for (int i = 0; i < 300'000; ++i) keys += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":0";
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(MultiLayerConfiguration::fromJson(withExtraField(keys + "}")) ==
+        samples::lenetConfiguration());
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+}
+
+TEST_CASE("a dense layer's nIn may exceed the 2^20 of one extent: a flattened image's values") {
+  const MultiLayerConfiguration conf =
+      NeuralNetConfiguration::Builder()
+          .list()
+          .layer(OutputLayer::Builder().nOut(2).build())
+          .setInputType(InputType::convolutionalFlat(1024, 1024, 3))
+          .build();
+  CHECK(MultiLayerConfiguration::fromJson(conf.toJson()) == conf);
 }
 
 TEST_CASE("toJson rejects a layer name that is not UTF-8 with a ConfigError") {

@@ -504,4 +504,38 @@ TEST_SUITE("nn/multilayer") {
     net.fit(data);
     CHECK(cpu->cachedPrimitives() == withInference);
   }
+
+  TEST_CASE(
+      "MultiLayerNetwork: buffers larger than memory are an AllocationError naming the buffer") {
+    // 2^39 parameters (2 TiB): a valid configuration, whose init() threw std::bad_alloc.
+    MultiLayerNetwork huge(NeuralNetConfiguration::Builder()
+                               .list()
+                               .layer(OutputLayer::Builder()
+                                          .nIn(int64_t{1} << 20)
+                                          .nOut(int64_t{1} << 19)
+                                          .hasBias(false)
+                                          .build())
+                               .build());
+    CHECK_THROWS_WITH_AS(
+        huge.init(),
+        doctest::Contains("MultiLayerNetwork::init: parameters (549755813888 values): cannot "
+                          "allocate a float32 tensor of shape [549755813888]"),
+        AllocationError);
+    CHECK_FALSE(huge.isInitialized());
+    // Few parameters, but 2^20 feature maps of 1024 x 1024 per example (4 TiB at batch size 1).
+    MultiLayerNetwork wide(
+        NeuralNetConfiguration::Builder()
+            .list()
+            .layer(ConvolutionLayer::Builder(1, 1).nOut(int64_t{1} << 20).build())
+            .layer(SubsamplingLayer::Builder(PoolingType::MAX, 1024, 1024, 1024, 1024).build())
+            .layer(OutputLayer::Builder().nOut(2).build())
+            .setInputType(InputType::convolutionalFlat(1024, 1024, 1))
+            .build());
+    wide.init();
+    CHECK_THROWS_WITH_AS(
+        wide.output(Tensor(Shape{1, 1024 * 1024})),
+        doctest::Contains("MultiLayerNetwork: outputs of layer 0 (ConvolutionLayer) for a batch of "
+                          "1: cannot allocate a float32 tensor of shape [1, 1048576, 1024, 1024]"),
+        AllocationError);
+  }
 }

@@ -1,15 +1,20 @@
-#include <doctest/doctest.h>
-
 #include <dl4cpp/config.h>
-
-#include <cstdint>
-#include <limits>
-#include <string>
-#include <vector>
-
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
+#include <dl4cpp/nn/util/HostMemory.h>
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <new>
+#include <string>
+#include <vector>
 
 using namespace dl4cpp;
 
@@ -264,5 +269,52 @@ TEST_SUITE("nn/tensor") {
     CHECK_NOTHROW(dst.copyFrom(empty));
     CHECK_THROWS_AS(empty.at(0), ShapeError);
     CHECK_THROWS_AS(Tensor(Shape{1}).copyFrom(empty), ShapeError);
+  }
+
+  TEST_CASE("Tensor: a tensor larger than memory or than int64 can count is an AllocationError") {
+    // One float more than RAM and swap hold (was std::bad_alloc, or a kill where memory is
+    // overcommitted).
+    const auto tooMany = static_cast<int64_t>(hostMemoryBytes() / sizeof(float)) + 1;
+    const std::string expected = fmt::format(
+        "cannot allocate a float32 tensor of shape [{}] ({} bytes) on cpu: "
+        "more than this machine's {} bytes of RAM and swap",
+        tooMany, tooMany * 4, hostMemoryBytes());
+    CHECK_THROWS_WITH_AS(Tensor(Shape{tooMany}), doctest::Contains(expected.c_str()),
+                         AllocationError);
+    // 2^64 elements: numel() wrapped to 0 and a one-float buffer stood for it.
+    CHECK_THROWS_WITH_AS(
+        Tensor(Shape{int64_t{1} << 32, int64_t{1} << 32}),
+        doctest::Contains("shape [4294967296, 4294967296] (more bytes than a pointer can address)"),
+        AllocationError);
+    CHECK_THROWS_AS(Tensor(Shape{int64_t{1} << 62}), AllocationError);  // 2^64 bytes
+  }
+
+  TEST_CASE("Tensor: an allocation the system refuses is an AllocationError saying so") {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    std::cout << "skipped: sanitizer build (its allocator aborts instead of failing)" << std::endl;
+#else
+    // Address space for what is mapped now plus 256 MiB: a 2 GiB tensor fits in the machine's
+    // memory but not under the limit, so the allocator itself fails.
+    std::ifstream statm("/proc/self/statm");
+    uint64_t pages = 0;
+    REQUIRE(static_cast<bool>(statm >> pages));
+    rlimit saved{};
+    REQUIRE(::getrlimit(RLIMIT_AS, &saved) == 0);
+    rlimit limited = saved;
+    limited.rlim_cur =
+        pages * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) + (uint64_t{256} << 20);
+    REQUIRE(::setrlimit(RLIMIT_AS, &limited) == 0);
+    std::string message;
+    try {
+      Tensor t(Shape{int64_t{1} << 29});
+    } catch (const AllocationError& e) {
+      message = e.what();
+    } catch (const std::bad_alloc&) {
+      message = "std::bad_alloc escaped";
+    }
+    REQUIRE(::setrlimit(RLIMIT_AS, &saved) == 0);
+    CHECK(message.find("shape [536870912] (2147483648 bytes) on cpu: out of memory") !=
+          std::string::npos);
+#endif
   }
 }
