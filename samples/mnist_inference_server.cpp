@@ -4,17 +4,21 @@
 //   mnist_inference_server --model lenet.dl4cpp [--port 8080] [--workers 2] [--mode batched]
 //   curl -s localhost:8080/health
 //   curl -s -H 'Content-Type: image/png' --data-binary @digit.png localhost:8080/predict
-// The request formats and answers are described in server/InferenceServer.h. SIGINT or SIGTERM
-// stops accepting connections, completes the requests in flight and exits with status 0.
+// The request formats and answers are described in server/InferenceServer.h, the limits on what a
+// client may cost in server/ServerLimits.h. SIGINT or SIGTERM stops accepting connections,
+// completes the requests being answered (abandoning clients still sending theirs) and exits with
+// status 0.
+#include <dl4cpp/dl4cpp.h>
+#include <fmt/format.h>
+
+#include <chrono>
 #include <csignal>
 #include <iostream>
 #include <thread>
 
-#include <dl4cpp/dl4cpp.h>
-#include <fmt/format.h>
-
 #include "SampleSupport.h"
 #include "server/InferenceServer.h"
+#include "server/ServedModel.h"
 
 using namespace dl4cpp;
 using dl4cpp::parallel::InferenceMode;
@@ -47,20 +51,33 @@ int run(int argc, char** argv) {
       {{"model", "model file written by lenet_mnist --save (required)"},
        {"host", "address to listen on (default 127.0.0.1)"},
        {"port", "TCP port, 0 = any free port (default 8080)"},
-       {"device", "cpu | cuda: workers on the CPU or on every visible GPU (default cuda when a GPU is present)"},
+       {"device",
+        "cpu | cuda: workers on the CPU or on every visible GPU (default cuda when a GPU is "
+        "present)"},
        {"workers", "inference workers, each with its own model replica (default 0 = automatic)"},
        {"threads-per-worker", "CPU threads per worker (default 0 = cores / workers)"},
        {"mode", "batched (gather concurrent requests) or sequential (default batched)"},
        {"batch-limit", "most examples in one batched forward pass (default 32)"},
        {"queue-limit", "most requests waiting for a worker before 503 (default 64)"},
-       {"http-threads", "threads answering connections (default 16)"}});
+       {"http-threads", "threads answering requests whose head has arrived (default 16)"},
+       {"max-connections", "connections open at once; more are answered 503 (default 512)"},
+       {"request-timeout-ms",
+        "a request must arrive whole within this of its first byte (default 10000)"},
+       {"idle-timeout-ms", "an idle keep-alive connection is closed after this (default 5000)"}});
   const std::string modelPath = options.getString("model", "");
   if (modelPath.empty()) throw std::invalid_argument("--model is required (see --help)");
   const InferenceMode mode = parseMode(options.getString("mode", "batched"));
-  const int httpThreads = static_cast<int>(options.getInt("http-threads", 16));
+  samples::server::ServerLimits limits;
+  limits.httpThreads = static_cast<int>(options.getInt("http-threads", limits.httpThreads));
+  limits.maxConnections = static_cast<size_t>(
+      options.getInt("max-connections", static_cast<long>(limits.maxConnections)));
+  limits.requestTimeout = std::chrono::milliseconds(
+      options.getInt("request-timeout-ms", limits.requestTimeout.count()));
+  limits.idleTimeout =
+      std::chrono::milliseconds(options.getInt("idle-timeout-ms", limits.idleTimeout.count()));
 
   const sigset_t stopSignals = blockStopSignals();
-  MultiLayerNetwork model = MultiLayerNetwork::load(modelPath, false);
+  MultiLayerNetwork model = samples::server::loadServedModel(modelPath);
   auto builder = ParallelInference::Builder(model)
                      .inferenceMode(mode)
                      .batchLimit(static_cast<int>(options.getInt("batch-limit", 32)))
@@ -73,10 +90,11 @@ int run(int argc, char** argv) {
     builder.threadsPerWorker(static_cast<int>(threads));
   ParallelInference inference = builder.build();
 
-  const std::string description = fmt::format(
-      R"({{"model": "{}", "parameters": {}, "mode": "{}", "workers": {}}})", modelPath,
-      model.numParams(), options.getString("mode", "batched"), inference.workers());
-  samples::server::InferenceServer server(inference, description, httpThreads);
+  const nlohmann::json description = {{"model", modelPath},
+                                      {"parameters", model.numParams()},
+                                      {"mode", options.getString("mode", "batched")},
+                                      {"workers", inference.workers()}};
+  samples::server::InferenceServer server(inference, description, limits);
   const std::string host = options.getString("host", "127.0.0.1");
   const int port = server.bind(host, static_cast<int>(options.getInt("port", 8080)));
   std::cout << fmt::format("serving {} on http://{}:{} ({} worker(s) on {}, {} mode)\n", modelPath,

@@ -1,27 +1,45 @@
 #include "server/InferenceServer.h"
 
-#include <httplib.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <stdexcept>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
+#include "server/BoundedHttpServer.h"
+#include "server/HttpAnswer.h"
 #include "server/PredictionRequest.h"
+#include "server/RequestCheck.h"
 
 namespace samples::server {
 namespace {
 
-constexpr size_t kMaxBodyBytes = 1 << 20;
-
-void answer(httplib::Response& response, int status, const nlohmann::json& body) {
+void answerJson(httplib::Response& response, int status, std::string json) {
   response.status = status;
-  response.set_content(body.dump(), "application/json");
+  response.set_content(std::move(json), "application/json");
 }
 
-void answerError(httplib::Response& response, int status, const std::string& reason) {
-  answer(response, status, {{"error", reason}});
+void answerError(httplib::Response& response, int status, std::string_view reason) {
+  answerJson(response, status, errorJson(reason));
+}
+
+// httplib sets the Content-Length of the answers of handlers, but not of those it writes when it
+// refuses a request itself (without one, the client reads the body up to the connection's close).
+void setContentLength(httplib::Response& response) {
+  response.set_header("Content-Length", std::to_string(response.body.size()));
+}
+
+// The reasons for the refusals httplib makes itself, before any handler runs.
+std::string httplibRefusal(int status) {
+  switch (status) {
+    case 400:
+      return "malformed request line, headers or body framing";
+    case 414:
+      return "the request target is too long";
+    case 416:
+      return "malformed Range header";
+    default:
+      return fmt::format("request refused ({})", status);
+  }
 }
 
 nlohmann::json prediction(const dl4cpp::Tensor& probabilities) {
@@ -30,43 +48,102 @@ nlohmann::json prediction(const dl4cpp::Tensor& probabilities) {
   return {{"class", best - p.begin()}, {"probabilities", p}};
 }
 
+// The body of a POST /predict, at most `maxBytes` after chunked decoding.
+struct Body {
+  std::string bytes;
+  bool tooLarge = false;
+  bool whole = false;
+};
+
+Body readBody(const httplib::ContentReader& read, size_t maxBytes) {
+  Body body;
+  body.whole = read([&](const char* data, size_t length) {
+    body.tooLarge = body.bytes.size() + length > maxBytes;
+    if (!body.tooLarge) body.bytes.append(data, length);
+    return !body.tooLarge;
+  });
+  return body;
+}
+
 }  // namespace
 
 InferenceServer::InferenceServer(dl4cpp::parallel::ParallelInference& inference,
-                                 std::string description, int httpThreads)
-    : http_(std::make_unique<httplib::Server>()) {
-  if (httpThreads < 1)
-    throw std::invalid_argument(fmt::format("httpThreads must be >= 1, got {}", httpThreads));
-  const auto threads = static_cast<size_t>(httpThreads);
-  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  http_->set_payload_max_length(kMaxBodyBytes);
-  // Answers are small writes: without TCP_NODELAY, Nagle's algorithm holds each one until the
-  // client's delayed ACK, about 40 ms per request on keep-alive connections (measured under wrk).
-  http_->set_tcp_nodelay(true);
-
-  nlohmann::json health = nlohmann::json::parse(description);
-  health["status"] = "ok";
+                                 nlohmann::json description, const ServerLimits& limits)
+    : http_(std::make_unique<BoundedHttpServer>(limits)) {
+  description["status"] = "ok";
+  const std::string health =
+      description.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   http_->Get("/health", [health](const httplib::Request&, httplib::Response& response) {
-    answer(response, 200, health);
+    answerJson(response, 200, health);
   });
 
-  http_->Post("/predict", [&inference](const httplib::Request& request, httplib::Response& response) {
+  const size_t maxBodyBytes = limits.maxBodyBytes;
+  http_->Post("/predict", [&inference, maxBodyBytes](const httplib::Request& request,
+                                                     httplib::Response& response,
+                                                     const httplib::ContentReader& read) {
+    const Body body = readBody(read, maxBodyBytes);
+    if (body.tooLarge)
+      return answerError(response, 413, fmt::format("the body exceeds {} bytes", maxBodyBytes));
+    if (!body.whole)
+      return answerError(response, 400,
+                         "the body could not be read whole (malformed chunked "
+                         "encoding, or the client closed the connection)");
     std::vector<float> pixels;
     try {
-      pixels = pixelsFromRequest(request.get_header_value("Content-Type"), request.body);
+      pixels = pixelsFromRequest(request.get_header_value("Content-Type"), body.bytes);
     } catch (const RequestError& e) {
-      answerError(response, 400, e.what());
-      return;
+      return answerError(response, 400, e.what());
     }
     try {
       const dl4cpp::Tensor features =
           dl4cpp::Tensor::fromVector(dl4cpp::Shape{1, kImagePixels}, pixels);
-      answer(response, 200, prediction(inference.output(features)));
+      answerJson(response, 200,
+                 prediction(inference.output(features))
+                     .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     } catch (const dl4cpp::parallel::QueueFullError& e) {
       answerError(response, 503, e.what());
     } catch (const dl4cpp::parallel::InferenceShutDownError& e) {
       answerError(response, 503, e.what());
     }
+  });
+
+  // Everything is checked that can be before a body is read, so that a refused body is never
+  // read, decompressed or buffered. The same check answers "Expect: 100-continue".
+  auto refuse = [maxBodyBytes](const httplib::Request& request, httplib::Response& response) {
+    const auto refusal = checkRequestHead(request, maxBodyBytes);
+    if (!refusal) return false;
+    if (!refusal->allow.empty()) response.set_header("Allow", refusal->allow);
+    answerError(response, refusal->status, refusal->reason);
+    return true;
+  };
+  http_->set_pre_routing_handler(
+      [refuse](const httplib::Request& request, httplib::Response& response) {
+        return refuse(request, response) ? httplib::Server::HandlerResponse::Handled
+                                         : httplib::Server::HandlerResponse::Unhandled;
+      });
+  http_->set_expect_100_continue_handler(
+      [refuse](const httplib::Request& request, httplib::Response& response) {
+        if (!refuse(request, response)) return 100;
+        setContentLength(response);  // httplib writes this answer as it writes its own refusals
+        return response.status;
+      });
+
+  // httplib's own refusals (malformed request line, ...) get a JSON reason too. Unhandled keeps
+  // httplib from applying a Range header to the answer.
+  http_->set_error_handler(httplib::Server::HandlerWithResponse(
+      [](const httplib::Request&, httplib::Response& response) {
+        if (response.body.empty()) {
+          answerError(response, response.status, httplibRefusal(response.status));
+          setContentLength(response);
+        }
+        return httplib::Server::HandlerResponse::Unhandled;
+      }));
+  // After any error answer the connection closes: whatever of the request was not read (a refused
+  // body, a malformed chunk) must not be taken for the next request.
+  http_->set_post_routing_handler([](const httplib::Request&, httplib::Response& response) {
+    if (response.status < 400 || response.get_header_value("Connection") == "close") return;
+    response.headers.erase("Keep-Alive");
+    response.set_header("Connection", "close");
   });
 
   // Anything else a handler throws is the server's fault: 500 with the reason, never a crash.
@@ -85,17 +162,14 @@ InferenceServer::InferenceServer(dl4cpp::parallel::ParallelInference& inference,
 InferenceServer::~InferenceServer() { stop(); }
 
 int InferenceServer::bind(const std::string& host, int port) {
-  if (port == 0) {
-    const int bound = http_->bind_to_any_port(host);
-    if (bound <= 0) throw std::runtime_error(fmt::format("cannot bind to {} (any port)", host));
-    return bound;
-  }
-  if (!http_->bind_to_port(host, port))
-    throw std::runtime_error(fmt::format("cannot bind to {}:{}", host, port));
-  return port;
+  const int bound = http_->bind(host, port);
+  if (bound <= 0)
+    throw std::runtime_error(port == 0 ? fmt::format("cannot bind to {} (any port)", host)
+                                       : fmt::format("cannot bind to {}:{}", host, port));
+  return bound;
 }
 
-void InferenceServer::serve() { http_->listen_after_bind(); }
+void InferenceServer::serve() { http_->serve(); }
 
 void InferenceServer::stop() { http_->stop(); }
 

@@ -3,28 +3,34 @@
 // loopback port:
 //   GET  /health   200 {"status":"ok", ...model description}
 //   POST /predict  200 {"class": k, "probabilities": [10 numbers]}
-//                  400 {"error": reason}   malformed request (see PredictionRequest.h)
-//                  413                     body over 1 MiB
-//                  503 {"error": reason}   the inference queue is full or shutting down
-// Requests are answered by httplib's thread pool; each handler calls ParallelInference::output,
-// which batches concurrent requests (BATCHED mode) across the pool's threads.
-#include <memory>
-#include <string>
-
+// Every other answer is a JSON object {"error": reason}, and every client mistake a 4xx:
+//   400 malformed request or body (PredictionRequest.h)  404 unknown path  405 wrong method
+//   408 request not whole within requestTimeout          411 POST body without a length
+//   413 body over maxBodyBytes   415 compressed body   416 malformed Range   431 head too large
+//   501 Transfer-Encoding other than chunked
+//   503 the inference queue is full, or the server is shutting down or at its connection limit
+// After an error answer the connection is closed. The limits on what a client may cost are in
+// ServerLimits.h, the connection handling that enforces them in BoundedHttpServer.h.
+// Requests are answered by limits.httpThreads threads (those without a body by threads of their
+// own); each calls ParallelInference::output, which batches concurrent requests (BATCHED mode)
+// across those threads.
 #include <dl4cpp/parallel/ParallelInference.h>
 
-namespace httplib {
-class Server;
-}
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "server/ServerLimits.h"
 
 namespace samples::server {
 
+class BoundedHttpServer;
+
 class InferenceServer {
  public:
-  // `description`: a JSON object (as text) merged into /health's answer (model, workers, mode).
-  // `httpThreads`: threads answering connections (requests wait in ParallelInference's queue).
-  InferenceServer(dl4cpp::parallel::ParallelInference& inference, std::string description,
-                  int httpThreads);
+  // `description`: a JSON object merged into /health's answer (model, workers, mode).
+  InferenceServer(dl4cpp::parallel::ParallelInference& inference, nlohmann::json description,
+                  const ServerLimits& limits);
   ~InferenceServer();
   InferenceServer(const InferenceServer&) = delete;
   InferenceServer& operator=(const InferenceServer&) = delete;
@@ -32,12 +38,13 @@ class InferenceServer {
   // Binds to host:port (port 0 = any free port) and returns the port; throws std::runtime_error
   // when the address cannot be bound.
   int bind(const std::string& host, int port);
-  // Answers requests until stop() is called (from any thread).
+  // Answers requests until stop() is called (from any thread), then returns once the requests
+  // being answered are done; a client cannot delay that beyond ServerLimits::writeTimeout.
   void serve();
   void stop();
 
  private:
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<BoundedHttpServer> http_;
 };
 
 }  // namespace samples::server

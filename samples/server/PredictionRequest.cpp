@@ -1,15 +1,18 @@
 #include "server/PredictionRequest.h"
 
+#include <fmt/format.h>
 #include <png.h>
 
 #include <cmath>
 #include <memory>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "server/HttpAnswer.h"
 
 namespace samples::server {
 namespace {
+
+constexpr size_t kPixels = kImagePixels;
 
 float scaleGreyLevel(double level) { return static_cast<float>(level / 255.0); }
 
@@ -21,34 +24,108 @@ std::string mediaType(std::string_view contentType) {
   return type;
 }
 
+// Reads {"pixels": [...]} as the parser reports it (SAX), without building the document: memory
+// stays at the 784 features whatever the body holds (a DOM of a 1 MiB body of nested or empty
+// arrays takes tens of MB), and the first value out of place ends the parse with its reason.
+// Other members of the object are skipped.
+class PixelsReader final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  std::vector<float> features = std::vector<float>(kPixels);
+  bool sawPixels = false;
+
+  bool null() override { return scalar("null"); }
+  bool boolean(bool) override { return scalar("boolean"); }
+  bool number_integer(number_integer_t value) override {
+    return number(static_cast<double>(value));
+  }
+  bool number_unsigned(number_unsigned_t value) override {
+    return number(static_cast<double>(value));
+  }
+  bool number_float(number_float_t value, const string_t&) override { return number(value); }
+  bool string(string_t&) override { return scalar("string"); }
+  bool binary(binary_t&) override { return scalar("binary"); }
+  bool start_object(std::size_t) override { return open("object"); }
+  bool start_array(std::size_t) override { return open("array"); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+
+  bool key(string_t& name) override {
+    if (depth_ == 1) {
+      nextIsPixels_ = name == "pixels";
+      if (nextIsPixels_ && sawPixels) throw RequestError(R"(the JSON body holds "pixels" twice)");
+    }
+    return true;
+  }
+
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    // The parser's message quotes the bytes it stopped at, which may be anything.
+    throw RequestError(fmt::format("body is not valid JSON: {}", printable(e.what(), 160)));
+  }
+
+ private:
+  bool inPixels() const { return depth_ == 2 && inPixels_; }
+
+  bool scalar(const char* type) {
+    if (depth_ == 0) throw notAnObject();
+    if (depth_ == 1 && nextIsPixels_)
+      throw RequestError(fmt::format(R"("pixels" must be an array, got {})", type));
+    if (inPixels())
+      throw RequestError(fmt::format(R"("pixels"[{}] must be a number, got {})", count_, type));
+    return true;
+  }
+
+  bool number(double level) {
+    if (!inPixels()) return scalar("number");
+    if (!std::isfinite(level) || level < 0 || level > 255)
+      throw RequestError(
+          fmt::format(R"("pixels"[{}] = {} is not a grey level in 0..255)", count_, level));
+    if (count_ < kPixels) features[count_] = scaleGreyLevel(level);
+    ++count_;  // counted on past kImagePixels, for the message
+    return true;
+  }
+
+  bool open(const char* type) {
+    const bool array = std::string_view(type) == "array";
+    if (depth_ == 0 && array) throw notAnObject();
+    if (depth_ == 1 && nextIsPixels_) {
+      if (!array) throw RequestError(R"("pixels" must be an array, got object)");
+      inPixels_ = sawPixels = true;
+    } else if (inPixels()) {
+      throw RequestError(fmt::format(R"("pixels"[{}] must be a number, got {})", count_, type));
+    }
+    ++depth_;
+    return true;
+  }
+
+  bool close() {
+    --depth_;
+    if (depth_ == 1 && inPixels_) {
+      inPixels_ = nextIsPixels_ = false;
+      if (count_ != kPixels)
+        throw RequestError(
+            fmt::format(R"("pixels" must hold {} values ({}x{} grey levels), got {})", kImagePixels,
+                        kImageSide, kImageSide, count_));
+    }
+    return true;
+  }
+
+  static RequestError notAnObject() {
+    return RequestError(R"(JSON body must be an object with a "pixels" array)");
+  }
+
+  size_t depth_ = 0;  // objects and arrays open
+  bool nextIsPixels_ = false;
+  bool inPixels_ = false;
+  size_t count_ = 0;  // values in "pixels" so far
+};
+
 }  // namespace
 
 std::vector<float> pixelsFromJson(std::string_view body) {
-  nlohmann::json document;
-  try {
-    document = nlohmann::json::parse(body);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw RequestError(fmt::format("body is not valid JSON: {}", e.what()));
-  }
-  if (!document.is_object() || !document.contains("pixels"))
-    throw RequestError(R"(JSON body must be an object with a "pixels" array)");
-  const nlohmann::json& pixels = document["pixels"];
-  if (!pixels.is_array())
-    throw RequestError(fmt::format(R"("pixels" must be an array, got {})", pixels.type_name()));
-  if (pixels.size() != kImagePixels)
-    throw RequestError(fmt::format(R"("pixels" must hold {} values ({}x{} grey levels), got {})",
-                                   kImagePixels, kImageSide, kImageSide, pixels.size()));
-  std::vector<float> features(kImagePixels);
-  for (int i = 0; i < kImagePixels; ++i) {
-    const nlohmann::json& value = pixels[static_cast<size_t>(i)];
-    if (!value.is_number())
-      throw RequestError(fmt::format(R"("pixels"[{}] must be a number, got {})", i, value.type_name()));
-    const double level = value.get<double>();
-    if (!std::isfinite(level) || level < 0 || level > 255)
-      throw RequestError(fmt::format(R"("pixels"[{}] = {} is not a grey level in 0..255)", i, level));
-    features[static_cast<size_t>(i)] = scaleGreyLevel(level);
-  }
-  return features;
+  PixelsReader reader;
+  nlohmann::json::sax_parse(body.begin(), body.end(), &reader);
+  if (!reader.sawPixels) throw RequestError(R"(JSON body must be an object with a "pixels" array)");
+  return std::move(reader.features);
 }
 
 std::vector<float> pixelsFromPng(std::string_view body) {
@@ -57,7 +134,8 @@ std::vector<float> pixelsFromPng(std::string_view body) {
   // png_image_free is safe on an image whose reading failed or finished (it then does nothing).
   const std::unique_ptr<png_image, void (*)(png_imagep)> cleanup(&image, png_image_free);
   if (!png_image_begin_read_from_memory(&image, body.data(), body.size()))
-    throw RequestError(fmt::format("body is not a readable PNG: {}", image.message));
+    throw RequestError(
+        fmt::format("body is not a readable PNG: {}", printable(image.message, 160)));
   if (image.width != kImageSide || image.height != kImageSide)
     throw RequestError(fmt::format("PNG must be {}x{}, got {}x{}", kImageSide, kImageSide,
                                    image.width, image.height));
@@ -66,7 +144,7 @@ std::vector<float> pixelsFromPng(std::string_view body) {
   // background).
   std::vector<png_byte> grey(PNG_IMAGE_SIZE(image), 0);
   if (!png_image_finish_read(&image, nullptr, grey.data(), 0, nullptr))
-    throw RequestError(fmt::format("PNG could not be decoded: {}", image.message));
+    throw RequestError(fmt::format("PNG could not be decoded: {}", printable(image.message, 160)));
   std::vector<float> features(kImagePixels);
   for (int i = 0; i < kImagePixels; ++i) features[static_cast<size_t>(i)] = scaleGreyLevel(grey[static_cast<size_t>(i)]);
   return features;
@@ -78,7 +156,7 @@ std::vector<float> pixelsFromRequest(std::string_view contentType, std::string_v
   if (type == "image/png") return pixelsFromPng(body);
   throw RequestError(fmt::format(
       "unsupported Content-Type '{}': send application/json {{\"pixels\": [...]}} or image/png",
-      contentType));
+      printable(contentType)));
 }
 
 }  // namespace samples::server

@@ -3,8 +3,9 @@
 // the training data was (grey level / 255). Two encodings are accepted:
 //   application/json  {"pixels": [784 numbers, each a grey level in 0..255, row by row]}
 //   image/png         a 28x28 PNG (any colour type; converted to 8-bit grey, alpha over black)
-// Anything else is a RequestError whose message says what was wrong; the server answers it with
-// 400 and that message.
+// Anything else is a RequestError whose message says what was wrong, quoting client bytes only as
+// printable ASCII (HttpAnswer.h); the server answers it with 400 and that message. Decoding needs
+// memory for one image whatever the body holds.
 #include <stdexcept>
 #include <string>
 #include <string_view>

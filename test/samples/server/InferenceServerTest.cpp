@@ -1,21 +1,25 @@
+#include <dl4cpp/dl4cpp.h>
 #include <doctest/doctest.h>
-
 #include <httplib.h>
 
-#include <thread>
-
-#include <dl4cpp/dl4cpp.h>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "LenetConfiguration.h"
 #include "samples/server/PngTestUtil.h"
+#include "samples/server/RawHttp.h"
 #include "server/InferenceServer.h"
 #include "server/PredictionRequest.h"
 
 using namespace dl4cpp;
+using namespace std::chrono_literals;
 using dl4cpp::parallel::ParallelInference;
 using samples::server::InferenceServer;
 using samples::server::kImagePixels;
+using samples::server::ServerLimits;
+using testutil::parseAnswers;
+using testutil::RawConnection;
+using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -27,23 +31,35 @@ struct RunningServer {
   std::thread serving;
   int port = 0;
 
-  RunningServer() {
+  explicit RunningServer(ServerLimits limits = smallLimits(),
+                         nlohmann::json description = {{"model", "test"}}) {
     model.init();
     inference = std::make_unique<ParallelInference>(
         ParallelInference::Builder(model).workers(2).threadsPerWorker(1).build());
-    server = std::make_unique<InferenceServer>(*inference, R"({"model": "test"})", 4);
+    server = std::make_unique<InferenceServer>(*inference, std::move(description), limits);
     port = server->bind("127.0.0.1", 0);
     serving = std::thread([this] { server->serve(); });
   }
   ~RunningServer() {
+    if (serving.joinable()) stop();
+    inference->shutdown();
+  }
+  // Returns how long serve() took to return after stop().
+  std::chrono::milliseconds stop() {
+    const auto start = Clock::now();
     server->stop();
     serving.join();
-    inference->shutdown();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
   }
   httplib::Client client() const {
     httplib::Client c("127.0.0.1", port);
     c.set_read_timeout(30, 0);
     return c;
+  }
+  static ServerLimits smallLimits() {
+    ServerLimits limits;
+    limits.httpThreads = 4;
+    return limits;
   }
 };
 
@@ -59,6 +75,56 @@ std::string jsonBody(const std::vector<unsigned char>& grey) {
   return body.dump();
 }
 
+std::string predictRequest(const std::string& body, const std::string& type = "application/json") {
+  return "POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: " + type +
+         "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+// The one answer to `request`, sent on a fresh connection; the server must close after it when
+// it is an error.
+testutil::RawAnswer answerTo(const RunningServer& running, const std::string& request) {
+  RawConnection connection(running.port);
+  connection.send(request);
+  REQUIRE(connection.readAnswers(1, 10s));
+  const auto answers = parseAnswers(connection.received(), connection.closedByServer());
+  REQUIRE(answers.size() == 1);
+  if (answers[0].status >= 400) CHECK(connection.readUntilClosed(5s));
+  return answers[0];
+}
+
+// The reason of an error answer, which must be a JSON object {"error": "..."} (nlohmann's parser
+// also checks the text is valid UTF-8).
+std::string errorOf(const testutil::RawAnswer& answer) {
+  const auto json = nlohmann::json::parse(answer.body);
+  REQUIRE(json.is_object());
+  REQUIRE(json["error"].is_string());
+  return json["error"].get<std::string>();
+}
+
+long health(const RunningServer& running) {
+  auto client = running.client();
+  client.set_read_timeout(5, 0);
+  const auto response = client.Get("/health");
+  return response ? response->status : -1;
+}
+
+// How long GET /health takes on a server with 2 HTTP threads while `clients` connections have sent
+// `partial` (the start of a request they never finish); 1 hour when it is not answered.
+Clock::duration healthAnswersWhileStalled(const std::string& partial, int clients) {
+  ServerLimits limits = RunningServer::smallLimits();
+  limits.httpThreads = 2;
+  RunningServer running(limits);
+  std::vector<std::unique_ptr<RawConnection>> stalled;
+  for (int i = 0; i < clients; ++i) {
+    stalled.push_back(std::make_unique<RawConnection>(running.port));
+    stalled.back()->send(partial);
+  }
+  std::this_thread::sleep_for(200ms);  // the server has read what they sent
+  const auto start = Clock::now();
+  const bool answered = health(running) == 200;
+  return answered ? Clock::now() - start : Clock::duration(1h);
+}
+
 }  // namespace
 
 TEST_SUITE("samples") {
@@ -70,6 +136,18 @@ TEST_SUITE("samples") {
     const auto health = nlohmann::json::parse(response->body);
     CHECK(health["status"] == "ok");
     CHECK(health["model"] == "test");
+  }
+
+  TEST_CASE(
+      "InferenceServer: a description holding quotes, backslashes and bytes that are not UTF-8") {
+    // A model path is any bytes; /health must stay valid JSON (the path was once pasted in).
+    RunningServer running(RunningServer::smallLimits(),
+                          {{"model", "/models/a \"b\" \\c\xff.dl4cpp"}});
+    auto response = running.client().Get("/health");
+    REQUIRE(response);
+    CHECK(response->status == 200);
+    CHECK(nlohmann::json::parse(response->body)["model"] ==
+          "/models/a \"b\" \\c\xef\xbf\xbd.dl4cpp");
   }
 
   TEST_CASE("InferenceServer: JSON and PNG requests give the model's own probabilities") {
@@ -97,6 +175,23 @@ TEST_SUITE("samples") {
     }
   }
 
+  TEST_CASE(
+      "InferenceServer: keep-alive and pipelined requests are answered in order on one "
+      "connection") {
+    RunningServer running;
+    RawConnection connection(running.port);
+    const std::string health = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
+    connection.send(health + predictRequest(jsonBody(testImage())) + health);
+    REQUIRE(connection.readAnswers(3, 10s));
+    const auto answers = parseAnswers(connection.received(), false);
+    REQUIRE(answers.size() == 3);
+    CHECK(answers[0].status == 200);
+    CHECK(nlohmann::json::parse(answers[1].body).contains("probabilities"));
+    CHECK(answers[2].status == 200);
+    connection.send(health);  // still open
+    CHECK(connection.readAnswers(4, 10s));
+  }
+
   TEST_CASE("InferenceServer: malformed requests get 400 with a reason, and the server keeps serving") {
     RunningServer running;
     auto client = running.client();
@@ -115,6 +210,200 @@ TEST_SUITE("samples") {
     auto good = client.Post("/predict", jsonBody(testImage()), "application/json");
     REQUIRE(good);
     CHECK(good->status == 200);
+  }
+
+  TEST_CASE(
+      "InferenceServer: bytes that are not UTF-8, overflowing numbers and PNG as JSON are 400s "
+      "whose reason is valid JSON") {
+    RunningServer running;
+    const std::string png = testutil::encodePng(testImage(), 28, 28, PNG_FORMAT_GRAY);
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"{\"pixels\": [\"\xff\xfe\"]}", "application/json"},  // in a string
+        {"{\"pix\xc3\x28\": 1}", "application/json"},          // in a key
+        {jsonBody(testImage()), "application/\xff\xfejson"},   // in the Content-Type
+        {"{\"pixels\": [1e999]}", "application/json"},         // a number beyond double
+        {png, "application/json"}};
+    for (const auto& [body, type] : bad) {
+      CAPTURE(body.substr(0, 16));
+      const auto answer = answerTo(running, predictRequest(body, type));
+      CHECK(answer.status == 400);
+      CHECK(!errorOf(answer).empty());
+    }
+    CHECK(errorOf(answerTo(running, predictRequest("{\"pixels\": [1e999]}"))).find("1e999") !=
+          std::string::npos);
+  }
+
+  TEST_CASE(
+      "InferenceServer: unknown paths, wrong methods, compressed or unframed bodies are refused "
+      "before the body is read") {
+    RunningServer running;
+    const std::string gzipBody(100, 'x');
+    const std::vector<std::pair<std::string, int>> refused = {
+        {"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n", 404},
+        {"DELETE /predict HTTP/1.1\r\nHost: x\r\n\r\n", 405},
+        {"PRI /health HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello", 405},
+        {"POST /predict HTTP/1.1\r\nContent-Type: application/json\r\n\r\n", 411},
+        {"POST /predict HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n", 413},
+        {"POST /predict HTTP/1.1\r\nContent-Length: 12x\r\n\r\n", 400},
+        {"POST /predict HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", 400},
+        {"POST /predict HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501},
+        {"POST /predict HTTP/1.1\r\nContent-Encoding: gzip\r\nContent-Length: 100\r\n\r\n" +
+             gzipBody,
+         415},
+        {"GET /health HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc", 400},
+        {"GARBAGE\r\n\r\n", 400}};
+    for (const auto& [request, status] : refused) {
+      CAPTURE(request);
+      const auto answer = answerTo(running, request);
+      CHECK(answer.status == status);
+      CHECK(!errorOf(answer).empty());
+      CHECK(answer.header("Connection") == "close");
+    }
+    CHECK(answerTo(running, "DELETE /predict HTTP/1.1\r\n\r\n").header("Allow") == "POST");
+  }
+
+  TEST_CASE("InferenceServer: Expect: 100-continue is refused at once for a body over the limit") {
+    RunningServer running;
+    RawConnection connection(running.port);
+    connection.send(
+        "POST /predict HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\n"
+        "Expect: 100-continue\r\n\r\n");
+    REQUIRE(connection.readAnswers(1, 5s));
+    const auto answers = parseAnswers(connection.received(), false);
+    CHECK(answers[0].status == 413);
+  }
+
+  TEST_CASE("InferenceServer: a chunked body is bounded like one with a Content-Length") {
+    // It was once buffered whole (400 MiB): the server must stop reading at the limit, answer 413
+    // and close, while the client still has most of its 64 MiB to send.
+    RunningServer running;
+    RawConnection connection(running.port);
+    connection.send(
+        "POST /predict HTTP/1.1\r\nContent-Type: application/json\r\nTransfer-Encoding: "
+        "chunked\r\n\r\n");
+    const std::string chunk = "10000\r\n" + std::string(0x10000, '1') + "\r\n";
+    std::string body;
+    for (int i = 0; i < 1024; ++i) body += chunk;
+    const size_t sent = connection.send(body, 20s);
+    CHECK(sent < body.size() / 2);
+    CHECK(connection.readUntilClosed(5s));
+    const auto answers = parseAnswers(connection.received(), true);
+    REQUIRE(answers.size() == 1);
+    CHECK(answers[0].status == 413);
+    CHECK(health(running) == 200);
+  }
+
+  TEST_CASE(
+      "InferenceServer: a body over the limit in small chunks, and one with endless chunk framing, "
+      "are 413") {
+    RunningServer running;
+    std::string
+        overLimit;  // 1 MiB + 16 bytes of data in 4 KiB chunks: framing within its allowance
+    for (int i = 0; i < 257; ++i) overLimit += "1000\r\n" + std::string(0x1000, '1') + "\r\n";
+    overLimit += "0\r\n\r\n";
+    const std::string head =
+        "POST /predict HTTP/1.1\r\nContent-Type: application/json\r\nTransfer-Encoding: "
+        "chunked\r\n\r\n";
+    CHECK(answerTo(running, head + overLimit).status == 413);
+    // A chunk-size line that never ends (httplib reads such lines whole, without a limit).
+    RawConnection connection(running.port);
+    const size_t sent = connection.send(head + "1;" + std::string(32 << 20, 'x'), 20s);
+    CHECK(sent < (32u << 20));
+    CHECK(connection.readUntilClosed(5s));
+    CHECK(parseAnswers(connection.received(), true).at(0).status == 413);
+  }
+
+  TEST_CASE("InferenceServer: too many header lines, and a header line that never ends, are 431") {
+    RunningServer running;
+    std::string manyHeaders = "GET /health HTTP/1.1\r\n";
+    for (int i = 0; i < (4 << 20); ++i) manyHeaders += "X-A: b\r\n";  // 32 MiB
+    RawConnection many(running.port);
+    CHECK(many.send(manyHeaders + "\r\n", 20s) < manyHeaders.size());
+    CHECK(many.readUntilClosed(5s));
+    CHECK(parseAnswers(many.received(), true).at(0).status == 431);
+
+    RawConnection endless(running.port);
+    const std::string line = "GET /health HTTP/1.1\r\nX-A: " + std::string(32 << 20, 'b');
+    CHECK(endless.send(line, 20s) < line.size());
+    CHECK(endless.readUntilClosed(5s));
+    CHECK(parseAnswers(endless.received(), true).at(0).status == 431);
+
+    std::string fewHeaders = "GET /health HTTP/1.1\r\n";
+    for (int i = 0; i < 100; ++i) fewHeaders += "X-A: b\r\n";
+    CHECK(answerTo(running, fewHeaders + "\r\n").status == 200);
+  }
+
+  TEST_CASE("InferenceServer: clients sending their heads slowly hold no HTTP thread") {
+    CHECK(healthAnswersWhileStalled("POST /predict HTTP/1.1\r\nHost: x\r\n", 8) < 1s);
+  }
+
+  TEST_CASE(
+      "InferenceServer: requests without a body are answered while slow bodies hold every HTTP "
+      "thread") {
+    CHECK(healthAnswersWhileStalled(predictRequest(jsonBody(testImage())).substr(0, 200), 4) < 1s);
+  }
+
+  TEST_CASE(
+      "InferenceServer: a client trickling its head or its body is cut off at the request timeout "
+      "with 408") {
+    ServerLimits limits = RunningServer::smallLimits();
+    limits.requestTimeout = 600ms;
+    RunningServer running(limits);
+    for (const std::string& request :
+         {std::string("GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ") + std::string(100, 'a'),
+          predictRequest(jsonBody(testImage()))}) {
+      RawConnection connection(running.port);
+      const size_t head =
+          request.find("\r\n\r\n") == std::string::npos ? 0 : request.find("\r\n\r\n") + 4;
+      connection.send(request.substr(0, head));
+      const auto start = Clock::now();
+      // One byte every 50 ms: each arrives well within any per-read timeout.
+      for (size_t i = head;
+           i < request.size() && !connection.closedByServer() && Clock::now() - start < 5s; ++i) {
+        connection.send(request.substr(i, 1));
+        std::this_thread::sleep_for(50ms);
+      }
+      CHECK(connection.readUntilClosed(2s));
+      CHECK(Clock::now() - start < 2s);
+      const auto answers = parseAnswers(connection.received(), true);
+      REQUIRE(answers.size() == 1);
+      CHECK(answers[0].status == 408);
+      CHECK(!errorOf(answers[0]).empty());
+    }
+  }
+
+  TEST_CASE(
+      "InferenceServer: stop() returns promptly whatever slow or silent clients are connected") {
+    ServerLimits limits = RunningServer::smallLimits();
+    limits.httpThreads = 2;
+    RunningServer running(limits);
+    RawConnection idle(running.port);
+    RawConnection partialHead(running.port);
+    partialHead.send("POST /predict HTTP/1.1\r\nHost: x\r\n");
+    std::vector<std::unique_ptr<RawConnection>> partialBodies;
+    for (int i = 0; i < 3; ++i) {  // more than the HTTP threads
+      partialBodies.push_back(std::make_unique<RawConnection>(running.port));
+      partialBodies.back()->send(predictRequest(jsonBody(testImage())).substr(0, 200));
+    }
+    std::this_thread::sleep_for(200ms);  // the partial bodies are being read
+    CHECK(running.stop() < 1s);
+    CHECK(idle.readUntilClosed(1s));
+    CHECK(partialHead.readUntilClosed(1s));
+    for (auto& c : partialBodies) CHECK(c->readUntilClosed(1s));
+  }
+
+  TEST_CASE("InferenceServer: connections beyond maxConnections are answered 503 and closed") {
+    ServerLimits limits = RunningServer::smallLimits();
+    limits.maxConnections = 3;
+    RunningServer running(limits);
+    std::vector<std::unique_ptr<RawConnection>> open;
+    for (int i = 0; i < 3; ++i) open.push_back(std::make_unique<RawConnection>(running.port));
+    RawConnection extra(running.port);
+    CHECK(extra.readUntilClosed(2s));
+    CHECK(parseAnswers(extra.received(), true).at(0).status == 503);
+    open.clear();
+    std::this_thread::sleep_for(100ms);
+    CHECK(health(running) == 200);
   }
 
   TEST_CASE("InferenceServer: concurrent clients all get answers equal to a single request's") {

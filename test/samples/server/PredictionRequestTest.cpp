@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "samples/server/PngTestUtil.h"
@@ -51,6 +52,51 @@ TEST_SUITE("samples") {
     CHECK(reason(jsonPixels(784, "\"7\"")).find("[0] must be a number") != std::string::npos);
     CHECK(reason(jsonPixels(784, "256")).find("not a grey level") != std::string::npos);
     CHECK(reason(jsonPixels(784, "-1")).find("not a grey level") != std::string::npos);
+  }
+
+  TEST_CASE(
+      "PredictionRequest: bytes that are not UTF-8, overflowing numbers and binary bodies are "
+      "RequestErrors quoting them printably") {
+    // Each of these once escaped as another exception (500) or gave a message that could not be
+    // serialised as JSON.
+    for (const std::string body :
+         {std::string("{\"pixels\": [\"\xff\"]}"), std::string("{\"pi\xc3\x28\": 1}"),
+          std::string("{\"pixels\": [1e999]}"), std::string("\x89PNG\r\n\x1a\n\0\0\0\rIHDR"),
+          std::string("{\"pixels\": [-1e999]}")}) {
+      CAPTURE(body);
+      try {
+        pixelsFromJson(body);
+        FAIL("accepted");
+      } catch (const RequestError& e) {
+        const std::string reason = e.what();
+        CHECK(reason.find("not valid JSON") != std::string::npos);
+        CHECK(std::all_of(reason.begin(), reason.end(),
+                          [](char c) { return c >= 0x20 && c < 0x7f; }));
+      }
+    }
+    CHECK_THROWS_WITH_AS(pixelsFromRequest("application/\xff", "{}"),
+                         doctest::Contains("unsupported Content-Type 'application/\\xff'"),
+                         RequestError);
+  }
+
+  TEST_CASE("PredictionRequest: JSON is checked as it is read, without building the document") {
+    CHECK_THROWS_WITH_AS(pixelsFromJson(std::string(400000, '[') + std::string(400000, ']')),
+                         "JSON body must be an object with a \"pixels\" array", RequestError);
+    CHECK_THROWS_WITH_AS(pixelsFromJson(R"({"pixels": [[1]]})"),
+                         "\"pixels\"[0] must be a number, got array", RequestError);
+    CHECK_THROWS_WITH_AS(pixelsFromJson(R"({"pixels": {}})"),
+                         "\"pixels\" must be an array, got object", RequestError);
+    CHECK_THROWS_WITH_AS(pixelsFromJson(R"({"other": 1})"),
+                         "JSON body must be an object with a \"pixels\" array", RequestError);
+    CHECK_THROWS_WITH_AS(pixelsFromJson(jsonPixels(784) + "x"), doctest::Contains("not valid JSON"),
+                         RequestError);
+    std::string twice = jsonPixels(784);
+    twice.insert(1, R"("pixels": [], )");
+    CHECK_THROWS_AS(pixelsFromJson(twice), RequestError);
+    // Other members, however nested, are skipped.
+    std::string extra = jsonPixels(784);
+    extra.insert(1, R"("id": {"a": [1, {"b": null}], "c": "d"}, )");
+    CHECK(pixelsFromJson(extra).size() == kImagePixels);
   }
 
   TEST_CASE("PredictionRequest: a 28x28 grey PNG decodes to the same features as its JSON") {

@@ -1,0 +1,35 @@
+#include "server/ServedModel.h"
+
+#include <dl4cpp/nn/Error.h>
+#include <fmt/format.h>
+
+#include "server/PredictionRequest.h"
+
+namespace samples::server {
+
+void requireMnistInput(const dl4cpp::MultiLayerConfiguration& configuration) {
+  using Kind = dl4cpp::InputType::Kind;
+  const dl4cpp::InputType& input = configuration.inputType;
+  const bool image = input.kind != Kind::FeedForward && input.height == kImageSide &&
+                     input.width == kImageSide && input.channels == 1;
+  const bool flat = input.kind == Kind::FeedForward && input.size == kImagePixels;
+  if (image || flat) return;
+  throw dl4cpp::ConfigError(fmt::format(
+      "the model takes {} input, but this server feeds it {}x{}x1 MNIST images ({} values): it "
+      "serves models whose input is ConvolutionalFlat({}x{}x1), Convolutional({}x{}x1) or "
+      "FeedForward({})",
+      input.toString(), kImageSide, kImageSide, kImagePixels, kImageSide, kImageSide, kImageSide,
+      kImageSide, kImagePixels));
+}
+
+dl4cpp::MultiLayerNetwork loadServedModel(const std::filesystem::path& path) {
+  dl4cpp::MultiLayerNetwork model = dl4cpp::MultiLayerNetwork::load(path, false);
+  try {
+    requireMnistInput(model.getConfiguration());
+  } catch (const dl4cpp::ConfigError& e) {
+    throw dl4cpp::ConfigError(fmt::format("{}: {}", path.string(), e.what()));
+  }
+  return model;
+}
+
+}  // namespace samples::server

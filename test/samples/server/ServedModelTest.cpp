@@ -1,0 +1,84 @@
+#include <dl4cpp/dl4cpp.h>
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "TempDir.h"
+#include "server/ServedModel.h"
+
+using namespace dl4cpp;
+using samples::server::loadServedModel;
+using samples::server::requireMnistInput;
+
+namespace {
+
+// A few parameters behind whatever input: a 1x1 convolution, pooling over the whole image (or a
+// dense layer for flat input), 10 classes.
+MultiLayerConfiguration modelTaking(const InputType& input) {
+  auto list = NeuralNetConfiguration::Builder().seed(1).list();
+  if (input.kind == InputType::Kind::FeedForward) {
+    list.layer(DenseLayer::Builder().nOut(2).build());
+  } else {
+    list.layer(ConvolutionLayer::Builder(1, 1).nOut(1).build())
+        .layer(SubsamplingLayer::Builder(PoolingType::MAX, input.height, input.width)
+                   .stride(input.height, input.width)
+                   .build());
+  }
+  return list
+      .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                 .nOut(10)
+                 .activation(Activation::SOFTMAX)
+                 .build())
+      .setInputType(input)
+      .build();
+}
+
+// A 3.5 KB model file declaring a 16384x16384 input: served, its warm-up asked for gigabytes.
+const std::filesystem::path kHugeInputModel =
+    DL4CPP_TEST_DATA_DIR "/server/model-input-16384x16384.dl4cpp";
+
+}  // namespace
+
+TEST_SUITE("samples") {
+  TEST_CASE("ServedModel: models taking 28x28x1 images or 784 values are served") {
+    CHECK_NOTHROW(requireMnistInput(modelTaking(InputType::convolutionalFlat(28, 28, 1))));
+    CHECK_NOTHROW(requireMnistInput(modelTaking(InputType::convolutional(28, 28, 1))));
+    CHECK_NOTHROW(requireMnistInput(modelTaking(InputType::feedForward(784))));
+  }
+
+  TEST_CASE("ServedModel: other inputs are refused naming the model's input and the server's") {
+    for (const InputType& input :
+         {InputType::convolutionalFlat(16384, 16384, 1), InputType::convolutional(28, 28, 3),
+          InputType::convolutionalFlat(784, 1, 1), InputType::feedForward(100)}) {
+      CAPTURE(input.toString());
+      CHECK_THROWS_WITH_AS(
+          requireMnistInput(modelTaking(input)),
+          doctest::Contains(("the model takes " + input.toString() +
+                             " input, but this server feeds it 28x28x1 MNIST images (784 values)")
+                                .c_str()),
+          ConfigError);
+    }
+  }
+
+  TEST_CASE(
+      "ServedModel: the model file with a 16384x16384 input is refused at load, naming the file") {
+    // Regenerate: DL4CPP_WRITE_FIXTURES=1 build/test/dl4cpp_tests -tc="*16384x16384*"
+    if (std::getenv("DL4CPP_WRITE_FIXTURES")) {
+      MultiLayerNetwork model(modelTaking(InputType::convolutionalFlat(16384, 16384, 1)));
+      model.init();
+      model.save(kHugeInputModel, false);
+    }
+    CHECK(std::filesystem::file_size(kHugeInputModel) < 8192);
+    CHECK_THROWS_WITH_AS(loadServedModel(kHugeInputModel),
+                         doctest::Contains((kHugeInputModel.string() +
+                                            ": the model takes ConvolutionalFlat(16384x16384x1)")
+                                               .c_str()),
+                         ConfigError);
+    testutil::TempDir dir;
+    MultiLayerNetwork lenetLike(modelTaking(InputType::convolutionalFlat(28, 28, 1)));
+    lenetLike.init();
+    lenetLike.save(dir / "served.dl4cpp");
+    CHECK(loadServedModel(dir / "served.dl4cpp").numParams() == lenetLike.numParams());
+  }
+}
