@@ -18,8 +18,6 @@ namespace {
 
 constexpr std::array<char, 8> kMagic{'D', 'L', '4', 'C', 'P', 'P', 'M', 0x1a};
 constexpr size_t kPreambleSize = 8 + 4;          // magic, format version
-constexpr size_t kV1HeaderRest = 4 + 4;          // section count, CRC32 of the header
-constexpr size_t kV1SectionHeader = 4 + 8 + 4;   // tag, payload length, payload CRC32
 constexpr size_t kV1CountersSize = 8 + 4 + 8 + 8;  // iteration, epoch, minibatches in epoch, score
 
 using Tag = std::array<char, 4>;
