@@ -1,5 +1,5 @@
-// libFuzzer target for the model-file reader (scripts/fuzz-model-loader.sh builds and runs it):
-// every input goes through ModelSerializer::restoreFromBytes, the entry point the file reader
+// libFuzzer target for the model-file reader (scripts/fuzz.sh model_loader_fuzz builds and runs
+// it): every input goes through ModelSerializer::restoreFromBytes, the entry point the file reader
 // uses. Only dl4cpp::Error may come out; anything else, and any sanitizer report, is a crash.
 #include <cstddef>
 #include <cstdint>

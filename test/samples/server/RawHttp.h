@@ -42,7 +42,8 @@ class RawConnection {
       fail("bind() to a loopback source address");
     address.sin_port = htons(static_cast<uint16_t>(port));
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0)
+    if (::connect(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0 &&
+        !(errno == EINTR && connectedAfterInterruption()))
       fail("connect() to 127.0.0.1:" + std::to_string(port));
   }
   ~RawConnection() { ::close(fd_); }
@@ -89,6 +90,18 @@ class RawConnection {
   bool closedByServer() const { return closed_; }
 
  private:
+  // connect() interrupted by a signal (libFuzzer's timer) goes on in the background.
+  bool connectedAfterInterruption() {
+    pollfd fd{fd_, POLLOUT, 0};
+    while (::poll(&fd, 1, 10'000) < 0 && errno == EINTR) {
+    }
+    int error = 0;
+    socklen_t length = sizeof(error);
+    ::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &length);
+    errno = error;
+    return (fd.revents & POLLOUT) && error == 0;
+  }
+
   [[noreturn]] void fail(const std::string& what) {
     const std::string reason = std::strerror(errno);
     ::close(fd_);
