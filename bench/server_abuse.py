@@ -1,0 +1,387 @@
+#!/usr/bin/env python3
+"""Hostile clients against mnist_inference_server, on loopback only (bench/server-abuse.sh runs it).
+
+Each case starts a fresh server (so that its memory figures are its own), replays one kind of abuse
+from the hardening issue, and reports what the client got (status codes), the server's resident
+memory before and after and at its peak, whether /health stayed responsive meanwhile, and how long
+the server took to exit after SIGTERM. Every case is bounded: at most 21 connections and about 40
+seconds; the whole run takes a few minutes.
+"""
+import argparse
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+
+HOST = "127.0.0.1"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """One mnist_inference_server process on a free loopback port."""
+
+    def __init__(self, binary, model, startup_timeout=60):
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [binary, "--model", model, "--port", str(self.port), "--workers", "1", "--mode", "batched"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + startup_timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("server exited at start-up: " + self.proc.stdout.read().decode(errors="replace"))
+            if self.health(timeout=1)[0] == 200:
+                return
+            time.sleep(0.1)
+        raise RuntimeError("server did not answer /health within %d s" % startup_timeout)
+
+    def memory_mb(self, field):
+        try:
+            with open("/proc/%d/status" % self.proc.pid) as f:
+                for line in f:
+                    if line.startswith(field + ":"):
+                        return round(int(line.split()[1]) / 1024, 1)
+        except OSError:
+            pass
+        return None
+
+    def health(self, timeout=5):
+        """(status or None, seconds)."""
+        start = time.monotonic()
+        try:
+            c = http.client.HTTPConnection(HOST, self.port, timeout=timeout)
+            c.request("GET", "/health")
+            status = c.getresponse().status
+            c.close()
+        except (OSError, http.client.HTTPException):
+            status = None
+        return status, time.monotonic() - start
+
+    def stop(self, timeout=30):
+        """Seconds from SIGTERM to exit, or None when it was still running after `timeout`."""
+        start = time.monotonic()
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout)
+            return round(time.monotonic() - start, 2)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return None
+
+
+class HealthProbe(threading.Thread):
+    """Asks /health every 0.5 s (5 s timeout) while a case runs."""
+
+    def __init__(self, server):
+        super().__init__(daemon=True)
+        self.server, self.results, self.done = server, [], threading.Event()
+
+    def run(self):
+        while not self.done.is_set():
+            self.results.append(self.server.health(timeout=5))
+            self.done.wait(0.5)
+
+    def summary(self):
+        self.done.set()
+        self.join()
+        ok = [t for s, t in self.results if s == 200]
+        return {"probes": len(self.results), "answered": len(ok),
+                "max_s": round(max((t for _, t in self.results), default=0), 3),
+                "median_s": round(statistics.median(ok), 3) if ok else None}
+
+
+def read_status(sock, timeout):
+    """The status code of the first answer, or what happened instead; and the body (bytes)."""
+    sock.settimeout(timeout)
+    data = b""
+    try:
+        while b"\r\n\r\n" not in data or len(data) < data.find(b"\r\n\r\n") + 4 + content_length(data):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    except socket.timeout:
+        if not data:
+            return "no answer in %d s" % timeout, b""
+    except ConnectionResetError:
+        if not data:
+            return "reset", b""
+    if not data.startswith(b"HTTP/1.1 "):
+        return "closed" if not data else "garbage", b""
+    return int(data[9:12]), data[data.find(b"\r\n\r\n") + 4:] if b"\r\n\r\n" in data else b""
+
+
+def content_length(head):
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            return int(line.split(b":")[1])
+    return 0
+
+
+def send_pieces(pieces, timeout=30):
+    """Sends the pieces on one connection, then reads the answer. Returns a dict."""
+    sock = socket.create_connection((HOST, SERVER.port))
+    sent, start, note = 0, time.monotonic(), ""
+    sock.settimeout(timeout)
+    try:
+        for piece in pieces:
+            sock.sendall(piece)
+            sent += len(piece)
+    except (BrokenPipeError, ConnectionResetError, socket.timeout) as e:
+        note = "server stopped reading (%s)" % type(e).__name__
+    status, body = read_status(sock, 10)
+    sock.close()
+    result = {"status": status, "sent_mb": round(sent / 2**20, 2), "seconds": round(time.monotonic() - start, 2)}
+    if body and isinstance(status, int) and status >= 400:
+        try:
+            result["reason"] = json.loads(body.decode("utf-8"))["error"][:100]
+        except (ValueError, KeyError, TypeError):
+            result["reason"] = "NOT JSON: %r" % body[:80]
+    if note:
+        result["note"] = note
+    return result
+
+
+def post_head(extra=b"Content-Type: application/json\r\n"):
+    return b"POST /predict HTTP/1.1\r\nHost: localhost\r\n" + extra
+
+
+def chunked_pieces(total_mb):
+    yield post_head(b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+    chunk = b"100000\r\n" + b"1" * 0x100000 + b"\r\n"
+    for _ in range(total_mb):
+        yield chunk
+    yield b"0\r\n\r\n"
+
+
+def chunked_json_array(total_mb):
+    yield post_head(b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+    yield b"d\r\n{\"pixels\": [0\r\n"
+    piece = b",0" * (0x80000)
+    for _ in range(total_mb):
+        yield b"100000\r\n" + piece + b"\r\n"
+    yield b"2\r\n]}\r\n0\r\n\r\n"
+
+
+def many_headers(count):
+    yield b"GET /health HTTP/1.1\r\nHost: localhost\r\n"
+    block = b"X-Filler: abcd\r\n" * 10000
+    for _ in range(count // 10000):
+        yield block
+    yield b"\r\n"
+
+
+def long_header_line(mb):
+    yield b"GET /health HTTP/1.1\r\nX-Long: "
+    for _ in range(mb):
+        yield b"a" * 2**20
+    yield b"\r\n\r\n"
+
+
+def gzip_bomb(gib):
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)  # gzip framing
+    zeros = b"\0" * 2**20
+    body = b"".join(compressor.compress(zeros) for _ in range(gib * 1024)) + compressor.flush()
+    return [post_head(b"Content-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n"
+                      % len(body)), body]
+
+
+def with_length(content_type, body):
+    return post_head(b"Content-Type: " + content_type + b"\r\nContent-Length: %d\r\n\r\n" % len(body)) + body
+
+
+def slow_clients(head_lines, body_clients, head_piece):
+    """Opens `head_lines` connections that send `head_piece` (a header line, or a byte) at each
+    tick and `body_clients` that send a whole head, then one body byte at each tick. Returns them,
+    the start time and the tick function, which notes when the server closed each."""
+    conns = []
+    for i in range(head_lines + body_clients):
+        s = socket.create_connection((HOST, SERVER.port))
+        s.setblocking(False)
+        if i < head_lines:
+            s.send(b"POST /predict HTTP/1.1\r\nHost: localhost\r\n")
+        else:
+            s.send(post_head(b"Content-Type: application/json\r\nContent-Length: 10000\r\n\r\n"))
+        conns.append({"sock": s, "closed_at": None, "head": i < head_lines})
+    start = time.monotonic()
+
+    def tick():
+        now = time.monotonic() - start
+        for c in conns:
+            if c["closed_at"] is not None:
+                continue
+            try:
+                if c["sock"].recv(65536) == b"":
+                    c["closed_at"] = now
+                    continue
+            except BlockingIOError:
+                pass
+            except OSError:
+                c["closed_at"] = now
+                continue
+            try:
+                c["sock"].send(head_piece if c["head"] else b"1")
+            except OSError:
+                c["closed_at"] = now
+
+    return conns, start, tick
+
+
+def run_slow(head_lines, body_clients, seconds, interval, sigterm_after=None, head_piece=b"X-Slow: 1\r\n"):
+    conns, start, tick = slow_clients(head_lines, body_clients, head_piece)
+    probe = HealthProbe(SERVER)
+    probe.start()
+    stopped_in, sigterm_at, next_tick = None, None, start
+    while time.monotonic() - start < seconds:
+        now = time.monotonic()
+        if now >= next_tick:  # the slow clients go on after SIGTERM too, as long as the case lasts
+            tick()
+            next_tick += interval
+        if sigterm_after is not None and sigterm_at is None and now - start >= sigterm_after:
+            probe.done.set()
+            sigterm_at = now
+            SERVER.proc.send_signal(signal.SIGTERM)
+        if sigterm_at is not None and SERVER.proc.poll() is not None:
+            stopped_in = round(now - sigterm_at, 2)
+            break
+        time.sleep(0.01 if sigterm_at is not None else 0.05)
+    if sigterm_at is not None and stopped_in is None:
+        SERVER.stop(timeout=5)  # still running when the clients stopped: reported as such
+    health = probe.summary()
+    closed = [c["closed_at"] for c in conns if c["closed_at"] is not None]
+    for c in conns:
+        c["sock"].close()
+    result = {"health": health, "slow_connections": len(conns), "closed_by_server": len(closed),
+              "closed_after_s": [round(min(closed), 1), round(max(closed), 1)] if closed else None}
+    if sigterm_after is not None:
+        result["exit_after_sigterm_s"] = stopped_in if stopped_in is not None else \
+            "still running after %d s (then killed)" % (seconds - sigterm_after)
+    return result
+
+
+def malformed():
+    png = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + b"\0" * 64
+    cases = {
+        "invalid UTF-8 in the body": with_length(b"application/json", b'{"pixels": ["\xff\xfe"]}'),
+        "invalid UTF-8 in a key": with_length(b"application/json", b'{"pix\xc3\x28": 1}'),
+        "invalid UTF-8 in the Content-Type": with_length(b"application/\xff\xfejson", b'{"pixels": []}'),
+        "number 1e999": with_length(b"application/json", b'{"pixels": [1e999]}'),
+        "PNG sent as application/json": with_length(b"application/json", png),
+    }
+    return {name: send_pieces([request]) for name, request in cases.items()}
+
+
+def run_case(name, binary, model, action, results):
+    global SERVER
+    print("--", name, flush=True)
+    SERVER = Server(binary, model)
+    before = SERVER.memory_mb("VmRSS")
+    outcome = action()
+    after, peak = SERVER.memory_mb("VmRSS"), SERVER.memory_mb("VmHWM")
+    status, seconds = SERVER.health(timeout=5) if SERVER.proc.poll() is None else (None, 0)
+    exit_s = SERVER.stop() if SERVER.proc.poll() is None else outcome.get("exit_after_sigterm_s")
+    result = {"case": name, **outcome, "rss_mb_before": before, "rss_mb_after": after, "rss_mb_peak": peak,
+              "health_after": {"status": status, "seconds": round(seconds, 3)}, "exit_after_sigterm_s": exit_s}
+    print(json.dumps(result), flush=True)
+    results.append(result)
+
+
+def start_up_cases(binary, model, huge_input_model, results):
+    tmp = tempfile.mkdtemp(prefix="dl4cpp-abuse-")
+    try:
+        odd = os.path.join(tmp, 'a "quoted" \\ name.dl4cpp')
+        shutil.copy(model, odd)
+        print("-- model path with quotes and a backslash", flush=True)
+        try:
+            server = Server(binary, odd, startup_timeout=30)
+            c = http.client.HTTPConnection(HOST, server.port, timeout=5)
+            c.request("GET", "/health")
+            body = c.getresponse().read()
+            served = json.loads(body)["model"]
+            outcome = {"started": True, "health_model_equals_path": served == odd, "exit_after_sigterm_s": server.stop()}
+        except (RuntimeError, ValueError, KeyError) as e:
+            outcome = {"started": False, "error": str(e)[:200]}
+        results.append({"case": "model path with quotes and a backslash", **outcome})
+        print(json.dumps(results[-1]), flush=True)
+    finally:
+        shutil.rmtree(tmp)
+
+    print("-- model with a 16384x16384 input", flush=True)
+    start = time.monotonic()
+    proc = subprocess.run([binary, "--model", huge_input_model, "--port", str(free_port()), "--workers", "1"],
+                          capture_output=True, timeout=120)
+    results.append({"case": "model with a 16384x16384 input", "exit_status": proc.returncode,
+                    "seconds": round(time.monotonic() - start, 2),
+                    "message": (proc.stdout + proc.stderr).decode(errors="replace").strip()[-300:]})
+    print(json.dumps(results[-1]), flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--server", required=True)
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--huge-input-model", required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    results = []
+    cases = [
+        ("chunked upload of 400 MiB", lambda: send_pieces(chunked_pieces(400))),
+        ("chunked JSON array of 40 MiB", lambda: send_pieces(chunked_json_array(40))),
+        ("Content-Length 2 MiB", lambda: send_pieces([post_head(b"Content-Type: application/json\r\n"
+                                                               b"Content-Length: 2097152\r\n\r\n"),
+                                                     b" " * 2097152])),
+        ("gzip body inflating to 1 GiB", lambda: send_pieces(gzip_bomb(1))),
+        ("1,000,000 header lines", lambda: send_pieces(many_headers(1_000_000))),
+        ("one 64 MiB header line", lambda: send_pieces(long_header_line(64))),
+        ("malformed bodies and headers", malformed),
+        ("16 slow heads (a line every 3 s, 20 s)", lambda: run_slow(16, 0, 20, 3)),
+        ("16 slow bodies (a byte every 1 s, 20 s)", lambda: run_slow(0, 16, 20, 1)),
+        ("1 client trickling its head, a byte every 1 s (30 s)", lambda: run_slow(1, 0, 30, 1, head_piece=b"a")),
+        ("SIGTERM with 16 slow heads and 4 slow bodies", lambda: run_slow(16, 4, 30, 1, sigterm_after=3)),
+    ]
+    for name, action in cases:
+        run_case(name, args.server, args.model, action, results)
+    start_up_cases(args.server, args.model, args.huge_input_model, results)
+    with open(args.out, "w") as f:
+        json.dump(results, f, indent=1)
+    print_table(results)
+    print("wrote", args.out)
+
+
+def print_table(results):
+    print("\n%-52s %-22s %8s %23s %-24s %7s" % ("case", "status", "sent MB", "RSS MB before/after/peak",
+                                               "/health during (max s)", "exit s"))
+    for r in results:
+        if "rss_mb_before" not in r:
+            print("%-52s %s" % (r["case"], {k: v for k, v in r.items() if k != "case"}))
+            continue
+        if "health" in r:
+            status = "%d/%d closed by server" % (r["closed_by_server"], r["slow_connections"])
+            health = "%d/%d answered (%.2f)" % (r["health"]["answered"], r["health"]["probes"], r["health"]["max_s"])
+        elif "status" in r:
+            status, health = str(r["status"]), "-"
+        else:  # several requests
+            status = " ".join(str(v["status"]) for v in r.values() if isinstance(v, dict) and "sent_mb" in v)
+            health = "-"
+        memory = "%s/%s/%s" % (r["rss_mb_before"], r["rss_mb_after"], r["rss_mb_peak"])
+        print("%-52s %-22s %8s %23s %-24s %7s" % (r["case"][:52], status[:22], r.get("sent_mb", "-"), memory, health,
+                                                  r["exit_after_sigterm_s"]))
+
+
+SERVER = None
+if __name__ == "__main__":
+    sys.exit(main())
