@@ -38,20 +38,18 @@ dnnl_cpu_isa_t onednnIsa(CpuIsa isa) {
   return dnnl_cpu_isa_all;
 }
 
-bool includes(dnnl_cpu_isa_t effective, dnnl_cpu_isa_t level) {
-  return (static_cast<unsigned>(effective) & static_cast<unsigned>(level)) ==
-         static_cast<unsigned>(level);
-}
-
 // The level oneDNN dispatches at, in dl4cpp's terms.
 CpuIsa onednnLevel() {
 #if defined(__x86_64__)
-  const dnnl_cpu_isa_t effective = dnnl_get_effective_cpu_isa();
-  if (includes(effective, dnnl_cpu_isa_avx512_core)) return CpuIsa::Avx512;
-  if (includes(effective, dnnl_cpu_isa_avx2)) return CpuIsa::Avx2;
+  const auto effective = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const auto includes = [effective](dnnl_cpu_isa_t level) {
+    return (effective & static_cast<unsigned>(level)) == static_cast<unsigned>(level);
+  };
+  if (includes(dnnl_cpu_isa_avx512_core)) return CpuIsa::Avx512;
+  if (includes(dnnl_cpu_isa_avx2)) return CpuIsa::Avx2;
   return CpuIsa::Baseline;
 #else
-  return CpuIsa::Avx512;  // no x86 levels to agree with
+  return CpuIsa::Avx512;  // no x86 levels to agree with (oneDNN's aarch64 ISAs are its own)
 #endif
 }
 

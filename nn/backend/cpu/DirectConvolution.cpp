@@ -324,6 +324,8 @@ void directConvolutionWeightGradient(const Tensor& x, const Tensor& dy, Tensor& 
   if (db.empty()) return;
   float* bias = db.data();
   parallelFor(outChannels, [&](int64_t o) { bias[o] = channelSum(dys, o, images, outChannels, outPlane); });
+#else
+  (void)x, (void)dw, (void)db, (void)scratch;
 #endif
 }
 

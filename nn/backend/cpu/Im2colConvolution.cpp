@@ -216,7 +216,7 @@ int64_t col2imScratchFloats(const Shape& x, const Shape& w, const WindowGeometry
 
 void im2colConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
                                    const WindowGeometry& g, float* scratch, bool allowGather) {
-  const bool gather = allowGather && col2imGatherSupported(g);
+  [[maybe_unused]] const bool gather = allowGather && col2imGatherSupported(g);  // x86 kernels only
   const Extents e{dx.dim(1), dx.dim(2), dx.dim(3), dy.dim(2), dy.dim(3)};
   const int64_t images = dx.dim(0), outChannels = w.dim(0);
   const int64_t taps = e.channels * g.kernelH * g.kernelW, positions = e.outH * e.outW;
