@@ -15,7 +15,10 @@
 // and then the training right after it, so that both see the same state of a noisy machine; the
 // table gives the median of the rounds' ratios and their range.
 //   bench_gemm_bound [--calls 50] [--train-iterations 200] [--rounds 5] [--json FILE]
+#include <dl4cpp/dl4cpp.h>
+#include <fmt/format.h>
 #include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <chrono>
@@ -23,10 +26,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#include <dl4cpp/dl4cpp.h>
-#include <fmt/format.h>
-#include <oneapi/dnnl/dnnl.h>
 
 #include "LenetConfiguration.h"
 #include "SampleSupport.h"
@@ -70,7 +69,8 @@ std::vector<std::vector<GemmOp>> lenetGemms(const MultiLayerConfiguration& conf)
   std::vector<std::vector<GemmOp>> ops;
   for (size_t i = 0; i < conf.layers.size(); ++i) {
     const std::string name = fmt::format("{} {}", i, conf.layers[i]->typeName());
-    const Shape in = conf.layerInputTypes[i].shape(kBatch), out = conf.layerOutputTypes[i].shape(kBatch);
+    const Shape in = conf.layerInputTypes[i].shape(kBatch),
+                out = conf.layerOutputTypes[i].shape(kBatch);
     if (const auto* conv = dynamic_cast<const ConvolutionLayer*>(conf.layers[i].get())) {
       const int64_t o = out[1], p = out[2] * out[3];
       const int64_t ck = in[1] * conv->geometry.kernelH * conv->geometry.kernelW;
@@ -93,8 +93,10 @@ std::vector<std::vector<GemmOp>> lenetGemms(const MultiLayerConfiguration& conf)
 
 void sgemm(const GemmOp& op, const float* a, const float* b, float* c, float beta) {
   const int64_t lda = op.transA == 'N' ? op.k : op.m, ldb = op.transB == 'N' ? op.n : op.k;
-  const dnnl_status_t s = dnnl_sgemm(op.transA, op.transB, op.m, op.n, op.k, 1.0f, a, lda, b, ldb, beta, c, op.n);
-  if (s != dnnl_success) throw BackendError(fmt::format("dnnl_sgemm failed with status {}", static_cast<int>(s)));
+  const dnnl_status_t s =
+      dnnl_sgemm(op.transA, op.transB, op.m, op.n, op.k, 1.0f, a, lda, b, ldb, beta, c, op.n);
+  if (s != dnnl_success)
+    throw BackendError(fmt::format("dnnl_sgemm failed with status {}", static_cast<int>(s)));
 }
 
 // Median seconds of the op (one dnnl_sgemm call, or one per image) on `threads` OpenMP threads.
@@ -161,13 +163,15 @@ double trainingThroughput(int threads, int iterations, MnistDataSetIterator& dat
 }  // namespace
 
 int main(int argc, char** argv) try {
-  const samples::SampleOptions options(argc, argv,
-                                       {{"calls", "timed dnnl_sgemm calls per shape (default 50)"},
-                                        {"train-iterations", "timed LeNet iterations for the measured "
-                                                             "epoch; 0 skips training (default 200)"},
-                                        {"rounds", "rounds of bound + training for the ratio (default 5)"},
-                                        {"json", "also write the results to this JSON file"},
-                                        {"data-dir", "MNIST directory"}});
+  const samples::SampleOptions options(
+      argc, argv,
+      {{"calls", "timed dnnl_sgemm calls per shape (default 50)"},
+       {"train-iterations",
+        "timed LeNet iterations for the measured "
+        "epoch; 0 skips training (default 200)"},
+       {"rounds", "rounds of bound + training for the ratio (default 5)"},
+       {"json", "also write the results to this JSON file"},
+       {"data-dir", "MNIST directory"}});
   const int calls = static_cast<int>(options.getInt("calls", 50));
   const int trainIterations = static_cast<int>(options.getInt("train-iterations", 200));
   const int rounds = static_cast<int>(options.getInt("rounds", 5));
@@ -187,14 +191,18 @@ int main(int argc, char** argv) try {
       for (int t : threadCounts) seconds[i].back().push_back(timeGemm(f, t, calls));
     }
 
-  std::cout << fmt::format("LeNet's GEMM-like ops at batch {} as dnnl_sgemm shapes (row-major C[M,N] = "
-                           "op(A)[M,K]·op(B)[K,N]), median of {} calls; * = the op's fastest formulation, "
-                           "which the bound uses\n\n", kBatch, calls);
-  std::string header = fmt::format("{:<20} {:<17} {:<11} {:>2} {:>6} {:>6} {:>6} {:>8}", "layer", "pass",
-                                   "formulation", "AB", "M", "N", "K", "MFLOP");
-  for (int t : threadCounts) header += fmt::format(" {:>9} {:>10}", fmt::format("ms@{}t", t), fmt::format("GF/s@{}t", t));
+  std::cout << fmt::format(
+      "LeNet's GEMM-like ops at batch {} as dnnl_sgemm shapes (row-major C[M,N] = "
+      "op(A)[M,K]·op(B)[K,N]), median of {} calls; * = the op's fastest formulation, "
+      "which the bound uses\n\n",
+      kBatch, calls);
+  std::string header = fmt::format("{:<20} {:<17} {:<11} {:>2} {:>6} {:>6} {:>6} {:>8}", "layer",
+                                   "pass", "formulation", "AB", "M", "N", "K", "MFLOP");
+  for (int t : threadCounts)
+    header += fmt::format(" {:>9} {:>10}", fmt::format("ms@{}t", t), fmt::format("GF/s@{}t", t));
   std::cout << header << "\n";
-  std::string json = fmt::format("{{\n  \"batch\": {}, \"calls\": {}, \"cores\": {}, \"ops\": [\n", kBatch, calls, cores);
+  std::string json = fmt::format("{{\n  \"batch\": {}, \"calls\": {}, \"cores\": {}, \"ops\": [\n",
+                                 kBatch, calls, cores);
   double flopsPerStep = 0;
   std::vector<std::vector<size_t>> fastest(ops.size());  // [op][thread count]: its formulation
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -205,42 +213,50 @@ int main(int argc, char** argv) try {
     for (size_t t = 0; t < threadCounts.size(); ++t)
       for (size_t f = 1; f < ops[i].size(); ++f)
         if (seconds[i][f][t] < seconds[i][best[t]][t]) best[t] = f;
-    json += fmt::format("    {{\"layer\": \"{}\", \"pass\": \"{}\", \"mflop\": {:.4f}, \"formulations\": [\n",
-                        ops[i].front().layer, ops[i].front().pass, flops / 1e6);
+    json += fmt::format(
+        "    {{\"layer\": \"{}\", \"pass\": \"{}\", \"mflop\": {:.4f}, \"formulations\": [\n",
+        ops[i].front().layer, ops[i].front().pass, flops / 1e6);
     for (size_t f = 0; f < ops[i].size(); ++f) {
       const GemmOp& op = ops[i][f];
-      std::string line = fmt::format("{:<20} {:<17} {:<11} {}{} {:>6} {:>6} {:>6} {:>8.2f}", op.layer, op.pass,
-                                     op.formulation(), op.transA, op.transB, op.m, op.n, op.k, flops / 1e6);
+      std::string line =
+          fmt::format("{:<20} {:<17} {:<11} {}{} {:>6} {:>6} {:>6} {:>8.2f}", op.layer, op.pass,
+                      op.formulation(), op.transA, op.transB, op.m, op.n, op.k, flops / 1e6);
       std::string rates;
       for (size_t t = 0; t < threadCounts.size(); ++t) {
         const double sec = seconds[i][f][t];
-        line += fmt::format(" {:>9.3f} {:>9.1f}{}", sec * 1e3, flops / sec / 1e9, best[t] == f ? "*" : " ");
-        rates += fmt::format("{}\"{}\": {{\"ms\": {:.4f}, \"gflops\": {:.2f}, \"fastest\": {}}}", t ? ", " : "",
-                             threadCounts[t], sec * 1e3, flops / sec / 1e9, best[t] == f);
+        line += fmt::format(" {:>9.3f} {:>9.1f}{}", sec * 1e3, flops / sec / 1e9,
+                            best[t] == f ? "*" : " ");
+        rates +=
+            fmt::format("{}\"{}\": {{\"ms\": {:.4f}, \"gflops\": {:.2f}, \"fastest\": {}}}",
+                        t ? ", " : "", threadCounts[t], sec * 1e3, flops / sec / 1e9, best[t] == f);
       }
       std::cout << line << "\n";
-      json += fmt::format("      {{\"formulation\": \"{}\", \"images\": {}, \"transA\": \"{}\", \"transB\": \"{}\", "
-                          "\"m\": {}, \"n\": {}, \"k\": {}, \"byThreads\": {{{}}}}}{}\n",
-                          op.formulation(), op.images, op.transA, op.transB, op.m, op.n, op.k, rates,
-                          f + 1 < ops[i].size() ? "," : "");
+      json += fmt::format(
+          "      {{\"formulation\": \"{}\", \"images\": {}, \"transA\": \"{}\", \"transB\": "
+          "\"{}\", "
+          "\"m\": {}, \"n\": {}, \"k\": {}, \"byThreads\": {{{}}}}}{}\n",
+          op.formulation(), op.images, op.transA, op.transB, op.m, op.n, op.k, rates,
+          f + 1 < ops[i].size() ? "," : "");
     }
     json += fmt::format("    ]}}{}\n", i + 1 < ops.size() ? "," : "");
   }
   json += "  ],\n  \"bound\": [\n";
-  std::cout << fmt::format("\n{:.3f} MFLOP per sample; an epoch = {} examples = {:.2f} steps of {}\n\n",
-                           flopsPerStep / kBatch / 1e6, kEpochExamples, kEpochExamples / kBatch, kBatch);
+  std::cout << fmt::format(
+      "\n{:.3f} MFLOP per sample; an epoch = {} examples = {:.2f} steps of {}\n\n",
+      flopsPerStep / kBatch / 1e6, kEpochExamples, kEpochExamples / kBatch, kBatch);
   std::cout << fmt::format("{:>7} {:>14} {:>14} {:>13} {:>14} {:>14} {:>16} {:>13}\n", "threads",
                            "bound step ms", "bound epoch s", "GEMM GFLOP/s", "measured sps",
                            "measured epoch", "measured/bound", "(range)");
   std::unique_ptr<MnistDataSetIterator> data;
   if (trainIterations > 0)
-    data = std::make_unique<MnistDataSetIterator>(static_cast<int>(kBatch), 60000, false, true, true, 123,
-                                                  options.getString("data-dir", ""));
+    data = std::make_unique<MnistDataSetIterator>(static_cast<int>(kBatch), 60000, false, true,
+                                                  true, 123, options.getString("data-dir", ""));
   for (size_t t = 0; t < threadCounts.size(); ++t) {
     std::vector<double> steps, rates, ratios;
     for (int r = 0; r < rounds; ++r) {
       double step = 0;
-      for (size_t i = 0; i < ops.size(); ++i) step += timeGemm(ops[i][fastest[i][t]], threadCounts[t], calls);
+      for (size_t i = 0; i < ops.size(); ++i)
+        step += timeGemm(ops[i][fastest[i][t]], threadCounts[t], calls);
       const double sps = data ? trainingThroughput(threadCounts[t], trainIterations, *data) : 0;
       steps.push_back(step);
       rates.push_back(sps);
@@ -248,27 +264,31 @@ int main(int argc, char** argv) try {
     }
     const double step = median(steps), sps = median(rates);
     const double ratio = ratios.empty() ? 0 : median(ratios);
-    const auto [low, high] = ratios.empty() ? std::pair{0.0, 0.0}
-                                            : std::pair{*std::min_element(ratios.begin(), ratios.end()),
-                                                        *std::max_element(ratios.begin(), ratios.end())};
+    const auto [low, high] = ratios.empty()
+                                 ? std::pair{0.0, 0.0}
+                                 : std::pair{*std::min_element(ratios.begin(), ratios.end()),
+                                             *std::max_element(ratios.begin(), ratios.end())};
     const double boundEpoch = step * kEpochExamples / kBatch;
     const double measuredEpoch = sps > 0 ? kEpochExamples / sps : 0;
-    std::cout << fmt::format("{:>7} {:>14.3f} {:>14.3f} {:>13.1f} {:>14.0f} {:>13.3f} s {:>15.2f}x {:>13}\n",
-                             threadCounts[t], step * 1e3, boundEpoch, flopsPerStep / step / 1e9, sps,
-                             measuredEpoch, ratio, fmt::format("{:.2f}-{:.2f}", low, high));
+    std::cout << fmt::format(
+        "{:>7} {:>14.3f} {:>14.3f} {:>13.1f} {:>14.0f} {:>13.3f} s {:>15.2f}x {:>13}\n",
+        threadCounts[t], step * 1e3, boundEpoch, flopsPerStep / step / 1e9, sps, measuredEpoch,
+        ratio, fmt::format("{:.2f}-{:.2f}", low, high));
     std::string perRound;
     for (size_t r = 0; r < steps.size(); ++r)
-      perRound += fmt::format("{}{{\"boundStepMs\": {:.4f}, \"measuredSamplesPerSecond\": {:.1f}}}", r ? ", " : "",
-                              steps[r] * 1e3, rates[r]);
-    json += fmt::format("    {{\"threads\": {}, \"boundStepMs\": {:.4f}, \"boundEpochSeconds\": {:.4f}, "
-                        "\"gemmGflops\": {:.2f}, \"measuredSamplesPerSecond\": {:.1f}, \"measuredEpochSeconds\": {:.4f}, "
-                        "\"measuredOverBound\": {:.4f}, \"measuredOverBoundMin\": {:.4f}, "
-                        "\"measuredOverBoundMax\": {:.4f}, \"rounds\": [{}]}}{}\n",
-                        threadCounts[t], step * 1e3, boundEpoch, flopsPerStep / step / 1e9, sps, measuredEpoch,
-                        ratio, low, high, perRound, t + 1 < threadCounts.size() ? "," : "");
+      perRound += fmt::format("{}{{\"boundStepMs\": {:.4f}, \"measuredSamplesPerSecond\": {:.1f}}}",
+                              r ? ", " : "", steps[r] * 1e3, rates[r]);
+    json += fmt::format(
+        "    {{\"threads\": {}, \"boundStepMs\": {:.4f}, \"boundEpochSeconds\": {:.4f}, "
+        "\"gemmGflops\": {:.2f}, \"measuredSamplesPerSecond\": {:.1f}, \"measuredEpochSeconds\": "
+        "{:.4f}, "
+        "\"measuredOverBound\": {:.4f}, \"measuredOverBoundMin\": {:.4f}, "
+        "\"measuredOverBoundMax\": {:.4f}, \"rounds\": [{}]}}{}\n",
+        threadCounts[t], step * 1e3, boundEpoch, flopsPerStep / step / 1e9, sps, measuredEpoch,
+        ratio, low, high, perRound, t + 1 < threadCounts.size() ? "," : "");
   }
-  json += fmt::format("  ],\n  \"mflopPerSample\": {:.4f}, \"trainIterations\": {}\n}}\n", flopsPerStep / kBatch / 1e6,
-                      trainIterations);
+  json += fmt::format("  ],\n  \"mflopPerSample\": {:.4f}, \"trainIterations\": {}\n}}\n",
+                      flopsPerStep / kBatch / 1e6, trainIterations);
   samples::writeJsonIfRequested(options, json);
   return 0;
 } catch (const std::exception& e) {

@@ -10,15 +10,15 @@
 // view: averaging, barrier and data-wait shares of its wall time.
 // Every configuration runs --repeats times, interleaved, and each cell reports the median.
 //   bench_lenet_breakdown [--warmup 100] [--iterations 300] [--repeats 3] [--json FILE]
+#include <dl4cpp/dl4cpp.h>
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <dl4cpp/dl4cpp.h>
-#include <fmt/format.h>
 
 #include "LenetConfiguration.h"
 #include "SampleSupport.h"
@@ -47,9 +47,9 @@ struct Cell {
 
 struct Measurement {
   std::map<std::pair<int, int>, Cell> cells;  // (layer, phase) -> cell; layer -1: the network
-  double stepMs = 0;         // wall of next() + fit(), per iteration, profiled
-  double dataMs = 0;         // next() alone
-  double outsideOpsMs = 0;   // fit() wall minus every recorded op
+  double stepMs = 0;                          // wall of next() + fit(), per iteration, profiled
+  double dataMs = 0;                          // next() alone
+  double outsideOpsMs = 0;                    // fit() wall minus every recorded op
   double unprofiledStepMs = 0;
 };
 
@@ -106,8 +106,12 @@ struct ParallelMeasurement {
 ParallelMeasurement measureParallel(int workers, int iterations, MnistDataSetIterator& data) {
   MultiLayerNetwork model(samples::lenetConfiguration(), Device::cpu(), 1);
   model.init();
-  auto wrapper = parallel::ParallelWrapper::Builder(model).workers(workers).threadsPerWorker(1)
-                     .averagingFrequency(1).prefetchBuffer(24).build();
+  auto wrapper = parallel::ParallelWrapper::Builder(model)
+                     .workers(workers)
+                     .threadsPerWorker(1)
+                     .averagingFrequency(1)
+                     .prefetchBuffer(24)
+                     .build();
   std::vector<DataSet> warm, timed;
   for (int i = 0; i < 4 * workers; ++i) warm.push_back(nextBatch(data));
   for (int i = 0; i < iterations; ++i) timed.push_back(nextBatch(data));
@@ -136,12 +140,13 @@ std::string layerLabel(const MultiLayerConfiguration& conf, int layer) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  const samples::SampleOptions options(argc, argv,
-                                       {{"warmup", "untimed iterations first (default 100)"},
-                                        {"iterations", "timed iterations per measurement (default 300)"},
-                                        {"repeats", "measurements per configuration (default 3)"},
-                                        {"json", "also write the results to this JSON file"},
-                                        {"data-dir", "MNIST directory"}});
+  const samples::SampleOptions options(
+      argc, argv,
+      {{"warmup", "untimed iterations first (default 100)"},
+       {"iterations", "timed iterations per measurement (default 300)"},
+       {"repeats", "measurements per configuration (default 3)"},
+       {"json", "also write the results to this JSON file"},
+       {"data-dir", "MNIST directory"}});
   const int warmup = static_cast<int>(options.getInt("warmup", 100));
   const int iterations = static_cast<int>(options.getInt("iterations", 300));
   const int repeats = static_cast<int>(options.getInt("repeats", 3));
@@ -161,9 +166,11 @@ int main(int argc, char** argv) try {
     if (cores > 1) parallelRuns.push_back(measureParallel(cores, iterations, data));
   }
 
-  std::string json = fmt::format("{{\n  \"model\": \"LeNet (samples/LenetConfiguration.h)\", \"batch\": 128, "
-                                 "\"warmup\": {}, \"iterations\": {}, \"repeats\": {}, \"cores\": {},\n"
-                                 "  \"singleModel\": [\n", warmup, iterations, repeats, cores);
+  std::string json = fmt::format(
+      "{{\n  \"model\": \"LeNet (samples/LenetConfiguration.h)\", \"batch\": 128, "
+      "\"warmup\": {}, \"iterations\": {}, \"repeats\": {}, \"cores\": {},\n"
+      "  \"singleModel\": [\n",
+      warmup, iterations, repeats, cores);
   for (size_t t = 0; t < threadCounts.size(); ++t) {
     const std::vector<Measurement>& ms = runs[t];
     auto med = [&](auto get) {
@@ -173,22 +180,26 @@ int main(int argc, char** argv) try {
     };
     const double step = med([](const Measurement& m) { return m.stepMs; });
     const double unprofiled = med([](const Measurement& m) { return m.unprofiledStepMs; });
-    std::cout << fmt::format("\nLeNet on MNIST, batch 128, {} thread(s): {} timed iterations after {} "
-                             "warm-up, median of {} runs\n", threadCounts[t], iterations, warmup, repeats);
+    std::cout << fmt::format(
+        "\nLeNet on MNIST, batch 128, {} thread(s): {} timed iterations after {} "
+        "warm-up, median of {} runs\n",
+        threadCounts[t], iterations, warmup, repeats);
     std::cout << fmt::format("{:<22} {:<20} {:>9} {:>7} {:>9}\n", "layer", "phase", "ms/iter",
                              "share", "GFLOP/s");
-    json += fmt::format("    {{\"threads\": {}, \"stepMs\": {:.4f}, \"unprofiledStepMs\": {:.4f}, "
-                        "\"samplesPerSecond\": {:.1f}, \"unprofiledSamplesPerSecond\": {:.1f}, \"rows\": [\n",
-                        threadCounts[t], step, unprofiled, 128e3 / step, 128e3 / unprofiled);
+    json += fmt::format(
+        "    {{\"threads\": {}, \"stepMs\": {:.4f}, \"unprofiledStepMs\": {:.4f}, "
+        "\"samplesPerSecond\": {:.1f}, \"unprofiledSamplesPerSecond\": {:.1f}, \"rows\": [\n",
+        threadCounts[t], step, unprofiled, 128e3 / step, 128e3 / unprofiled);
     std::vector<std::string> rows;
     auto addRow = [&](const std::string& layer, const std::string& phase, double ms, double gflop) {
       const std::string rate = gflop > 0 ? fmt::format("{:.1f}", gflop / (ms * 1e-3)) : "-";
       std::cout << fmt::format("{:<22} {:<20} {:>9.3f} {:>6.1f}% {:>9}\n", layer, phase, ms,
                                100 * ms / step, rate);
-      rows.push_back(fmt::format("      {{\"layer\": \"{}\", \"phase\": \"{}\", \"msPerIteration\": {:.4f}, "
-                                 "\"share\": {:.5f}, \"gflopPerIteration\": {:.6f}, \"gflops\": {}}}",
-                                 layer, phase, ms, ms / step, gflop,
-                                 gflop > 0 ? fmt::format("{:.2f}", gflop / (ms * 1e-3)) : "null"));
+      rows.push_back(
+          fmt::format("      {{\"layer\": \"{}\", \"phase\": \"{}\", \"msPerIteration\": {:.4f}, "
+                      "\"share\": {:.5f}, \"gflopPerIteration\": {:.6f}, \"gflops\": {}}}",
+                      layer, phase, ms, ms / step, gflop,
+                      gflop > 0 ? fmt::format("{:.2f}", gflop / (ms * 1e-3)) : "null"));
     };
     // Layers in execution order; within a layer, ProfilePhase order.
     double totalGflop = 0, gemmMs = 0;
@@ -196,23 +207,29 @@ int main(int argc, char** argv) try {
       const int id = layer < static_cast<int>(conf.layers.size()) ? layer : LayerProfiler::kNetwork;
       for (int phase = 0; phase < kProfilePhaseCount; ++phase) {
         if (!ms.front().cells.count({id, phase})) continue;
-        const double cellMs = med([&](const Measurement& m) { return m.cells.at({id, phase}).msPerIteration; });
+        const double cellMs = med([&](const Measurement& m) {
+          return m.cells.at({id, phase}).msPerIteration;
+        });
         const double gflop = ms.front().cells.at({id, phase}).gflopPerIteration;
         totalGflop += gflop;
         if (gflop > 0) gemmMs += cellMs;
-        addRow(layerLabel(conf, id), std::string(profilePhaseName(static_cast<ProfilePhase>(phase))),
-               cellMs, gflop);
+        addRow(layerLabel(conf, id),
+               std::string(profilePhaseName(static_cast<ProfilePhase>(phase))), cellMs, gflop);
       }
     }
-    addRow("network", "data (iterator next)", med([](const Measurement& m) { return m.dataMs; }), 0);
+    addRow("network", "data (iterator next)", med([](const Measurement& m) { return m.dataMs; }),
+           0);
     addRow("network", "outside ops", med([](const Measurement& m) { return m.outsideOpsMs; }), 0);
     std::cout << fmt::format("{:<43} {:>9.3f} {:>6.1f}% {:>9.1f}   ({:.0f} samples/s)\n",
-                             "step (profiled)", step, 100.0, totalGflop / (step * 1e-3), 128e3 / step);
-    std::cout << fmt::format("{:<43} {:>9.3f} {:>7} {:>9.1f}   ({:.0f} samples/s)\n", "step (unprofiled)",
-                             unprofiled, "", totalGflop / (unprofiled * 1e-3), 128e3 / unprofiled);
-    std::cout << fmt::format("GEMM-like ops: {:.3f} ms/iter ({:.1f}% of the step) at {:.1f} GFLOP/s; "
-                             "{:.2f} MFLOP per sample\n",
-                             gemmMs, 100 * gemmMs / step, totalGflop / (gemmMs * 1e-3), totalGflop * 1e3 / 128);
+                             "step (profiled)", step, 100.0, totalGflop / (step * 1e-3),
+                             128e3 / step);
+    std::cout << fmt::format("{:<43} {:>9.3f} {:>7} {:>9.1f}   ({:.0f} samples/s)\n",
+                             "step (unprofiled)", unprofiled, "", totalGflop / (unprofiled * 1e-3),
+                             128e3 / unprofiled);
+    std::cout << fmt::format(
+        "GEMM-like ops: {:.3f} ms/iter ({:.1f}% of the step) at {:.1f} GFLOP/s; "
+        "{:.2f} MFLOP per sample\n",
+        gemmMs, 100 * gemmMs / step, totalGflop / (gemmMs * 1e-3), totalGflop * 1e3 / 128);
     for (size_t i = 0; i < rows.size(); ++i) json += rows[i] + (i + 1 < rows.size() ? ",\n" : "\n");
     json += fmt::format("    ], \"gemmLikeMs\": {:.4f}, \"mflopPerSample\": {:.4f}}}{}\n", gemmMs,
                         totalGflop * 1e3 / 128, t + 1 < threadCounts.size() ? "," : "");
@@ -225,17 +242,22 @@ int main(int argc, char** argv) try {
       return median(v);
     };
     const double sps = med(&ParallelMeasurement::samplesPerSecond);
-    std::cout << fmt::format("\nParallelWrapper, {} workers x 1 thread, 128 per worker, averaging every "
-                             "round ({} batches, median of {} runs)\n", cores, iterations, repeats);
-    std::cout << fmt::format("  {:.0f} samples/s; of the coordinator's wall time: averaging {:.2f}%, "
-                             "barrier wait {:.2f}%, data wait {:.2f}%\n", sps,
-                             100 * med(&ParallelMeasurement::averaging),
-                             100 * med(&ParallelMeasurement::barrier),
-                             100 * med(&ParallelMeasurement::dataWait));
-    json += fmt::format(",\n  \"parallelWrapper\": {{\"workers\": {}, \"threadsPerWorker\": 1, \"averagingFrequency\": 1, "
-                        "\"samplesPerSecond\": {:.1f}, \"averagingShare\": {:.5f}, \"barrierShare\": {:.5f}, "
-                        "\"dataWaitShare\": {:.5f}}}", cores, sps, med(&ParallelMeasurement::averaging),
-                        med(&ParallelMeasurement::barrier), med(&ParallelMeasurement::dataWait));
+    std::cout << fmt::format(
+        "\nParallelWrapper, {} workers x 1 thread, 128 per worker, averaging every "
+        "round ({} batches, median of {} runs)\n",
+        cores, iterations, repeats);
+    std::cout << fmt::format(
+        "  {:.0f} samples/s; of the coordinator's wall time: averaging {:.2f}%, "
+        "barrier wait {:.2f}%, data wait {:.2f}%\n",
+        sps, 100 * med(&ParallelMeasurement::averaging), 100 * med(&ParallelMeasurement::barrier),
+        100 * med(&ParallelMeasurement::dataWait));
+    json += fmt::format(
+        ",\n  \"parallelWrapper\": {{\"workers\": {}, \"threadsPerWorker\": 1, "
+        "\"averagingFrequency\": 1, "
+        "\"samplesPerSecond\": {:.1f}, \"averagingShare\": {:.5f}, \"barrierShare\": {:.5f}, "
+        "\"dataWaitShare\": {:.5f}}}",
+        cores, sps, med(&ParallelMeasurement::averaging), med(&ParallelMeasurement::barrier),
+        med(&ParallelMeasurement::dataWait));
   }
   json += "\n}\n";
   samples::writeJsonIfRequested(options, json);

@@ -8,6 +8,9 @@
 // Every result is also compared with the model's output for that image computed alone.
 // Everything runs on the CPU, also where a GPU is visible.
 //   bench_parallel_inference [--train-iterations 300] [--seconds 1.5] [--repeats 3] [--images 2000]
+#include <dl4cpp/dl4cpp.h>
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -17,9 +20,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <dl4cpp/dl4cpp.h>
-#include <fmt/format.h>
 
 #include "LenetConfiguration.h"
 #include "SampleSupport.h"
@@ -55,7 +55,8 @@ double median(std::vector<double> v) {
 
 double percentile(std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
-  const size_t i = std::min(sorted.size() - 1, static_cast<size_t>(q * static_cast<double>(sorted.size())));
+  const size_t i =
+      std::min(sorted.size() - 1, static_cast<size_t>(q * static_cast<double>(sorted.size())));
   return sorted[i];
 }
 
@@ -74,8 +75,11 @@ Sample measure(const Config& c, const MultiLayerNetwork& trained, const Tensor& 
   std::optional<MultiLayerNetwork> shared;
   std::mutex sharedMutex;
   if (c.workers > 0)
-    inference.emplace(ParallelInference::Builder(trained).devices({Device::cpu()}).workers(c.workers)
-                          .inferenceMode(c.mode).build());
+    inference.emplace(ParallelInference::Builder(trained)
+                          .devices({Device::cpu()})
+                          .workers(c.workers)
+                          .inferenceMode(c.mode)
+                          .build());
   else
     shared.emplace(trained.clone());  // threads: every core, as a plain model
 
@@ -98,10 +102,12 @@ Sample measure(const Config& c, const MultiLayerNetwork& trained, const Tensor& 
         }
         const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
         if (measuring) latencies[static_cast<size_t>(t)].push_back(ms);
-        diffs[static_cast<size_t>(t)] = std::max(diffs[static_cast<size_t>(t)], maxAbsDiff(out, alone[static_cast<size_t>(i)]));
+        diffs[static_cast<size_t>(t)] =
+            std::max(diffs[static_cast<size_t>(t)], maxAbsDiff(out, alone[static_cast<size_t>(i)]));
       }
     });
-  std::this_thread::sleep_for(std::chrono::duration<double>(std::min(0.3, seconds / 4)));  // warm-up
+  std::this_thread::sleep_for(
+      std::chrono::duration<double>(std::min(0.3, seconds / 4)));  // warm-up
   const InferenceStatistics before = inference ? inference->statistics() : InferenceStatistics{};
   measuring = true;
   const auto start = Clock::now();
@@ -120,7 +126,8 @@ Sample measure(const Config& c, const MultiLayerNetwork& trained, const Tensor& 
   s.p50 = percentile(all, 0.50);
   s.p99 = percentile(all, 0.99);
   if (after.batches > before.batches)
-    s.meanBatch = static_cast<double>(after.requests - before.requests) / static_cast<double>(after.batches - before.batches);
+    s.meanBatch = static_cast<double>(after.requests - before.requests) /
+                  static_cast<double>(after.batches - before.batches);
   s.maxDiff = *std::max_element(diffs.begin(), diffs.end());
   return s;
 }
@@ -128,12 +135,13 @@ Sample measure(const Config& c, const MultiLayerNetwork& trained, const Tensor& 
 }  // namespace
 
 int main(int argc, char** argv) try {
-  const samples::SampleOptions options(argc, argv,
-                                       {{"train-iterations", "LeNet training iterations, batch 128 (default 300)"},
-                                        {"seconds", "measured seconds per run (default 1.5)"},
-                                        {"repeats", "runs per configuration (default 3)"},
-                                        {"images", "MNIST test images the callers cycle through (default 2000)"},
-                                        {"data-dir", "MNIST directory"}});
+  const samples::SampleOptions options(
+      argc, argv,
+      {{"train-iterations", "LeNet training iterations, batch 128 (default 300)"},
+       {"seconds", "measured seconds per run (default 1.5)"},
+       {"repeats", "runs per configuration (default 3)"},
+       {"images", "MNIST test images the callers cycle through (default 2000)"},
+       {"data-dir", "MNIST directory"}});
   const int iterations = static_cast<int>(options.getInt("train-iterations", 300));
   const double seconds = options.getDouble("seconds", 1.5);
   const int repeats = static_cast<int>(options.getInt("repeats", 3));
@@ -156,12 +164,14 @@ int main(int argc, char** argv) try {
   MnistDataSetIterator images(imageCount, imageCount, false, false, false, 123, dir);
   const Tensor features = images.next().features;
   std::vector<Tensor> alone;  // each image's output computed alone: what every result must equal
-  for (int64_t i = 0; i < features.dim(0); ++i) alone.push_back(model.output(features.rows(i, i + 1)));
+  for (int64_t i = 0; i < features.dim(0); ++i)
+    alone.push_back(model.output(features.rows(i, i + 1)));
 
   // What one forward pass costs by batch size: batching pays only as far as the cost per example
   // falls with the batch.
-  std::cout << fmt::format("forward pass of the trained LeNet, median of 200 passes\n\n"
-                           "| threads | batch | µs per pass | µs per example |\n|---|---|---|---|\n");
+  std::cout << fmt::format(
+      "forward pass of the trained LeNet, median of 200 passes\n\n"
+      "| threads | batch | µs per pass | µs per example |\n|---|---|---|---|\n");
   for (int threads : {1, cores})
     for (int64_t batch : {1, 4, 8, 16, 32}) {
       MultiLayerNetwork replica(model.getConfiguration(), Device::cpu(), threads);
@@ -176,7 +186,8 @@ int main(int argc, char** argv) try {
         micros.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
       }
       const double m = median(micros);
-      std::cout << fmt::format("| {} | {} | {:.0f} | {:.0f} |\n", threads, batch, m, m / static_cast<double>(batch));
+      std::cout << fmt::format("| {} | {} | {:.0f} | {:.0f} |\n", threads, batch, m,
+                               m / static_cast<double>(batch));
     }
   std::cout << "\n";
   // What warm-up (one pass per batch size 1..batchLimit on each worker) adds to build().
@@ -184,12 +195,17 @@ int main(int argc, char** argv) try {
     std::vector<double> ms;
     for (int i = 0; i < 3; ++i) {
       const auto start = Clock::now();
-      ParallelInference inference =
-          ParallelInference::Builder(model).devices({Device::cpu()}).workers(2).warmUp(warm).build();
+      ParallelInference inference = ParallelInference::Builder(model)
+                                        .devices({Device::cpu()})
+                                        .workers(2)
+                                        .warmUp(warm)
+                                        .build();
       ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
     }
-    std::cout << fmt::format("ParallelInference::build(), 2 workers, batchLimit 32, warmUp({}): {:.0f} ms "
-                             "(median of 3)\n", warm, median(ms));
+    std::cout << fmt::format(
+        "ParallelInference::build(), 2 workers, batchLimit 32, warmUp({}): {:.0f} ms "
+        "(median of 3)\n",
+        warm, median(ms));
   }
   std::cout << "\n";
 
@@ -205,10 +221,12 @@ int main(int argc, char** argv) try {
     for (size_t i = 0; i < configs.size(); ++i)
       results[i].push_back(measure(configs[i], model, features, alone, seconds));
 
-  std::cout << fmt::format("LeNet trained {} iterations ({:.1f} s), test accuracy {:.2f}%; {} MNIST test "
-                           "images, 1 per request; {} cores; {:.1f} s per run, median of {} runs\n\n",
-                           iterations, trainSeconds, 100 * accuracy, features.dim(0), cores, seconds, repeats);
-  std::cout << "| callers | setup | threads/worker | requests/s | p50 ms | p99 ms | requests/batch | max diff vs alone |\n"
+  std::cout << fmt::format(
+      "LeNet trained {} iterations ({:.1f} s), test accuracy {:.2f}%; {} MNIST test "
+      "images, 1 per request; {} cores; {:.1f} s per run, median of {} runs\n\n",
+      iterations, trainSeconds, 100 * accuracy, features.dim(0), cores, seconds, repeats);
+  std::cout << "| callers | setup | threads/worker | requests/s | p50 ms | p99 ms | requests/batch "
+               "| max diff vs alone |\n"
                "|---|---|---|---|---|---|---|---|\n";
   for (size_t i = 0; i < configs.size(); ++i) {
     const Config& c = configs[i];
@@ -219,9 +237,10 @@ int main(int argc, char** argv) try {
     };
     float diff = 0;
     for (const Sample& s : results[i]) diff = std::max(diff, s.maxDiff);
-    std::cout << fmt::format("| {} | {} | {} | {:.0f} | {:.3f} | {:.3f} | {:.2f} | {:.1e} |\n", c.callers, c.name(),
-                             c.workers == 0 ? cores : std::max(1, cores / c.workers), med(&Sample::requestsPerSecond),
-                             med(&Sample::p50), med(&Sample::p99), med(&Sample::meanBatch), diff);
+    std::cout << fmt::format(
+        "| {} | {} | {} | {:.0f} | {:.3f} | {:.3f} | {:.2f} | {:.1e} |\n", c.callers, c.name(),
+        c.workers == 0 ? cores : std::max(1, cores / c.workers), med(&Sample::requestsPerSecond),
+        med(&Sample::p50), med(&Sample::p99), med(&Sample::meanBatch), diff);
   }
   return 0;
 } catch (const std::exception& e) {

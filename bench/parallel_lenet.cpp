@@ -13,6 +13,9 @@
 // thread with its own iterator and nothing shared: the most N cores give this workload with no
 // averaging, barrier or data pipeline at all (caches, memory bandwidth and the host's other
 // tenants are shared all the same). "vs independent" divides a wrapper with N workers by it.
+#include <dl4cpp/dl4cpp.h>
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -22,9 +25,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <dl4cpp/dl4cpp.h>
-#include <fmt/format.h>
 
 #include "LenetConfiguration.h"
 #include "SampleSupport.h"
@@ -40,8 +40,8 @@ struct Config {
   int threads = 1;  // per worker (or of the single model)
   int frequency = 1;
   TrainingMode mode = TrainingMode::AVERAGING;
-  int batch = 128;  // per worker
-  bool pin = false;  // ParallelWrapper::Builder::bindToCores
+  int batch = 128;           // per worker
+  bool pin = false;          // ParallelWrapper::Builder::bindToCores
   bool independent = false;  // `workers` separate single models, no ParallelWrapper
 };
 
@@ -112,8 +112,10 @@ Sample measureIndependent(const Config& c, Device device, int examples, const st
 }
 
 Sample measure(const Config& c, Device device, MnistDataSetIterator& train) {
-  // The single model trains on `device`; a wrapper's root stays on the CPU, its workers on `device`.
-  MultiLayerNetwork model(samples::lenetConfiguration(), c.workers == 0 ? device : Device::cpu(), c.threads);
+  // The single model trains on `device`; a wrapper's root stays on the CPU, its workers on
+  // `device`.
+  MultiLayerNetwork model(samples::lenetConfiguration(), c.workers == 0 ? device : Device::cpu(),
+                          c.threads);
   model.init();
   Sample s;
   train.reset();
@@ -127,12 +129,19 @@ Sample measure(const Config& c, Device device, MnistDataSetIterator& train) {
       examples += batch.numExamples();
       model.fit(batch);
     }
-    s.samplesPerSecond = static_cast<double>(examples) / std::chrono::duration<double>(Clock::now() - start).count();
+    s.samplesPerSecond =
+        static_cast<double>(examples) / std::chrono::duration<double>(Clock::now() - start).count();
     return s;
   }
-  auto wrapper = ParallelWrapper::Builder(model).workers(c.workers).threadsPerWorker(c.threads)
-                     .averagingFrequency(c.frequency).trainingMode(c.mode).prefetchBuffer(24)
-                     .bindToCores(c.pin).devices({device}).build();
+  auto wrapper = ParallelWrapper::Builder(model)
+                     .workers(c.workers)
+                     .threadsPerWorker(c.threads)
+                     .averagingFrequency(c.frequency)
+                     .trainingMode(c.mode)
+                     .prefetchBuffer(24)
+                     .bindToCores(c.pin)
+                     .devices({device})
+                     .build();
   std::vector<DataSet> warmup;
   for (int i = 0; i < 2 * c.workers && train.hasNext(); ++i) warmup.push_back(train.next());
   ListDataSetIterator warm(warmup, c.batch);
@@ -152,12 +161,13 @@ Sample measure(const Config& c, Device device, MnistDataSetIterator& train) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  const samples::SampleOptions options(argc, argv,
-                                       {{"examples", "training examples per measurement (default 7680)"},
-                                        {"repeats", "measurements per configuration (default 3)"},
-                                        {"json", "also write the results to this JSON file"},
-                                        {"data-dir", "MNIST directory"},
-                                        {"device", "cpu | cuda: where the models train (default cpu)"}});
+  const samples::SampleOptions options(
+      argc, argv,
+      {{"examples", "training examples per measurement (default 7680)"},
+       {"repeats", "measurements per configuration (default 3)"},
+       {"json", "also write the results to this JSON file"},
+       {"data-dir", "MNIST directory"},
+       {"device", "cpu | cuda: where the models train (default cpu)"}});
   const int examples = static_cast<int>(options.getInt("examples", 7680));
   const int repeats = static_cast<int>(options.getInt("repeats", 3));
   const std::string dir = options.getString("data-dir", "");
@@ -183,7 +193,8 @@ int main(int argc, char** argv) try {
   configs.push_back({"shared gradients", 2, 1, 1, TrainingMode::SHARED_GRADIENTS, 64});
   // What binding workers to cores buys.
   for (int batch : {128, 64})
-    if (device.isCpu()) configs.push_back({"averaging, pinned", 2, 1, 3, TrainingMode::AVERAGING, batch, true});
+    if (device.isCpu())
+      configs.push_back({"averaging, pinned", 2, 1, 3, TrainingMode::AVERAGING, batch, true});
 
   std::vector<std::vector<Sample>> results(configs.size());
   for (int r = 0; r < repeats; ++r)
@@ -222,8 +233,9 @@ int main(int argc, char** argv) try {
     }
     return std::nullopt;
   };
-  std::cout << fmt::format("LeNet on MNIST on {}, {} examples per run, median of {} runs, {} cores\n\n",
-                           device.toString(), examples, repeats, cores);
+  std::cout << fmt::format(
+      "LeNet on MNIST on {}, {} examples per run, median of {} runs, {} cores\n\n",
+      device.toString(), examples, repeats, cores);
   std::cout << fmt::format(
       "{:<20} {:>7} {:>8} {:>6} {:>4} {:>10} {:>9} {:>12} {:>15} {:>10} {:>9} {:>10}\n", "mode",
       "workers", "threads", "batch", "k", "samples/s", "vs 1x1", "vs 1 worker", "vs independent",

@@ -5,7 +5,11 @@
 // noisy machine; each cell is the median of --calls timings. `diff` is the largest difference
 // between the two results relative to the largest magnitude, a check that both computed the same.
 //   bench_sgemm [--calls 200]
+#include <dl4cpp/dl4cpp.h>
+#include <dl4cpp/nn/backend/cpu/Sgemm.h>
+#include <fmt/format.h>
 #include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,11 +18,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/backend/cpu/Sgemm.h>
-#include <fmt/format.h>
-#include <oneapi/dnnl/dnnl.h>
 
 #include "SampleSupport.h"
 

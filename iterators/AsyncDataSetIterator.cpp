@@ -1,3 +1,5 @@
+#include <concurrentqueue/blockingconcurrentqueue.h>
+#include <concurrentqueue/lightweightsemaphore.h>
 #include <dl4cpp/iterators/AsyncDataSetIterator.h>
 
 #include <atomic>
@@ -8,9 +10,6 @@
 #include <string>
 #include <thread>
 #include <utility>
-
-#include <concurrentqueue/blockingconcurrentqueue.h>
-#include <concurrentqueue/lightweightsemaphore.h>
 
 namespace dl4cpp {
 
@@ -198,8 +197,9 @@ DataSetIterator& checkedSource(const std::unique_ptr<DataSetIterator>& source) {
 AsyncDataSetIterator::AsyncDataSetIterator(DataSetIterator& source, int queueSize)
     : source_(source), queueSize_(checkedQueueSize(queueSize)), impl_(std::make_unique<Impl>()) {
   if (!source_.asyncSupported())
-    throw ConfigError("AsyncDataSetIterator: the source iterator does not support asynchronous "
-                      "prefetching (asyncSupported() is false; it may itself be asynchronous)");
+    throw ConfigError(
+        "AsyncDataSetIterator: the source iterator does not support asynchronous "
+        "prefetching (asyncSupported() is false; it may itself be asynchronous)");
   refreshMetadata();
 }
 
@@ -242,8 +242,9 @@ DataSet AsyncDataSetIterator::next() {
 
 void AsyncDataSetIterator::reset() {
   if (!resetSupported_)
-    throw DataError("AsyncDataSetIterator::reset(): the source iterator does not support reset, "
-                    "so it cannot serve another epoch");
+    throw DataError(
+        "AsyncDataSetIterator::reset(): the source iterator does not support reset, "
+        "so it cannot serve another epoch");
   impl_->stop();  // from here on the source is used by this thread only
   impl_->failure = nullptr;
   try {
@@ -260,6 +261,8 @@ double AsyncDataSetIterator::consumerWaitSeconds() const {
   return static_cast<double>(impl_->waitNanos.load(std::memory_order_relaxed)) * 1e-9;
 }
 
-void AsyncDataSetIterator::resetStatistics() { impl_->waitNanos.store(0, std::memory_order_relaxed); }
+void AsyncDataSetIterator::resetStatistics() {
+  impl_->waitNanos.store(0, std::memory_order_relaxed);
+}
 
 }  // namespace dl4cpp

@@ -13,11 +13,11 @@
 //    be thread-safe.
 //  - The DataSets returned own or share storage that the iterator no longer writes to, so a
 //    caller may keep a batch after calling next() again.
-#include <cstdint>
-#include <string>
-
 #include <dl4cpp/iterators/DataSet.h>
 #include <dl4cpp/nn/Error.h>
+
+#include <cstdint>
+#include <string>
 
 namespace dl4cpp {
 

@@ -24,7 +24,8 @@ bool digits(std::string_view s) {
 
 // Exactly the names fileName() makes; temporary files ("...dl4cpp.tmp-...") do not match.
 bool isCheckpointName(std::string_view name) {
-  if (name.size() != kPrefix.size() + kIterationDigits + kEpochPart.size() + kEpochDigits + kSuffix.size())
+  if (name.size() !=
+      kPrefix.size() + kIterationDigits + kEpochPart.size() + kEpochDigits + kSuffix.size())
     return false;
   if (name.substr(0, kPrefix.size()) != kPrefix) return false;
   name.remove_prefix(kPrefix.size());
@@ -58,13 +59,15 @@ std::vector<std::filesystem::path> Checkpoints::list(const std::filesystem::path
   std::filesystem::directory_iterator it(directory, ec);
   if (ec) {
     if (ec == std::errc::no_such_file_or_directory) return found;
-    throw IoError(fmt::format("cannot list checkpoint directory {}: {}", directory.string(), ec.message()));
+    throw IoError(
+        fmt::format("cannot list checkpoint directory {}: {}", directory.string(), ec.message()));
   }
   for (const auto& entry : it)
     if (isCheckpointName(entry.path().filename().string())) found.push_back(entry.path());
   // Zero-padded names: lexicographic order is (iteration, epoch) order.
-  std::sort(found.begin(), found.end(),
-            [](const auto& a, const auto& b) { return a.filename().string() < b.filename().string(); });
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    return a.filename().string() < b.filename().string();
+  });
   return found;
 }
 
@@ -96,12 +99,14 @@ void Checkpoints::requireNoneAfter(const std::filesystem::path& directory, int64
 
 std::filesystem::path Checkpoints::write(const MultiLayerNetwork& model,
                                          const std::filesystem::path& directory, int keepLast) {
-  if (keepLast < 1) throw ConfigError(fmt::format("Checkpoints::write: keepLast must be >= 1, got {}", keepLast));
+  if (keepLast < 1)
+    throw ConfigError(fmt::format("Checkpoints::write: keepLast must be >= 1, got {}", keepLast));
   requireNoneAfter(directory, model.getIterationCount(), model.getEpochCount());
   std::error_code ec;
   std::filesystem::create_directories(directory, ec);
   if (ec)
-    throw IoError(fmt::format("cannot create checkpoint directory {}: {}", directory.string(), ec.message()));
+    throw IoError(
+        fmt::format("cannot create checkpoint directory {}: {}", directory.string(), ec.message()));
   const auto path = directory / fileName(model.getIterationCount(), model.getEpochCount());
   ModelSerializer::writeModel(model, path, true);
   // Only once the new checkpoint is safely on disk may older ones go, with the temporaries of
@@ -110,7 +115,8 @@ std::filesystem::path Checkpoints::write(const MultiLayerNetwork& model,
   for (size_t i = 0; i + static_cast<size_t>(keepLast) < all.size(); ++i) {
     std::filesystem::remove(all[i], ec);
     if (ec)
-      throw IoError(fmt::format("cannot delete old checkpoint {}: {}", all[i].string(), ec.message()));
+      throw IoError(
+          fmt::format("cannot delete old checkpoint {}: {}", all[i].string(), ec.message()));
   }
   removeStaleTemporaries(directory, isCheckpointName);
   return path;

@@ -27,13 +27,13 @@
 // those of its directory that no process holds: the writer of a temporary keeps it locked
 // (flock) until it is renamed into place, so a save in progress, by this process or another, is
 // never touched (removeStaleTemporaries, AtomicFile.h). Other files are never touched.
+#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 
 namespace dl4cpp::parallel {
 

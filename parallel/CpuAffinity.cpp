@@ -1,5 +1,4 @@
 #include <dl4cpp/parallel/CpuAffinity.h>
-
 #include <pthread.h>
 #include <sched.h>
 

@@ -1,4 +1,5 @@
 #include <dl4cpp/parallel/ParallelInference.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +10,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace dl4cpp::parallel {
 
@@ -77,25 +76,30 @@ struct ParallelInference::Impl {
   void stop();
 };
 
-// --- Caller side ----------------------------------------------------------------------------------
+// --- Caller side
+// ----------------------------------------------------------------------------------
 
 int64_t ParallelInference::Impl::validate(const Tensor& f) const {
   if (f.empty() || f.rank() < 2 || f.dim(0) == 0 || f.numel() != f.dim(0) * inputSize)
-    throw ShapeError(fmt::format("ParallelInference::output: features {} do not match the model's "
-                                 "input type {} (expected [N, {}] with N > 0, or [N, ...] holding "
-                                 "N * {} values)",
-                                 f.shape().toString(), inputType.toString(), inputSize, inputSize));
+    throw ShapeError(
+        fmt::format("ParallelInference::output: features {} do not match the model's "
+                    "input type {} (expected [N, {}] with N > 0, or [N, ...] holding "
+                    "N * {} values)",
+                    f.shape().toString(), inputType.toString(), inputSize, inputSize));
   if (!f.device().isCpu())
-    throw ShapeError(fmt::format("ParallelInference::output: features live on {}; pass a host (cpu) "
-                                 "tensor", f.device().toString()));
+    throw ShapeError(
+        fmt::format("ParallelInference::output: features live on {}; pass a host (cpu) "
+                    "tensor",
+                    f.device().toString()));
   if (rejectNonFinite) {
     const float* p = f.data();
     const int64_t n = f.numel();
     for (int64_t i = 0; i < n; ++i)
       if (!std::isfinite(p[i]))
-        throw DataError(fmt::format("ParallelInference::output: features hold {} at example {}, "
-                                    "value {} (rejectNonFinite is on)",
-                                    p[i], i / inputSize, i % inputSize));
+        throw DataError(
+            fmt::format("ParallelInference::output: features hold {} at example {}, "
+                        "value {} (rejectNonFinite is on)",
+                        p[i], i / inputSize, i % inputSize));
   }
   return f.dim(0);
 }
@@ -106,18 +110,22 @@ Tensor ParallelInference::Impl::submit(const Tensor& features, int64_t rows) {
   request.rows = rows;
   {
     std::unique_lock lock(mutex);
-    if (stopping) throw InferenceShutDownError("ParallelInference::output: called after shutdown()");
+    if (stopping)
+      throw InferenceShutDownError("ParallelInference::output: called after shutdown()");
     if (static_cast<int>(queue.size()) >= queueLimit) {
       if (policy == QueueFullPolicy::FAIL) {
         ++stats.rejectedRequests;
-        throw QueueFullError(fmt::format("ParallelInference::output: {} requests are already "
-                                         "waiting (queueLimit {}, QueueFullPolicy::FAIL)",
-                                         queue.size(), queueLimit));
+        throw QueueFullError(
+            fmt::format("ParallelInference::output: {} requests are already "
+                        "waiting (queueLimit {}, QueueFullPolicy::FAIL)",
+                        queue.size(), queueLimit));
       }
-      spaceAvailable.wait(lock, [&] { return stopping || static_cast<int>(queue.size()) < queueLimit; });
+      spaceAvailable.wait(lock,
+                          [&] { return stopping || static_cast<int>(queue.size()) < queueLimit; });
       if (stopping)
-        throw InferenceShutDownError("ParallelInference::output: shut down while waiting for room "
-                                     "in the queue");
+        throw InferenceShutDownError(
+            "ParallelInference::output: shut down while waiting for room "
+            "in the queue");
     }
     queue.push_back(&request);
     workAvailable.notify_one();
@@ -127,7 +135,8 @@ Tensor ParallelInference::Impl::submit(const Tensor& features, int64_t rows) {
   return std::move(request.result);
 }
 
-// --- Worker side ----------------------------------------------------------------------------------
+// --- Worker side
+// ----------------------------------------------------------------------------------
 
 void ParallelInference::Impl::takeBatch(std::vector<Request*>& batch) {
   batch.push_back(queue.front());
@@ -157,7 +166,8 @@ void ParallelInference::Impl::workerLoop(int worker) {
   // The replica and its DeviceContext are created here, on the thread that will use them. The old
   // replica serves on unless the new one is complete.
   auto rebuild = [&](std::shared_ptr<const ModelSource> from) {
-    auto r = std::make_unique<MultiLayerNetwork>(from->model.getConfiguration(), device, threadsPerWorker);
+    auto r = std::make_unique<MultiLayerNetwork>(from->model.getConfiguration(), device,
+                                                 threadsPerWorker);
     r->init();
     r->setParams(from->model.params());
     warm(*r);
@@ -232,14 +242,16 @@ void ParallelInference::Impl::workerLoop(int worker) {
         swapped = true;
       }
       if (listener)
-        listener(InferenceBatch{worker, static_cast<int>(batch.size()), examples, current->version});
+        listener(
+            InferenceBatch{worker, static_cast<int>(batch.size()), examples, current->version});
       if (batch.size() == 1) {
         out = replica->output(*batch.front()->features);
       } else {
         if (staging.empty()) staging = Tensor(Shape{batchLimit, inputSize});
         Tensor input = staging.view(0, Shape{examples, inputSize});
         float* dst = input.data();
-        for (const Request* r : batch) dst = std::copy_n(r->features->data(), r->features->numel(), dst);
+        for (const Request* r : batch)
+          dst = std::copy_n(r->features->data(), r->features->numel(), dst);
         out = replica->output(input);
       }
     } catch (...) {
@@ -295,22 +307,28 @@ void ParallelInference::Impl::stop() {
     if (t.joinable()) t.join();
 }
 
-// --- Builder ---------------------------------------------------------------------------------------
+// --- Builder
+// ---------------------------------------------------------------------------------------
 
 ParallelInference ParallelInference::Builder::build() {
   if (!model_->isInitialized())
     throw ConfigError("ParallelInference::Builder: the model must be initialised (call init())");
-  if (workers_ < 0) throw ConfigError(fmt::format("ParallelInference: workers must be >= 1, got {}", workers_));
+  if (workers_ < 0)
+    throw ConfigError(fmt::format("ParallelInference: workers must be >= 1, got {}", workers_));
   if (batchLimit_ < 1)
-    throw ConfigError(fmt::format("ParallelInference: batchLimit must be >= 1, got {}", batchLimit_));
+    throw ConfigError(
+        fmt::format("ParallelInference: batchLimit must be >= 1, got {}", batchLimit_));
   if (queueLimit_ < 1)
-    throw ConfigError(fmt::format("ParallelInference: queueLimit must be >= 1, got {}", queueLimit_));
+    throw ConfigError(
+        fmt::format("ParallelInference: queueLimit must be >= 1, got {}", queueLimit_));
   if (threadsPerWorker_ < 0)
-    throw ConfigError(fmt::format("ParallelInference: threadsPerWorker must be >= 1, got {}", threadsPerWorker_));
+    throw ConfigError(
+        fmt::format("ParallelInference: threadsPerWorker must be >= 1, got {}", threadsPerWorker_));
   for (const Device& d : devices_)
     if (!isVisible(d))
-      throw ConfigError(fmt::format("ParallelInference: device {} is not visible ({} CUDA device(s))",
-                                    d.toString(), cudaDeviceCount()));
+      throw ConfigError(
+          fmt::format("ParallelInference: device {} is not visible ({} CUDA device(s))",
+                      d.toString(), cudaDeviceCount()));
 
   auto impl = std::make_unique<Impl>();
   impl->mode = mode_;
@@ -352,7 +370,8 @@ ParallelInference ParallelInference::Builder::build() {
   return inference;
 }
 
-// --- ParallelInference -----------------------------------------------------------------------------
+// --- ParallelInference
+// -----------------------------------------------------------------------------
 
 ParallelInference::ParallelInference(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ParallelInference::~ParallelInference() { shutdown(); }
@@ -373,16 +392,21 @@ Tensor ParallelInference::output(const Tensor& features) {
 }
 
 void ParallelInference::updateModel(const MultiLayerNetwork& model) {
-  if (!impl_) throw InferenceShutDownError("ParallelInference::updateModel: this object was moved from");
+  if (!impl_)
+    throw InferenceShutDownError("ParallelInference::updateModel: this object was moved from");
   if (!model.isInitialized())
-    throw ConfigError("ParallelInference::updateModel: the model must be initialised (call init())");
+    throw ConfigError(
+        "ParallelInference::updateModel: the model must be initialised (call init())");
   const MultiLayerConfiguration& conf = model.getConfiguration();
-  if (conf.inputType.flatSize() != impl_->inputSize || conf.outputType.flatSize() != impl_->outputSize)
-    throw ConfigError(fmt::format("ParallelInference::updateModel: the new model maps {} inputs to {} "
-                                  "outputs; the served one maps {} to {} (they must agree)",
-                                  conf.inputType.flatSize(), conf.outputType.flatSize(),
-                                  impl_->inputSize, impl_->outputSize));
-  auto next = std::make_shared<ModelSource>(ModelSource{model.clone(), 0});  // copied outside the lock
+  if (conf.inputType.flatSize() != impl_->inputSize ||
+      conf.outputType.flatSize() != impl_->outputSize)
+    throw ConfigError(
+        fmt::format("ParallelInference::updateModel: the new model maps {} inputs to {} "
+                    "outputs; the served one maps {} to {} (they must agree)",
+                    conf.inputType.flatSize(), conf.outputType.flatSize(), impl_->inputSize,
+                    impl_->outputSize));
+  auto next =
+      std::make_shared<ModelSource>(ModelSource{model.clone(), 0});  // copied outside the lock
   std::lock_guard lock(impl_->mutex);
   if (impl_->stopping)
     throw InferenceShutDownError("ParallelInference::updateModel: called after shutdown()");

@@ -37,15 +37,15 @@
 //
 // Thread-safety: output(), updateModel(), statistics() and shutdown() may be called from any
 // threads at once; a batch listener (which runs on a worker) must not call output() or shutdown().
-#include <cstdint>
-#include <functional>
-#include <memory>
-#include <vector>
-
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <dl4cpp/nn/tensor/Device.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 #include <dl4cpp/parallel/InferenceErrors.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
 
 namespace dl4cpp::parallel {
 
@@ -63,9 +63,11 @@ struct InferenceStatistics {
   int64_t maxBatchRequests = 0;  // most requests in one forward pass
   int64_t maxBatchExamples = 0;  // most rows in one forward pass
   int64_t modelUpdates = 0;      // updateModel() calls
-  int64_t replicaSwaps = 0;      // replicas rebuilt for a new model (per worker, idle or at a batch)
-  int64_t queuedRequests = 0;    // waiting to be taken right now
-  double meanBatchRequests() const { return batches > 0 ? static_cast<double>(requests) / batches : 0; }
+  int64_t replicaSwaps = 0;    // replicas rebuilt for a new model (per worker, idle or at a batch)
+  int64_t queuedRequests = 0;  // waiting to be taken right now
+  double meanBatchRequests() const {
+    return batches > 0 ? static_cast<double>(requests) / batches : 0;
+  }
 };
 
 // What a batch listener is told before each forward pass (on the worker's thread).
@@ -128,27 +130,57 @@ class ParallelInference::Builder {
   // Default: one per device (with the CPU alone, one), as ParallelWrapper. For requests of a few
   // examples on a CPU, workers(cores).threadsPerWorker(1) serves several times more (one image is
   // too little work to split across threads; docs/inference.md has the figures).
-  Builder& workers(int n) { workers_ = n; return *this; }
+  Builder& workers(int n) {
+    workers_ = n;
+    return *this;
+  }
   // Where worker w runs: devices[w % devices.size()] (default: every visible GPU, else the CPU).
-  Builder& devices(std::vector<Device> d) { devices_ = std::move(d); return *this; }
+  Builder& devices(std::vector<Device> d) {
+    devices_ = std::move(d);
+    return *this;
+  }
   // BATCHED: most examples gathered into one forward pass (default 32, >= 1).
-  Builder& batchLimit(int n) { batchLimit_ = n; return *this; }
+  Builder& batchLimit(int n) {
+    batchLimit_ = n;
+    return *this;
+  }
   // Most requests waiting to be taken by a worker (default 64, >= 1).
-  Builder& queueLimit(int n) { queueLimit_ = n; return *this; }
-  Builder& inferenceMode(InferenceMode m) { mode_ = m; return *this; }  // default BATCHED
-  Builder& queueFullPolicy(QueueFullPolicy p) { policy_ = p; return *this; }  // default BLOCK
+  Builder& queueLimit(int n) {
+    queueLimit_ = n;
+    return *this;
+  }
+  Builder& inferenceMode(InferenceMode m) {
+    mode_ = m;
+    return *this;
+  }  // default BATCHED
+  Builder& queueFullPolicy(QueueFullPolicy p) {
+    policy_ = p;
+    return *this;
+  }  // default BLOCK
   // CPU threads per worker (default: cores / workers, at least 1).
-  Builder& threadsPerWorker(int n) { threadsPerWorker_ = n; return *this; }
+  Builder& threadsPerWorker(int n) {
+    threadsPerWorker_ = n;
+    return *this;
+  }
   // What shutdown() does with queued requests: serve them (true, the default) or fail them.
-  Builder& drainOnShutdown(bool b) { drain_ = b; return *this; }
+  Builder& drainOnShutdown(bool b) {
+    drain_ = b;
+    return *this;
+  }
   // Refuse features holding NaN or Inf with a DataError naming the example (default true): a
   // service answers such a request with an error instead of a NaN row.
-  Builder& rejectNonFinite(bool b) { rejectNonFinite_ = b; return *this; }
+  Builder& rejectNonFinite(bool b) {
+    rejectNonFinite_ = b;
+    return *this;
+  }
   // Before serving, each worker runs one forward pass (on zeros) per batch size it will see
   // (BATCHED: 1..batchLimit; SEQUENTIAL: 1 example), so the oneDNN primitives for those shapes
   // exist before the first request instead of being created while it waits. Repeated after each
   // updateModel(). Default true.
-  Builder& warmUp(bool b) { warmUp_ = b; return *this; }
+  Builder& warmUp(bool b) {
+    warmUp_ = b;
+    return *this;
+  }
   // Called on the worker's thread before each forward pass (metrics, tracing), by several workers
   // at once when there are several. An exception it throws fails that batch, as one from the
   // forward pass would. It must not call output() or shutdown(): both may wait for this worker.

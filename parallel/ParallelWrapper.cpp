@@ -1,17 +1,15 @@
+#include <dl4cpp/iterators/AsyncDataSetIterator.h>
+#include <dl4cpp/nn/backend/cuda/CudaMemory.h>
+#include <dl4cpp/parallel/CpuAffinity.h>
 #include <dl4cpp/parallel/ParallelWrapper.h>
+#include <dl4cpp/parallel/ParameterAverager.h>
+#include <dl4cpp/parallel/WorkerPool.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
-
-#include <fmt/format.h>
-
-#include <dl4cpp/iterators/AsyncDataSetIterator.h>
-#include <dl4cpp/nn/backend/cuda/CudaMemory.h>
-#include <dl4cpp/parallel/CpuAffinity.h>
-#include <dl4cpp/parallel/ParameterAverager.h>
-#include <dl4cpp/parallel/WorkerPool.h>
 
 namespace dl4cpp::parallel {
 
@@ -52,10 +50,12 @@ struct ParallelWrapper::Impl {
   std::optional<Checkpoint> checkpoint;
   std::filesystem::path checkpointDirectory;
   int keepLast = 3;
-  int64_t checkpointMark = 0;  // Iterations policy: the root's iteration count at the last checkpoint
+  int64_t checkpointMark =
+      0;  // Iterations policy: the root's iteration count at the last checkpoint
 
   std::unique_ptr<WorkerPool> pool;
-  std::vector<std::unique_ptr<MultiLayerNetwork>> replicas;  // replicas[w]: built and used by worker w
+  std::vector<std::unique_ptr<MultiLayerNetwork>>
+      replicas;  // replicas[w]: built and used by worker w
   std::vector<Tensor> replicaParams, replicaStates, replicaGradients;
   // Where averages are written: every replica and the root (updater state: the root, plus the
   // replicas when averageUpdaters). The root's entries are refreshed by every fit(), in case the
@@ -121,7 +121,8 @@ struct ParallelWrapper::Impl {
       ++r.iterations;
     }
     // Replicas are identical in SHARED_GRADIENTS: worker 0 adds the l2 term for all.
-    if (mode == TrainingMode::SHARED_GRADIENTS && w == 0) regularization = model.calcRegularizationScore();
+    if (mode == TrainingMode::SHARED_GRADIENTS && w == 0)
+      regularization = model.calcRegularizationScore();
     r.finished = Clock::now();
     r.compute = seconds(r.finished - start);
   }
@@ -162,7 +163,8 @@ struct ParallelWrapper::Impl {
       if (from.device().isCpu() && to.device().isCpu())
         std::copy(from.data() + begin, from.data() + end, to.data() + begin);
       else
-        cuda::copyFloats(to.data() + begin, to.device(), from.data() + begin, from.device(), end - begin);
+        cuda::copyFloats(to.data() + begin, to.device(), from.data() + begin, from.device(),
+                         end - begin);
     };
     auto [begin, end] = ParameterAverager::slice(root->numParams(), w, workers());
     copySlice(first.params(), root->params(), begin, end);
@@ -198,18 +200,23 @@ struct ParallelWrapper::Impl {
   void fitEpoch(DataSetIterator& iterator, int64_t alreadyTrained = 0);
 };
 
-// --- Builder ---------------------------------------------------------------------------------------
+// --- Builder
+// ---------------------------------------------------------------------------------------
 
 ParallelWrapper ParallelWrapper::Builder::build() {
   if (!model_->isInitialized())
     throw ConfigError("ParallelWrapper::Builder: the model must be initialised (call init())");
-  if (workers_ < 0) throw ConfigError(fmt::format("ParallelWrapper: workers must be >= 1, got {}", workers_));
+  if (workers_ < 0)
+    throw ConfigError(fmt::format("ParallelWrapper: workers must be >= 1, got {}", workers_));
   if (frequency_ < 1)
-    throw ConfigError(fmt::format("ParallelWrapper: averagingFrequency must be >= 1, got {}", frequency_));
+    throw ConfigError(
+        fmt::format("ParallelWrapper: averagingFrequency must be >= 1, got {}", frequency_));
   if (prefetch_ < 0)
-    throw ConfigError(fmt::format("ParallelWrapper: prefetchBuffer must be >= 0, got {}", prefetch_));
+    throw ConfigError(
+        fmt::format("ParallelWrapper: prefetchBuffer must be >= 0, got {}", prefetch_));
   if (threadsPerWorker_ < 0)
-    throw ConfigError(fmt::format("ParallelWrapper: threadsPerWorker must be >= 0, got {}", threadsPerWorker_));
+    throw ConfigError(
+        fmt::format("ParallelWrapper: threadsPerWorker must be >= 0, got {}", threadsPerWorker_));
   for (const Device& d : devices_)
     if (!isVisible(d))
       throw ConfigError(fmt::format("ParallelWrapper: device {} is not visible ({} CUDA device(s))",
@@ -226,7 +233,8 @@ ParallelWrapper ParallelWrapper::Builder::build() {
   impl->listeners = listeners_;
   if (checkpoint_) {
     if (keepLast_ < 1)
-      throw ConfigError(fmt::format("ParallelWrapper: checkpointEvery keepLast must be >= 1, got {}", keepLast_));
+      throw ConfigError(
+          fmt::format("ParallelWrapper: checkpointEvery keepLast must be >= 1, got {}", keepLast_));
     if (checkpointDirectory_.empty())
       throw ConfigError("ParallelWrapper: checkpointEvery needs a directory");
     impl->checkpoint = checkpoint_;
@@ -248,7 +256,8 @@ ParallelWrapper ParallelWrapper::Builder::build() {
   const bool pin = impl->bindToCores && workers * impl->threadsPerWorker <= allowedCoreCount();
   p->pool->run([p, pin](int w) {
     const Device device = p->devices[static_cast<size_t>(w) % p->devices.size()];
-    if (pin && device.isCpu()) pinCurrentThreadToCores(w * p->threadsPerWorker, p->threadsPerWorker);
+    if (pin && device.isCpu())
+      pinCurrentThreadToCores(w * p->threadsPerWorker, p->threadsPerWorker);
     auto replica = std::make_unique<MultiLayerNetwork>(p->root->getConfiguration(), device,
                                                        p->threadsPerWorker);
     replica->init();
@@ -260,7 +269,7 @@ ParallelWrapper ParallelWrapper::Builder::build() {
     impl->replicaGradients.push_back(r->gradient());
   }
   impl->paramDestinations = impl->replicaParams;
-  impl->paramDestinations.push_back(Tensor());   // the root's, set by each fit()
+  impl->paramDestinations.push_back(Tensor());  // the root's, set by each fit()
   impl->stateDestinations = {Tensor()};
   if (impl->averageUpdaters)
     impl->stateDestinations.insert(impl->stateDestinations.end(), impl->replicaStates.begin(),
@@ -268,7 +277,8 @@ ParallelWrapper ParallelWrapper::Builder::build() {
   return ParallelWrapper(std::move(impl));
 }
 
-// --- ParallelWrapper -------------------------------------------------------------------------------
+// --- ParallelWrapper
+// -------------------------------------------------------------------------------
 
 ParallelWrapper::ParallelWrapper(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ParallelWrapper::~ParallelWrapper() { close(); }
@@ -304,8 +314,9 @@ void ParallelWrapper::fit(DataSetIterator& iterator, int epochs) {
   for (int e = 0; e < epochs && !impl_->stopRequested; ++e) {
     if (e > 0) {
       if (!iterator.resetSupported())
-        throw DataError("ParallelWrapper::fit(iterator, epochs): the iterator cannot be reset, "
-                        "so it cannot serve more than one epoch");
+        throw DataError(
+            "ParallelWrapper::fit(iterator, epochs): the iterator cannot be reset, "
+            "so it cannot serve more than one epoch");
       iterator.reset();
     }
     impl_->fitEpoch(iterator);
@@ -319,15 +330,17 @@ void ParallelWrapper::resume(DataSetIterator& iterator, int totalEpochs) {
   const int64_t trained = root.getMinibatchesInEpoch();
   if (finished >= totalEpochs) return;
   if (finished > 0 && !iterator.resetSupported())
-    throw DataError("ParallelWrapper::resume: the iterator cannot be reset, so it cannot replay "
-                    "the epochs the run had finished");
+    throw DataError(
+        "ParallelWrapper::resume: the iterator cannot be reset, so it cannot replay "
+        "the epochs the run had finished");
   // The original run reset its iterator once before each epoch after the first.
   for (int e = 0; e < finished; ++e) iterator.reset();
   for (int64_t i = 0; i < trained; ++i) {
     if (!iterator.hasNext())
-      throw DataError(fmt::format("ParallelWrapper::resume: the model had trained {} minibatches "
-                                  "of epoch {}, but the iterator holds only {}",
-                                  trained, finished, i));
+      throw DataError(
+          fmt::format("ParallelWrapper::resume: the model had trained {} minibatches "
+                      "of epoch {}, but the iterator holds only {}",
+                      trained, finished, i));
     iterator.next();
   }
   impl_->fitEpoch(iterator, trained);
@@ -388,9 +401,10 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator, int64_t alreadyT
     double score = lossSum / static_cast<double>(examples);
     if (mode == TrainingMode::SHARED_GRADIENTS) score += regularization;
     if (!std::isfinite(score))
-      throw NumericalError(fmt::format("ParallelWrapper: averaged score is {} at iteration {} "
-                                       "(training diverged or the data holds NaN/Inf)",
-                                       score, root->getIterationCount()));
+      throw NumericalError(
+          fmt::format("ParallelWrapper: averaged score is {} at iteration {} "
+                      "(training diverged or the data holds NaN/Inf)",
+                      score, root->getIterationCount()));
 
     pool->run([this](int w) { averagePhase(w); });
     double averaging = seconds(Clock::now() - trained);
@@ -428,9 +442,10 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator, int64_t alreadyT
     stats.total.dataWait += timing.dataWait;
 
     if (report)
-      std::clog << fmt::format("ParallelWrapper: averaged score {:.6f} at iteration {} (averaging "
-                               "took {:.3f} ms)\n",
-                               score, root->getIterationCount(), timing.averaging * 1e3);
+      std::clog << fmt::format(
+          "ParallelWrapper: averaged score {:.6f} at iteration {} (averaging "
+          "took {:.3f} ms)\n",
+          score, root->getIterationCount(), timing.averaging * 1e3);
     info.iteration = root->getIterationCount();
     info.score = score;
     info.examples = examples;

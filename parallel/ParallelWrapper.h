@@ -44,17 +44,17 @@
 // that exception on the caller's thread once the current phase has finished on every worker;
 // no thread is left behind. stopFit() (from any thread) ends fit() at the next round boundary
 // with a consistent, averaged root model.
-#include <atomic>
-#include <filesystem>
-#include <memory>
-#include <optional>
-#include <vector>
-
 #include <dl4cpp/iterators/DataSetIterator.h>
 #include <dl4cpp/nn/listeners/TrainingListener.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <dl4cpp/nn/tensor/Device.h>
 #include <dl4cpp/parallel/Checkpoint.h>
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <vector>
 
 namespace dl4cpp::parallel {
 
@@ -116,23 +116,53 @@ class ParallelWrapper::Builder {
   // averaged result.
   explicit Builder(MultiLayerNetwork& model) : model_(&model) {}
 
-  Builder& workers(int n) { workers_ = n; return *this; }               // default: #devices (>= 1)
-  Builder& prefetchBuffer(int n) { prefetch_ = n; return *this; }       // default 16; 0 = off
-  Builder& averagingFrequency(int k) { frequency_ = k; return *this; }  // default 1; >= 1
-  Builder& reportScoreAfterAveraging(bool b) { report_ = b; return *this; }
-  Builder& averageUpdaters(bool b) { averageUpdaters_ = b; return *this; }  // default true
+  Builder& workers(int n) {
+    workers_ = n;
+    return *this;
+  }  // default: #devices (>= 1)
+  Builder& prefetchBuffer(int n) {
+    prefetch_ = n;
+    return *this;
+  }  // default 16; 0 = off
+  Builder& averagingFrequency(int k) {
+    frequency_ = k;
+    return *this;
+  }  // default 1; >= 1
+  Builder& reportScoreAfterAveraging(bool b) {
+    report_ = b;
+    return *this;
+  }
+  Builder& averageUpdaters(bool b) {
+    averageUpdaters_ = b;
+    return *this;
+  }  // default true
   // Where worker w runs: devices[w % devices.size()] (default: every visible GPU, else the CPU).
-  Builder& devices(std::vector<Device> d) { devices_ = std::move(d); return *this; }
-  Builder& threadsPerWorker(int n) { threadsPerWorker_ = n; return *this; }  // default cores / workers
+  Builder& devices(std::vector<Device> d) {
+    devices_ = std::move(d);
+    return *this;
+  }
+  Builder& threadsPerWorker(int n) {
+    threadsPerWorker_ = n;
+    return *this;
+  }  // default cores / workers
   // CPU workers: pin worker w to its own threadsPerWorker cores (skipped when workers x
   // threadsPerWorker exceeds the cores this process may use). Off by default: on the 2-core
   // development machine it changed throughput by -8%..+5%, within noise, and two processes that
   // both pin would share the same cores.
-  Builder& bindToCores(bool b) { bindToCores_ = b; return *this; }
+  Builder& bindToCores(bool b) {
+    bindToCores_ = b;
+    return *this;
+  }
   // dl4cpp always deals minibatch i to worker i mod N and sums in a fixed order, so training is
   // reproducible whatever this says; the option is kept so DL4J-style code states its intent.
-  Builder& deterministic(bool b) { deterministic_ = b; return *this; }
-  Builder& trainingMode(TrainingMode m) { mode_ = m; return *this; }
+  Builder& deterministic(bool b) {
+    deterministic_ = b;
+    return *this;
+  }
+  Builder& trainingMode(TrainingMode m) {
+    mode_ = m;
+    return *this;
+  }
   // Writes checkpoints of the root model into `directory` as `policy` says, keeping the newest
   // keepLast (>= 1) files. See Checkpoint.h.
   Builder& checkpointEvery(Checkpoint policy, std::filesystem::path directory, int keepLast = 3) {

@@ -1,12 +1,12 @@
 // LeNet on MNIST with a single model: DL4J's LenetMnistExample, in C++.
 //   lenet_mnist [--epochs 1] [--batch 128] [--threads 0] [--data-dir DIR] [--save PATH]
 // Prints the network, per-epoch time and samples/s, and the test-set Evaluation.
+#include <dl4cpp/dl4cpp.h>
+#include <fmt/format.h>
+
 #include <chrono>
 #include <iostream>
 #include <memory>
-
-#include <dl4cpp/dl4cpp.h>
-#include <fmt/format.h>
 
 #include "LenetConfiguration.h"
 #include "SampleSupport.h"
@@ -48,13 +48,15 @@ int run(int argc, char** argv) {
                            mnistTrain.totalExamples(), batch, device.toString(),
                            model.context().numThreads());
   if (options.getInt("progress", 1) != 0)
-    model.setListeners({std::make_shared<ProgressListener>(), std::make_shared<ScoreIterationListener>(100)});
+    model.setListeners(
+        {std::make_shared<ProgressListener>(), std::make_shared<ScoreIterationListener>(100)});
 
   double totalSeconds = 0;
   for (int epoch = 0; epoch < epochs; ++epoch) {
     const auto start = std::chrono::steady_clock::now();
     model.fit(mnistTrain);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     totalSeconds += seconds;
     std::cout << fmt::format("epoch {}: {:.2f} s, {:.0f} samples/s, score {:.4f}\n", epoch + 1,
                              seconds, static_cast<double>(mnistTrain.totalExamples()) / seconds,

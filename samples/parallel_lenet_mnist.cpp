@@ -3,12 +3,12 @@
 // or on the CPU (--device cpu).
 //   parallel_lenet_mnist [--workers 2] [--averaging-frequency 3] [--prefetch 24] [--epochs 1]
 //                        [--save PATH]
+#include <dl4cpp/dl4cpp.h>
+#include <fmt/format.h>
+
 #include <chrono>
 #include <iostream>
 #include <memory>
-
-#include <dl4cpp/dl4cpp.h>
-#include <fmt/format.h>
 
 #include "LenetConfiguration.h"
 #include "SampleSupport.h"
@@ -26,7 +26,9 @@ int run(int argc, char** argv) {
        {"prefetch", "minibatches prefetched by a background thread, 0 = off (default 24)"},
        {"threads-per-worker", "CPU threads per worker, 0 = cores / workers (default 0)"},
        {"mode", "averaging | shared-gradients (default averaging)"},
-       {"device", "cpu | cuda: workers on the CPU or on every visible GPU (default cuda when a GPU is present)"},
+       {"device",
+        "cpu | cuda: workers on the CPU or on every visible GPU (default cuda when a GPU is "
+        "present)"},
        {"average-updaters", "1 = average updater state too, 0 = keep each worker's (default 1)"},
        {"data-dir", "MNIST directory (default $DL4CPP_DATA_DIR/MNIST or ~/.dl4cpp/data/MNIST)"},
        {"train-examples", "use only the first N training examples (default: all 60000)"},
@@ -40,8 +42,10 @@ int run(int argc, char** argv) {
   // trains the same model as the single-model sample; --worker-batch 128 gives DL4J's setting.
   const int workers = static_cast<int>(options.getInt("workers", 2));
   const int globalBatch = static_cast<int>(options.getInt("batch", 128));
-  if (workers < 1 || globalBatch < 1) throw std::invalid_argument("--workers and --batch must be >= 1");
-  const int batch = static_cast<int>(options.getInt("worker-batch", (globalBatch + workers - 1) / workers));
+  if (workers < 1 || globalBatch < 1)
+    throw std::invalid_argument("--workers and --batch must be >= 1");
+  const int batch =
+      static_cast<int>(options.getInt("worker-batch", (globalBatch + workers - 1) / workers));
   const std::string modeName = options.getString("mode", "averaging");
   if (modeName != "averaging" && modeName != "shared-gradients")
     throw std::invalid_argument("--mode must be averaging or shared-gradients, not " + modeName);
@@ -50,8 +54,8 @@ int run(int argc, char** argv) {
 
   MnistDataSetIterator mnistTrain(batch, static_cast<int>(options.getInt("train-examples", 0)),
                                   false, true, true, seed, dir);
-  MnistDataSetIterator mnistTest(batch, static_cast<int>(options.getInt("test-examples", 0)),
-                                 false, false, false, seed, dir);
+  MnistDataSetIterator mnistTest(batch, static_cast<int>(options.getInt("test-examples", 0)), false,
+                                 false, false, seed, dir);
 
   MultiLayerNetwork model(samples::lenetConfiguration());
   model.init();
@@ -59,26 +63,29 @@ int run(int argc, char** argv) {
 
   // As DL4J's tutorial: ParallelWrapper::Builder(model).prefetchBuffer(24).workers(2)
   //     .averagingFrequency(3).reportScoreAfterAveraging(true).build()
-  auto wrapper = dl4cpp::parallel::ParallelWrapper::Builder(model)
-      .prefetchBuffer(static_cast<int>(options.getInt("prefetch", 24)))
-      .workers(workers)
-      .averagingFrequency(static_cast<int>(options.getInt("averaging-frequency", 3)))
-      .reportScoreAfterAveraging(true)
-      .averageUpdaters(options.getInt("average-updaters", 1) != 0)
-      .threadsPerWorker(static_cast<int>(options.getInt("threads-per-worker", 0)))
-      .devices(samples::devicesFromOption(options.getString("device", "")))
-      .trainingMode(modeName == "averaging" ? parallel::TrainingMode::AVERAGING
-                                            : parallel::TrainingMode::SHARED_GRADIENTS)
-      .build();
-  std::cout << fmt::format("{} workers x {} thread(s) on {}, minibatch {} per worker, {} examples "
-                           "per epoch\n",
-                           wrapper.workers(), wrapper.threadsPerWorker(),
-                           wrapper.devices().front().toString(), batch, mnistTrain.totalExamples());
+  auto wrapper =
+      dl4cpp::parallel::ParallelWrapper::Builder(model)
+          .prefetchBuffer(static_cast<int>(options.getInt("prefetch", 24)))
+          .workers(workers)
+          .averagingFrequency(static_cast<int>(options.getInt("averaging-frequency", 3)))
+          .reportScoreAfterAveraging(true)
+          .averageUpdaters(options.getInt("average-updaters", 1) != 0)
+          .threadsPerWorker(static_cast<int>(options.getInt("threads-per-worker", 0)))
+          .devices(samples::devicesFromOption(options.getString("device", "")))
+          .trainingMode(modeName == "averaging" ? parallel::TrainingMode::AVERAGING
+                                                : parallel::TrainingMode::SHARED_GRADIENTS)
+          .build();
+  std::cout << fmt::format(
+      "{} workers x {} thread(s) on {}, minibatch {} per worker, {} examples "
+      "per epoch\n",
+      wrapper.workers(), wrapper.threadsPerWorker(), wrapper.devices().front().toString(), batch,
+      mnistTrain.totalExamples());
 
   for (int epoch = 0; epoch < epochs; ++epoch) {
     const auto start = std::chrono::steady_clock::now();
     wrapper.fit(mnistTrain);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const auto& s = wrapper.statistics();
     std::cout << fmt::format(
         "epoch {}: {:.2f} s, {:.0f} samples/s, averaged score {:.4f}; time shares: averaging "
@@ -90,7 +97,8 @@ int run(int argc, char** argv) {
   const std::string savePath = options.getString("save", "");
   if (!savePath.empty()) samples::saveModel(model, savePath);
 
-  return samples::reportEvaluation(model.evaluate(mnistTest), options.getDouble("min-accuracy", 0.0));
+  return samples::reportEvaluation(model.evaluate(mnistTest),
+                                   options.getDouble("min-accuracy", 0.0));
 }
 
 int main(int argc, char** argv) {

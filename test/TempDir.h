@@ -1,11 +1,11 @@
 #pragma once
 // A fresh directory under $TMPDIR (or /tmp) for one test, removed with everything in it when the
 // test ends.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-
-#include <unistd.h>
 
 namespace testutil {
 

@@ -4,10 +4,10 @@
 // The batches come from MnistDataSetIterator(128, ..., shuffle, seed 123), drained into memory
 // before the clock starts; training is model.fit(batch) over them, as MultiLayerNetwork::fit
 // does over an iterator.
-#include <vector>
-
 #include <dl4cpp/config.h>
 #include <dl4cpp/dl4cpp.h>
+
+#include <vector>
 
 #include "LenetConfiguration.h"
 #include "PeerProtocol.h"

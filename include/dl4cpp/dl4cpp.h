@@ -2,8 +2,8 @@
 // The umbrella header: everything a user of dl4cpp needs. Individual headers live under
 // <dl4cpp/nn/...>, <dl4cpp/iterators/...>, <dl4cpp/parallel/...>.
 #include <dl4cpp/config.h>
-#include <dl4cpp/iterators/DataSet.h>
 #include <dl4cpp/iterators/AsyncDataSetIterator.h>
+#include <dl4cpp/iterators/DataSet.h>
 #include <dl4cpp/iterators/DataSetIterator.h>
 #include <dl4cpp/iterators/ListDataSetIterator.h>
 #include <dl4cpp/iterators/MnistDataSetIterator.h>

@@ -25,8 +25,10 @@ void Backend::convolutionMaxPoolingBackwardWeights(const Tensor& x, const Tensor
 
 std::unique_ptr<Backend> makeBackend(Device device) {
   switch (device.type) {
-    case DeviceType::CPU: return std::make_unique<cpu::CpuBackend>();
-    case DeviceType::CUDA: return cuda::makeCudaBackend(device.index);
+    case DeviceType::CPU:
+      return std::make_unique<cpu::CpuBackend>();
+    case DeviceType::CUDA:
+      return cuda::makeCudaBackend(device.index);
   }
   throw BackendError("makeBackend: unknown device type");
 }

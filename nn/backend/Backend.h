@@ -12,11 +12,11 @@
 //  - shapes are checked by the layer that builds the call; a backend may assume them;
 //  - an op may cache whatever it creates for a shape (oneDNN primitives, workspaces) inside the
 //    backend, so calling it again with the same shapes allocates nothing.
-#include <cstdint>
-#include <memory>
-
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
+
+#include <cstdint>
+#include <memory>
 
 namespace dl4cpp {
 
@@ -36,16 +36,16 @@ class Backend {
   virtual void convolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
                                        const WindowGeometry& g) = 0;
   // dw, db (db may be empty) = dL/dW, dL/db from x and dy.
-  virtual void convolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
-                                          Tensor& db, const WindowGeometry& g) = 0;
+  virtual void convolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
+                                          const WindowGeometry& g) = 0;
 
   // --- Pooling -----------------------------------------------------------------------------------
   // x (N, C, H, W) -> y (N, C, outH, outW). AVG divides by the window area excluding padding
   // (DL4J's default). `workspace` is the calling layer's private scratch: training-mode MAX
   // records its arg-max there for poolingBackward (the backend sizes it; it stays with the layer
   // so two layers of equal shape never share one).
-  virtual void poolingForward(PoolingKind kind, const Tensor& x, Tensor& y,
-                              const WindowGeometry& g, bool training, Tensor& workspace) = 0;
+  virtual void poolingForward(PoolingKind kind, const Tensor& x, Tensor& y, const WindowGeometry& g,
+                              bool training, Tensor& workspace) = 0;
   // dx from dy; MAX reads the workspace its training-mode forward wrote.
   virtual void poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
                                const WindowGeometry& g, const Tensor& workspace) = 0;
@@ -79,28 +79,30 @@ class Backend {
   virtual void innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
                                            Tensor& db) = 0;
 
-  // --- Activations ---------------------------------------------------------------------------------
-  // In place: y = f(y). `alpha` is LEAKYRELU's negative slope. SOFTMAX is over dimension 1 of a
-  // (N, K) tensor.
+  // --- Activations
+  // --------------------------------------------------------------------------------- In place: y =
+  // f(y). `alpha` is LEAKYRELU's negative slope. SOFTMAX is over dimension 1 of a (N, K) tensor.
   virtual void activationForward(ActivationKind kind, float alpha, Tensor& y) = 0;
   // dx = f'(.) * dy, computed from the activation's output y (every supported f allows that).
   // dx may alias dy.
   virtual void activationBackward(ActivationKind kind, float alpha, const Tensor& y,
                                   const Tensor& dy, Tensor& dx) = 0;
 
-  // --- Loss ----------------------------------------------------------------------------------------
-  // For an output layer whose activation produced y (N, K) from pre-activations z:
-  // writes dz = dL/dz (for the summed, not averaged, loss) and returns the summed per-example loss.
-  // Fuses softmax with NLL/MCXENT and sigmoid with XENT for stability.
-  virtual double lossForwardBackward(LossKind loss, ActivationKind activation, float alpha, const Tensor& y,
-                                     const Tensor& labels, Tensor& dz) = 0;
+  // --- Loss
+  // ---------------------------------------------------------------------------------------- For an
+  // output layer whose activation produced y (N, K) from pre-activations z: writes dz = dL/dz (for
+  // the summed, not averaged, loss) and returns the summed per-example loss. Fuses softmax with
+  // NLL/MCXENT and sigmoid with XENT for stability.
+  virtual double lossForwardBackward(LossKind loss, ActivationKind activation, float alpha,
+                                     const Tensor& y, const Tensor& labels, Tensor& dz) = 0;
   // The summed per-example loss only (for score() without a backward pass).
   virtual double lossScore(LossKind loss, const Tensor& y, const Tensor& labels) = 0;
 
-  // --- Flat-buffer ops (parameters, gradients, updater state) -------------------------------------
-  // One updater step over a contiguous segment: first grad += l2 * param (when l2 != 0), then the
-  // updater turns grad into an update using `state` (stateSizePerParam() * numel floats, laid out
-  // as consecutive blocks of numel), then param -= update. `iteration` counts from 0.
+  // --- Flat-buffer ops (parameters, gradients, updater state)
+  // ------------------------------------- One updater step over a contiguous segment: first grad +=
+  // l2 * param (when l2 != 0), then the updater turns grad into an update using `state`
+  // (stateSizePerParam() * numel floats, laid out as consecutive blocks of numel), then param -=
+  // update. `iteration` counts from 0.
   virtual void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
                            Tensor& grad, Tensor& state) = 0;
   // y = a * y (scaling gradients by 1/batch).
@@ -114,12 +116,12 @@ class Backend {
     for (int64_t i = 0; i < count; ++i) out[i] = sumOfSquares(xs[i]);
   }
 
-  // --- Input staging ---------------------------------------------------------------------------------
-  // Makes a minibatch's features and labels (host tensors from an iterator; labels may be empty)
-  // available on this backend's device. The CPU backend hands them back as they are; the CUDA
-  // backend copies them through pinned memory on a copy stream into one of two buffer sets, so
-  // staging batch i+1 can overlap compute on batch i. The results stay valid until the
-  // next-but-one call.
+  // --- Input staging
+  // --------------------------------------------------------------------------------- Makes a
+  // minibatch's features and labels (host tensors from an iterator; labels may be empty) available
+  // on this backend's device. The CPU backend hands them back as they are; the CUDA backend copies
+  // them through pinned memory on a copy stream into one of two buffer sets, so staging batch i+1
+  // can overlap compute on batch i. The results stay valid until the next-but-one call.
   virtual void stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,
                           Tensor& deviceLabels) = 0;
 };

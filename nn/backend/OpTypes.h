@@ -39,20 +39,24 @@ enum class UpdaterKind { SGD, NESTEROVS, ADAM, RMSPROP, NOOP };
 struct UpdaterParams {
   UpdaterKind kind = UpdaterKind::SGD;
   double learningRate = 1e-3;
-  double momentum = 0.9;          // Nesterovs
-  double beta1 = 0.9;             // Adam
-  double beta2 = 0.999;           // Adam
-  double rmsDecay = 0.95;         // RmsProp
-  double epsilon = 1e-8;          // Adam, RmsProp
+  double momentum = 0.9;   // Nesterovs
+  double beta1 = 0.9;      // Adam
+  double beta2 = 0.999;    // Adam
+  double rmsDecay = 0.95;  // RmsProp
+  double epsilon = 1e-8;   // Adam, RmsProp
 
   // Floats of updater state per parameter.
   int stateSizePerParam() const {
     switch (kind) {
-      case UpdaterKind::NESTEROVS: return 1;  // velocity
-      case UpdaterKind::ADAM: return 2;       // m, then v
-      case UpdaterKind::RMSPROP: return 1;    // running mean of g^2
+      case UpdaterKind::NESTEROVS:
+        return 1;  // velocity
+      case UpdaterKind::ADAM:
+        return 2;  // m, then v
+      case UpdaterKind::RMSPROP:
+        return 1;  // running mean of g^2
       case UpdaterKind::SGD:
-      case UpdaterKind::NOOP: return 0;
+      case UpdaterKind::NOOP:
+        return 0;
     }
     return 0;
   }

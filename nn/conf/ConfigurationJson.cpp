@@ -29,7 +29,8 @@ using ParsedJson = nlohmann::json;
 constexpr int kMaxJsonDepth = 64;
 constexpr size_t kMaxJsonBytes = size_t{16} << 20;
 
-// --- Enum names ------------------------------------------------------------------------------------
+// --- Enum names
+// ------------------------------------------------------------------------------------
 
 template <typename E, size_t N>
 using Names = std::array<std::pair<E, const char*>, N>;
@@ -60,9 +61,10 @@ constexpr Names<UpdaterKind, 5> kUpdaters{{{UpdaterKind::SGD, "SGD"},
                                            {UpdaterKind::ADAM, "ADAM"},
                                            {UpdaterKind::RMSPROP, "RMSPROP"},
                                            {UpdaterKind::NOOP, "NOOP"}}};
-constexpr Names<InputType::Kind, 3> kInputKinds{{{InputType::Kind::FeedForward, "FeedForward"},
-                                                 {InputType::Kind::Convolutional, "Convolutional"},
-                                                 {InputType::Kind::ConvolutionalFlat, "ConvolutionalFlat"}}};
+constexpr Names<InputType::Kind, 3> kInputKinds{
+    {{InputType::Kind::FeedForward, "FeedForward"},
+     {InputType::Kind::Convolutional, "Convolutional"},
+     {InputType::Kind::ConvolutionalFlat, "ConvolutionalFlat"}}};
 constexpr Names<InputPreProcessor, 3> kPreProcessors{
     {{InputPreProcessor::None, "None"},
      {InputPreProcessor::FeedForwardToCnn, "FeedForwardToCnn"},
@@ -75,13 +77,17 @@ const char* nameOf(const Names<E, N>& names, E value) {
   return "?";
 }
 
-// --- Writing ---------------------------------------------------------------------------------------
+// --- Writing
+// ---------------------------------------------------------------------------------------
 
 Json toJson(const UpdaterParams& u) {
   // Every field, used by the kind or not, so a round trip is exact.
-  return Json{{"type", nameOf(kUpdaters, u.kind)}, {"learningRate", u.learningRate},
-              {"momentum", u.momentum},             {"beta1", u.beta1},
-              {"beta2", u.beta2},                   {"rmsDecay", u.rmsDecay},
+  return Json{{"type", nameOf(kUpdaters, u.kind)},
+              {"learningRate", u.learningRate},
+              {"momentum", u.momentum},
+              {"beta1", u.beta1},
+              {"beta2", u.beta2},
+              {"rmsDecay", u.rmsDecay},
               {"epsilon", u.epsilon}};
 }
 
@@ -148,7 +154,8 @@ Json toJson(const Layer& l) {
   return j;
 }
 
-// --- Reading ---------------------------------------------------------------------------------------
+// --- Reading
+// ---------------------------------------------------------------------------------------
 
 // Untrusted text for an error message: quoted, cut to 40 bytes, everything outside printable
 // ASCII escaped (a message must stay one line of valid UTF-8 whatever the file holds).
@@ -214,9 +221,10 @@ class Node {
     return value_.get<double>();
   }
   uint64_t unsignedInteger() const {
-    requireType(value_.is_number_integer() && !(value_.is_number_integer() && !value_.is_number_unsigned() &&
-                                                value_.get<int64_t>() < 0),
-                "a non-negative integer");
+    requireType(
+        value_.is_number_integer() && !(value_.is_number_integer() &&
+                                        !value_.is_number_unsigned() && value_.get<int64_t>() < 0),
+        "a non-negative integer");
     return value_.get<uint64_t>();
   }
   // An integer in [0, max]: sizes are bounded before anything multiplies them (limits::).
@@ -291,9 +299,11 @@ std::optional<T> readOptional(const Node& n, F&& read) {
 
 void readCommonFields(const Node& n, Layer& l) {
   l.name = n["name"].string();
-  l.activation = readOptional<Activation>(n["activation"], [](const Node& v) { return v.enumValue(kActivations); });
+  l.activation = readOptional<Activation>(n["activation"],
+                                          [](const Node& v) { return v.enumValue(kActivations); });
   l.leakyReluAlpha = n["leakyReluAlpha"].number();
-  l.weightInit = readOptional<WeightInit>(n["weightInit"], [](const Node& v) { return v.enumValue(kWeightInits); });
+  l.weightInit = readOptional<WeightInit>(n["weightInit"],
+                                          [](const Node& v) { return v.enumValue(kWeightInits); });
   l.updater = readOptionalUpdater(n["updater"]);
   l.biasUpdater = readOptionalUpdater(n["biasUpdater"]);
   auto number = [](const Node& v) { return v.number(); };
@@ -406,7 +416,8 @@ MultiLayerConfiguration MultiLayerConfiguration::fromJson(const std::string& tex
     parsed = ParsedJson::parse(text, boundDepth);
   } catch (const ParsedJson::exception& e) {
     // parse_error, and out_of_range for numbers beyond double ("1e999"): both are bad input.
-    throw ConfigError(std::string("MultiLayerConfiguration::fromJson: not valid JSON: ") + e.what());
+    throw ConfigError(std::string("MultiLayerConfiguration::fromJson: not valid JSON: ") +
+                      e.what());
   }
   const Node root(parsed, "$");
   if (root["format"].string() != "dl4cpp.MultiLayerConfiguration")
@@ -449,11 +460,13 @@ MultiLayerConfiguration MultiLayerConfiguration::fromJson(const std::string& tex
     const Node& n = layerNodes[i];
     checkDerived(n["preProcessor"], toString(n["preProcessor"].enumValue(kPreProcessors)),
                  toString(conf.preProcessors[i]));
-    checkDerived(n["inputType"], readInputType(n["inputType"]).toString(), conf.layerInputTypes[i].toString());
+    checkDerived(n["inputType"], readInputType(n["inputType"]).toString(),
+                 conf.layerInputTypes[i].toString());
     checkDerived(n["outputType"], readInputType(n["outputType"]).toString(),
                  conf.layerOutputTypes[i].toString());
   }
-  checkDerived(root["outputType"], readInputType(root["outputType"]).toString(), conf.outputType.toString());
+  checkDerived(root["outputType"], readInputType(root["outputType"]).toString(),
+               conf.outputType.toString());
   return conf;
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // The enums of a DL4J configuration, under DL4J's names.
-#include <string>
-
 #include <dl4cpp/nn/backend/OpTypes.h>
+
+#include <string>
 
 namespace dl4cpp {
 

@@ -3,12 +3,15 @@
 namespace dl4cpp {
 
 std::string InputType::toString() const {
-  const std::string hwc = std::to_string(height) + "x" + std::to_string(width) + "x" +
-                          std::to_string(channels);
+  const std::string hwc =
+      std::to_string(height) + "x" + std::to_string(width) + "x" + std::to_string(channels);
   switch (kind) {
-    case Kind::FeedForward: return "FeedForward(" + std::to_string(size) + ")";
-    case Kind::Convolutional: return "Convolutional(" + hwc + ")";
-    case Kind::ConvolutionalFlat: return "ConvolutionalFlat(" + hwc + ")";
+    case Kind::FeedForward:
+      return "FeedForward(" + std::to_string(size) + ")";
+    case Kind::Convolutional:
+      return "Convolutional(" + hwc + ")";
+    case Kind::ConvolutionalFlat:
+      return "ConvolutionalFlat(" + hwc + ")";
   }
   return "?";
 }

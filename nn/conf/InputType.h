@@ -2,17 +2,17 @@
 // InputType: what flows between layers, as DL4J's InputType. The network uses it to infer each
 // layer's nIn and to insert the reshapes between flat and image data (both are views: NCHW data
 // flattened in C order is exactly DL4J's CnnToFeedForward / FeedForwardToCnn layout).
+#include <dl4cpp/nn/tensor/Shape.h>
+
 #include <cstdint>
 #include <string>
-
-#include <dl4cpp/nn/tensor/Shape.h>
 
 namespace dl4cpp {
 
 struct InputType {
   enum class Kind { FeedForward, Convolutional, ConvolutionalFlat };
   Kind kind = Kind::FeedForward;
-  int64_t size = 0;                        // FeedForward
+  int64_t size = 0;                             // FeedForward
   int64_t height = 0, width = 0, channels = 0;  // Convolutional(+Flat)
 
   static InputType feedForward(int64_t size) { return {Kind::FeedForward, size, 0, 0, 0}; }

@@ -50,8 +50,10 @@ NeuralNetConfiguration::ListBuilder& NeuralNetConfiguration::ListBuilder::layer(
 MultiLayerConfiguration NeuralNetConfiguration::ListBuilder::build() const {
   if (layers_.empty()) throw ConfigError("list(): a network needs at least one layer");
   for (size_t i = 0; i < layers_.size(); ++i)
-    if (!layers_[i]) throw ConfigError("layer " + std::to_string(i) + " was never set (indices "
-                                       "given to layer(index, ...) must be contiguous from 0)");
+    if (!layers_[i])
+      throw ConfigError("layer " + std::to_string(i) +
+                        " was never set (indices "
+                        "given to layer(index, ...) must be contiguous from 0)");
   MultiLayerConfiguration conf;
   conf.seed = seed_;
   conf.defaults = defaults_;
@@ -62,7 +64,8 @@ MultiLayerConfiguration NeuralNetConfiguration::ListBuilder::build() const {
   } else {
     const auto* first = dynamic_cast<const FeedForwardLayer*>(layers_.front().get());
     if (!first || first->nIn <= 0)
-      throw ConfigError("layer 0 (" + layers_.front()->typeName() + "): without setInputType(...) "
+      throw ConfigError("layer 0 (" + layers_.front()->typeName() +
+                        "): without setInputType(...) "
                         "the first layer must be a dense layer with nIn set; for images call "
                         "setInputType(InputType::convolutionalFlat(h, w, c))");
     current = InputType::feedForward(first->nIn);
@@ -77,8 +80,11 @@ MultiLayerConfiguration NeuralNetConfiguration::ListBuilder::build() const {
     InputPreProcessor pre = InputPreProcessor::None;
     if (l->consumesImages() && current.kind != InputType::Kind::Convolutional) {
       if (current.kind == InputType::Kind::FeedForward)
-        throw ConfigError("layer " + std::to_string(i) + " (" + l->typeName() + ") needs images "
-                          "but receives " + current.toString() + "; set the input type with "
+        throw ConfigError("layer " + std::to_string(i) + " (" + l->typeName() +
+                          ") needs images "
+                          "but receives " +
+                          current.toString() +
+                          "; set the input type with "
                           "InputType::convolutionalFlat(h, w, c)");
       pre = InputPreProcessor::FeedForwardToCnn;
       current = InputType::convolutional(current.height, current.width, current.channels);
@@ -108,8 +114,8 @@ MultiLayerConfiguration NeuralNetConfiguration::ListBuilder::build() const {
 }
 
 std::string MultiLayerConfiguration::summary() const {
-  std::string s = fmt::format("{:<4} {:<18} {:<28} {:<24} {:>10}\n", "#", "layer", "input",
-                              "output", "params");
+  std::string s =
+      fmt::format("{:<4} {:<18} {:<28} {:<24} {:>10}\n", "#", "layer", "input", "output", "params");
   int64_t total = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
     s += fmt::format("{:<4} {:<18} {:<28} {:<24} {:>10}\n", i, layers[i]->typeName(),

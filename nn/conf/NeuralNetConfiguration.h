@@ -4,16 +4,16 @@
 // nIn inference, validation, reshapes between image and flat data, the size limits of
 // ConfigurationLimits.h) and throws ConfigError naming the layer index and the bad value; a
 // MultiLayerConfiguration is therefore always valid.
-#include <cstdint>
-#include <memory>
-#include <optional>
-#include <vector>
-
 #include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
 #include <dl4cpp/nn/conf/layers/DenseLayer.h>
 #include <dl4cpp/nn/conf/layers/Layer.h>
 #include <dl4cpp/nn/conf/layers/OutputLayer.h>
 #include <dl4cpp/nn/conf/layers/SubsamplingLayer.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
 
 namespace dl4cpp {
 
@@ -23,11 +23,11 @@ enum class InputPreProcessor { None, FeedForwardToCnn, CnnToFeedForward };
 struct MultiLayerConfiguration {
   uint64_t seed = 0;
   LayerDefaults defaults;
-  std::vector<std::shared_ptr<const Layer>> layers;      // resolved
-  std::vector<InputType> layerInputTypes;                // what each layer consumes
-  std::vector<InputPreProcessor> preProcessors;          // applied before each layer
-  std::vector<InputType> layerOutputTypes;               // what each layer produces
-  InputType inputType;                                   // what the network consumes
+  std::vector<std::shared_ptr<const Layer>> layers;  // resolved
+  std::vector<InputType> layerInputTypes;            // what each layer consumes
+  std::vector<InputPreProcessor> preProcessors;      // applied before each layer
+  std::vector<InputType> layerOutputTypes;           // what each layer produces
+  InputType inputType;                               // what the network consumes
   InputType outputType;
 
   // A table of layers, types, shapes and parameter counts.
@@ -53,15 +53,42 @@ class NeuralNetConfiguration {
 
   class Builder {
    public:
-    Builder& seed(uint64_t s) { seed_ = s; return *this; }
-    Builder& activation(Activation a) { defaults_.activation = a; return *this; }
-    Builder& weightInit(WeightInit w) { defaults_.weightInit = w; return *this; }
-    Builder& updater(const UpdaterParams& u) { defaults_.updater = u; return *this; }
-    Builder& biasUpdater(const UpdaterParams& u) { defaults_.biasUpdater = u; return *this; }
-    Builder& l2(double v) { defaults_.l2 = v; return *this; }
-    Builder& l2Bias(double v) { defaults_.l2Bias = v; return *this; }
-    Builder& biasInit(double v) { defaults_.biasInit = v; return *this; }
-    Builder& convolutionMode(ConvolutionMode m) { defaults_.convolutionMode = m; return *this; }
+    Builder& seed(uint64_t s) {
+      seed_ = s;
+      return *this;
+    }
+    Builder& activation(Activation a) {
+      defaults_.activation = a;
+      return *this;
+    }
+    Builder& weightInit(WeightInit w) {
+      defaults_.weightInit = w;
+      return *this;
+    }
+    Builder& updater(const UpdaterParams& u) {
+      defaults_.updater = u;
+      return *this;
+    }
+    Builder& biasUpdater(const UpdaterParams& u) {
+      defaults_.biasUpdater = u;
+      return *this;
+    }
+    Builder& l2(double v) {
+      defaults_.l2 = v;
+      return *this;
+    }
+    Builder& l2Bias(double v) {
+      defaults_.l2Bias = v;
+      return *this;
+    }
+    Builder& biasInit(double v) {
+      defaults_.biasInit = v;
+      return *this;
+    }
+    Builder& convolutionMode(ConvolutionMode m) {
+      defaults_.convolutionMode = m;
+      return *this;
+    }
     ListBuilder list() const;
 
    private:
@@ -71,12 +98,16 @@ class NeuralNetConfiguration {
 
   class ListBuilder {
    public:
-    ListBuilder(uint64_t seed, LayerDefaults defaults) : seed_(seed), defaults_(std::move(defaults)) {}
+    ListBuilder(uint64_t seed, LayerDefaults defaults)
+        : seed_(seed), defaults_(std::move(defaults)) {}
     // Appends a layer (copied).
     ListBuilder& layer(const Layer& layer);
     // Sets layer `index` (DL4J's .layer(0, ...)); indices must end up contiguous from 0.
     ListBuilder& layer(int index, const Layer& layer);
-    ListBuilder& setInputType(const InputType& type) { inputType_ = type; return *this; }
+    ListBuilder& setInputType(const InputType& type) {
+      inputType_ = type;
+      return *this;
+    }
     MultiLayerConfiguration build() const;
 
    private:

@@ -1,13 +1,11 @@
+#include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/eval/Evaluation.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
-
-#include <fmt/format.h>
-
-#include <dl4cpp/nn/Error.h>
 
 namespace dl4cpp {
 

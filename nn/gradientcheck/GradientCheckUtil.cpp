@@ -1,12 +1,10 @@
 #include <dl4cpp/nn/gradientcheck/GradientCheckUtil.h>
+#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
-
-#include <fmt/format.h>
-
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 
 namespace dl4cpp {
 
@@ -17,7 +15,8 @@ void compare(const char* what, float* values, const std::vector<float>& analytic
              const std::function<double()>& loss, const GradientCheckUtil::Options& o,
              GradientCheckUtil::Result& r) {
   const int64_t n = static_cast<int64_t>(analytic.size());
-  const int64_t step = o.maxChecksPerTensor > 0 ? std::max<int64_t>(1, n / o.maxChecksPerTensor) : 1;
+  const int64_t step =
+      o.maxChecksPerTensor > 0 ? std::max<int64_t>(1, n / o.maxChecksPerTensor) : 1;
   for (int64_t i = 0; i < n; i += step) {
     const float original = values[i];
     values[i] = original + static_cast<float>(o.epsilon);
@@ -56,11 +55,13 @@ GradientCheckUtil::Result GradientCheckUtil::checkGradients(MultiLayerNetwork& m
   auto loss = [&] { return model.computeGradientAndScore(probe, false); };
   Tensor params = model.params();
   compare("param", params.data(), paramGrad, loss, options, r);
-  if (options.checkInputGradient) compare("input", probe.features.data(), inputGrad, loss, options, r);
+  if (options.checkInputGradient)
+    compare("input", probe.features.data(), inputGrad, loss, options, r);
 
   r.passed = r.failed == 0;
-  r.report += fmt::format("gradient check {}: {} values checked, {} failed, max relative error {:.3g}\n",
-                          r.passed ? "passed" : "FAILED", r.checked, r.failed, r.maxRelativeError);
+  r.report +=
+      fmt::format("gradient check {}: {} values checked, {} failed, max relative error {:.3g}\n",
+                  r.passed ? "passed" : "FAILED", r.checked, r.failed, r.maxRelativeError);
   return r;
 }
 

@@ -9,10 +9,10 @@
 // loss is the mean data loss (no l2 term), computed in float32 like training; the defaults suit
 // that precision. Use smooth activations (TANH, SIGMOID) and avoid ties in MAX pooling and exact
 // zeros before RELU: central differences are meaningless across a kink.
+#include <dl4cpp/iterators/DataSet.h>
+
 #include <cstdint>
 #include <string>
-
-#include <dl4cpp/iterators/DataSet.h>
 
 namespace dl4cpp {
 
@@ -21,11 +21,11 @@ class MultiLayerNetwork;
 class GradientCheckUtil {
  public:
   struct Options {
-    double epsilon = 3e-3;            // perturbation: larger crosses MAX/RELU kinks, smaller
-                                      // drowns in float32 rounding of the loss
-    double maxRelativeError = 1e-2;   // |a - n| / max(|a|, |n|) allowed ...
-    double minAbsoluteError = 1e-4;   // ... unless |a - n| is below this
-    int64_t maxChecksPerTensor = 0;   // 0: check every parameter; else a strided subset
+    double epsilon = 3e-3;           // perturbation: larger crosses MAX/RELU kinks, smaller
+                                     // drowns in float32 rounding of the loss
+    double maxRelativeError = 1e-2;  // |a - n| / max(|a|, |n|) allowed ...
+    double minAbsoluteError = 1e-4;  // ... unless |a - n| is below this
+    int64_t maxChecksPerTensor = 0;  // 0: check every parameter; else a strided subset
     bool checkInputGradient = true;
   };
   struct Result {

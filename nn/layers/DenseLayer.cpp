@@ -1,5 +1,4 @@
 #include <dl4cpp/nn/layers/DenseLayer.h>
-
 #include <dl4cpp/nn/weights/WeightInitializer.h>
 
 namespace dl4cpp::layers {

@@ -13,12 +13,12 @@
 // first layer the second. The output layer's g is produced by the loss (OutputLayer::lossGradient)
 // already with respect to its pre-activation, so backwardActivation is not called for it.
 // Gradients are of the loss summed over the batch, scaled by 1/N once by the network.
-#include <string>
-#include <vector>
-
 #include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 #include <dl4cpp/nn/weights/Random.h>
+
+#include <string>
+#include <vector>
 
 namespace dl4cpp::layers {
 

@@ -7,7 +7,8 @@ namespace dl4cpp::layers {
 // Runtime of dl4cpp::OutputLayer: a dense layer whose output gradient comes from the loss.
 class OutputLayer : public DenseLayer {
  public:
-  explicit OutputLayer(const dl4cpp::OutputLayer& conf) : DenseLayer(conf), loss_(conf.lossFunction) {}
+  explicit OutputLayer(const dl4cpp::OutputLayer& conf)
+      : DenseLayer(conf), loss_(conf.lossFunction) {}
 
   // Writes dL/d(pre-activation) of the loss summed over the batch into `grad`; returns that sum.
   double lossGradient(DeviceContext& ctx, const Tensor& output, const Tensor& labels,

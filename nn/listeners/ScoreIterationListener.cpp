@@ -1,10 +1,8 @@
+#include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/listeners/ScoreIterationListener.h>
-
-#include <string>
-
 #include <fmt/format.h>
 
-#include <dl4cpp/nn/Error.h>
+#include <string>
 
 namespace dl4cpp {
 

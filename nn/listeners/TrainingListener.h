@@ -20,12 +20,12 @@ struct RoundTiming {
 };
 
 struct IterationInfo {
-  int64_t iteration = 0;             // iterations (parameter updates) completed so far, 1-based
-  int epoch = 0;                     // 0-based epoch
-  double score = 0;                  // loss of this iteration (or averaging round), incl. l2 term
-  int64_t examples = 0;              // examples that went into this iteration / round
-  int64_t examplesInEpoch = 0;       // examples trained so far in this epoch, this one included
-  int64_t examplesPerEpoch = -1;     // examples in one epoch, or -1 when the iterator cannot say
+  int64_t iteration = 0;          // iterations (parameter updates) completed so far, 1-based
+  int epoch = 0;                  // 0-based epoch
+  double score = 0;               // loss of this iteration (or averaging round), incl. l2 term
+  int64_t examples = 0;           // examples that went into this iteration / round
+  int64_t examplesInEpoch = 0;    // examples trained so far in this epoch, this one included
+  int64_t examplesPerEpoch = -1;  // examples in one epoch, or -1 when the iterator cannot say
   const RoundTiming* timing = nullptr;  // ParallelWrapper rounds only; null for a single model
 };
 

@@ -1,12 +1,10 @@
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-
-#include <cmath>
-
-#include <fmt/format.h>
-
 #include <dl4cpp/nn/layers/ConvolutionLayer.h>
 #include <dl4cpp/nn/layers/SubsamplingLayer.h>
+#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <dl4cpp/nn/util/ModelSerializer.h>
+#include <fmt/format.h>
+
+#include <cmath>
 
 namespace dl4cpp {
 
@@ -121,18 +119,19 @@ int64_t MultiLayerNetwork::checkBatch(const DataSet& batch, bool needLabels,
   const Tensor& f = batch.features;
   const int64_t perExample = conf_.inputType.flatSize();
   if (f.empty() || f.rank() < 2 || f.dim(0) == 0 || f.numel() != f.dim(0) * perExample)
-    throw ShapeError(fmt::format("MultiLayerNetwork::{}: features {} do not match the input type "
-                                 "{} (expected [N, {}] with N > 0)",
-                                 method, f.shape().toString(), conf_.inputType.toString(),
-                                 perExample));
+    throw ShapeError(
+        fmt::format("MultiLayerNetwork::{}: features {} do not match the input type "
+                    "{} (expected [N, {}] with N > 0)",
+                    method, f.shape().toString(), conf_.inputType.toString(), perExample));
   const int64_t n = f.dim(0);
   if (needLabels) {
     const Tensor& l = batch.labels;
     const int64_t nOut = conf_.outputType.flatSize();
     if (l.empty() || l.rank() != 2 || l.dim(0) != n || l.dim(1) != nOut)
-      throw ShapeError(fmt::format("MultiLayerNetwork::{}: labels {} do not match: expected [{}, "
-                                   "{}] for {} examples and {} outputs",
-                                   method, l.shape().toString(), n, nOut, n, nOut));
+      throw ShapeError(
+          fmt::format("MultiLayerNetwork::{}: labels {} do not match: expected [{}, "
+                      "{}] for {} examples and {} outputs",
+                      method, l.shape().toString(), n, nOut, n, nOut));
   }
   return n;
 }
@@ -203,7 +202,8 @@ double MultiLayerNetwork::computeGradientAndScore(const DataSet& batch, bool wan
   for (size_t i = 0; i <= last; ++i)
     outputGrads_[i] = gradientStore_[i].view(0, conf_.layerOutputTypes[i].shape(n));
 
-  const double lossSum = outputLayer().lossGradient(*context_, y, stagedLabels_, outputGrads_[last]);
+  const double lossSum =
+      outputLayer().lossGradient(*context_, y, stagedLabels_, outputGrads_[last]);
   // Gradients of the mean loss: scaling the top gradient once scales every parameter gradient.
   profileLayer(LayerProfiler::kNetwork);
   context_->backend().scale(outputGrads_[last], 1.0f / static_cast<float>(n));
@@ -238,7 +238,8 @@ void MultiLayerNetwork::applyUpdate() {
   context_->bindToCurrentThread();
   for (auto& seg : segments_) {
     profileLayer(seg.layer);
-    context_->backend().updaterStep(seg.updater, seg.l2, iteration_, seg.param, seg.grad, seg.state);
+    context_->backend().updaterStep(seg.updater, seg.l2, iteration_, seg.param, seg.grad,
+                                    seg.state);
   }
 }
 
@@ -268,12 +269,13 @@ void MultiLayerNetwork::fit(const DataSet& batch) {
   // checked before anything is written to the parameters.
   const bool finiteGradient = std::isfinite(norms_.back());
   if (!std::isfinite(score) || !finiteGradient)
-    throw NumericalError(fmt::format("MultiLayerNetwork::fit: {} at iteration {} (training "
-                                     "diverged or the batch holds NaN/Inf; lower the learning rate "
-                                     "or check the data); parameters were not updated",
-                                     finiteGradient ? fmt::format("score is {}", score)
-                                                    : std::string("the gradient is not finite"),
-                                     iteration_));
+    throw NumericalError(
+        fmt::format("MultiLayerNetwork::fit: {} at iteration {} (training "
+                    "diverged or the batch holds NaN/Inf; lower the learning rate "
+                    "or check the data); parameters were not updated",
+                    finiteGradient ? fmt::format("score is {}", score)
+                                   : std::string("the gradient is not finite"),
+                    iteration_));
   applyUpdate();
   score_ = score;
   ++iteration_;
@@ -308,8 +310,9 @@ void MultiLayerNetwork::fit(DataSetIterator& iterator, int epochs) {
   for (int e = 0; e < epochs; ++e) {
     if (e > 0) {
       if (!iterator.resetSupported())
-        throw DataError("MultiLayerNetwork::fit(iterator, epochs): the iterator cannot be reset, "
-                        "so it cannot serve more than one epoch");
+        throw DataError(
+            "MultiLayerNetwork::fit(iterator, epochs): the iterator cannot be reset, "
+            "so it cannot serve more than one epoch");
       iterator.reset();
     }
     fit(iterator);
@@ -355,16 +358,20 @@ Evaluation MultiLayerNetwork::evaluate(DataSetIterator& iterator) {
 void MultiLayerNetwork::setParams(const Tensor& params) {
   requireInit("setParams");
   if (params.numel() != params_.numel())
-    throw ShapeError(fmt::format("MultiLayerNetwork::setParams: {} values given, the network has {} "
-                                 "parameters", params.numel(), params_.numel()));
+    throw ShapeError(
+        fmt::format("MultiLayerNetwork::setParams: {} values given, the network has {} "
+                    "parameters",
+                    params.numel(), params_.numel()));
   params_.copyFrom(params);
 }
 
 void MultiLayerNetwork::setUpdaterState(const Tensor& state) {
   requireInit("setUpdaterState");
   if (state.numel() != updaterState_.numel())
-    throw ShapeError(fmt::format("MultiLayerNetwork::setUpdaterState: {} values given, the "
-                                 "updater state has {}", state.numel(), updaterState_.numel()));
+    throw ShapeError(
+        fmt::format("MultiLayerNetwork::setUpdaterState: {} values given, the "
+                    "updater state has {}",
+                    state.numel(), updaterState_.numel()));
   updaterState_.copyFrom(state);
 }
 

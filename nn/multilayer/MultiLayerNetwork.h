@@ -18,11 +18,6 @@
 // Devices: on a CUDA device, parameters, gradients, updater state and activations live in GPU
 // memory; features and labels arrive as host tensors from iterators and are staged to the GPU
 // by Backend::stageBatch (pinned memory, a copy stream). output() returns host tensors.
-#include <cstdint>
-#include <filesystem>
-#include <memory>
-#include <vector>
-
 #include <dl4cpp/iterators/DataSet.h>
 #include <dl4cpp/iterators/DataSetIterator.h>
 #include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
@@ -32,6 +27,11 @@
 #include <dl4cpp/nn/listeners/TrainingListener.h>
 #include <dl4cpp/nn/profiling/LayerProfiler.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <vector>
 
 namespace dl4cpp {
 
@@ -72,7 +72,8 @@ class MultiLayerNetwork {
   // The same quantity for `data`, without training.
   double score(const DataSet& data);
   void setScore(double score) { score_ = score; }
-  // 0.5 * l2 * ||W||^2 (+ the l2Bias term) over the current parameters: the non-data part of score().
+  // 0.5 * l2 * ||W||^2 (+ the l2Bias term) over the current parameters: the non-data part of
+  // score().
   double calcRegularizationScore();
 
   // Accuracy, precision, recall, F1 and confusion matrix over the iterator's data.
@@ -85,7 +86,8 @@ class MultiLayerNetwork {
   // Applies one updater step with the current gradient() (l2 added here, as DL4J does).
   void applyUpdate();
 
-  // --- Flat buffers --------------------------------------------------------------------------------
+  // --- Flat buffers
+  // --------------------------------------------------------------------------------
   int64_t numParams() const;
   // The flat parameter buffer itself (a view sharing storage, as DL4J's params()).
   Tensor params() const { return params_; }
@@ -102,9 +104,10 @@ class MultiLayerNetwork {
   // keeps this network's thread budget.
   MultiLayerNetwork clone(Device device) const;
 
-  // --- Model files (ModelSerializer; format in docs/model-format.md) -------------------------------
-  // Writes configuration, parameters, counters and (saveUpdater) updater state to `path`
-  // atomically. The updater state is what continuing training exactly needs; inference does not.
+  // --- Model files (ModelSerializer; format in docs/model-format.md)
+  // ------------------------------- Writes configuration, parameters, counters and (saveUpdater)
+  // updater state to `path` atomically. The updater state is what continuing training exactly
+  // needs; inference does not.
   void save(const std::filesystem::path& path, bool saveUpdater = true) const;
   // Restores a saved model on the CPU (all cores). Without loadUpdater (or when the file has none)
   // the updater state is zero, as after init().

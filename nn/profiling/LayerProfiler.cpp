@@ -4,14 +4,22 @@ namespace dl4cpp {
 
 std::string_view profilePhaseName(ProfilePhase phase) {
   switch (phase) {
-    case ProfilePhase::FORWARD: return "forward";
-    case ProfilePhase::ACTIVATION_FORWARD: return "activation forward";
-    case ProfilePhase::LOSS: return "loss";
-    case ProfilePhase::ACTIVATION_BACKWARD: return "activation backward";
-    case ProfilePhase::BACKWARD_DATA: return "backward data";
-    case ProfilePhase::BACKWARD_WEIGHTS: return "backward weights";
-    case ProfilePhase::UPDATER: return "updater";
-    case ProfilePhase::OTHER: return "other";
+    case ProfilePhase::FORWARD:
+      return "forward";
+    case ProfilePhase::ACTIVATION_FORWARD:
+      return "activation forward";
+    case ProfilePhase::LOSS:
+      return "loss";
+    case ProfilePhase::ACTIVATION_BACKWARD:
+      return "activation backward";
+    case ProfilePhase::BACKWARD_DATA:
+      return "backward data";
+    case ProfilePhase::BACKWARD_WEIGHTS:
+      return "backward weights";
+    case ProfilePhase::UPDATER:
+      return "updater";
+    case ProfilePhase::OTHER:
+      return "other";
   }
   return "unknown";
 }

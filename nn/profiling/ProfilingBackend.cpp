@@ -35,7 +35,9 @@ auto ProfilingBackend::timed(ProfilePhase phase, double flops, Op&& op) {
   }
 }
 
-void ProfilingBackend::bindToCurrentThread(int numThreads) { inner_.bindToCurrentThread(numThreads); }
+void ProfilingBackend::bindToCurrentThread(int numThreads) {
+  inner_.bindToCurrentThread(numThreads);
+}
 
 void ProfilingBackend::convolutionForward(const Tensor& x, const Tensor& w, const Tensor& b,
                                           Tensor& y, const WindowGeometry& g) {
@@ -57,12 +59,14 @@ void ProfilingBackend::convolutionBackwardWeights(const Tensor& x, const Tensor&
 
 void ProfilingBackend::poolingForward(PoolingKind kind, const Tensor& x, Tensor& y,
                                       const WindowGeometry& g, bool training, Tensor& workspace) {
-  timed(ProfilePhase::FORWARD, 0, [&] { inner_.poolingForward(kind, x, y, g, training, workspace); });
+  timed(ProfilePhase::FORWARD, 0,
+        [&] { inner_.poolingForward(kind, x, y, g, training, workspace); });
 }
 
 void ProfilingBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
                                        const WindowGeometry& g, const Tensor& workspace) {
-  timed(ProfilePhase::BACKWARD_DATA, 0, [&] { inner_.poolingBackward(kind, dy, dx, g, workspace); });
+  timed(ProfilePhase::BACKWARD_DATA, 0,
+        [&] { inner_.poolingBackward(kind, dy, dx, g, workspace); });
 }
 
 // The fused pair is one op, timed in the convolution's layer with the convolution's FLOPs.
@@ -118,9 +122,8 @@ void ProfilingBackend::activationBackward(ActivationKind kind, float alpha, cons
 
 double ProfilingBackend::lossForwardBackward(LossKind loss, ActivationKind activation, float alpha,
                                              const Tensor& y, const Tensor& labels, Tensor& dz) {
-  return timed(ProfilePhase::LOSS, 0, [&] {
-    return inner_.lossForwardBackward(loss, activation, alpha, y, labels, dz);
-  });
+  return timed(ProfilePhase::LOSS, 0,
+               [&] { return inner_.lossForwardBackward(loss, activation, alpha, y, labels, dz); });
 }
 
 double ProfilingBackend::lossScore(LossKind loss, const Tensor& y, const Tensor& labels) {
@@ -129,7 +132,8 @@ double ProfilingBackend::lossScore(LossKind loss, const Tensor& y, const Tensor&
 
 void ProfilingBackend::updaterStep(const UpdaterParams& u, double l2, int64_t iteration,
                                    Tensor& param, Tensor& grad, Tensor& state) {
-  timed(ProfilePhase::UPDATER, 0, [&] { inner_.updaterStep(u, l2, iteration, param, grad, state); });
+  timed(ProfilePhase::UPDATER, 0,
+        [&] { inner_.updaterStep(u, l2, iteration, param, grad, state); });
 }
 
 void ProfilingBackend::scale(Tensor& y, float a) {

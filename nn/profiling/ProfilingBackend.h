@@ -6,10 +6,10 @@
 //
 // Times are wall-clock around each call. That is the op's cost on the CPU backend, whose ops
 // complete before returning; an asynchronous backend would need to synchronise per op.
-#include <memory>
-
 #include <dl4cpp/nn/backend/Backend.h>
 #include <dl4cpp/nn/profiling/LayerProfiler.h>
+
+#include <memory>
 
 namespace dl4cpp {
 
@@ -68,7 +68,8 @@ class ProfilingBackend final : public Backend {
 
 // FLOPs (multiply and add counted separately) of a convolution's forward pass, which are also
 // those of its backward-data and backward-weights passes (bias excluded):
-// 2 * N * O * outH * outW * C * kH * kW, from x (N, C, H, W), w (O, C, kH, kW), y (N, O, outH, outW).
+// 2 * N * O * outH * outW * C * kH * kW, from x (N, C, H, W), w (O, C, kH, kW), y (N, O, outH,
+// outW).
 double convolutionFlops(const Shape& x, const Shape& w, const Shape& y);
 // 2 * N * nIn * nOut for an inner product x (N, nIn), w (nOut, nIn), likewise for its backward ops.
 double innerProductFlops(const Shape& x, const Shape& w);

@@ -1,9 +1,8 @@
+#include <dl4cpp/nn/backend/cuda/CudaBackendFactory.h>
+#include <dl4cpp/nn/profiling/ProfilingBackend.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
 
 #include <thread>
-
-#include <dl4cpp/nn/backend/cuda/CudaBackendFactory.h>
-#include <dl4cpp/nn/profiling/ProfilingBackend.h>
 
 namespace dl4cpp {
 

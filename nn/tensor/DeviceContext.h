@@ -3,10 +3,10 @@
 // a oneDNN engine and stream plus the primitive cache; for CUDA, a stream and cuBLAS handle) and
 // the number of threads it may use. Not copyable and not shared: each model replica owns one and
 // uses it from one thread at a time, so there is no global mutable state anywhere in dl4cpp.
-#include <memory>
-
 #include <dl4cpp/nn/backend/Backend.h>
 #include <dl4cpp/nn/tensor/Device.h>
+
+#include <memory>
 
 namespace dl4cpp {
 
@@ -42,7 +42,7 @@ class DeviceContext {
   std::unique_ptr<Backend> backend_;    // the device's backend
   std::unique_ptr<Backend> profiling_;  // ProfilingBackend around backend_, while profiling
   std::shared_ptr<LayerProfiler> profiler_;
-  Backend* active_;                     // profiling_ when set, else backend_
+  Backend* active_;  // profiling_ when set, else backend_
 };
 
 // Hardware threads of this machine (at least 1).

@@ -1,12 +1,12 @@
 #pragma once
 // Shape: the dimensions of a dense, row-major (C order) tensor. Fixed capacity so that building
 // and comparing shapes never touches the heap (shapes are created in the training loop).
+#include <dl4cpp/nn/Error.h>
+
 #include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
-
-#include <dl4cpp/nn/Error.h>
 
 namespace dl4cpp {
 
@@ -16,8 +16,8 @@ class Shape {
 
   Shape() = default;
   Shape(std::initializer_list<int64_t> dims) {
-    if (dims.size() > kMaxRank) throw ShapeError("Shape: rank " + std::to_string(dims.size()) +
-                                                 " exceeds the maximum of 6");
+    if (dims.size() > kMaxRank)
+      throw ShapeError("Shape: rank " + std::to_string(dims.size()) + " exceeds the maximum of 6");
     for (int64_t d : dims) push(d);
   }
 

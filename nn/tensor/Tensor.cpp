@@ -63,9 +63,8 @@ Tensor::Tensor(const Shape& shape, Device device)
 
 Tensor Tensor::fromVector(const Shape& shape, const std::vector<float>& values) {
   if (static_cast<int64_t>(values.size()) != shape.numel())
-    throw ShapeError("Tensor::fromVector: " + std::to_string(values.size()) +
-                     " values for shape " + shape.toString() + " (needs " +
-                     std::to_string(shape.numel()) + ")");
+    throw ShapeError("Tensor::fromVector: " + std::to_string(values.size()) + " values for shape " +
+                     shape.toString() + " (needs " + std::to_string(shape.numel()) + ")");
   Tensor t(shape);
   std::copy(values.begin(), values.end(), t.data());
   return t;

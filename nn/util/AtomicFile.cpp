@@ -75,7 +75,8 @@ class TemporaryFile {
     if (::close(fd) != 0) fail("close", path_, errno);
   }
   void renameTo(const std::filesystem::path& target) {
-    if (::rename(path_.c_str(), target.c_str()) != 0) fail(("rename " + path_.string() + " to").c_str(), target, errno);
+    if (::rename(path_.c_str(), target.c_str()) != 0)
+      fail(("rename " + path_.string() + " to").c_str(), target, errno);
     committed_ = true;
   }
 

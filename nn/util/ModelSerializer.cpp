@@ -14,10 +14,11 @@ namespace dl4cpp {
 
 namespace {
 
-// --- Layout (docs/model-format.md) -----------------------------------------------------------------
+// --- Layout (docs/model-format.md)
+// -----------------------------------------------------------------
 
 constexpr std::array<char, 8> kMagic{'D', 'L', '4', 'C', 'P', 'P', 'M', 0x1a};
-constexpr size_t kPreambleSize = 8 + 4;          // magic, format version
+constexpr size_t kPreambleSize = 8 + 4;            // magic, format version
 constexpr size_t kV1CountersSize = 8 + 4 + 8 + 8;  // iteration, epoch, minibatches in epoch, score
 
 using Tag = std::array<char, 4>;
@@ -28,7 +29,8 @@ constexpr Tag kCountersTag{'C', 'N', 'T', 'R'};
 
 std::string tagName(const Tag& t) {
   std::string s;
-  for (char c : t) s += (c >= 0x20 && c < 0x7f) ? std::string(1, c) : fmt::format("\\x{:02x}", uint8_t(c));
+  for (char c : t)
+    s += (c >= 0x20 && c < 0x7f) ? std::string(1, c) : fmt::format("\\x{:02x}", uint8_t(c));
   return s;
 }
 
@@ -37,7 +39,8 @@ uint32_t crc32Of(std::span<const std::byte> bytes) {
       ::crc32_z(0, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
 }
 
-// --- Writing ---------------------------------------------------------------------------------------
+// --- Writing
+// ---------------------------------------------------------------------------------------
 
 // Little-endian, whatever the host: a file moves between machines.
 class Writer {
@@ -78,7 +81,8 @@ void appendSection(Writer& file, const Tag& tag, const std::vector<std::byte>& p
   file.raw(payload.data(), payload.size());
 }
 
-// --- Reading ---------------------------------------------------------------------------------------
+// --- Reading
+// ---------------------------------------------------------------------------------------
 
 // Reads `out.size()` bytes at `offset` of what holds a model file (memory, or a file on disk);
 // callers ask only for ranges inside it.
@@ -227,7 +231,7 @@ Layout readLayout(const ReadAt& readAt, uint64_t size, const std::string& source
 // What a file holds.
 struct Contents {
   std::string configurationJson;
-  std::span<const std::byte> params;                // float32 little-endian
+  std::span<const std::byte> params;                  // float32 little-endian
   std::optional<std::span<const std::byte>> updater;  // float32 little-endian
   int64_t iteration = 0;
   int epoch = 0;
@@ -237,16 +241,21 @@ struct Contents {
 
 void readCountersV1(std::span<const std::byte> payload, Contents& c, const std::string& source) {
   if (payload.size() != kV1CountersSize)
-    throw DataFormatError(fmt::format("{}: counters section holds {} bytes, format version 1 "
-                                      "defines {}", source, payload.size(), kV1CountersSize));
+    throw DataFormatError(
+        fmt::format("{}: counters section holds {} bytes, format version 1 "
+                    "defines {}",
+                    source, payload.size(), kV1CountersSize));
   Reader r(payload, source);
   const uint64_t iteration = r.u64("iteration");
   const uint32_t epoch = r.u32("epoch");
   const uint64_t minibatches = r.u64("minibatches in epoch");
   const uint64_t scoreBits = r.u64("score");
-  if (iteration > uint64_t(INT64_MAX) || epoch > uint32_t(INT32_MAX) || minibatches > uint64_t(INT64_MAX))
-    throw DataFormatError(fmt::format("{}: counters out of range (iteration {}, epoch {}, "
-                                      "minibatches in epoch {})", source, iteration, epoch, minibatches));
+  if (iteration > uint64_t(INT64_MAX) || epoch > uint32_t(INT32_MAX) ||
+      minibatches > uint64_t(INT64_MAX))
+    throw DataFormatError(
+        fmt::format("{}: counters out of range (iteration {}, epoch {}, "
+                    "minibatches in epoch {})",
+                    source, iteration, epoch, minibatches));
   c.iteration = static_cast<int64_t>(iteration);
   c.epoch = static_cast<int>(epoch);
   c.minibatchesInEpoch = static_cast<int64_t>(minibatches);
@@ -284,10 +293,13 @@ void readFloats(std::span<const std::byte> src, Tensor dst) {
 }
 
 // Values a float32 section holds, or DataFormatError when its length is not a multiple of 4.
-int64_t floatCount(std::span<const std::byte> section, const char* what, const std::string& source) {
+int64_t floatCount(std::span<const std::byte> section, const char* what,
+                   const std::string& source) {
   if (section.size() % 4 != 0)
-    throw DataFormatError(fmt::format("{}: {} section is {} bytes, not a whole number of float32 "
-                                      "values", source, what, section.size()));
+    throw DataFormatError(
+        fmt::format("{}: {} section is {} bytes, not a whole number of float32 "
+                    "values",
+                    source, what, section.size()));
   return static_cast<int64_t>(section.size() / 4);
 }
 
@@ -345,8 +357,10 @@ MultiLayerNetwork ModelSerializer::restoreFromBytes(std::span<const std::byte> b
   for (const auto& layer : conf.layers) expectedParams += layer->numParams();
   const int64_t storedParams = floatCount(c.params, "PARM (parameters)", source);
   if (storedParams != expectedParams)
-    throw DataMismatchError(fmt::format("{}: the file holds {} parameters but its configuration "
-                                        "has {}", source, storedParams, expectedParams));
+    throw DataMismatchError(
+        fmt::format("{}: the file holds {} parameters but its configuration "
+                    "has {}",
+                    source, storedParams, expectedParams));
 
   MultiLayerNetwork model(std::move(conf));
   model.init();
@@ -354,9 +368,10 @@ MultiLayerNetwork ModelSerializer::restoreFromBytes(std::span<const std::byte> b
   if (loadUpdater && c.updater) {
     const int64_t storedState = floatCount(*c.updater, "UPDT (updater state)", source);
     if (storedState != model.updaterState().numel())
-      throw DataMismatchError(fmt::format("{}: the file holds {} updater state values but its "
-                                          "configuration's updaters need {}",
-                                          source, storedState, model.updaterState().numel()));
+      throw DataMismatchError(
+          fmt::format("{}: the file holds {} updater state values but its "
+                      "configuration's updaters need {}",
+                      source, storedState, model.updaterState().numel()));
     readFloats(*c.updater, model.updaterState());
   }
   model.setIterationCount(c.iteration);

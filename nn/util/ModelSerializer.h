@@ -31,14 +31,14 @@
 //
 // A model restored with its updater state continues training exactly as the saved one would
 // have (bit-identical), given the same thread count: oneDNN's results may depend on it.
+#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 
 namespace dl4cpp {
 
@@ -61,7 +61,8 @@ class ModelSerializer {
   // restoreFromBytes; the fuzz target calls it directly). `source` names the bytes in error
   // messages.
   static std::vector<std::byte> toBytes(const MultiLayerNetwork& model, bool saveUpdater);
-  static MultiLayerNetwork restoreFromBytes(std::span<const std::byte> bytes, bool loadUpdater = true,
+  static MultiLayerNetwork restoreFromBytes(std::span<const std::byte> bytes,
+                                            bool loadUpdater = true,
                                             const std::string& source = "<memory>");
 };
 

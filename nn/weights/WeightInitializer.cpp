@@ -21,13 +21,20 @@ void initWeights(WeightInit scheme, double fanIn, double fanOut, Tensor& w, Rand
     for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(random.uniform(-a, a));
   };
   switch (scheme) {
-    case WeightInit::XAVIER: return normal(std::sqrt(2.0 / (fanIn + fanOut)));
-    case WeightInit::XAVIER_UNIFORM: return uniform(std::sqrt(6.0 / (fanIn + fanOut)));
-    case WeightInit::RELU: return normal(std::sqrt(2.0 / fanIn));
-    case WeightInit::RELU_UNIFORM: return uniform(std::sqrt(6.0 / fanIn));
-    case WeightInit::ZERO: return w.fill(0.0f);
-    case WeightInit::NORMAL: return normal(1.0 / std::sqrt(fanIn));
-    case WeightInit::UNIFORM: return uniform(1.0 / std::sqrt(fanIn));
+    case WeightInit::XAVIER:
+      return normal(std::sqrt(2.0 / (fanIn + fanOut)));
+    case WeightInit::XAVIER_UNIFORM:
+      return uniform(std::sqrt(6.0 / (fanIn + fanOut)));
+    case WeightInit::RELU:
+      return normal(std::sqrt(2.0 / fanIn));
+    case WeightInit::RELU_UNIFORM:
+      return uniform(std::sqrt(6.0 / fanIn));
+    case WeightInit::ZERO:
+      return w.fill(0.0f);
+    case WeightInit::NORMAL:
+      return normal(1.0 / std::sqrt(fanIn));
+    case WeightInit::UNIFORM:
+      return uniform(1.0 / std::sqrt(fanIn));
   }
 }
 

@@ -1,9 +1,9 @@
 #pragma once
-#include <cstdint>
-
 #include <dl4cpp/nn/conf/Enums.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 #include <dl4cpp/nn/weights/Random.h>
+
+#include <cstdint>
 
 namespace dl4cpp {
 

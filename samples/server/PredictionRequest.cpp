@@ -146,7 +146,8 @@ std::vector<float> pixelsFromPng(std::string_view body) {
   if (!png_image_finish_read(&image, nullptr, grey.data(), 0, nullptr))
     throw RequestError(fmt::format("PNG could not be decoded: {}", printable(image.message, 160)));
   std::vector<float> features(kImagePixels);
-  for (int i = 0; i < kImagePixels; ++i) features[static_cast<size_t>(i)] = scaleGreyLevel(grey[static_cast<size_t>(i)]);
+  for (int i = 0; i < kImagePixels; ++i)
+    features[static_cast<size_t>(i)] = scaleGreyLevel(grey[static_cast<size_t>(i)]);
   return features;
 }
 

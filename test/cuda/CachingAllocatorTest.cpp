@@ -1,5 +1,6 @@
 // The caching allocator's bookkeeping, on a host fake of the raw device memory: these run on every
 // machine (no GPU needed), and are what makes "no cudaMalloc in the steady-state loop" testable.
+#include <dl4cpp/nn/backend/cuda/CachingAllocator.h>
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -8,8 +9,6 @@
 #include <set>
 #include <thread>
 #include <vector>
-
-#include <dl4cpp/nn/backend/cuda/CachingAllocator.h>
 
 using dl4cpp::cuda::CachingAllocator;
 
@@ -126,14 +125,15 @@ TEST_SUITE("cuda") {
     CHECK(allocator.stats().bytesInUse == 0);
   }
 
-  TEST_CASE("CachingAllocator: out of memory trims the cache and retries before throwing bad_alloc") {
+  TEST_CASE(
+      "CachingAllocator: out of memory trims the cache and retries before throwing bad_alloc") {
     auto device = std::make_shared<FakeDevice>();
     device->capacity = 4096;
     TrackedMemory raw;
     raw.device = device;
     CachingAllocator<TrackedMemory> allocator(raw);
     void* small = allocator.allocate(2048);
-    allocator.release(small);  // 2048 bytes cached
+    allocator.release(small);              // 2048 bytes cached
     void* big = allocator.allocate(4096);  // needs the cached block given back first
     CHECK(big != nullptr);
     CHECK(device->releases == 1);
@@ -154,9 +154,9 @@ TEST_SUITE("cuda") {
       CHECK(device->releases == 1);
       CHECK(allocator.stats().rawReleases == 1);
       allocator.release(b);
-      allocator.release(nullptr);                     // ignored
+      allocator.release(nullptr);  // ignored
       int local = 0;
-      allocator.release(&local);                      // not ours: ignored, not freed
+      allocator.release(&local);  // not ours: ignored, not freed
       CHECK(allocator.stats().bytesCached == 32768);
     }
     CHECK(device->releases == 2);

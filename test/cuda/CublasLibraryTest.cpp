@@ -1,15 +1,13 @@
 // cuBLAS is opened on first use rather than linked (CublasLibrary.h). Opening it and resolving
 // every function needs the library, not a GPU, so this runs wherever the build has CUDA.
+#include <dl4cpp/config.h>
 #include <doctest/doctest.h>
 
-#include <dl4cpp/config.h>
-
 #if DL4CPP_HAVE_CUDA
+#include <dl4cpp/nn/backend/cuda/CublasLibrary.h>
 #include <dlfcn.h>
 
 #include <string>
-
-#include <dl4cpp/nn/backend/cuda/CublasLibrary.h>
 
 TEST_SUITE("cuda") {
   TEST_CASE("CublasLibrary: opens cuBLAS once, resolves every function, and they answer") {

@@ -1,11 +1,10 @@
 // Every Backend op on the CUDA backend against the CPU backend (the reference), on the same random
 // inputs, with explicit tolerances: float sums in another order differ by a few ulps per term.
+#include <dl4cpp/dl4cpp.h>
+#include <dl4cpp/nn/backend/cuda/CudaMemory.h>
 #include <doctest/doctest.h>
 
 #include <memory>
-
-#include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/backend/cuda/CudaMemory.h>
 
 #include "cuda/CudaTestUtil.h"
 
@@ -41,7 +40,7 @@ TEST_SUITE("cuda") {
     CHECK(gpu.at(2999) == host.at(2999));
     Tensor other(Shape{3, 1000}, kGpu);
     CHECK(other.toVector() == std::vector<float>(3000, 0.0f));  // new tensors are zero
-    other.copyFrom(gpu);                                          // device -> device
+    other.copyFrom(gpu);                                        // device -> device
     CHECK(other.clone().toVector() == host.toVector());
     Tensor back(Shape{2, 1000});
     back.copyFrom(other.rows(1, 3));  // a view at an offset, device -> host
@@ -120,9 +119,9 @@ TEST_SUITE("cuda") {
       }
     // MAX backward without a training-mode forward is an error, as on the CPU.
     Tensor dx(Shape{2, 3, 8, 7}, kGpu), empty;
-    CHECK_THROWS_AS(b.gpu->poolingBackward(PoolingKind::MAX, Tensor(Shape{2, 3, 4, 3}, kGpu), dx,
-                                           lenet, empty),
-                    BackendError);
+    CHECK_THROWS_AS(
+        b.gpu->poolingBackward(PoolingKind::MAX, Tensor(Shape{2, 3, 4, 3}, kGpu), dx, lenet, empty),
+        BackendError);
   }
 
   TEST_CASE("CUDA parity: inner product forward and backward") {
@@ -151,9 +150,9 @@ TEST_SUITE("cuda") {
     if (!cudaDevicePresent()) return;
     Backends b;
     int seed = 70;
-    for (ActivationKind kind : {ActivationKind::IDENTITY, ActivationKind::RELU,
-                                ActivationKind::LEAKYRELU, ActivationKind::TANH,
-                                ActivationKind::SIGMOID, ActivationKind::SOFTMAX}) {
+    for (ActivationKind kind :
+         {ActivationKind::IDENTITY, ActivationKind::RELU, ActivationKind::LEAKYRELU,
+          ActivationKind::TANH, ActivationKind::SIGMOID, ActivationKind::SOFTMAX}) {
       CAPTURE(static_cast<int>(kind));
       const Shape s{9, 13};
       const Tensor z = randomTensor(s, ++seed, -3, 3), dy = randomTensor(s, ++seed);
@@ -179,18 +178,19 @@ TEST_SUITE("cuda") {
       ActivationKind activation;
     };
     int seed = 90;
-    for (Case c : {Case{LossKind::NEGATIVELOGLIKELIHOOD, ActivationKind::SOFTMAX},
-                   Case{LossKind::MCXENT, ActivationKind::SOFTMAX},
-                   Case{LossKind::XENT, ActivationKind::SIGMOID},
-                   Case{LossKind::MSE, ActivationKind::IDENTITY},
-                   Case{LossKind::MSE, ActivationKind::TANH},
-                   Case{LossKind::MCXENT, ActivationKind::SIGMOID}}) {
+    for (Case c :
+         {Case{LossKind::NEGATIVELOGLIKELIHOOD, ActivationKind::SOFTMAX},
+          Case{LossKind::MCXENT, ActivationKind::SOFTMAX},
+          Case{LossKind::XENT, ActivationKind::SIGMOID},
+          Case{LossKind::MSE, ActivationKind::IDENTITY}, Case{LossKind::MSE, ActivationKind::TANH},
+          Case{LossKind::MCXENT, ActivationKind::SIGMOID}}) {
       CAPTURE(static_cast<int>(c.loss));
       CAPTURE(static_cast<int>(c.activation));
       const int64_t n = 17, k = 6;
       Tensor y = randomTensor(Shape{n, k}, ++seed, -2, 2);
       b.cpu->activationForward(c.activation, 0.0f, y);
-      const Tensor labels = c.loss == LossKind::MSE ? randomTensor(Shape{n, k}, ++seed) : oneHot(n, k, ++seed);
+      const Tensor labels =
+          c.loss == LossKind::MSE ? randomTensor(Shape{n, k}, ++seed) : oneHot(n, k, ++seed);
       Tensor dzCpu(Shape{n, k}), dzGpu(Shape{n, k}, kGpu);
       const double cpu = b.cpu->lossForwardBackward(c.loss, c.activation, 0.0f, y, labels, dzCpu);
       const double gpu = b.gpu->lossForwardBackward(c.loss, c.activation, 0.0f, y.to(kGpu),

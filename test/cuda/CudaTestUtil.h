@@ -3,14 +3,13 @@
 //   if (!cudaDevicePresent()) return;
 // which prints "skipped: no CUDA device": CTest's SKIP_REGULAR_EXPRESSION (test/CMakeLists.txt)
 // turns that into a reported skip, so a machine without a GPU never counts these as passed.
+#include <dl4cpp/dl4cpp.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <vector>
-
-#include <dl4cpp/dl4cpp.h>
 
 namespace cudatest {
 
@@ -54,8 +53,8 @@ inline void checkClose(const dl4cpp::Tensor& cpu, const dl4cpp::Tensor& gpu, dou
       where = i;
     }
   }
-  INFO("worst difference " << worst << " at element " << where << " of " << a.size()
-                           << " (cpu " << (a.empty() ? 0.f : a[where]) << ", gpu "
+  INFO("worst difference " << worst << " at element " << where << " of " << a.size() << " (cpu "
+                           << (a.empty() ? 0.f : a[where]) << ", gpu "
                            << (b.empty() ? 0.f : b[where]) << ")");
   CHECK(ok);
 }

@@ -1,15 +1,15 @@
 // Whole models on a GPU: one LeNet training step against the CPU, moving models between devices,
-// ParallelWrapper and ParallelInference with GPU replicas, and the cross-device parameter averaging.
-#include <doctest/doctest.h>
-
-#include <thread>
-#include <vector>
-
+// ParallelWrapper and ParallelInference with GPU replicas, and the cross-device parameter
+// averaging.
 #include <dl4cpp/dl4cpp.h>
 #include <dl4cpp/nn/backend/cuda/CudaMemory.h>
 #include <dl4cpp/parallel/ParallelInference.h>
 #include <dl4cpp/parallel/ParallelWrapper.h>
 #include <dl4cpp/parallel/ParameterAverager.h>
+#include <doctest/doctest.h>
+
+#include <thread>
+#include <vector>
 
 #include "LenetConfiguration.h"
 #include "cuda/CudaTestUtil.h"
@@ -100,10 +100,18 @@ TEST_SUITE("cuda") {
       MultiLayerNetwork cpuRoot(conf), gpuRoot(conf);
       cpuRoot.init();
       gpuRoot.init();
-      auto onCpu = ParallelWrapper::Builder(cpuRoot).workers(2).averagingFrequency(2)
-                       .trainingMode(mode).devices({Device::cpu()}).build();
-      auto onGpu = ParallelWrapper::Builder(gpuRoot).workers(2).averagingFrequency(2)
-                       .trainingMode(mode).devices({kGpu}).build();
+      auto onCpu = ParallelWrapper::Builder(cpuRoot)
+                       .workers(2)
+                       .averagingFrequency(2)
+                       .trainingMode(mode)
+                       .devices({Device::cpu()})
+                       .build();
+      auto onGpu = ParallelWrapper::Builder(gpuRoot)
+                       .workers(2)
+                       .averagingFrequency(2)
+                       .trainingMode(mode)
+                       .devices({kGpu})
+                       .build();
       testutil::VectorIterator a(data), b(data);
       testutil::withinSeconds(120, [&] {
         onCpu.fit(a);
@@ -130,8 +138,12 @@ TEST_SUITE("cuda") {
       }
     for (InferenceMode mode : {InferenceMode::BATCHED, InferenceMode::SEQUENTIAL}) {
       CAPTURE(static_cast<int>(mode));
-      auto inference = ParallelInference::Builder(model).workers(2).devices({kGpu}).inferenceMode(mode)
-                           .batchLimit(8).build();
+      auto inference = ParallelInference::Builder(model)
+                           .workers(2)
+                           .devices({kGpu})
+                           .inferenceMode(mode)
+                           .batchLimit(8)
+                           .build();
       CHECK(inference.devices() == std::vector<Device>{kGpu});
       std::vector<std::vector<Tensor>> got(kCallers);
       testutil::withinSeconds(120, [&] {

@@ -1,10 +1,9 @@
 // The CUDA kernels' per-element formulas (ElementwiseMath.h), run on the host and checked against
 // the CPU backend: activations and their backward passes, softmax, every loss (fused or not) and
 // every updater, without a GPU.
-#include <doctest/doctest.h>
-
 #include <dl4cpp/dl4cpp.h>
 #include <dl4cpp/nn/backend/cuda/ElementwiseMath.h>
+#include <doctest/doctest.h>
 
 #include "cuda/CudaTestUtil.h"
 
@@ -25,7 +24,8 @@ void activationForward(ActivationKind kind, float alpha, Tensor& y) {
   for (int64_t i = 0; i < y.numel(); ++i) y.data()[i] = cuda::activate(kind, alpha, y.data()[i]);
 }
 
-void activationBackward(ActivationKind kind, float alpha, const Tensor& y, const Tensor& dy, Tensor& dx) {
+void activationBackward(ActivationKind kind, float alpha, const Tensor& y, const Tensor& dy,
+                        Tensor& dx) {
   const int64_t rows = y.dim(0), k = y.numel() / rows;
   if (kind == ActivationKind::SOFTMAX) {
     for (int64_t r = 0; r < rows; ++r)
@@ -43,9 +43,9 @@ TEST_SUITE("cuda") {
     auto cpu = makeBackend(Device::cpu());
     cpu->bindToCurrentThread(0);
     uint64_t seed = 500;
-    for (ActivationKind kind : {ActivationKind::IDENTITY, ActivationKind::RELU,
-                                ActivationKind::LEAKYRELU, ActivationKind::TANH,
-                                ActivationKind::SIGMOID, ActivationKind::SOFTMAX}) {
+    for (ActivationKind kind :
+         {ActivationKind::IDENTITY, ActivationKind::RELU, ActivationKind::LEAKYRELU,
+          ActivationKind::TANH, ActivationKind::SIGMOID, ActivationKind::SOFTMAX}) {
       CAPTURE(static_cast<int>(kind));
       const Shape s{9, 13};
       const Tensor z = randomTensor(s, ++seed, -3, 3), dy = randomTensor(s, ++seed);
@@ -68,26 +68,29 @@ TEST_SUITE("cuda") {
       ActivationKind activation;
     };
     uint64_t seed = 600;
-    for (Case c : {Case{LossKind::NEGATIVELOGLIKELIHOOD, ActivationKind::SOFTMAX},
-                   Case{LossKind::MCXENT, ActivationKind::SOFTMAX},
-                   Case{LossKind::XENT, ActivationKind::SIGMOID},
-                   Case{LossKind::MSE, ActivationKind::IDENTITY},
-                   Case{LossKind::MSE, ActivationKind::TANH},
-                   Case{LossKind::MCXENT, ActivationKind::SIGMOID}}) {
+    for (Case c :
+         {Case{LossKind::NEGATIVELOGLIKELIHOOD, ActivationKind::SOFTMAX},
+          Case{LossKind::MCXENT, ActivationKind::SOFTMAX},
+          Case{LossKind::XENT, ActivationKind::SIGMOID},
+          Case{LossKind::MSE, ActivationKind::IDENTITY}, Case{LossKind::MSE, ActivationKind::TANH},
+          Case{LossKind::MCXENT, ActivationKind::SIGMOID}}) {
       CAPTURE(static_cast<int>(c.loss));
       CAPTURE(static_cast<int>(c.activation));
       const int64_t n = 17, k = 6;
       Tensor y = randomTensor(Shape{n, k}, ++seed, -2, 2);
       cpu->activationForward(c.activation, 0.0f, y);
-      const Tensor labels = c.loss == LossKind::MSE ? randomTensor(Shape{n, k}, ++seed) : oneHot(n, k, ++seed);
+      const Tensor labels =
+          c.loss == LossKind::MSE ? randomTensor(Shape{n, k}, ++seed) : oneHot(n, k, ++seed);
       Tensor dzCpu(Shape{n, k}), dz(Shape{n, k});
       const double want = cpu->lossForwardBackward(c.loss, c.activation, 0.0f, y, labels, dzCpu);
 
       // CudaBackend::lossForwardBackward's branches, on the host.
-      const bool crossEntropy = c.loss == LossKind::NEGATIVELOGLIKELIHOOD || c.loss == LossKind::MCXENT;
+      const bool crossEntropy =
+          c.loss == LossKind::NEGATIVELOGLIKELIHOOD || c.loss == LossKind::MCXENT;
       if (crossEntropy && c.activation == ActivationKind::SOFTMAX) {
         for (int64_t r = 0; r < n; ++r)
-          cuda::softmaxCrossEntropyGradientRow(y.data() + r * k, labels.data() + r * k, dz.data() + r * k, k);
+          cuda::softmaxCrossEntropyGradientRow(y.data() + r * k, labels.data() + r * k,
+                                               dz.data() + r * k, k);
       } else if (c.loss == LossKind::XENT && c.activation == ActivationKind::SIGMOID) {
         for (int64_t i = 0; i < y.numel(); ++i) dz.data()[i] = y.data()[i] - labels.data()[i];
       } else {
@@ -96,7 +99,8 @@ TEST_SUITE("cuda") {
         activationBackward(c.activation, 0.0f, y, dz, dz);
       }
       double sum = 0;
-      for (int64_t i = 0; i < y.numel(); ++i) sum += cuda::lossTerm(c.loss, y.data()[i], labels.data()[i]);
+      for (int64_t i = 0; i < y.numel(); ++i)
+        sum += cuda::lossTerm(c.loss, y.data()[i], labels.data()[i]);
       if (c.loss == LossKind::MSE) sum /= static_cast<double>(k);
       CHECK(sum == doctest::Approx(want).epsilon(1e-6));
       checkClose(dzCpu, dz, 1e-6, 1e-5);
@@ -114,8 +118,8 @@ TEST_SUITE("cuda") {
     auto cpu = makeBackend(Device::cpu());
     cpu->bindToCurrentThread(0);
     uint64_t seed = 700;
-    for (const UpdaterParams& u : std::vector<UpdaterParams>{Sgd(0.1), Nesterovs(0.05, 0.9), Adam(0.01),
-                                                             RmsProp(0.02), NoOp()})
+    for (const UpdaterParams& u : std::vector<UpdaterParams>{Sgd(0.1), Nesterovs(0.05, 0.9),
+                                                             Adam(0.01), RmsProp(0.02), NoOp()})
       for (double l2 : {0.0, 1e-3}) {
         CAPTURE(static_cast<int>(u.kind));
         CAPTURE(l2);
@@ -126,7 +130,8 @@ TEST_SUITE("cuda") {
         for (int64_t iteration = 0; iteration < 3; ++iteration) {  // state carries over
           cpu->updaterStep(u, l2, iteration, pCpu, gCpu, sCpu);
           const cuda::UpdaterArgs a = cuda::updaterArgs(u, l2, iteration);
-          for (int64_t i = 0; i < n; ++i) cuda::updaterElement(a, p.data(), g.data(), s.data(), i, n);
+          for (int64_t i = 0; i < n; ++i)
+            cuda::updaterElement(a, p.data(), g.data(), s.data(), i, n);
         }
         checkClose(pCpu, p, 1e-7, 1e-6);
         checkClose(gCpu, g, 1e-7, 1e-6);

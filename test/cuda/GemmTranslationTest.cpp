@@ -1,12 +1,11 @@
 // The row-major -> column-major translation of CudaBackend::gemm, checked on the host: a
 // reference GEMM with BLAS's column-major definition, called with columnMajorGemm's arguments,
 // must give the row-major product for every combination of transposes.
+#include <dl4cpp/nn/backend/cuda/GemmTranslation.h>
+#include <dl4cpp/nn/weights/Random.h>
 #include <doctest/doctest.h>
 
 #include <vector>
-
-#include <dl4cpp/nn/backend/cuda/GemmTranslation.h>
-#include <dl4cpp/nn/weights/Random.h>
 
 namespace {
 
@@ -40,10 +39,15 @@ TEST_SUITE("cuda") {
         std::vector<float> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(k * n));
         for (float& v : a) v = static_cast<float>(random.uniform(-1, 1));
         for (float& v : b) v = static_cast<float>(random.uniform(-1, 1));
-        auto opA = [&](int64_t i, int64_t l) { return transA ? a[static_cast<size_t>(l * m + i)] : a[static_cast<size_t>(i * k + l)]; };
-        auto opB = [&](int64_t l, int64_t j) { return transB ? b[static_cast<size_t>(j * k + l)] : b[static_cast<size_t>(l * n + j)]; };
+        auto opA = [&](int64_t i, int64_t l) {
+          return transA ? a[static_cast<size_t>(l * m + i)] : a[static_cast<size_t>(i * k + l)];
+        };
+        auto opB = [&](int64_t l, int64_t j) {
+          return transB ? b[static_cast<size_t>(j * k + l)] : b[static_cast<size_t>(l * n + j)];
+        };
 
-        const dl4cpp::cuda::ColumnMajorGemm g = dl4cpp::cuda::columnMajorGemm(transA, transB, m, n, k);
+        const dl4cpp::cuda::ColumnMajorGemm g =
+            dl4cpp::cuda::columnMajorGemm(transA, transB, m, n, k);
         std::vector<float> c(static_cast<size_t>(m * n), -1.0f);
         referenceColumnMajorGemm(g.transFirst, g.transSecond, g.m, g.n, g.k, b.data(), g.ldFirst,
                                  a.data(), g.ldSecond, c.data(), g.ldc);

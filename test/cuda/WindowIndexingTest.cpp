@@ -2,10 +2,9 @@
 // and checked against the CPU backend: the GPU-free half of the CUDA parity tests. With a plain
 // reference GEMM in place of cuBLAS, im2col / col2im must reproduce oneDNN's convolution, and the
 // pooling formulas its pooling, for every geometry the layers produce.
-#include <doctest/doctest.h>
-
 #include <dl4cpp/dl4cpp.h>
 #include <dl4cpp/nn/backend/cuda/WindowIndexing.h>
+#include <doctest/doctest.h>
 
 #include "cuda/CudaTestUtil.h"
 
@@ -16,13 +15,13 @@ using cudatest::randomTensor;
 namespace {
 
 cuda::ConvShape convShape(const Shape& x, const Shape& y, const WindowGeometry& g) {
-  return {x[0], x[1], x[2], x[3], y[2], y[3], g.kernelH, g.kernelW, g.strideH, g.strideW,
-          g.padTop, g.padLeft, g.dilationH, g.dilationW};
+  return {x[0],      x[1],      x[2],      x[3],     y[2],      y[3],        g.kernelH,
+          g.kernelW, g.strideH, g.strideW, g.padTop, g.padLeft, g.dilationH, g.dilationW};
 }
 
 cuda::PoolShape poolShape(const Shape& x, const Shape& y, const WindowGeometry& g) {
-  return {x[0] * x[1], x[2], x[3], y[2], y[3], g.kernelH, g.kernelW, g.strideH, g.strideW,
-          g.padTop, g.padLeft};
+  return {x[0] * x[1], x[2],      x[3],      y[2],     y[3],     g.kernelH,
+          g.kernelW,   g.strideH, g.strideW, g.padTop, g.padLeft};
 }
 
 }  // namespace
@@ -56,7 +55,8 @@ TEST_SUITE("cuda") {
           for (int64_t p = 0; p < positions; ++p) {
             double sum = 0;
             for (int64_t r = 0; r < rows; ++r)
-              sum += double(wt.data()[oc * rows + r]) * columns[static_cast<size_t>((b * rows + r) * positions + p)];
+              sum += double(wt.data()[oc * rows + r]) *
+                     columns[static_cast<size_t>((b * rows + r) * positions + p)];
             y.data()[(b * o + oc) * positions + p] = static_cast<float>(sum);
           }
       Tensor yCpu(ys), noBias;
@@ -74,7 +74,8 @@ TEST_SUITE("cuda") {
             dcol[static_cast<size_t>((b * rows + r) * positions + p)] = static_cast<float>(sum);
           }
       Tensor dx(xs), dxCpu(xs);
-      for (int64_t i = 0; i < dx.numel(); ++i) dx.data()[i] = cuda::col2imElement(dcol.data(), s, i);
+      for (int64_t i = 0; i < dx.numel(); ++i)
+        dx.data()[i] = cuda::col2imElement(dcol.data(), s, i);
       cpu->convolutionBackwardData(dy, wt, dxCpu, g);
       checkClose(dxCpu, dx, 1e-5, 1e-5);
 

@@ -10,16 +10,15 @@
 //
 // The contract under test: only dl4cpp::Error may escape. Any other exception is rethrown (under
 // libFuzzer: an uncaught exception, a crash); memory errors are the sanitizers' to report.
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/util/ModelSerializer.h>
+#include <zlib.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <span>
 #include <vector>
-
-#include <zlib.h>
-
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/ModelSerializer.h>
 
 namespace dl4cpp::fuzz {
 
@@ -30,7 +29,8 @@ inline uint64_t loadLe(const std::vector<std::byte>& b, size_t at, int n) {
   return v;
 }
 inline void storeLe(std::vector<std::byte>& b, size_t at, uint64_t v, int n) {
-  for (int i = 0; i < n; ++i) b[at + static_cast<size_t>(i)] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
+  for (int i = 0; i < n; ++i)
+    b[at + static_cast<size_t>(i)] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
 }
 inline uint32_t crcOf(const std::vector<std::byte>& b, size_t at, size_t n) {
   return static_cast<uint32_t>(::crc32_z(0, reinterpret_cast<const Bytef*>(b.data() + at), n));

@@ -8,6 +8,7 @@
 #include "ModelLoaderFuzzInput.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  dl4cpp::fuzz::loadModelInput(std::span<const std::byte>(reinterpret_cast<const std::byte*>(data), size));
+  dl4cpp::fuzz::loadModelInput(
+      std::span<const std::byte>(reinterpret_cast<const std::byte*>(data), size));
   return 0;
 }

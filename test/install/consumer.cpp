@@ -1,14 +1,14 @@
 // Built by scripts/check-install.sh against an installed dl4cpp: proves that the package config,
 // the umbrella header, an individual header and the generated config.h all work from outside.
+#include <dl4cpp/config.h>
+#include <dl4cpp/dl4cpp.h>
+#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <vector>
-
-#include <dl4cpp/config.h>
-#include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 
 #ifndef DL4CPP_VERSION
 #error "<dl4cpp/config.h> does not define DL4CPP_VERSION"
@@ -23,34 +23,33 @@ int main() {
       return 1;
     }
 
-    auto conf = NeuralNetConfiguration::Builder()
-                    .seed(1)
-                    .updater(Sgd(0.1))
-                    .list()
-                    .layer(DenseLayer::Builder().nIn(4).nOut(8).activation(Activation::TANH).build())
-                    .layer(OutputLayer::Builder(LossFunction::MCXENT)
-                               .nOut(3)
-                               .activation(Activation::SOFTMAX)
-                               .build())
-                    .build();
+    auto conf =
+        NeuralNetConfiguration::Builder()
+            .seed(1)
+            .updater(Sgd(0.1))
+            .list()
+            .layer(DenseLayer::Builder().nIn(4).nOut(8).activation(Activation::TANH).build())
+            .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                       .nOut(3)
+                       .activation(Activation::SOFTMAX)
+                       .build())
+            .build();
     MultiLayerNetwork model(conf);
     model.init();
 
     // Six examples, four features, three classes (one-hot).
-    const std::vector<float> features = {
-        1.0f, 0.0f, 0.0f, 0.5f,  //
-        0.9f, 0.1f, 0.0f, 0.4f,  //
-        0.0f, 1.0f, 0.0f, 0.5f,  //
-        0.1f, 0.9f, 0.1f, 0.4f,  //
-        0.0f, 0.0f, 1.0f, 0.5f,  //
-        0.1f, 0.0f, 0.9f, 0.4f};
-    const std::vector<float> labels = {
-        1, 0, 0,  //
-        1, 0, 0,  //
-        0, 1, 0,  //
-        0, 1, 0,  //
-        0, 0, 1,  //
-        0, 0, 1};
+    const std::vector<float> features = {1.0f, 0.0f, 0.0f, 0.5f,  //
+                                         0.9f, 0.1f, 0.0f, 0.4f,  //
+                                         0.0f, 1.0f, 0.0f, 0.5f,  //
+                                         0.1f, 0.9f, 0.1f, 0.4f,  //
+                                         0.0f, 0.0f, 1.0f, 0.5f,  //
+                                         0.1f, 0.0f, 0.9f, 0.4f};
+    const std::vector<float> labels = {1, 0, 0,  //
+                                       1, 0, 0,  //
+                                       0, 1, 0,  //
+                                       0, 1, 0,  //
+                                       0, 0, 1,  //
+                                       0, 0, 1};
     const DataSet data(Tensor::fromVector({6, 4}, features), Tensor::fromVector({6, 3}, labels));
 
     model.fit(data);

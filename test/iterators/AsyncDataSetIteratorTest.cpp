@@ -1,3 +1,7 @@
+#include <dl4cpp/iterators/AsyncDataSetIterator.h>
+#include <dl4cpp/iterators/ListDataSetIterator.h>
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -13,11 +17,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <dl4cpp/iterators/AsyncDataSetIterator.h>
-#include <dl4cpp/iterators/ListDataSetIterator.h>
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 
 using namespace dl4cpp;
 using namespace std::chrono_literals;
@@ -35,7 +34,8 @@ void bounded(F&& body, std::chrono::seconds limit = 10s) {
   if (fut.wait_for(limit) != std::future_status::ready) {
     FAIL_CHECK("the test body did not finish within " << limit.count()
                                                       << " s (deadlock or lost wake-up)");
-    std::fprintf(stderr, "AsyncDataSetIteratorTest: body timed out after %lld s; aborting the run\n",
+    std::fprintf(stderr,
+                 "AsyncDataSetIteratorTest: body timed out after %lld s; aborting the run\n",
                  static_cast<long long>(limit.count()));
     std::fflush(nullptr);
     std::_Exit(3);
@@ -81,8 +81,8 @@ class ScriptedSource : public DataSetIterator {
  public:
   ScriptedSource(int64_t n, int batch) : list_(examples(n), batch) {}
 
-  int throwOnNext = 0;            // the k-th next() of an epoch throws SourceFailure (0: never)
-  int throwInHasNextAfter = -1;   // hasNext() throws once this many batches came out (-1: never)
+  int throwOnNext = 0;           // the k-th next() of an epoch throws SourceFailure (0: never)
+  int throwInHasNextAfter = -1;  // hasNext() throws once this many batches came out (-1: never)
   std::chrono::milliseconds sleepInNext{0};
   bool canReset = true;
   bool canAsync = true;
@@ -135,7 +135,10 @@ MultiLayerConfiguration denseConf() {
       .weightInit(WeightInit::XAVIER)
       .list()
       .layer(DenseLayer::Builder().nIn(4).nOut(8).activation(Activation::TANH).build())
-      .layer(OutputLayer::Builder(LossFunction::MCXENT).nOut(3).activation(Activation::SOFTMAX).build())
+      .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                 .nOut(3)
+                 .activation(Activation::SOFTMAX)
+                 .build())
       .build();
 }
 

@@ -1,10 +1,9 @@
+#include <dl4cpp/iterators/ListDataSetIterator.h>
+#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <vector>
-
-#include <dl4cpp/iterators/ListDataSetIterator.h>
-#include <dl4cpp/nn/Error.h>
 
 using namespace dl4cpp;
 

@@ -1,3 +1,5 @@
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/listeners/ProgressListener.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -5,9 +7,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/listeners/ProgressListener.h>
 
 using namespace dl4cpp;
 using std::chrono::milliseconds;

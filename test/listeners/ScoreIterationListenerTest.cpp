@@ -1,9 +1,8 @@
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/listeners/ScoreIterationListener.h>
 #include <doctest/doctest.h>
 
 #include <sstream>
-
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/listeners/ScoreIterationListener.h>
 
 using namespace dl4cpp;
 

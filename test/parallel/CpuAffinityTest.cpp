@@ -1,15 +1,14 @@
+#include <dl4cpp/parallel/CpuAffinity.h>
 #include <doctest/doctest.h>
-
 #include <sched.h>
 
 #include <thread>
 
-#include <dl4cpp/parallel/CpuAffinity.h>
-
 using namespace dl4cpp::parallel;
 
 TEST_SUITE("parallel") {
-  TEST_CASE("CpuAffinity: a thread pinned to one allowed core runs only there, bad ranges are refused") {
+  TEST_CASE(
+      "CpuAffinity: a thread pinned to one allowed core runs only there, bad ranges are refused") {
     const int cores = allowedCoreCount();
     REQUIRE(cores >= 1);
     std::thread([&] {

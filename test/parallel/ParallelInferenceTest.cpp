@@ -56,7 +56,8 @@ bool bitIdentical(const Tensor& a, const Tensor& b) {
 
 float maxAbsDiff(const Tensor& a, const Tensor& b) {
   float d = 0;
-  for (int64_t i = 0; i < std::min(a.numel(), b.numel()); ++i) d = std::max(d, std::abs(a.at(i) - b.at(i)));
+  for (int64_t i = 0; i < std::min(a.numel(), b.numel()); ++i)
+    d = std::max(d, std::abs(a.at(i) - b.at(i)));
   return d;
 }
 
@@ -93,7 +94,8 @@ class Gate {
 
 // Waits until `n` requests are queued (the enclosing withinSeconds bounds it).
 void awaitQueued(const ParallelInference& inference, int64_t n) {
-  while (inference.statistics().queuedRequests < n) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  while (inference.statistics().queuedRequests < n)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 // A request sent from its own thread; result() joins it and returns the result or rethrows.
@@ -152,8 +154,10 @@ float concurrentCallers(const MultiLayerNetwork& source, ParallelInference::Buil
         try {
           const Tensor out = inference.output(features[t][i]);
           std::lock_guard lock(mutex);
-          if (out.shape() != expected[t][i].shape()) ++wrongShape;
-          else worst = std::max(worst, maxAbsDiff(out, expected[t][i]));
+          if (out.shape() != expected[t][i].shape())
+            ++wrongShape;
+          else
+            worst = std::max(worst, maxAbsDiff(out, expected[t][i]));
         } catch (...) {
           std::lock_guard lock(mutex);
           ++failures;
@@ -168,49 +172,64 @@ float concurrentCallers(const MultiLayerNetwork& source, ParallelInference::Buil
   CHECK(stats.examples == examples);
   CHECK(stats.failedRequests == 0);
   CHECK(stats.maxBatchExamples <= std::max<int64_t>(inference.batchLimit(), maxRows));
-  if (inference.inferenceMode() == InferenceMode::SEQUENTIAL) CHECK(stats.batches == stats.requests);
+  if (inference.inferenceMode() == InferenceMode::SEQUENTIAL)
+    CHECK(stats.batches == stats.requests);
   return worst;
 }
 
 }  // namespace
 
 TEST_SUITE("parallel") {
-  TEST_CASE("ParallelInference: 8 concurrent callers get model.output of their own features, in both modes") {
+  TEST_CASE(
+      "ParallelInference: 8 concurrent callers get model.output of their own features, in both "
+      "modes") {
     testutil::withinSeconds(120, [] {
       const MultiLayerNetwork model = smallModel();
       for (InferenceMode mode : {InferenceMode::BATCHED, InferenceMode::SEQUENTIAL})
         for (int workers : {1, 2}) {
           CAPTURE(static_cast<int>(mode));
           CAPTURE(workers);
-          auto builder = testutil::inferenceOnCpu(model).workers(workers).inferenceMode(mode).batchLimit(8);
+          auto builder =
+              testutil::inferenceOnCpu(model).workers(workers).inferenceMode(mode).batchLimit(8);
           const float worst = concurrentCallers(model, builder, kWidth, 60, 5);
-          if (mode == InferenceMode::SEQUENTIAL) CHECK(worst == 0.0f);
-          else CHECK(worst <= kBatchedTolerance);
+          if (mode == InferenceMode::SEQUENTIAL)
+            CHECK(worst == 0.0f);
+          else
+            CHECK(worst <= kBatchedTolerance);
         }
     });
   }
 
-  TEST_CASE("ParallelInference: LeNet rows batched with others equal model.output of each request alone") {
+  TEST_CASE(
+      "ParallelInference: LeNet rows batched with others equal model.output of each request "
+      "alone") {
     testutil::withinSeconds(120, [] {
       MultiLayerNetwork lenet(samples::lenetConfiguration());
       lenet.init();
       for (InferenceMode mode : {InferenceMode::BATCHED, InferenceMode::SEQUENTIAL}) {
         CAPTURE(static_cast<int>(mode));
-        auto builder = testutil::inferenceOnCpu(lenet).workers(2).inferenceMode(mode).batchLimit(16);
+        auto builder =
+            testutil::inferenceOnCpu(lenet).workers(2).inferenceMode(mode).batchLimit(16);
         const float worst = concurrentCallers(lenet, builder, 28 * 28, 6, 3);
-        if (mode == InferenceMode::SEQUENTIAL) CHECK(worst == 0.0f);
-        else CHECK(worst <= kBatchedTolerance);
+        if (mode == InferenceMode::SEQUENTIAL)
+          CHECK(worst == 0.0f);
+        else
+          CHECK(worst <= kBatchedTolerance);
       }
     });
   }
 
-  TEST_CASE("ParallelInference: requests queued behind a busy worker are batched, FIFO, up to batchLimit") {
+  TEST_CASE(
+      "ParallelInference: requests queued behind a busy worker are batched, FIFO, up to "
+      "batchLimit") {
     testutil::withinSeconds(60, [] {
       MultiLayerNetwork model = smallModel();
       Gate gate;
       std::mutex mutex;
       std::vector<InferenceBatch> seen;
-      auto inference = testutil::inferenceOnCpu(model).workers(1).batchLimit(8)
+      auto inference = testutil::inferenceOnCpu(model)
+                           .workers(1)
+                           .batchLimit(8)
                            .batchListener([&](const InferenceBatch& b) {
                              bool first = false;
                              {
@@ -252,7 +271,8 @@ TEST_SUITE("parallel") {
       CHECK(stats.meanBatchRequests() == doctest::Approx(8.0 / 5));
       std::lock_guard lock(mutex);
       REQUIRE(seen.size() == 5);
-      const std::vector<std::pair<int, int64_t>> batches = {{1, 1}, {3, 6}, {2, 5}, {1, 12}, {1, 1}};
+      const std::vector<std::pair<int, int64_t>> batches = {
+          {1, 1}, {3, 6}, {2, 5}, {1, 12}, {1, 1}};
       for (size_t b = 0; b < batches.size(); ++b) {
         CAPTURE(b);
         CHECK(seen[b].requests == batches[b].first);
@@ -268,7 +288,9 @@ TEST_SUITE("parallel") {
       MultiLayerNetwork model = smallModel();
       Gate gate;
       std::atomic<int> calls{0};
-      auto inference = testutil::inferenceOnCpu(model).workers(1).inferenceMode(InferenceMode::SEQUENTIAL)
+      auto inference = testutil::inferenceOnCpu(model)
+                           .workers(1)
+                           .inferenceMode(InferenceMode::SEQUENTIAL)
                            .batchListener([&](const InferenceBatch& b) {
                              CHECK(b.requests == 1);
                              if (calls++ == 0) gate.wait();
@@ -277,7 +299,9 @@ TEST_SUITE("parallel") {
       std::vector<std::unique_ptr<AsyncRequest>> requests;
       requests.push_back(std::make_unique<AsyncRequest>(inference, randomFeatures(2, kWidth, 1)));
       gate.awaitWaiter();
-      for (int i = 0; i < 4; ++i) requests.push_back(std::make_unique<AsyncRequest>(inference, randomFeatures(1, kWidth, 2 + i)));
+      for (int i = 0; i < 4; ++i)
+        requests.push_back(
+            std::make_unique<AsyncRequest>(inference, randomFeatures(1, kWidth, 2 + i)));
       awaitQueued(inference, 4);
       gate.open();
       for (auto& r : requests) r->result();
@@ -286,7 +310,9 @@ TEST_SUITE("parallel") {
     });
   }
 
-  TEST_CASE("ParallelInference: updateModel under load drops nothing and later requests see the new model") {
+  TEST_CASE(
+      "ParallelInference: updateModel under load drops nothing and later requests see the new "
+      "model") {
     testutil::withinSeconds(120, [] {
       MultiLayerNetwork modelA = smallModel();
       const MultiLayerNetwork modelB = scaledModel(modelA, 1.75f);
@@ -295,10 +321,12 @@ TEST_SUITE("parallel") {
       MultiLayerNetwork referenceB = modelB.clone();
       for (int t = 0; t < kThreads; ++t)
         for (int i = 0; i < kPerThread; ++i) {
-          features[t].push_back(randomFeatures(1 + (t + i) % 4, kWidth, static_cast<uint64_t>(7000 + 100 * t + i)));
+          features[t].push_back(
+              randomFeatures(1 + (t + i) % 4, kWidth, static_cast<uint64_t>(7000 + 100 * t + i)));
           fromA[t].push_back(modelA.output(features[t].back()));
           fromB[t].push_back(referenceB.output(features[t].back()));
-          REQUIRE(maxAbsDiff(fromA[t].back(), fromB[t].back()) > 1e-3f);  // the models are told apart
+          REQUIRE(maxAbsDiff(fromA[t].back(), fromB[t].back()) >
+                  1e-3f);  // the models are told apart
         }
       auto inference = testutil::inferenceOnCpu(modelA).workers(2).batchLimit(8).build();
       std::atomic<int> served{0}, failures{0}, neither{0}, sawB{0}, aAfterB{0};
@@ -323,7 +351,8 @@ TEST_SUITE("parallel") {
       while (served < kThreads * kPerThread / 4) std::this_thread::yield();
       inference.updateModel(modelB);
       // Whatever was in flight, a request sent after updateModel() returned runs on the new model.
-      for (int i = 0; i < 10; ++i) CHECK(batchedEqual(inference.output(features[0][i]), fromB[0][i]));
+      for (int i = 0; i < 10; ++i)
+        CHECK(batchedEqual(inference.output(features[0][i]), fromB[0][i]));
       for (auto& t : threads) t.join();
       CHECK(failures == 0);
       CHECK(neither == 0);
@@ -334,14 +363,17 @@ TEST_SUITE("parallel") {
     });
   }
 
-  TEST_CASE("ParallelInference: updateModel lets a taken batch finish on the old model, queued ones run on the new") {
+  TEST_CASE(
+      "ParallelInference: updateModel lets a taken batch finish on the old model, queued ones run "
+      "on the new") {
     testutil::withinSeconds(60, [] {
       MultiLayerNetwork modelA = smallModel();
       MultiLayerNetwork modelB = scaledModel(modelA, -0.5f);
       Gate gate;
       std::vector<int64_t> versions;
       std::mutex mutex;
-      auto inference = testutil::inferenceOnCpu(modelA).workers(1)
+      auto inference = testutil::inferenceOnCpu(modelA)
+                           .workers(1)
                            .batchListener([&](const InferenceBatch& b) {
                              {
                                std::lock_guard lock(mutex);
@@ -367,7 +399,8 @@ TEST_SUITE("parallel") {
     });
   }
 
-  TEST_CASE("ParallelInference: idle workers rebuild their replicas as soon as a model is published") {
+  TEST_CASE(
+      "ParallelInference: idle workers rebuild their replicas as soon as a model is published") {
     testutil::withinSeconds(60, [] {
       MultiLayerNetwork modelA = smallModel();
       const MultiLayerNetwork modelB = scaledModel(modelA, 2.0f);
@@ -377,7 +410,8 @@ TEST_SUITE("parallel") {
         auto inference = testutil::inferenceOnCpu(modelA).workers(2).warmUp(warmUp).build();
         inference.updateModel(modelB);
         // No request is sent: only the eager path can rebuild them.
-        while (inference.statistics().replicaSwaps < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        while (inference.statistics().replicaSwaps < 2)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
         const Tensor f = randomFeatures(3, kWidth, 8);
         CHECK(bitIdentical(inference.output(f), referenceB.output(f)));
         CHECK(inference.statistics().replicaSwaps == 2);  // the request needed no further rebuild
@@ -386,21 +420,27 @@ TEST_SUITE("parallel") {
     });
   }
 
-  TEST_CASE("ParallelInference: QueueFullPolicy::FAIL throws QueueFullError at once, BLOCK waits for room") {
+  TEST_CASE(
+      "ParallelInference: QueueFullPolicy::FAIL throws QueueFullError at once, BLOCK waits for "
+      "room") {
     for (QueueFullPolicy policy : {QueueFullPolicy::FAIL, QueueFullPolicy::BLOCK}) {
       CAPTURE(static_cast<int>(policy));
       testutil::withinSeconds(60, [policy] {
         MultiLayerNetwork model = smallModel();
         Gate gate;
         std::atomic<int> batches{0};
-        auto inference = testutil::inferenceOnCpu(model).workers(1).queueLimit(2).queueFullPolicy(policy)
+        auto inference = testutil::inferenceOnCpu(model)
+                             .workers(1)
+                             .queueLimit(2)
+                             .queueFullPolicy(policy)
                              .batchListener([&](const InferenceBatch&) {
                                if (batches++ == 0) gate.wait();
                              })
                              .build();
         AsyncRequest busy(inference, randomFeatures(1, kWidth, 1));
         gate.awaitWaiter();
-        AsyncRequest q1(inference, randomFeatures(1, kWidth, 2)), q2(inference, randomFeatures(1, kWidth, 3));
+        AsyncRequest q1(inference, randomFeatures(1, kWidth, 2)),
+            q2(inference, randomFeatures(1, kWidth, 3));
         awaitQueued(inference, 2);
         const Tensor extra = randomFeatures(1, kWidth, 4);
         const Tensor expected = model.output(extra);
@@ -449,8 +489,10 @@ TEST_SUITE("parallel") {
         threads.emplace_back([&, t] {
           for (int i = 0; i < 30; ++i) {
             try {
-              if (t % 2) inference.output(Tensor(Shape{1, kWidth + 1}));
-              else inference.output(randomFeatures(1, kWidth, static_cast<uint64_t>(i)));
+              if (t % 2)
+                inference.output(Tensor(Shape{1, kWidth + 1}));
+              else
+                inference.output(randomFeatures(1, kWidth, static_cast<uint64_t>(i)));
               ++good;
             } catch (const ShapeError&) {
               ++bad;
@@ -474,12 +516,15 @@ TEST_SUITE("parallel") {
     CHECK(bitIdentical(out.rows(1, 2), model.output(f).rows(1, 2)));
   }
 
-  TEST_CASE("ParallelInference: a failing forward pass reaches the callers of that batch and the worker keeps serving") {
+  TEST_CASE(
+      "ParallelInference: a failing forward pass reaches the callers of that batch and the worker "
+      "keeps serving") {
     testutil::withinSeconds(60, [] {
       MultiLayerNetwork model = smallModel();
       Gate gate;
       std::atomic<int> batches{0};
-      auto inference = testutil::inferenceOnCpu(model).workers(1)
+      auto inference = testutil::inferenceOnCpu(model)
+                           .workers(1)
                            .batchListener([&](const InferenceBatch&) {
                              const int b = batches++;
                              if (b == 0) gate.wait();
@@ -510,7 +555,9 @@ TEST_SUITE("parallel") {
       MultiLayerNetwork model = smallModel();
       Gate gate;
       std::atomic<int> batches{0};
-      auto inference = testutil::inferenceOnCpu(model).workers(1).inferenceMode(InferenceMode::SEQUENTIAL)
+      auto inference = testutil::inferenceOnCpu(model)
+                           .workers(1)
+                           .inferenceMode(InferenceMode::SEQUENTIAL)
                            .batchListener([&](const InferenceBatch&) {
                              if (batches++ == 0) gate.wait();
                            })
@@ -528,7 +575,8 @@ TEST_SUITE("parallel") {
       CHECK_THROWS_AS(inference.output(features[0]), InferenceShutDownError);
       gate.open();
       stopper.join();
-      for (size_t i = 0; i < requests.size(); ++i) CHECK(bitIdentical(requests[i]->result(), model.output(features[i])));
+      for (size_t i = 0; i < requests.size(); ++i)
+        CHECK(bitIdentical(requests[i]->result(), model.output(features[i])));
       CHECK(inference.statistics().requests == 6);
       inference.shutdown();  // idempotent
       CHECK_THROWS_AS(inference.output(features[0]), InferenceShutDownError);
@@ -536,12 +584,17 @@ TEST_SUITE("parallel") {
     });
   }
 
-  TEST_CASE("ParallelInference: drainOnShutdown(false) fails queued requests and blocked callers with InferenceShutDownError") {
+  TEST_CASE(
+      "ParallelInference: drainOnShutdown(false) fails queued requests and blocked callers with "
+      "InferenceShutDownError") {
     testutil::withinSeconds(60, [] {
       MultiLayerNetwork model = smallModel();
       Gate gate;
       std::atomic<int> batches{0};
-      auto inference = testutil::inferenceOnCpu(model).workers(1).queueLimit(3).drainOnShutdown(false)
+      auto inference = testutil::inferenceOnCpu(model)
+                           .workers(1)
+                           .queueLimit(3)
+                           .drainOnShutdown(false)
                            .batchListener([&](const InferenceBatch&) {
                              if (batches++ == 0) gate.wait();
                            })
@@ -585,13 +638,16 @@ TEST_SUITE("parallel") {
     });
   }
 
-  TEST_CASE("ParallelInference::Builder: defaults, invalid settings and mismatched models are ConfigErrors") {
+  TEST_CASE(
+      "ParallelInference::Builder: defaults, invalid settings and mismatched models are "
+      "ConfigErrors") {
     MultiLayerNetwork model = smallModel();
     {
       auto inference = ParallelInference::Builder(model).build();
       CHECK(inference.devices() == defaultDevices());
       CHECK(inference.workers() == std::max(1, cudaDeviceCount()));
-      CHECK(inference.threadsPerWorker() == std::max(1, hardwareConcurrency() / inference.workers()));
+      CHECK(inference.threadsPerWorker() ==
+            std::max(1, hardwareConcurrency() / inference.workers()));
       CHECK(inference.batchLimit() == 32);
       CHECK(inference.inferenceMode() == InferenceMode::BATCHED);
     }
@@ -609,8 +665,8 @@ TEST_SUITE("parallel") {
     auto inference = testutil::inferenceOnCpu(model).workers(1).build();
     MultiLayerNetwork lenet(samples::lenetConfiguration());
     lenet.init();
-    CHECK_THROWS_WITH_AS(inference.updateModel(lenet), doctest::Contains("maps 784 inputs to 10 outputs"),
-                         ConfigError);
+    CHECK_THROWS_WITH_AS(inference.updateModel(lenet),
+                         doctest::Contains("maps 784 inputs to 10 outputs"), ConfigError);
     CHECK_THROWS_AS(inference.updateModel(uninitialised), ConfigError);
     const Tensor f = randomFeatures(1, kWidth, 2);
     CHECK(bitIdentical(inference.output(f), model.output(f)));  // still serving the old model

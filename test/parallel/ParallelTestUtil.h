@@ -1,13 +1,12 @@
 #pragma once
 // Helpers for the parallel tests: small networks, deterministic data, and a bound on how long a
 // test body may take (a hang becomes a failure, never a stuck CI).
+#include <dl4cpp/dl4cpp.h>
 #include <doctest/doctest.h>
 
 #include <chrono>
 #include <future>
 #include <vector>
-
-#include <dl4cpp/dl4cpp.h>
 
 namespace testutil {
 
@@ -17,28 +16,38 @@ namespace testutil {
 inline dl4cpp::parallel::ParallelWrapper::Builder wrapperOnCpu(dl4cpp::MultiLayerNetwork& root) {
   return dl4cpp::parallel::ParallelWrapper::Builder(root).devices({dl4cpp::Device::cpu()});
 }
-inline dl4cpp::parallel::ParallelInference::Builder inferenceOnCpu(const dl4cpp::MultiLayerNetwork& model) {
+inline dl4cpp::parallel::ParallelInference::Builder inferenceOnCpu(
+    const dl4cpp::MultiLayerNetwork& model) {
   return dl4cpp::parallel::ParallelInference::Builder(model).devices({dl4cpp::Device::cpu()});
 }
 
-inline dl4cpp::MultiLayerConfiguration smallNet(const dl4cpp::UpdaterParams& updater, double l2 = 0) {
+inline dl4cpp::MultiLayerConfiguration smallNet(const dl4cpp::UpdaterParams& updater,
+                                                double l2 = 0) {
   using namespace dl4cpp;
-  return NeuralNetConfiguration::Builder().seed(12).updater(updater).l2(l2)
+  return NeuralNetConfiguration::Builder()
+      .seed(12)
+      .updater(updater)
+      .l2(l2)
       .list()
       .layer(DenseLayer::Builder().nIn(6).nOut(10).activation(Activation::TANH).build())
-      .layer(OutputLayer::Builder(LossFunction::MCXENT).nOut(3).activation(Activation::SOFTMAX).build())
+      .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                 .nOut(3)
+                 .activation(Activation::SOFTMAX)
+                 .build())
       .build();
 }
 
 // `count` minibatches of `rows` examples (the last one `lastRows` when > 0), fixed by `seed`.
-inline std::vector<dl4cpp::DataSet> batches(int count, int64_t rows, uint64_t seed = 3, int64_t lastRows = 0) {
+inline std::vector<dl4cpp::DataSet> batches(int count, int64_t rows, uint64_t seed = 3,
+                                            int64_t lastRows = 0) {
   dl4cpp::Random random(seed);
   std::vector<dl4cpp::DataSet> out;
   for (int b = 0; b < count; ++b) {
     const int64_t n = (b == count - 1 && lastRows > 0) ? lastRows : rows;
     dl4cpp::Tensor f(dl4cpp::Shape{n, 6}), l(dl4cpp::Shape{n, 3});
     for (int64_t i = 0; i < f.numel(); ++i) f.data()[i] = static_cast<float>(random.uniform(-1, 1));
-    for (int64_t r = 0; r < n; ++r) l.data()[r * 3 + static_cast<int64_t>(random.nextU64() % 3)] = 1;
+    for (int64_t r = 0; r < n; ++r)
+      l.data()[r * 3 + static_cast<int64_t>(random.nextU64() % 3)] = 1;
     out.push_back({f, l});
   }
   return out;
@@ -72,7 +81,8 @@ class VectorIterator : public dl4cpp::DataSetIterator {
 template <typename F>
 void withinSeconds(double limit, F&& body) {
   auto future = std::async(std::launch::async, std::forward<F>(body));
-  const bool finished = future.wait_for(std::chrono::duration<double>(limit)) == std::future_status::ready;
+  const bool finished =
+      future.wait_for(std::chrono::duration<double>(limit)) == std::future_status::ready;
   REQUIRE_MESSAGE(finished, "did not finish within " << limit << " s (hang?)");
   future.get();
 }

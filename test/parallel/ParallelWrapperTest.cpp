@@ -1,6 +1,5 @@
-#include <doctest/doctest.h>
-
 #include <dirent.h>
+#include <doctest/doctest.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -26,8 +25,9 @@ MultiLayerNetwork initialized(const MultiLayerConfiguration& conf) {
 std::vector<DataSet> concatenated(const std::vector<DataSet>& data, size_t group) {
   std::vector<DataSet> out;
   for (size_t i = 0; i < data.size(); i += group)
-    out.push_back(DataSet::merge(std::vector<DataSet>(data.begin() + static_cast<long>(i),
-                                                      data.begin() + static_cast<long>(std::min(i + group, data.size())))));
+    out.push_back(DataSet::merge(
+        std::vector<DataSet>(data.begin() + static_cast<long>(i),
+                             data.begin() + static_cast<long>(std::min(i + group, data.size())))));
   return out;
 }
 
@@ -50,9 +50,11 @@ long residentKiB() {
 
 class ThrowingIterator : public VectorIterator {
  public:
-  ThrowingIterator(std::vector<DataSet> data, int64_t failAt) : VectorIterator(std::move(data)), failAt_(failAt) {}
+  ThrowingIterator(std::vector<DataSet> data, int64_t failAt)
+      : VectorIterator(std::move(data)), failAt_(failAt) {}
   DataSet next() override {
-    if (served() + 1 == failAt_) throw DataError("ThrowingIterator: disk on fire at batch " + std::to_string(failAt_));
+    if (served() + 1 == failAt_)
+      throw DataError("ThrowingIterator: disk on fire at batch " + std::to_string(failAt_));
     return VectorIterator::next();
   }
 
@@ -95,7 +97,8 @@ TEST_SUITE("parallel") {
     plain.fit(plainData);
 
     MultiLayerNetwork root = initialized(conf);
-    auto wrapper = testutil::wrapperOnCpu(root).workers(1).averagingFrequency(3).prefetchBuffer(4).build();
+    auto wrapper =
+        testutil::wrapperOnCpu(root).workers(1).averagingFrequency(3).prefetchBuffer(4).build();
     VectorIterator wrapped(data);
     wrapper.fit(wrapped);
     CHECK(root.params().toVector() == plain.params().toVector());
@@ -120,7 +123,9 @@ TEST_SUITE("parallel") {
     CHECK(root.updaterState().toVector() == plain.updaterState().toVector());
   }
 
-  TEST_CASE("ParallelWrapper: 2 workers, averaging every iteration, SGD = one model on concatenated minibatches") {
+  TEST_CASE(
+      "ParallelWrapper: 2 workers, averaging every iteration, SGD = one model on concatenated "
+      "minibatches") {
     const auto conf = testutil::smallNet(Sgd(0.1), 1e-3);
     const auto data = testutil::batches(8, 4);
     MultiLayerNetwork single = initialized(conf);
@@ -135,7 +140,8 @@ TEST_SUITE("parallel") {
     CHECK(root.getIterationCount() == 4);
   }
 
-  TEST_CASE("ParallelWrapper: SHARED_GRADIENTS with Nesterovs = one model on concatenated minibatches") {
+  TEST_CASE(
+      "ParallelWrapper: SHARED_GRADIENTS with Nesterovs = one model on concatenated minibatches") {
     const auto conf = testutil::smallNet(Nesterovs(0.05, 0.9), 1e-3);
     const auto data = testutil::batches(9, 4, 5, 3);  // the last round holds 4 + 3 examples
     MultiLayerNetwork single = initialized(conf);
@@ -143,8 +149,11 @@ TEST_SUITE("parallel") {
     single.fit(big);
 
     MultiLayerNetwork root = initialized(conf);
-    auto wrapper = testutil::wrapperOnCpu(root).workers(3).trainingMode(TrainingMode::SHARED_GRADIENTS)
-                       .averagingFrequency(5).build();
+    auto wrapper = testutil::wrapperOnCpu(root)
+                       .workers(3)
+                       .trainingMode(TrainingMode::SHARED_GRADIENTS)
+                       .averagingFrequency(5)
+                       .build();
     VectorIterator small(data);
     wrapper.fit(small);
     CHECK(root.params().allClose(single.params(), 1e-5f));
@@ -164,7 +173,8 @@ TEST_SUITE("parallel") {
       expected[i] = 0.25f * a.params().data()[i] + 0.75f * b.params().data()[i];
 
     MultiLayerNetwork root = initialized(conf);
-    auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(1).prefetchBuffer(0).build();
+    auto wrapper =
+        testutil::wrapperOnCpu(root).workers(2).averagingFrequency(1).prefetchBuffer(0).build();
     VectorIterator it(data);
     wrapper.fit(it);
     CHECK(root.params().allClose(Tensor::fromVector({a.numParams()}, expected), 1e-6f));
@@ -176,8 +186,12 @@ TEST_SUITE("parallel") {
     const auto conf = testutil::smallNet(Sgd(0.1));
     MultiLayerNetwork root = initialized(conf);
     auto listener = std::make_shared<RecordingListener>();
-    auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(3).prefetchBuffer(3)
-                       .setListeners({listener}).build();
+    auto wrapper = testutil::wrapperOnCpu(root)
+                       .workers(2)
+                       .averagingFrequency(3)
+                       .prefetchBuffer(3)
+                       .setListeners({listener})
+                       .build();
     VectorIterator it(testutil::batches(7, 8, 4, 5));  // 7 minibatches: rounds of 6 and 1
     wrapper.fit(it);
     CHECK(it.served() == 7);
@@ -201,14 +215,21 @@ TEST_SUITE("parallel") {
     CHECK(root.score() == listener->scores.back());
   }
 
-  TEST_CASE("ParallelWrapper: a throwing iterator ends fit with its exception, with or without prefetch") {
+  TEST_CASE(
+      "ParallelWrapper: a throwing iterator ends fit with its exception, with or without "
+      "prefetch") {
     for (int prefetch : {0, 4}) {
       INFO("prefetch " << prefetch);
       testutil::withinSeconds(30, [&] {
         MultiLayerNetwork root = initialized(testutil::smallNet(Sgd(0.1)));
-        auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(2).prefetchBuffer(prefetch).build();
+        auto wrapper = testutil::wrapperOnCpu(root)
+                           .workers(2)
+                           .averagingFrequency(2)
+                           .prefetchBuffer(prefetch)
+                           .build();
         ThrowingIterator it(testutil::batches(12, 4), 6);
-        CHECK_THROWS_WITH_AS(wrapper.fit(it), "ThrowingIterator: disk on fire at batch 6", DataError);
+        CHECK_THROWS_WITH_AS(wrapper.fit(it), "ThrowingIterator: disk on fire at batch 6",
+                             DataError);
         // The wrapper survives: the next fit works.
         VectorIterator good(testutil::batches(4, 4));
         wrapper.fit(good);
@@ -256,7 +277,8 @@ TEST_SUITE("parallel") {
   TEST_CASE("ParallelWrapper: stopFit from another thread ends training at a round boundary") {
     testutil::withinSeconds(30, [] {
       MultiLayerNetwork root = initialized(testutil::smallNet(Sgd(0.1)));
-      auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(2).prefetchBuffer(4).build();
+      auto wrapper =
+          testutil::wrapperOnCpu(root).workers(2).averagingFrequency(2).prefetchBuffer(4).build();
       SlowIterator it(testutil::batches(400, 4));  // 5 ms per minibatch: 2 s in all
       std::thread stopper([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(150));
@@ -274,7 +296,8 @@ TEST_SUITE("parallel") {
 
   TEST_CASE("ParallelWrapper: repeated fit() grows neither the thread count nor memory") {
     MultiLayerNetwork root = initialized(testutil::smallNet(Sgd(0.05)));
-    auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(2).prefetchBuffer(4).build();
+    auto wrapper =
+        testutil::wrapperOnCpu(root).workers(2).averagingFrequency(2).prefetchBuffer(4).build();
     VectorIterator it(testutil::batches(20, 16));
     wrapper.fit(it);
     wrapper.fit(it);
@@ -289,7 +312,8 @@ TEST_SUITE("parallel") {
     // that are touched a slot further on each call, so dl4cpp's instrumented GEMM kernels (large
     // frames, many calls) grow the resident size until the rings wrap (12 MB here; 0 with
     // detect_stack_use_after_return=0). The plain build checks the memory.
-    MESSAGE("resident growth not checked under AddressSanitizer: " << residentKiB() - rss << " KiB");
+    MESSAGE("resident growth not checked under AddressSanitizer: " << residentKiB() - rss
+                                                                   << " KiB");
 #endif
     CHECK(root.getEpochCount() == 22);
   }
@@ -297,8 +321,12 @@ TEST_SUITE("parallel") {
   TEST_CASE("ParallelWrapper: two runs with the same seed are bit-identical") {
     auto run = [] {
       MultiLayerNetwork root = initialized(testutil::smallNet(Nesterovs(0.05, 0.9), 1e-4));
-      auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(3).prefetchBuffer(4)
-                         .deterministic(true).build();
+      auto wrapper = testutil::wrapperOnCpu(root)
+                         .workers(2)
+                         .averagingFrequency(3)
+                         .prefetchBuffer(4)
+                         .deterministic(true)
+                         .build();
       VectorIterator it(testutil::batches(17, 8));
       wrapper.fit(it, 2);
       return root.params().toVector();
@@ -313,7 +341,8 @@ TEST_SUITE("parallel") {
     CHECK_THROWS_AS(ParallelWrapper::Builder(root).workers(-1).build(), ConfigError);
     CHECK_THROWS_AS(ParallelWrapper::Builder(root).prefetchBuffer(-2).build(), ConfigError);
     MultiLayerNetwork uninitialized(testutil::smallNet(Sgd(0.1)));
-    CHECK_THROWS_WITH_AS(ParallelWrapper::Builder(uninitialized).build(), doctest::Contains("init()"), ConfigError);
+    CHECK_THROWS_WITH_AS(ParallelWrapper::Builder(uninitialized).build(),
+                         doctest::Contains("init()"), ConfigError);
     CHECK_THROWS_WITH_AS(ParallelWrapper::Builder(root).devices({Device::cuda(99)}).build(),
                          doctest::Contains("device cuda:99 is not visible"), ConfigError);
     auto wrapper = ParallelWrapper::Builder(root).build();

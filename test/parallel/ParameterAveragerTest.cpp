@@ -1,7 +1,6 @@
-#include <doctest/doctest.h>
-
 #include <dl4cpp/parallel/ParameterAverager.h>
 #include <dl4cpp/parallel/WorkerPool.h>
+#include <doctest/doctest.h>
 
 #include <atomic>
 #include <stdexcept>
@@ -26,7 +25,8 @@ TEST_SUITE("parallel") {
   }
 
   TEST_CASE("ParameterAverager: one contributor is copied exactly, no examples changes nothing") {
-    std::vector<Tensor> buffers{Tensor::fromVector({3}, {0.1f, 0.2f, 0.3f}), Tensor::fromVector({3}, {9, 9, 9})};
+    std::vector<Tensor> buffers{Tensor::fromVector({3}, {0.1f, 0.2f, 0.3f}),
+                                Tensor::fromVector({3}, {9, 9, 9})};
     std::vector<Tensor> destinations{Tensor(Shape{3})};
     ParameterAverager::average(buffers, {5, 0}, destinations, 0, 3);
     CHECK(destinations[0].toVector() == buffers[0].toVector());

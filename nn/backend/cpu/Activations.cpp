@@ -1,11 +1,10 @@
+#include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cpu/Activations.h>
+#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
-
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 
 namespace dl4cpp::cpu {
 
@@ -15,14 +14,18 @@ namespace {
 // (parallelRanges) from kActivationsParallelMinElements on, else in one call.
 template <class Body>
 void forRange(int64_t n, int64_t elements, const Body& body) {
-  if (elements < kActivationsParallelMinElements) body(int64_t{0}, n);
-  else parallelRanges(n, body);
+  if (elements < kActivationsParallelMinElements)
+    body(int64_t{0}, n);
+  else
+    parallelRanges(n, body);
 }
 
 void requireNonNegativeSlope(float alpha) {
   if (!(alpha >= 0.0f))
-    throw BackendError("LEAKYRELU needs alpha >= 0 (backward reads the input's sign from the "
-                       "output), got " + std::to_string(alpha));
+    throw BackendError(
+        "LEAKYRELU needs alpha >= 0 (backward reads the input's sign from the "
+        "output), got " +
+        std::to_string(alpha));
 }
 
 // Softmax runs along dimension 1 of (N, C, rest...): N * rest lines of C values, `stride` = rest
@@ -95,9 +98,8 @@ void reluBackward(float alpha, const Tensor& y, const Tensor& dy, Tensor& dx) {
   const float* ys = y.data();
   const float* dys = dy.data();
   float* dxs = dx.data();
-  forRange(y.numel(), y.numel(), [=](int64_t begin, int64_t end) {
-    reluBackwardRange(alpha, ys, dys, dxs, begin, end);
-  });
+  forRange(y.numel(), y.numel(),
+           [=](int64_t begin, int64_t end) { reluBackwardRange(alpha, ys, dys, dxs, begin, end); });
 }
 
 void softmaxForward(Tensor& y) {

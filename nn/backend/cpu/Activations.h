@@ -6,9 +6,9 @@
 // count: every element (every softmax line) is computed by one thread in a fixed order.
 // TANH and SIGMOID stay on oneDNN (CpuBackend.cpp): they need vectorised transcendentals, which
 // GCC gives plain loops only under -ffast-math.
-#include <cstdint>
-
 #include <dl4cpp/nn/tensor/Tensor.h>
+
+#include <cstdint>
 
 namespace dl4cpp::cpu {
 

@@ -1,18 +1,16 @@
+#include <dl4cpp/nn/backend/cpu/Activations.h>
+#include <dl4cpp/nn/backend/cpu/ConvolutionPooling.h>
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-
+#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
+#include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
+#include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
+#include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
+#include <dl4cpp/nn/backend/cpu/InnerProduct.h>
+#include <dl4cpp/nn/backend/cpu/MaxPooling.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <string>
-
-#include <dl4cpp/nn/backend/cpu/Activations.h>
-#include <dl4cpp/nn/backend/cpu/ConvolutionPooling.h>
-#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
-#include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
-#include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
-#include <dl4cpp/nn/backend/cpu/InnerProduct.h>
-#include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
-#include <dl4cpp/nn/backend/cpu/MaxPooling.h>
 
 namespace dl4cpp::cpu {
 
@@ -74,8 +72,16 @@ PrimitiveKey& addShape(PrimitiveKey& k, const Shape& s) {
   return k;
 }
 PrimitiveKey& addGeometry(PrimitiveKey& k, const WindowGeometry& g) {
-  return k.add(g.kernelH).add(g.kernelW).add(g.strideH).add(g.strideW).add(g.padTop)
-      .add(g.padLeft).add(g.padBottom).add(g.padRight).add(g.dilationH).add(g.dilationW);
+  return k.add(g.kernelH)
+      .add(g.kernelW)
+      .add(g.strideH)
+      .add(g.strideW)
+      .add(g.padTop)
+      .add(g.padLeft)
+      .add(g.padBottom)
+      .add(g.padRight)
+      .add(g.dilationH)
+      .add(g.dilationW);
 }
 Dims strides(const WindowGeometry& g) { return {g.strideH, g.strideW}; }
 Dims kernel(const WindowGeometry& g) { return {g.kernelH, g.kernelW}; }
@@ -108,8 +114,9 @@ CachedPrimitive makeEntry(const char* op, Describe&& describe, const dnnl::engin
         a.internal = dnnl::memory(wanted, engine, static_cast<void*>(nullptr));
         a.scratchOffset = e.scratchBytes;
         e.scratchBytes += (wanted.get_size() + 63) / 64 * 64;
-        a.reorder = a.output ? dnnl::reorder(dnnl::reorder::primitive_desc(engine, wanted, engine, plain))
-                             : dnnl::reorder(dnnl::reorder::primitive_desc(engine, plain, engine, wanted));
+        a.reorder =
+            a.output ? dnnl::reorder(dnnl::reorder::primitive_desc(engine, wanted, engine, plain))
+                     : dnnl::reorder(dnnl::reorder::primitive_desc(engine, plain, engine, wanted));
       }
       e.args.push_back(std::move(a));
     }
@@ -121,17 +128,19 @@ CachedPrimitive makeEntry(const char* op, Describe&& describe, const dnnl::engin
 }
 
 dnnl::algorithm poolingAlgorithm(PoolingKind kind) {
-  return kind == PoolingKind::MAX ? algorithm::pooling_max
-                                  : algorithm::pooling_avg_exclude_padding;
+  return kind == PoolingKind::MAX ? algorithm::pooling_max : algorithm::pooling_avg_exclude_padding;
 }
 
 // The activations left on oneDNN. Like those of Activations.h they are computed from their output
 // in backward, so a layer keeps only its post-activation tensor.
 dnnl::algorithm eltwiseAlgorithm(ActivationKind kind) {
   switch (kind) {
-    case ActivationKind::TANH: return algorithm::eltwise_tanh_use_dst_for_bwd;
-    case ActivationKind::SIGMOID: return algorithm::eltwise_logistic_use_dst_for_bwd;
-    default: throw BackendError("eltwiseAlgorithm: not a oneDNN eltwise activation");
+    case ActivationKind::TANH:
+      return algorithm::eltwise_tanh_use_dst_for_bwd;
+    case ActivationKind::SIGMOID:
+      return algorithm::eltwise_logistic_use_dst_for_bwd;
+    default:
+      throw BackendError("eltwiseAlgorithm: not a oneDNN eltwise activation");
   }
 }
 
@@ -176,7 +185,8 @@ void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> 
     a.user.set_data_handle(const_cast<void*>(p));
     if (a.internal) a.internal.set_data_handle(arena + a.scratchOffset);
     if (a.reorder && !a.output) {
-      const dnnl_exec_arg_t reorderArgs[] = {{DNNL_ARG_FROM, a.user.get()}, {DNNL_ARG_TO, a.internal.get()}};
+      const dnnl_exec_arg_t reorderArgs[] = {{DNNL_ARG_FROM, a.user.get()},
+                                             {DNNL_ARG_TO, a.internal.get()}};
       run(a.reorder, 2, reorderArgs);
     }
     args[n] = {a.id, a.internal ? a.internal.get() : a.user.get()};
@@ -185,13 +195,15 @@ void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> 
   run(e.primitive, static_cast<int>(n), args.data());
   for (CachedArg& a : e.args) {
     if (!a.reorder || !a.output) continue;
-    const dnnl_exec_arg_t reorderArgs[] = {{DNNL_ARG_FROM, a.internal.get()}, {DNNL_ARG_TO, a.user.get()}};
+    const dnnl_exec_arg_t reorderArgs[] = {{DNNL_ARG_FROM, a.internal.get()},
+                                           {DNNL_ARG_TO, a.user.get()}};
     run(a.reorder, 2, reorderArgs);
   }
   stream_.wait();
 }
 
-// --- Convolution -----------------------------------------------------------------------------------
+// --- Convolution
+// -----------------------------------------------------------------------------------
 
 void CpuBackend::convolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
                                     const WindowGeometry& g) {
@@ -276,7 +288,8 @@ void CpuBackend::convolutionBackwardData(const Tensor& dy, const Tensor& w, Tens
               dilation(g), padBefore(g), padAfter(g));
           return dnnl::convolution_backward_data::primitive_desc(desc, engine_, hint);
         },
-        engine_, {{DNNL_ARG_DIFF_DST, diffDst}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, diffSrc}});
+        engine_,
+        {{DNNL_ARG_DIFF_DST, diffDst}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, diffSrc}});
   });
   execute(e, {dy.data(), w.data(), dx.data()});
 }
@@ -338,17 +351,16 @@ void CpuBackend::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, T
     execute(e, {x.data(), dy.data(), dw.data()});
 }
 
-// --- Pooling ---------------------------------------------------------------------------------------
+// --- Pooling
+// ---------------------------------------------------------------------------------------
 
 namespace {
-dnnl::pooling_forward::primitive_desc poolForwardDesc(const dnnl::engine& engine,
-                                                         PoolingKind kind, const Shape& x,
-                                                         const Shape& y, const WindowGeometry& g,
-                                                         bool training) {
+dnnl::pooling_forward::primitive_desc poolForwardDesc(const dnnl::engine& engine, PoolingKind kind,
+                                                      const Shape& x, const Shape& y,
+                                                      const WindowGeometry& g, bool training) {
   auto desc = dnnl::pooling_forward::desc(
-      training ? prop_kind::forward_training : prop_kind::forward_inference,
-      poolingAlgorithm(kind), plainDesc(x), plainDesc(y), strides(g), kernel(g), padBefore(g),
-      padAfter(g));
+      training ? prop_kind::forward_training : prop_kind::forward_inference, poolingAlgorithm(kind),
+      plainDesc(x), plainDesc(y), strides(g), kernel(g), padBefore(g), padAfter(g));
   return {desc, engine};
 }
 }  // namespace
@@ -372,7 +384,8 @@ void CpuBackend::poolingForward(PoolingKind kind, const Tensor& x, Tensor& y,
     auto pd = poolForwardDesc(engine_, kind, x.shape(), y.shape(), g, training);
     std::vector<std::pair<int, dnnl::memory::desc>> args{{DNNL_ARG_SRC, plainDesc(x.shape())},
                                                          {DNNL_ARG_DST, plainDesc(y.shape())}};
-    if (pd.workspace_desc().get_size() > 0) args.emplace_back(DNNL_ARG_WORKSPACE, pd.workspace_desc());
+    if (pd.workspace_desc().get_size() > 0)
+      args.emplace_back(DNNL_ARG_WORKSPACE, pd.workspace_desc());
     return makeEntry<dnnl::pooling_forward::primitive_desc, dnnl::pooling_forward>(
         "pooling forward", [&] { return pd; }, engine_, args);
   });
@@ -380,7 +393,8 @@ void CpuBackend::poolingForward(PoolingKind kind, const Tensor& x, Tensor& y,
     execute(e, {x.data(), y.data()});
     return;
   }
-  const int64_t floats = static_cast<int64_t>((e.workspaceBytes + sizeof(float) - 1) / sizeof(float));
+  const int64_t floats =
+      static_cast<int64_t>((e.workspaceBytes + sizeof(float) - 1) / sizeof(float));
   if (workspace.numel() < floats) workspace = Tensor(Shape{floats});
   execute(e, {x.data(), y.data(), workspace.data()});
 }
@@ -389,8 +403,9 @@ void CpuBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
                                  const WindowGeometry& g, const Tensor& workspace) {
   if (kind == PoolingKind::MAX && directMaxPoolingApplies(g)) {
     if (workspace.numel() < maxPoolingWorkspaceFloats(dy.shape()))
-      throw BackendError("poolingBackward: MAX pooling needs the workspace of a training-mode "
-                         "poolingForward with the same shapes; run forward(training=true) first");
+      throw BackendError(
+          "poolingBackward: MAX pooling needs the workspace of a training-mode "
+          "poolingForward with the same shapes; run forward(training=true) first");
     maxPoolingBackward(dy, dx, g, reinterpret_cast<const uint8_t*>(workspace.data()));
     return;
   }
@@ -406,9 +421,9 @@ void CpuBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
     return makeEntry<dnnl::pooling_backward::primitive_desc, dnnl::pooling_backward>(
         "pooling backward",
         [&] {
-          auto desc = dnnl::pooling_backward::desc(
-              poolingAlgorithm(kind), plainDesc(dx.shape()), plainDesc(dy.shape()), strides(g),
-              kernel(g), padBefore(g), padAfter(g));
+          auto desc = dnnl::pooling_backward::desc(poolingAlgorithm(kind), plainDesc(dx.shape()),
+                                                   plainDesc(dy.shape()), strides(g), kernel(g),
+                                                   padBefore(g), padAfter(g));
           return dnnl::pooling_backward::primitive_desc(desc, engine_, hint);
         },
         engine_, args);
@@ -417,9 +432,11 @@ void CpuBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
     execute(e, {dy.data(), dx.data()});
     return;
   }
-  if (workspace.numel() * static_cast<int64_t>(sizeof(float)) < static_cast<int64_t>(e.workspaceBytes))
-    throw BackendError("poolingBackward: MAX pooling needs the workspace of a training-mode "
-                       "poolingForward with the same shapes; run forward(training=true) first");
+  if (workspace.numel() * static_cast<int64_t>(sizeof(float)) <
+      static_cast<int64_t>(e.workspaceBytes))
+    throw BackendError(
+        "poolingBackward: MAX pooling needs the workspace of a training-mode "
+        "poolingForward with the same shapes; run forward(training=true) first");
   execute(e, {dy.data(), dx.data(), workspace.data()});
 }
 
@@ -434,7 +451,8 @@ void CpuBackend::convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, 
                                               const WindowGeometry& convG,
                                               const WindowGeometry& poolG, bool training,
                                               Tensor& workspace) {
-  const bool direct = directConvolutionForwardSupported(convG, convOutput.dim(2), convOutput.dim(3));
+  const bool direct =
+      directConvolutionForwardSupported(convG, convOutput.dim(2), convOutput.dim(3));
   const bool im2col = !direct && hasFewInputChannels(w.shape());
   if (!(direct || im2col) || !directMaxPoolingApplies(poolG)) {
     Backend::convolutionMaxPoolingForward(x, w, b, convOutput, pooled, convG, poolG, training,
@@ -449,11 +467,13 @@ void CpuBackend::convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, 
   }
   const int threads = omp_get_max_threads();
   if (direct) {
-    const int64_t floats = directConvolutionMaxPoolingForwardScratchFloats(x.shape(), convG, threads);
+    const int64_t floats =
+        directConvolutionMaxPoolingForwardScratchFloats(x.shape(), convG, threads);
     directConvolutionMaxPoolingForward(x, w, b, pooled, convG, poolG, argmax, scratch(floats));
     return;
   }
-  const int64_t floats = convolutionMaxPoolingForwardScratchFloats(x.shape(), w.shape(), convG, threads);
+  const int64_t floats =
+      convolutionMaxPoolingForwardScratchFloats(x.shape(), w.shape(), convG, threads);
   cpu::convolutionMaxPoolingForward(x, w, b, pooled, convG, poolG, argmax, scratch(floats));
 }
 
@@ -481,10 +501,10 @@ void CpuBackend::convolutionMaxPoolingBackwardWeights(const Tensor& x, const Ten
                                             db, convG, poolG, scratch(floats));
 }
 
-// --- Inner product ---------------------------------------------------------------------------------
+// --- Inner product
+// ---------------------------------------------------------------------------------
 
-void CpuBackend::innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b,
-                                     Tensor& y) {
+void CpuBackend::innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) {
   const int64_t floats =
       innerProductScratchFloats(x.dim(0), w.dim(1), w.dim(0), omp_get_max_threads());
   cpu::innerProductForward(x, w, b, y, scratch(floats));
@@ -503,29 +523,40 @@ void CpuBackend::innerProductBackwardWeights(const Tensor& x, const Tensor& dy, 
   cpu::innerProductBackwardWeights(x, dy, dw, db, scratch(floats));
 }
 
-// --- Activations -----------------------------------------------------------------------------------
-// ReLU, leaky ReLU and softmax run on dl4cpp's loops (Activations.h), which allocate nothing per
-// call. TANH and SIGMOID stay on oneDNN's eltwise primitives: its JIT kernels vectorise tanh and
-// exp, which plain loops get from GCC only under -ffast-math.
+// --- Activations
+// ----------------------------------------------------------------------------------- ReLU, leaky
+// ReLU and softmax run on dl4cpp's loops (Activations.h), which allocate nothing per call. TANH and
+// SIGMOID stay on oneDNN's eltwise primitives: its JIT kernels vectorise tanh and exp, which plain
+// loops get from GCC only under -ffast-math.
 
 void CpuBackend::activationForward(ActivationKind kind, float alpha, Tensor& y) {
   switch (kind) {
-    case ActivationKind::IDENTITY: return;
-    case ActivationKind::RELU: reluForward(y); return;
-    case ActivationKind::LEAKYRELU: leakyReluForward(alpha, y); return;
-    case ActivationKind::SOFTMAX: softmaxForward(y); return;
+    case ActivationKind::IDENTITY:
+      return;
+    case ActivationKind::RELU:
+      reluForward(y);
+      return;
+    case ActivationKind::LEAKYRELU:
+      leakyReluForward(alpha, y);
+      return;
+    case ActivationKind::SOFTMAX:
+      softmaxForward(y);
+      return;
     case ActivationKind::TANH:
-    case ActivationKind::SIGMOID: break;
+    case ActivationKind::SIGMOID:
+      break;
   }
   PrimitiveKey key;
-  key.add(static_cast<int64_t>(OpId::EltwiseForward)).add(static_cast<int64_t>(kind)).add(y.numel());
+  key.add(static_cast<int64_t>(OpId::EltwiseForward))
+      .add(static_cast<int64_t>(kind))
+      .add(y.numel());
   CachedPrimitive& e = cache_.get(key, [&] {
     const auto md = flatDesc(y.numel());
     return makeEntry<dnnl::eltwise_forward::primitive_desc, dnnl::eltwise_forward>(
         "eltwise forward",
         [&] {
-          dnnl::eltwise_forward::desc desc(prop_kind::forward_training, eltwiseAlgorithm(kind),
-                                           md, 0.0f, 0.0f);
+          dnnl::eltwise_forward::desc desc(prop_kind::forward_training, eltwiseAlgorithm(kind), md,
+                                           0.0f, 0.0f);
           return dnnl::eltwise_forward::primitive_desc(desc, engine_);
         },
         engine_, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
@@ -539,21 +570,30 @@ void CpuBackend::activationBackward(ActivationKind kind, float alpha, const Tens
     case ActivationKind::IDENTITY:
       if (dx.data() != dy.data()) dx.copyFrom(dy);
       return;
-    case ActivationKind::RELU: reluBackward(0.0f, y, dy, dx); return;
-    case ActivationKind::LEAKYRELU: reluBackward(alpha, y, dy, dx); return;
-    case ActivationKind::SOFTMAX: softmaxBackward(y, dy, dx); return;
+    case ActivationKind::RELU:
+      reluBackward(0.0f, y, dy, dx);
+      return;
+    case ActivationKind::LEAKYRELU:
+      reluBackward(alpha, y, dy, dx);
+      return;
+    case ActivationKind::SOFTMAX:
+      softmaxBackward(y, dy, dx);
+      return;
     case ActivationKind::TANH:
-    case ActivationKind::SIGMOID: break;
+    case ActivationKind::SIGMOID:
+      break;
   }
   PrimitiveKey key;
-  key.add(static_cast<int64_t>(OpId::EltwiseBackward)).add(static_cast<int64_t>(kind)).add(y.numel());
+  key.add(static_cast<int64_t>(OpId::EltwiseBackward))
+      .add(static_cast<int64_t>(kind))
+      .add(y.numel());
   CachedPrimitive& e = cache_.get(key, [&] {
     const auto md = flatDesc(y.numel());
     return makeEntry<dnnl::eltwise_backward::primitive_desc, dnnl::eltwise_backward>(
         "eltwise backward",
         [&] {
-          dnnl::eltwise_forward::desc fdesc(prop_kind::forward_training, eltwiseAlgorithm(kind),
-                                            md, 0.0f, 0.0f);
+          dnnl::eltwise_forward::desc fdesc(prop_kind::forward_training, eltwiseAlgorithm(kind), md,
+                                            0.0f, 0.0f);
           dnnl::eltwise_forward::primitive_desc hint(fdesc, engine_);
           dnnl::eltwise_backward::desc desc(eltwiseAlgorithm(kind), md, md, 0.0f, 0.0f);
           return dnnl::eltwise_backward::primitive_desc(desc, engine_, hint);

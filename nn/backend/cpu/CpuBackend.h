@@ -9,10 +9,10 @@
 // on oneDNN primitives cached per shape: other convolutions (channels-last or oneDNN's blocked
 // layout by input channel count, see CpuBackend.cpp, reordering at their boundary into scratch_,
 // which only lives during one call), AVG pooling, tanh and sigmoid.
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <dl4cpp/nn/backend/Backend.h>
 #include <dl4cpp/nn/backend/cpu/PrimitiveCache.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
 
 namespace dl4cpp::cpu {
 

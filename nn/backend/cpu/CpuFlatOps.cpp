@@ -1,17 +1,17 @@
 // The CPU backend's element-wise work that oneDNN has no primitive for: losses and the updater
 // steps over flat buffers. Plain loops the compiler vectorises, split across the context's OpenMP
 // threads (ParallelFor.h: no parallel region on one thread).
-#include <algorithm>
-#include <cmath>
-
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
+
+#include <algorithm>
+#include <cmath>
 
 namespace dl4cpp::cpu {
 
 namespace {
-constexpr float kLogClip = 1e-10f;   // DL4J LossMCXENT's softmax clip
-constexpr float kXentClip = 1e-5f;   // DL4J LossBinaryXENT's clip
+constexpr float kLogClip = 1e-10f;  // DL4J LossMCXENT's softmax clip
+constexpr float kXentClip = 1e-5f;  // DL4J LossBinaryXENT's clip
 
 // dL/dy of the per-example loss, for losses without a fused gradient.
 void lossGradientWrtOutput(LossKind loss, const float* y, const float* l, float* g, int64_t n,
@@ -19,7 +19,8 @@ void lossGradientWrtOutput(LossKind loss, const float* y, const float* l, float*
   const int64_t total = n * k;
   switch (loss) {
     case LossKind::MSE:
-      parallelElements(total, [=](int64_t i) { g[i] = 2.0f * (y[i] - l[i]) / static_cast<float>(k); });
+      parallelElements(total,
+                       [=](int64_t i) { g[i] = 2.0f * (y[i] - l[i]) / static_cast<float>(k); });
       break;
     case LossKind::NEGATIVELOGLIKELIHOOD:
     case LossKind::MCXENT:
@@ -42,7 +43,8 @@ double CpuBackend::lossScore(LossKind loss, const Tensor& y, const Tensor& label
   const int64_t k = y.dim(1);
   switch (loss) {
     case LossKind::MSE:
-      return parallelSum(total, [=](int64_t i) { return double(p[i] - l[i]) * double(p[i] - l[i]); }) /
+      return parallelSum(total,
+                         [=](int64_t i) { return double(p[i] - l[i]) * double(p[i] - l[i]); }) /
              static_cast<double>(k);
     case LossKind::NEGATIVELOGLIKELIHOOD:
     case LossKind::MCXENT:
@@ -94,7 +96,8 @@ void CpuBackend::updaterStep(const UpdaterParams& u, double l2, int64_t iteratio
     parallelElements(n, [=](int64_t i) { g[i] += decay * p[i]; });
   }
   switch (u.kind) {
-    case UpdaterKind::NOOP: return;
+    case UpdaterKind::NOOP:
+      return;
     case UpdaterKind::SGD:
       parallelElements(n, [=](int64_t i) { p[i] -= lr * g[i]; });
       return;
@@ -116,8 +119,8 @@ void CpuBackend::updaterStep(const UpdaterParams& u, double l2, int64_t iteratio
       const float eps = static_cast<float>(u.epsilon);
       // 1 - beta in double: 1.0f - 0.999f is off by 1.3e-5 relative.
       const float c1 = static_cast<float>(1.0 - u.beta1), c2 = static_cast<float>(1.0 - u.beta2);
-      const float alphaT = static_cast<float>(u.learningRate * std::sqrt(1.0 - std::pow(u.beta2, t)) /
-                                              (1.0 - std::pow(u.beta1, t)));
+      const float alphaT = static_cast<float>(
+          u.learningRate * std::sqrt(1.0 - std::pow(u.beta2, t)) / (1.0 - std::pow(u.beta1, t)));
       float* m = s;
       float* v = s + n;
       parallelElements(n, [=](int64_t i) {

@@ -1,14 +1,12 @@
-#include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
-
-#include <algorithm>
-
-
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cpu/Avx512Sum.h>
 #include <dl4cpp/nn/backend/cpu/CpuIsa.h>
-#include <dl4cpp/nn/backend/cpu/X86Kernels.h>
+#include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
 #include <dl4cpp/nn/backend/cpu/KernelTable.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
+#include <dl4cpp/nn/backend/cpu/X86Kernels.h>
+
+#include <algorithm>
 
 namespace dl4cpp::cpu {
 
@@ -36,7 +34,7 @@ struct Extents {
 #ifdef DL4CPP_X86_KERNELS
 // 8 floats from `low` in lanes 0-7, 8 from `high` in lanes 8-15.
 __attribute__((target("avx512f"), always_inline)) inline __m512 loadHalves(const float* low,
-                                                                          const float* high) {
+                                                                           const float* high) {
   const __m256d l = _mm256_castps_pd(_mm256_loadu_ps(low));
   const __m256d h = _mm256_castps_pd(_mm256_loadu_ps(high));
   // (The maskz form: GCC 12's plain one reads an undefined register and warns.)
@@ -45,7 +43,8 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 loadHalves(const
 
 // 16 inputs seen by one tap for one output vector: two 8-wide rows, or 16 of one row.
 template <bool kRowPairs>
-__attribute__((target("avx512f"), always_inline)) inline __m512 loadInputs(const float* p, int64_t inW) {
+__attribute__((target("avx512f"), always_inline)) inline __m512 loadInputs(const float* p,
+                                                                           int64_t inW) {
   if constexpr (kRowPairs) {
     return loadHalves(p, p + inW);
   } else {
@@ -54,7 +53,8 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 loadInputs(const
   }
 }
 
-// --- Forward ---------------------------------------------------------------------------------------
+// --- Forward
+// ---------------------------------------------------------------------------------------
 
 // Blocks of up to 5 output channels x 4 output vectors: 20 sums, 4 input vectors and a broadcast
 // weight in registers. (LeNet's 50 channels and 64-output planes split into 10 such blocks per
@@ -106,10 +106,12 @@ __attribute__((target("avx512f"))) void forwardBlock(const float* x, const float
 #pragma GCC unroll 8
   for (int j = 0; j < B; ++j)
 #pragma GCC unroll 8
-    for (int v = 0; v < V; ++v) _mm512_storeu_ps(y + j * outPlane + (firstVector + v) * 16, acc[j][v]);
+    for (int v = 0; v < V; ++v)
+      _mm512_storeu_ps(y + j * outPlane + (firstVector + v) * 16, acc[j][v]);
 }
 
-using ForwardKernel = void (*)(const float*, const float*, const float*, float*, int64_t, const Extents&);
+using ForwardKernel = void (*)(const float*, const float*, const float*, float*, int64_t,
+                               const Extents&);
 
 // kForwardKernels<kHalfRows>[B - 1][V - 1] handles B output channels and V vectors.
 template <bool kHalfRows>
@@ -123,7 +125,8 @@ template <bool kHalfRows>
 constexpr auto kForwardKernels =
     kernelTable<ForwardFor<kHalfRows>::template Pick, kForwardChannels, kForwardVectors>();
 
-// --- Weight gradient -------------------------------------------------------------------------------
+// --- Weight gradient
+// -------------------------------------------------------------------------------
 
 // Blocks of up to 5 output channels x 5 adjacent taps: 25 sums, 5 input vectors and one dy vector
 // in registers (31 of 32).
@@ -138,9 +141,10 @@ constexpr int64_t kGradientImages = 16;
 // at the first tap (channel plane + kh·W + kw), `dy` the first image's gradient plane of the first
 // channel; images are `xImage` and `dyImage` floats apart.
 template <int B, int T, bool kRowPairs>
-__attribute__((target("avx512f"))) void gradientBlock(const float* x, const float* dy, int64_t images,
-                                                      int64_t xImage, int64_t dyImage, float* sums,
-                                                      int64_t stride, bool first, const Extents& e) {
+__attribute__((target("avx512f"))) void gradientBlock(const float* x, const float* dy,
+                                                      int64_t images, int64_t xImage,
+                                                      int64_t dyImage, float* sums, int64_t stride,
+                                                      bool first, const Extents& e) {
   const int64_t inW = e.inW, outPlane = e.outPlane(), vectors = e.vectors();
   __m512 acc[B][T];
 #pragma GCC unroll 8
@@ -224,18 +228,20 @@ bool directConvolutionForwardFits(const WindowGeometry& g, int64_t outH, int64_t
 }
 
 bool directConvolutionSupported(const WindowGeometry& g, int64_t outH, int64_t outW) {
-  return cpuIsa() >= CpuIsa::Avx512 &&
-         directConvolutionFits(g, outH, outW);
+  return cpuIsa() >= CpuIsa::Avx512 && directConvolutionFits(g, outH, outW);
 }
 
 bool directConvolutionForwardSupported(const WindowGeometry& g, int64_t outH, int64_t outW) {
-  return cpuIsa() >= CpuIsa::Avx512 &&
-         directConvolutionForwardFits(g, outH, outW);
+  return cpuIsa() >= CpuIsa::Avx512 && directConvolutionForwardFits(g, outH, outW);
 }
 
 DirectForward::DirectForward(const Tensor& x, const Tensor& w, const Tensor& b, int64_t outH,
                              int64_t outW, const WindowGeometry& g)
-    : x_(x), w_(w), b_(b), outH_(outH), outW_(outW),
+    : x_(x),
+      w_(w),
+      b_(b),
+      outH_(outH),
+      outW_(outW),
       blocks_((w.dim(0) + kMaxChannels - 1) / kMaxChannels) {
   if (!directConvolutionForwardSupported(g, outH, outW))
     throw BackendError(
@@ -320,10 +326,12 @@ void directConvolutionWeightGradient(const Tensor& x, const Tensor& dy, Tensor& 
     }
   });
   float* grad = dw.data();
-  parallelRanges(dw.numel(), [&](int64_t begin, int64_t end) { sumPartials(scratch, grad, begin, end); });
+  parallelRanges(dw.numel(),
+                 [&](int64_t begin, int64_t end) { sumPartials(scratch, grad, begin, end); });
   if (db.empty()) return;
   float* bias = db.data();
-  parallelFor(outChannels, [&](int64_t o) { bias[o] = channelSum(dys, o, images, outChannels, outPlane); });
+  parallelFor(outChannels,
+              [&](int64_t o) { bias[o] = channelSum(dys, o, images, outChannels, outPlane); });
 #else
   (void)x, (void)dw, (void)db, (void)scratch;
 #endif

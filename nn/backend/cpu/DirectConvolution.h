@@ -13,10 +13,10 @@
 // registers while the input vectors of every tap are loaded once and each weight is broadcast
 // once. Weight gradient: a block of up to 5 output channels times up to 5 horizontally adjacent
 // taps keeps 25 sums in registers over a chunk of images, with dy loaded once per output vector.
-#include <cstdint>
-
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
+
+#include <cstdint>
 
 namespace dl4cpp::cpu {
 

@@ -1,14 +1,12 @@
-#include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
-
-#include <algorithm>
-
-
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cpu/Avx512Sum.h>
 #include <dl4cpp/nn/backend/cpu/CpuIsa.h>
-#include <dl4cpp/nn/backend/cpu/X86Kernels.h>
+#include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
 #include <dl4cpp/nn/backend/cpu/KernelTable.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
+#include <dl4cpp/nn/backend/cpu/X86Kernels.h>
+
+#include <algorithm>
 
 namespace dl4cpp::cpu {
 
@@ -154,8 +152,10 @@ void directWeightGradientSum(const float* sums, int64_t images, Tensor& dw, Tens
     for (int64_t t = 0; t <= taps; ++t) {
       float sum = 0.0f;
       for (int64_t n = 0; n < images; ++n) sum += sums[n * perImage + o * stride + t];
-      if (t < taps) grad[o * taps + t] = sum;
-      else if (bias) bias[o] = sum;
+      if (t < taps)
+        grad[o * taps + t] = sum;
+      else if (bias)
+        bias[o] = sum;
     }
   });
 }

@@ -1,8 +1,7 @@
 #include <dl4cpp/nn/backend/cpu/InnerProduct.h>
+#include <dl4cpp/nn/backend/cpu/Sgemm.h>
 
 #include <algorithm>
-
-#include <dl4cpp/nn/backend/cpu/Sgemm.h>
 
 namespace dl4cpp::cpu {
 

@@ -1,13 +1,11 @@
+#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
 #include <dl4cpp/nn/backend/cpu/MaxPooling.h>
+#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
+#include <dl4cpp/nn/backend/cpu/X86Kernels.h>
 
 #include <algorithm>
 #include <bit>
 #include <limits>
-
-
-#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
-#include <dl4cpp/nn/backend/cpu/X86Kernels.h>
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 
 namespace dl4cpp::cpu {
 
@@ -80,8 +78,8 @@ void forwardPlane2x2(const float* x, float* y, uint8_t* argmax, int64_t inW, int
 
 // Backward of one plane, 2x2 windows of stride 2: the windows tile the input, so every dx element
 // under a window is written once, zero or its window's dy. Masks, not branches (see RunningMax).
-void backwardPlane2x2(const float* dy, const uint8_t* argmax, float* dx, int64_t inW,
-                      int64_t outH, int64_t outW) {
+void backwardPlane2x2(const float* dy, const uint8_t* argmax, float* dx, int64_t inW, int64_t outH,
+                      int64_t outW) {
   for (int64_t oh = 0; oh < outH; ++oh) {
     float* top = dx + 2 * oh * inW;
     float* bottom = top + inW;
@@ -155,7 +153,8 @@ bool directMaxPoolingApplies(const WindowGeometry& g) {
 }
 
 int64_t maxPoolingWorkspaceFloats(const Shape& y) {
-  return (y.numel() + static_cast<int64_t>(sizeof(float)) - 1) / static_cast<int64_t>(sizeof(float));
+  return (y.numel() + static_cast<int64_t>(sizeof(float)) - 1) /
+         static_cast<int64_t>(sizeof(float));
 }
 
 void maxPoolingForwardPlanes(const float* x, float* y, uint8_t* argmax, int64_t planes,
@@ -183,15 +182,18 @@ void maxPoolingBackwardPlanes(const float* dy, float* dx, const uint8_t* argmax,
     const uint8_t* ap = argmax + p * outH * outW;
     if (twoByTwo) {
 #ifdef DL4CPP_X86_KERNELS
-      if (avx512) backwardPlane2x2Avx512(dyp, ap, dxp, inW, outH, outW);
-      else backwardPlane2x2(dyp, ap, dxp, inW, outH, outW);
+      if (avx512)
+        backwardPlane2x2Avx512(dyp, ap, dxp, inW, outH, outW);
+      else
+        backwardPlane2x2(dyp, ap, dxp, inW, outH, outW);
 #else
       backwardPlane2x2(dyp, ap, dxp, inW, outH, outW);
 #endif
       // An odd input extent leaves a last row / column that no window covers.
       for (int64_t h = 2 * outH; h < inH; ++h) std::fill(dxp + h * inW, dxp + (h + 1) * inW, 0.0f);
       if (inW > 2 * outW)
-        for (int64_t h = 0; h < 2 * outH; ++h) std::fill(dxp + h * inW + 2 * outW, dxp + (h + 1) * inW, 0.0f);
+        for (int64_t h = 0; h < 2 * outH; ++h)
+          std::fill(dxp + h * inW + 2 * outW, dxp + (h + 1) * inW, 0.0f);
       continue;
     }
     // Overlapping windows (stride < kernel) add up within the plane.

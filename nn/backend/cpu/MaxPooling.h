@@ -6,10 +6,10 @@
 // AVX-512). Results equal oneDNN's bit for bit: the first maximum
 // in window order wins ties (as in oneDNN, a NaN never wins), and backward adds each gradient at
 // its arg-max.
-#include <cstdint>
-
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
+
+#include <cstdint>
 
 namespace dl4cpp::cpu {
 

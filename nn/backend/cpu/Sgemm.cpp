@@ -1,18 +1,15 @@
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
+#include <dl4cpp/nn/backend/cpu/KernelTable.h>
+#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 #include <dl4cpp/nn/backend/cpu/Sgemm.h>
-
-#include <oneapi/dnnl/dnnl.h>
+#include <dl4cpp/nn/backend/cpu/SgemmStatus.h>
+#include <dl4cpp/nn/backend/cpu/X86Kernels.h>
 #include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <array>
-
-
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
-#include <dl4cpp/nn/backend/cpu/X86Kernels.h>
-#include <dl4cpp/nn/backend/cpu/KernelTable.h>
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-#include <dl4cpp/nn/backend/cpu/SgemmStatus.h>
 
 namespace dl4cpp::cpu {
 

@@ -1,9 +1,8 @@
 #include <dl4cpp/nn/backend/cuda/BatchStager.h>
-
-#include <cstring>
-
 #include <dl4cpp/nn/backend/cuda/CudaCheck.h>
 #include <dl4cpp/nn/backend/cuda/DeviceGuard.h>
+
+#include <cstring>
 
 namespace dl4cpp::cuda {
 

@@ -11,11 +11,10 @@
 //
 // Internal header (CUDA types); used by CudaBackend only.
 #include <cuda_runtime.h>
+#include <dl4cpp/nn/tensor/Tensor.h>
 
 #include <array>
 #include <cstdint>
-
-#include <dl4cpp/nn/tensor/Tensor.h>
 
 namespace dl4cpp::cuda {
 

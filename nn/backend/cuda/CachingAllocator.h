@@ -32,8 +32,8 @@ struct AllocatorStats {
   int64_t rawReleases = 0;     // blocks given back by trim()/out-of-memory retries
   int64_t cacheHits = 0;       // requests served from a free list
   int64_t synchronizations = 0;
-  size_t bytesInUse = 0;       // size-class bytes handed out and not yet released
-  size_t bytesCached = 0;      // size-class bytes sitting in free lists
+  size_t bytesInUse = 0;   // size-class bytes handed out and not yet released
+  size_t bytesCached = 0;  // size-class bytes sitting in free lists
 };
 
 template <typename RawMemory>

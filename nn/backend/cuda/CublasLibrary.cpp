@@ -1,10 +1,8 @@
+#include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cuda/CublasLibrary.h>
-
 #include <dlfcn.h>
 
 #include <string>
-
-#include <dl4cpp/nn/Error.h>
 
 // The cublas_v2.h macro expanded first: DL4CPP_SYMBOL_NAME(cublasCreate) is "cublasCreate_v2".
 #define DL4CPP_STRINGIFY(x) #x

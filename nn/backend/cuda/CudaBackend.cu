@@ -2,18 +2,16 @@
 // staging. Convolution, pooling and the element-wise ops live in CudaConvolution.cu,
 // CudaPooling.cu and CudaElementwise.cu.
 #include <dl4cpp/nn/backend/cuda/CudaBackend.h>
-
-#include <cub/device/device_reduce.cuh>
-
-#include <algorithm>
-#include <climits>
-#include <string>
-
 #include <dl4cpp/nn/backend/cuda/CudaBackendFactory.h>
 #include <dl4cpp/nn/backend/cuda/CudaCheck.h>
 #include <dl4cpp/nn/backend/cuda/DeviceGuard.h>
 #include <dl4cpp/nn/backend/cuda/GemmTranslation.h>
 #include <dl4cpp/nn/backend/cuda/Launch.h>
+
+#include <algorithm>
+#include <climits>
+#include <cub/device/device_reduce.cuh>
+#include <string>
 
 namespace dl4cpp::cuda {
 
@@ -40,7 +38,8 @@ __global__ void reduceChannelsKernel(const float* dy, float* db, int64_t batch, 
   partial[threadIdx.x] = sum;
   __syncthreads();
   for (int stride = kThreadsPerBlock / 2; stride > 0; stride >>= 1) {
-    if (static_cast<int>(threadIdx.x) < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
+    if (static_cast<int>(threadIdx.x) < stride)
+      partial[threadIdx.x] += partial[threadIdx.x + stride];
     __syncthreads();
   }
   if (threadIdx.x == 0) db[o] = partial[0];
@@ -101,12 +100,12 @@ void CudaBackend::gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k
   const int ldFirst = toInt(g.ldFirst, "ldb"), ldSecond = toInt(g.ldSecond, "lda");
   const int ldc = toInt(g.ldc, "ldc");
   if (batch == 1) {
-    DL4CPP_CUBLAS_CHECK(cublas().sgemm(cublas_, opFirst, opSecond, gm, gn, gk, &alpha, b, ldFirst, a,
-                                    ldSecond, &beta, c, ldc));
+    DL4CPP_CUBLAS_CHECK(cublas().sgemm(cublas_, opFirst, opSecond, gm, gn, gk, &alpha, b, ldFirst,
+                                       a, ldSecond, &beta, c, ldc));
   } else {
-    DL4CPP_CUBLAS_CHECK(cublas().sgemmStridedBatched(cublas_, opFirst, opSecond, gm, gn, gk, &alpha, b,
-                                                  ldFirst, strideB, a, ldSecond, strideA, &beta, c,
-                                                  ldc, strideC, toInt(batch, "batch")));
+    DL4CPP_CUBLAS_CHECK(cublas().sgemmStridedBatched(
+        cublas_, opFirst, opSecond, gm, gn, gk, &alpha, b, ldFirst, strideB, a, ldSecond, strideA,
+        &beta, c, ldc, strideC, toInt(batch, "batch")));
   }
 }
 
@@ -114,7 +113,7 @@ void CudaBackend::addBias(Tensor& y, const Tensor& b, int64_t channels, int64_t 
   const int64_t total = y.numel();
   if (total == 0) return;
   addBiasKernel<<<blocksFor(total), kThreadsPerBlock, 0, stream_>>>(y.data(), b.data(), total,
-                                                                   channels, perChannel);
+                                                                    channels, perChannel);
   DL4CPP_CUDA_CHECK_LAUNCH();
 }
 
@@ -149,7 +148,8 @@ void CudaBackend::readBack(const double* device, int64_t count, double* host) {
                                      static_cast<size_t>(count) * sizeof(double)));
     hostResultsCapacity_ = count;
   }
-  DL4CPP_CUDA_CHECK(cudaMemcpyAsync(hostResults_, device, static_cast<size_t>(count) * sizeof(double),
+  DL4CPP_CUDA_CHECK(cudaMemcpyAsync(hostResults_, device,
+                                    static_cast<size_t>(count) * sizeof(double),
                                     cudaMemcpyDeviceToHost, stream_));
   DL4CPP_CUDA_CHECK(cudaStreamSynchronize(stream_));
   std::copy(hostResults_, hostResults_ + count, host);
@@ -163,9 +163,11 @@ double CudaBackend::sumOnDevice(const double* terms, int64_t n) {
   return result;
 }
 
-// --- Inner product: y = x W^T + b ------------------------------------------------------------------
+// --- Inner product: y = x W^T + b
+// ------------------------------------------------------------------
 
-void CudaBackend::innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) {
+void CudaBackend::innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                                      Tensor& y) {
   const int64_t n = x.dim(0), nOut = w.dim(0), nIn = w.dim(1);
   gemm(false, true, n, nOut, nIn, 1.0f, x.data(), w.data(), 0.0f, y.data());
   if (!b.empty()) addBias(y, b, nOut, 1);
@@ -185,13 +187,16 @@ void CudaBackend::innerProductBackwardWeights(const Tensor& x, const Tensor& dy,
   if (!db.empty()) reduceChannels(dy, nOut, 1, db);
 }
 
-// --- Staging ----------------------------------------------------------------------------------------
+// --- Staging
+// ----------------------------------------------------------------------------------------
 
 void CudaBackend::stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,
                              Tensor& deviceLabels) {
   const Device here = Device::cuda(device_);
   auto fromHost = [](const Tensor& t) { return !t.empty() && t.device().isCpu(); };
-  auto elsewhere = [&](const Tensor& t) { return t.empty() || t.device() == here ? t : t.to(here); };
+  auto elsewhere = [&](const Tensor& t) {
+    return t.empty() || t.device() == here ? t : t.to(here);
+  };
   if (fromHost(features) || fromHost(labels))
     stager_->stage(fromHost(features) ? features : Tensor(), fromHost(labels) ? labels : Tensor(),
                    deviceFeatures, deviceLabels);

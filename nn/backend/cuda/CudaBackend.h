@@ -9,7 +9,6 @@
 // Internal header: it names CUDA types, so only the backend's .cu files include it.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
-
 #include <dl4cpp/nn/backend/Backend.h>
 #include <dl4cpp/nn/backend/cuda/BatchStager.h>
 
@@ -41,8 +40,8 @@ class CudaBackend final : public Backend {
   void activationForward(ActivationKind kind, float alpha, Tensor& y) override;
   void activationBackward(ActivationKind kind, float alpha, const Tensor& y, const Tensor& dy,
                           Tensor& dx) override;
-  double lossForwardBackward(LossKind loss, ActivationKind activation, float alpha,
-                             const Tensor& y, const Tensor& labels, Tensor& dz) override;
+  double lossForwardBackward(LossKind loss, ActivationKind activation, float alpha, const Tensor& y,
+                             const Tensor& labels, Tensor& dz) override;
   double lossScore(LossKind loss, const Tensor& y, const Tensor& labels) override;
   void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
                    Tensor& grad, Tensor& state) override;
@@ -61,9 +60,9 @@ class CudaBackend final : public Backend {
   // column-major convention is columnMajorGemm in GemmTranslation.h).
   // batch > 1 runs `batch` such products, the i-th on A + i*strideA, B + i*strideB, C + i*strideC
   // (a stride of 0 shares that operand).
-  void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,
-            const float* a, const float* b, float beta, float* c, int64_t batch = 1,
-            int64_t strideA = 0, int64_t strideB = 0, int64_t strideC = 0);
+  void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+            const float* b, float beta, float* c, int64_t batch = 1, int64_t strideA = 0,
+            int64_t strideB = 0, int64_t strideC = 0);
   // db[o] = sum over n, p of dy[n][o][p] for dy (N, O, P).
   void reduceChannels(const Tensor& dy, int64_t channels, int64_t perChannel, Tensor& db);
   // y[n][o][p] += b[o] for y (N, O, P).
@@ -85,9 +84,9 @@ class CudaBackend final : public Backend {
   Tensor weightPartials_;  // per-image weight gradients before the sum over the minibatch
   Tensor ones_;            // a vector of ones (sums over the minibatch as a GEMM)
   int64_t onesFilled_ = 0;
-  Tensor terms_;           // per-element doubles of a reduction
-  Tensor reduceTemp_;      // CUB's temporary storage
-  Tensor reduced_;         // CUB's results (doubles)
+  Tensor terms_;                   // per-element doubles of a reduction
+  Tensor reduceTemp_;              // CUB's temporary storage
+  Tensor reduced_;                 // CUB's results (doubles)
   double* hostResults_ = nullptr;  // pinned: where reduced_ is read back
   int64_t hostResultsCapacity_ = 0;
   std::unique_ptr<BatchStager> stager_;

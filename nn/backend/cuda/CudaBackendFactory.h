@@ -1,9 +1,9 @@
 #pragma once
 // Entry points of the CUDA backend. A build without CUDA links CudaStub.cpp, whose versions say
 // so clearly instead of failing somewhere deep in a layer.
-#include <memory>
-
 #include <dl4cpp/nn/backend/Backend.h>
+
+#include <memory>
 
 namespace dl4cpp::cuda {
 

@@ -4,11 +4,10 @@
 // somebody forgot to look at.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
-
-#include <string>
-
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cuda/CublasLibrary.h>
+
+#include <string>
 
 namespace dl4cpp::cuda {
 
@@ -18,8 +17,8 @@ namespace dl4cpp::cuda {
                   cudaGetErrorString(status) + ") at " + file + ":" + std::to_string(line));
 }
 
-[[noreturn]] inline void throwCublasError(cublasStatus_t status, const char* call,
-                                          const char* file, int line) {
+[[noreturn]] inline void throwCublasError(cublasStatus_t status, const char* call, const char* file,
+                                          int line) {
   const CublasLibrary& cublas = CublasLibrary::get();
   throw CublasError(std::string(call) + " failed with " + cublas.statusName(status) + " (" +
                     cublas.statusString(status) + ") at " + file + ":" + std::to_string(line));
@@ -27,11 +26,11 @@ namespace dl4cpp::cuda {
 
 }  // namespace dl4cpp::cuda
 
-#define DL4CPP_CUDA_CHECK(call)                                                   \
-  do {                                                                            \
-    const cudaError_t dl4cppStatus_ = (call);                                     \
-    if (dl4cppStatus_ != cudaSuccess)                                             \
-      ::dl4cpp::cuda::throwCudaError(dl4cppStatus_, #call, __FILE__, __LINE__);   \
+#define DL4CPP_CUDA_CHECK(call)                                                 \
+  do {                                                                          \
+    const cudaError_t dl4cppStatus_ = (call);                                   \
+    if (dl4cppStatus_ != cudaSuccess)                                           \
+      ::dl4cpp::cuda::throwCudaError(dl4cppStatus_, #call, __FILE__, __LINE__); \
   } while (0)
 
 #define DL4CPP_CUBLAS_CHECK(call)                                                 \

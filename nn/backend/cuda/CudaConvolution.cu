@@ -8,7 +8,6 @@
 // no atomics are needed and the result is deterministic. The index arithmetic is in
 // WindowIndexing.h (tested on the host).
 #include <dl4cpp/nn/backend/cuda/CudaBackend.h>
-
 #include <dl4cpp/nn/backend/cuda/CudaCheck.h>
 #include <dl4cpp/nn/backend/cuda/CudaMemory.h>
 #include <dl4cpp/nn/backend/cuda/Launch.h>
@@ -19,8 +18,8 @@ namespace dl4cpp::cuda {
 namespace {
 
 ConvShape convShape(const Shape& x, const Shape& y, const WindowGeometry& g) {
-  return {x[0], x[1], x[2], x[3], y[2], y[3], g.kernelH, g.kernelW, g.strideH, g.strideW,
-          g.padTop, g.padLeft, g.dilationH, g.dilationW};
+  return {x[0],      x[1],      x[2],      x[3],     y[2],      y[3],        g.kernelH,
+          g.kernelW, g.strideH, g.strideW, g.padTop, g.padLeft, g.dilationH, g.dilationW};
 }
 
 __global__ void im2colKernel(const float* x, float* columns, ConvShape s) {

@@ -1,10 +1,9 @@
 // The CUDA backend's entry points (the CUDA build's counterpart of CudaStub.cpp).
 #include <cuda_runtime.h>
-
-#include <mutex>
-
 #include <dl4cpp/nn/backend/cuda/CudaBackend.h>
 #include <dl4cpp/nn/backend/cuda/CudaBackendFactory.h>
+
+#include <mutex>
 
 namespace dl4cpp::cuda {
 

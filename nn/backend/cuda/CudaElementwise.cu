@@ -2,13 +2,12 @@
 // sums of squares. The formulas are in ElementwiseMath.h (tested on the host against the CPU
 // backend); sums are formed in double by CUB.
 #include <dl4cpp/nn/backend/cuda/CudaBackend.h>
-
-#include <algorithm>
-#include <cmath>
-
 #include <dl4cpp/nn/backend/cuda/CudaCheck.h>
 #include <dl4cpp/nn/backend/cuda/ElementwiseMath.h>
 #include <dl4cpp/nn/backend/cuda/Launch.h>
+
+#include <algorithm>
+#include <cmath>
 
 namespace dl4cpp::cuda {
 
@@ -35,7 +34,8 @@ __global__ void softmaxBackwardKernel(const float* y, const float* dy, float* dx
 
 __global__ void softmaxCrossEntropyGradientKernel(const float* p, const float* l, float* g,
                                                   int64_t rows, int64_t k) {
-  DL4CPP_GRID_STRIDE_LOOP(r, rows) softmaxCrossEntropyGradientRow(p + r * k, l + r * k, g + r * k, k);
+  DL4CPP_GRID_STRIDE_LOOP(r, rows)
+  softmaxCrossEntropyGradientRow(p + r * k, l + r * k, g + r * k, k);
 }
 
 __global__ void differenceKernel(const float* p, const float* l, float* g, int64_t n) {
@@ -73,7 +73,8 @@ void CudaBackend::activationForward(ActivationKind kind, float alpha, Tensor& y)
     const int64_t rows = y.dim(0), k = n / rows;
     softmaxForwardKernel<<<blocksFor(rows), kThreadsPerBlock, 0, stream_>>>(y.data(), rows, k);
   } else {
-    activationForwardKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(kind, alpha, y.data(), n);
+    activationForwardKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(kind, alpha, y.data(),
+                                                                            n);
   }
   DL4CPP_CUDA_CHECK_LAUNCH();
 }
@@ -84,17 +85,18 @@ void CudaBackend::activationBackward(ActivationKind kind, float alpha, const Ten
   if (n == 0) return;
   if (kind == ActivationKind::IDENTITY) {
     if (dx.data() != dy.data())
-      DL4CPP_CUDA_CHECK(cudaMemcpyAsync(dx.data(), dy.data(), static_cast<size_t>(n) * sizeof(float),
+      DL4CPP_CUDA_CHECK(cudaMemcpyAsync(dx.data(), dy.data(),
+                                        static_cast<size_t>(n) * sizeof(float),
                                         cudaMemcpyDeviceToDevice, stream_));
     return;
   }
   if (kind == ActivationKind::SOFTMAX) {
     const int64_t rows = y.dim(0), k = n / rows;
     softmaxBackwardKernel<<<blocksFor(rows), kThreadsPerBlock, 0, stream_>>>(y.data(), dy.data(),
-                                                                            dx.data(), rows, k);
+                                                                             dx.data(), rows, k);
   } else {
-    activationBackwardKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(kind, alpha, y.data(),
-                                                                            dy.data(), dx.data(), n);
+    activationBackwardKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(
+        kind, alpha, y.data(), dy.data(), dx.data(), n);
   }
   DL4CPP_CUDA_CHECK_LAUNCH();
 }
@@ -104,7 +106,7 @@ double CudaBackend::lossScore(LossKind loss, const Tensor& y, const Tensor& labe
   if (n == 0) return 0.0;
   double* terms = reinterpret_cast<double*>(scratch(terms_, 2 * n));
   lossTermsKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(loss, y.data(), labels.data(),
-                                                                 terms, n);
+                                                                  terms, n);
   DL4CPP_CUDA_CHECK_LAUNCH();
   const double sum = sumOnDevice(terms, n);
   return loss == LossKind::MSE ? sum / static_cast<double>(k) : sum;
@@ -121,7 +123,7 @@ double CudaBackend::lossForwardBackward(LossKind loss, ActivationKind activation
       DL4CPP_CUDA_CHECK_LAUNCH();
     } else if (loss == LossKind::XENT && activation == ActivationKind::SIGMOID) {
       differenceKernel<<<blocksFor(total), kThreadsPerBlock, 0, stream_>>>(y.data(), labels.data(),
-                                                                          dz.data(), total);
+                                                                           dz.data(), total);
       DL4CPP_CUDA_CHECK_LAUNCH();
     } else {
       lossGradientKernel<<<blocksFor(total), kThreadsPerBlock, 0, stream_>>>(
@@ -140,7 +142,7 @@ void CudaBackend::updaterStep(const UpdaterParams& u, double l2, int64_t iterati
   const UpdaterArgs a = updaterArgs(u, l2, iteration);
   if (a.decay == 0.0f && u.kind == UpdaterKind::NOOP) return;
   updaterKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(a, param.data(), grad.data(),
-                                                               state.data(), n);
+                                                                state.data(), n);
   DL4CPP_CUDA_CHECK_LAUNCH();
 }
 
@@ -171,7 +173,8 @@ void CudaBackend::sumsOfSquares(const Tensor* xs, int64_t count, double* out) {
   for (int64_t i = 0; i < count; ++i) {
     const int64_t n = xs[i].numel();
     if (n > 0) {
-      squaresKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(xs[i].data(), terms + offset, n);
+      squaresKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(xs[i].data(), terms + offset,
+                                                                    n);
       DL4CPP_CUDA_CHECK_LAUNCH();
     }
     queueSum(terms + offset, n, sums + i);

@@ -8,12 +8,6 @@
 // None of this runs in the steady-state training loop (MultiLayerNetwork stages batches through
 // Backend::stageBatch on the backend's own streams).
 #include <cuda_runtime.h>
-
-#include <cstring>
-#include <memory>
-#include <mutex>
-#include <string>
-
 #include <dl4cpp/nn/backend/cuda/CachingAllocator.h>
 #include <dl4cpp/nn/backend/cuda/CudaBackendFactory.h>
 #include <dl4cpp/nn/backend/cuda/CudaCheck.h>
@@ -21,6 +15,11 @@
 #include <dl4cpp/nn/backend/cuda/DeviceGuard.h>
 #include <dl4cpp/nn/backend/cuda/Launch.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
 
 namespace dl4cpp::cuda {
 
@@ -62,7 +61,8 @@ DeviceAllocator& allocatorFor(int device) {
     throw BackendError("cuda:" + std::to_string(device) + " does not exist (this machine has " +
                        std::to_string(count) + " CUDA device(s))");
   std::lock_guard<std::mutex> lock(*mutex);
-  if (allocators->size() < static_cast<size_t>(count)) allocators->resize(static_cast<size_t>(count));
+  if (allocators->size() < static_cast<size_t>(count))
+    allocators->resize(static_cast<size_t>(count));
   auto& slot = (*allocators)[static_cast<size_t>(device)];
   if (!slot) slot = std::make_unique<DeviceAllocator>(DeviceMemory{device});
   return *slot;
@@ -93,7 +93,9 @@ float* pinnedStaging(int64_t numel) {
   struct Pinned {
     float* p = nullptr;
     int64_t numel = 0;
-    ~Pinned() { if (p) cudaFreeHost(p); }
+    ~Pinned() {
+      if (p) cudaFreeHost(p);
+    }
   };
   thread_local Pinned staging;
   if (staging.numel < numel) {
@@ -206,7 +208,8 @@ void averageSlice(const std::vector<Tensor>& buffers, const std::vector<int64_t>
   bool first = true;
   for (size_t r = 0; r < buffers.size(); ++r) {  // replica order: a fixed summation order
     if (examples[r] == 0) continue;              // no examples, no vote
-    const float w = static_cast<float>(static_cast<double>(examples[r]) / static_cast<double>(total));
+    const float w =
+        static_cast<float>(static_cast<double>(examples[r]) / static_cast<double>(total));
     const Device from = buffers[r].device();
     const float* src = buffers[r].data() + begin;
     if (from != here) {

@@ -7,7 +7,6 @@
 //  - AVG divides by the number of window elements inside the image (padding excluded, DL4J's and
 //    oneDNN's pooling_avg_exclude_padding).
 #include <dl4cpp/nn/backend/cuda/CudaBackend.h>
-
 #include <dl4cpp/nn/backend/cuda/CudaCheck.h>
 #include <dl4cpp/nn/backend/cuda/Launch.h>
 #include <dl4cpp/nn/backend/cuda/WindowIndexing.h>
@@ -17,8 +16,8 @@ namespace dl4cpp::cuda {
 namespace {
 
 PoolShape poolShape(const Shape& x, const Shape& y, const WindowGeometry& g) {
-  return {x[0] * x[1], x[2], x[3], y[2], y[3], g.kernelH, g.kernelW, g.strideH, g.strideW,
-          g.padTop, g.padLeft};
+  return {x[0] * x[1], x[2],      x[3],      y[2],     y[3],     g.kernelH,
+          g.kernelW,   g.strideH, g.strideW, g.padTop, g.padLeft};
 }
 
 __global__ void maxPoolForwardKernel(const float* x, float* y, int* argmax, PoolShape s) {
@@ -60,7 +59,7 @@ void CudaBackend::poolingForward(PoolingKind kind, const Tensor& x, Tensor& y,
     argmax = reinterpret_cast<int*>(workspace.data());
   }
   maxPoolForwardKernel<<<blocksFor(total), kThreadsPerBlock, 0, stream_>>>(x.data(), y.data(),
-                                                                          argmax, s);
+                                                                           argmax, s);
   DL4CPP_CUDA_CHECK_LAUNCH();
 }
 
@@ -69,13 +68,14 @@ void CudaBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx
   const PoolShape s = poolShape(dx.shape(), dy.shape(), g);
   const bool max = kind == PoolingKind::MAX;
   if (max && (workspace.numel() < dy.numel() || workspace.device() != Device::cuda(device_)))
-    throw BackendError("poolingBackward: MAX pooling needs the workspace of a training-mode "
-                       "poolingForward with the same shapes; run forward(training=true) first");
+    throw BackendError(
+        "poolingBackward: MAX pooling needs the workspace of a training-mode "
+        "poolingForward with the same shapes; run forward(training=true) first");
   const int64_t total = dx.numel();
   if (total == 0) return;
   const int* argmax = max ? reinterpret_cast<const int*>(workspace.data()) : nullptr;
   poolBackwardKernel<<<blocksFor(total), kThreadsPerBlock, 0, stream_>>>(dy.data(), dx.data(),
-                                                                        argmax, s);
+                                                                         argmax, s);
   DL4CPP_CUDA_CHECK_LAUNCH();
 }
 

@@ -4,13 +4,12 @@
 // propagation, 1 - beta in double). Compiled by nvcc for the kernels (thin grid-stride loops
 // around these) and by the host compiler for test/cuda/ElementwiseMathTest.cpp, which checks
 // them against the CPU backend without a GPU.
+#include <dl4cpp/nn/backend/OpTypes.h>
+#include <dl4cpp/nn/backend/cuda/WindowIndexing.h>  // DL4CPP_HOST_DEVICE
 #include <math.h>
 
 #include <cmath>
 #include <cstdint>
-
-#include <dl4cpp/nn/backend/OpTypes.h>
-#include <dl4cpp/nn/backend/cuda/WindowIndexing.h>  // DL4CPP_HOST_DEVICE
 
 namespace dl4cpp::cuda {
 
@@ -24,22 +23,33 @@ DL4CPP_HOST_DEVICE inline float clampTo(float v, float lo, float hi) {
 
 DL4CPP_HOST_DEVICE inline float activate(ActivationKind kind, float alpha, float v) {
   switch (kind) {
-    case ActivationKind::RELU: return v > 0.0f ? v : 0.0f;
-    case ActivationKind::LEAKYRELU: return v > 0.0f ? v : alpha * v;
-    case ActivationKind::TANH: return tanhf(v);
-    case ActivationKind::SIGMOID: return 1.0f / (1.0f + expf(-v));
-    default: return v;  // IDENTITY; SOFTMAX is row-wise (softmaxRow)
+    case ActivationKind::RELU:
+      return v > 0.0f ? v : 0.0f;
+    case ActivationKind::LEAKYRELU:
+      return v > 0.0f ? v : alpha * v;
+    case ActivationKind::TANH:
+      return tanhf(v);
+    case ActivationKind::SIGMOID:
+      return 1.0f / (1.0f + expf(-v));
+    default:
+      return v;  // IDENTITY; SOFTMAX is row-wise (softmaxRow)
   }
 }
 
 // f'(z) * dy from the output y = f(z).
-DL4CPP_HOST_DEVICE inline float activateBackward(ActivationKind kind, float alpha, float y, float dy) {
+DL4CPP_HOST_DEVICE inline float activateBackward(ActivationKind kind, float alpha, float y,
+                                                 float dy) {
   switch (kind) {
-    case ActivationKind::RELU: return y > 0.0f ? dy : 0.0f;
-    case ActivationKind::LEAKYRELU: return y > 0.0f ? dy : alpha * dy;
-    case ActivationKind::TANH: return dy * (1.0f - y * y);
-    case ActivationKind::SIGMOID: return dy * y * (1.0f - y);
-    default: return dy;
+    case ActivationKind::RELU:
+      return y > 0.0f ? dy : 0.0f;
+    case ActivationKind::LEAKYRELU:
+      return y > 0.0f ? dy : alpha * dy;
+    case ActivationKind::TANH:
+      return dy * (1.0f - y * y);
+    case ActivationKind::SIGMOID:
+      return dy * y * (1.0f - y);
+    default:
+      return dy;
   }
 }
 
@@ -74,9 +84,11 @@ DL4CPP_HOST_DEVICE inline void softmaxCrossEntropyGradientRow(const float* p, co
 // dL/dy of one element for losses without a fused gradient (k: columns, for MSE's mean).
 DL4CPP_HOST_DEVICE inline float lossGradient(LossKind loss, float y, float l, int64_t k) {
   switch (loss) {
-    case LossKind::MSE: return 2.0f * (y - l) / static_cast<float>(k);
+    case LossKind::MSE:
+      return 2.0f * (y - l) / static_cast<float>(k);
     case LossKind::NEGATIVELOGLIKELIHOOD:
-    case LossKind::MCXENT: return -l / clampTo(y, kLogClip, 1.0f);
+    case LossKind::MCXENT:
+      return -l / clampTo(y, kLogClip, 1.0f);
     case LossKind::XENT: {
       const float q = clampTo(y, kXentClip, 1.0f - kXentClip);
       return -(l / q - (1.0f - l) / (1.0f - q));
@@ -88,9 +100,11 @@ DL4CPP_HOST_DEVICE inline float lossGradient(LossKind loss, float y, float l, in
 // One element's term of the summed loss (MSE's division by k is applied to the sum).
 DL4CPP_HOST_DEVICE inline double lossTerm(LossKind loss, float p, float l) {
   switch (loss) {
-    case LossKind::MSE: return double(p - l) * double(p - l);
+    case LossKind::MSE:
+      return double(p - l) * double(p - l);
     case LossKind::NEGATIVELOGLIKELIHOOD:
-    case LossKind::MCXENT: return -(double(l) * logf(clampTo(p, kLogClip, 1.0f)));
+    case LossKind::MCXENT:
+      return -(double(l) * logf(clampTo(p, kLogClip, 1.0f)));
     case LossKind::XENT: {
       const float q = clampTo(p, kXentClip, 1.0f - kXentClip);
       return -(double(l) * logf(q) + double(1.0f - l) * logf(1.0f - q));
@@ -138,8 +152,11 @@ DL4CPP_HOST_DEVICE inline void updaterElement(const UpdaterArgs& a, float* p, fl
   if (a.decay != 0.0f) g[i] += a.decay * p[i];
   const float gi = g[i];
   switch (a.kind) {
-    case UpdaterKind::NOOP: break;
-    case UpdaterKind::SGD: p[i] -= a.lr * gi; break;
+    case UpdaterKind::NOOP:
+      break;
+    case UpdaterKind::SGD:
+      p[i] -= a.lr * gi;
+      break;
     case UpdaterKind::NESTEROVS: {  // v' = mu v - lr g;  p += (1 + mu) v' - mu v
       const float vPrev = s[i];
       const float v = a.mu * vPrev - a.lr * gi;

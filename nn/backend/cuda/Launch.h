@@ -12,12 +12,13 @@ constexpr int kThreadsPerBlock = 256;
 constexpr int64_t kMaxBlocks = 4096;
 
 inline unsigned blocksFor(int64_t n) {
-  return static_cast<unsigned>(std::clamp<int64_t>((n + kThreadsPerBlock - 1) / kThreadsPerBlock, 1, kMaxBlocks));
+  return static_cast<unsigned>(
+      std::clamp<int64_t>((n + kThreadsPerBlock - 1) / kThreadsPerBlock, 1, kMaxBlocks));
 }
 
 }  // namespace dl4cpp::cuda
 
 // for (int64_t i = first index of this thread; i < n; i += total threads)
-#define DL4CPP_GRID_STRIDE_LOOP(i, n)                                                          \
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);      \
+#define DL4CPP_GRID_STRIDE_LOOP(i, n)                                                    \
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)

@@ -14,11 +14,12 @@
 
 namespace dl4cpp::cuda {
 
-// --- Convolution -----------------------------------------------------------------------------------
-// columns (N, C*kH*kW, outH*outW): for image n, row (c * kH + kh) * kW + kw, position
-// oh * outW + ow holds the input value that kernel tap (kh, kw) of channel c sees at output
-// (oh, ow), or 0 where the tap lies in the padding. Weights (O, C, kH, kW) read row-major as
-// (O, C*kH*kW) use the same row order, so y[n] = W columns[n].
+// --- Convolution
+// ----------------------------------------------------------------------------------- columns (N,
+// C*kH*kW, outH*outW): for image n, row (c * kH + kh) * kW + kw, position oh * outW + ow holds the
+// input value that kernel tap (kh, kw) of channel c sees at output (oh, ow), or 0 where the tap
+// lies in the padding. Weights (O, C, kH, kW) read row-major as (O, C*kH*kW) use the same row
+// order, so y[n] = W columns[n].
 struct ConvShape {
   int64_t batch, channels, height, width;  // input
   int64_t outH, outW;
@@ -67,7 +68,8 @@ DL4CPP_HOST_DEVICE inline float col2imElement(const float* columns, const ConvSh
   return sum;
 }
 
-// --- Pooling ---------------------------------------------------------------------------------------
+// --- Pooling
+// ---------------------------------------------------------------------------------------
 struct PoolShape {
   int64_t planes;  // N * C
   int64_t height, width, outH, outW;
@@ -81,8 +83,8 @@ struct Window {
 };
 DL4CPP_HOST_DEVICE inline Window clippedWindow(const PoolShape& s, int64_t oh, int64_t ow) {
   const int64_t hs = oh * s.sH - s.padTop, ws = ow * s.sW - s.padLeft;
-  return {hs < 0 ? 0 : hs, hs + s.kH < s.height ? hs + s.kH : s.height,
-          ws < 0 ? 0 : ws, ws + s.kW < s.width ? ws + s.kW : s.width};
+  return {hs < 0 ? 0 : hs, hs + s.kH < s.height ? hs + s.kH : s.height, ws < 0 ? 0 : ws,
+          ws + s.kW < s.width ? ws + s.kW : s.width};
 }
 
 // Output element i of MAX pooling; *where = the arg-max's index ih * W + iw in its image plane

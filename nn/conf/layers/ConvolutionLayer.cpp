@@ -37,7 +37,8 @@ bool resolveWindow(ConvolutionMode mode, int64_t inH, int64_t inW, WindowGeometr
   const int64_t effH = g.dilationH * (g.kernelH - 1) + 1, effW = g.dilationW * (g.kernelW - 1) + 1;
   if (mode == ConvolutionMode::Same) {
     // out = ceil(in / stride); pad so the last window ends at the input's edge (extra on the end).
-    const int64_t outH = (inH + g.strideH - 1) / g.strideH, outW = (inW + g.strideW - 1) / g.strideW;
+    const int64_t outH = (inH + g.strideH - 1) / g.strideH,
+                  outW = (inW + g.strideW - 1) / g.strideW;
     const int64_t padH = std::max<int64_t>((outH - 1) * g.strideH + effH - inH, 0);
     const int64_t padW = std::max<int64_t>((outW - 1) * g.strideW + effW - inW, 0);
     g.padTop = padH / 2;
@@ -79,8 +80,8 @@ InputType ConvolutionLayer::resolve(int index, const InputType& input,
   if (nOut <= 0 || nOut > limits::kMaxExtent)
     throw ConfigError(where(index) + ": nOut must be between 1 and " +
                       std::to_string(limits::kMaxExtent) + ", got " + std::to_string(nOut));
-  geometry = WindowGeometry{kernel.h, kernel.w, stride.h, stride.w, padding.h, padding.w,
-                            padding.h, padding.w, dilation.h, dilation.w};
+  geometry = WindowGeometry{kernel.h,  kernel.w,  stride.h,  stride.w,   padding.h,
+                            padding.w, padding.h, padding.w, dilation.h, dilation.w};
   std::string why;
   if (!resolveWindow(*convolutionMode, input.height, input.width, geometry, why))
     throw ConfigError(where(index) + ": " + why);

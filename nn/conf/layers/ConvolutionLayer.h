@@ -25,7 +25,9 @@ class ConvolutionLayer : public Layer {
   // Resolved by resolve(): the concrete window including Same-mode padding.
   WindowGeometry geometry;
 
-  std::shared_ptr<Layer> clone() const override { return std::make_shared<ConvolutionLayer>(*this); }
+  std::shared_ptr<Layer> clone() const override {
+    return std::make_shared<ConvolutionLayer>(*this);
+  }
   std::string typeName() const override { return "ConvolutionLayer"; }
   bool consumesImages() const override { return true; }
   InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) override;
@@ -43,14 +45,30 @@ class ConvolutionLayer::Builder : public LayerBuilder<Builder, ConvolutionLayer>
   Builder(int64_t kH, int64_t kW, int64_t sH, int64_t sW, int64_t pH, int64_t pW) {
     kernelSize(kH, kW).stride(sH, sW).padding(pH, pW);
   }
-  Builder& kernelSize(int64_t h, int64_t w) { return set([&] { conf_.kernel = {h, w}; }); }
-  Builder& stride(int64_t h, int64_t w) { return set([&] { conf_.stride = {h, w}; }); }
-  Builder& padding(int64_t h, int64_t w) { return set([&] { conf_.padding = {h, w}; }); }
-  Builder& dilation(int64_t h, int64_t w) { return set([&] { conf_.dilation = {h, w}; }); }
-  Builder& convolutionMode(ConvolutionMode m) { return set([&] { conf_.convolutionMode = m; }); }
-  Builder& nIn(int64_t n) { return set([&] { conf_.nIn = n; }); }
-  Builder& nOut(int64_t n) { return set([&] { conf_.nOut = n; }); }
-  Builder& hasBias(bool b) { return set([&] { conf_.hasBias = b; }); }
+  Builder& kernelSize(int64_t h, int64_t w) {
+    return set([&] { conf_.kernel = {h, w}; });
+  }
+  Builder& stride(int64_t h, int64_t w) {
+    return set([&] { conf_.stride = {h, w}; });
+  }
+  Builder& padding(int64_t h, int64_t w) {
+    return set([&] { conf_.padding = {h, w}; });
+  }
+  Builder& dilation(int64_t h, int64_t w) {
+    return set([&] { conf_.dilation = {h, w}; });
+  }
+  Builder& convolutionMode(ConvolutionMode m) {
+    return set([&] { conf_.convolutionMode = m; });
+  }
+  Builder& nIn(int64_t n) {
+    return set([&] { conf_.nIn = n; });
+  }
+  Builder& nOut(int64_t n) {
+    return set([&] { conf_.nOut = n; });
+  }
+  Builder& hasBias(bool b) {
+    return set([&] { conf_.hasBias = b; });
+  }
 };
 
 // Resolves a window for `mode` over an input of inH x inW: validates and fills `g` (padding for

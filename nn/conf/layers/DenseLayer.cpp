@@ -1,5 +1,4 @@
 #include <dl4cpp/nn/conf/layers/DenseLayer.h>
-
 #include <dl4cpp/nn/layers/DenseLayer.h>
 
 namespace dl4cpp {

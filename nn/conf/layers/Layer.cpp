@@ -30,7 +30,8 @@ void checkUpdater(const std::string& where, const char* field, const UpdaterPara
 }  // namespace
 
 void Layer::validateCommon(int index) const {
-  if (!(*l2 >= 0)) throw ConfigError(where(index) + ": l2 must be >= 0, got " + std::to_string(*l2));
+  if (!(*l2 >= 0))
+    throw ConfigError(where(index) + ": l2 must be >= 0, got " + std::to_string(*l2));
   if (!(*l2Bias >= 0))
     throw ConfigError(where(index) + ": l2Bias must be >= 0, got " + std::to_string(*l2Bias));
   checkUpdater(where(index), "updater", *updater);

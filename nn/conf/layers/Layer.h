@@ -1,19 +1,20 @@
 #pragma once
 // Layer configurations (DL4J's org.deeplearning4j.nn.conf.layers): plain values describing a
 // layer, built with DL4J-style builders, e.g.
-//   ConvolutionLayer::Builder(5, 5).nIn(1).stride(1, 1).nOut(20).activation(Activation::IDENTITY).build()
+//   ConvolutionLayer::Builder(5, 5).nIn(1).stride(1,
+//   1).nOut(20).activation(Activation::IDENTITY).build()
 // Every field left unset takes the value given to NeuralNetConfiguration::Builder (as in DL4J).
 // NeuralNetConfiguration's list builder calls resolve() in order; resolve() fills those defaults
 // and nIn, validates everything, and returns what the layer outputs. instantiate() then makes the
 // runtime layer (dl4cpp::layers) that MultiLayerNetwork runs.
-#include <memory>
-#include <optional>
-#include <string>
-
 #include <dl4cpp/nn/conf/Enums.h>
 #include <dl4cpp/nn/conf/InputType.h>
 #include <dl4cpp/nn/layers/Layer.h>
 #include <dl4cpp/nn/updaters/Updaters.h>
+
+#include <memory>
+#include <optional>
+#include <string>
 
 namespace dl4cpp {
 
@@ -81,15 +82,33 @@ class FeedForwardLayer : public Layer {
 template <typename Derived, typename Conf>
 class LayerBuilder {
  public:
-  Derived& name(std::string n) { return set([&] { conf_.name = std::move(n); }); }
-  Derived& activation(Activation a) { return set([&] { conf_.activation = a; }); }
-  Derived& leakyReluAlpha(double alpha) { return set([&] { conf_.leakyReluAlpha = alpha; }); }
-  Derived& weightInit(WeightInit w) { return set([&] { conf_.weightInit = w; }); }
-  Derived& updater(const UpdaterParams& u) { return set([&] { conf_.updater = u; }); }
-  Derived& biasUpdater(const UpdaterParams& u) { return set([&] { conf_.biasUpdater = u; }); }
-  Derived& l2(double v) { return set([&] { conf_.l2 = v; }); }
-  Derived& l2Bias(double v) { return set([&] { conf_.l2Bias = v; }); }
-  Derived& biasInit(double v) { return set([&] { conf_.biasInit = v; }); }
+  Derived& name(std::string n) {
+    return set([&] { conf_.name = std::move(n); });
+  }
+  Derived& activation(Activation a) {
+    return set([&] { conf_.activation = a; });
+  }
+  Derived& leakyReluAlpha(double alpha) {
+    return set([&] { conf_.leakyReluAlpha = alpha; });
+  }
+  Derived& weightInit(WeightInit w) {
+    return set([&] { conf_.weightInit = w; });
+  }
+  Derived& updater(const UpdaterParams& u) {
+    return set([&] { conf_.updater = u; });
+  }
+  Derived& biasUpdater(const UpdaterParams& u) {
+    return set([&] { conf_.biasUpdater = u; });
+  }
+  Derived& l2(double v) {
+    return set([&] { conf_.l2 = v; });
+  }
+  Derived& l2Bias(double v) {
+    return set([&] { conf_.l2Bias = v; });
+  }
+  Derived& biasInit(double v) {
+    return set([&] { conf_.biasInit = v; });
+  }
   Conf build() const { return conf_; }
 
  protected:
@@ -104,9 +123,15 @@ class LayerBuilder {
 template <typename Derived, typename Conf>
 class FeedForwardLayerBuilder : public LayerBuilder<Derived, Conf> {
  public:
-  Derived& nIn(int64_t n) { return this->set([&] { this->conf_.nIn = n; }); }
-  Derived& nOut(int64_t n) { return this->set([&] { this->conf_.nOut = n; }); }
-  Derived& hasBias(bool b) { return this->set([&] { this->conf_.hasBias = b; }); }
+  Derived& nIn(int64_t n) {
+    return this->set([&] { this->conf_.nIn = n; });
+  }
+  Derived& nOut(int64_t n) {
+    return this->set([&] { this->conf_.nOut = n; });
+  }
+  Derived& hasBias(bool b) {
+    return this->set([&] { this->conf_.hasBias = b; });
+  }
 };
 
 }  // namespace dl4cpp

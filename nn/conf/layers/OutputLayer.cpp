@@ -1,5 +1,4 @@
 #include <dl4cpp/nn/conf/layers/OutputLayer.h>
-
 #include <dl4cpp/nn/layers/OutputLayer.h>
 
 namespace dl4cpp {
@@ -7,11 +6,13 @@ namespace dl4cpp {
 InputType OutputLayer::resolve(int index, const InputType& input, const LayerDefaults& defaults) {
   const InputType out = FeedForwardLayer::resolve(index, input, defaults);
   const Activation act = *activation;
-  const bool crossEntropy = lossFunction == LossFunction::NEGATIVELOGLIKELIHOOD ||
-                            lossFunction == LossFunction::MCXENT;
+  const bool crossEntropy =
+      lossFunction == LossFunction::NEGATIVELOGLIKELIHOOD || lossFunction == LossFunction::MCXENT;
   if (crossEntropy && act != Activation::SOFTMAX && act != Activation::SIGMOID)
-    throw ConfigError(where(index) + ": loss " + toString(lossFunction) + " needs probabilities, "
-                      "but activation is " + toString(act) + "; use Activation::SOFTMAX");
+    throw ConfigError(where(index) + ": loss " + toString(lossFunction) +
+                      " needs probabilities, "
+                      "but activation is " +
+                      toString(act) + "; use Activation::SOFTMAX");
   if (lossFunction == LossFunction::XENT && act != Activation::SIGMOID)
     throw ConfigError(where(index) + ": loss XENT needs outputs in (0, 1), but activation is " +
                       toString(act) + "; use Activation::SIGMOID");

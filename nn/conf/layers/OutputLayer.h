@@ -23,7 +23,9 @@ class OutputLayer::Builder : public FeedForwardLayerBuilder<Builder, OutputLayer
  public:
   Builder() = default;
   explicit Builder(LossFunction loss) { conf_.lossFunction = loss; }
-  Builder& lossFunction(LossFunction loss) { return set([&] { conf_.lossFunction = loss; }); }
+  Builder& lossFunction(LossFunction loss) {
+    return set([&] { conf_.lossFunction = loss; });
+  }
 };
 
 }  // namespace dl4cpp

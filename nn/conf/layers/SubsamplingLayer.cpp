@@ -1,5 +1,4 @@
 #include <dl4cpp/nn/conf/layers/SubsamplingLayer.h>
-
 #include <dl4cpp/nn/layers/SubsamplingLayer.h>
 
 namespace dl4cpp {
@@ -10,8 +9,8 @@ InputType SubsamplingLayer::resolve(int index, const InputType& input,
   if (!convolutionMode) convolutionMode = defaults.convolutionMode;
   if (input.kind == InputType::Kind::FeedForward)
     throw ConfigError(where(index) + ": needs image input but receives " + input.toString());
-  geometry = WindowGeometry{kernel.h, kernel.w, stride.h, stride.w, padding.h, padding.w,
-                            padding.h, padding.w, 1, 1};
+  geometry = WindowGeometry{kernel.h,  kernel.w,  stride.h,  stride.w, padding.h,
+                            padding.w, padding.h, padding.w, 1,        1};
   std::string why;
   if (!resolveWindow(*convolutionMode, input.height, input.width, geometry, why))
     throw ConfigError(where(index) + ": " + why);

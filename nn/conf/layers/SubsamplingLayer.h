@@ -18,7 +18,9 @@ class SubsamplingLayer : public Layer {
 
   WindowGeometry geometry;  // resolved
 
-  std::shared_ptr<Layer> clone() const override { return std::make_shared<SubsamplingLayer>(*this); }
+  std::shared_ptr<Layer> clone() const override {
+    return std::make_shared<SubsamplingLayer>(*this);
+  }
   std::string typeName() const override { return "SubsamplingLayer"; }
   bool consumesImages() const override { return true; }
   InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) override;
@@ -33,11 +35,21 @@ class SubsamplingLayer::Builder : public LayerBuilder<Builder, SubsamplingLayer>
   Builder(PoolingType type, int64_t kH, int64_t kW, int64_t sH, int64_t sW) {
     poolingType(type).kernelSize(kH, kW).stride(sH, sW);
   }
-  Builder& poolingType(PoolingType t) { return set([&] { conf_.poolingType = t; }); }
-  Builder& kernelSize(int64_t h, int64_t w) { return set([&] { conf_.kernel = {h, w}; }); }
-  Builder& stride(int64_t h, int64_t w) { return set([&] { conf_.stride = {h, w}; }); }
-  Builder& padding(int64_t h, int64_t w) { return set([&] { conf_.padding = {h, w}; }); }
-  Builder& convolutionMode(ConvolutionMode m) { return set([&] { conf_.convolutionMode = m; }); }
+  Builder& poolingType(PoolingType t) {
+    return set([&] { conf_.poolingType = t; });
+  }
+  Builder& kernelSize(int64_t h, int64_t w) {
+    return set([&] { conf_.kernel = {h, w}; });
+  }
+  Builder& stride(int64_t h, int64_t w) {
+    return set([&] { conf_.stride = {h, w}; });
+  }
+  Builder& padding(int64_t h, int64_t w) {
+    return set([&] { conf_.padding = {h, w}; });
+  }
+  Builder& convolutionMode(ConvolutionMode m) {
+    return set([&] { conf_.convolutionMode = m; });
+  }
 };
 
 }  // namespace dl4cpp

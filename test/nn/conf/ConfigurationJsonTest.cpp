@@ -24,17 +24,42 @@ MultiLayerConfiguration everyField() {
       .biasInit(0.1)
       .convolutionMode(ConvolutionMode::Same)
       .list()
-      .layer(ConvolutionLayer::Builder(3, 2).stride(2, 1).dilation(1, 2).nOut(4).hasBias(false)
-                 .name("c1").leakyReluAlpha(0.2).build())
-      .layer(SubsamplingLayer::Builder(PoolingType::AVG, 2, 2, 1, 1).padding(1, 0)
-                 .convolutionMode(ConvolutionMode::Truncate).build())
-      .layer(ConvolutionLayer::Builder(2, 2).padding(1, 1).convolutionMode(ConvolutionMode::Truncate)
-                 .nOut(3).activation(Activation::SIGMOID).weightInit(WeightInit::NORMAL)
-                 .updater(Nesterovs(0.3, 0.5)).l2(0.5).l2Bias(0.25).biasInit(-1).build())
-      .layer(DenseLayer::Builder().nOut(7).activation(Activation::TANH).updater(NoOp())
-                 .biasUpdater(Sgd(0.7)).weightInit(WeightInit::ZERO).build())
-      .layer(OutputLayer::Builder(LossFunction::XENT).nOut(2).activation(Activation::SIGMOID)
-                 .hasBias(false).weightInit(WeightInit::UNIFORM).build())
+      .layer(ConvolutionLayer::Builder(3, 2)
+                 .stride(2, 1)
+                 .dilation(1, 2)
+                 .nOut(4)
+                 .hasBias(false)
+                 .name("c1")
+                 .leakyReluAlpha(0.2)
+                 .build())
+      .layer(SubsamplingLayer::Builder(PoolingType::AVG, 2, 2, 1, 1)
+                 .padding(1, 0)
+                 .convolutionMode(ConvolutionMode::Truncate)
+                 .build())
+      .layer(ConvolutionLayer::Builder(2, 2)
+                 .padding(1, 1)
+                 .convolutionMode(ConvolutionMode::Truncate)
+                 .nOut(3)
+                 .activation(Activation::SIGMOID)
+                 .weightInit(WeightInit::NORMAL)
+                 .updater(Nesterovs(0.3, 0.5))
+                 .l2(0.5)
+                 .l2Bias(0.25)
+                 .biasInit(-1)
+                 .build())
+      .layer(DenseLayer::Builder()
+                 .nOut(7)
+                 .activation(Activation::TANH)
+                 .updater(NoOp())
+                 .biasUpdater(Sgd(0.7))
+                 .weightInit(WeightInit::ZERO)
+                 .build())
+      .layer(OutputLayer::Builder(LossFunction::XENT)
+                 .nOut(2)
+                 .activation(Activation::SIGMOID)
+                 .hasBias(false)
+                 .weightInit(WeightInit::UNIFORM)
+                 .build())
       .setInputType(InputType::convolutional(9, 8, 2))
       .build();
 }
@@ -72,141 +97,146 @@ std::string withExtraField(const std::string& value) {
 }  // namespace
 
 TEST_SUITE("nn.conf.json") {
-
-TEST_CASE("toJson/fromJson round-trips LeNet and a configuration setting every field") {
-  for (const MultiLayerConfiguration& conf : {samples::lenetConfiguration(), everyField()}) {
-    const std::string json = conf.toJson();
-    const MultiLayerConfiguration parsed = MultiLayerConfiguration::fromJson(json);
-    CHECK(parsed == conf);
-    CHECK(parsed.toJson() == json);
-    CHECK(parsed.summary() == conf.summary());
-    CHECK(parsed.seed == conf.seed);
+  TEST_CASE("toJson/fromJson round-trips LeNet and a configuration setting every field") {
+    for (const MultiLayerConfiguration& conf : {samples::lenetConfiguration(), everyField()}) {
+      const std::string json = conf.toJson();
+      const MultiLayerConfiguration parsed = MultiLayerConfiguration::fromJson(json);
+      CHECK(parsed == conf);
+      CHECK(parsed.toJson() == json);
+      CHECK(parsed.summary() == conf.summary());
+      CHECK(parsed.seed == conf.seed);
+    }
+    // Different configurations differ.
+    CHECK_FALSE(samples::lenetConfiguration() == everyField());
   }
-  // Different configurations differ.
-  CHECK_FALSE(samples::lenetConfiguration() == everyField());
-}
 
-TEST_CASE("the JSON is human-readable, with DL4J's enum names and resolved defaults") {
-  const std::string json = everyField().toJson();
-  CHECK(json.find("\"type\": \"ConvolutionLayer\"") != std::string::npos);
-  CHECK(json.find("\"activation\": \"LEAKYRELU\"") != std::string::npos);
-  CHECK(json.find("\"convolutionMode\": \"Same\"") != std::string::npos);
-  CHECK(json.find("\"poolingType\": \"AVG\"") != std::string::npos);
-  CHECK(json.find("\"lossFunction\": \"XENT\"") != std::string::npos);
-  CHECK(json.find("\"type\": \"NESTEROVS\"") != std::string::npos);
-  CHECK(json.find("\n  \"layers\": [") != std::string::npos);  // indented, one field per line
-}
-
-TEST_CASE("fromJson errors name the JSON path and the problem") {
-  const std::string json = samples::lenetConfiguration().toJson();
-  const std::string unknownEnum = configError(edited(json, "\"IDENTITY\"", "\"SWISH\""));
-  CHECK(unknownEnum.find("$.layers[0].activation") != std::string::npos);
-  CHECK(unknownEnum.find("SWISH") != std::string::npos);
-
-  const std::string missing = configError(edited(json, "\"seed\": 123,", ""));
-  CHECK(missing.find("$: missing field \"seed\"") != std::string::npos);
-
-  const std::string wrongType = configError(edited(json, "\"nOut\": 20", "\"nOut\": \"20\""));
-  CHECK(wrongType.find("$.layers[0].nOut") != std::string::npos);
-  CHECK(wrongType.find("expected an integer") != std::string::npos);
-
-  const std::string negative = configError(edited(json, "\"nOut\": 20", "\"nOut\": -20"));
-  CHECK(negative.find("$.layers[0].nOut") != std::string::npos);
-
-  const std::string huge = configError(edited(json, "\"nOut\": 20", "\"nOut\": 99999999999"));
-  CHECK(huge.find("$.layers[0].nOut") != std::string::npos);
-
-  const std::string kernel = configError(edited(json, "\"kernel\": [\n        5,", "\"kernel\": [\n        true,"));
-  CHECK(kernel.find("$.layers[0].kernel[0]") != std::string::npos);
-
-  const std::string layerType = configError(edited(json, "\"DenseLayer\"", "\"LSTM\""));
-  CHECK(layerType.find("$.layers[4].type") != std::string::npos);
-
-  // A stored derived value that disagrees with what the builder derives.
-  const std::string derived = configError(edited(json, "\"outputType\": {\n    \"kind\": \"FeedForward\",\n    \"size\": 10",
-                                                 "\"outputType\": {\n    \"kind\": \"FeedForward\",\n    \"size\": 11"));
-  CHECK(derived.find("$.outputType") != std::string::npos);
-
-  CHECK(configError("{\"seed\": ").find("not valid JSON") != std::string::npos);
-  // A number beyond double's range is bad input too (nlohmann reports it as out_of_range).
-  CHECK(configError(edited(json, "\"l2\": 0.0005", "\"l2\": 1e999")).find("not valid JSON") != std::string::npos);
-  CHECK(configError("[]").find("$") != std::string::npos);
-  // An invalid layer combination is rejected by the builder, as when built in code.
-  CHECK(configError(edited(json, "\"nIn\": 1,", "\"nIn\": 3,")).find("$.layers") != std::string::npos);
-}
-
-TEST_CASE("fromJson refuses JSON nested deeper than 64 levels before anything recurses") {
-  // 100,000 levels overflowed the stack in the message for a wrong type (a recursive dump()).
-  for (const std::string& json :
-       {nestedArrays(100'000), nestedObjects(100'000),
-        edited(samples::lenetConfiguration().toJson(), "123", nestedArrays(100'000))}) {
-    const std::string message = configError(json);
-    CAPTURE(message);
-    CHECK(message.find("nested more than 64 levels deep") != std::string::npos);
+  TEST_CASE("the JSON is human-readable, with DL4J's enum names and resolved defaults") {
+    const std::string json = everyField().toJson();
+    CHECK(json.find("\"type\": \"ConvolutionLayer\"") != std::string::npos);
+    CHECK(json.find("\"activation\": \"LEAKYRELU\"") != std::string::npos);
+    CHECK(json.find("\"convolutionMode\": \"Same\"") != std::string::npos);
+    CHECK(json.find("\"poolingType\": \"AVG\"") != std::string::npos);
+    CHECK(json.find("\"lossFunction\": \"XENT\"") != std::string::npos);
+    CHECK(json.find("\"type\": \"NESTEROVS\"") != std::string::npos);
+    CHECK(json.find("\n  \"layers\": [") != std::string::npos);  // indented, one field per line
   }
-  // The limit counts every container, the configuration's own included (it nests 4 deep).
-  CHECK(MultiLayerConfiguration::fromJson(withExtraField(nestedArrays(63))) ==
-        samples::lenetConfiguration());
-  CHECK(configError(withExtraField(nestedArrays(64))).find("nested more than 64") !=
-        std::string::npos);
-}
 
-TEST_CASE("fromJson messages describe wrong values without printing them whole") {
-  const std::string json = samples::lenetConfiguration().toJson();
-  const std::string nested =
-      configError(edited(json, "\"nOut\": 20", "\"nOut\": " + nestedArrays(50)));
-  CHECK(nested.find("$.layers[0].nOut: expected an integer, got an array of 1 elements") !=
-        std::string::npos);
-  const std::string object =
-      configError(edited(json, "\"nOut\": 20", "\"nOut\": {\"a\": [1, 2], \"b\": {}}"));
-  CHECK(object.find("got an object of 2 fields") != std::string::npos);
-  // A megabyte of text, with a quote and bytes that are not ASCII: cut, escaped, one line.
-  const std::string longName =
-      configError(edited(json, "\"IDENTITY\"", "\"\\\"\u00e9" + std::string(1 << 20, 'x') + "\""));
-  CHECK(longName.find("unknown value \"\\x22\\xc3\\xa9xxx") != std::string::npos);
-  CHECK(longName.size() < 400);
-  const std::string layerType =
-      configError(edited(json, "\"DenseLayer\"", "\"" + std::string(1000, 'L') + "\""));
-  CHECK(layerType.find("unknown layer type \"LLL") != std::string::npos);
-  CHECK(layerType.size() < 400);
-}
+  TEST_CASE("fromJson errors name the JSON path and the problem") {
+    const std::string json = samples::lenetConfiguration().toJson();
+    const std::string unknownEnum = configError(edited(json, "\"IDENTITY\"", "\"SWISH\""));
+    CHECK(unknownEnum.find("$.layers[0].activation") != std::string::npos);
+    CHECK(unknownEnum.find("SWISH") != std::string::npos);
 
-TEST_CASE("fromJson refuses more than 16 MiB of JSON before parsing it") {
-  const std::string message = configError(withExtraField("\"" + std::string(16 << 20, 'x') + "\""));
-  CHECK(message.find("more than the 16777216 a configuration may have") != std::string::npos);
-  // Just under the limit: parsed, the long field ignored.
-  const std::string base = withExtraField("\"\"");
-  const std::string largest =
-      withExtraField("\"" + std::string((16 << 20) - base.size(), 'x') + "\"");
-  CHECK(largest.size() == size_t{16} << 20);
-  CHECK(MultiLayerConfiguration::fromJson(largest) == samples::lenetConfiguration());
-}
+    const std::string missing = configError(edited(json, "\"seed\": 123,", ""));
+    CHECK(missing.find("$: missing field \"seed\"") != std::string::npos);
 
-TEST_CASE("fromJson parses an object of many keys in linear time") {
-  // Objects kept in key order (ordered_json) are searched linearly: 300,000 keys took minutes.
-  std::string keys = "{";
-  for (int i = 0; i < 300'000; ++i) keys += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":0";
-  const auto start = std::chrono::steady_clock::now();
-  CHECK(MultiLayerConfiguration::fromJson(withExtraField(keys + "}")) ==
-        samples::lenetConfiguration());
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
-}
+    const std::string wrongType = configError(edited(json, "\"nOut\": 20", "\"nOut\": \"20\""));
+    CHECK(wrongType.find("$.layers[0].nOut") != std::string::npos);
+    CHECK(wrongType.find("expected an integer") != std::string::npos);
 
-TEST_CASE("a dense layer's nIn may exceed the 2^20 of one extent: a flattened image's values") {
-  const MultiLayerConfiguration conf =
-      NeuralNetConfiguration::Builder()
-          .list()
-          .layer(OutputLayer::Builder().nOut(2).build())
-          .setInputType(InputType::convolutionalFlat(1024, 1024, 3))
-          .build();
-  CHECK(MultiLayerConfiguration::fromJson(conf.toJson()) == conf);
-}
+    const std::string negative = configError(edited(json, "\"nOut\": 20", "\"nOut\": -20"));
+    CHECK(negative.find("$.layers[0].nOut") != std::string::npos);
 
-TEST_CASE("toJson rejects a layer name that is not UTF-8 with a ConfigError") {
-  auto conf = NeuralNetConfiguration::Builder().list()
-                  .layer(OutputLayer::Builder().nIn(2).nOut(2).name("bad\xff").build())
-                  .build();
-  CHECK_THROWS_AS(conf.toJson(), ConfigError);
-}
+    const std::string huge = configError(edited(json, "\"nOut\": 20", "\"nOut\": 99999999999"));
+    CHECK(huge.find("$.layers[0].nOut") != std::string::npos);
+
+    const std::string kernel =
+        configError(edited(json, "\"kernel\": [\n        5,", "\"kernel\": [\n        true,"));
+    CHECK(kernel.find("$.layers[0].kernel[0]") != std::string::npos);
+
+    const std::string layerType = configError(edited(json, "\"DenseLayer\"", "\"LSTM\""));
+    CHECK(layerType.find("$.layers[4].type") != std::string::npos);
+
+    // A stored derived value that disagrees with what the builder derives.
+    const std::string derived = configError(
+        edited(json, "\"outputType\": {\n    \"kind\": \"FeedForward\",\n    \"size\": 10",
+               "\"outputType\": {\n    \"kind\": \"FeedForward\",\n    \"size\": 11"));
+    CHECK(derived.find("$.outputType") != std::string::npos);
+
+    CHECK(configError("{\"seed\": ").find("not valid JSON") != std::string::npos);
+    // A number beyond double's range is bad input too (nlohmann reports it as out_of_range).
+    CHECK(configError(edited(json, "\"l2\": 0.0005", "\"l2\": 1e999")).find("not valid JSON") !=
+          std::string::npos);
+    CHECK(configError("[]").find("$") != std::string::npos);
+    // An invalid layer combination is rejected by the builder, as when built in code.
+    CHECK(configError(edited(json, "\"nIn\": 1,", "\"nIn\": 3,")).find("$.layers") !=
+          std::string::npos);
+  }
+
+  TEST_CASE("fromJson refuses JSON nested deeper than 64 levels before anything recurses") {
+    // 100,000 levels overflowed the stack in the message for a wrong type (a recursive dump()).
+    for (const std::string& json :
+         {nestedArrays(100'000), nestedObjects(100'000),
+          edited(samples::lenetConfiguration().toJson(), "123", nestedArrays(100'000))}) {
+      const std::string message = configError(json);
+      CAPTURE(message);
+      CHECK(message.find("nested more than 64 levels deep") != std::string::npos);
+    }
+    // The limit counts every container, the configuration's own included (it nests 4 deep).
+    CHECK(MultiLayerConfiguration::fromJson(withExtraField(nestedArrays(63))) ==
+          samples::lenetConfiguration());
+    CHECK(configError(withExtraField(nestedArrays(64))).find("nested more than 64") !=
+          std::string::npos);
+  }
+
+  TEST_CASE("fromJson messages describe wrong values without printing them whole") {
+    const std::string json = samples::lenetConfiguration().toJson();
+    const std::string nested =
+        configError(edited(json, "\"nOut\": 20", "\"nOut\": " + nestedArrays(50)));
+    CHECK(nested.find("$.layers[0].nOut: expected an integer, got an array of 1 elements") !=
+          std::string::npos);
+    const std::string object =
+        configError(edited(json, "\"nOut\": 20", "\"nOut\": {\"a\": [1, 2], \"b\": {}}"));
+    CHECK(object.find("got an object of 2 fields") != std::string::npos);
+    // A megabyte of text, with a quote and bytes that are not ASCII: cut, escaped, one line.
+    const std::string longName = configError(
+        edited(json, "\"IDENTITY\"", "\"\\\"\u00e9" + std::string(1 << 20, 'x') + "\""));
+    CHECK(longName.find("unknown value \"\\x22\\xc3\\xa9xxx") != std::string::npos);
+    CHECK(longName.size() < 400);
+    const std::string layerType =
+        configError(edited(json, "\"DenseLayer\"", "\"" + std::string(1000, 'L') + "\""));
+    CHECK(layerType.find("unknown layer type \"LLL") != std::string::npos);
+    CHECK(layerType.size() < 400);
+  }
+
+  TEST_CASE("fromJson refuses more than 16 MiB of JSON before parsing it") {
+    const std::string message =
+        configError(withExtraField("\"" + std::string(16 << 20, 'x') + "\""));
+    CHECK(message.find("more than the 16777216 a configuration may have") != std::string::npos);
+    // Just under the limit: parsed, the long field ignored.
+    const std::string base = withExtraField("\"\"");
+    const std::string largest =
+        withExtraField("\"" + std::string((16 << 20) - base.size(), 'x') + "\"");
+    CHECK(largest.size() == size_t{16} << 20);
+    CHECK(MultiLayerConfiguration::fromJson(largest) == samples::lenetConfiguration());
+  }
+
+  TEST_CASE("fromJson parses an object of many keys in linear time") {
+    // Objects kept in key order (ordered_json) are searched linearly: 300,000 keys took minutes.
+    std::string keys = "{";
+    for (int i = 0; i < 300'000; ++i) keys += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":0";
+    const auto start = std::chrono::steady_clock::now();
+    CHECK(MultiLayerConfiguration::fromJson(withExtraField(keys + "}")) ==
+          samples::lenetConfiguration());
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  }
+
+  TEST_CASE("a dense layer's nIn may exceed the 2^20 of one extent: a flattened image's values") {
+    const MultiLayerConfiguration conf =
+        NeuralNetConfiguration::Builder()
+            .list()
+            .layer(OutputLayer::Builder().nOut(2).build())
+            .setInputType(InputType::convolutionalFlat(1024, 1024, 3))
+            .build();
+    CHECK(MultiLayerConfiguration::fromJson(conf.toJson()) == conf);
+  }
+
+  TEST_CASE("toJson rejects a layer name that is not UTF-8 with a ConfigError") {
+    auto conf = NeuralNetConfiguration::Builder()
+                    .list()
+                    .layer(OutputLayer::Builder().nIn(2).nOut(2).name("bad\xff").build())
+                    .build();
+    CHECK_THROWS_AS(conf.toJson(), ConfigError);
+  }
 
 }  // TEST_SUITE

@@ -1,3 +1,5 @@
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -5,9 +7,6 @@
 #include <limits>
 #include <memory>
 #include <string>
-
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
 
 #include "LenetConfiguration.h"
 
@@ -53,7 +52,10 @@ NeuralNetConfiguration::Builder denseBase() {
 }
 
 OutputLayer softmaxOut(int64_t nOut) {
-  return OutputLayer::Builder(LossFunction::MCXENT).nOut(nOut).activation(Activation::SOFTMAX).build();
+  return OutputLayer::Builder(LossFunction::MCXENT)
+      .nOut(nOut)
+      .activation(Activation::SOFTMAX)
+      .build();
 }
 
 }  // namespace
@@ -69,7 +71,8 @@ TEST_SUITE("nn/conf") {
     CHECK(layerAs<OutputLayer>(conf, 5).nOut == 10);
   }
 
-  TEST_CASE("LeNet: preprocessors reshape flat -> image before layer 0 and image -> flat before 4") {
+  TEST_CASE(
+      "LeNet: preprocessors reshape flat -> image before layer 0 and image -> flat before 4") {
     const MultiLayerConfiguration conf = lenetList().build();
     REQUIRE(conf.preProcessors.size() == 6);
     CHECK(conf.preProcessors[0] == InputPreProcessor::FeedForwardToCnn);
@@ -102,12 +105,12 @@ TEST_SUITE("nn/conf") {
 
   TEST_CASE("LeNet: parameter counts (431080 in total, as DL4J reports)") {
     const MultiLayerConfiguration conf = lenetList().build();
-    CHECK(conf.layers[0]->numParams() == 20 * 1 * 5 * 5 + 20);     // 520
+    CHECK(conf.layers[0]->numParams() == 20 * 1 * 5 * 5 + 20);  // 520
     CHECK(conf.layers[1]->numParams() == 0);
-    CHECK(conf.layers[2]->numParams() == 50 * 20 * 5 * 5 + 50);    // 25050
+    CHECK(conf.layers[2]->numParams() == 50 * 20 * 5 * 5 + 50);  // 25050
     CHECK(conf.layers[3]->numParams() == 0);
-    CHECK(conf.layers[4]->numParams() == 800 * 500 + 500);         // 400500
-    CHECK(conf.layers[5]->numParams() == 500 * 10 + 10);           // 5010
+    CHECK(conf.layers[4]->numParams() == 800 * 500 + 500);  // 400500
+    CHECK(conf.layers[5]->numParams() == 500 * 10 + 10);    // 5010
     int64_t total = 0;
     for (const auto& l : conf.layers) total += l->numParams();
     CHECK(total == 431080);
@@ -177,7 +180,8 @@ TEST_SUITE("nn/conf") {
     const auto conf = NeuralNetConfiguration::Builder()
                           .list()
                           .layer(SubsamplingLayer::Builder(PoolingType::MAX, 2, 2, 2, 2)
-                                     .convolutionMode(ConvolutionMode::Same).build())
+                                     .convolutionMode(ConvolutionMode::Same)
+                                     .build())
                           .layer(softmaxOut(2))
                           .setInputType(InputType::convolutional(7, 10, 3))
                           .build();
@@ -191,8 +195,11 @@ TEST_SUITE("nn/conf") {
     // 28x28, kernel 5, stride 2: (28 - 5) = 23 is not a multiple of 2.
     expectConfigError(NeuralNetConfiguration::Builder()
                           .list()
-                          .layer(ConvolutionLayer::Builder(5, 5).stride(2, 2).nOut(4)
-                                     .convolutionMode(ConvolutionMode::Strict).build())
+                          .layer(ConvolutionLayer::Builder(5, 5)
+                                     .stride(2, 2)
+                                     .nOut(4)
+                                     .convolutionMode(ConvolutionMode::Strict)
+                                     .build())
                           .layer(softmaxOut(3))
                           .setInputType(InputType::convolutionalFlat(28, 28, 1)),
                       "layer 0 (ConvolutionLayer)", "Strict", "28x28");
@@ -279,8 +286,11 @@ TEST_SUITE("nn/conf") {
     expectConfigError(denseBase()
                           .list()
                           .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
-                          .layer(OutputLayer::Builder(LossFunction::MCXENT).nIn(7).nOut(3)
-                                     .activation(Activation::SOFTMAX).build()),
+                          .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                                     .nIn(7)
+                                     .nOut(3)
+                                     .activation(Activation::SOFTMAX)
+                                     .build()),
                       "layer 1 (OutputLayer)", "nIn is 7", "8");
     expectConfigError(lenetList().layer(2, ConvolutionLayer::Builder(5, 5).nIn(3).nOut(50).build()),
                       "layer 2 (ConvolutionLayer)", "nIn is 3", "20 channels");
@@ -290,8 +300,11 @@ TEST_SUITE("nn/conf") {
     expectConfigError(denseBase()
                           .list()
                           .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
-                          .layer(OutputLayer::Builder(LossFunction::MCXENT).nOut(3)
-                                     .activation(Activation::SOFTMAX).l2(-0.01).build()),
+                          .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                                     .nOut(3)
+                                     .activation(Activation::SOFTMAX)
+                                     .l2(-0.01)
+                                     .build()),
                       "layer 1", "l2", "-0.01");
     expectConfigError(denseBase()
                           .l2(-1)
@@ -299,8 +312,9 @@ TEST_SUITE("nn/conf") {
                           .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
                           .layer(softmaxOut(3)),
                       "layer 0", "l2", "-1");
-    expectConfigError(lenetList().layer(2, ConvolutionLayer::Builder(5, 5).nOut(50).l2(-0.5).build()),
-                      "layer 2 (ConvolutionLayer)", "l2", "-0.5");
+    expectConfigError(
+        lenetList().layer(2, ConvolutionLayer::Builder(5, 5).nOut(50).l2(-0.5).build()),
+        "layer 2 (ConvolutionLayer)", "l2", "-0.5");
   }
 
   TEST_CASE("validation: a convolution layer without an input type") {
@@ -321,8 +335,11 @@ TEST_SUITE("nn/conf") {
   TEST_CASE("validation: an OutputLayer that is not last") {
     expectConfigError(denseBase()
                           .list()
-                          .layer(OutputLayer::Builder(LossFunction::MCXENT).nIn(4).nOut(3)
-                                     .activation(Activation::SOFTMAX).build())
+                          .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                                     .nIn(4)
+                                     .nOut(3)
+                                     .activation(Activation::SOFTMAX)
+                                     .build())
                           .layer(softmaxOut(3)),
                       "layer 0 (OutputLayer)", "last");
   }
@@ -339,20 +356,26 @@ TEST_SUITE("nn/conf") {
     expectConfigError(denseBase()
                           .list()
                           .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
-                          .layer(OutputLayer::Builder(LossFunction::MCXENT).nOut(3)
-                                     .activation(Activation::RELU).build()),
+                          .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                                     .nOut(3)
+                                     .activation(Activation::RELU)
+                                     .build()),
                       "layer 1 (OutputLayer)", "MCXENT", "RELU");
     expectConfigError(denseBase()
                           .list()
                           .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
-                          .layer(OutputLayer::Builder(LossFunction::NEGATIVELOGLIKELIHOOD).nOut(3)
-                                     .activation(Activation::IDENTITY).build()),
+                          .layer(OutputLayer::Builder(LossFunction::NEGATIVELOGLIKELIHOOD)
+                                     .nOut(3)
+                                     .activation(Activation::IDENTITY)
+                                     .build()),
                       "layer 1", "NEGATIVELOGLIKELIHOOD", "IDENTITY");
     expectConfigError(denseBase()
                           .list()
                           .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
-                          .layer(OutputLayer::Builder(LossFunction::XENT).nOut(3)
-                                     .activation(Activation::SOFTMAX).build()),
+                          .layer(OutputLayer::Builder(LossFunction::XENT)
+                                     .nOut(3)
+                                     .activation(Activation::SOFTMAX)
+                                     .build()),
                       "layer 1", "XENT", "SOFTMAX");
     expectConfigError(denseBase()
                           .list()
@@ -363,14 +386,18 @@ TEST_SUITE("nn/conf") {
     CHECK_NOTHROW(denseBase()
                       .list()
                       .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
-                      .layer(OutputLayer::Builder(LossFunction::XENT).nOut(3)
-                                 .activation(Activation::SIGMOID).build())
+                      .layer(OutputLayer::Builder(LossFunction::XENT)
+                                 .nOut(3)
+                                 .activation(Activation::SIGMOID)
+                                 .build())
                       .build());
     CHECK_NOTHROW(denseBase()
                       .list()
                       .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
-                      .layer(OutputLayer::Builder(LossFunction::MSE).nOut(3)
-                                 .activation(Activation::IDENTITY).build())
+                      .layer(OutputLayer::Builder(LossFunction::MSE)
+                                 .nOut(3)
+                                 .activation(Activation::IDENTITY)
+                                 .build())
                       .build());
   }
 
@@ -406,14 +433,15 @@ TEST_SUITE("nn/conf") {
     expectConfigError(denseBase()
                           .list()
                           .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
-                          .layer(OutputLayer::Builder(LossFunction::MCXENT).nOut(3)
+                          .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                                     .nOut(3)
                                      .activation(Activation::SOFTMAX)
-                                     .updater(Adam(-1e-3)).build()),
+                                     .updater(Adam(-1e-3))
+                                     .build()),
                       "layer 1 (OutputLayer)", "learning rate");
     expectConfigError(denseBase()
                           .list()
-                          .layer(DenseLayer::Builder().nIn(4).nOut(8)
-                                     .biasUpdater(Sgd(-2)).build())
+                          .layer(DenseLayer::Builder().nIn(4).nOut(8).biasUpdater(Sgd(-2)).build())
                           .layer(softmaxOut(3)),
                       "layer 0", "biasUpdater", "learning rate");
     expectConfigError(denseBase()

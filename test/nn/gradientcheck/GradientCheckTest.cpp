@@ -1,9 +1,8 @@
 // Numerical gradient checks (central differences) of every layer, activation and loss, through
 // GradientCheckUtil, and a proof that the checker fails on a wrong gradient.
-#include <doctest/doctest.h>
-
 #include <dl4cpp/dl4cpp.h>
 #include <dl4cpp/nn/layers/DenseLayer.h>
+#include <doctest/doctest.h>
 
 using namespace dl4cpp;
 
@@ -21,7 +20,8 @@ DataSet randomData(int64_t n, int64_t inputs, int64_t outputs, LossFunction loss
       for (int64_t c = 0; c < outputs; ++c)
         labels.data()[r * outputs + c] = static_cast<float>(random.uniform(0.05, 0.95));
     } else {
-      labels.data()[r * outputs + static_cast<int64_t>(random.nextU64() % static_cast<uint64_t>(outputs))] = 1;
+      labels.data()[r * outputs +
+                    static_cast<int64_t>(random.nextU64() % static_cast<uint64_t>(outputs))] = 1;
     }
   }
   return {features, labels};
@@ -29,9 +29,12 @@ DataSet randomData(int64_t n, int64_t inputs, int64_t outputs, LossFunction loss
 
 Activation lossActivation(LossFunction loss) {
   switch (loss) {
-    case LossFunction::MSE: return Activation::IDENTITY;
-    case LossFunction::XENT: return Activation::SIGMOID;
-    default: return Activation::SOFTMAX;
+    case LossFunction::MSE:
+      return Activation::IDENTITY;
+    case LossFunction::XENT:
+      return Activation::SIGMOID;
+    default:
+      return Activation::SOFTMAX;
   }
 }
 
@@ -68,11 +71,15 @@ TEST_SUITE("nn/gradientcheck") {
     for (Activation act : {Activation::IDENTITY, Activation::TANH, Activation::SIGMOID,
                            Activation::RELU, Activation::LEAKYRELU, Activation::SOFTMAX}) {
       INFO("activation " << toString(act));
-      auto conf = NeuralNetConfiguration::Builder().seed(42).updater(Sgd(0.1))
+      auto conf = NeuralNetConfiguration::Builder()
+                      .seed(42)
+                      .updater(Sgd(0.1))
                       .list()
                       .layer(DenseLayer::Builder().nIn(4).nOut(5).activation(act).build())
-                      .layer(OutputLayer::Builder(LossFunction::MCXENT).nOut(3)
-                                 .activation(Activation::SOFTMAX).build())
+                      .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                                 .nOut(3)
+                                 .activation(Activation::SOFTMAX)
+                                 .build())
                       .build();
       MultiLayerNetwork model(conf);
       model.init();
@@ -84,11 +91,13 @@ TEST_SUITE("nn/gradientcheck") {
     for (LossFunction loss : {LossFunction::NEGATIVELOGLIKELIHOOD, LossFunction::MCXENT,
                               LossFunction::MSE, LossFunction::XENT}) {
       INFO("loss " << toString(loss));
-      auto conf = NeuralNetConfiguration::Builder().seed(3)
-                      .list()
-                      .layer(DenseLayer::Builder().nIn(3).nOut(4).activation(Activation::TANH).build())
-                      .layer(OutputLayer::Builder(loss).nOut(3).activation(lossActivation(loss)).build())
-                      .build();
+      auto conf =
+          NeuralNetConfiguration::Builder()
+              .seed(3)
+              .list()
+              .layer(DenseLayer::Builder().nIn(3).nOut(4).activation(Activation::TANH).build())
+              .layer(OutputLayer::Builder(loss).nOut(3).activation(lossActivation(loss)).build())
+              .build();
       MultiLayerNetwork model(conf);
       model.init();
       requirePass(model, randomData(4, 3, 3, loss, 11));
@@ -99,16 +108,23 @@ TEST_SUITE("nn/gradientcheck") {
     for (ConvolutionMode mode : {ConvolutionMode::Truncate, ConvolutionMode::Same}) {
       for (PoolingType pooling : {PoolingType::MAX, PoolingType::AVG}) {
         INFO("mode " << toString(mode) << ", pooling " << toString(pooling));
-        auto conf = NeuralNetConfiguration::Builder().seed(5).convolutionMode(mode)
-                        .list()
-                        .layer(ConvolutionLayer::Builder(3, 3).nOut(3).activation(Activation::TANH).build())
-                        .layer(SubsamplingLayer::Builder(pooling, 2, 2, 2, 2).build())
-                        .layer(ConvolutionLayer::Builder(2, 2, 2, 2).nOut(2)
-                                   .activation(Activation::SIGMOID).build())
-                        .layer(OutputLayer::Builder(LossFunction::MCXENT).nOut(3)
-                                   .activation(Activation::SOFTMAX).build())
-                        .setInputType(InputType::convolutionalFlat(7, 7, 2))
-                        .build();
+        auto conf =
+            NeuralNetConfiguration::Builder()
+                .seed(5)
+                .convolutionMode(mode)
+                .list()
+                .layer(ConvolutionLayer::Builder(3, 3).nOut(3).activation(Activation::TANH).build())
+                .layer(SubsamplingLayer::Builder(pooling, 2, 2, 2, 2).build())
+                .layer(ConvolutionLayer::Builder(2, 2, 2, 2)
+                           .nOut(2)
+                           .activation(Activation::SIGMOID)
+                           .build())
+                .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                           .nOut(3)
+                           .activation(Activation::SOFTMAX)
+                           .build())
+                .setInputType(InputType::convolutionalFlat(7, 7, 2))
+                .build();
         MultiLayerNetwork model(conf);
         model.init();
         // MAX: a smaller step than the default, as three stacked windows make its arg-max flip
@@ -155,37 +171,48 @@ TEST_SUITE("nn/gradientcheck") {
   }
 
   TEST_CASE("GradientCheck: convolutions with many input channels (channels-last kernels)") {
-    auto conf = NeuralNetConfiguration::Builder().seed(9)
-                    .list()
-                    .layer(ConvolutionLayer::Builder(3, 3).nOut(10).activation(Activation::TANH).build())
-                    .layer(SubsamplingLayer::Builder(PoolingType::AVG, 2, 2, 2, 2).build())
-                    .layer(ConvolutionLayer::Builder(2, 2).nOut(3).activation(Activation::SIGMOID).build())
-                    .layer(OutputLayer::Builder(LossFunction::MCXENT).nOut(3)
-                               .activation(Activation::SOFTMAX).build())
-                    .setInputType(InputType::convolutionalFlat(6, 6, 9))
-                    .build();
+    auto conf =
+        NeuralNetConfiguration::Builder()
+            .seed(9)
+            .list()
+            .layer(ConvolutionLayer::Builder(3, 3).nOut(10).activation(Activation::TANH).build())
+            .layer(SubsamplingLayer::Builder(PoolingType::AVG, 2, 2, 2, 2).build())
+            .layer(ConvolutionLayer::Builder(2, 2).nOut(3).activation(Activation::SIGMOID).build())
+            .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                       .nOut(3)
+                       .activation(Activation::SOFTMAX)
+                       .build())
+            .setInputType(InputType::convolutionalFlat(6, 6, 9))
+            .build();
     MultiLayerNetwork model(conf);
     model.init();
     requirePass(model, randomData(2, 6 * 6 * 9, 3, LossFunction::MCXENT, 17));
   }
 
   TEST_CASE("GradientCheck: the checker fails on a deliberately wrong gradient") {
-    auto conf = NeuralNetConfiguration::Builder().seed(42)
-                    .list()
-                    .layer(DenseLayer::Builder().nIn(4).nOut(5).activation(Activation::TANH).build())
-                    .layer(OutputLayer::Builder(LossFunction::MCXENT).nOut(3)
-                               .activation(Activation::SOFTMAX).build())
-                    .build();
+    auto conf =
+        NeuralNetConfiguration::Builder()
+            .seed(42)
+            .list()
+            .layer(DenseLayer::Builder().nIn(4).nOut(5).activation(Activation::TANH).build())
+            .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                       .nOut(3)
+                       .activation(Activation::SOFTMAX)
+                       .build())
+            .build();
     // The same network with the broken layer in place of the dense one.
     BrokenDense broken;
     broken.nIn = 4;
     broken.nOut = 5;
     broken.activation = Activation::TANH;
-    auto brokenConf = NeuralNetConfiguration::Builder().seed(42)
+    auto brokenConf = NeuralNetConfiguration::Builder()
+                          .seed(42)
                           .list()
                           .layer(broken)
-                          .layer(OutputLayer::Builder(LossFunction::MCXENT).nOut(3)
-                                     .activation(Activation::SOFTMAX).build())
+                          .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                                     .nOut(3)
+                                     .activation(Activation::SOFTMAX)
+                                     .build())
                           .build();
     const DataSet data = randomData(3, 4, 3, LossFunction::MCXENT, 7);
 

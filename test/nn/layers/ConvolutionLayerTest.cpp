@@ -22,9 +22,13 @@ TEST_SUITE("nn/layers") {
   }
 
   TEST_CASE("ConvolutionLayer: Same mode keeps the size and pads with zeros") {
-    auto conf = ConvolutionLayer::Builder(3, 3).nOut(1).activation(Activation::IDENTITY)
-                    .convolutionMode(ConvolutionMode::Same).build();
-    auto b = testutil::bind(conf, InputType::convolutional(2, 2, 1), {{0}, std::vector<float>(9, 1.0f)});
+    auto conf = ConvolutionLayer::Builder(3, 3)
+                    .nOut(1)
+                    .activation(Activation::IDENTITY)
+                    .convolutionMode(ConvolutionMode::Same)
+                    .build();
+    auto b =
+        testutil::bind(conf, InputType::convolutional(2, 2, 1), {{0}, std::vector<float>(9, 1.0f)});
     DeviceContext ctx;
     const Tensor x = Tensor::fromVector({1, 1, 2, 2}, {1, 2, 3, 4});
     Tensor y(Shape{1, 1, 2, 2});

@@ -9,8 +9,9 @@ using namespace dl4cpp;
 TEST_SUITE("nn/layers") {
   TEST_CASE("DenseLayer: forward equals x W^T + b through the activation") {
     // W (nOut=2, nIn=3) = [[1, 2, 3], [-1, 0, 1]], b = [0.5, -0.5]
-    auto b = testutil::bind(DenseLayer::Builder().nIn(3).nOut(2).activation(Activation::RELU).build(),
-                            InputType::feedForward(3), {{1, 2, 3, -1, 0, 1}, {0.5f, -0.5f}});
+    auto b =
+        testutil::bind(DenseLayer::Builder().nIn(3).nOut(2).activation(Activation::RELU).build(),
+                       InputType::feedForward(3), {{1, 2, 3, -1, 0, 1}, {0.5f, -0.5f}});
     DeviceContext ctx;
     // x = [[1, 1, 1], [2, 0, -1]]
     const Tensor x = Tensor::fromVector({2, 3}, {1, 1, 1, 2, 0, -1});
@@ -22,8 +23,9 @@ TEST_SUITE("nn/layers") {
   }
 
   TEST_CASE("DenseLayer: backward gives hand-computed weight, bias and input gradients") {
-    auto b = testutil::bind(DenseLayer::Builder().nIn(2).nOut(2).activation(Activation::IDENTITY).build(),
-                            InputType::feedForward(2), {{1, 2, 3, 4}, {0, 0}});
+    auto b = testutil::bind(
+        DenseLayer::Builder().nIn(2).nOut(2).activation(Activation::IDENTITY).build(),
+        InputType::feedForward(2), {{1, 2, 3, 4}, {0, 0}});
     DeviceContext ctx;
     const Tensor x = Tensor::fromVector({1, 2}, {5, 7});
     Tensor y(Shape{1, 2});

@@ -1,10 +1,10 @@
 #pragma once
 // Helpers for layer tests: a resolved layer bound to parameter tensors the test owns.
-#include <memory>
-#include <vector>
-
 #include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
 #include <dl4cpp/nn/layers/Layer.h>
+
+#include <memory>
+#include <vector>
 
 namespace testutil {
 

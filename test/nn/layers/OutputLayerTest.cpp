@@ -1,8 +1,7 @@
+#include <dl4cpp/nn/layers/OutputLayer.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
-
-#include <dl4cpp/nn/layers/OutputLayer.h>
 
 #include "nn/layers/LayerTestUtil.h"
 
@@ -14,7 +13,8 @@ testutil::BoundLayer identityOutput(LossFunction loss, Activation act, int64_t n
   std::vector<float> eye(static_cast<size_t>(n * n), 0.0f);
   for (int64_t i = 0; i < n; ++i) eye[static_cast<size_t>(i * n + i)] = 1.0f;
   return testutil::bind(OutputLayer::Builder(loss).nIn(n).nOut(n).activation(act).build(),
-                        InputType::feedForward(n), {eye, std::vector<float>(static_cast<size_t>(n), 0.0f)});
+                        InputType::feedForward(n),
+                        {eye, std::vector<float>(static_cast<size_t>(n), 0.0f)});
 }
 
 double lossAndGradient(testutil::BoundLayer& b, const Tensor& z, const Tensor& labels, Tensor& dz) {
@@ -59,8 +59,8 @@ TEST_SUITE("nn/layers") {
     auto b = identityOutput(LossFunction::XENT, Activation::SIGMOID, 1);
     Tensor dz(Shape{1, 1});
     // z = 0 -> y = 0.5, label 1: loss ln 2, dL/dz = y - l = -0.5
-    const double loss = lossAndGradient(b, Tensor::fromVector({1, 1}, {0}),
-                                        Tensor::fromVector({1, 1}, {1}), dz);
+    const double loss =
+        lossAndGradient(b, Tensor::fromVector({1, 1}, {0}), Tensor::fromVector({1, 1}, {1}), dz);
     CHECK(loss == doctest::Approx(std::log(2.0)).epsilon(1e-5));
     testutil::checkValues(dz, {-0.5f});
   }

@@ -9,8 +9,9 @@ TEST_SUITE("nn/layers") {
   const std::vector<float> kImage{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 
   TEST_CASE("SubsamplingLayer: MAX 2x2/2 forward and backward route to the arg-max") {
-    auto b = testutil::bind(SubsamplingLayer::Builder(PoolingType::MAX).kernelSize(2, 2).stride(2, 2).build(),
-                            InputType::convolutional(4, 4, 1), {});
+    auto b = testutil::bind(
+        SubsamplingLayer::Builder(PoolingType::MAX).kernelSize(2, 2).stride(2, 2).build(),
+        InputType::convolutional(4, 4, 1), {});
     DeviceContext ctx;
     const Tensor x = Tensor::fromVector({1, 1, 4, 4}, kImage);
     Tensor y(Shape{1, 1, 2, 2});
@@ -39,8 +40,9 @@ TEST_SUITE("nn/layers") {
   TEST_CASE("SubsamplingLayer: AVG excludes padding from the divisor") {
     // 3x3 kernel, stride 1, padding 1 over a 2x2 image: every window sees the 4 real pixels
     // (1, 2, 3, 4), so the average is 10 / 4 = 2.5, not 10 / 9.
-    auto b = testutil::bind(SubsamplingLayer::Builder(PoolingType::AVG, 3, 3, 1, 1).padding(1, 1).build(),
-                            InputType::convolutional(2, 2, 1), {});
+    auto b = testutil::bind(
+        SubsamplingLayer::Builder(PoolingType::AVG, 3, 3, 1, 1).padding(1, 1).build(),
+        InputType::convolutional(2, 2, 1), {});
     DeviceContext ctx;
     Tensor y(Shape{1, 1, 2, 2});
     b.layer->forward(ctx, Tensor::fromVector({1, 1, 2, 2}, {1, 2, 3, 4}), y, false);

@@ -3,9 +3,9 @@
 // this test executable, which every shared library's calls resolve to, and the global operator new
 // on top of them (not in sanitizer builds, whose runtimes own both). Each counted allocation is
 // attributed by its stack to oneDNN, to libgomp (the OpenMP runtime), or to dl4cpp's own code.
-#include <doctest/doctest.h>
-
+#include <dl4cpp/dl4cpp.h>
 #include <dlfcn.h>
+#include <doctest/doctest.h>
 #include <execinfo.h>
 
 #include <atomic>
@@ -14,9 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
-
-#include <dl4cpp/dl4cpp.h>
-
 
 #include "CpuIsaTestUtil.h"
 #include "LenetConfiguration.h"
@@ -99,8 +96,12 @@ void* allocate(std::size_t size, std::size_t alignment) {
 }  // namespace
 void* operator new(std::size_t size) { return allocate(size, 0); }
 void* operator new[](std::size_t size) { return allocate(size, 0); }
-void* operator new(std::size_t size, std::align_val_t a) { return allocate(size, static_cast<std::size_t>(a)); }
-void* operator new[](std::size_t size, std::align_val_t a) { return allocate(size, static_cast<std::size_t>(a)); }
+void* operator new(std::size_t size, std::align_val_t a) {
+  return allocate(size, static_cast<std::size_t>(a));
+}
+void* operator new[](std::size_t size, std::align_val_t a) {
+  return allocate(size, static_cast<std::size_t>(a));
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
@@ -156,19 +157,27 @@ TEST_SUITE("nn/multilayer") {
 #endif
   }
 
-  TEST_CASE("MultiLayerNetwork: steady-state fit() allocates nothing in dl4cpp (conv, pooling, dense, tanh, Nesterovs)") {
+  TEST_CASE(
+      "MultiLayerNetwork: steady-state fit() allocates nothing in dl4cpp (conv, pooling, dense, "
+      "tanh, Nesterovs)") {
 #ifndef DL4CPP_COUNT_ALLOCATIONS
     MESSAGE("skipped: sanitizer build (its runtime owns the allocation functions)");
 #else
-    auto conf = NeuralNetConfiguration::Builder().seed(1).updater(Nesterovs(0.01, 0.9)).l2(1e-4)
-                    .list()
-                    .layer(ConvolutionLayer::Builder(3, 3).nOut(4).activation(Activation::RELU).build())
-                    .layer(SubsamplingLayer::Builder(PoolingType::MAX, 2, 2, 2, 2).build())
-                    .layer(DenseLayer::Builder().nOut(16).activation(Activation::TANH).build())
-                    .layer(OutputLayer::Builder(LossFunction::NEGATIVELOGLIKELIHOOD).nOut(10)
-                               .activation(Activation::SOFTMAX).build())
-                    .setInputType(InputType::convolutionalFlat(12, 12, 1))
-                    .build();
+    auto conf =
+        NeuralNetConfiguration::Builder()
+            .seed(1)
+            .updater(Nesterovs(0.01, 0.9))
+            .l2(1e-4)
+            .list()
+            .layer(ConvolutionLayer::Builder(3, 3).nOut(4).activation(Activation::RELU).build())
+            .layer(SubsamplingLayer::Builder(PoolingType::MAX, 2, 2, 2, 2).build())
+            .layer(DenseLayer::Builder().nOut(16).activation(Activation::TANH).build())
+            .layer(OutputLayer::Builder(LossFunction::NEGATIVELOGLIKELIHOOD)
+                       .nOut(10)
+                       .activation(Activation::SOFTMAX)
+                       .build())
+            .setInputType(InputType::convolutionalFlat(12, 12, 1))
+            .build();
     MultiLayerNetwork model(conf);
     model.init();
     const Allocations a = countedSteps(model, syntheticBatch(32, 144), 5);
@@ -179,7 +188,9 @@ TEST_SUITE("nn/multilayer") {
 #endif
   }
 
-  TEST_CASE("MultiLayerNetwork: steady-state fit() of LeNet, batch 128, on 1 and 2 threads allocates nothing") {
+  TEST_CASE(
+      "MultiLayerNetwork: steady-state fit() of LeNet, batch 128, on 1 and 2 threads allocates "
+      "nothing") {
 #ifndef DL4CPP_COUNT_ALLOCATIONS
     MESSAGE("skipped: sanitizer build (its runtime owns the allocation functions)");
 #else
@@ -189,7 +200,8 @@ TEST_SUITE("nn/multilayer") {
       MultiLayerNetwork model(samples::lenetConfiguration(), Device::cpu(), threads);
       model.init();
       const Allocations a = countedSteps(model, batch, 3);
-      MESSAGE("threads " << threads << ", per step: oneDNN " << a.onednn << ", OpenMP runtime " << a.openmp);
+      MESSAGE("threads " << threads << ", per step: oneDNN " << a.onednn << ", OpenMP runtime "
+                         << a.openmp);
       CHECK(a.own == 0);
       // Every op of LeNet's step runs on dl4cpp's kernels at the AVX-512 level; below it the GEMMs
       // fall back to oneDNN's sgemm, which mallocs its packing buffers.

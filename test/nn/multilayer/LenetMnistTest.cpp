@@ -1,7 +1,6 @@
 // LeNet (the sample's configuration) trained on a slice of the real MNIST.
-#include <doctest/doctest.h>
-
 #include <dl4cpp/dl4cpp.h>
+#include <doctest/doctest.h>
 
 #include "LenetConfiguration.h"
 

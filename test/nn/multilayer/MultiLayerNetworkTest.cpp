@@ -1,3 +1,7 @@
+#include <dl4cpp/iterators/ListDataSetIterator.h>
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
+#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -6,11 +10,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <dl4cpp/iterators/ListDataSetIterator.h>
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 
 #include "LenetConfiguration.h"
 
@@ -27,7 +26,10 @@ MultiLayerConfiguration denseConf(uint64_t seed = 42, double lr = 0.1, double l2
       .weightInit(WeightInit::XAVIER)
       .list()
       .layer(DenseLayer::Builder().nIn(4).nOut(8).activation(Activation::TANH).build())
-      .layer(OutputLayer::Builder(LossFunction::MCXENT).nOut(3).activation(Activation::SOFTMAX).build())
+      .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                 .nOut(3)
+                 .activation(Activation::SOFTMAX)
+                 .build())
       .build();
 }
 
@@ -96,20 +98,22 @@ TEST_SUITE("nn/multilayer") {
     CHECK(net.updaterState().numel() == 0);  // plain SGD keeps no state
 
     // With Nesterovs every parameter has one velocity; with Adam two moments.
-    const auto nesterovs = NeuralNetConfiguration::Builder()
-                               .updater(Nesterovs(0.1, 0.9))
-                               .list()
-                               .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
-                               .layer(OutputLayer::Builder().nOut(3).activation(Activation::SOFTMAX).build())
-                               .build();
+    const auto nesterovs =
+        NeuralNetConfiguration::Builder()
+            .updater(Nesterovs(0.1, 0.9))
+            .list()
+            .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
+            .layer(OutputLayer::Builder().nOut(3).activation(Activation::SOFTMAX).build())
+            .build();
     CHECK(initialized(nesterovs).updaterState().numel() == sum);
-    const auto adamWeightsSgdBias = NeuralNetConfiguration::Builder()
-                                        .updater(Adam(1e-3))
-                                        .biasUpdater(Sgd(0.1))
-                                        .list()
-                                        .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
-                                        .layer(OutputLayer::Builder().nOut(3).activation(Activation::SOFTMAX).build())
-                                        .build();
+    const auto adamWeightsSgdBias =
+        NeuralNetConfiguration::Builder()
+            .updater(Adam(1e-3))
+            .biasUpdater(Sgd(0.1))
+            .list()
+            .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
+            .layer(OutputLayer::Builder().nOut(3).activation(Activation::SOFTMAX).build())
+            .build();
     CHECK(initialized(adamWeightsSgdBias).updaterState().numel() == 2 * (4 * 8 + 8 * 3));
   }
 
@@ -145,7 +149,8 @@ TEST_SUITE("nn/multilayer") {
     CHECK(a.getIterationCount() == 0);
   }
 
-  TEST_CASE("MultiLayerNetwork: score decreases over 50 fits with Sgd(0.1) on a learnable problem") {
+  TEST_CASE(
+      "MultiLayerNetwork: score decreases over 50 fits with Sgd(0.1) on a learnable problem") {
     MultiLayerNetwork net = initialized(denseConf(42, 0.1));
     const DataSet data = toyData();
     const double initial = net.score(data);
@@ -183,8 +188,8 @@ TEST_SUITE("nn/multilayer") {
     const DataSet data = toyData();
     const std::vector<float> p = plain.params().toVector();
     double w2 = 0;
-    for (size_t i = 0; i < 32; ++i) w2 += double(p[i]) * p[i];          // dense W
-    for (size_t i = 40; i < 40 + 24; ++i) w2 += double(p[i]) * p[i];    // output W
+    for (size_t i = 0; i < 32; ++i) w2 += double(p[i]) * p[i];        // dense W
+    for (size_t i = 40; i < 40 + 24; ++i) w2 += double(p[i]) * p[i];  // output W
     CHECK(reg.score(data) == doctest::Approx(plain.score(data) + 0.5 * 0.01 * w2).epsilon(1e-5));
   }
 
@@ -233,14 +238,15 @@ TEST_SUITE("nn/multilayer") {
   }
 
   TEST_CASE("MultiLayerNetwork: clone() is identical and independent") {
-    MultiLayerNetwork net(NeuralNetConfiguration::Builder()
-                              .seed(5)
-                              .updater(Nesterovs(0.05, 0.9))
-                              .list()
-                              .layer(DenseLayer::Builder().nIn(4).nOut(8).activation(Activation::TANH).build())
-                              .layer(OutputLayer::Builder().nOut(3).activation(Activation::SOFTMAX).build())
-                              .build(),
-                          Device::cpu(), 1);
+    MultiLayerNetwork net(
+        NeuralNetConfiguration::Builder()
+            .seed(5)
+            .updater(Nesterovs(0.05, 0.9))
+            .list()
+            .layer(DenseLayer::Builder().nIn(4).nOut(8).activation(Activation::TANH).build())
+            .layer(OutputLayer::Builder().nOut(3).activation(Activation::SOFTMAX).build())
+            .build(),
+        Device::cpu(), 1);
     net.init();
     const DataSet data = toyData();
     for (int i = 0; i < 3; ++i) net.fit(data);  // non-zero velocity and counters
@@ -329,14 +335,15 @@ TEST_SUITE("nn/multilayer") {
   }
 
   TEST_CASE("MultiLayerNetwork: NaN features are a NumericalError and leave parameters unchanged") {
-    MultiLayerNetwork net(NeuralNetConfiguration::Builder()
-                              .seed(9)
-                              .updater(Adam(0.01))
-                              .list()
-                              .layer(DenseLayer::Builder().nIn(4).nOut(8).activation(Activation::TANH).build())
-                              .layer(OutputLayer::Builder().nOut(3).activation(Activation::SOFTMAX).build())
-                              .build(),
-                          Device::cpu(), 1);
+    MultiLayerNetwork net(
+        NeuralNetConfiguration::Builder()
+            .seed(9)
+            .updater(Adam(0.01))
+            .list()
+            .layer(DenseLayer::Builder().nIn(4).nOut(8).activation(Activation::TANH).build())
+            .layer(OutputLayer::Builder().nOut(3).activation(Activation::SOFTMAX).build())
+            .build(),
+        Device::cpu(), 1);
     net.init();
     const DataSet good = toyData();
     net.fit(good);
@@ -373,7 +380,8 @@ TEST_SUITE("nn/multilayer") {
     CHECK(net.getIterationCount() == 0);
   }
 
-  TEST_CASE("MultiLayerNetwork: fit(iterator, epochs) counts iterations and epochs, listeners see each") {
+  TEST_CASE(
+      "MultiLayerNetwork: fit(iterator, epochs) counts iterations and epochs, listeners see each") {
     MultiLayerNetwork net = initialized(denseConf());
     auto listener = std::make_shared<RecordingListener>();
     net.setListeners({listener});
@@ -488,7 +496,8 @@ TEST_SUITE("nn/multilayer") {
     CHECK(eval.accuracy() <= 1.0);
   }
 
-  TEST_CASE("MultiLayerNetwork: training steps on a repeated shape create no new oneDNN primitives") {
+  TEST_CASE(
+      "MultiLayerNetwork: training steps on a repeated shape create no new oneDNN primitives") {
     MultiLayerNetwork net = initialized(denseConf());
     auto* cpu = dynamic_cast<cpu::CpuBackend*>(&net.context().backend());
     REQUIRE(cpu != nullptr);

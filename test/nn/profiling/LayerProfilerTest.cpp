@@ -1,13 +1,12 @@
 // LayerProfiler + ProfilingBackend: every layer's ops are charged to that layer and phase, once
 // per iteration, with analytic FLOPs; profiling changes no result; without a profiler nothing is
 // recorded and the bare backend runs.
-#include <doctest/doctest.h>
-
-#include <chrono>
-
 #include <dl4cpp/dl4cpp.h>
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/profiling/ProfilingBackend.h>
+#include <doctest/doctest.h>
+
+#include <chrono>
 
 using namespace dl4cpp;
 
@@ -37,7 +36,8 @@ MultiLayerConfiguration smallConvNet(Activation convActivation = Activation::REL
 
 DataSet smallBatch() {
   Tensor features(Shape{kBatch, 144}), labels(Shape{kBatch, 10});
-  for (int64_t i = 0; i < features.numel(); ++i) features.data()[i] = static_cast<float>(i % 17) / 17.0f;
+  for (int64_t i = 0; i < features.numel(); ++i)
+    features.data()[i] = static_cast<float>(i % 17) / 17.0f;
   for (int64_t r = 0; r < kBatch; ++r) labels.data()[r * 10 + (r * 3) % 10] = 1;
   return {features, labels};
 }
@@ -45,7 +45,8 @@ DataSet smallBatch() {
 }  // namespace
 
 TEST_SUITE("nn/profiling") {
-  TEST_CASE("LayerProfiler: each layer's phases are recorded once per iteration with analytic FLOPs") {
+  TEST_CASE(
+      "LayerProfiler: each layer's phases are recorded once per iteration with analytic FLOPs") {
     MultiLayerNetwork model(smallConvNet(), Device::cpu(), 1);
     model.init();
     auto profiler = std::make_shared<LayerProfiler>();
@@ -55,28 +56,30 @@ TEST_SUITE("nn/profiling") {
     constexpr int64_t kIterations = 4;
     const auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < kIterations; ++i) model.fit(batch);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     CHECK(profiler->iterations() == kIterations);
     CHECK(profiler->numLayers() == 4);
     using P = ProfilePhase;
     // Expected calls per iteration for [layer][phase] in ProfilePhase order: FORWARD,
-    // ACTIVATION_FORWARD, LOSS, ACTIVATION_BACKWARD, BACKWARD_DATA, BACKWARD_WEIGHTS, UPDATER, OTHER.
-    // The first layer computes no input gradient; the output layer's activation gradient is fused
-    // into its loss; the updater runs once per parameter segment (W and b).
-    const int perIteration[4][kProfilePhaseCount] = {
-        {1, 1, 0, 1, 0, 1, 2, 0},   // convolution
-        {1, 0, 0, 0, 1, 0, 0, 0},   // max pooling
-        {1, 1, 0, 1, 1, 1, 2, 0},   // dense
-        {1, 1, 1, 0, 1, 1, 2, 0}};  // output
+    // ACTIVATION_FORWARD, LOSS, ACTIVATION_BACKWARD, BACKWARD_DATA, BACKWARD_WEIGHTS, UPDATER,
+    // OTHER. The first layer computes no input gradient; the output layer's activation gradient is
+    // fused into its loss; the updater runs once per parameter segment (W and b).
+    const int perIteration[4][kProfilePhaseCount] = {{1, 1, 0, 1, 0, 1, 2, 0},   // convolution
+                                                     {1, 0, 0, 0, 1, 0, 0, 0},   // max pooling
+                                                     {1, 1, 0, 1, 1, 1, 2, 0},   // dense
+                                                     {1, 1, 1, 0, 1, 1, 2, 0}};  // output
     for (int layer = 0; layer < 4; ++layer)
       for (int phase = 0; phase < kProfilePhaseCount; ++phase) {
         CAPTURE(layer);
         CAPTURE(profilePhaseName(static_cast<P>(phase)));
         const PhaseTotals t = profiler->totals(layer, static_cast<P>(phase));
         CHECK(t.calls == perIteration[layer][phase] * kIterations);
-        if (t.calls > 0) CHECK(t.seconds > 0);
-        else CHECK(t.seconds == 0);
+        if (t.calls > 0)
+          CHECK(t.seconds > 0);
+        else
+          CHECK(t.seconds == 0);
       }
     // The network's own ops: staging the batch, gradient scaling, and one call for the l2 sums of
     // squares together with the finite-gradient check.
@@ -129,7 +132,8 @@ TEST_SUITE("nn/profiling") {
   }
 
   TEST_CASE("LayerProfiler: profiling changes no result (bit-identical parameters and scores)") {
-    MultiLayerNetwork plain(smallConvNet(), Device::cpu(), 1), profiled(smallConvNet(), Device::cpu(), 1);
+    MultiLayerNetwork plain(smallConvNet(), Device::cpu(), 1),
+        profiled(smallConvNet(), Device::cpu(), 1);
     plain.init();
     profiled.init();
     profiled.setProfiler(std::make_shared<LayerProfiler>());

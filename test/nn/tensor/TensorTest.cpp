@@ -251,7 +251,8 @@ TEST_SUITE("nn/tensor") {
       message = e.what();
     }
     INFO("message: " << message);
-    CHECK(message.find(DL4CPP_HAVE_CUDA ? "CUDA device(s)" : "built without CUDA") != std::string::npos);
+    CHECK(message.find(DL4CPP_HAVE_CUDA ? "CUDA device(s)" : "built without CUDA") !=
+          std::string::npos);
     CHECK(message.find(name) != std::string::npos);
     // Nor can memory be allocated there.
     CHECK_THROWS_AS(Tensor(Shape{2}, Device::cuda(missing)), BackendError);

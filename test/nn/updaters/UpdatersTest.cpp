@@ -1,12 +1,11 @@
+#include <dl4cpp/nn/tensor/DeviceContext.h>
+#include <dl4cpp/nn/tensor/Tensor.h>
+#include <dl4cpp/nn/updaters/Updaters.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <vector>
-
-#include <dl4cpp/nn/tensor/DeviceContext.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-#include <dl4cpp/nn/updaters/Updaters.h>
 
 using namespace dl4cpp;
 

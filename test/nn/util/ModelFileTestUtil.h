@@ -2,6 +2,9 @@
 // Helpers for the model-file tests: small networks and data, and an independent reading of the
 // file layout of docs/model-format.md (its own CRC32), so tests can find, corrupt and rebuild
 // sections without trusting the code under test.
+#include <dl4cpp/dl4cpp.h>
+#include <dl4cpp/nn/util/ModelSerializer.h>
+
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -9,9 +12,6 @@
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/util/ModelSerializer.h>
 
 namespace testutil {
 
@@ -24,10 +24,14 @@ inline dl4cpp::MultiLayerConfiguration smallConvNet(const dl4cpp::UpdaterParams&
       .l2(1e-3)
       .updater(updater)
       .list()
-      .layer(ConvolutionLayer::Builder(3, 3).nOut(2).activation(Activation::RELU).name("conv").build())
+      .layer(
+          ConvolutionLayer::Builder(3, 3).nOut(2).activation(Activation::RELU).name("conv").build())
       .layer(SubsamplingLayer::Builder(PoolingType::MAX, 2, 2, 2, 2).build())
       .layer(DenseLayer::Builder().nOut(5).activation(Activation::TANH).build())
-      .layer(OutputLayer::Builder(LossFunction::MCXENT).nOut(3).activation(Activation::SOFTMAX).build())
+      .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                 .nOut(3)
+                 .activation(Activation::SOFTMAX)
+                 .build())
       .setInputType(InputType::convolutionalFlat(6, 6, 1))
       .build();
 }
@@ -67,7 +71,8 @@ inline uint64_t readLe(const std::vector<std::byte>& b, size_t at, int n) {
   return v;
 }
 inline void writeLe(std::vector<std::byte>& b, size_t at, uint64_t v, int n) {
-  for (int i = 0; i < n; ++i) b[at + static_cast<size_t>(i)] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
+  for (int i = 0; i < n; ++i)
+    b[at + static_cast<size_t>(i)] = static_cast<std::byte>((v >> (8 * i)) & 0xff);
 }
 
 // Version-1 layout: 8-byte magic, u32 version, u32 section count, u32 header CRC (of the 16
@@ -103,8 +108,9 @@ inline std::vector<Section> sections(const std::vector<std::byte>& file) {
 }
 
 // A version-1 file from (tag, payload) pairs, with correct checksums.
-inline std::vector<std::byte> assemble(const std::vector<std::pair<std::string, std::vector<std::byte>>>& parts,
-                                       uint32_t version = 1) {
+inline std::vector<std::byte> assemble(
+    const std::vector<std::pair<std::string, std::vector<std::byte>>>& parts,
+    uint32_t version = 1) {
   std::vector<std::byte> file(kHeaderSize);
   const char magic[8] = {'D', 'L', '4', 'C', 'P', 'P', 'M', 0x1a};
   std::memcpy(file.data(), magic, 8);
@@ -123,7 +129,8 @@ inline std::vector<std::byte> assemble(const std::vector<std::pair<std::string, 
 }
 
 // The (tag, payload) pairs of a file, to modify and assemble() again.
-inline std::vector<std::pair<std::string, std::vector<std::byte>>> parts(const std::vector<std::byte>& file) {
+inline std::vector<std::pair<std::string, std::vector<std::byte>>> parts(
+    const std::vector<std::byte>& file) {
   std::vector<std::pair<std::string, std::vector<std::byte>>> out;
   for (const Section& s : sections(file)) out.emplace_back(s.tag, s.payload(file));
   return out;

@@ -1,11 +1,10 @@
+#include <dl4cpp/nn/util/AtomicFile.h>
 #include <doctest/doctest.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include <dl4cpp/nn/util/AtomicFile.h>
 
 #include "TempDir.h"
 #include "fuzz/ModelLoaderFuzzInput.h"
@@ -24,18 +23,26 @@ void writeSeeds() {
     for (int i = 0; i < 2; ++i) net.fit(testutil::convBatch(i));
     net.save(kCorpus / name, updater);
   };
-  save(MultiLayerNetwork(testutil::smallConvNet(Nesterovs(0.1, 0.9))), "seed-conv-nesterovs.dl4cpp", true);
+  save(MultiLayerNetwork(testutil::smallConvNet(Nesterovs(0.1, 0.9))), "seed-conv-nesterovs.dl4cpp",
+       true);
   MultiLayerNetwork noUpdater(testutil::smallConvNet(Sgd(0.1)));
   noUpdater.init();
   noUpdater.save(kCorpus / "seed-conv-sgd-no-updater.dl4cpp", false);
-  MultiLayerNetwork same(NeuralNetConfiguration::Builder().seed(3).updater(RmsProp(0.01))
-                             .convolutionMode(ConvolutionMode::Same).biasUpdater(Adam(0.1))
-                             .list()
-                             .layer(ConvolutionLayer::Builder(2, 2).stride(2, 1).nOut(2).hasBias(false).build())
-                             .layer(SubsamplingLayer::Builder(PoolingType::AVG, 3, 3, 1, 1).build())
-                             .layer(OutputLayer::Builder(LossFunction::MSE).nOut(2).activation(Activation::IDENTITY).build())
-                             .setInputType(InputType::convolutional(5, 4, 2))
-                             .build());
+  MultiLayerNetwork same(
+      NeuralNetConfiguration::Builder()
+          .seed(3)
+          .updater(RmsProp(0.01))
+          .convolutionMode(ConvolutionMode::Same)
+          .biasUpdater(Adam(0.1))
+          .list()
+          .layer(ConvolutionLayer::Builder(2, 2).stride(2, 1).nOut(2).hasBias(false).build())
+          .layer(SubsamplingLayer::Builder(PoolingType::AVG, 3, 3, 1, 1).build())
+          .layer(OutputLayer::Builder(LossFunction::MSE)
+                     .nOut(2)
+                     .activation(Activation::IDENTITY)
+                     .build())
+          .setInputType(InputType::convolutional(5, 4, 2))
+          .build());
   same.init();
   same.save(kCorpus / "seed-same-mode-rmsprop.dl4cpp", true);
 }
@@ -43,35 +50,36 @@ void writeSeeds() {
 }  // namespace
 
 TEST_SUITE("nn.util.ModelLoaderCorpus") {
+  TEST_CASE("the committed fuzz corpus and crashers replay through the fuzz target's entry point") {
+    // Regenerate the valid seeds: DL4CPP_WRITE_FIXTURES=1 build/test/dl4cpp_tests -tc="*fuzz
+    // corpus*"
+    if (std::getenv("DL4CPP_WRITE_FIXTURES")) writeSeeds();
 
-TEST_CASE("the committed fuzz corpus and crashers replay through the fuzz target's entry point") {
-  // Regenerate the valid seeds: DL4CPP_WRITE_FIXTURES=1 build/test/dl4cpp_tests -tc="*fuzz corpus*"
-  if (std::getenv("DL4CPP_WRITE_FIXTURES")) writeSeeds();
-
-  int files = 0, seeds = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(kCorpus)) {
-    const std::string name = entry.path().filename().string();
-    CAPTURE(name);
-    const std::vector<std::byte> bytes = readWholeFile(entry.path());
-    int loaded = 0;
-    CHECK_NOTHROW(loaded = fuzz::loadModelInput(bytes));  // only dl4cpp::Error may occur inside
-    if (name.rfind("seed-", 0) == 0) {
-      CHECK(loaded == 2);  // valid files load as given and after the (no-op) checksum repair
-      ++seeds;
+    int files = 0, seeds = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(kCorpus)) {
+      const std::string name = entry.path().filename().string();
+      CAPTURE(name);
+      const std::vector<std::byte> bytes = readWholeFile(entry.path());
+      int loaded = 0;
+      CHECK_NOTHROW(loaded = fuzz::loadModelInput(bytes));  // only dl4cpp::Error may occur inside
+      if (name.rfind("seed-", 0) == 0) {
+        CHECK(loaded == 2);  // valid files load as given and after the (no-op) checksum repair
+        ++seeds;
+      }
+      ++files;
     }
-    ++files;
+    CHECK(seeds >= 3);
+    CHECK(files > seeds);  // crashers / interesting inputs found by fuzzing are committed too
   }
-  CHECK(seeds >= 3);
-  CHECK(files > seeds);  // crashers / interesting inputs found by fuzzing are committed too
-}
 
-TEST_CASE("the checksum repair of the fuzz target reaches the parser behind the checksums") {
-  std::vector<std::byte> file = readWholeFile(kCorpus / "seed-conv-nesterovs.dl4cpp");
-  const auto sections = testutil::sections(file);
-  // Corrupt the JSON: as given it is a ChecksumError, repaired it is a ConfigError.
-  file[sections[0].payloadOffset + 1] = std::byte{'#'};
-  CHECK_THROWS_AS(ModelSerializer::restoreFromBytes(file), ChecksumError);
-  CHECK_THROWS_AS(ModelSerializer::restoreFromBytes(fuzz::withRepairedChecksums(file)), ConfigError);
-}
+  TEST_CASE("the checksum repair of the fuzz target reaches the parser behind the checksums") {
+    std::vector<std::byte> file = readWholeFile(kCorpus / "seed-conv-nesterovs.dl4cpp");
+    const auto sections = testutil::sections(file);
+    // Corrupt the JSON: as given it is a ChecksumError, repaired it is a ConfigError.
+    file[sections[0].payloadOffset + 1] = std::byte{'#'};
+    CHECK_THROWS_AS(ModelSerializer::restoreFromBytes(file), ChecksumError);
+    CHECK_THROWS_AS(ModelSerializer::restoreFromBytes(fuzz::withRepairedChecksums(file)),
+                    ConfigError);
+  }
 
 }  // TEST_SUITE

@@ -1,5 +1,6 @@
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/util/AtomicFile.h>
 #include <doctest/doctest.h>
-
 #include <sys/resource.h>
 
 #include <csignal>
@@ -9,9 +10,6 @@
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/AtomicFile.h>
 
 #include "TempDir.h"
 #include "nn/util/ModelFileTestUtil.h"
@@ -55,7 +53,9 @@ MultiLayerNetwork restore(const std::vector<std::byte>& bytes, bool loadUpdater 
 // The version-1 fixture: smallConvNet(Adam) with parameters, updater state and counters set to
 // values given by formulas, so the test can check every one of them.
 constexpr const char* kFixtureV1 = DL4CPP_TEST_DATA_DIR "/model-v1.dl4cpp";
-float fixtureParam(int64_t i) { return static_cast<float>(0.5 * std::sin(0.1 * static_cast<double>(i))); }
+float fixtureParam(int64_t i) {
+  return static_cast<float>(0.5 * std::sin(0.1 * static_cast<double>(i)));
+}
 float fixtureState(int64_t i) { return static_cast<float>(i % 7) * 0.01f; }
 
 MultiLayerNetwork fixtureNetwork() {
@@ -74,259 +74,275 @@ MultiLayerNetwork fixtureNetwork() {
 }  // namespace
 
 TEST_SUITE("nn.util.ModelSerializer") {
-
-TEST_CASE("a restored model has the same configuration, counters and bit-identical output") {
-  TempDir dir;
-  MultiLayerNetwork net = trained(Nesterovs(0.05, 0.9), 5);
-  net.setMinibatchesInEpoch(4);
-  net.save(dir / "model.dl4cpp");
-  MultiLayerNetwork loaded = MultiLayerNetwork::load(dir / "model.dl4cpp");
-
-  CHECK(loaded.getConfiguration() == net.getConfiguration());
-  CHECK(bitIdentical(values(loaded.params()), values(net.params())));
-  CHECK(bitIdentical(values(loaded.updaterState()), values(net.updaterState())));
-  CHECK(loaded.getIterationCount() == 5);
-  CHECK(loaded.getEpochCount() == net.getEpochCount());
-  CHECK(loaded.getMinibatchesInEpoch() == 4);
-  CHECK(loaded.score() == net.score());
-  const Tensor x = convBatch(11).features;
-  CHECK(bitIdentical(values(loaded.output(x)), values(net.output(x))));
-  // The static API is the same file.
-  ModelSerializer::writeModel(net, dir / "again.dl4cpp", true);
-  CHECK(fileBytes(dir / "again.dl4cpp") == fileBytes(dir / "model.dl4cpp"));
-}
-
-TEST_CASE("training resumed from a file with updater state continues exactly (Nesterovs, Adam)") {
-  for (const UpdaterParams& updater : {UpdaterParams(Nesterovs(0.05, 0.9)), UpdaterParams(Adam(0.01))}) {
-    CAPTURE(static_cast<int>(updater.kind));
+  TEST_CASE("a restored model has the same configuration, counters and bit-identical output") {
     TempDir dir;
-    MultiLayerNetwork uninterrupted = trained(updater, 4);
-    uninterrupted.save(dir / "mid.dl4cpp", true);
-    for (int i = 4; i < 10; ++i) uninterrupted.fit(convBatch(i));
+    MultiLayerNetwork net = trained(Nesterovs(0.05, 0.9), 5);
+    net.setMinibatchesInEpoch(4);
+    net.save(dir / "model.dl4cpp");
+    MultiLayerNetwork loaded = MultiLayerNetwork::load(dir / "model.dl4cpp");
 
-    MultiLayerNetwork resumed = MultiLayerNetwork::load(dir / "mid.dl4cpp");
-    for (int i = 4; i < 10; ++i) resumed.fit(convBatch(i));
-    CHECK(resumed.getIterationCount() == 10);
-    CHECK(bitIdentical(values(resumed.params()), values(uninterrupted.params())));
-    CHECK(bitIdentical(values(resumed.updaterState()), values(uninterrupted.updaterState())));
-
-    // Without the updater state only the parameters come back; training then diverges from the
-    // uninterrupted run (the momentum / moment estimates restart from zero).
-    for (bool saveUpdater : {true, false}) {
-      MultiLayerNetwork source = trained(updater, 4);
-      source.save(dir / "p.dl4cpp", saveUpdater);
-      MultiLayerNetwork paramsOnly = ModelSerializer::restoreMultiLayerNetwork(dir / "p.dl4cpp", !saveUpdater);
-      CHECK(bitIdentical(values(paramsOnly.params()), values(source.params())));
-      for (float v : values(paramsOnly.updaterState())) REQUIRE(v == 0.0f);
-      for (int i = 4; i < 10; ++i) paramsOnly.fit(convBatch(i));
-      CHECK_FALSE(bitIdentical(values(paramsOnly.params()), values(uninterrupted.params())));
-    }
-    CHECK(fileBytes(dir / "p.dl4cpp").size() < fileBytes(dir / "mid.dl4cpp").size());
+    CHECK(loaded.getConfiguration() == net.getConfiguration());
+    CHECK(bitIdentical(values(loaded.params()), values(net.params())));
+    CHECK(bitIdentical(values(loaded.updaterState()), values(net.updaterState())));
+    CHECK(loaded.getIterationCount() == 5);
+    CHECK(loaded.getEpochCount() == net.getEpochCount());
+    CHECK(loaded.getMinibatchesInEpoch() == 4);
+    CHECK(loaded.score() == net.score());
+    const Tensor x = convBatch(11).features;
+    CHECK(bitIdentical(values(loaded.output(x)), values(net.output(x))));
+    // The static API is the same file.
+    ModelSerializer::writeModel(net, dir / "again.dl4cpp", true);
+    CHECK(fileBytes(dir / "again.dl4cpp") == fileBytes(dir / "model.dl4cpp"));
   }
-}
 
-TEST_CASE("the file layout is the documented one (independent CRC32)") {
-  const MultiLayerNetwork net = trained(Adam(0.01), 2);
-  const std::vector<std::byte> file = ModelSerializer::toBytes(net, true);
-  CHECK(std::memcmp(file.data(), "DL4CPPM\x1a", 8) == 0);
-  CHECK(readLe(file, 8, 4) == ModelSerializer::kFormatVersion);
-  CHECK(readLe(file, 16, 4) == referenceCrc32(file.data(), 16));
-  const std::vector<Section> s = sections(file);
-  REQUIRE(s.size() == 4);
-  CHECK(s[0].tag == "CONF");
-  CHECK(s[1].tag == "PARM");
-  CHECK(s[2].tag == "UPDT");
-  CHECK(s[3].tag == "CNTR");
-  CHECK(s[3].payloadOffset + s[3].length == file.size());
-  for (const Section& sec : s)
-    CHECK(readLe(file, sec.offset + 12, 4) == referenceCrc32(file.data() + sec.payloadOffset, sec.length));
-  const std::vector<std::byte> conf = s[0].payload(file);
-  CHECK(std::string(reinterpret_cast<const char*>(conf.data()), conf.size()) == net.getConfiguration().toJson());
-  CHECK(s[1].length == static_cast<size_t>(net.numParams()) * 4);
-  CHECK(s[2].length == static_cast<size_t>(net.updaterState().numel()) * 4);
-  CHECK(readLe(file, s[3].payloadOffset, 8) == 2);  // iteration
-  // Sections may come in any order.
-  auto reordered = parts(file);
-  std::swap(reordered[0], reordered[3]);
-  CHECK(bitIdentical(values(restore(assemble(reordered)).params()), values(net.params())));
-}
+  TEST_CASE("training resumed from a file with updater state continues exactly (Nesterovs, Adam)") {
+    for (const UpdaterParams& updater :
+         {UpdaterParams(Nesterovs(0.05, 0.9)), UpdaterParams(Adam(0.01))}) {
+      CAPTURE(static_cast<int>(updater.kind));
+      TempDir dir;
+      MultiLayerNetwork uninterrupted = trained(updater, 4);
+      uninterrupted.save(dir / "mid.dl4cpp", true);
+      for (int i = 4; i < 10; ++i) uninterrupted.fit(convBatch(i));
 
-TEST_CASE("a flipped byte anywhere in any section is a typed error naming the problem") {
-  const std::vector<std::byte> file = ModelSerializer::toBytes(trained(Adam(0.01), 1), true);
-  for (const Section& s : sections(file)) {
-    CAPTURE(s.tag);
-    const size_t payloadProbes[] = {0, s.length / 3, s.length / 2, s.length - 1};
-    for (size_t probe : payloadProbes) {
-      std::vector<std::byte> bad = file;
-      bad[s.payloadOffset + probe] ^= std::byte{0x40};
-      const std::string message = thrown<ChecksumError>([&] { restore(bad); });
-      CHECK(message.find("test.dl4cpp") != std::string::npos);
-      CHECK(message.find("section " + s.tag) != std::string::npos);
+      MultiLayerNetwork resumed = MultiLayerNetwork::load(dir / "mid.dl4cpp");
+      for (int i = 4; i < 10; ++i) resumed.fit(convBatch(i));
+      CHECK(resumed.getIterationCount() == 10);
+      CHECK(bitIdentical(values(resumed.params()), values(uninterrupted.params())));
+      CHECK(bitIdentical(values(resumed.updaterState()), values(uninterrupted.updaterState())));
+
+      // Without the updater state only the parameters come back; training then diverges from the
+      // uninterrupted run (the momentum / moment estimates restart from zero).
+      for (bool saveUpdater : {true, false}) {
+        MultiLayerNetwork source = trained(updater, 4);
+        source.save(dir / "p.dl4cpp", saveUpdater);
+        MultiLayerNetwork paramsOnly =
+            ModelSerializer::restoreMultiLayerNetwork(dir / "p.dl4cpp", !saveUpdater);
+        CHECK(bitIdentical(values(paramsOnly.params()), values(source.params())));
+        for (float v : values(paramsOnly.updaterState())) REQUIRE(v == 0.0f);
+        for (int i = 4; i < 10; ++i) paramsOnly.fit(convBatch(i));
+        CHECK_FALSE(bitIdentical(values(paramsOnly.params()), values(uninterrupted.params())));
+      }
+      CHECK(fileBytes(dir / "p.dl4cpp").size() < fileBytes(dir / "mid.dl4cpp").size());
     }
-    // Every byte of the section header: tag (unknown section), length (truncation, checksum or
-    // trailing bytes), checksum (checksum): always a dl4cpp DataError.
-    for (size_t i = 0; i < kSectionHeaderSize; ++i) {
+  }
+
+  TEST_CASE("the file layout is the documented one (independent CRC32)") {
+    const MultiLayerNetwork net = trained(Adam(0.01), 2);
+    const std::vector<std::byte> file = ModelSerializer::toBytes(net, true);
+    CHECK(std::memcmp(file.data(), "DL4CPPM\x1a", 8) == 0);
+    CHECK(readLe(file, 8, 4) == ModelSerializer::kFormatVersion);
+    CHECK(readLe(file, 16, 4) == referenceCrc32(file.data(), 16));
+    const std::vector<Section> s = sections(file);
+    REQUIRE(s.size() == 4);
+    CHECK(s[0].tag == "CONF");
+    CHECK(s[1].tag == "PARM");
+    CHECK(s[2].tag == "UPDT");
+    CHECK(s[3].tag == "CNTR");
+    CHECK(s[3].payloadOffset + s[3].length == file.size());
+    for (const Section& sec : s)
+      CHECK(readLe(file, sec.offset + 12, 4) ==
+            referenceCrc32(file.data() + sec.payloadOffset, sec.length));
+    const std::vector<std::byte> conf = s[0].payload(file);
+    CHECK(std::string(reinterpret_cast<const char*>(conf.data()), conf.size()) ==
+          net.getConfiguration().toJson());
+    CHECK(s[1].length == static_cast<size_t>(net.numParams()) * 4);
+    CHECK(s[2].length == static_cast<size_t>(net.updaterState().numel()) * 4);
+    CHECK(readLe(file, s[3].payloadOffset, 8) == 2);  // iteration
+    // Sections may come in any order.
+    auto reordered = parts(file);
+    std::swap(reordered[0], reordered[3]);
+    CHECK(bitIdentical(values(restore(assemble(reordered)).params()), values(net.params())));
+  }
+
+  TEST_CASE("a flipped byte anywhere in any section is a typed error naming the problem") {
+    const std::vector<std::byte> file = ModelSerializer::toBytes(trained(Adam(0.01), 1), true);
+    for (const Section& s : sections(file)) {
+      CAPTURE(s.tag);
+      const size_t payloadProbes[] = {0, s.length / 3, s.length / 2, s.length - 1};
+      for (size_t probe : payloadProbes) {
+        std::vector<std::byte> bad = file;
+        bad[s.payloadOffset + probe] ^= std::byte{0x40};
+        const std::string message = thrown<ChecksumError>([&] { restore(bad); });
+        CHECK(message.find("test.dl4cpp") != std::string::npos);
+        CHECK(message.find("section " + s.tag) != std::string::npos);
+      }
+      // Every byte of the section header: tag (unknown section), length (truncation, checksum or
+      // trailing bytes), checksum (checksum): always a dl4cpp DataError.
+      for (size_t i = 0; i < kSectionHeaderSize; ++i) {
+        std::vector<std::byte> bad = file;
+        bad[s.offset + i] ^= std::byte{0x01};
+        CAPTURE(i);
+        thrown<DataError>([&] { restore(bad); });
+      }
+    }
+    // The header: magic, version, section count, header checksum.
+    for (size_t i = 0; i < kHeaderSize; ++i) {
       std::vector<std::byte> bad = file;
-      bad[s.offset + i] ^= std::byte{0x01};
+      bad[i] ^= std::byte{0x01};
       CAPTURE(i);
       thrown<DataError>([&] { restore(bad); });
     }
   }
-  // The header: magic, version, section count, header checksum.
-  for (size_t i = 0; i < kHeaderSize; ++i) {
-    std::vector<std::byte> bad = file;
-    bad[i] ^= std::byte{0x01};
-    CAPTURE(i);
-    thrown<DataError>([&] { restore(bad); });
-  }
-}
 
-TEST_CASE("a truncated file is a DataTruncatedError at every length, boundaries included") {
-  const std::vector<std::byte> file = ModelSerializer::toBytes(trained(Nesterovs(0.1, 0.9), 1), true);
-  // Every section boundary and every offset inside the header and section headers, and a
-  // stride through the payloads (every length would also pass, but takes longer).
-  std::vector<size_t> lengths = {0, 1, 7, 8, 12, 16, 19, kHeaderSize};
-  for (const Section& s : sections(file)) {
-    for (size_t i = 0; i <= kSectionHeaderSize; ++i) lengths.push_back(s.offset + i);
-    for (size_t i = 1; i < s.length; i += 1 + s.length / 17) lengths.push_back(s.payloadOffset + i);
-    lengths.push_back(s.payloadOffset + s.length - 1);
-  }
-  for (size_t n : lengths) {
-    REQUIRE(n < file.size());
-    CAPTURE(n);
-    const std::vector<std::byte> prefix(file.begin(), file.begin() + static_cast<std::ptrdiff_t>(n));
-    const std::string message = thrown<DataTruncatedError>([&] { restore(prefix); });
-    CHECK(message.find("truncated") != std::string::npos);
-  }
-  // Bytes after the last section are not silently ignored either.
-  std::vector<std::byte> longer = file;
-  longer.push_back(std::byte{0});
-  CHECK(thrown<DataFormatError>([&] { restore(longer); }).find("unexpected bytes") != std::string::npos);
-}
-
-TEST_CASE("foreign, future-version, inconsistent and incomplete files get their own errors") {
-  const MultiLayerNetwork net = trained(Adam(0.01), 1);
-  const std::vector<std::byte> file = ModelSerializer::toBytes(net, true);
-
-  std::vector<std::byte> foreign = file;
-  std::memcpy(foreign.data(), "PK\x03\x04", 4);
-  CHECK(thrown<DataFormatError>([&] { restore(foreign); }).find("bad magic") != std::string::npos);
-
-  const std::string future = thrown<VersionError>([&] { restore(assemble(parts(file), 2)); });
-  CHECK(future.find("version 2") != std::string::npos);
-  CHECK(future.find("newer dl4cpp") != std::string::npos);
-  thrown<VersionError>([&] { restore(assemble(parts(file), 0)); });
-
-  // Parameters of another configuration: the count disagrees.
-  auto mismatched = parts(file);
-  mismatched[1].second.resize(mismatched[1].second.size() - 4);
-  const std::string params = thrown<DataMismatchError>([&] { restore(assemble(mismatched)); });
-  CHECK(params.find(std::to_string(net.numParams() - 1) + " parameters") != std::string::npos);
-  auto badState = parts(file);
-  badState[2].second.resize(badState[2].second.size() + 4);
-  thrown<DataMismatchError>([&] { restore(assemble(badState)); });
-  // ... unless the updater state is not asked for.
-  CHECK(bitIdentical(values(restore(assemble(badState), false).params()), values(net.params())));
-  auto ragged = parts(file);
-  ragged[1].second.push_back(std::byte{0});
-  thrown<DataFormatError>([&] { restore(assemble(ragged)); });
-
-  auto noCounters = parts(file);
-  noCounters.pop_back();
-  CHECK(thrown<DataFormatError>([&] { restore(assemble(noCounters)); }).find("CNTR") != std::string::npos);
-  auto twice = parts(file);
-  twice.push_back(twice[1]);
-  CHECK(thrown<DataFormatError>([&] { restore(assemble(twice)); }).find("twice") != std::string::npos);
-  auto unknown = parts(file);
-  unknown[2].first = "ZZZZ";
-  CHECK(thrown<DataFormatError>([&] { restore(assemble(unknown)); }).find("unknown section ZZZZ") != std::string::npos);
-
-  // A configuration that is valid JSON but not a valid configuration names its JSON path.
-  auto badConf = parts(file);
-  std::string json(reinterpret_cast<const char*>(badConf[0].second.data()), badConf[0].second.size());
-  json.replace(json.find("\"RELU\""), 6, "\"GELU\"");
-  badConf[0].second.assign(reinterpret_cast<const std::byte*>(json.data()),
-                           reinterpret_cast<const std::byte*>(json.data()) + json.size());
-  const std::string conf = thrown<ConfigError>([&] { restore(assemble(badConf)); });
-  CHECK(conf.find("test.dl4cpp") != std::string::npos);
-  CHECK(conf.find("$.layers[0].activation") != std::string::npos);
-
-  const std::string missing = thrown<DataNotFoundError>([] { MultiLayerNetwork::load("/nonexistent/model.dl4cpp"); });
-  CHECK(missing.find("/nonexistent/model.dl4cpp") != std::string::npos);
-}
-
-TEST_CASE("a failed write leaves the previous file byte-identical and no temporary behind") {
-  TempDir dir;
-  const auto path = dir / "model.dl4cpp";
-  trained(Sgd(0.1), 1).save(path);
-  const std::vector<std::byte> before = fileBytes(path);
-  MultiLayerNetwork bigger = trained(Adam(0.01), 3);  // with Adam's state: a larger file
-
-  // Fail mid-write: a file-size limit below the new file's size makes write() fail with EFBIG.
-  {
-    struct sigaction ignore {}, previous {};
-    ignore.sa_handler = SIG_IGN;
-    ::sigaction(SIGXFSZ, &ignore, &previous);
-    rlimit saved{};
-    ::getrlimit(RLIMIT_FSIZE, &saved);
-    rlimit limited = saved;
-    limited.rlim_cur = before.size() / 2;
-    ::setrlimit(RLIMIT_FSIZE, &limited);
-    std::string message;
-    try {
-      bigger.save(path);
-    } catch (const IoError& e) {
-      message = e.what();
+  TEST_CASE("a truncated file is a DataTruncatedError at every length, boundaries included") {
+    const std::vector<std::byte> file =
+        ModelSerializer::toBytes(trained(Nesterovs(0.1, 0.9), 1), true);
+    // Every section boundary and every offset inside the header and section headers, and a
+    // stride through the payloads (every length would also pass, but takes longer).
+    std::vector<size_t> lengths = {0, 1, 7, 8, 12, 16, 19, kHeaderSize};
+    for (const Section& s : sections(file)) {
+      for (size_t i = 0; i <= kSectionHeaderSize; ++i) lengths.push_back(s.offset + i);
+      for (size_t i = 1; i < s.length; i += 1 + s.length / 17)
+        lengths.push_back(s.payloadOffset + i);
+      lengths.push_back(s.payloadOffset + s.length - 1);
     }
-    ::setrlimit(RLIMIT_FSIZE, &saved);
-    ::sigaction(SIGXFSZ, &previous, nullptr);
-    CHECK(message.find("cannot write") != std::string::npos);
-    CHECK(message.find("model.dl4cpp.tmp-") != std::string::npos);
+    for (size_t n : lengths) {
+      REQUIRE(n < file.size());
+      CAPTURE(n);
+      const std::vector<std::byte> prefix(file.begin(),
+                                          file.begin() + static_cast<std::ptrdiff_t>(n));
+      const std::string message = thrown<DataTruncatedError>([&] { restore(prefix); });
+      CHECK(message.find("truncated") != std::string::npos);
+    }
+    // Bytes after the last section are not silently ignored either.
+    std::vector<std::byte> longer = file;
+    longer.push_back(std::byte{0});
+    CHECK(thrown<DataFormatError>([&] { restore(longer); }).find("unexpected bytes") !=
+          std::string::npos);
   }
-  CHECK(fileBytes(path) == before);
-  CHECK(std::distance(std::filesystem::directory_iterator(dir.path()), {}) == 1);
 
-  // Into a directory that does not exist.
-  const std::string missingDir = thrown<IoError>([&] { bigger.save(dir / "no-such-dir" / "m.dl4cpp"); });
-  CHECK(missingDir.find("no-such-dir") != std::string::npos);
-  // Onto a path that is a directory: the rename fails, the directory stays.
-  std::filesystem::create_directory(dir / "occupied");
-  std::filesystem::create_directory(dir / "occupied" / "inside");
-  thrown<IoError>([&] { bigger.save(dir / "occupied"); });
-  CHECK(std::filesystem::is_directory(dir / "occupied" / "inside"));
-  CHECK(fileBytes(path) == before);
-  CHECK(std::distance(std::filesystem::directory_iterator(dir.path()), {}) == 2);
+  TEST_CASE("foreign, future-version, inconsistent and incomplete files get their own errors") {
+    const MultiLayerNetwork net = trained(Adam(0.01), 1);
+    const std::vector<std::byte> file = ModelSerializer::toBytes(net, true);
 
-  // A successful save replaces the file.
-  bigger.save(path);
-  CHECK(fileBytes(path) == ModelSerializer::toBytes(bigger, true));
-}
+    std::vector<std::byte> foreign = file;
+    std::memcpy(foreign.data(), "PK\x03\x04", 4);
+    CHECK(thrown<DataFormatError>([&] { restore(foreign); }).find("bad magic") !=
+          std::string::npos);
 
-TEST_CASE("saving needs an initialised model") {
-  MultiLayerNetwork net(smallConvNet(Sgd(0.1)));
-  thrown<ConfigError>([&] { ModelSerializer::toBytes(net, true); });
-}
+    const std::string future = thrown<VersionError>([&] { restore(assemble(parts(file), 2)); });
+    CHECK(future.find("version 2") != std::string::npos);
+    CHECK(future.find("newer dl4cpp") != std::string::npos);
+    thrown<VersionError>([&] { restore(assemble(parts(file), 0)); });
 
-TEST_CASE("the committed version-1 fixture stays readable") {
-  // Regenerate (only when the writer's version-1 output is meant to change, which it must not):
-  //   DL4CPP_WRITE_FIXTURES=1 build/test/dl4cpp_tests -tc="*version-1 fixture*"
-  if (std::getenv("DL4CPP_WRITE_FIXTURES")) fixtureNetwork().save(kFixtureV1, true);
+    // Parameters of another configuration: the count disagrees.
+    auto mismatched = parts(file);
+    mismatched[1].second.resize(mismatched[1].second.size() - 4);
+    const std::string params = thrown<DataMismatchError>([&] { restore(assemble(mismatched)); });
+    CHECK(params.find(std::to_string(net.numParams() - 1) + " parameters") != std::string::npos);
+    auto badState = parts(file);
+    badState[2].second.resize(badState[2].second.size() + 4);
+    thrown<DataMismatchError>([&] { restore(assemble(badState)); });
+    // ... unless the updater state is not asked for.
+    CHECK(bitIdentical(values(restore(assemble(badState), false).params()), values(net.params())));
+    auto ragged = parts(file);
+    ragged[1].second.push_back(std::byte{0});
+    thrown<DataFormatError>([&] { restore(assemble(ragged)); });
 
-  const MultiLayerNetwork expected = fixtureNetwork();
-  MultiLayerNetwork loaded = MultiLayerNetwork::load(kFixtureV1);
-  CHECK(loaded.getConfiguration() == expected.getConfiguration());
-  const std::vector<float> p = values(loaded.params()), s = values(loaded.updaterState());
-  REQUIRE(static_cast<int64_t>(p.size()) == expected.numParams());
-  REQUIRE(s.size() == values(expected.updaterState()).size());
-  for (size_t i = 0; i < p.size(); ++i) REQUIRE(p[i] == fixtureParam(static_cast<int64_t>(i)));
-  for (size_t i = 0; i < s.size(); ++i) REQUIRE(s[i] == fixtureState(static_cast<int64_t>(i)));
-  CHECK(loaded.getIterationCount() == 7);
-  CHECK(loaded.getEpochCount() == 2);
-  CHECK(loaded.getMinibatchesInEpoch() == 3);
-  CHECK(loaded.score() == 0.625);
-  const Tensor x = convBatch(0).features;
-  MultiLayerNetwork reference = fixtureNetwork();
-  CHECK(bitIdentical(values(loaded.output(x)), values(reference.output(x))));
-}
+    auto noCounters = parts(file);
+    noCounters.pop_back();
+    CHECK(thrown<DataFormatError>([&] { restore(assemble(noCounters)); }).find("CNTR") !=
+          std::string::npos);
+    auto twice = parts(file);
+    twice.push_back(twice[1]);
+    CHECK(thrown<DataFormatError>([&] { restore(assemble(twice)); }).find("twice") !=
+          std::string::npos);
+    auto unknown = parts(file);
+    unknown[2].first = "ZZZZ";
+    CHECK(thrown<DataFormatError>([&] {
+            restore(assemble(unknown));
+          }).find("unknown section ZZZZ") != std::string::npos);
+
+    // A configuration that is valid JSON but not a valid configuration names its JSON path.
+    auto badConf = parts(file);
+    std::string json(reinterpret_cast<const char*>(badConf[0].second.data()),
+                     badConf[0].second.size());
+    json.replace(json.find("\"RELU\""), 6, "\"GELU\"");
+    badConf[0].second.assign(reinterpret_cast<const std::byte*>(json.data()),
+                             reinterpret_cast<const std::byte*>(json.data()) + json.size());
+    const std::string conf = thrown<ConfigError>([&] { restore(assemble(badConf)); });
+    CHECK(conf.find("test.dl4cpp") != std::string::npos);
+    CHECK(conf.find("$.layers[0].activation") != std::string::npos);
+
+    const std::string missing =
+        thrown<DataNotFoundError>([] { MultiLayerNetwork::load("/nonexistent/model.dl4cpp"); });
+    CHECK(missing.find("/nonexistent/model.dl4cpp") != std::string::npos);
+  }
+
+  TEST_CASE("a failed write leaves the previous file byte-identical and no temporary behind") {
+    TempDir dir;
+    const auto path = dir / "model.dl4cpp";
+    trained(Sgd(0.1), 1).save(path);
+    const std::vector<std::byte> before = fileBytes(path);
+    MultiLayerNetwork bigger = trained(Adam(0.01), 3);  // with Adam's state: a larger file
+
+    // Fail mid-write: a file-size limit below the new file's size makes write() fail with EFBIG.
+    {
+      struct sigaction ignore {
+      }, previous{};
+      ignore.sa_handler = SIG_IGN;
+      ::sigaction(SIGXFSZ, &ignore, &previous);
+      rlimit saved{};
+      ::getrlimit(RLIMIT_FSIZE, &saved);
+      rlimit limited = saved;
+      limited.rlim_cur = before.size() / 2;
+      ::setrlimit(RLIMIT_FSIZE, &limited);
+      std::string message;
+      try {
+        bigger.save(path);
+      } catch (const IoError& e) {
+        message = e.what();
+      }
+      ::setrlimit(RLIMIT_FSIZE, &saved);
+      ::sigaction(SIGXFSZ, &previous, nullptr);
+      CHECK(message.find("cannot write") != std::string::npos);
+      CHECK(message.find("model.dl4cpp.tmp-") != std::string::npos);
+    }
+    CHECK(fileBytes(path) == before);
+    CHECK(std::distance(std::filesystem::directory_iterator(dir.path()), {}) == 1);
+
+    // Into a directory that does not exist.
+    const std::string missingDir =
+        thrown<IoError>([&] { bigger.save(dir / "no-such-dir" / "m.dl4cpp"); });
+    CHECK(missingDir.find("no-such-dir") != std::string::npos);
+    // Onto a path that is a directory: the rename fails, the directory stays.
+    std::filesystem::create_directory(dir / "occupied");
+    std::filesystem::create_directory(dir / "occupied" / "inside");
+    thrown<IoError>([&] { bigger.save(dir / "occupied"); });
+    CHECK(std::filesystem::is_directory(dir / "occupied" / "inside"));
+    CHECK(fileBytes(path) == before);
+    CHECK(std::distance(std::filesystem::directory_iterator(dir.path()), {}) == 2);
+
+    // A successful save replaces the file.
+    bigger.save(path);
+    CHECK(fileBytes(path) == ModelSerializer::toBytes(bigger, true));
+  }
+
+  TEST_CASE("saving needs an initialised model") {
+    MultiLayerNetwork net(smallConvNet(Sgd(0.1)));
+    thrown<ConfigError>([&] { ModelSerializer::toBytes(net, true); });
+  }
+
+  TEST_CASE("the committed version-1 fixture stays readable") {
+    // Regenerate (only when the writer's version-1 output is meant to change, which it must not):
+    //   DL4CPP_WRITE_FIXTURES=1 build/test/dl4cpp_tests -tc="*version-1 fixture*"
+    if (std::getenv("DL4CPP_WRITE_FIXTURES")) fixtureNetwork().save(kFixtureV1, true);
+
+    const MultiLayerNetwork expected = fixtureNetwork();
+    MultiLayerNetwork loaded = MultiLayerNetwork::load(kFixtureV1);
+    CHECK(loaded.getConfiguration() == expected.getConfiguration());
+    const std::vector<float> p = values(loaded.params()), s = values(loaded.updaterState());
+    REQUIRE(static_cast<int64_t>(p.size()) == expected.numParams());
+    REQUIRE(s.size() == values(expected.updaterState()).size());
+    for (size_t i = 0; i < p.size(); ++i) REQUIRE(p[i] == fixtureParam(static_cast<int64_t>(i)));
+    for (size_t i = 0; i < s.size(); ++i) REQUIRE(s[i] == fixtureState(static_cast<int64_t>(i)));
+    CHECK(loaded.getIterationCount() == 7);
+    CHECK(loaded.getEpochCount() == 2);
+    CHECK(loaded.getMinibatchesInEpoch() == 3);
+    CHECK(loaded.score() == 0.625);
+    const Tensor x = convBatch(0).features;
+    MultiLayerNetwork reference = fixtureNetwork();
+    CHECK(bitIdentical(values(loaded.output(x)), values(reference.output(x))));
+  }
 
 }  // TEST_SUITE

@@ -1,8 +1,7 @@
+#include <dl4cpp/nn/weights/WeightInitializer.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
-
-#include <dl4cpp/nn/weights/WeightInitializer.h>
 
 using namespace dl4cpp;
 
@@ -29,8 +28,8 @@ TEST_SUITE("nn/weights") {
     const double fanIn = 200, fanOut = 100;
     struct Case {
       WeightInit scheme;
-      double sd;       // expected standard deviation
-      double bound;    // uniform schemes: the half-width; 0 for normal ones
+      double sd;     // expected standard deviation
+      double bound;  // uniform schemes: the half-width; 0 for normal ones
     };
     const double xavierUniform = std::sqrt(6.0 / (fanIn + fanOut));
     const double reluUniform = std::sqrt(6.0 / fanIn);

@@ -65,7 +65,8 @@ struct RunningServer {
 
 std::vector<unsigned char> testImage() {
   std::vector<unsigned char> grey(kImagePixels);
-  for (int i = 0; i < kImagePixels; ++i) grey[static_cast<size_t>(i)] = static_cast<unsigned char>((i * 37) % 256);
+  for (int i = 0; i < kImagePixels; ++i)
+    grey[static_cast<size_t>(i)] = static_cast<unsigned char>((i * 37) % 256);
   return grey;
 }
 
@@ -154,10 +155,12 @@ TEST_SUITE("samples") {
     RunningServer running;
     const std::vector<unsigned char> grey = testImage();
     std::vector<float> features(kImagePixels);
-    for (int i = 0; i < kImagePixels; ++i) features[static_cast<size_t>(i)] = static_cast<float>(grey[static_cast<size_t>(i)] / 255.0);
+    for (int i = 0; i < kImagePixels; ++i)
+      features[static_cast<size_t>(i)] = static_cast<float>(grey[static_cast<size_t>(i)] / 255.0);
     const std::vector<float> expected =
         running.model.output(Tensor::fromVector(Shape{1, kImagePixels}, features)).toVector();
-    const auto expectedClass = std::max_element(expected.begin(), expected.end()) - expected.begin();
+    const auto expectedClass =
+        std::max_element(expected.begin(), expected.end()) - expected.begin();
 
     auto client = running.client();
     for (const auto& [body, type] :
@@ -171,7 +174,8 @@ TEST_SUITE("samples") {
       CHECK(answer["class"] == expectedClass);
       const auto probabilities = answer["probabilities"].get<std::vector<float>>();
       REQUIRE(probabilities.size() == expected.size());
-      for (size_t k = 0; k < expected.size(); ++k) CHECK(probabilities[k] == doctest::Approx(expected[k]).epsilon(1e-5));
+      for (size_t k = 0; k < expected.size(); ++k)
+        CHECK(probabilities[k] == doctest::Approx(expected[k]).epsilon(1e-5));
     }
   }
 
@@ -192,7 +196,8 @@ TEST_SUITE("samples") {
     CHECK(connection.readAnswers(4, 10s));
   }
 
-  TEST_CASE("InferenceServer: malformed requests get 400 with a reason, and the server keeps serving") {
+  TEST_CASE(
+      "InferenceServer: malformed requests get 400 with a reason, and the server keeps serving") {
     RunningServer running;
     auto client = running.client();
     const std::vector<std::pair<std::string, std::string>> bad = {
@@ -411,7 +416,8 @@ TEST_SUITE("samples") {
     const std::string body = jsonBody(testImage());
     auto reference = running.client().Post("/predict", body, "application/json");
     REQUIRE(reference);
-    const auto expected = nlohmann::json::parse(reference->body)["probabilities"].get<std::vector<float>>();
+    const auto expected =
+        nlohmann::json::parse(reference->body)["probabilities"].get<std::vector<float>>();
     std::vector<std::thread> callers;
     std::atomic<int> matching{0};
     for (int t = 0; t < 6; ++t)
@@ -420,9 +426,11 @@ TEST_SUITE("samples") {
         for (int r = 0; r < 10; ++r) {
           auto response = client.Post("/predict", body, "application/json");
           if (!response || response->status != 200) continue;
-          const auto p = nlohmann::json::parse(response->body)["probabilities"].get<std::vector<float>>();
+          const auto p =
+              nlohmann::json::parse(response->body)["probabilities"].get<std::vector<float>>();
           bool same = p.size() == expected.size();
-          for (size_t k = 0; same && k < p.size(); ++k) same = std::abs(p[k] - expected[k]) <= 1e-5f;
+          for (size_t k = 0; same && k < p.size(); ++k)
+            same = std::abs(p[k] - expected[k]) <= 1e-5f;
           if (same) ++matching;
         }
       });

@@ -101,16 +101,20 @@ TEST_SUITE("samples") {
 
   TEST_CASE("PredictionRequest: a 28x28 grey PNG decodes to the same features as its JSON") {
     std::vector<unsigned char> grey(kImagePixels);
-    for (int i = 0; i < kImagePixels; ++i) grey[static_cast<size_t>(i)] = static_cast<unsigned char>(i % 256);
-    const std::vector<float> fromPng = pixelsFromPng(testutil::encodePng(grey, 28, 28, PNG_FORMAT_GRAY));
+    for (int i = 0; i < kImagePixels; ++i)
+      grey[static_cast<size_t>(i)] = static_cast<unsigned char>(i % 256);
+    const std::vector<float> fromPng =
+        pixelsFromPng(testutil::encodePng(grey, 28, 28, PNG_FORMAT_GRAY));
     REQUIRE(fromPng.size() == kImagePixels);
-    for (int i = 0; i < kImagePixels; ++i) CHECK(fromPng[static_cast<size_t>(i)] == static_cast<float>((i % 256) / 255.0));
+    for (int i = 0; i < kImagePixels; ++i)
+      CHECK(fromPng[static_cast<size_t>(i)] == static_cast<float>((i % 256) / 255.0));
   }
 
   TEST_CASE("PredictionRequest: transparent PNG pixels count as black background") {
     std::vector<unsigned char> rgba(static_cast<size_t>(kImagePixels) * 4, 255);
     for (size_t i = 3; i < rgba.size(); i += 4) rgba[i] = 0;  // fully transparent white
-    const std::vector<float> pixels = pixelsFromPng(testutil::encodePng(rgba, 28, 28, PNG_FORMAT_RGBA));
+    const std::vector<float> pixels =
+        pixelsFromPng(testutil::encodePng(rgba, 28, 28, PNG_FORMAT_RGBA));
     for (float p : pixels) REQUIRE(p == 0.0f);
   }
 
@@ -118,7 +122,8 @@ TEST_SUITE("samples") {
     std::vector<unsigned char> grey(32 * 32, 0);
     CHECK_THROWS_WITH_AS(pixelsFromPng(testutil::encodePng(grey, 32, 32, PNG_FORMAT_GRAY)),
                          "PNG must be 28x28, got 32x32", RequestError);
-    std::string png = testutil::encodePng(std::vector<unsigned char>(kImagePixels, 9), 28, 28, PNG_FORMAT_GRAY);
+    std::string png =
+        testutil::encodePng(std::vector<unsigned char>(kImagePixels, 9), 28, 28, PNG_FORMAT_GRAY);
     CHECK_THROWS_AS(pixelsFromPng(png.substr(0, png.size() / 2)), RequestError);
     png[png.size() / 2] = static_cast<char>(png[png.size() / 2] ^ 0x5a);
     CHECK_THROWS_AS(pixelsFromPng(png), RequestError);
@@ -126,9 +131,11 @@ TEST_SUITE("samples") {
   }
 
   TEST_CASE("PredictionRequest: the Content-Type picks the decoder, others are refused") {
-    CHECK(pixelsFromRequest("application/json; charset=utf-8", jsonPixels(784)).size() == kImagePixels);
+    CHECK(pixelsFromRequest("application/json; charset=utf-8", jsonPixels(784)).size() ==
+          kImagePixels);
     CHECK(pixelsFromRequest("Image/PNG",
-                            testutil::encodePng(std::vector<unsigned char>(kImagePixels, 1), 28, 28, PNG_FORMAT_GRAY))
+                            testutil::encodePng(std::vector<unsigned char>(kImagePixels, 1), 28, 28,
+                                                PNG_FORMAT_GRAY))
               .size() == kImagePixels);
     CHECK_THROWS_WITH_AS(pixelsFromRequest("text/plain", "1,2,3"),
                          doctest::Contains("unsupported Content-Type 'text/plain'"), RequestError);

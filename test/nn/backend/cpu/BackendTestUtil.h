@@ -1,9 +1,9 @@
 #pragma once
 // Helpers shared by the CPU backend's kernel tests: square windows and deterministic test data.
-#include <cstdint>
-
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
+
+#include <cstdint>
 
 namespace testutil {
 

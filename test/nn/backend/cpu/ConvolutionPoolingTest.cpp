@@ -3,14 +3,12 @@
 // the weight and bias gradients must be the same bits, on one thread and on two, for shapes where
 // it fuses (direct or im2col forward, direct weight gradient) and where it falls back to the two
 // ops. Where it fuses, the convolution's output buffer must stay untouched: that is the point.
+#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <doctest/doctest.h>
-
 #include <omp.h>
 
 #include <cmath>
 #include <vector>
-
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 
 #include "BackendTestUtil.h"
 #include "CpuIsaTestUtil.h"
@@ -146,8 +144,10 @@ TEST_SUITE("nn/backend/cpu") {
     // 3x3/2 windows.
     CHECK(checkEqualsUnfused({2, 3, 20, 7, 5}).convOutputUntouched);
     CHECK(checkEqualsUnfused({2, 9, 28, 7, 5}).convOutputUntouched == runsAt(CpuIsa::Avx512));
-    CHECK(checkEqualsUnfused({2, 9, 12, 6, 5, 1, 0, 2, 2, false}).convOutputUntouched == runsAt(CpuIsa::Avx512));
-    CHECK(checkEqualsUnfused({2, 9, 12, 4, 5, 1, 0, 3, 2}).convOutputUntouched == runsAt(CpuIsa::Avx512));
+    CHECK(checkEqualsUnfused({2, 9, 12, 6, 5, 1, 0, 2, 2, false}).convOutputUntouched ==
+          runsAt(CpuIsa::Avx512));
+    CHECK(checkEqualsUnfused({2, 9, 12, 4, 5, 1, 0, 3, 2}).convOutputUntouched ==
+          runsAt(CpuIsa::Avx512));
   }
 
   TEST_CASE("ConvolutionPooling: many input channels on oneDNN's kernels run as the two ops") {

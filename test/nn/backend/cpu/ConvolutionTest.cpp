@@ -7,16 +7,15 @@
 // sgemm + col2im (its gather and scatter versions, which must agree bit for bit) and, for large
 // column matrices, as oneDNN's kernel: forward with bias, backward data, backward weights and bias,
 // with stride, padding and dilation.
-#include <doctest/doctest.h>
-
-#include <cmath>
-#include <string>
-
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
 #include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
 #include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
+#include <doctest/doctest.h>
 #include <omp.h>
+
+#include <cmath>
+#include <string>
 
 #include "BackendTestUtil.h"
 #include "CpuIsaTestUtil.h"
@@ -65,7 +64,8 @@ void forEachTap(const Case& c, const WindowGeometry& g, int64_t outH, int64_t ou
 // cancel are only accurate relative to that sum, not to the value.
 struct Reference {
   std::vector<double> value, magnitude;
-  explicit Reference(int64_t n) : value(static_cast<size_t>(n)), magnitude(static_cast<size_t>(n)) {}
+  explicit Reference(int64_t n)
+      : value(static_cast<size_t>(n)), magnitude(static_cast<size_t>(n)) {}
   void add(int64_t i, double term) {
     value[static_cast<size_t>(i)] += term;
     magnitude[static_cast<size_t>(i)] += std::abs(term);
@@ -77,8 +77,8 @@ void checkClose(const Tensor& actual, const Reference& expected, const char* wha
   double worst = 0;
   for (int64_t i = 0; i < actual.numel(); ++i) {
     const auto at = static_cast<size_t>(i);
-    worst = std::max(worst, std::abs(actual.data()[i] - expected.value[at]) /
-                                (1.0 + expected.magnitude[at]));
+    worst = std::max(
+        worst, std::abs(actual.data()[i] - expected.value[at]) / (1.0 + expected.magnitude[at]));
   }
   INFO(std::string(what) << ": worst error relative to the terms' magnitude " << worst);
   CHECK(worst < 1e-5);
@@ -126,9 +126,11 @@ void checkAgainstReference(const Case& c) {
   // The direct weight gradient, called directly where it applies, on 1 and 2 threads: the same
   // bits either way.
   if (cpu::directWeightGradientFits(g) && runsAt(CpuIsa::Avx512)) {
-    std::vector<float> sums(static_cast<size_t>(cpu::directWeightGradientScratchFloats(xShape, wShape)));
+    std::vector<float> sums(
+        static_cast<size_t>(cpu::directWeightGradientScratchFloats(xShape, wShape)));
     Tensor dwDirect[2] = {Tensor(w.shape()), Tensor(w.shape())};
-    Tensor dbDirect[2] = {c.bias ? Tensor(b.shape()) : Tensor(), c.bias ? Tensor(b.shape()) : Tensor()};
+    Tensor dbDirect[2] = {c.bias ? Tensor(b.shape()) : Tensor(),
+                          c.bias ? Tensor(b.shape()) : Tensor()};
     for (int threads = 1; threads <= 2; ++threads) {
       omp_set_num_threads(threads);
       Tensor& dwT = dwDirect[threads - 1];
@@ -144,10 +146,12 @@ void checkAgainstReference(const Case& c) {
   // The direct forward pass and weight gradient for rows of 8 or multiples of 16, called directly
   // where they apply, on 1 and 2 threads: the same bits either way.
   if (cpu::directConvolutionFits(g, outH, outW) && runsAt(CpuIsa::Avx512)) {
-    std::vector<float> partials(static_cast<size_t>(cpu::directConvolutionWeightGradientScratchFloats(wShape)));
+    std::vector<float> partials(
+        static_cast<size_t>(cpu::directConvolutionWeightGradientScratchFloats(wShape)));
     Tensor yDirect[2] = {Tensor(yShape), Tensor(yShape)};
     Tensor dwDirect[2] = {Tensor(w.shape()), Tensor(w.shape())};
-    Tensor dbDirect[2] = {c.bias ? Tensor(b.shape()) : Tensor(), c.bias ? Tensor(b.shape()) : Tensor()};
+    Tensor dbDirect[2] = {c.bias ? Tensor(b.shape()) : Tensor(),
+                          c.bias ? Tensor(b.shape()) : Tensor()};
     for (int threads = 1; threads <= 2; ++threads) {
       omp_set_num_threads(threads);
       const auto t = static_cast<size_t>(threads - 1);
@@ -167,9 +171,11 @@ void checkAgainstReference(const Case& c) {
   // The im2col weight gradient (below the direct kernel's level), called directly for every shape,
   // on 1 and 2 threads: the same bits either way.
   {
-    std::vector<float> sums(static_cast<size_t>(cpu::im2colWeightGradientScratchFloats(xShape, wShape, g, 2)));
+    std::vector<float> sums(
+        static_cast<size_t>(cpu::im2colWeightGradientScratchFloats(xShape, wShape, g, 2)));
     Tensor dwIm2col[2] = {Tensor(w.shape()), Tensor(w.shape())};
-    Tensor dbIm2col[2] = {c.bias ? Tensor(b.shape()) : Tensor(), c.bias ? Tensor(b.shape()) : Tensor()};
+    Tensor dbIm2col[2] = {c.bias ? Tensor(b.shape()) : Tensor(),
+                          c.bias ? Tensor(b.shape()) : Tensor()};
     for (int threads = 1; threads <= 2; ++threads) {
       omp_set_num_threads(threads);
       const auto t = static_cast<size_t>(threads - 1);
@@ -203,7 +209,7 @@ TEST_SUITE("nn/backend/cpu") {
     checkAgainstReference({3, 1, 12, 12, 5, 5, 1, 0});  // LeNet's first convolution, smaller
     checkAgainstReference({2, 3, 9, 7, 4, 3, 2, 1});
     checkAgainstReference({5, 2, 8, 10, 3, 3, 1, 2, 2});
-    checkAgainstReference({2, 7, 11, 6, 4, 4, 3, 3});   // padding wider than some windows reach
+    checkAgainstReference({2, 7, 11, 6, 4, 4, 3, 3});  // padding wider than some windows reach
     checkAgainstReference({2, 3, 8, 8, 5, 3, 1, 1, 1, false});  // without bias
   }
 
@@ -212,7 +218,7 @@ TEST_SUITE("nn/backend/cpu") {
     checkAgainstReference({2, 3, 20, 37, 7, 5, 1, 0});   // 5 + 2 channels; rows of 16 + 16 + 1
     checkAgainstReference({2, 2, 9, 23, 11, 7, 1, 0});   // 5 + 2 taps per kernel row; rows of 16
     checkAgainstReference({3, 4, 6, 5, 3, 2, 1, 0, 1, false});  // rows of 4, without bias
-    checkAgainstReference({1, 1, 1, 1, 6, 1, 1, 0});     // 1x1 kernel on a 1x1 image
+    checkAgainstReference({1, 1, 1, 1, 6, 1, 1, 0});            // 1x1 kernel on a 1x1 image
   }
 
   TEST_CASE("Convolution: the direct kernels' row pairs, runs of 16, channel blocks and tap runs") {
@@ -224,14 +230,14 @@ TEST_SUITE("nn/backend/cpu") {
     checkAgainstReference({2, 2, 14, 14, 3, 7, 1, 0});    // 7x7 kernel: 5 + 2 taps per row
     checkAgainstReference({2, 9, 8, 8, 11, 1, 1, 0});     // 1x1 kernel
     checkAgainstReference({2, 4, 10, 10, 5, 3, 1, 0, 1, false});  // without bias
-    checkAgainstReference({2, 4, 11, 10, 5, 3, 1, 0});    // 9x8, odd rows: not direct
+    checkAgainstReference({2, 4, 11, 10, 5, 3, 1, 0});            // 9x8, odd rows: not direct
   }
 
   TEST_CASE("Convolution: the direct forward kernel's half rows (rows a multiple of 8 wide)") {
-    checkAgainstReference({3, 1, 28, 28, 20, 5, 1, 0});   // LeNet's first: 24-wide rows, 16 + 8
-    checkAgainstReference({2, 3, 12, 44, 7, 5, 1, 0});    // 8x40: 16 + 16 + 8, halves across rows
+    checkAgainstReference({3, 1, 28, 28, 20, 5, 1, 0});  // LeNet's first: 24-wide rows, 16 + 8
+    checkAgainstReference({2, 3, 12, 44, 7, 5, 1, 0});   // 8x40: 16 + 16 + 8, halves across rows
     checkAgainstReference({2, 2, 10, 26, 6, 3, 1, 0, 1, false});  // 8x24, without bias
-    checkAgainstReference({2, 2, 7, 28, 5, 5, 1, 0});     // 3x24: 72 outputs, not direct
+    checkAgainstReference({2, 2, 7, 28, 5, 5, 1, 0});             // 3x24: 72 outputs, not direct
   }
 
   TEST_CASE("Convolution: many input channels (channels-last kernels) match the reference") {
@@ -243,8 +249,9 @@ TEST_SUITE("nn/backend/cpu") {
   }
 
   TEST_CASE("Convolution: rows wider than one gather (16 pixels) and large column matrices") {
-    checkAgainstReference({2, 3, 9, 37, 4, 5, 1, 2});      // three runs of pixels, the last partial
-    checkAgainstReference({1, 9, 6, 40, 3, 3, 1, 1, 3});   // dilation across run boundaries
-    checkAgainstReference({1, 16, 90, 90, 4, 3, 1, 1});    // 144 x 8100 column matrix: oneDNN's kernel
+    checkAgainstReference({2, 3, 9, 37, 4, 5, 1, 2});     // three runs of pixels, the last partial
+    checkAgainstReference({1, 9, 6, 40, 3, 3, 1, 1, 3});  // dilation across run boundaries
+    checkAgainstReference(
+        {1, 16, 90, 90, 4, 3, 1, 1});  // 144 x 8100 column matrix: oneDNN's kernel
   }
 }

@@ -2,12 +2,11 @@
 // values, first-maximum tie-breaking (inputs full of equal values, as MNIST's background gives),
 // gradients routed to the arg-max and summed where windows overlap (2x2/2 by both the AVX-512 and
 // the scalar backward), odd input extents, and the missing-workspace error.
+#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
+#include <dl4cpp/nn/backend/cpu/MaxPooling.h>
 #include <doctest/doctest.h>
 
 #include <limits>
-
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/backend/cpu/MaxPooling.h>
 
 #include "BackendTestUtil.h"
 
@@ -67,7 +66,8 @@ void checkAgainstReference(const Shape& inShape, const WindowGeometry& g) {
   // The scalar backward (the backend runs the AVX-512 one at that level): same bits.
   Tensor dxScalar(inShape);
   dxScalar.fill(123.0f);
-  cpu::maxPoolingBackward(dy, dxScalar, g, reinterpret_cast<const uint8_t*>(workspace.data()), false);
+  cpu::maxPoolingBackward(dy, dxScalar, g, reinterpret_cast<const uint8_t*>(workspace.data()),
+                          false);
   CHECK(dxScalar.toVector() == dxRef.toVector());
 
   Tensor yInference(outShape), none;
@@ -84,7 +84,8 @@ TEST_SUITE("nn/backend/cpu") {
   TEST_CASE("MaxPooling: 2x2/2 equals the reference, ties to the first maximum") {
     checkAgainstReference(Shape{3, 5, 24, 24}, window(2, 2));
   }
-  TEST_CASE("MaxPooling: 2x2/2 rows of 8, 4, 17 and 7 outputs (full, half and masked vector steps)") {
+  TEST_CASE(
+      "MaxPooling: 2x2/2 rows of 8, 4, 17 and 7 outputs (full, half and masked vector steps)") {
     checkAgainstReference(Shape{2, 3, 16, 16}, window(2, 2));
     checkAgainstReference(Shape{2, 3, 8, 8}, window(2, 2));
     checkAgainstReference(Shape{1, 2, 6, 34}, window(2, 2));
@@ -101,6 +102,7 @@ TEST_SUITE("nn/backend/cpu") {
   TEST_CASE("MaxPooling: backward without a training forward's workspace is a BackendError") {
     cpu::CpuBackend backend;
     Tensor dy(Shape{1, 1, 2, 2}), dx(Shape{1, 1, 4, 4}), empty;
-    CHECK_THROWS_AS(backend.poolingBackward(PoolingKind::MAX, dy, dx, window(2, 2), empty), BackendError);
+    CHECK_THROWS_AS(backend.poolingBackward(PoolingKind::MAX, dy, dx, window(2, 2), empty),
+                    BackendError);
   }
 }

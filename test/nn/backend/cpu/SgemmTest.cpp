@@ -6,6 +6,8 @@
 // reference bit for bit, whatever the summation order. Every call also checks that C's columns
 // past n and the floats just past its scratch stay untouched. On arbitrary values, the results must
 // be the same bits on 1 and 2 threads and inside a parallel region.
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/backend/cpu/Sgemm.h>
 #include <doctest/doctest.h>
 #include <omp.h>
 
@@ -14,9 +16,6 @@
 #include <limits>
 #include <string>
 #include <vector>
-
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/cpu/Sgemm.h>
 
 #include "CpuIsaTestUtil.h"
 
