@@ -5,6 +5,7 @@
 // through NeuralNetConfiguration's list builder, which re-derives geometry, preprocessors and
 // input/output types; the stored derived values are then checked against the rebuilt ones.
 #include <dl4cpp/nn/conf/ConfigurationLimits.h>
+#include <dl4cpp/nn/conf/LayerRegistry.h>
 #include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
 #include <fmt/format.h>
 
@@ -33,29 +34,8 @@ constexpr size_t kMaxJsonBytes = size_t{16} << 20;
 // ------------------------------------------------------------------------------------
 
 template <typename E, size_t N>
-using Names = std::array<std::pair<E, const char*>, N>;
+using Names = EnumNames<E, N>;
 
-constexpr Names<ActivationKind, 6> kActivations{{{ActivationKind::IDENTITY, "IDENTITY"},
-                                                 {ActivationKind::RELU, "RELU"},
-                                                 {ActivationKind::LEAKYRELU, "LEAKYRELU"},
-                                                 {ActivationKind::TANH, "TANH"},
-                                                 {ActivationKind::SIGMOID, "SIGMOID"},
-                                                 {ActivationKind::SOFTMAX, "SOFTMAX"}}};
-constexpr Names<LossKind, 4> kLosses{{{LossKind::NEGATIVELOGLIKELIHOOD, "NEGATIVELOGLIKELIHOOD"},
-                                      {LossKind::MCXENT, "MCXENT"},
-                                      {LossKind::MSE, "MSE"},
-                                      {LossKind::XENT, "XENT"}}};
-constexpr Names<PoolingKind, 2> kPoolings{{{PoolingKind::MAX, "MAX"}, {PoolingKind::AVG, "AVG"}}};
-constexpr Names<ConvolutionMode, 3> kModes{{{ConvolutionMode::Truncate, "Truncate"},
-                                            {ConvolutionMode::Same, "Same"},
-                                            {ConvolutionMode::Strict, "Strict"}}};
-constexpr Names<WeightInit, 7> kWeightInits{{{WeightInit::XAVIER, "XAVIER"},
-                                             {WeightInit::XAVIER_UNIFORM, "XAVIER_UNIFORM"},
-                                             {WeightInit::RELU, "RELU"},
-                                             {WeightInit::RELU_UNIFORM, "RELU_UNIFORM"},
-                                             {WeightInit::ZERO, "ZERO"},
-                                             {WeightInit::NORMAL, "NORMAL"},
-                                             {WeightInit::UNIFORM, "UNIFORM"}}};
 constexpr Names<UpdaterKind, 5> kUpdaters{{{UpdaterKind::SGD, "SGD"},
                                            {UpdaterKind::NESTEROVS, "NESTEROVS"},
                                            {UpdaterKind::ADAM, "ADAM"},
@@ -69,13 +49,6 @@ constexpr Names<InputPreProcessor, 3> kPreProcessors{
     {{InputPreProcessor::None, "None"},
      {InputPreProcessor::FeedForwardToCnn, "FeedForwardToCnn"},
      {InputPreProcessor::CnnToFeedForward, "CnnToFeedForward"}}};
-
-template <typename E, size_t N>
-const char* nameOf(const Names<E, N>& names, E value) {
-  for (const auto& [v, name] : names)
-    if (v == value) return name;
-  return "?";
-}
 
 // --- Writing
 // ---------------------------------------------------------------------------------------
@@ -105,17 +78,15 @@ Json toJson(const InputType& t) {
   return j;
 }
 
-Json toJson(const ConvolutionLayer::Pair& p) { return Json::array({p.h, p.w}); }
-
 Json commonFields(const Layer& l) {
   // Fields left unset before resolve() are written as null (a layer from fromJson() is resolved).
   auto orNull = [](const auto& opt, auto&& f) { return opt ? Json(f(*opt)) : Json(nullptr); };
   return Json{
       {"type", l.typeName()},
       {"name", l.name},
-      {"activation", orNull(l.activation, [](auto a) { return nameOf(kActivations, a); })},
+      {"activation", orNull(l.activation, [](auto a) { return nameOf(kActivationNames, a); })},
       {"leakyReluAlpha", l.leakyReluAlpha},
-      {"weightInit", orNull(l.weightInit, [](auto w) { return nameOf(kWeightInits, w); })},
+      {"weightInit", orNull(l.weightInit, [](auto w) { return nameOf(kWeightInitNames, w); })},
       {"updater", toJson(l.updater)},
       {"biasUpdater", toJson(l.biasUpdater)},
       {"l2", orNull(l.l2, [](double v) { return v; })},
@@ -124,33 +95,30 @@ Json commonFields(const Layer& l) {
   };
 }
 
+// A layer's own fields, written into its JSON object.
+class JsonFieldWriter : public LayerFieldWriter {
+ public:
+  explicit JsonFieldWriter(Json& object) : object_(object) {}
+  void integer(std::string_view key, int64_t value) override { set(key, value); }
+  void number(std::string_view key, double value) override { set(key, value); }
+  void boolean(std::string_view key, bool value) override { set(key, value); }
+  void string(std::string_view key, std::string_view value) override {
+    set(key, std::string(value));
+  }
+  void integers(std::string_view key, std::span<const int64_t> values) override {
+    set(key, Json(std::vector<int64_t>(values.begin(), values.end())));
+  }
+  void null(std::string_view key) override { set(key, nullptr); }
+
+ private:
+  void set(std::string_view key, Json value) { object_[std::string(key)] = std::move(value); }
+  Json& object_;
+};
+
 Json toJson(const Layer& l) {
   Json j = commonFields(l);
-  auto mode = [](const std::optional<ConvolutionMode>& m) {
-    return m ? Json(nameOf(kModes, *m)) : Json(nullptr);
-  };
-  if (const auto* conv = dynamic_cast<const ConvolutionLayer*>(&l)) {
-    j["kernel"] = toJson(conv->kernel);
-    j["stride"] = toJson(conv->stride);
-    j["padding"] = toJson(conv->padding);
-    j["dilation"] = toJson(conv->dilation);
-    j["convolutionMode"] = mode(conv->convolutionMode);
-    j["nIn"] = conv->nIn;
-    j["nOut"] = conv->nOut;
-    j["hasBias"] = conv->hasBias;
-  } else if (const auto* pool = dynamic_cast<const SubsamplingLayer*>(&l)) {
-    j["poolingType"] = nameOf(kPoolings, pool->poolingType);
-    j["kernel"] = toJson(pool->kernel);
-    j["stride"] = toJson(pool->stride);
-    j["padding"] = toJson(pool->padding);
-    j["convolutionMode"] = mode(pool->convolutionMode);
-  } else if (const auto* ff = dynamic_cast<const FeedForwardLayer*>(&l)) {
-    j["nIn"] = ff->nIn;
-    j["nOut"] = ff->nOut;
-    j["hasBias"] = ff->hasBias;
-    if (const auto* out = dynamic_cast<const OutputLayer*>(&l))
-      j["lossFunction"] = nameOf(kLosses, out->lossFunction);
-  }
+  JsonFieldWriter fields(j);
+  l.writeFields(fields);
   return j;
 }
 
@@ -236,15 +204,21 @@ class Node {
     if (!inRange) fail("must be between 0 and " + std::to_string(max) + ", got " + summary(value_));
     return value_.get<int64_t>();
   }
-  template <typename E, size_t N>
-  E enumValue(const Names<E, N>& names) const {
+  // The index of this string in `names`.
+  size_t choice(std::span<const char* const> names) const {
     const std::string s = string();
     std::string known;
-    for (const auto& [v, name] : names) {
-      if (s == name) return v;
-      known += (known.empty() ? "" : ", ") + std::string(name);
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (s == names[i]) return i;
+      known += (known.empty() ? "" : ", ") + std::string(names[i]);
     }
     fail("unknown value " + quoted(s) + " (expected one of " + known + ")");
+  }
+  template <typename E, size_t N>
+  E enumValue(const Names<E, N>& names) const {
+    std::array<const char*, N> labels;
+    for (size_t i = 0; i < N; ++i) labels[i] = names[i].second;
+    return names[choice(labels)].first;
   }
 
  private:
@@ -286,11 +260,6 @@ InputType readInputType(const Node& n) {
   return t;
 }
 
-ConvolutionLayer::Pair readPair(const Node& n) {
-  if (n.arraySize() != 2) n.fail("expected [height, width]");
-  return {n.at(0).size(limits::kMaxExtent), n.at(1).size(limits::kMaxExtent)};
-}
-
 template <typename T, typename F>
 std::optional<T> readOptional(const Node& n, F&& read) {
   if (n.isNull()) return std::nullopt;
@@ -299,11 +268,11 @@ std::optional<T> readOptional(const Node& n, F&& read) {
 
 void readCommonFields(const Node& n, Layer& l) {
   l.name = n["name"].string();
-  l.activation = readOptional<Activation>(n["activation"],
-                                          [](const Node& v) { return v.enumValue(kActivations); });
+  l.activation = readOptional<Activation>(
+      n["activation"], [](const Node& v) { return v.enumValue(kActivationNames); });
   l.leakyReluAlpha = n["leakyReluAlpha"].number();
-  l.weightInit = readOptional<WeightInit>(n["weightInit"],
-                                          [](const Node& v) { return v.enumValue(kWeightInits); });
+  l.weightInit = readOptional<WeightInit>(
+      n["weightInit"], [](const Node& v) { return v.enumValue(kWeightInitNames); });
   l.updater = readOptionalUpdater(n["updater"]);
   l.biasUpdater = readOptionalUpdater(n["biasUpdater"]);
   auto number = [](const Node& v) { return v.number(); };
@@ -312,50 +281,49 @@ void readCommonFields(const Node& n, Layer& l) {
   l.biasInit = readOptional<double>(n["biasInit"], number);
 }
 
-std::optional<ConvolutionMode> readMode(const Node& n) {
-  return readOptional<ConvolutionMode>(n, [](const Node& v) { return v.enumValue(kModes); });
-}
+// A layer's own fields, read from its JSON object.
+class JsonFieldReader : public LayerFieldReader {
+ public:
+  explicit JsonFieldReader(const Node& object) : object_(object) {}
+  bool isNull(std::string_view key) const override { return at(key).isNull(); }
+  int64_t size(std::string_view key, int64_t max) const override { return at(key).size(max); }
+  std::vector<int64_t> sizes(std::string_view key, size_t count, int64_t max) const override {
+    const Node array = at(key);
+    if (array.arraySize() != count)
+      array.fail("expected an array of " + std::to_string(count) + " integers");
+    std::vector<int64_t> values;
+    for (size_t i = 0; i < count; ++i) values.push_back(array.at(i).size(max));
+    return values;
+  }
+  double number(std::string_view key) const override { return at(key).number(); }
+  bool boolean(std::string_view key) const override { return at(key).boolean(); }
+  std::string string(std::string_view key) const override { return at(key).string(); }
+  size_t choice(std::string_view key, std::span<const char* const> names) const override {
+    return at(key).choice(names);
+  }
+  [[noreturn]] void fail(std::string_view key, const std::string& problem) const override {
+    at(key).fail(problem);
+  }
+
+ private:
+  Node at(std::string_view key) const { return object_[std::string(key).c_str()]; }
+  const Node& object_;
+};
 
 std::shared_ptr<Layer> readLayer(const Node& n) {
   const std::string type = n["type"].string();
-  std::shared_ptr<Layer> layer;
-  if (type == "ConvolutionLayer") {
-    auto conv = std::make_shared<ConvolutionLayer>();
-    conv->kernel = readPair(n["kernel"]);
-    conv->stride = readPair(n["stride"]);
-    conv->padding = readPair(n["padding"]);
-    conv->dilation = readPair(n["dilation"]);
-    conv->convolutionMode = readMode(n["convolutionMode"]);
-    conv->nIn = n["nIn"].size(limits::kMaxExtent);  // input channels
-    conv->nOut = n["nOut"].size(limits::kMaxExtent);
-    conv->hasBias = n["hasBias"].boolean();
-    layer = conv;
-  } else if (type == "SubsamplingLayer") {
-    auto pool = std::make_shared<SubsamplingLayer>();
-    pool->poolingType = n["poolingType"].enumValue(kPoolings);
-    pool->kernel = readPair(n["kernel"]);
-    pool->stride = readPair(n["stride"]);
-    pool->padding = readPair(n["padding"]);
-    pool->convolutionMode = readMode(n["convolutionMode"]);
-    layer = pool;
-  } else if (type == "DenseLayer" || type == "OutputLayer") {
-    std::shared_ptr<FeedForwardLayer> ff;
-    if (type == "OutputLayer") {
-      auto out = std::make_shared<OutputLayer>();
-      out->lossFunction = n["lossFunction"].enumValue(kLosses);
-      ff = out;
-    } else {
-      ff = std::make_shared<DenseLayer>();
-    }
-    ff->nIn = n["nIn"].size(limits::kMaxValuesPerExample);  // a flattened image's values, say
-    ff->nOut = n["nOut"].size(limits::kMaxExtent);
-    ff->hasBias = n["hasBias"].boolean();
-    layer = ff;
-  } else {
-    n["type"].fail("unknown layer type " + quoted(type) +
-                   " (expected ConvolutionLayer, SubsamplingLayer, DenseLayer or OutputLayer)");
+  const LayerRegistry& registry = LayerRegistry::instance();
+  std::shared_ptr<Layer> layer = registry.create(type);
+  if (!layer) {
+    std::string known;
+    for (const auto& name : registry.typeNames()) known += (known.empty() ? "" : ", ") + name;
+    n["type"].fail("unknown layer type " + quoted(type) + " (registered: " + known + ")");
   }
+  if (layer->typeName() != type)
+    n["type"].fail("the registry's factory for " + quoted(type) + " makes a " +
+                   quoted(layer->typeName()));
   readCommonFields(n, *layer);
+  layer->readFields(JsonFieldReader(n));
   return layer;
 }
 
@@ -364,14 +332,14 @@ std::string toString(InputPreProcessor p) { return nameOf(kPreProcessors, p); }
 }  // namespace
 
 std::string MultiLayerConfiguration::toJson() const {
-  Json defaultsJson{{"activation", nameOf(kActivations, defaults.activation)},
-                    {"weightInit", nameOf(kWeightInits, defaults.weightInit)},
+  Json defaultsJson{{"activation", nameOf(kActivationNames, defaults.activation)},
+                    {"weightInit", nameOf(kWeightInitNames, defaults.weightInit)},
                     {"updater", dl4cpp::toJson(defaults.updater)},
                     {"biasUpdater", dl4cpp::toJson(defaults.biasUpdater)},
                     {"l2", defaults.l2},
                     {"l2Bias", defaults.l2Bias},
                     {"biasInit", defaults.biasInit},
-                    {"convolutionMode", nameOf(kModes, defaults.convolutionMode)}};
+                    {"convolutionMode", nameOf(kConvolutionModeNames, defaults.convolutionMode)}};
   Json layersJson = Json::array();
   for (size_t i = 0; i < layers.size(); ++i) {
     Json l = dl4cpp::toJson(*layers[i]);
@@ -425,14 +393,14 @@ MultiLayerConfiguration MultiLayerConfiguration::fromJson(const std::string& tex
 
   LayerDefaults defaults;
   const Node d = root["defaults"];
-  defaults.activation = d["activation"].enumValue(kActivations);
-  defaults.weightInit = d["weightInit"].enumValue(kWeightInits);
+  defaults.activation = d["activation"].enumValue(kActivationNames);
+  defaults.weightInit = d["weightInit"].enumValue(kWeightInitNames);
   defaults.updater = readUpdater(d["updater"]);
   defaults.biasUpdater = readOptionalUpdater(d["biasUpdater"]);
   defaults.l2 = d["l2"].number();
   defaults.l2Bias = d["l2Bias"].number();
   defaults.biasInit = d["biasInit"].number();
-  defaults.convolutionMode = d["convolutionMode"].enumValue(kModes);
+  defaults.convolutionMode = d["convolutionMode"].enumValue(kConvolutionModeNames);
 
   NeuralNetConfiguration::ListBuilder builder(root["seed"].unsignedInteger(), defaults);
   builder.setInputType(readInputType(root["inputType"]));

@@ -2,7 +2,10 @@
 // The enums of a DL4J configuration, under DL4J's names.
 #include <dl4cpp/nn/backend/OpTypes.h>
 
+#include <array>
+#include <cstddef>
 #include <string>
+#include <utility>
 
 namespace dl4cpp {
 
@@ -27,10 +30,49 @@ enum class WeightInit {
   UNIFORM,         // U(-a, a), a = 1 / sqrt(fanIn)
 };
 
-std::string toString(ActivationKind a);
-std::string toString(LossKind l);
-std::string toString(PoolingKind p);
-std::string toString(ConvolutionMode m);
-std::string toString(WeightInit w);
+// The names of an enum's values, as configurations and model files spell them (DL4J's names).
+template <typename E, size_t N>
+using EnumNames = std::array<std::pair<E, const char*>, N>;
+
+// The name of `value` in `names` ("?" for a value the table lacks).
+template <typename E, size_t N>
+constexpr const char* nameOf(const EnumNames<E, N>& names, E value) {
+  for (const auto& [v, name] : names)
+    if (v == value) return name;
+  return "?";
+}
+
+inline constexpr EnumNames<ActivationKind, 6> kActivationNames{
+    {{ActivationKind::IDENTITY, "IDENTITY"},
+     {ActivationKind::RELU, "RELU"},
+     {ActivationKind::LEAKYRELU, "LEAKYRELU"},
+     {ActivationKind::TANH, "TANH"},
+     {ActivationKind::SIGMOID, "SIGMOID"},
+     {ActivationKind::SOFTMAX, "SOFTMAX"}}};
+inline constexpr EnumNames<LossKind, 4> kLossNames{
+    {{LossKind::NEGATIVELOGLIKELIHOOD, "NEGATIVELOGLIKELIHOOD"},
+     {LossKind::MCXENT, "MCXENT"},
+     {LossKind::MSE, "MSE"},
+     {LossKind::XENT, "XENT"}}};
+inline constexpr EnumNames<PoolingKind, 2> kPoolingNames{
+    {{PoolingKind::MAX, "MAX"}, {PoolingKind::AVG, "AVG"}}};
+inline constexpr EnumNames<ConvolutionMode, 3> kConvolutionModeNames{
+    {{ConvolutionMode::Truncate, "Truncate"},
+     {ConvolutionMode::Same, "Same"},
+     {ConvolutionMode::Strict, "Strict"}}};
+inline constexpr EnumNames<WeightInit, 7> kWeightInitNames{
+    {{WeightInit::XAVIER, "XAVIER"},
+     {WeightInit::XAVIER_UNIFORM, "XAVIER_UNIFORM"},
+     {WeightInit::RELU, "RELU"},
+     {WeightInit::RELU_UNIFORM, "RELU_UNIFORM"},
+     {WeightInit::ZERO, "ZERO"},
+     {WeightInit::NORMAL, "NORMAL"},
+     {WeightInit::UNIFORM, "UNIFORM"}}};
+
+inline std::string toString(ActivationKind a) { return nameOf(kActivationNames, a); }
+inline std::string toString(LossKind l) { return nameOf(kLossNames, l); }
+inline std::string toString(PoolingKind p) { return nameOf(kPoolingNames, p); }
+inline std::string toString(ConvolutionMode m) { return nameOf(kConvolutionModeNames, m); }
+inline std::string toString(WeightInit w) { return nameOf(kWeightInitNames, w); }
 
 }  // namespace dl4cpp

@@ -1,5 +1,4 @@
 #include <dl4cpp/nn/layers/ConvolutionLayer.h>
-#include <dl4cpp/nn/weights/WeightInitializer.h>
 
 namespace dl4cpp::layers {
 
@@ -9,16 +8,7 @@ ConvolutionLayer::ConvolutionLayer(const dl4cpp::ConvolutionLayer& conf)
       hasBias_(conf.hasBias),
       geometry_(conf.geometry),
       activation_(*conf.activation),
-      alpha_(static_cast<float>(conf.leakyReluAlpha)),
-      weightInit_(*conf.weightInit),
-      biasInit_(static_cast<float>(*conf.biasInit)) {}
-
-std::vector<ParamSpec> ConvolutionLayer::paramSpecs() const {
-  std::vector<ParamSpec> specs;
-  if (hasBias_) specs.push_back({"b", Shape{nOut_}, true});
-  specs.push_back({"W", Shape{nOut_, nIn_, geometry_.kernelH, geometry_.kernelW}, false});
-  return specs;
-}
+      alpha_(static_cast<float>(conf.leakyReluAlpha)) {}
 
 void ConvolutionLayer::bindParams(const std::vector<Tensor>& params,
                                   const std::vector<Tensor>& grads) {
@@ -31,21 +21,12 @@ void ConvolutionLayer::bindParams(const std::vector<Tensor>& params,
   dw_ = grads[wi];
 }
 
-void ConvolutionLayer::initParams(Random& random) {
-  // DL4J's fans for convolution weights.
-  const double area = static_cast<double>(geometry_.kernelH * geometry_.kernelW);
-  const double fanIn = static_cast<double>(nIn_) * area;
-  const double fanOut = static_cast<double>(nOut_) * area /
-                        static_cast<double>(geometry_.strideH * geometry_.strideW);
-  initWeights(weightInit_, fanIn, fanOut, w_, random);
-  if (hasBias_) b_.fill(biasInit_);
-}
-
 Shape ConvolutionLayer::outputShape(const Shape& input) const {
   return {input[0], nOut_, geometry_.outH(input[2]), geometry_.outW(input[3])};
 }
 
-void ConvolutionLayer::forward(DeviceContext& ctx, const Tensor& input, Tensor& output, bool) {
+void ConvolutionLayer::forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
+                               const ForwardContext&) {
   ctx.backend().convolutionForward(input, w_, b_, output, geometry_);
   ctx.backend().activationForward(activation_, alpha_, output);
 }

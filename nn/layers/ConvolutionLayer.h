@@ -1,21 +1,20 @@
 #pragma once
 #include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
-#include <dl4cpp/nn/layers/Layer.h>
+#include <dl4cpp/nn/layers/RuntimeLayer.h>
 #include <dl4cpp/nn/layers/SubsamplingLayer.h>
 
 namespace dl4cpp::layers {
 
 // Runtime of dl4cpp::ConvolutionLayer. Parameters in DL4J's order: b then W.
-class ConvolutionLayer : public Layer {
+class ConvolutionLayer : public RuntimeLayer {
  public:
   explicit ConvolutionLayer(const dl4cpp::ConvolutionLayer& conf);
 
-  std::vector<ParamSpec> paramSpecs() const override;
   void bindParams(const std::vector<Tensor>& params, const std::vector<Tensor>& grads) override;
-  void initParams(Random& random) override;
   Shape outputShape(const Shape& input) const override;
 
-  void forward(DeviceContext& ctx, const Tensor& input, Tensor& output, bool training) override;
+  void forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
+               const ForwardContext& fwd) override;
   void backwardActivation(DeviceContext& ctx, const Tensor& output, Tensor& grad) override;
   void backwardParams(DeviceContext& ctx, const Tensor& input, const Tensor& grad) override;
   void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override;
@@ -42,8 +41,6 @@ class ConvolutionLayer : public Layer {
   WindowGeometry geometry_;
   Activation activation_;
   float alpha_;
-  WeightInit weightInit_;
-  float biasInit_;
   Tensor w_, b_;    // W: (nOut, nIn, kH, kW), b: (nOut) or empty; views into the flat parameters
   Tensor dw_, db_;  // views into the flat gradients
 };

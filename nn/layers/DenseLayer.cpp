@@ -1,5 +1,4 @@
 #include <dl4cpp/nn/layers/DenseLayer.h>
-#include <dl4cpp/nn/weights/WeightInitializer.h>
 
 namespace dl4cpp::layers {
 
@@ -8,15 +7,7 @@ DenseLayer::DenseLayer(const FeedForwardLayer& conf)
       nOut_(conf.nOut),
       hasBias_(conf.hasBias),
       activation_(*conf.activation),
-      alpha_(static_cast<float>(conf.leakyReluAlpha)),
-      weightInit_(*conf.weightInit),
-      biasInit_(static_cast<float>(*conf.biasInit)) {}
-
-std::vector<ParamSpec> DenseLayer::paramSpecs() const {
-  std::vector<ParamSpec> specs{{"W", Shape{nOut_, nIn_}, false}};
-  if (hasBias_) specs.push_back({"b", Shape{nOut_}, true});
-  return specs;
-}
+      alpha_(static_cast<float>(conf.leakyReluAlpha)) {}
 
 void DenseLayer::bindParams(const std::vector<Tensor>& params, const std::vector<Tensor>& grads) {
   w_ = params[0];
@@ -27,12 +18,8 @@ void DenseLayer::bindParams(const std::vector<Tensor>& params, const std::vector
   }
 }
 
-void DenseLayer::initParams(Random& random) {
-  initWeights(weightInit_, static_cast<double>(nIn_), static_cast<double>(nOut_), w_, random);
-  if (hasBias_) b_.fill(biasInit_);
-}
-
-void DenseLayer::forward(DeviceContext& ctx, const Tensor& input, Tensor& output, bool) {
+void DenseLayer::forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
+                         const ForwardContext&) {
   ctx.backend().innerProductForward(input, w_, b_, output);
   ctx.backend().activationForward(activation_, alpha_, output);
 }

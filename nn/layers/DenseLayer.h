@@ -1,20 +1,19 @@
 #pragma once
 #include <dl4cpp/nn/conf/layers/Layer.h>
-#include <dl4cpp/nn/layers/Layer.h>
+#include <dl4cpp/nn/layers/RuntimeLayer.h>
 
 namespace dl4cpp::layers {
 
 // Runtime of dl4cpp::DenseLayer (and base of OutputLayer).
-class DenseLayer : public Layer {
+class DenseLayer : public RuntimeLayer {
  public:
   explicit DenseLayer(const FeedForwardLayer& conf);
 
-  std::vector<ParamSpec> paramSpecs() const override;
   void bindParams(const std::vector<Tensor>& params, const std::vector<Tensor>& grads) override;
-  void initParams(Random& random) override;
   Shape outputShape(const Shape& input) const override { return {input[0], nOut_}; }
 
-  void forward(DeviceContext& ctx, const Tensor& input, Tensor& output, bool training) override;
+  void forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
+               const ForwardContext& fwd) override;
   void backwardActivation(DeviceContext& ctx, const Tensor& output, Tensor& grad) override;
   void backwardParams(DeviceContext& ctx, const Tensor& input, const Tensor& grad) override;
   void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override;
@@ -24,8 +23,6 @@ class DenseLayer : public Layer {
   bool hasBias_;
   Activation activation_;
   float alpha_;
-  WeightInit weightInit_;
-  float biasInit_;
   Tensor w_, b_;    // W: (nOut, nIn), b: (nOut) or empty; views into the flat parameters
   Tensor dw_, db_;  // the same shapes, views into the flat gradients
 };

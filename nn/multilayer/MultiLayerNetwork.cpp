@@ -2,6 +2,7 @@
 #include <dl4cpp/nn/layers/SubsamplingLayer.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <dl4cpp/nn/util/ModelSerializer.h>
+#include <dl4cpp/nn/weights/WeightInitializer.h>
 #include <fmt/format.h>
 
 #include <cmath>
@@ -30,17 +31,20 @@ MultiLayerNetwork::MultiLayerNetwork(MultiLayerNetwork&&) noexcept = default;
 MultiLayerNetwork& MultiLayerNetwork::operator=(MultiLayerNetwork&&) noexcept = default;
 
 void MultiLayerNetwork::init() {
-  std::vector<std::unique_ptr<layers::Layer>> layers;
-  std::vector<std::vector<layers::ParamSpec>> specs;
-  int64_t totalParams = 0, totalState = 0;
+  std::vector<std::unique_ptr<layers::RuntimeLayer>> layers;
+  std::vector<std::vector<ParamSpec>> specs;
+  std::vector<std::vector<StateSpec>> stateSpecs;
+  int64_t totalParams = 0, totalState = 0, totalLayerState = 0;
   for (const auto& layerConf : conf_.layers) {
     layers.push_back(layerConf->instantiate());
-    specs.push_back(layers.back()->paramSpecs());
+    specs.push_back(layerConf->paramSpecs());
     for (const auto& spec : specs.back()) {
       const UpdaterParams& u = spec.isBias ? layerConf->resolvedBiasUpdater() : *layerConf->updater;
       totalParams += spec.shape.numel();
       totalState += spec.shape.numel() * u.stateSizePerParam();
     }
+    stateSpecs.push_back(layerConf->stateSpecs());
+    for (const auto& spec : stateSpecs.back()) totalLayerState += spec.shape.numel();
   }
   const Device device = context_->device();
   auto buffer = [&](int64_t values, const char* what) {
@@ -52,13 +56,19 @@ void MultiLayerNetwork::init() {
   Tensor params = buffer(totalParams, "parameters");
   Tensor gradients = buffer(totalParams, "gradients");
   Tensor updaterState = buffer(totalState, "updater state");
+  Tensor layerState = buffer(totalLayerState, "layer state");
   layers_ = std::move(layers);
   segments_.clear();
+  stateLayout_.clear();
   params_ = std::move(params);
   gradients_ = std::move(gradients);
   updaterState_ = std::move(updaterState);
+  layerState_ = std::move(layerState);
 
-  int64_t offset = 0, stateOffset = 0;
+  // Parameters are initialised in layer and spec order, so a seed gives the same values whatever
+  // the device.
+  Random random(conf_.seed);
+  int64_t offset = 0, stateOffset = 0, layerStateOffset = 0;
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Layer& layerConf = *conf_.layers[i];
     std::vector<Tensor> params, grads;
@@ -74,14 +84,25 @@ void MultiLayerNetwork::init() {
       seg.state = updaterState_.view(stateOffset, Shape{stateSize});
       offset += spec.shape.numel();
       stateOffset += stateSize;
+      if (spec.weightInit)
+        initWeights(*spec.weightInit, spec.fanIn, spec.fanOut, seg.param, random);
+      else
+        seg.param.fill(spec.initValue);
       params.push_back(seg.param);
       grads.push_back(seg.grad);
       segments_.push_back(seg);
     }
     layers_[i]->bindParams(params, grads);
+    std::vector<Tensor> state;
+    for (const auto& spec : stateSpecs[i]) {
+      state.push_back(layerState_.view(layerStateOffset, spec.shape));
+      state.back().fill(spec.initValue);
+      stateLayout_.push_back(
+          {static_cast<int>(i), spec.name, layerStateOffset, spec.shape, spec.combine});
+      layerStateOffset += spec.shape.numel();
+    }
+    layers_[i]->bindState(state);
   }
-  Random random(conf_.seed);
-  for (auto& layer : layers_) layer->initParams(random);
   normTensors_.clear();
   for (const auto& seg : segments_)
     if (seg.l2 != 0) normTensors_.push_back(seg.param);
@@ -178,7 +199,9 @@ const Tensor& MultiLayerNetwork::forwardPass(const Tensor& features, int64_t n, 
       continue;
     }
     profileLayer(static_cast<int>(i));
-    layers_[i]->forward(*context_, inputs_[i], outputs_[i], training);
+    const ForwardContext fwd{
+        training, ForwardContext::streamSeed(conf_.seed, replicaIndex_, iteration_, int(i))};
+    layers_[i]->forward(*context_, inputs_[i], outputs_[i], fwd);
   }
   return outputs_.back();
 }
@@ -375,6 +398,16 @@ void MultiLayerNetwork::setUpdaterState(const Tensor& state) {
   updaterState_.copyFrom(state);
 }
 
+void MultiLayerNetwork::setLayerState(const Tensor& state) {
+  requireInit("setLayerState");
+  if (state.numel() != layerState_.numel())
+    throw ShapeError(
+        fmt::format("MultiLayerNetwork::setLayerState: {} values given, the layer "
+                    "state has {}",
+                    state.numel(), layerState_.numel()));
+  layerState_.copyFrom(state);
+}
+
 MultiLayerNetwork MultiLayerNetwork::clone() const { return clone(context_->device()); }
 
 MultiLayerNetwork MultiLayerNetwork::clone(Device device) const {
@@ -383,6 +416,8 @@ MultiLayerNetwork MultiLayerNetwork::clone(Device device) const {
   copy.init();
   copy.setParams(params_);
   copy.setUpdaterState(updaterState_);
+  copy.setLayerState(layerState_);
+  copy.replicaIndex_ = replicaIndex_;
   copy.iteration_ = iteration_;
   copy.epoch_ = epoch_;
   copy.minibatchesInEpoch_ = minibatchesInEpoch_;

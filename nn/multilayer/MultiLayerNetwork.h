@@ -6,8 +6,9 @@
 //   model.fit(trainIterator, 3);     // 3 epochs
 //   Evaluation eval = model.evaluate(testIterator);
 //
-// Memory: the network owns exactly three flat buffers (parameters, gradients, updater state);
-// layers hold views into them, so params()/setParams() and parameter averaging are single copies.
+// Memory: the network owns four flat buffers (parameters, gradients, updater state, and layer
+// state: non-learned values such as running statistics); layers hold views into them, so
+// params()/setParams() and parameter averaging are single copies.
 // Activation and gradient buffers are sized for the largest batch seen and reused; a training
 // step on shapes seen before allocates nothing.
 //
@@ -22,8 +23,8 @@
 #include <dl4cpp/iterators/DataSetIterator.h>
 #include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
 #include <dl4cpp/nn/eval/Evaluation.h>
-#include <dl4cpp/nn/layers/Layer.h>
 #include <dl4cpp/nn/layers/OutputLayer.h>
+#include <dl4cpp/nn/layers/RuntimeLayer.h>
 #include <dl4cpp/nn/listeners/TrainingListener.h>
 #include <dl4cpp/nn/profiling/LayerProfiler.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
@@ -97,8 +98,28 @@ class MultiLayerNetwork {
   Tensor updaterState() const { return updaterState_; }
   void setUpdaterState(const Tensor& state);
   Tensor inputGradient() const { return inputGradient_; }
+  // Non-learned layer state (running statistics and the like), laid out from every layer's
+  // stateSpecs() in layer order; empty when no layer has state.
+  Tensor layerState() const { return layerState_; }
+  void setLayerState(const Tensor& state);
+  // Where each layer's state segments lie in layerState(), with the rule replicas combine them by.
+  struct StateSegment {
+    int layer = 0;
+    std::string name;
+    int64_t offset = 0;
+    Shape shape;
+    StateCombine combine = StateCombine::WeightedMean;
+  };
+  const std::vector<StateSegment>& layerStateLayout() const { return stateLayout_; }
 
-  // A deep copy: configuration, parameters, updater state and counters (DL4J's clone()).
+  // Which replica this network is: worker w of a ParallelWrapper is replica w, a lone network
+  // replica 0. It selects the random streams of the layers' forward passes (ForwardContext.h), so
+  // replicas draw different dropout masks from the same seed.
+  int replicaIndex() const { return replicaIndex_; }
+  void setReplicaIndex(int index) { replicaIndex_ = index; }
+
+  // A deep copy: configuration, parameters, updater state, layer state, counters and replica
+  // index (DL4J's clone()).
   MultiLayerNetwork clone() const;
   // The same deep copy on another device (moves a model between the host and GPUs); the copy
   // keeps this network's thread budget.
@@ -166,9 +187,10 @@ class MultiLayerNetwork {
 
   MultiLayerConfiguration conf_;
   std::unique_ptr<DeviceContext> context_;
-  std::vector<std::unique_ptr<layers::Layer>> layers_;
+  std::vector<std::unique_ptr<layers::RuntimeLayer>> layers_;
   std::vector<ParamSegment> segments_;
-  Tensor params_, gradients_, updaterState_;
+  std::vector<StateSegment> stateLayout_;
+  Tensor params_, gradients_, updaterState_, layerState_;
 
   // fusedPooling_[i]: layer i is a ConvolutionLayer whose output only the MAX pooling layer i + 1
   // reads and which runs that layer's passes inside its own (ConvolutionLayer::fusesWith).
@@ -193,6 +215,7 @@ class MultiLayerNetwork {
   int64_t iteration_ = 0;
   int epoch_ = 0;
   int64_t minibatchesInEpoch_ = 0;
+  int replicaIndex_ = 0;
 };
 
 }  // namespace dl4cpp

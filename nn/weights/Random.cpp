@@ -19,6 +19,11 @@ Random::Random(uint64_t seed) {
   for (auto& s : s_) s = splitmix64(seed);
 }
 
+uint64_t Random::deriveSeed(uint64_t seed, uint64_t salt) {
+  uint64_t x = splitmix64(seed) ^ salt;
+  return splitmix64(x);
+}
+
 uint64_t Random::nextU64() {
   const uint64_t result = rotl(s_[1] * 5, 7) * 9;
   const uint64_t t = s_[1] << 17;

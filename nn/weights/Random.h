@@ -9,6 +9,9 @@ namespace dl4cpp {
 class Random {
  public:
   explicit Random(uint64_t seed);
+  // A seed derived from `seed` and `salt` (a splitmix64 step of their mix): neighbouring salts
+  // give unrelated streams.
+  static uint64_t deriveSeed(uint64_t seed, uint64_t salt);
   uint64_t nextU64();
   // Uniform in [0, 1).
   double nextDouble();

@@ -1,6 +1,7 @@
 #include <dl4cpp/nn/conf/ConfigurationLimits.h>
 #include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
 #include <dl4cpp/nn/layers/ConvolutionLayer.h>
+#include <dl4cpp/nn/layers/RuntimeLayer.h>
 
 #include <tuple>
 
@@ -94,8 +95,51 @@ InputType ConvolutionLayer::resolve(int index, const InputType& input,
   return InputType::convolutional(geometry.outH(input.height), geometry.outW(input.width), nOut);
 }
 
-std::unique_ptr<layers::Layer> ConvolutionLayer::instantiate() const {
+std::unique_ptr<layers::RuntimeLayer> ConvolutionLayer::instantiate() const {
   return std::make_unique<layers::ConvolutionLayer>(*this);
+}
+
+std::vector<ParamSpec> ConvolutionLayer::paramSpecs() const {
+  const double area = static_cast<double>(kernel.h * kernel.w);
+  const double fanIn = static_cast<double>(nIn) * area;
+  const double fanOut = static_cast<double>(nOut) * area / static_cast<double>(stride.h * stride.w);
+  std::vector<ParamSpec> specs;
+  if (hasBias)
+    specs.push_back({"b", Shape{nOut}, true, std::nullopt, 0, 0, float(biasInit.value_or(0))});
+  specs.push_back({"W", Shape{nOut, nIn, kernel.h, kernel.w}, false, weightInit, fanIn, fanOut});
+  return specs;
+}
+
+void writePair(LayerFieldWriter& out, std::string_view key, const ConvolutionLayer::Pair& p) {
+  const int64_t values[] = {p.h, p.w};
+  out.integers(key, values);
+}
+
+ConvolutionLayer::Pair readPair(const LayerFieldReader& in, std::string_view key) {
+  const auto v = in.sizes(key, 2, limits::kMaxExtent);
+  return {v[0], v[1]};
+}
+
+void ConvolutionLayer::writeFields(LayerFieldWriter& out) const {
+  writePair(out, "kernel", kernel);
+  writePair(out, "stride", stride);
+  writePair(out, "padding", padding);
+  writePair(out, "dilation", dilation);
+  out.optionalEnum("convolutionMode", kConvolutionModeNames, convolutionMode);
+  out.integer("nIn", nIn);
+  out.integer("nOut", nOut);
+  out.boolean("hasBias", hasBias);
+}
+
+void ConvolutionLayer::readFields(const LayerFieldReader& in) {
+  kernel = readPair(in, "kernel");
+  stride = readPair(in, "stride");
+  padding = readPair(in, "padding");
+  dilation = readPair(in, "dilation");
+  convolutionMode = in.optionalEnum("convolutionMode", kConvolutionModeNames);
+  nIn = in.size("nIn", limits::kMaxExtent);  // input channels
+  nOut = in.size("nOut", limits::kMaxExtent);
+  hasBias = in.boolean("hasBias");
 }
 
 }  // namespace dl4cpp

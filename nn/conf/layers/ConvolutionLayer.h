@@ -31,10 +31,11 @@ class ConvolutionLayer : public Layer {
   std::string typeName() const override { return "ConvolutionLayer"; }
   bool consumesImages() const override { return true; }
   InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) override;
-  std::unique_ptr<layers::Layer> instantiate() const override;
-  int64_t numParams() const override {
-    return nOut * nIn * kernel.h * kernel.w + (hasBias ? nOut : 0);
-  }
+  std::unique_ptr<layers::RuntimeLayer> instantiate() const override;
+  // b (nOut), then W (nOut, nIn, kH, kW) with DL4J's convolution fans: DL4J's order.
+  std::vector<ParamSpec> paramSpecs() const override;
+  void writeFields(LayerFieldWriter& out) const override;
+  void readFields(const LayerFieldReader& in) override;
 };
 
 class ConvolutionLayer::Builder : public LayerBuilder<Builder, ConvolutionLayer> {
@@ -76,5 +77,9 @@ class ConvolutionLayer::Builder : public LayerBuilder<Builder, ConvolutionLayer>
 // and subsampling.
 bool resolveWindow(ConvolutionMode mode, int64_t inH, int64_t inW, WindowGeometry& g,
                    std::string& why);
+
+// A window's (height, width) pair as JSON writes it: [h, w]. Shared with subsampling.
+void writePair(LayerFieldWriter& out, std::string_view key, const ConvolutionLayer::Pair& p);
+ConvolutionLayer::Pair readPair(const LayerFieldReader& in, std::string_view key);
 
 }  // namespace dl4cpp

@@ -3,7 +3,7 @@
 
 namespace dl4cpp {
 
-std::unique_ptr<layers::Layer> DenseLayer::instantiate() const {
+std::unique_ptr<layers::RuntimeLayer> DenseLayer::instantiate() const {
   return std::make_unique<layers::DenseLayer>(*this);
 }
 

@@ -10,7 +10,7 @@ class DenseLayer : public FeedForwardLayer {
 
   std::shared_ptr<Layer> clone() const override { return std::make_shared<DenseLayer>(*this); }
   std::string typeName() const override { return "DenseLayer"; }
-  std::unique_ptr<layers::Layer> instantiate() const override;
+  std::unique_ptr<layers::RuntimeLayer> instantiate() const override;
 };
 
 class DenseLayer::Builder : public FeedForwardLayerBuilder<Builder, DenseLayer> {};

@@ -2,8 +2,21 @@
 #include <dl4cpp/nn/conf/layers/Layer.h>
 
 #include <cmath>
+#include <numeric>
 
 namespace dl4cpp {
+
+int64_t Layer::numParams() const {
+  const auto specs = paramSpecs();
+  return std::accumulate(specs.begin(), specs.end(), int64_t{0},
+                         [](int64_t sum, const ParamSpec& s) { return sum + s.shape.numel(); });
+}
+
+int64_t Layer::stateSize() const {
+  const auto specs = stateSpecs();
+  return std::accumulate(specs.begin(), specs.end(), int64_t{0},
+                         [](int64_t sum, const StateSpec& s) { return sum + s.shape.numel(); });
+}
 
 void Layer::inheritDefaults(const LayerDefaults& d) {
   if (!activation) activation = d.activation;
@@ -56,6 +69,26 @@ InputType FeedForwardLayer::resolve(int index, const InputType& input,
                       std::to_string(limits::kMaxParameters));
   validateCommon(index);
   return InputType::feedForward(nOut);
+}
+
+std::vector<ParamSpec> FeedForwardLayer::paramSpecs() const {
+  std::vector<ParamSpec> specs{
+      {"W", Shape{nOut, nIn}, false, weightInit, double(nIn), double(nOut)}};
+  if (hasBias)
+    specs.push_back({"b", Shape{nOut}, true, std::nullopt, 0, 0, float(biasInit.value_or(0))});
+  return specs;
+}
+
+void FeedForwardLayer::writeFields(LayerFieldWriter& out) const {
+  out.integer("nIn", nIn);
+  out.integer("nOut", nOut);
+  out.boolean("hasBias", hasBias);
+}
+
+void FeedForwardLayer::readFields(const LayerFieldReader& in) {
+  nIn = in.size("nIn", limits::kMaxValuesPerExample);  // a flattened image's values, say
+  nOut = in.size("nOut", limits::kMaxExtent);
+  hasBias = in.boolean("hasBias");
 }
 
 }  // namespace dl4cpp

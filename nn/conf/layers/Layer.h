@@ -1,22 +1,33 @@
 #pragma once
 // Layer configurations (DL4J's org.deeplearning4j.nn.conf.layers): plain values describing a
 // layer, built with DL4J-style builders, e.g.
-//   ConvolutionLayer::Builder(5, 5).nIn(1).stride(1,
-//   1).nOut(20).activation(Activation::IDENTITY).build()
+//   ConvolutionLayer::Builder(5, 5).nIn(1).stride(1, 1).nOut(20).build()
 // Every field left unset takes the value given to NeuralNetConfiguration::Builder (as in DL4J).
 // NeuralNetConfiguration's list builder calls resolve() in order; resolve() fills those defaults
-// and nIn, validates everything, and returns what the layer outputs. instantiate() then makes the
-// runtime layer (dl4cpp::layers) that MultiLayerNetwork runs.
+// and nIn, validates everything, and returns what the layer outputs.
+//
+// A layer type describes itself completely in its own files: its fields and builder, how its
+// fields read and write JSON (writeFields/readFields), its parameters and state (paramSpecs,
+// stateSpecs) and its runtime object (instantiate). The LayerRegistry (nn/conf/LayerRegistry.h)
+// maps its typeName() to a factory, which is how JSON and model files find it again; a layer type
+// user code registers there round-trips like a built-in one. docs/adding-a-layer.md walks through
+// adding one.
 #include <dl4cpp/nn/conf/Enums.h>
 #include <dl4cpp/nn/conf/InputType.h>
-#include <dl4cpp/nn/layers/Layer.h>
+#include <dl4cpp/nn/conf/LayerFields.h>
+#include <dl4cpp/nn/conf/layers/LayerSpecs.h>
 #include <dl4cpp/nn/updaters/Updaters.h>
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace dl4cpp {
+
+namespace layers {
+class RuntimeLayer;
+}  // namespace layers
 
 // The network-wide defaults set on NeuralNetConfiguration::Builder (DL4J's defaults).
 struct LayerDefaults {
@@ -34,15 +45,27 @@ class Layer {
  public:
   virtual ~Layer() = default;
   virtual std::shared_ptr<Layer> clone() const = 0;
+  // The name JSON and model files know the type by (the LayerRegistry's key).
   virtual std::string typeName() const = 0;
   // True when the layer consumes images (N, C, H, W); false for rows (N, size).
   virtual bool consumesImages() const = 0;
   // Takes defaults, infers nIn from `input`, validates; returns the output type. Errors are
   // ConfigError naming the layer index (`index`), the field and the bad value.
   virtual InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) = 0;
-  virtual std::unique_ptr<layers::Layer> instantiate() const = 0;
-  // Parameters of the resolved layer.
-  virtual int64_t numParams() const { return 0; }
+  // The runtime object MultiLayerNetwork runs (of the resolved layer).
+  virtual std::unique_ptr<layers::RuntimeLayer> instantiate() const = 0;
+
+  // Learned parameters and non-learned state of the resolved layer, in buffer order.
+  virtual std::vector<ParamSpec> paramSpecs() const { return {}; }
+  virtual std::vector<StateSpec> stateSpecs() const { return {}; }
+  // Values in paramSpecs() and stateSpecs().
+  int64_t numParams() const;
+  int64_t stateSize() const;
+
+  // The fields this type adds to the common ones, written after them in the layer's JSON object;
+  // readFields() reads what writeFields() wrote (into a default-constructed layer).
+  virtual void writeFields(LayerFieldWriter& out) const { (void)out; }
+  virtual void readFields(const LayerFieldReader& in) { (void)in; }
 
   std::string name;
   std::optional<Activation> activation;
@@ -75,7 +98,10 @@ class FeedForwardLayer : public Layer {
 
   bool consumesImages() const override { return false; }
   InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) override;
-  int64_t numParams() const override { return nIn * nOut + (hasBias ? nOut : 0); }
+  // W (nOut, nIn) with fans nIn and nOut, then b (nOut).
+  std::vector<ParamSpec> paramSpecs() const override;
+  void writeFields(LayerFieldWriter& out) const override;
+  void readFields(const LayerFieldReader& in) override;
 };
 
 // The builder methods every layer has. Derived: the concrete builder; Conf: the layer it builds.

@@ -19,8 +19,18 @@ InputType OutputLayer::resolve(int index, const InputType& input, const LayerDef
   return out;
 }
 
-std::unique_ptr<layers::Layer> OutputLayer::instantiate() const {
+std::unique_ptr<layers::RuntimeLayer> OutputLayer::instantiate() const {
   return std::make_unique<layers::OutputLayer>(*this);
+}
+
+void OutputLayer::writeFields(LayerFieldWriter& out) const {
+  FeedForwardLayer::writeFields(out);
+  out.enumValue("lossFunction", kLossNames, lossFunction);
+}
+
+void OutputLayer::readFields(const LayerFieldReader& in) {
+  FeedForwardLayer::readFields(in);
+  lossFunction = in.enumValue("lossFunction", kLossNames);
 }
 
 }  // namespace dl4cpp

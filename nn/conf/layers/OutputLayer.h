@@ -16,7 +16,9 @@ class OutputLayer : public FeedForwardLayer {
   std::shared_ptr<Layer> clone() const override { return std::make_shared<OutputLayer>(*this); }
   std::string typeName() const override { return "OutputLayer"; }
   InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) override;
-  std::unique_ptr<layers::Layer> instantiate() const override;
+  std::unique_ptr<layers::RuntimeLayer> instantiate() const override;
+  void writeFields(LayerFieldWriter& out) const override;
+  void readFields(const LayerFieldReader& in) override;
 };
 
 class OutputLayer::Builder : public FeedForwardLayerBuilder<Builder, OutputLayer> {

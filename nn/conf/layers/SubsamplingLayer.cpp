@@ -1,4 +1,5 @@
 #include <dl4cpp/nn/conf/layers/SubsamplingLayer.h>
+#include <dl4cpp/nn/layers/RuntimeLayer.h>
 #include <dl4cpp/nn/layers/SubsamplingLayer.h>
 
 namespace dl4cpp {
@@ -21,8 +22,24 @@ InputType SubsamplingLayer::resolve(int index, const InputType& input,
                                   input.channels);
 }
 
-std::unique_ptr<layers::Layer> SubsamplingLayer::instantiate() const {
+std::unique_ptr<layers::RuntimeLayer> SubsamplingLayer::instantiate() const {
   return std::make_unique<layers::SubsamplingLayer>(*this);
+}
+
+void SubsamplingLayer::writeFields(LayerFieldWriter& out) const {
+  out.enumValue("poolingType", kPoolingNames, poolingType);
+  writePair(out, "kernel", kernel);
+  writePair(out, "stride", stride);
+  writePair(out, "padding", padding);
+  out.optionalEnum("convolutionMode", kConvolutionModeNames, convolutionMode);
+}
+
+void SubsamplingLayer::readFields(const LayerFieldReader& in) {
+  poolingType = in.enumValue("poolingType", kPoolingNames);
+  kernel = readPair(in, "kernel");
+  stride = readPair(in, "stride");
+  padding = readPair(in, "padding");
+  convolutionMode = in.optionalEnum("convolutionMode", kConvolutionModeNames);
 }
 
 }  // namespace dl4cpp

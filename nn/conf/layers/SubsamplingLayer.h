@@ -24,7 +24,9 @@ class SubsamplingLayer : public Layer {
   std::string typeName() const override { return "SubsamplingLayer"; }
   bool consumesImages() const override { return true; }
   InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) override;
-  std::unique_ptr<layers::Layer> instantiate() const override;
+  std::unique_ptr<layers::RuntimeLayer> instantiate() const override;
+  void writeFields(LayerFieldWriter& out) const override;
+  void readFields(const LayerFieldReader& in) override;
 };
 
 class SubsamplingLayer::Builder : public LayerBuilder<Builder, SubsamplingLayer> {

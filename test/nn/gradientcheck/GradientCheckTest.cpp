@@ -59,7 +59,7 @@ class BrokenDenseRuntime : public layers::DenseLayer {
 class BrokenDense : public dl4cpp::DenseLayer {
  public:
   std::shared_ptr<Layer> clone() const override { return std::make_shared<BrokenDense>(*this); }
-  std::unique_ptr<layers::Layer> instantiate() const override {
+  std::unique_ptr<layers::RuntimeLayer> instantiate() const override {
     return std::make_unique<BrokenDenseRuntime>(*this);
   }
 };

@@ -15,7 +15,7 @@ TEST_SUITE("nn/layers") {
     // x = [[1 2 3], [4 5 6], [7 8 9]]
     const Tensor x = Tensor::fromVector({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
     Tensor y(Shape{1, 2, 2, 2});
-    b.layer->forward(ctx, x, y, false);
+    b.layer->forward(ctx, x, y, testutil::mode(false));
     // filter 1 (diagonal): x[i][j] + x[i+1][j+1] + 0.5 -> [6.5, 8.5, 12.5, 14.5]
     // filter 2 (sum of window) - 1 -> [11, 15, 23, 27]
     testutil::checkValues(y, {6.5f, 8.5f, 12.5f, 14.5f, 11, 15, 23, 27});
@@ -32,7 +32,7 @@ TEST_SUITE("nn/layers") {
     DeviceContext ctx;
     const Tensor x = Tensor::fromVector({1, 1, 2, 2}, {1, 2, 3, 4});
     Tensor y(Shape{1, 1, 2, 2});
-    b.layer->forward(ctx, x, y, false);
+    b.layer->forward(ctx, x, y, testutil::mode(false));
     // Every 3x3 window centred on a pixel of a 2x2 image covers the whole image: sum = 10.
     testutil::checkValues(y, {10, 10, 10, 10});
   }

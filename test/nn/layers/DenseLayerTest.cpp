@@ -16,7 +16,7 @@ TEST_SUITE("nn/layers") {
     // x = [[1, 1, 1], [2, 0, -1]]
     const Tensor x = Tensor::fromVector({2, 3}, {1, 1, 1, 2, 0, -1});
     Tensor y(Shape{2, 2});
-    b.layer->forward(ctx, x, y, false);
+    b.layer->forward(ctx, x, y, testutil::mode(false));
     // row 0: [1+2+3+0.5, -1+0+1-0.5] = [6.5, -0.5] -> relu [6.5, 0]
     // row 1: [2+0-3+0.5, -2+0-1-0.5] = [-0.5, -3.5] -> relu [0, 0]
     testutil::checkValues(y, {6.5f, 0, 0, 0});
@@ -29,7 +29,7 @@ TEST_SUITE("nn/layers") {
     DeviceContext ctx;
     const Tensor x = Tensor::fromVector({1, 2}, {5, 7});
     Tensor y(Shape{1, 2});
-    b.layer->forward(ctx, x, y, true);
+    b.layer->forward(ctx, x, y, testutil::mode(true));
     testutil::checkValues(y, {1 * 5 + 2 * 7, 3 * 5 + 4 * 7});
     Tensor g = Tensor::fromVector({1, 2}, {1, -2});
     b.layer->backwardActivation(ctx, y, g);
@@ -71,7 +71,7 @@ TEST_SUITE("nn/layers") {
                               {{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 0, 0, 0}});
       DeviceContext ctx;
       Tensor y(Shape{1, 4});
-      b.layer->forward(ctx, Tensor::fromVector({1, 4}, z), y, false);
+      b.layer->forward(ctx, Tensor::fromVector({1, 4}, z), y, testutil::mode(false));
       testutil::checkValues(y, c.expected);
     }
   }

@@ -1,7 +1,7 @@
 #pragma once
 // Helpers for layer tests: a resolved layer bound to parameter tensors the test owns.
 #include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
-#include <dl4cpp/nn/layers/Layer.h>
+#include <dl4cpp/nn/layers/RuntimeLayer.h>
 
 #include <memory>
 #include <vector>
@@ -9,7 +9,7 @@
 namespace testutil {
 
 struct BoundLayer {
-  std::unique_ptr<dl4cpp::layers::Layer> layer;
+  std::unique_ptr<dl4cpp::layers::RuntimeLayer> layer;
   std::vector<dl4cpp::Tensor> params, grads;
 };
 
@@ -21,7 +21,7 @@ BoundLayer bind(Conf conf, const dl4cpp::InputType& input,
   conf.resolve(0, input, dl4cpp::LayerDefaults{});
   BoundLayer b;
   b.layer = conf.instantiate();
-  const auto specs = b.layer->paramSpecs();
+  const auto specs = conf.paramSpecs();
   for (size_t i = 0; i < specs.size(); ++i) {
     b.params.push_back(dl4cpp::Tensor::fromVector(specs[i].shape, paramValues.at(i)));
     b.grads.emplace_back(specs[i].shape);
@@ -29,6 +29,9 @@ BoundLayer bind(Conf conf, const dl4cpp::InputType& input,
   b.layer->bindParams(b.params, b.grads);
   return b;
 }
+
+// A forward context in training or inference mode (the random stream is unused by these layers).
+inline dl4cpp::ForwardContext mode(bool training) { return dl4cpp::ForwardContext{training, 0}; }
 
 inline void checkValues(const dl4cpp::Tensor& actual, const std::vector<float>& expected,
                         float tol = 1e-5f) {

@@ -20,7 +20,7 @@ testutil::BoundLayer identityOutput(LossFunction loss, Activation act, int64_t n
 double lossAndGradient(testutil::BoundLayer& b, const Tensor& z, const Tensor& labels, Tensor& dz) {
   DeviceContext ctx;
   Tensor y(z.shape());
-  b.layer->forward(ctx, z, y, true);
+  b.layer->forward(ctx, z, y, testutil::mode(true));
   return static_cast<layers::OutputLayer&>(*b.layer).lossGradient(ctx, y, labels, dz);
 }
 }  // namespace

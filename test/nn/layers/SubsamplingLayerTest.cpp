@@ -15,7 +15,7 @@ TEST_SUITE("nn/layers") {
     DeviceContext ctx;
     const Tensor x = Tensor::fromVector({1, 1, 4, 4}, kImage);
     Tensor y(Shape{1, 1, 2, 2});
-    b.layer->forward(ctx, x, y, true);
+    b.layer->forward(ctx, x, y, testutil::mode(true));
     testutil::checkValues(y, {6, 8, 14, 16});
     const Tensor g = Tensor::fromVector({1, 1, 2, 2}, {1, 2, 3, 4});
     Tensor dx(Shape{1, 1, 4, 4});
@@ -29,7 +29,7 @@ TEST_SUITE("nn/layers") {
     DeviceContext ctx;
     const Tensor x = Tensor::fromVector({1, 1, 4, 4}, kImage);
     Tensor y(Shape{1, 1, 2, 2});
-    b.layer->forward(ctx, x, y, true);
+    b.layer->forward(ctx, x, y, testutil::mode(true));
     testutil::checkValues(y, {3.5f, 5.5f, 11.5f, 13.5f});
     const Tensor g = Tensor::fromVector({1, 1, 2, 2}, {4, 8, 12, 16});
     Tensor dx(Shape{1, 1, 4, 4});
@@ -45,7 +45,7 @@ TEST_SUITE("nn/layers") {
         InputType::convolutional(2, 2, 1), {});
     DeviceContext ctx;
     Tensor y(Shape{1, 1, 2, 2});
-    b.layer->forward(ctx, Tensor::fromVector({1, 1, 2, 2}, {1, 2, 3, 4}), y, false);
+    b.layer->forward(ctx, Tensor::fromVector({1, 1, 2, 2}, {1, 2, 3, 4}), y, testutil::mode(false));
     testutil::checkValues(y, {2.5f, 2.5f, 2.5f, 2.5f});
   }
 
@@ -55,8 +55,10 @@ TEST_SUITE("nn/layers") {
     auto second = testutil::bind(conf, InputType::convolutional(2, 2, 1), {});
     DeviceContext ctx;
     Tensor y(Shape{1, 1, 1, 1});
-    first.layer->forward(ctx, Tensor::fromVector({1, 1, 2, 2}, {9, 0, 0, 0}), y, true);
-    second.layer->forward(ctx, Tensor::fromVector({1, 1, 2, 2}, {0, 0, 0, 9}), y, true);
+    first.layer->forward(ctx, Tensor::fromVector({1, 1, 2, 2}, {9, 0, 0, 0}), y,
+                         testutil::mode(true));
+    second.layer->forward(ctx, Tensor::fromVector({1, 1, 2, 2}, {0, 0, 0, 9}), y,
+                          testutil::mode(true));
     Tensor dx(Shape{1, 1, 2, 2});
     first.layer->backwardInput(ctx, Tensor::fromVector({1, 1, 1, 1}, {1}), dx);
     testutil::checkValues(dx, {1, 0, 0, 0});

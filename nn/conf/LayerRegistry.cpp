@@ -1,0 +1,59 @@
+#include <dl4cpp/nn/conf/LayerRegistry.h>
+#include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
+#include <dl4cpp/nn/conf/layers/DenseLayer.h>
+#include <dl4cpp/nn/conf/layers/OutputLayer.h>
+#include <dl4cpp/nn/conf/layers/SubsamplingLayer.h>
+
+#include <mutex>
+
+namespace dl4cpp {
+
+LayerRegistry& LayerRegistry::instance() {
+  static LayerRegistry* registry = [] {
+    auto* r = new LayerRegistry();  // never destroyed: usable from other statics' destructors
+    registerBuiltinLayers(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+void LayerRegistry::add(const std::string& typeName, Factory factory) {
+  if (typeName.empty()) throw ConfigError("LayerRegistry::add: the type name is empty");
+  if (!factory) throw ConfigError("LayerRegistry::add: no factory given for " + typeName);
+  std::unique_lock lock(mutex_);
+  if (!factories_.emplace(typeName, std::move(factory)).second)
+    throw ConfigError("LayerRegistry::add: a layer type named " + typeName +
+                      " is already registered");
+}
+
+bool LayerRegistry::contains(const std::string& typeName) const {
+  std::shared_lock lock(mutex_);
+  return factories_.count(typeName) != 0;
+}
+
+std::shared_ptr<Layer> LayerRegistry::create(const std::string& typeName) const {
+  Factory factory;
+  {
+    std::shared_lock lock(mutex_);
+    const auto it = factories_.find(typeName);
+    if (it == factories_.end()) return nullptr;
+    factory = it->second;
+  }
+  return factory();
+}
+
+std::vector<std::string> LayerRegistry::typeNames() const {
+  std::shared_lock lock(mutex_);
+  std::vector<std::string> names;
+  for (const auto& [name, factory] : factories_) names.push_back(name);
+  return names;
+}
+
+void registerBuiltinLayers(LayerRegistry& registry) {
+  registry.add<ConvolutionLayer>();
+  registry.add<SubsamplingLayer>();
+  registry.add<DenseLayer>();
+  registry.add<OutputLayer>();
+}
+
+}  // namespace dl4cpp

@@ -1,0 +1,32 @@
+#pragma once
+// What a forward pass tells each layer besides its input: the mode, and a random stream of its
+// own. The stream's seed is derived from the network's seed, the replica's index (worker w of a
+// ParallelWrapper is replica w; a lone network is replica 0), the iteration and the layer's index,
+// so dropout-like layers draw the same numbers in every run with the same seed and the same
+// worker count, whatever the thread timing, and a model resumed from a checkpoint draws what the
+// uninterrupted run would have.
+#include <dl4cpp/nn/weights/Random.h>
+
+#include <cstdint>
+
+namespace dl4cpp {
+
+struct ForwardContext {
+  // Training-mode behaviour (dropout active, batch statistics); false for inference.
+  bool training = false;
+  // The seed of this layer's stream for this pass.
+  uint64_t seed = 0;
+
+  // A generator over this layer's stream (each call starts it afresh).
+  Random random() const { return Random(seed); }
+
+  // The seed for layer `layer` of replica `replica` at iteration `iteration` of a network seeded
+  // with `networkSeed`.
+  static uint64_t streamSeed(uint64_t networkSeed, int replica, int64_t iteration, int layer) {
+    uint64_t s = Random::deriveSeed(networkSeed, static_cast<uint64_t>(replica));
+    s = Random::deriveSeed(s, static_cast<uint64_t>(iteration));
+    return Random::deriveSeed(s, static_cast<uint64_t>(layer));
+  }
+};
+
+}  // namespace dl4cpp
