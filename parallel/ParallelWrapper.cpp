@@ -1,6 +1,7 @@
 #include <dl4cpp/iterators/AsyncDataSetIterator.h>
 #include <dl4cpp/nn/backend/cuda/CudaMemory.h>
 #include <dl4cpp/parallel/CpuAffinity.h>
+#include <dl4cpp/parallel/LayerStateCombiner.h>
 #include <dl4cpp/parallel/ParallelWrapper.h>
 #include <dl4cpp/parallel/ParameterAverager.h>
 #include <dl4cpp/parallel/WorkerPool.h>
@@ -56,7 +57,8 @@ struct ParallelWrapper::Impl {
   std::unique_ptr<WorkerPool> pool;
   std::vector<std::unique_ptr<MultiLayerNetwork>>
       replicas;  // replicas[w]: built and used by worker w
-  std::vector<Tensor> replicaParams, replicaStates, replicaGradients;
+  std::vector<Tensor> replicaParams, replicaStates, replicaGradients, replicaLayerStates;
+  std::unique_ptr<LayerStateCombiner> layerStateCombiner;
   // Where averages are written: every replica and the root (updater state: the root, plus the
   // replicas when averageUpdaters). The root's entries are refreshed by every fit(), in case the
   // root was re-initialised since build().
@@ -87,6 +89,7 @@ struct ParallelWrapper::Impl {
       MultiLayerNetwork& r = *replicas[static_cast<size_t>(w)];
       r.setParams(root->params());
       r.setUpdaterState(root->updaterState());
+      r.setLayerState(root->layerState());
       r.setIterationCount(root->getIterationCount());
       r.setEpochCount(root->getEpochCount());
     });
@@ -261,13 +264,17 @@ ParallelWrapper ParallelWrapper::Builder::build() {
     auto replica = std::make_unique<MultiLayerNetwork>(p->root->getConfiguration(), device,
                                                        p->threadsPerWorker);
     replica->init();
+    replica->setReplicaIndex(w);
     p->replicas[static_cast<size_t>(w)] = std::move(replica);
   });
   for (auto& r : impl->replicas) {
     impl->replicaParams.push_back(r->params());
     impl->replicaStates.push_back(r->updaterState());
     impl->replicaGradients.push_back(r->gradient());
+    impl->replicaLayerStates.push_back(r->layerState());
   }
+  impl->layerStateCombiner =
+      std::make_unique<LayerStateCombiner>(impl->replicas.front()->layerStateLayout(), workers);
   impl->paramDestinations = impl->replicaParams;
   impl->paramDestinations.push_back(Tensor());  // the root's, set by each fit()
   impl->stateDestinations = {Tensor()};
@@ -407,6 +414,7 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator, int64_t alreadyT
                       score, root->getIterationCount()));
 
     pool->run([this](int w) { averagePhase(w); });
+    layerStateCombiner->combine(replicaLayerStates, weights, root->layerState());
     double averaging = seconds(Clock::now() - trained);
     if (mode == TrainingMode::SHARED_GRADIENTS) {
       // The update is training work (every worker applies it); only the copy is averaging cost.

@@ -153,12 +153,6 @@ class ParallelWrapper::Builder {
     bindToCores_ = b;
     return *this;
   }
-  // dl4cpp always deals minibatch i to worker i mod N and sums in a fixed order, so training is
-  // reproducible whatever this says; the option is kept so DL4J-style code states its intent.
-  Builder& deterministic(bool b) {
-    deterministic_ = b;
-    return *this;
-  }
   Builder& trainingMode(TrainingMode m) {
     mode_ = m;
     return *this;
@@ -188,7 +182,6 @@ class ParallelWrapper::Builder {
   std::vector<Device> devices_;
   int threadsPerWorker_ = 0;
   bool bindToCores_ = false;
-  bool deterministic_ = false;
   TrainingMode mode_ = TrainingMode::AVERAGING;
   std::optional<Checkpoint> checkpoint_;
   std::filesystem::path checkpointDirectory_;

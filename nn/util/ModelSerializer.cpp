@@ -26,6 +26,7 @@ constexpr Tag kConfigurationTag{'C', 'O', 'N', 'F'};
 constexpr Tag kParamsTag{'P', 'A', 'R', 'M'};
 constexpr Tag kUpdaterTag{'U', 'P', 'D', 'T'};
 constexpr Tag kCountersTag{'C', 'N', 'T', 'R'};
+constexpr Tag kLayerStateTag{'S', 'T', 'A', 'T'};  // format version 2 on
 
 std::string tagName(const Tag& t) {
   std::string s;
@@ -155,12 +156,13 @@ struct Section {
 // without reading its payloads. So the file reader can reject what is not a model, or a model
 // whose sections do not add up to the file's size, after a few dozen bytes.
 struct Layout {
-  std::optional<Section> configuration, params, updater, counters;
+  std::optional<Section> configuration, params, updater, counters, layerState;
 };
 
-// Format version 1: after the preamble, section count and header CRC32 (over the 16 bytes
+// Format versions 1 and 2: after the preamble, section count and header CRC32 (over the 16 bytes
 // before it), then the sections, in any order, each at most once; CONF, PARM and CNTR required.
-Layout readLayoutV1(Reader& r, const ReadAt& readAt, const std::string& source) {
+// Version 2 adds STAT (the layer state), present when the configuration has layer state.
+Layout readSections(Reader& r, const ReadAt& readAt, uint32_t version, const std::string& source) {
   const uint32_t sectionCount = r.u32("the section count");
   const uint32_t storedHeaderCrc = r.u32("the header checksum");
   std::array<std::byte, kPreambleSize + 4> header;
@@ -169,8 +171,8 @@ Layout readLayoutV1(Reader& r, const ReadAt& readAt, const std::string& source) 
     throw ChecksumError(
         fmt::format("{}: header checksum mismatch (the file is corrupted)", source));
 
-  // Each of the four tags may occur once, so a fifth section header is always an error: however
-  // large the count, the loop reads at most five.
+  // Each tag may occur once, so one section more than the version's tags is always an error:
+  // however large the count, the loop reads at most that many.
   Layout layout;
   for (uint32_t i = 0; i < sectionCount; ++i) {
     Section s;
@@ -184,11 +186,12 @@ Layout readLayoutV1(Reader& r, const ReadAt& readAt, const std::string& source) 
                       "declares {} bytes, only {} left",
                       source, tagName(s.tag), s.offset, s.length, r.remaining()));
     s.payloadOffset = r.skip(s.length, "a section");
-    std::optional<Section>* slot = s.tag == kConfigurationTag ? &layout.configuration
-                                   : s.tag == kParamsTag      ? &layout.params
-                                   : s.tag == kUpdaterTag     ? &layout.updater
-                                   : s.tag == kCountersTag    ? &layout.counters
-                                                              : nullptr;
+    std::optional<Section>* slot = s.tag == kConfigurationTag                ? &layout.configuration
+                                   : s.tag == kParamsTag                     ? &layout.params
+                                   : s.tag == kUpdaterTag                    ? &layout.updater
+                                   : s.tag == kCountersTag                   ? &layout.counters
+                                   : s.tag == kLayerStateTag && version >= 2 ? &layout.layerState
+                                                                             : nullptr;
     if (!slot)
       throw DataFormatError(
           fmt::format("{}: unknown section {} at offset {}", source, tagName(s.tag), s.offset));
@@ -218,7 +221,8 @@ Layout readLayout(const ReadAt& readAt, uint64_t size, const std::string& source
   const uint32_t version = r.u32("the format version");
   switch (version) {
     case 1:
-      return readLayoutV1(r, readAt, source);
+    case 2:
+      return readSections(r, readAt, version, source);
     default:
       throw VersionError(fmt::format(
           "{}: model format version {} cannot be read by this dl4cpp "
@@ -231,8 +235,9 @@ Layout readLayout(const ReadAt& readAt, uint64_t size, const std::string& source
 // What a file holds.
 struct Contents {
   std::string configurationJson;
-  std::span<const std::byte> params;                  // float32 little-endian
-  std::optional<std::span<const std::byte>> updater;  // float32 little-endian
+  std::span<const std::byte> params;                     // float32 little-endian
+  std::optional<std::span<const std::byte>> updater;     // float32 little-endian
+  std::optional<std::span<const std::byte>> layerState;  // float32 little-endian
   int64_t iteration = 0;
   int epoch = 0;
   int64_t minibatchesInEpoch = 0;
@@ -279,6 +284,7 @@ Contents readContents(std::span<const std::byte> bytes, const Layout& layout,
   c.configurationJson.assign(reinterpret_cast<const char*>(conf.data()), conf.size());
   c.params = payload(*layout.params);
   if (layout.updater) c.updater = payload(*layout.updater);
+  if (layout.layerState) c.layerState = payload(*layout.layerState);
   readCountersV1(payload(*layout.counters), c, source);
   return c;
 }
@@ -314,7 +320,8 @@ std::vector<std::byte> ModelSerializer::toBytes(const MultiLayerNetwork& model, 
   Writer file;
   file.raw(kMagic.data(), kMagic.size());
   file.u32(kFormatVersion);
-  file.u32(saveUpdater ? 4 : 3);
+  const bool hasLayerState = model.layerState().numel() > 0;
+  file.u32(3 + (saveUpdater ? 1 : 0) + (hasLayerState ? 1 : 0));
   file.u32(crc32Of(file.bytes()));
 
   const std::string json = model.getConfiguration().toJson();
@@ -330,6 +337,12 @@ std::vector<std::byte> ModelSerializer::toBytes(const MultiLayerNetwork& model, 
     Writer state;
     state.floats(model.updaterState());
     appendSection(file, kUpdaterTag, state.bytes());
+  }
+
+  if (hasLayerState) {
+    Writer state;
+    state.floats(model.layerState());
+    appendSection(file, kLayerStateTag, state.bytes());
   }
 
   Writer counters;
@@ -353,8 +366,11 @@ MultiLayerNetwork ModelSerializer::restoreFromBytes(std::span<const std::byte> b
   }
   // Checked before anything is allocated: the parameter count follows from the configuration,
   // and the section that must hold it is bounded by the file's size.
-  int64_t expectedParams = 0;
-  for (const auto& layer : conf.layers) expectedParams += layer->numParams();
+  int64_t expectedParams = 0, expectedLayerState = 0;
+  for (const auto& layer : conf.layers) {
+    expectedParams += layer->numParams();
+    expectedLayerState += layer->stateSize();
+  }
   const int64_t storedParams = floatCount(c.params, "PARM (parameters)", source);
   if (storedParams != expectedParams)
     throw DataMismatchError(
@@ -362,9 +378,17 @@ MultiLayerNetwork ModelSerializer::restoreFromBytes(std::span<const std::byte> b
                     "has {}",
                     source, storedParams, expectedParams));
 
+  const int64_t storedLayerState =
+      c.layerState ? floatCount(*c.layerState, "STAT (layer state)", source) : 0;
+  if (storedLayerState != expectedLayerState)
+    throw DataMismatchError(fmt::format(
+        "{}: the file holds {} layer state values{} but its configuration has {}", source,
+        storedLayerState, c.layerState ? "" : " (no STAT section)", expectedLayerState));
+
   MultiLayerNetwork model(std::move(conf));
   model.init();
   readFloats(c.params, model.params());
+  if (c.layerState) readFloats(*c.layerState, model.layerState());
   if (loadUpdater && c.updater) {
     const int64_t storedState = floatCount(*c.updater, "UPDT (updater state)", source);
     if (storedState != model.updaterState().numel())

@@ -1,8 +1,8 @@
 #pragma once
 // ModelSerializer: saves a MultiLayerNetwork to one file and restores it, in another process if
 // need be (DL4J's ModelSerializer). The format is in docs/model-format.md: magic, format version,
-// then sections (configuration JSON, flat parameters, optional updater state, training counters),
-// each with its length and CRC32.
+// then sections (configuration JSON, flat parameters, optional updater state, layer state when
+// the layers have any, training counters), each with its length and CRC32.
 //
 //   ModelSerializer::writeModel(model, "lenet.dl4cpp", true);       // or model.save(path)
 //   MultiLayerNetwork m = ModelSerializer::restoreMultiLayerNetwork("lenet.dl4cpp");
@@ -21,7 +21,8 @@
 //                       section, bad layout
 //   ChecksumError       a section's CRC32 does not match its bytes (section named)
 //   VersionError        a format version this build cannot read (e.g. written by a newer dl4cpp)
-//   DataMismatchError   the parameters (or updater state) do not fit the stored configuration
+//   DataMismatchError   the parameters (or updater or layer state) do not fit the stored
+//                       configuration
 //   ConfigError         the stored configuration JSON is invalid (JSON path named), nested more
 //                       than 64 levels, larger than 16 MiB, or beyond the size limits of
 //                       nn/conf/ConfigurationLimits.h
@@ -45,14 +46,14 @@ namespace dl4cpp {
 class ModelSerializer {
  public:
   // The format version writeModel() writes, and the newest restore*() reads.
-  static constexpr uint32_t kFormatVersion = 1;
+  static constexpr uint32_t kFormatVersion = 2;
 
   // Writes `model` (initialised) to `path` atomically. saveUpdater: include the updater state
   // (needed to continue training exactly; not for inference).
   static void writeModel(const MultiLayerNetwork& model, const std::filesystem::path& path,
                          bool saveUpdater);
-  // Reads a model written by writeModel(): configuration, parameters, counters and, when
-  // loadUpdater and the file has it, updater state (otherwise the updater state is zero, as
+  // Reads a model written by writeModel(): configuration, parameters, layer state, counters and,
+  // when loadUpdater and the file has it, updater state (otherwise the updater state is zero, as
   // after init()). The network runs on the CPU with all cores (as MultiLayerNetwork's default).
   static MultiLayerNetwork restoreMultiLayerNetwork(const std::filesystem::path& path,
                                                     bool loadUpdater = true);

@@ -321,12 +321,8 @@ TEST_SUITE("parallel") {
   TEST_CASE("ParallelWrapper: two runs with the same seed are bit-identical") {
     auto run = [] {
       MultiLayerNetwork root = initialized(testutil::smallNet(Nesterovs(0.05, 0.9), 1e-4));
-      auto wrapper = testutil::wrapperOnCpu(root)
-                         .workers(2)
-                         .averagingFrequency(3)
-                         .prefetchBuffer(4)
-                         .deterministic(true)
-                         .build();
+      auto wrapper =
+          testutil::wrapperOnCpu(root).workers(2).averagingFrequency(3).prefetchBuffer(4).build();
       VectorIterator it(testutil::batches(17, 8));
       wrapper.fit(it, 2);
       return root.params().toVector();

@@ -107,10 +107,10 @@ inline std::vector<Section> sections(const std::vector<std::byte>& file) {
   return out;
 }
 
-// A version-1 file from (tag, payload) pairs, with correct checksums.
+// A file of format `version` from (tag, payload) pairs, with correct checksums.
 inline std::vector<std::byte> assemble(
     const std::vector<std::pair<std::string, std::vector<std::byte>>>& parts,
-    uint32_t version = 1) {
+    uint32_t version = dl4cpp::ModelSerializer::kFormatVersion) {
   std::vector<std::byte> file(kHeaderSize);
   const char magic[8] = {'D', 'L', '4', 'C', 'P', 'P', 'M', 0x1a};
   std::memcpy(file.data(), magic, 8);

@@ -1,0 +1,44 @@
+#pragma once
+// LayerStateCombiner: at every averaging, combines the replicas' layer state (running statistics
+// and the like: MultiLayerNetwork::layerState()) segment by segment, each by its own rule
+// (StateCombine in nn/conf/layers/LayerSpecs.h), and writes the result to every replica and the
+// root. Replicas are weighted by the examples they trained on in the round; one that trained on
+// none has no vote.
+//
+// Layer state is small (a few values per channel), so the coordinator thread combines it alone,
+// in host buffers allocated once at construction: averaging allocates nothing, and the replicas
+// may live on any device (their state is copied to the host and back).
+#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
+#include <dl4cpp/nn/tensor/Tensor.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace dl4cpp::parallel {
+
+class LayerStateCombiner {
+ public:
+  // The layout of every replica's layer state (they share the configuration).
+  explicit LayerStateCombiner(std::vector<MultiLayerNetwork::StateSegment> layout,
+                              int replicas = 0);
+
+  bool empty() const { return layout_.empty(); }
+
+  // Combines replicaStates[r] weighted by examples[r] into replicaStates (each kept by a
+  // PerReplica segment) and `root`. All-zero weights leave everything unchanged.
+  void combine(const std::vector<Tensor>& replicaStates, const std::vector<int64_t>& examples,
+               Tensor root);
+
+  // The combination of host buffers `states` (same layout) into `out`, by the segments' rules:
+  // what combine() computes, exposed for tests.
+  static void combineHost(const std::vector<MultiLayerNetwork::StateSegment>& layout,
+                          const std::vector<Tensor>& states, const std::vector<int64_t>& examples,
+                          Tensor& out);
+
+ private:
+  std::vector<MultiLayerNetwork::StateSegment> layout_;
+  std::vector<Tensor> staged_;  // host copies of the replicas' state
+  Tensor combined_;             // host result
+};
+
+}  // namespace dl4cpp::parallel
