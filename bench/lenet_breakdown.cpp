@@ -11,6 +11,7 @@
 // Every configuration runs --repeats times, interleaved, and each cell reports the median.
 //   bench_lenet_breakdown [--warmup 100] [--iterations 300] [--repeats 3] [--json FILE]
 #include <dl4cpp/dl4cpp.h>
+#include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -14,6 +14,7 @@
 // averaging, barrier or data pipeline at all (caches, memory bandwidth and the host's other
 // tenants are shared all the same). "vs independent" divides a wrapper with N workers by it.
 #include <dl4cpp/dl4cpp.h>
+#include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -7,6 +7,7 @@
 //   bench_sgemm [--calls 200]
 #include <dl4cpp/dl4cpp.h>
 #include <dl4cpp/nn/backend/cpu/Sgemm.h>
+#include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <fmt/format.h>
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>

@@ -1,3 +1,4 @@
+#include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <dl4cpp/parallel/ParallelInference.h>
 #include <fmt/format.h>
 

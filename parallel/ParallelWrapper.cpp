@@ -1,5 +1,6 @@
 #include <dl4cpp/iterators/AsyncDataSetIterator.h>
 #include <dl4cpp/nn/backend/cuda/CudaMemory.h>
+#include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <dl4cpp/parallel/CpuAffinity.h>
 #include <dl4cpp/parallel/LayerStateCombiner.h>
 #include <dl4cpp/parallel/ParallelWrapper.h>

@@ -46,7 +46,7 @@ int run(int argc, char** argv) {
   std::cout << model.summary() << samples::cpuIsaLine();
   std::cout << fmt::format("training on {} examples, batch {}, on {} ({} thread(s))\n",
                            mnistTrain.totalExamples(), batch, device.toString(),
-                           model.context().numThreads());
+                           model.numThreads());
   if (options.getInt("progress", 1) != 0)
     model.setListeners(
         {std::make_shared<ProgressListener>(), std::make_shared<ScoreIterationListener>(100)});

@@ -12,7 +12,7 @@ command -v clang-format >/dev/null 2>&1 || {
   exit 1
 }
 
-mapfile -t files < <(git ls-files '*.h' '*.hpp' '*.cpp' '*.cu' '*.cuh' ':!:test/data/**')
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.h' '*.hpp' '*.cpp' '*.cu' '*.cuh' ':!:test/data/**')
 if [[ "${1:-}" == "--fix" ]]; then
   clang-format -i "${files[@]}"
   exit 0

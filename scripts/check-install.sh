@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs the library built in BUILD_DIR (default: build/) into a temporary prefix, then builds
-# test/install/ (a separate CMake project using find_package(dl4cpp)) against it and runs it.
+# Installs the library built in BUILD_DIR (default: build/) into a temporary prefix, checks that
+# every installed header compiles on its own with the headers of oneDNN, CUDA and the library's
+# private dependencies made unreachable (a directory of same-named headers that #error, searched
+# first), then builds test/install/ (a separate CMake project using find_package(dl4cpp)) the same
+# way and runs it.
 #
 #   scripts/check-install.sh [BUILD_DIR]
 set -euo pipefail
@@ -22,9 +25,29 @@ consumer_build="$tmp/consumer-build"
 cmake --build "$build" -j"$jobs" --target dl4cpp
 cmake --install "$build" --prefix "$prefix"
 
+# Headers a user of the installed package must never need.
+poison="$tmp/poison"
+for header in dnnl.hpp dnnl.h oneapi/dnnl/dnnl.hpp oneapi/dnnl/dnnl.h cuda.h cuda_runtime.h \
+  cuda_runtime_api.h cublas_v2.h nccl.h nlohmann/json.hpp concurrentqueue.h \
+  blockingconcurrentqueue.h concurrentqueue/moodycamel/concurrentqueue.h zlib.h; do
+  mkdir -p "$(dirname "$poison/$header")"
+  echo "#error \"$header reached from an installed dl4cpp header\"" >"$poison/$header"
+done
+headers=()
+while IFS= read -r -d '' h; do headers+=("${h#"$prefix/include/"}"); done \
+  < <(find "$prefix/include/dl4cpp" -name '*.h' -print0)
+compile_alone() {
+  echo "#include <$1>" | g++ -std=c++20 -fsyntax-only -I"$poison" -I"$prefix/include" -x c++ - ||
+    { echo "error: installed header $1 does not compile on its own" >&2; return 1; }
+}
+export -f compile_alone
+export poison prefix
+printf '%s\0' "${headers[@]}" | xargs -0 -P "$jobs" -I{} bash -c 'compile_alone "$1"' _ {}
+echo "check-install: ${#headers[@]} installed headers compile alone, without oneDNN or CUDA headers"
+
 build_type="$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")"
 cmake -S test/install -B "$consumer_build" -DCMAKE_PREFIX_PATH="$prefix" \
-  -DCMAKE_BUILD_TYPE="${build_type:-Release}"
+  -DCMAKE_BUILD_TYPE="${build_type:-Release}" -DCMAKE_CXX_FLAGS="-I$poison"
 cmake --build "$consumer_build" -j"$jobs"
 
 output="$("$consumer_build/dl4cpp_consumer")"

@@ -54,7 +54,7 @@ peers::PeerResult run(const peers::PeerOptions& options) {
   for (const DataSet& b : test) eval.eval(b.labels, model.output(b.features));
   result.library = "dl4cpp";
   result.version = DL4CPP_VERSION;
-  result.threads = model.context().numThreads();
+  result.threads = model.numThreads();
   result.trainExamples = trainIterator.totalExamples();
   result.testAccuracy = eval.accuracy();
   result.epochOrderHash = orderHash.value();

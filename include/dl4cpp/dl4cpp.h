@@ -16,7 +16,6 @@
 #include <dl4cpp/nn/listeners/ScoreIterationListener.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <dl4cpp/nn/profiling/LayerProfiler.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 #include <dl4cpp/nn/updaters/Updaters.h>
 #include <dl4cpp/nn/util/ModelSerializer.h>

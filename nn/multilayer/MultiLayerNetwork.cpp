@@ -1,6 +1,9 @@
 #include <dl4cpp/nn/layers/ConvolutionLayer.h>
+#include <dl4cpp/nn/layers/OutputLayer.h>
+#include <dl4cpp/nn/layers/RuntimeLayer.h>
 #include <dl4cpp/nn/layers/SubsamplingLayer.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
+#include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <dl4cpp/nn/util/ModelSerializer.h>
 #include <dl4cpp/nn/weights/WeightInitializer.h>
 #include <fmt/format.h>
@@ -126,6 +129,18 @@ void MultiLayerNetwork::init() {
   epoch_ = 0;
   minibatchesInEpoch_ = 0;
   score_ = 0;
+}
+
+void MultiLayerNetwork::setProfiler(std::shared_ptr<LayerProfiler> profiler) {
+  context_->setProfiler(std::move(profiler));
+}
+
+LayerProfiler* MultiLayerNetwork::getProfiler() const { return context_->profiler(); }
+
+int MultiLayerNetwork::numThreads() const { return context_->numThreads(); }
+
+void MultiLayerNetwork::profileLayer(int layer) {
+  if (LayerProfiler* p = context_->profiler()) p->enterLayer(layer);
 }
 
 void MultiLayerNetwork::requireInit(const char* method) const {

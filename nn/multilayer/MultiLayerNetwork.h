@@ -23,11 +23,10 @@
 #include <dl4cpp/iterators/DataSetIterator.h>
 #include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
 #include <dl4cpp/nn/eval/Evaluation.h>
-#include <dl4cpp/nn/layers/OutputLayer.h>
-#include <dl4cpp/nn/layers/RuntimeLayer.h>
 #include <dl4cpp/nn/listeners/TrainingListener.h>
 #include <dl4cpp/nn/profiling/LayerProfiler.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
+#include <dl4cpp/nn/tensor/Device.h>
+#include <dl4cpp/nn/tensor/Tensor.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -36,7 +35,12 @@
 
 namespace dl4cpp {
 
+// The network's runtime parts stay out of its public header (nn/layers/RuntimeLayer.h and
+// nn/tensor/DeviceContext.h are for those who write layers and backends).
+class DeviceContext;
 namespace layers {
+class RuntimeLayer;
+class OutputLayer;
 class ConvolutionLayer;
 class SubsamplingLayer;
 }  // namespace layers
@@ -141,10 +145,8 @@ class MultiLayerNetwork {
   // Per-layer profiling (see nn/profiling/LayerProfiler.h): every op this network runs from now on
   // is timed and charged to the layer running it; nullptr turns profiling off (the default, which
   // costs nothing). Not copied by clone().
-  void setProfiler(std::shared_ptr<LayerProfiler> profiler) {
-    context_->setProfiler(std::move(profiler));
-  }
-  LayerProfiler* getProfiler() const { return context_->profiler(); }
+  void setProfiler(std::shared_ptr<LayerProfiler> profiler);
+  LayerProfiler* getProfiler() const;
 
   const MultiLayerConfiguration& getConfiguration() const { return conf_; }
   int64_t getIterationCount() const { return iteration_; }
@@ -157,6 +159,9 @@ class MultiLayerNetwork {
   int64_t getMinibatchesInEpoch() const { return minibatchesInEpoch_; }
   void setMinibatchesInEpoch(int64_t n) { minibatchesInEpoch_ = n; }
   int numLayers() const { return static_cast<int>(layers_.size()); }
+  // CPU threads this network's ops use (the constructor's numThreads, 0 resolved to all cores).
+  int numThreads() const;
+  // The device context ops run in (nn/tensor/DeviceContext.h; for layer and backend code).
   DeviceContext& context() { return *context_; }
   std::string summary() const { return conf_.summary(); }
 
@@ -181,9 +186,7 @@ class MultiLayerNetwork {
   layers::OutputLayer& outputLayer();
   // Tells the profiler, when there is one, which layer's ops follow (LayerProfiler::kNetwork: the
   // network's own).
-  void profileLayer(int layer) {
-    if (LayerProfiler* p = context_->profiler()) p->enterLayer(layer);
-  }
+  void profileLayer(int layer);
 
   MultiLayerConfiguration conf_;
   std::unique_ptr<DeviceContext> context_;

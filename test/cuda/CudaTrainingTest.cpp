@@ -3,6 +3,7 @@
 // averaging.
 #include <dl4cpp/dl4cpp.h>
 #include <dl4cpp/nn/backend/cuda/CudaMemory.h>
+#include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <dl4cpp/parallel/ParallelInference.h>
 #include <dl4cpp/parallel/ParallelWrapper.h>
 #include <dl4cpp/parallel/ParameterAverager.h>

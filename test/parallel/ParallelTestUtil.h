@@ -2,6 +2,8 @@
 // Helpers for the parallel tests: small networks, deterministic data, and a bound on how long a
 // test body may take (a hang becomes a failure, never a stuck CI).
 #include <dl4cpp/dl4cpp.h>
+#include <dl4cpp/nn/tensor/DeviceContext.h>
+#include <dl4cpp/nn/weights/Random.h>
 #include <doctest/doctest.h>
 
 #include <chrono>

@@ -123,7 +123,8 @@ inline dl4cpp::MultiLayerConfiguration batchStatsNet(int64_t size, double initia
       .updater(Sgd(0.1))
       .list()
       .layer(stats)
-      .layer(OutputLayer::Builder(LossFunction::MSE).nOut(2).activation(Activation::IDENTITY).build())
+      .layer(
+          OutputLayer::Builder(LossFunction::MSE).nOut(2).activation(Activation::IDENTITY).build())
       .setInputType(InputType::feedForward(size))
       .build();
 }

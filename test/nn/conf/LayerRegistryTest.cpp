@@ -48,9 +48,8 @@ TEST_SUITE("nn/conf") {
     const std::string renamed = "\"Nope\"";
     json.replace(json.find("\"test.BatchStats\""), std::string("\"test.BatchStats\"").size(),
                  renamed);
-    const std::string message = thrownMessage<ConfigError>([&] {
-      MultiLayerConfiguration::fromJson(json);
-    });
+    const std::string message =
+        thrownMessage<ConfigError>([&] { MultiLayerConfiguration::fromJson(json); });
     CHECK(message.find("$.layers[0].type") != std::string::npos);
     CHECK(message.find("unknown layer type \"Nope\"") != std::string::npos);
     CHECK(message.find("ConvolutionLayer") != std::string::npos);
@@ -119,8 +118,7 @@ TEST_SUITE("nn/conf") {
     };
     const float first = drawAfterOneStep(5, 0);
     CHECK(first == drawAfterOneStep(5, 0));
-    CHECK(first == static_cast<float>(
-                       Random(ForwardContext::streamSeed(5, 0, 0, 0)).nextDouble()));
+    CHECK(first == static_cast<float>(Random(ForwardContext::streamSeed(5, 0, 0, 0)).nextDouble()));
     CHECK(first != drawAfterOneStep(5, 1));
     CHECK(first != drawAfterOneStep(6, 0));
     // The next iteration draws from a new stream.

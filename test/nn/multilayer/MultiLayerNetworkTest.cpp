@@ -2,6 +2,7 @@
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
+#include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <doctest/doctest.h>
 
 #include <cmath>

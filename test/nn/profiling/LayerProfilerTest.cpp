@@ -4,6 +4,7 @@
 #include <dl4cpp/dl4cpp.h>
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/profiling/ProfilingBackend.h>
+#include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <doctest/doctest.h>
 
 #include <chrono>
