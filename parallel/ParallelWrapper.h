@@ -146,9 +146,9 @@ class ParallelWrapper::Builder {
     return *this;
   }  // default cores / workers
   // CPU workers: pin worker w to its own threadsPerWorker cores (skipped when workers x
-  // threadsPerWorker exceeds the cores this process may use). Off by default: on the 2-core
-  // development machine it changed throughput by -8%..+5%, within noise, and two processes that
-  // both pin would share the same cores.
+  // threadsPerWorker exceeds the cores this process may use). Off by default: it shows no gain
+  // beyond noise on a small shared machine, and two processes that both pin would share the same
+  // cores.
   Builder& bindToCores(bool b) {
     bindToCores_ = b;
     return *this;

@@ -38,7 +38,7 @@ int run(int argc, char** argv) {
   const int epochs = static_cast<int>(options.getInt("epochs", 1));
   // ParallelWrapper deals whole minibatches, so N workers on minibatches of b train like one
   // model on minibatches of N*b: with the single-model sample's b = 128 an epoch holds half the
-  // steps (measured: 96.8% instead of 97.6% after one epoch). Keeping the global batch at 128
+  // steps and ends less accurate. Keeping the global batch at 128
   // trains the same model as the single-model sample; --worker-batch 128 gives DL4J's setting.
   const int workers = static_cast<int>(options.getInt("workers", 2));
   const int globalBatch = static_cast<int>(options.getInt("batch", 128));

@@ -51,7 +51,7 @@ BoundedHttpServer::BoundedHttpServer(const ServerLimits& limits)
   set_keep_alive_max_count(limits.maxRequestsPerConnection);
   set_keep_alive_timeout(std::chrono::ceil<std::chrono::seconds>(limits.idleTimeout).count());
   // Answers are small writes: without TCP_NODELAY, Nagle's algorithm holds each one until the
-  // client's delayed ACK, about 40 ms per request on keep-alive connections (measured under wrk).
+  // client's delayed ACK, about 40 ms per request on keep-alive connections.
   set_tcp_nodelay(true);
 }
 

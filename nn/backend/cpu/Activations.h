@@ -13,8 +13,8 @@
 namespace dl4cpp::cpu {
 
 // From this many elements the loops split across the OpenMP threads; below it one thread runs
-// them, as waking the team costs about what it saves: ReLU backward, two EPYC cores, 64000 elements
-// (LeNet's dense layer) 7.4 us on one thread and 7.7-9.2 on two; 256000 elements 32 and 18.5.
+// them, as for fewer elements waking the team costs about what splitting saves (LeNet's dense
+// layer, 64000 elements, stays on one thread).
 constexpr int64_t kActivationsParallelMinElements = 1 << 17;
 
 // y = y > 0 ? y : 0 (a NaN becomes 0, as in oneDNN).

@@ -36,17 +36,14 @@ dnnl::memory::desc flatDesc(int64_t numel) { return {Dims{numel}, kF32, Tag::a};
 dnnl::memory::desc anyDesc(const Shape& s) { return {dimsOf(s), kF32, Tag::any}; }
 
 // Forward and backward weights of convolutions at stride 1 without padding whose output rows are
-// 8 or a multiple of 16 wide run on direct AVX-512 kernels on NCHW (DirectConvolution.h): LeNet's
-// 20->50 convolution, batch 128, one core, 1.78 / 2.06 ms against 2.69 / 2.72 ms for oneDNN's
-// channels-last kernels with their reorders. Otherwise:
+// 8 or a multiple of 16 wide run on direct AVX-512 kernels on NCHW (DirectConvolution.h), faster
+// than oneDNN's channels-last kernels with their reorders. Otherwise:
 //
 // How a convolution runs, by its input channel count (weights [O, C, kH, kW]). With many input
 // channels oneDNN's channels-last (NHWC) kernels vectorise over channels and beat its blocked
-// (nChw16c) ones, which pad C to a multiple of 16: LeNet's 20->50 convolution, batch 128, one core,
-// forward / backward data / backward weights 2.5 / 3.3 / 2.5 ms in NHWC against 4.2 / 4.2 / 4.6 in
-// the blocked layout, with reorders from NCHW of the same cost either way. With few input channels
-// the blocked kernels vectorise over space and win (LeNet's 1->20: forward + backward weights
-// 1.3 ms blocked, 2.1 ms in NHWC), but the forward pass goes to im2col + sgemm instead
+// (nChw16c) ones, which pad C to a multiple of 16 (LeNet's 20 input channels to 32); the reorders
+// from NCHW cost the same either way. With few input channels the blocked kernels vectorise over
+// space and win, but the forward pass goes to im2col + sgemm instead
 // (Im2colConvolution.h), which saves the reorder of the blocked kernel's padded output, and
 // backward weights at stride 1 without padding to a direct kernel (DirectWeightGradient.h), which
 // saves the reorder of dy into that layout. Backward data, whatever the channels, is sgemm +
@@ -61,9 +58,9 @@ dnnl::memory::desc convActivationDesc(const Shape& s, const Shape& weights) {
 }
 
 // Largest column matrix of one image (C·kH·kW × outH·outW floats, 4 MiB) for which backward data
-// runs as sgemm + col2im (3.7 -> 2.5 ms on LeNet's second convolution, one core, which needs 32 Ki
-// floats); beyond it the per-thread matrices stop fitting in cache and oneDNN's direct kernel,
-// which needs none, is kept. The bound is a judgement, not a measured crossover.
+// runs as sgemm + col2im (faster than oneDNN's kernel on LeNet's second convolution, which needs
+// 32 Ki floats); beyond it the per-thread matrices stop fitting in cache and oneDNN's direct
+// kernel, which needs none, is kept. The bound is a judgement, not a measured crossover.
 constexpr int64_t kCol2imMaxColumnFloats = int64_t{1} << 20;
 
 PrimitiveKey& addShape(PrimitiveKey& k, const Shape& s) {

@@ -13,8 +13,8 @@ namespace dl4cpp::cpu {
 namespace {
 
 // A block of up to kMaxChannels output channels times up to kMaxTaps adjacent taps: 25
-// accumulators and 5 input vectors, of AVX-512's 32 registers. Blocks of 5 x 5 ran LeNet's first
-// layer in 0.71 ms, of 10 channels x 2 taps in 0.88 ms (more loads per FMA).
+// accumulators and 5 input vectors, of AVX-512's 32 registers. A square block needs the fewest
+// loads per FMA (5 x 5: 10 loads for 25 FMAs; 10 channels x 2 taps: 12 for 20).
 constexpr int kMaxChannels = 5;
 constexpr int kMaxTaps = 5;
 

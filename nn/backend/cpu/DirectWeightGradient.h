@@ -3,13 +3,12 @@
 // dilation (a network's first layer; LeNet's 1 -> 20 channels, 5x5), as a direct AVX-512 kernel
 // on plain NCHW tensors.
 //
-// oneDNN's kernel for it runs in its blocked layout, so dy (N, 20, 24, 24) was first reordered
-// into 16-channel blocks padded to 32 channels: 9.4 MB written and read again per step. Here dy is
-// read where it lies. For each run of 16 outputs along a row, a few output channels' dy vectors
-// and the input row at a few horizontally adjacent taps are loaded once each, and every
-// (channel, tap) pair accumulates their product in its own register; the registers' lanes are
-// summed when the image is done. LeNet's first layer, batch 128, one Zen 5 core: 0.71 ms, against
-// 1.41 ms for oneDNN's kernel with its reorder (0.35 against 0.71 ms on two cores).
+// oneDNN's kernel for it runs in its blocked layout, so dy (N, 20, 24, 24) would first be
+// reordered into 16-channel blocks padded to 32 channels: 9.4 MB at batch 128, written and read
+// again per step. Here dy is read where it lies. For each run of 16 outputs along a row, a few
+// output channels' dy vectors and the input row at a few horizontally adjacent taps are loaded once
+// each, and every (channel, tap) pair accumulates their product in its own register; the registers'
+// lanes are summed when the image is done.
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 

@@ -84,10 +84,9 @@ constexpr int64_t kGatherMaxKernelW = 32;
 // col2im for a horizontal stride of 1, as a gather: each run of 16 pixels of an input row sums
 // its kH·kW shifted column rows in registers and is stored once. The scatter above adds
 // overlapping runs into the same row, one kw after another, and each such add waits for the store
-// before it (store-to-load forwarding fails on a partial overlap). LeNet's 20 -> 50 convolution,
-// 128 images, one Zen 5 core: backward data 2.5 ms with this gather (of which about 0.4 ms is
-// col2im), 3.3 ms with the scatter, 3.7 ms with oneDNN's channels-last kernel and its reorders.
-// Splitting the sum in two (even and odd kw) to shorten the chain of dependent adds gained nothing.
+// before it (store-to-load forwarding fails on a partial overlap). Each pixel's sum stays one
+// chain of adds: its latency is not what limits the gather, so splitting it (even and odd kw) to
+// shorten the chain does not pay.
 
 __attribute__((target("avx512f"))) void col2imGather(const float* col, float* dx, const Extents& e,
                                                      const WindowGeometry& g) {
@@ -175,7 +174,7 @@ Im2colForward::Im2colForward(const Tensor& x, const Tensor& w, const Tensor& b,
   const int64_t positions = extents_.outH * extents_.outW;
   // The bias rides in the GEMM: weights [O, taps + 1] with the bias as last column, times columns
   // [taps + 1, P] whose last row is ones. Filling the output with the bias first and accumulating
-  // into it (beta = 1) cost a fifth more on LeNet's first layer.
+  // into it (beta = 1) would add a pass over the output and make the GEMM read it back.
   if (bias_) {
     float* extended = scratch;
     for (int64_t o = 0; o < outChannels_; ++o) {

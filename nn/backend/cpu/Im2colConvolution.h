@@ -1,19 +1,15 @@
 #pragma once
 // Convolution passes on plain NCHW tensors as GEMMs with dl4cpp's sgemm (Sgemm.h), one image at a
-// time. (The figures below were measured with oneDNN's sgemm, which dl4cpp's matches at these
-// shapes: bench/sgemm.cpp.)
+// time.
 //
 // Forward (im2col + sgemm), for convolutions with few input channels (a network's first layer).
 // oneDNN's direct kernels for them run in its blocked layout, which pads the output channels to a
-// multiple of 16 and has to be reordered back to NCHW: for LeNet's first convolution (1 -> 20
-// channels, 5x5, 28x28 input, batch 128, one Zen 5 core) that reorder alone took as long as the
-// convolution (0.68 + 0.65 ms), while im2col + sgemm writes NCHW directly (0.56 ms).
+// multiple of 16 and has to be reordered back to NCHW, a pass that costs about as much as the
+// convolution itself; im2col + sgemm writes NCHW directly.
 //
 // Backward data (sgemm + col2im), for every convolution whose column matrix is not large
 // (CpuBackend.cpp). oneDNN 2.6 has no brgemm kernel for this pass, and its direct channels-last
-// kernel ran LeNet's 20 -> 50 convolution at about 125 GFLOP/s on one core where sgemm does about
-// 200 at the same shape, plus a reorder of each argument: 3.7 ms in all, against 2.5 ms here
-// (batch 128, one Zen 5 core; 2.3 against 1.3 ms on two).
+// kernel runs well below sgemm's speed at the same shape, plus a reorder of each argument.
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 

@@ -1,10 +1,9 @@
 #pragma once
 // Inner products (dense layers) on plain row-major tensors as dl4cpp's sgemm (Sgemm.h), without
-// oneDNN's inner_product primitives: those ran the same GEMM as oneDNN's sgemm (LeNet's 800 -> 500
-// layer took the same time either way, within the machine's noise), but each call through
-// dnnl_primitive_execute allocates (an argument map and a scratchpad grantor), and their forward
-// pass added the bias in a pass of its own. dl4cpp's sgemm packs into `scratch` and allocates
-// nothing.
+// oneDNN's inner_product primitives: those run the same GEMM as oneDNN's sgemm, so they are no
+// faster, but each call through dnnl_primitive_execute allocates (an argument map and a scratchpad
+// grantor), and their forward pass adds the bias in a pass of its own. dl4cpp's sgemm packs into
+// `scratch` and allocates nothing.
 #include <dl4cpp/nn/tensor/Tensor.h>
 
 #include <cstdint>

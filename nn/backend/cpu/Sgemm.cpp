@@ -15,19 +15,17 @@ namespace dl4cpp::cpu {
 
 namespace {
 
-// Micro-tile MR x NR: 12 rows x 2 vectors, 24 accumulators (6 x 64, 8 x 48 and 14 x 32 were no
-// faster on LeNet's shapes, 6 x 64 and 14 x 32 slower on its 128 x 800 x 500 product by 3-4%).
-// Blocks of K, M and N: KC 512 over 256 keeps that product's K in one block, so C is not read
-// back (2-3% faster; 384 and 512 were equal elsewhere); NC 256, 512 and 1024 were equal.
+// Micro-tile MR x NR: 12 rows x 2 vectors, 24 accumulators, the fastest tile on LeNet's shapes.
+// Blocks of K, M and N: KC 512 keeps the K of LeNet's 128 x 800 x 500 product in one block, so C
+// is not read back between K blocks; NC makes no difference on these shapes.
 constexpr int64_t kMR = 12, kNR = 32, kKC = 512, kMC = 240, kNC = 1024;
 constexpr int kNV = kNR / 16;
 constexpr int64_t kAlignFloats = 16;  // packed panels start on a 64-byte line
 // A without a transposed op is read in place where its rows are short (lda at most
 // kInPlaceRowsMaxLd: a packed row takes kKC floats whatever kc is, and its cache lines and pages
 // cost more than the copy saves) or a column block is at most kInPlaceRowsMaxColumns wide (the
-// copy is not amortised: LeNet's 128 x 10 x 500 product, 17% slower than oneDNN's sgemm packed,
-// 8% faster in place); it is packed otherwise, which holds up where lda is a multiple of 4 KiB
-// (in place 4-14% slower at lda 1024).
+// copy is not amortised over so few columns, as in LeNet's 128 x 10 x 500 product); it is packed
+// otherwise, which holds up where lda is a multiple of 4 KiB and reading in place is slower.
 constexpr int64_t kInPlaceRowsMaxLd = 64, kInPlaceRowsMaxColumns = 4 * kNR;
 // Column splits between threads are in vectors (below).
 constexpr int64_t kSplitColumns = 16;
@@ -68,8 +66,8 @@ struct Problem {
 // aStep = 1). Row p of b is 16·V floats at b + p * bStep. Where kMasked, the last vector's lanes
 // are limited to `last`, in the loads of b (read in place, its last vector may end past the
 // matrix) and the loads and stores of c. Unmasked where all 16 lanes are in: in the loop, the mask
-// reloaded from the stack at every step cost about 2% (LeNet's dense layers, one core), and masked
-// stores to c cost up to 5% where c was not in cache.
+// would be reloaded from the stack at every step, and masked stores to c are slower where c is not
+// in cache.
 template <int R, int V, int64_t kRowStride, bool kMasked>
 __attribute__((target("avx512f"))) void microKernel(int64_t kc, const float* a, int64_t aRow,
                                                     int64_t aStep, const float* b, int64_t bStep,
@@ -207,9 +205,8 @@ bool packA(bool transA, int64_t lda, int64_t nc) {
 // transposes it), M blocks (A packed where packA says so), then
 // NR-wide column panels, each met by every MR-row panel of the M block. Operands not packed are
 // read in place: a panel of MR columns of Aᵀ or NR columns of B is already what the micro-kernel
-// reads, at a stride of lda or ldb per step. Packing B there anyway (panel by panel, or row by row
-// into blocks that fit L2) made LeNet's 128 x 800 x 500 product 5-15% slower, and no faster with
-// its operands evicted from the caches before each call; packing Aᵀ gained nothing either.
+// reads, at a stride of lda or ldb per step, so packing them would only add a copy, whether the
+// operands are in cache or not.
 __attribute__((target("avx512f"))) void gemmOnThread(const Problem& g, float* scratch) {
   const auto misalignment =
       static_cast<int64_t>(reinterpret_cast<uintptr_t>(scratch) / sizeof(float) % kAlignFloats);
@@ -272,7 +269,7 @@ Problem part(const Problem& g, bool byColumns, int64_t begin, int64_t end) {
 
 // Splits C over the threads along the dimension with more panels, columns in units of one vector
 // (16) and rows of MR (each thread packs what its part needs, with its own scratch). Vectors, not
-// panels, split LeNet's 800 columns evenly: 13 + 12 panels of 32 took 4% longer on two threads.
+// panels, so that LeNet's 800 columns split evenly (its 25 panels of 32 would not).
 // The K order of an element does not depend on the split, so neither do the results.
 void avx512Sgemm(const Problem& g, float* scratch) {
   const int64_t rowPanels = (g.m + kMR - 1) / kMR, columnPanels = (g.n + kNR - 1) / kNR;

@@ -1,9 +1,8 @@
 #pragma once
 // cuBLAS, opened with dlopen the first time a CUDA backend is created instead of being linked.
-// Loading libcublas maps and relocates libcublasLt with it, about 150 MiB resident in every
-// process that links dl4cpp, GPU or not (measured: `lenet_mnist --help` 220 MiB linked, 6.5 MiB
-// without); CPU-only users of a CUDA-enabled build should not pay for it. The CUDA runtime
-// (a few MiB) stays linked.
+// Loading libcublas maps and relocates libcublasLt with it, over a hundred MiB resident in every
+// process that links dl4cpp, GPU or not; CPU-only users of a CUDA-enabled build should not pay
+// for it. The CUDA runtime (a few MiB) stays linked.
 #include <cublas_v2.h>
 
 namespace dl4cpp::cuda {
