@@ -87,7 +87,7 @@ int64_t ParallelInference::Impl::validate(const Tensor& f) const {
                     "input type {} (expected [N, {}] with N > 0, or [N, ...] holding "
                     "N * {} values)",
                     f.shape().toString(), inputType.toString(), inputSize, inputSize));
-  if (!f.device().isCpu())
+  if (!f.onHost())
     throw ShapeError(
         fmt::format("ParallelInference::output: features live on {}; pass a host (cpu) "
                     "tensor",

@@ -1,5 +1,5 @@
 #include <dl4cpp/iterators/AsyncDataSetIterator.h>
-#include <dl4cpp/nn/backend/cuda/CudaMemory.h>
+#include <dl4cpp/nn/backend/Devices.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <dl4cpp/parallel/CpuAffinity.h>
 #include <dl4cpp/parallel/LayerStateCombiner.h>
@@ -67,13 +67,14 @@ struct ParallelWrapper::Impl {
   std::vector<WorkerRound> current, next;
   std::vector<int64_t> weights;
   double regularization = 0;  // SHARED_GRADIENTS: the l2 term of the score, set by worker 0
-  // -1 when every replica and the root live in host memory (averaging stays on the CPU, exactly as
-  // before); otherwise the GPU that averages for workers which have none of their own.
-  int gpuAveragingDevice = -1;
+  // averagingDevices[w]: where worker w forms its slices of the averages (devices::averagingDevice
+  // of the worker's device, the root's and every worker's).
+  std::vector<Device> averagingDevices;
   std::atomic<bool> stopRequested{false};
   ParallelStatistics stats;
 
   int workers() const { return static_cast<int>(replicas.size()); }
+  Device deviceOf(int w) const { return devices[static_cast<size_t>(w) % devices.size()]; }
   void requireOpen() const {
     if (!pool) throw ConfigError("ParallelWrapper: used after close()");
   }
@@ -81,11 +82,11 @@ struct ParallelWrapper::Impl {
   void synchronizeReplicas() {
     paramDestinations.back() = root->params();
     stateDestinations.front() = root->updaterState();
-    gpuAveragingDevice = -1;
-    const Device rootDevice = root->context().device();
-    if (!rootDevice.isCpu()) gpuAveragingDevice = rootDevice.index;
-    for (const Device& d : devices)
-      if (!d.isCpu()) gpuAveragingDevice = d.index;
+    std::vector<Device> inUse{root->context().device()};
+    inUse.insert(inUse.end(), devices.begin(), devices.end());
+    averagingDevices.clear();
+    for (int w = 0; w < workers(); ++w)
+      averagingDevices.push_back(devices::averagingDevice(deviceOf(w), inUse));
     pool->run([this](int w) {
       MultiLayerNetwork& r = *replicas[static_cast<size_t>(w)];
       r.setParams(root->params());
@@ -131,18 +132,12 @@ struct ParallelWrapper::Impl {
     r.compute = seconds(r.finished - start);
   }
 
-  // The weighted mean of buffers[*][begin, end) into destinations: on the host when every
-  // buffer is in host memory, otherwise formed on a GPU (worker w's, or another one in use),
-  // with peer-to-peer or pinned-host copies between GPUs.
+  // The weighted mean of buffers[*][begin, end) into destinations, formed on worker w's
+  // averaging device.
   void average(int w, const std::vector<Tensor>& buffers, std::vector<Tensor>& destinations,
                int64_t begin, int64_t end) {
-    if (gpuAveragingDevice < 0) {
-      ParameterAverager::average(buffers, weights, destinations, begin, end);
-      return;
-    }
-    const Device own = devices[static_cast<size_t>(w) % devices.size()];
-    cuda::averageSlice(buffers, weights, destinations, begin, end,
-                       own.isCpu() ? gpuAveragingDevice : own.index);
+    devices::averageSlice(buffers, weights, destinations, begin, end,
+                          averagingDevices[static_cast<size_t>(w)]);
   }
 
   // Each worker averages its slice of the flat buffers into the root and every replica.
@@ -163,12 +158,8 @@ struct ParallelWrapper::Impl {
   void updatePhase(int w) { replicas[static_cast<size_t>(w)]->applyUpdate(); }
   void copyToRootPhase(int w) {
     const MultiLayerNetwork& first = *replicas.front();
-    auto copySlice = [](const Tensor& from, Tensor to, int64_t begin, int64_t end) {
-      if (from.device().isCpu() && to.device().isCpu())
-        std::copy(from.data() + begin, from.data() + end, to.data() + begin);
-      else
-        cuda::copyFloats(to.data() + begin, to.device(), from.data() + begin, from.device(),
-                         end - begin);
+    auto copySlice = [](const Tensor& from, const Tensor& to, int64_t begin, int64_t end) {
+      to.view(begin, Shape{end - begin}).copyFrom(from.view(begin, Shape{end - begin}));
     };
     auto [begin, end] = ParameterAverager::slice(root->numParams(), w, workers());
     copySlice(first.params(), root->params(), begin, end);
@@ -259,8 +250,8 @@ ParallelWrapper ParallelWrapper::Builder::build() {
   Impl* p = impl.get();
   const bool pin = impl->bindToCores && workers * impl->threadsPerWorker <= allowedCoreCount();
   p->pool->run([p, pin](int w) {
-    const Device device = p->devices[static_cast<size_t>(w) % p->devices.size()];
-    if (pin && device.isCpu())
+    const Device device = p->deviceOf(w);
+    if (pin && devices::runsOnHostCores(device))
       pinCurrentThreadToCores(w * p->threadsPerWorker, p->threadsPerWorker);
     auto replica = std::make_unique<MultiLayerNetwork>(p->root->getConfiguration(), device,
                                                        p->threadsPerWorker);

@@ -22,7 +22,9 @@ class ParameterAverager {
 
   // Writes the weighted mean of buffers[*][begin, end) into every tensor of `destinations`
   // (which may include the sources: each element is read from all sources before it is written).
-  // `examples[r]` weighs buffers[r]; all-zero weights leave the destinations unchanged.
+  // `examples[r]` weighs buffers[r]; all-zero weights leave the destinations unchanged. Every
+  // tensor must be in host memory (devices::averageSlice in nn/backend/Devices.h averages
+  // buffers on any devices, with the same result).
   static void average(const std::vector<Tensor>& buffers, const std::vector<int64_t>& examples,
                       std::vector<Tensor>& destinations, int64_t begin, int64_t end);
 };

@@ -127,7 +127,7 @@ void Evaluation::eval(const Tensor& labels, const Tensor& predictions) {
         "Evaluation::eval: expected labels and predictions of shape (N, numClasses), got labels "
         "{} and predictions {}",
         labels.shape().toString(), predictions.shape().toString()));
-  if (!labels.device().isCpu() || !predictions.device().isCpu())
+  if (!labels.onHost() || !predictions.onHost())
     throw DataError(
         fmt::format("Evaluation::eval: labels ({}) and predictions ({}) must be host (cpu) tensors",
                     labels.device().toString(), predictions.device().toString()));

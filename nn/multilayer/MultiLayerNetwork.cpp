@@ -365,7 +365,7 @@ Tensor MultiLayerNetwork::output(const Tensor& features, bool train) {
   context_->bindToCurrentThread();
   stageInputs(features, Tensor());
   const Tensor& y = forwardPass(stagedFeatures_, n, train);
-  return y.device().isCpu() ? y.clone() : y.to(Device::cpu());
+  return y.to(Device::cpu());
 }
 
 double MultiLayerNetwork::score(const DataSet& data) {
@@ -388,7 +388,7 @@ Evaluation MultiLayerNetwork::evaluate(DataSetIterator& iterator) {
     const int64_t n = checkBatch(batch, true, "evaluate");
     stageInputs(batch.features, Tensor());
     const Tensor& y = forwardPass(stagedFeatures_, n, false);
-    eval.eval(batch.labels, y.device().isCpu() ? y : y.to(Device::cpu()));
+    eval.eval(batch.labels, y.toHost());
   }
   return eval;
 }

@@ -1,4 +1,3 @@
-#include <dl4cpp/nn/backend/cuda/CudaBackendFactory.h>
 #include <dl4cpp/nn/profiling/ProfilingBackend.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
 
@@ -7,19 +6,6 @@
 namespace dl4cpp {
 
 int hardwareConcurrency() { return std::max(1u, std::thread::hardware_concurrency()); }
-
-int cudaDeviceCount() { return cuda::deviceCount(); }
-
-bool isVisible(const Device& device) {
-  return device.isCpu() || (device.index >= 0 && device.index < cudaDeviceCount());
-}
-
-std::vector<Device> defaultDevices() {
-  std::vector<Device> devices;
-  for (int i = 0; i < cudaDeviceCount(); ++i) devices.push_back(Device::cuda(i));
-  if (devices.empty()) devices.push_back(Device::cpu());
-  return devices;
-}
 
 DeviceContext::DeviceContext(Device device, int numThreads)
     : device_(device),

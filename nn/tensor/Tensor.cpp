@@ -1,19 +1,15 @@
-#include <dl4cpp/nn/backend/cuda/CudaMemory.h>
+#include <dl4cpp/nn/backend/Devices.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
-#include <dl4cpp/nn/util/HostMemory.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <new>
 
 namespace dl4cpp {
 
 namespace {
-constexpr std::align_val_t kHostAlignment{64};
-
 // The storage for a tensor of `shape`, or AllocationError naming the shape, the bytes and the
 // reason: shapes come from configurations and data files, so no std::bad_alloc may escape.
 // (Messages are formatted only on failure: allocating here would count against the training
@@ -30,9 +26,8 @@ std::shared_ptr<Storage> allocateStorage(const Shape& shape, Device device) {
     if (__builtin_mul_overflow(numel, d, &numel) || numel > kMaxNumel)
       throw fail("more bytes than a pointer can address", "too large");
   const uint64_t bytes = static_cast<uint64_t>(numel) * sizeof(float);
-  if (device.isCpu() && bytes > hostMemoryBytes())
-    throw fail(fmt::format("{} bytes", bytes),
-               fmt::format("more than this machine's {} bytes of RAM and swap", hostMemoryBytes()));
+  if (const auto why = devices::exceedsCapacity(device, bytes))
+    throw fail(fmt::format("{} bytes", bytes), *why);
   try {
     return std::make_shared<Storage>(numel, device);
   } catch (const std::bad_alloc&) {  // from the host allocator or a device's caching allocator
@@ -41,22 +36,10 @@ std::shared_ptr<Storage> allocateStorage(const Shape& shape, Device device) {
 }
 }  // namespace
 
-Storage::Storage(int64_t numel, Device device) : numel_(numel), device_(device) {
-  if (!device.isCpu()) {
-    data_ = cuda::allocateDevice(device.index, numel);  // zeroed; throws in a build without CUDA
-    return;
-  }
-  const size_t bytes = static_cast<size_t>(std::max<int64_t>(numel, 1)) * sizeof(float);
-  data_ = static_cast<float*>(::operator new(bytes, kHostAlignment));
-  std::memset(data_, 0, bytes);
-}
+Storage::Storage(int64_t numel, Device device)
+    : data_(devices::allocate(device, numel)), numel_(numel), device_(device) {}
 
-Storage::~Storage() {
-  if (device_.isCpu())
-    ::operator delete(data_, kHostAlignment);
-  else
-    cuda::releaseDevice(device_.index, data_);
-}
+Storage::~Storage() { devices::release(device_, data_); }
 
 Tensor::Tensor(const Shape& shape, Device device)
     : storage_(allocateStorage(shape, device)), shape_(shape) {}
@@ -116,23 +99,18 @@ void Tensor::copyFrom(const Tensor& src) {
     throw ShapeError("Tensor::copyFrom: source " + src.shape().toString() +
                      " does not fit destination " + shape_.toString());
   if (numel() == 0) return;
-  if (device().isCpu() && src.device().isCpu())
-    std::memmove(data(), src.data(), static_cast<size_t>(numel()) * sizeof(float));
-  else
-    cuda::copyFloats(data(), device(), src.data(), src.device(), numel());
+  devices::copy(data(), device(), src.data(), src.device(), numel());
 }
 
-void Tensor::fill(float value) {
-  if (device().isCpu())
-    std::fill_n(data(), numel(), value);
-  else
-    cuda::fillFloats(data(), device().index, numel(), value);
-}
+void Tensor::fill(float value) { devices::fill(data(), device(), numel(), value); }
+
+bool Tensor::onHost() const { return devices::isHostMemory(device()); }
+
+Tensor Tensor::toHost() const { return onHost() ? *this : to(Device::cpu()); }
 
 std::vector<float> Tensor::toVector() const {
-  if (device().isCpu()) return std::vector<float>(data(), data() + numel());
   std::vector<float> values(static_cast<size_t>(numel()));
-  cuda::copyFloats(values.data(), Device::cpu(), data(), device(), numel());
+  devices::copy(values.data(), Device::cpu(), data(), device(), numel());
   return values;
 }
 
@@ -140,18 +118,16 @@ float Tensor::at(int64_t flatIndex) const {
   if (flatIndex < 0 || flatIndex >= numel())
     throw ShapeError("Tensor::at: index " + std::to_string(flatIndex) + " out of range for " +
                      shape_.toString());
-  if (device().isCpu()) return data()[flatIndex];
   float value = 0;
-  cuda::copyFloats(&value, Device::cpu(), data() + flatIndex, device(), 1);
+  devices::copy(&value, Device::cpu(), data() + flatIndex, device(), 1);
   return value;
 }
 
 bool Tensor::allClose(const Tensor& other, float tol) const {
   if (shape_ != other.shape_) return false;
-  if (!device().isCpu() || !other.device().isCpu())
-    return to(Device::cpu()).allClose(other.to(Device::cpu()), tol);
-  const float* a = data();
-  const float* b = other.data();
+  const Tensor hostA = toHost(), hostB = other.toHost();
+  const float* a = hostA.data();
+  const float* b = hostB.data();
   for (int64_t i = 0; i < numel(); ++i)
     if (!(std::fabs(a[i] - b[i]) <= tol)) return false;
   return true;

@@ -15,8 +15,8 @@
 
 namespace dl4cpp {
 
-// Owns one allocation on one device. Host memory is 64-byte aligned (AVX-512 loads); GPU memory
-// comes from that device's caching allocator (nn/backend/cuda/CudaMemory.h).
+// Owns one allocation on one device, made and given back through nn/backend/Devices.h (host memory
+// is 64-byte aligned for AVX-512 loads; GPU memory comes from that device's caching allocator).
 class Storage {
  public:
   Storage(int64_t numel, Device device);
@@ -67,6 +67,12 @@ class Tensor {
   // different devices).
   void copyFrom(const Tensor& src);
   void fill(float value);
+
+  // Whether the elements are in host memory, so that data() may be read and written directly.
+  bool onHost() const;
+  // This tensor (sharing its storage) when onHost(), otherwise a copy in host memory: for code
+  // that only needs to read the elements on the host.
+  Tensor toHost() const;
 
   // Host access, for tests and small utilities (GPU tensors are copied to the host; slow).
   std::vector<float> toVector() const;

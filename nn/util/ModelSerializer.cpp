@@ -314,7 +314,7 @@ int64_t floatCount(std::span<const std::byte> section, const char* what,
 std::vector<std::byte> ModelSerializer::toBytes(const MultiLayerNetwork& model, bool saveUpdater) {
   if (!model.isInitialized())
     throw ConfigError("ModelSerializer: the model has no parameters to save (call init() first)");
-  if (!model.params().device().isCpu())
+  if (!model.params().onHost())
     throw ConfigError("ModelSerializer: only models on the CPU can be saved");
 
   Writer file;

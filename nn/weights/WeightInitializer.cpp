@@ -5,7 +5,7 @@
 namespace dl4cpp {
 
 void initWeights(WeightInit scheme, double fanIn, double fanOut, Tensor& w, Random& random) {
-  if (!w.device().isCpu()) {
+  if (!w.onHost()) {
     // Drawn on the host (the same sequence whatever the device), then copied over once.
     Tensor host(w.shape());
     initWeights(scheme, fanIn, fanOut, host, random);

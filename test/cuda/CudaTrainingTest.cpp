@@ -2,7 +2,7 @@
 // ParallelWrapper and ParallelInference with GPU replicas, and the cross-device parameter
 // averaging.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/backend/cuda/CudaMemory.h>
+#include <dl4cpp/nn/backend/Devices.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <dl4cpp/parallel/ParallelInference.h>
 #include <dl4cpp/parallel/ParallelWrapper.h>
@@ -172,7 +172,7 @@ TEST_SUITE("cuda") {
     // Sources and destinations on the GPU and on the host, averaged on cuda:0.
     std::vector<Tensor> mixed{host[0].to(kGpu), host[1].clone(), host[2].to(kGpu)};
     std::vector<Tensor> destinations{Tensor(Shape{n}, kGpu), Tensor(Shape{n})};
-    cuda::averageSlice(mixed, examples, destinations, 100, 4321, 0);
+    devices::averageSlice(mixed, examples, destinations, 100, 4321, kGpu);
     for (const Tensor& d : destinations) {
       const std::vector<float> got = d.toVector(), want = expected[0].toVector();
       CHECK(got == want);  // outside [100, 4321) both are still zero
@@ -185,7 +185,22 @@ TEST_SUITE("cuda") {
     const Device second = Device::cuda(1);
     std::vector<Tensor> spread{host[0].to(kGpu), host[1].to(second), host[2].to(second)};
     std::vector<Tensor> targets{Tensor(Shape{n}, second), Tensor(Shape{n}, kGpu)};
-    cuda::averageSlice(spread, examples, targets, 100, 4321, 0);
+    devices::averageSlice(spread, examples, targets, 100, 4321, kGpu);
     for (const Tensor& d : targets) CHECK(d.toVector() == expected[0].toVector());
+  }
+
+  TEST_CASE("A GPU tensor is not host memory: toHost() copies, host averaging refuses it") {
+    if (!cudaDevicePresent()) return;
+    const Tensor host = randomTensor(Shape{64}, 4);
+    const Tensor gpu = host.to(kGpu);
+    CHECK_FALSE(gpu.onHost());
+    const Tensor back = gpu.toHost();
+    CHECK(back.onHost());
+    CHECK(back.toVector() == host.toVector());
+    std::vector<Tensor> buffers{host, gpu};
+    std::vector<Tensor> destinations{Tensor(Shape{64})};
+    CHECK(devices::averagingDevice(Device::cpu(), {Device::cpu(), kGpu}) == kGpu);
+    CHECK_THROWS_AS(devices::averageSlice(buffers, {1, 1}, destinations, 0, 64, Device::cpu()),
+                    BackendError);
   }
 }

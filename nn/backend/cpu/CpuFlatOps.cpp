@@ -157,9 +157,8 @@ double CpuBackend::sumOfSquares(const Tensor& x) {
 void CpuBackend::stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,
                             Tensor& deviceLabels) {
   // Host tensors are used in place; anything on a GPU is copied to the host.
-  auto onHost = [](const Tensor& t) { return t.device().isCpu() ? t : t.to(Device::cpu()); };
-  deviceFeatures = onHost(features);
-  deviceLabels = onHost(labels);
+  deviceFeatures = features.toHost();
+  deviceLabels = labels.toHost();
 }
 
 }  // namespace dl4cpp::cpu

@@ -210,6 +210,19 @@ TEST_SUITE("nn/tensor") {
     CHECK(Device::cuda(0) != Device::cpu());
   }
 
+  TEST_CASE("Tensor: toHost() shares a host tensor's storage, to(cpu) always copies") {
+    Tensor a = Tensor::fromVector({2}, {1, 2});
+    CHECK(a.onHost());
+    CHECK(Tensor().onHost());
+    Tensor host = a.toHost();
+    CHECK(host.data() == a.data());
+    CHECK(host.shape() == a.shape());
+    Tensor copy = a.to(Device::cpu());
+    CHECK(copy.data() != a.data());
+    CHECK(copy.toVector() == a.toVector());
+    CHECK(Tensor().toHost().empty());
+  }
+
   TEST_CASE("DeviceContext: CPU thread budget") {
     DeviceContext ctx;
     CHECK(ctx.device() == Device::cpu());
