@@ -1,5 +1,6 @@
 #include <dl4cpp/nn/conf/ConfigurationLimits.h>
 #include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
+#include <dl4cpp/nn/conf/layers/OutputLayer.h>
 #include <fmt/format.h>
 
 #include <utility>

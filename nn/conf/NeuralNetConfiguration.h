@@ -4,11 +4,7 @@
 // nIn inference, validation, reshapes between image and flat data, the size limits of
 // ConfigurationLimits.h) and throws ConfigError naming the layer index and the bad value; a
 // MultiLayerConfiguration is therefore always valid.
-#include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
-#include <dl4cpp/nn/conf/layers/DenseLayer.h>
 #include <dl4cpp/nn/conf/layers/Layer.h>
-#include <dl4cpp/nn/conf/layers/OutputLayer.h>
-#include <dl4cpp/nn/conf/layers/SubsamplingLayer.h>
 
 #include <cstdint>
 #include <memory>

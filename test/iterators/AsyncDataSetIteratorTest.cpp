@@ -1,3 +1,4 @@
+#include <dl4cpp/dl4cpp.h>
 #include <dl4cpp/iterators/AsyncDataSetIterator.h>
 #include <dl4cpp/iterators/ListDataSetIterator.h>
 #include <dl4cpp/nn/Error.h>

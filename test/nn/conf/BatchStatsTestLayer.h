@@ -4,8 +4,8 @@
 // per-feature moments (PooledMeanVariance) and mean (WeightedMean), and one number drawn from its
 // forward context's random stream (PerReplica). It exercises every part of the layer contract:
 // registry, own JSON fields, parameter and state specs, forward context. Host memory only.
+#include <dl4cpp/dl4cpp.h>
 #include <dl4cpp/nn/conf/LayerRegistry.h>
-#include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
 #include <dl4cpp/nn/layers/RuntimeLayer.h>
 
 #include <memory>

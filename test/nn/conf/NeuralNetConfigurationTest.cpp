@@ -1,5 +1,5 @@
+#include <dl4cpp/dl4cpp.h>
 #include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
 #include <doctest/doctest.h>
 
 #include <cmath>

@@ -1,6 +1,6 @@
 #pragma once
 // Helpers for layer tests: a resolved layer bound to parameter tensors the test owns.
-#include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
+#include <dl4cpp/dl4cpp.h>
 #include <dl4cpp/nn/layers/RuntimeLayer.h>
 
 #include <memory>
