@@ -13,6 +13,7 @@
 // first layer the second. The output layer's g is produced by the loss (OutputLayer::lossGradient)
 // already with respect to its pre-activation, so backwardActivation is not called for it.
 // Gradients are of the loss summed over the batch, scaled by 1/N once by the network.
+#include <dl4cpp/nn/backend/LayerPlan.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 #include <dl4cpp/nn/weights/Random.h>
@@ -45,6 +46,9 @@ class Layer {
 
   // Output shape for an input of shape `input` (batch dimension included).
   virtual Shape outputShape(const Shape& input) const = 0;
+  // What a backend planning the network's steps sees of this layer (LayerPlan.h), with the
+  // parameter views bound. OTHER, which every backend runs by itself, unless a layer says more.
+  virtual LayerDescription describe() const { return {}; }
 
   virtual void forward(DeviceContext& ctx, const Tensor& input, Tensor& output, bool training) = 0;
   virtual void backwardActivation(DeviceContext& ctx, const Tensor& output, Tensor& grad) {

@@ -13,18 +13,19 @@ class SubsamplingLayer : public Layer {
   Shape outputShape(const Shape& input) const override {
     return {input[0], input[1], geometry_.outH(input[2]), geometry_.outW(input[3])};
   }
+  LayerDescription describe() const override {
+    LayerDescription d;
+    d.kind = LayerDescription::Kind::POOLING;
+    d.geometry = geometry_;
+    d.pooling = kind_;
+    return d;
+  }
   void forward(DeviceContext& ctx, const Tensor& input, Tensor& output, bool training) override {
     ctx.backend().poolingForward(kind_, input, output, geometry_, training, workspace_);
   }
   void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override {
     ctx.backend().poolingBackward(kind_, grad, inputGrad, geometry_, workspace_);
   }
-
-  // For a ConvolutionLayer that runs this layer's passes inside its own (ConvolutionLayer.h).
-  PoolingType kind() const { return kind_; }
-  const WindowGeometry& geometry() const { return geometry_; }
-  Tensor& workspace() { return workspace_; }
-  const Tensor& workspace() const { return workspace_; }
 
  private:
   PoolingType kind_;

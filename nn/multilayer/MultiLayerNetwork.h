@@ -35,11 +35,6 @@
 
 namespace dl4cpp {
 
-namespace layers {
-class ConvolutionLayer;
-class SubsamplingLayer;
-}  // namespace layers
-
 class MultiLayerNetwork {
  public:
   // numThreads: CPU threads for this network's ops; 0 = all cores.
@@ -170,11 +165,9 @@ class MultiLayerNetwork {
   std::vector<ParamSegment> segments_;
   Tensor params_, gradients_, updaterState_;
 
-  // fusedPooling_[i]: layer i is a ConvolutionLayer whose output only the MAX pooling layer i + 1
-  // reads and which runs that layer's passes inside its own (ConvolutionLayer::fusesWith).
-  std::vector<bool> fusedPooling_;
-  layers::ConvolutionLayer& fusedConvolution(size_t i);
-  layers::SubsamplingLayer& fusedPoolingOf(size_t i);
+  // What the passes run, in order: the backend's planned steps and one step per other layer
+  // (LayerSteps.h), made by init().
+  std::vector<std::unique_ptr<NetworkStep>> steps_;
 
   // Per layer: capacity buffers and the views of the current batch.
   int64_t capacity_ = 0;
