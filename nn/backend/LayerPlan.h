@@ -102,8 +102,7 @@ class NetworkStep {
 class KernelRef {
  public:
   template <typename F>
-    requires(!std::is_same_v<std::remove_cvref_t<F>, KernelRef>)
-  KernelRef(F&& f)
+  requires(!std::is_same_v<std::remove_cvref_t<F>, KernelRef>) KernelRef(F&& f)
       : object_(const_cast<void*>(static_cast<const void*>(&f))),
         call_([](void* o) { (*static_cast<std::remove_reference_t<F>*>(o))(); }) {}
 

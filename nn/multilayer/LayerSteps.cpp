@@ -37,8 +37,8 @@ std::vector<std::unique_ptr<NetworkStep>> completePlan(
   int next = 0;  // the first layer no step covers yet
   auto singleLayersUpTo = [&](int end) {
     for (; next < end; ++next)
-      steps.push_back(std::make_unique<SingleLayerStep>(
-          next, *layers[static_cast<size_t>(next)], next == n - 1));
+      steps.push_back(std::make_unique<SingleLayerStep>(next, *layers[static_cast<size_t>(next)],
+                                                        next == n - 1));
   };
   for (auto& step : planned) {
     if (step->first() < next || step->count() < 1 || step->last() >= n)

@@ -37,11 +37,11 @@ class ConvolutionMaxPoolingStep final : public NetworkStep {
     Tensor& convGrad = t.gradients[first()];
     if (inputGradient == nullptr) {
       enterLayer(ctx, first());
-      ctx.backend().runPlanned(
-          OpPass::BACKWARD_WEIGHTS, convolutionFlops(x.shape(), dw_.shape(), convGrad.shape()), [&] {
-            backend_.convolutionMaxPoolingBackwardWeights(x, dPooled, workspace_, convGrad, dw_,
-                                                          db_, convG_, poolG_);
-          });
+      ctx.backend().runPlanned(OpPass::BACKWARD_WEIGHTS,
+                               convolutionFlops(x.shape(), dw_.shape(), convGrad.shape()), [&] {
+                                 backend_.convolutionMaxPoolingBackwardWeights(
+                                     x, dPooled, workspace_, convGrad, dw_, db_, convG_, poolG_);
+                               });
       return;
     }
     Backend& ops = ctx.backend();
