@@ -13,21 +13,21 @@
 //
 // Why a plan rather than fused ops in Backend: a fused pair such as the CPU backend's convolution
 // + MAX pooling (cpu/ConvolutionPoolingStep.h) is only valid when nothing else reads the
-// intermediate output and the activation between them is the identity. As a Backend op, every
-// backend and decorator had to carry it, the network had to recognise the pair and the layers had
-// to expose their internals to each other; as a step, the one backend that fuses owns all of it.
+// intermediate output and the activation between them is the identity. As Backend ops, such pairs
+// would be carried by every backend and decorator, recognised by the network, and their layers
+// would expose their internals to each other; as a step, the one backend that fuses owns it all.
 //
-// What a step may and must do:
-//  - compute the same numbers as its layers one by one (tests compare them bit for bit);
-//  - leave the outputs and output gradients of the layers inside its span unwritten: the plan
-//    checked that no one else reads them. The network still sizes those buffers, so a step whose
-//    kernel does not apply to a shape can fall back to the layers' ops through them;
-//  - skip whatever only feeds its input gradient when it is given none to write (the network's
-//    first step, unless an input gradient is asked for): the CPU's fused first convolution then
-//    takes its weight gradient straight from the pooled gradient;
-//  - run its own kernels through Backend::runPlanned, so a decorator (the ProfilingBackend) sees
-//    them as ops, and say which layer the ops that follow belong to (enterLayer), as the network
-//    does for a single layer.
+// What a step must and may do:
+//  - it must compute the same numbers as its layers one by one (tests compare them bit for bit);
+//  - it may leave the outputs and output gradients of the layers inside its span unwritten (the
+//    plan checked that no one else reads them). The network still sizes those buffers, so a step
+//    whose kernel does not apply to a shape can fall back to the layers' ops through them;
+//  - it may skip whatever only feeds its input gradient when it is given none to write (the
+//    network's first step, unless an input gradient is asked for): the CPU's fused first
+//    convolution then takes its weight gradient straight from the pooled gradient;
+//  - it must run its own kernels through Backend::runPlanned, so that a decorator (the
+//    ProfilingBackend) sees them as ops, and say which layer the ops that follow belong to
+//    (enterLayer), as the network does for a single layer.
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 
