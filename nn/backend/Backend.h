@@ -2,7 +2,8 @@
 // The op facade. Layers, updaters and the network call only these functions; each device kind
 // implements all of them with the same signatures (cpu/ on oneDNN, cuda/ on cuBLAS + kernels).
 // The choice of implementation is made once, when a DeviceContext is created (makeBackend in
-// Backend.cpp), so no layer ever branches on the device.
+// Backend.cpp), so no layer ever branches on the device. A backend may also compute runs of
+// adjacent layers it recognises its own way: the network asks it for a plan once (LayerPlan.h).
 //
 // Conventions for every op:
 //  - tensors are dense row-major float32 on the context's device; images are NCHW; convolution
@@ -12,11 +13,13 @@
 //  - shapes are checked by the layer that builds the call; a backend may assume them;
 //  - an op may cache whatever it creates for a shape (oneDNN primitives, workspaces) inside the
 //    backend, so calling it again with the same shapes allocates nothing.
+#include <dl4cpp/nn/backend/LayerPlan.h>
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace dl4cpp {
 
@@ -50,26 +53,15 @@ class Backend {
   virtual void poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
                                const WindowGeometry& g, const Tensor& workspace) = 0;
 
-  // --- A convolution feeding MAX pooling ---------------------------------------------------------
-  // For a convolution with an identity activation whose output only a MAX pooling layer reads
-  // (MultiLayerNetwork fuses such pairs): pooled = maxpool(conv(x, w) + b) with the arg-max in
-  // `workspace` when training, the same numbers as convolutionForward into convOutput followed by
-  // poolingForward(MAX) from it, which is what this default does. convOutput (N, O, outH, outW)
-  // is the convolution's output buffer; an implementation that pools each image as soon as it is
-  // computed may leave it untouched (the CPU backend, where its kernels allow).
-  virtual void convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
-                                            Tensor& convOutput, Tensor& pooled,
-                                            const WindowGeometry& convG,
-                                            const WindowGeometry& poolG, bool training,
-                                            Tensor& workspace);
-  // dw, db (db may be empty) from x and the pooled output's gradient dPooled: the same numbers as
-  // poolingBackward(MAX) into convOutputGrad followed by convolutionBackwardWeights (this
-  // default). convOutputGrad (N, O, outH, outW) may be left untouched, as convOutput above.
-  virtual void convolutionMaxPoolingBackwardWeights(const Tensor& x, const Tensor& dPooled,
-                                                    const Tensor& workspace, Tensor& convOutputGrad,
-                                                    Tensor& dw, Tensor& db,
-                                                    const WindowGeometry& convG,
-                                                    const WindowGeometry& poolG);
+  // --- Layers run together (LayerPlan.h) -------------------------------------------------------
+  // The steps this backend computes its own way, each over a run of adjacent layers it recognises
+  // in `layers`, in layer order and without overlap; the network runs every other layer by itself.
+  // Called by MultiLayerNetwork::init(). The default plans nothing.
+  virtual std::vector<std::unique_ptr<NetworkStep>> planSteps(
+      const std::vector<LayerDescription>& layers);
+  // Runs `kernel`, the `pass` of a planned step, whose analytic FLOPs are `flops` (OpFlops.h): the
+  // one op through which planned kernels run, so that a decorator sees them as it sees any op.
+  virtual void runPlanned(OpPass pass, double flops, KernelRef kernel);
 
   // --- Inner product: y = x W^T + b --------------------------------------------------------------
   // x (N, nIn), w (nOut, nIn), b (nOut) or empty, y (N, nOut).

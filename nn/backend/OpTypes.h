@@ -12,6 +12,9 @@ enum class LossKind { NEGATIVELOGLIKELIHOOD, MCXENT, MSE, XENT };
 
 enum class PoolingKind { MAX, AVG };
 
+// The pass of a layer an op belongs to (what Backend::runPlanned says of a planned step's kernel).
+enum class OpPass { FORWARD, BACKWARD_DATA, BACKWARD_WEIGHTS };
+
 // 2-D window geometry for convolution and pooling. Padding may be asymmetric (ConvolutionMode
 // Same pads bottom/right by one more than top/left when the total is odd, as DL4J and TF do).
 struct WindowGeometry {

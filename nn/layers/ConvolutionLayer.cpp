@@ -25,6 +25,19 @@ Shape ConvolutionLayer::outputShape(const Shape& input) const {
   return {input[0], nOut_, geometry_.outH(input[2]), geometry_.outW(input[3])};
 }
 
+LayerDescription ConvolutionLayer::describe() const {
+  LayerDescription d;
+  d.kind = LayerDescription::Kind::CONVOLUTION;
+  d.geometry = geometry_;
+  d.activation = activation_;
+  d.alpha = alpha_;
+  d.w = w_;
+  d.b = b_;
+  d.dw = dw_;
+  d.db = db_;
+  return d;
+}
+
 void ConvolutionLayer::forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
                                const ForwardContext&) {
   ctx.backend().convolutionForward(input, w_, b_, output, geometry_);
@@ -41,23 +54,6 @@ void ConvolutionLayer::backwardParams(DeviceContext& ctx, const Tensor& input, c
 
 void ConvolutionLayer::backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) {
   ctx.backend().convolutionBackwardData(grad, w_, inputGrad, geometry_);
-}
-
-bool ConvolutionLayer::fusesWith(const SubsamplingLayer& pooling) const {
-  return activation_ == Activation::IDENTITY && pooling.kind() == PoolingType::MAX;
-}
-
-void ConvolutionLayer::forwardPooled(DeviceContext& ctx, const Tensor& input, Tensor& output,
-                                     SubsamplingLayer& pooling, Tensor& pooled, bool training) {
-  ctx.backend().convolutionMaxPoolingForward(input, w_, b_, output, pooled, geometry_,
-                                             pooling.geometry(), training, pooling.workspace());
-}
-
-void ConvolutionLayer::backwardParamsPooled(DeviceContext& ctx, const Tensor& input,
-                                            const SubsamplingLayer& pooling,
-                                            const Tensor& pooledGrad, Tensor& grad) {
-  ctx.backend().convolutionMaxPoolingBackwardWeights(input, pooledGrad, pooling.workspace(), grad,
-                                                     dw_, db_, geometry_, pooling.geometry());
 }
 
 }  // namespace dl4cpp::layers

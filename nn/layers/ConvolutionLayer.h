@@ -1,7 +1,6 @@
 #pragma once
 #include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
 #include <dl4cpp/nn/layers/RuntimeLayer.h>
-#include <dl4cpp/nn/layers/SubsamplingLayer.h>
 
 namespace dl4cpp::layers {
 
@@ -12,28 +11,13 @@ class ConvolutionLayer : public RuntimeLayer {
 
   void bindParams(const std::vector<Tensor>& params, const std::vector<Tensor>& grads) override;
   Shape outputShape(const Shape& input) const override;
+  LayerDescription describe() const override;
 
   void forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
                const ForwardContext& fwd) override;
   void backwardActivation(DeviceContext& ctx, const Tensor& output, Tensor& grad) override;
   void backwardParams(DeviceContext& ctx, const Tensor& input, const Tensor& grad) override;
   void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override;
-
-  // Fusion with a MAX pooling layer that reads this layer's output and nothing else
-  // (MultiLayerNetwork decides): possible with the identity activation, whose backward pass needs
-  // neither the output nor a gradient step of its own, so the backend may pool each image as soon
-  // as it is convolved (Backend::convolutionMaxPoolingForward).
-  bool fusesWith(const SubsamplingLayer& pooling) const;
-  // forward() followed by the pooling layer's forward(): writes `pooled` (and the pooling layer's
-  // arg-max workspace when training); `output` may be left unwritten.
-  void forwardPooled(DeviceContext& ctx, const Tensor& input, Tensor& output,
-                     SubsamplingLayer& pooling, Tensor& pooled, bool training);
-  // The pooling layer's backwardInput() followed by backwardParams(), from the pooled output's
-  // gradient; `grad` (this layer's output gradient) may be left unwritten, so this replaces
-  // backwardInput() too only where the input gradient is not needed.
-  void backwardParamsPooled(DeviceContext& ctx, const Tensor& input,
-                            const SubsamplingLayer& pooling, const Tensor& pooledGrad,
-                            Tensor& grad);
 
  private:
   int64_t nIn_, nOut_;

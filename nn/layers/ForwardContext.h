@@ -14,18 +14,25 @@ namespace dl4cpp {
 struct ForwardContext {
   // Training-mode behaviour (dropout active, batch statistics); false for inference.
   bool training = false;
-  // The seed of this layer's stream for this pass.
+  // The seed of this context's stream: a whole pass's, or one layer's within it (forLayer).
   uint64_t seed = 0;
 
-  // A generator over this layer's stream (each call starts it afresh).
+  // A generator over this context's stream (each call starts it afresh).
   Random random() const { return Random(seed); }
 
-  // The seed for layer `layer` of replica `replica` at iteration `iteration` of a network seeded
-  // with `networkSeed`.
+  // The context of a forward pass of replica `replica` at iteration `iteration` of a network
+  // seeded with `networkSeed`.
+  static ForwardContext pass(bool training, uint64_t networkSeed, int replica, int64_t iteration) {
+    const uint64_t s = Random::deriveSeed(networkSeed, static_cast<uint64_t>(replica));
+    return {training, Random::deriveSeed(s, static_cast<uint64_t>(iteration))};
+  }
+  // The context layer `layer` gets within this pass.
+  ForwardContext forLayer(int layer) const {
+    return {training, Random::deriveSeed(seed, static_cast<uint64_t>(layer))};
+  }
+  // The seed of layer `layer`'s stream in pass(training, networkSeed, replica, iteration).
   static uint64_t streamSeed(uint64_t networkSeed, int replica, int64_t iteration, int layer) {
-    uint64_t s = Random::deriveSeed(networkSeed, static_cast<uint64_t>(replica));
-    s = Random::deriveSeed(s, static_cast<uint64_t>(iteration));
-    return Random::deriveSeed(s, static_cast<uint64_t>(layer));
+    return pass(false, networkSeed, replica, iteration).forLayer(layer).seed;
   }
 };
 

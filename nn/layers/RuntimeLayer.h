@@ -15,6 +15,7 @@
 // first layer the second. The output layer's g is produced by the loss (OutputLayer::lossGradient)
 // already with respect to its pre-activation, so backwardActivation is not called for it.
 // Gradients are of the loss summed over the batch, scaled by 1/N once by the network.
+#include <dl4cpp/nn/backend/LayerPlan.h>
 #include <dl4cpp/nn/layers/ForwardContext.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
@@ -39,6 +40,9 @@ class RuntimeLayer {
 
   // Output shape for an input of shape `input` (batch dimension included).
   virtual Shape outputShape(const Shape& input) const = 0;
+  // What a backend planning the network's steps sees of this layer (LayerPlan.h), with the
+  // parameter views bound. OTHER, which every backend runs by itself, unless a layer says more.
+  virtual LayerDescription describe() const { return {}; }
 
   virtual void forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
                        const ForwardContext& fwd) = 0;

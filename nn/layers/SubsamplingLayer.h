@@ -13,6 +13,13 @@ class SubsamplingLayer : public RuntimeLayer {
   Shape outputShape(const Shape& input) const override {
     return {input[0], input[1], geometry_.outH(input[2]), geometry_.outW(input[3])};
   }
+  LayerDescription describe() const override {
+    LayerDescription d;
+    d.kind = LayerDescription::Kind::POOLING;
+    d.geometry = geometry_;
+    d.pooling = kind_;
+    return d;
+  }
   void forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
                const ForwardContext& fwd) override {
     ctx.backend().poolingForward(kind_, input, output, geometry_, fwd.training, workspace_);
@@ -20,12 +27,6 @@ class SubsamplingLayer : public RuntimeLayer {
   void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override {
     ctx.backend().poolingBackward(kind_, grad, inputGrad, geometry_, workspace_);
   }
-
-  // For a ConvolutionLayer that runs this layer's passes inside its own (ConvolutionLayer.h).
-  PoolingType kind() const { return kind_; }
-  const WindowGeometry& geometry() const { return geometry_; }
-  Tensor& workspace() { return workspace_; }
-  const Tensor& workspace() const { return workspace_; }
 
  private:
   PoolingType kind_;

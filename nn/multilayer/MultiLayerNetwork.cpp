@@ -1,7 +1,5 @@
-#include <dl4cpp/nn/layers/ConvolutionLayer.h>
 #include <dl4cpp/nn/layers/OutputLayer.h>
-#include <dl4cpp/nn/layers/RuntimeLayer.h>
-#include <dl4cpp/nn/layers/SubsamplingLayer.h>
+#include <dl4cpp/nn/multilayer/LayerSteps.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <dl4cpp/nn/util/ModelSerializer.h>
@@ -114,12 +112,7 @@ void MultiLayerNetwork::init() {
 
   capacity_ = 0;
   const size_t n = layers_.size();
-  fusedPooling_.assign(n, false);
-  for (size_t i = 0; i + 1 < n; ++i) {
-    const auto* conv = dynamic_cast<const layers::ConvolutionLayer*>(layers_[i].get());
-    const auto* pool = dynamic_cast<const layers::SubsamplingLayer*>(layers_[i + 1].get());
-    fusedPooling_[i] = conv != nullptr && pool != nullptr && conv->fusesWith(*pool);
-  }
+  steps_ = planLayerSteps(context_->backend(), layers_);
   activationStore_.assign(n, Tensor());
   gradientStore_.assign(n, Tensor());
   inputs_.assign(n, Tensor());
@@ -190,34 +183,16 @@ void MultiLayerNetwork::ensureCapacity(int64_t batch) {
   capacity_ = batch;
 }
 
-layers::ConvolutionLayer& MultiLayerNetwork::fusedConvolution(size_t i) {
-  return static_cast<layers::ConvolutionLayer&>(*layers_[i]);  // init() checked the types
-}
-layers::SubsamplingLayer& MultiLayerNetwork::fusedPoolingOf(size_t i) {
-  return static_cast<layers::SubsamplingLayer&>(*layers_[i + 1]);
-}
-
 const Tensor& MultiLayerNetwork::forwardPass(const Tensor& features, int64_t n, bool training) {
   ensureCapacity(n);
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Shape inShape = conf_.layerInputTypes[i].shape(n);
     inputs_[i] = i == 0 ? features.reshape(inShape) : outputs_[i - 1].reshape(inShape);
     outputs_[i] = activationStore_[i].view(0, conf_.layerOutputTypes[i].shape(n));
-    if (fusedPooling_[i]) {
-      // Layer i + 1's views too; both layers' passes are timed as layer i's.
-      inputs_[i + 1] = outputs_[i].reshape(conf_.layerInputTypes[i + 1].shape(n));
-      outputs_[i + 1] = activationStore_[i + 1].view(0, conf_.layerOutputTypes[i + 1].shape(n));
-      profileLayer(static_cast<int>(i));
-      fusedConvolution(i).forwardPooled(*context_, inputs_[i], outputs_[i], fusedPoolingOf(i),
-                                        outputs_[i + 1], training);
-      ++i;
-      continue;
-    }
-    profileLayer(static_cast<int>(i));
-    const ForwardContext fwd{
-        training, ForwardContext::streamSeed(conf_.seed, replicaIndex_, iteration_, int(i))};
-    layers_[i]->forward(*context_, inputs_[i], outputs_[i], fwd);
   }
+  const LayerTensors tensors{inputs_, outputs_, outputGrads_};
+  const ForwardContext pass = ForwardContext::pass(training, conf_.seed, replicaIndex_, iteration_);
+  for (auto& step : steps_) step->forward(*context_, tensors, pass);
   return outputs_.back();
 }
 
@@ -246,27 +221,20 @@ double MultiLayerNetwork::computeGradientAndScore(const DataSet& batch, bool wan
   profileLayer(LayerProfiler::kNetwork);
   context_->backend().scale(outputGrads_[last], 1.0f / static_cast<float>(n));
 
-  // A fused first convolution takes its weight gradient from the pooled gradient directly; its
-  // own output gradient is needed, and written by the pooling layer, only for an input gradient.
-  const bool fusedFirstBackward = fusedPooling_[0] && !wantInputGradient;
-  for (size_t i = last + 1; i-- > 0;) {
-    profileLayer(static_cast<int>(i));
-    if (i == 0 && fusedFirstBackward) {
-      fusedConvolution(0).backwardParamsPooled(*context_, inputs_[0], fusedPoolingOf(0),
-                                               outputGrads_[1], outputGrads_[0]);
-      break;
-    }
-    if (i != last) layers_[i]->backwardActivation(*context_, outputs_[i], outputGrads_[i]);
-    layers_[i]->backwardParams(*context_, inputs_[i], outputGrads_[i]);
-    if (i == 1 && fusedFirstBackward) continue;  // layer 0 reads outputGrads_[1] itself
-    if (i > 0) {
-      Tensor inputGrad = outputGrads_[i - 1].reshape(inputs_[i].shape());
-      layers_[i]->backwardInput(*context_, outputGrads_[i], inputGrad);
-    } else if (wantInputGradient) {
-      Tensor inputGrad = inputGradStore_.view(0, inputs_[0].shape());
-      layers_[0]->backwardInput(*context_, outputGrads_[0], inputGrad);
+  // Backward, step by step from the last; the first step writes an input gradient only when
+  // asked to, and may skip whatever only feeds it.
+  const LayerTensors tensors{inputs_, outputs_, outputGrads_};
+  for (size_t s = steps_.size(); s-- > 0;) {
+    NetworkStep& step = *steps_[s];
+    const auto first = static_cast<size_t>(step.first());
+    Tensor inputGrad;
+    if (first > 0)
+      inputGrad = outputGrads_[first - 1].reshape(inputs_[first].shape());
+    else if (wantInputGradient) {
+      inputGrad = inputGradStore_.view(0, inputs_[0].shape());
       inputGradient_ = inputGrad.reshape(batch.features.shape());
     }
+    step.backward(*context_, tensors, inputGrad.empty() ? nullptr : &inputGrad);
   }
   return lossSum / static_cast<double>(n);
 }

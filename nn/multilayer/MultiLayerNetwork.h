@@ -38,11 +38,10 @@ namespace dl4cpp {
 // The network's runtime parts stay out of its public header (nn/layers/RuntimeLayer.h and
 // nn/tensor/DeviceContext.h are for those who write layers and backends).
 class DeviceContext;
+class NetworkStep;
 namespace layers {
 class RuntimeLayer;
 class OutputLayer;
-class ConvolutionLayer;
-class SubsamplingLayer;
 }  // namespace layers
 
 class MultiLayerNetwork {
@@ -195,11 +194,9 @@ class MultiLayerNetwork {
   std::vector<StateSegment> stateLayout_;
   Tensor params_, gradients_, updaterState_, layerState_;
 
-  // fusedPooling_[i]: layer i is a ConvolutionLayer whose output only the MAX pooling layer i + 1
-  // reads and which runs that layer's passes inside its own (ConvolutionLayer::fusesWith).
-  std::vector<bool> fusedPooling_;
-  layers::ConvolutionLayer& fusedConvolution(size_t i);
-  layers::SubsamplingLayer& fusedPoolingOf(size_t i);
+  // What the passes run, in order: the backend's planned steps and one step per other layer
+  // (LayerSteps.h), made by init().
+  std::vector<std::unique_ptr<NetworkStep>> steps_;
 
   // Per layer: capacity buffers and the views of the current batch.
   int64_t capacity_ = 0;

@@ -1,3 +1,4 @@
+#include <dl4cpp/nn/backend/OpFlops.h>
 #include <dl4cpp/nn/profiling/ProfilingBackend.h>
 
 #include <chrono>
@@ -5,15 +6,19 @@
 
 namespace dl4cpp {
 
-double convolutionFlops(const Shape& x, const Shape& w, const Shape& y) {
-  return 2.0 * static_cast<double>(y[0]) * static_cast<double>(y[1]) * static_cast<double>(y[2]) *
-         static_cast<double>(y[3]) * static_cast<double>(x[1]) * static_cast<double>(w[2]) *
-         static_cast<double>(w[3]);
+namespace {
+ProfilePhase phaseOf(OpPass pass) {
+  switch (pass) {
+    case OpPass::FORWARD:
+      return ProfilePhase::FORWARD;
+    case OpPass::BACKWARD_DATA:
+      return ProfilePhase::BACKWARD_DATA;
+    case OpPass::BACKWARD_WEIGHTS:
+      return ProfilePhase::BACKWARD_WEIGHTS;
+  }
+  return ProfilePhase::OTHER;
 }
-
-double innerProductFlops(const Shape& x, const Shape& w) {
-  return 2.0 * static_cast<double>(x[0]) * static_cast<double>(w[0]) * static_cast<double>(w[1]);
-}
+}  // namespace
 
 ProfilingBackend::ProfilingBackend(Backend& inner, std::shared_ptr<LayerProfiler> profiler)
     : inner_(inner), profiler_(std::move(profiler)) {}
@@ -69,28 +74,15 @@ void ProfilingBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tenso
         [&] { inner_.poolingBackward(kind, dy, dx, g, workspace); });
 }
 
-// The fused pair is one op, timed in the convolution's layer with the convolution's FLOPs.
-void ProfilingBackend::convolutionMaxPoolingForward(const Tensor& x, const Tensor& w,
-                                                    const Tensor& b, Tensor& convOutput,
-                                                    Tensor& pooled, const WindowGeometry& convG,
-                                                    const WindowGeometry& poolG, bool training,
-                                                    Tensor& workspace) {
-  timed(ProfilePhase::FORWARD, convolutionFlops(x.shape(), w.shape(), convOutput.shape()), [&] {
-    inner_.convolutionMaxPoolingForward(x, w, b, convOutput, pooled, convG, poolG, training,
-                                        workspace);
-  });
+std::vector<std::unique_ptr<NetworkStep>> ProfilingBackend::planSteps(
+    const std::vector<LayerDescription>& layers) {
+  return inner_.planSteps(layers);
 }
 
-void ProfilingBackend::convolutionMaxPoolingBackwardWeights(const Tensor& x, const Tensor& dPooled,
-                                                            const Tensor& workspace,
-                                                            Tensor& convOutputGrad, Tensor& dw,
-                                                            Tensor& db, const WindowGeometry& convG,
-                                                            const WindowGeometry& poolG) {
-  timed(ProfilePhase::BACKWARD_WEIGHTS,
-        convolutionFlops(x.shape(), dw.shape(), convOutputGrad.shape()), [&] {
-          inner_.convolutionMaxPoolingBackwardWeights(x, dPooled, workspace, convOutputGrad, dw, db,
-                                                      convG, poolG);
-        });
+// A planned step's kernel is one op, charged to the layer the step entered (a fused convolution +
+// pooling: the convolution's, with the convolution's FLOPs).
+void ProfilingBackend::runPlanned(OpPass pass, double flops, KernelRef kernel) {
+  timed(phaseOf(pass), flops, [&] { inner_.runPlanned(pass, flops, kernel); });
 }
 
 void ProfilingBackend::innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b,

@@ -31,14 +31,9 @@ class ProfilingBackend final : public Backend {
                       bool training, Tensor& workspace) override;
   void poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx, const WindowGeometry& g,
                        const Tensor& workspace) override;
-  void convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
-                                    Tensor& convOutput, Tensor& pooled, const WindowGeometry& convG,
-                                    const WindowGeometry& poolG, bool training,
-                                    Tensor& workspace) override;
-  void convolutionMaxPoolingBackwardWeights(const Tensor& x, const Tensor& dPooled,
-                                            const Tensor& workspace, Tensor& convOutputGrad,
-                                            Tensor& dw, Tensor& db, const WindowGeometry& convG,
-                                            const WindowGeometry& poolG) override;
+  std::vector<std::unique_ptr<NetworkStep>> planSteps(
+      const std::vector<LayerDescription>& layers) override;
+  void runPlanned(OpPass pass, double flops, KernelRef kernel) override;
   void innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) override;
   void innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx) override;
   void innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
@@ -65,13 +60,5 @@ class ProfilingBackend final : public Backend {
   Backend& inner_;
   std::shared_ptr<LayerProfiler> profiler_;
 };
-
-// FLOPs (multiply and add counted separately) of a convolution's forward pass, which are also
-// those of its backward-data and backward-weights passes (bias excluded):
-// 2 * N * O * outH * outW * C * kH * kW, from x (N, C, H, W), w (O, C, kH, kW), y (N, O, outH,
-// outW).
-double convolutionFlops(const Shape& x, const Shape& w, const Shape& y);
-// 2 * N * nIn * nOut for an inner product x (N, nIn), w (nOut, nIn), likewise for its backward ops.
-double innerProductFlops(const Shape& x, const Shape& w);
 
 }  // namespace dl4cpp

@@ -1,7 +1,8 @@
 #pragma once
 // A convolution with an identity activation whose output only feeds a MAX pooling layer (LeNet's
 // conv 1 -> pool 1), computed image by image so that the convolution's output never leaves the
-// cache: Backend::convolutionMaxPoolingForward / ...BackwardWeights on the CPU.
+// cache: the kernels of CpuBackend::convolutionMaxPoolingForward / ...BackwardWeights, which the
+// planned step ConvolutionPoolingStep.h runs.
 //
 // Unfused, LeNet's first convolution wrote its 5.9 MB output (128 x 20 x 24 x 24 floats), pooling
 // read it back, pooling's backward wrote a gradient of the same size and the weight gradient read
@@ -19,8 +20,7 @@ namespace dl4cpp::cpu {
 
 // CpuBackend fuses where the unfused ops would run the convolution on the direct kernels or as
 // im2col + sgemm (forward) or its weight gradient on directWeightGradient (backward), and
-// directMaxPoolingApplies to the pooling window; elsewhere Backend's default runs the two ops one
-// after the other.
+// directMaxPoolingApplies to the pooling window; elsewhere it runs the two ops one after the other.
 
 // Floats of scratch the fused forward needs with `threads` OpenMP threads: im2col's scratch plus
 // one image's convolution output per thread.

@@ -1,5 +1,6 @@
 #include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/backend/cpu/ConvolutionPooling.h>
+#include <dl4cpp/nn/backend/cpu/ConvolutionPoolingStep.h>
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/backend/cpu/CpuIsa.h>
 #include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
@@ -441,7 +442,18 @@ void CpuBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
 // Fused image by image (ConvolutionPooling.h) where the unfused ops would run the convolution on
 // the direct kernels or as im2col + sgemm (forward) or on the direct weight-gradient kernel
 // (backward) and the pooling on the direct loops, so that the results are the same bits;
-// elsewhere the two ops in turn.
+// elsewhere the two ops in turn. ConvolutionPoolingStep.h plans the pairs.
+
+std::vector<std::unique_ptr<NetworkStep>> CpuBackend::planSteps(
+    const std::vector<LayerDescription>& layers) {
+  std::vector<std::unique_ptr<NetworkStep>> steps;
+  for (size_t i = 0; i < layers.size(); ++i)
+    if (auto step = planConvolutionMaxPooling(*this, layers, static_cast<int>(i))) {
+      i += static_cast<size_t>(step->count() - 1);
+      steps.push_back(std::move(step));
+    }
+  return steps;
+}
 
 void CpuBackend::convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
                                               Tensor& convOutput, Tensor& pooled,
@@ -452,8 +464,8 @@ void CpuBackend::convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, 
       directConvolutionForwardSupported(convG, convOutput.dim(2), convOutput.dim(3));
   const bool im2col = !direct && hasFewInputChannels(w.shape());
   if (!(direct || im2col) || !directMaxPoolingApplies(poolG)) {
-    Backend::convolutionMaxPoolingForward(x, w, b, convOutput, pooled, convG, poolG, training,
-                                          workspace);
+    convolutionForward(x, w, b, convOutput, convG);
+    poolingForward(PoolingKind::MAX, convOutput, pooled, poolG, training, workspace);
     return;
   }
   uint8_t* argmax = nullptr;
@@ -483,8 +495,8 @@ void CpuBackend::convolutionMaxPoolingBackwardWeights(const Tensor& x, const Ten
       !directConvolutionSupported(convG, convOutputGrad.dim(2), convOutputGrad.dim(3)) &&
       hasFewInputChannels(dw.shape()) && directWeightGradientSupported(convG);
   if (!directGradient || !directMaxPoolingApplies(poolG)) {
-    Backend::convolutionMaxPoolingBackwardWeights(x, dPooled, workspace, convOutputGrad, dw, db,
-                                                  convG, poolG);
+    poolingBackward(PoolingKind::MAX, dPooled, convOutputGrad, poolG, workspace);
+    convolutionBackwardWeights(x, convOutputGrad, dw, db, convG);
     return;
   }
   if (workspace.numel() < maxPoolingWorkspaceFloats(dPooled.shape()))

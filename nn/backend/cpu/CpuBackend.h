@@ -4,7 +4,8 @@
 // network needs runs on dl4cpp's own kernels, which allocate nothing per call: dense layers and
 // im2col / col2im on its sgemm (Sgemm.h), stride-1 convolutions on direct kernels
 // (DirectConvolution.h, DirectWeightGradient.h), MAX pooling without padding (MaxPooling.h) and,
-// where a convolution feeds it, the pair image by image (ConvolutionPooling.h), ReLU, leaky ReLU
+// where a convolution feeds it, the pair image by image (a planned step: ConvolutionPoolingStep.h),
+// ReLU, leaky ReLU
 // and softmax (Activations.h), losses and updater steps (CpuFlatOps.cpp). The rest runs
 // on oneDNN primitives cached per shape: other convolutions (channels-last or oneDNN's blocked
 // layout by input channel count, see CpuBackend.cpp, reordering at their boundary into scratch_,
@@ -32,14 +33,8 @@ class CpuBackend final : public Backend {
                       bool training, Tensor& workspace) override;
   void poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx, const WindowGeometry& g,
                        const Tensor& workspace) override;
-  void convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
-                                    Tensor& convOutput, Tensor& pooled, const WindowGeometry& convG,
-                                    const WindowGeometry& poolG, bool training,
-                                    Tensor& workspace) override;
-  void convolutionMaxPoolingBackwardWeights(const Tensor& x, const Tensor& dPooled,
-                                            const Tensor& workspace, Tensor& convOutputGrad,
-                                            Tensor& dw, Tensor& db, const WindowGeometry& convG,
-                                            const WindowGeometry& poolG) override;
+  std::vector<std::unique_ptr<NetworkStep>> planSteps(
+      const std::vector<LayerDescription>& layers) override;
   void innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) override;
   void innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx) override;
   void innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
@@ -56,6 +51,22 @@ class CpuBackend final : public Backend {
   double sumOfSquares(const Tensor& x) override;
   void stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,
                   Tensor& deviceLabels) override;
+
+  // A convolution feeding MAX pooling, the kernels of the fused step (ConvolutionPoolingStep.h):
+  // pooled = maxpool(conv(x, w) + b), with the arg-max in `workspace` when training, the same
+  // numbers as convolutionForward into convOutput followed by poolingForward(MAX) from it. Image
+  // by image (ConvolutionPooling.h) where the kernels allow, which leaves convOutput
+  // (N, O, outH, outW) untouched; elsewhere the two ops through it.
+  void convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                                    Tensor& convOutput, Tensor& pooled, const WindowGeometry& convG,
+                                    const WindowGeometry& poolG, bool training, Tensor& workspace);
+  // dw, db (db may be empty) from x and the pooled output's gradient dPooled: the same numbers as
+  // poolingBackward(MAX) into convOutputGrad followed by convolutionBackwardWeights, and likewise
+  // fused where the kernels allow, leaving convOutputGrad untouched.
+  void convolutionMaxPoolingBackwardWeights(const Tensor& x, const Tensor& dPooled,
+                                            const Tensor& workspace, Tensor& convOutputGrad,
+                                            Tensor& dw, Tensor& db, const WindowGeometry& convG,
+                                            const WindowGeometry& poolG);
 
   // Number of cached primitives (tests use it to prove shapes are cached, not rebuilt).
   size_t cachedPrimitives() const { return cache_.size(); }

@@ -132,6 +132,43 @@ TEST_SUITE("nn/profiling") {
     CHECK(profiler->totals(0, P::BACKWARD_WEIGHTS).flops == doctest::Approx(kIterations * conv));
   }
 
+  TEST_CASE(
+      "LayerProfiler: a fused pair after the first layer charges its pooling gradient to the "
+      "pooling layer") {
+    // Its input gradient is needed, so the step's backward pass runs the layers' ops: pooling's
+    // into the convolution's output gradient, then the convolution's two gradients.
+    MultiLayerNetwork model(
+        NeuralNetConfiguration::Builder()
+            .seed(7)
+            .list()
+            .layer(ConvolutionLayer::Builder(3, 3).nOut(2).activation(Activation::RELU).build())
+            .layer(ConvolutionLayer::Builder(3, 3).nOut(4).activation(Activation::IDENTITY).build())
+            .layer(SubsamplingLayer::Builder(PoolingType::MAX, 2, 2, 2, 2).build())
+            .layer(OutputLayer::Builder(LossFunction::NEGATIVELOGLIKELIHOOD)
+                       .nOut(10)
+                       .activation(Activation::SOFTMAX)
+                       .build())
+            .setInputType(InputType::convolutionalFlat(12, 12, 1))
+            .build(),
+        Device::cpu(), 1);
+    model.init();
+    auto profiler = std::make_shared<LayerProfiler>();
+    model.setProfiler(profiler);
+    model.fit(smallBatch());
+    using P = ProfilePhase;
+    const int calls[2][kProfilePhaseCount] = {{1, 0, 0, 0, 1, 1, 2, 0},   // convolution
+                                              {0, 0, 0, 0, 1, 0, 0, 0}};  // max pooling
+    for (int layer = 1; layer <= 2; ++layer)
+      for (int phase = 0; phase < kProfilePhaseCount; ++phase) {
+        CAPTURE(layer);
+        CAPTURE(profilePhaseName(static_cast<P>(phase)));
+        CHECK(profiler->totals(layer, static_cast<P>(phase)).calls == calls[layer - 1][phase]);
+      }
+    const double conv = 2.0 * kBatch * 4 * 8 * 8 * 2 * 3 * 3;
+    for (P phase : {P::FORWARD, P::BACKWARD_DATA, P::BACKWARD_WEIGHTS})
+      CHECK(profiler->totals(1, phase).flops == doctest::Approx(conv));
+  }
+
   TEST_CASE("LayerProfiler: profiling changes no result (bit-identical parameters and scores)") {
     MultiLayerNetwork plain(smallConvNet(), Device::cpu(), 1),
         profiled(smallConvNet(), Device::cpu(), 1);

@@ -1,0 +1,11 @@
+#include <dl4cpp/nn/backend/LayerPlan.h>
+#include <dl4cpp/nn/profiling/LayerProfiler.h>
+#include <dl4cpp/nn/tensor/DeviceContext.h>
+
+namespace dl4cpp {
+
+void NetworkStep::enterLayer(DeviceContext& ctx, int layer) {
+  if (LayerProfiler* p = ctx.profiler()) p->enterLayer(layer);
+}
+
+}  // namespace dl4cpp

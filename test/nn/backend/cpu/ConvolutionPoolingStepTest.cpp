@@ -1,0 +1,178 @@
+// The CPU backend's plan (ConvolutionPoolingStep.h): which layers it runs as one fused step, and
+// that the step computes the same bits as its two layers run one by one as the network runs any
+// layer (SingleLayerStep), with and without an input gradient, on 1 and 2 threads.
+#include <dl4cpp/dl4cpp.h>
+#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
+#include <dl4cpp/nn/multilayer/LayerSteps.h>
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "BackendTestUtil.h"
+#include "LenetConfiguration.h"
+
+using namespace dl4cpp;
+using testutil::filled;
+
+namespace {
+
+using Layers = std::vector<std::unique_ptr<layers::RuntimeLayer>>;
+
+ConvolutionLayer convolution(Activation activation, int64_t nOut = 4) {
+  return ConvolutionLayer::Builder(3, 3).nOut(nOut).activation(activation).build();
+}
+
+SubsamplingLayer pooling(PoolingType kind) {
+  return SubsamplingLayer::Builder(kind, 2, 2, 2, 2).build();
+}
+
+OutputLayer output() {
+  return OutputLayer::Builder(LossFunction::MCXENT).nOut(3).activation(Activation::SOFTMAX).build();
+}
+
+// The runtime layers of a resolved configuration (12x12x2 inputs unless given), parameters
+// unbound: planning reads what the layers compute, not their values.
+template <typename... Confs>
+Layers layersOf(const Confs&... confs) {
+  auto builder = NeuralNetConfiguration::Builder().seed(3).list();
+  (builder.layer(confs), ...);
+  const MultiLayerConfiguration conf =
+      builder.setInputType(InputType::convolutionalFlat(12, 12, 2)).build();
+  Layers layers;
+  for (const auto& layer : conf.layers) layers.push_back(layer->instantiate());
+  return layers;
+}
+
+// The planned steps' spans, as (first, last) pairs.
+std::vector<std::pair<int, int>> plannedSpans(const std::vector<LayerDescription>& described) {
+  cpu::CpuBackend backend;
+  std::vector<std::pair<int, int>> spans;
+  for (const auto& step : backend.planSteps(described))
+    spans.emplace_back(step->first(), step->last());
+  return spans;
+}
+
+std::vector<std::pair<int, int>> plannedSpans(const Layers& layers) {
+  return plannedSpans(describeSequence(layers));
+}
+
+using Spans = std::vector<std::pair<int, int>>;
+
+// A convolution (identity) + MAX pooling pair run as the CPU plan's step or as two single-layer
+// steps, on its own parameter and gradient buffers.
+struct PairRun {
+  std::vector<float> pooled, dw, db, inputGradient;
+  bool convOutputUntouched = false;
+};
+
+PairRun runPair(bool planned, bool wantInputGradient, int threads) {
+  const MultiLayerConfiguration conf =
+      NeuralNetConfiguration::Builder()
+          .list()
+          .layer(ConvolutionLayer::Builder(5, 5).nOut(6).activation(Activation::IDENTITY).build())
+          .layer(pooling(PoolingType::MAX))
+          .layer(output())
+          .setInputType(InputType::convolutionalFlat(16, 16, 2))
+          .build();
+  Layers layers;  // the pair alone
+  for (size_t i = 0; i < 2; ++i) layers.push_back(conf.layers[i]->instantiate());
+  std::vector<Tensor> params, grads;
+  int64_t salt = 1;
+  for (const auto& spec : conf.layers[0]->paramSpecs()) {
+    params.push_back(filled(spec.shape, ++salt));
+    grads.emplace_back(spec.shape);
+  }
+  layers[0]->bindParams(params, grads);
+
+  DeviceContext ctx(Device::cpu(), threads);
+  ctx.bindToCurrentThread();
+  std::vector<std::unique_ptr<NetworkStep>> steps =
+      planned ? completePlan(ctx.backend().planSteps(describeSequence(layers)), layers)
+              : completePlan({}, layers);
+  REQUIRE(steps.size() == (planned ? 1u : 2u));
+
+  constexpr int64_t kBatch = 3;
+  std::vector<Tensor> inputs{filled(Shape{kBatch, 2, 16, 16}, 7), Tensor(Shape{kBatch, 6, 12, 12})};
+  std::vector<Tensor> outputs{inputs[1], Tensor(Shape{kBatch, 6, 6, 6})};
+  std::vector<Tensor> gradients{Tensor(Shape{kBatch, 6, 12, 12}),
+                                filled(Shape{kBatch, 6, 6, 6}, 8)};
+  const LayerTensors t{inputs, outputs, gradients};
+  outputs[0].fill(NAN);
+  Tensor inputGradient(inputs[0].shape());
+  for (auto& step : steps) step->forward(ctx, t, ForwardContext{true, 0});
+  const std::vector<float> convOutput = outputs[0].toVector();
+  // Backward as the network runs it: the pooling step writes the convolution's output gradient,
+  // the first step an input gradient only when one is wanted.
+  for (size_t s = steps.size(); s-- > 0;) {
+    Tensor* target = steps[s]->first() > 0 ? &gradients[0]
+                     : wantInputGradient   ? &inputGradient
+                                           : nullptr;
+    steps[s]->backward(ctx, t, target);
+  }
+  return {outputs[1].toVector(), grads[1].toVector(), grads[0].toVector(), inputGradient.toVector(),
+          std::all_of(convOutput.begin(), convOutput.end(), [](float v) { return std::isnan(v); })};
+}
+
+}  // namespace
+
+TEST_SUITE("nn/backend/cpu") {
+  TEST_CASE("CPU plan: LeNet's two convolution + MAX pooling pairs each become one step") {
+    const MultiLayerConfiguration conf = samples::lenetConfiguration();
+    Layers layers;
+    for (const auto& layer : conf.layers) layers.push_back(layer->instantiate());
+    CHECK(plannedSpans(layers) == Spans{{0, 1}, {2, 3}});
+  }
+
+  TEST_CASE("CPU plan: a convolution (identity) + MAX pooling pair anywhere is fused") {
+    CHECK(plannedSpans(layersOf(convolution(Activation::IDENTITY), pooling(PoolingType::MAX),
+                                output())) == Spans{{0, 1}});
+    CHECK(plannedSpans(layersOf(convolution(Activation::RELU), convolution(Activation::IDENTITY),
+                                pooling(PoolingType::MAX), output())) == Spans{{1, 2}});
+  }
+
+  TEST_CASE("CPU plan: no fusion with an activation, AVG pooling, or no pooling after the conv") {
+    CHECK(plannedSpans(layersOf(convolution(Activation::RELU), pooling(PoolingType::MAX), output()))
+              .empty());
+    CHECK(plannedSpans(layersOf(convolution(Activation::TANH), pooling(PoolingType::MAX), output()))
+              .empty());
+    CHECK(plannedSpans(
+              layersOf(convolution(Activation::IDENTITY), pooling(PoolingType::AVG), output()))
+              .empty());
+    CHECK(plannedSpans(layersOf(convolution(Activation::IDENTITY),
+                                convolution(Activation::IDENTITY), output()))
+              .empty());
+    CHECK(plannedSpans(
+              layersOf(pooling(PoolingType::MAX), convolution(Activation::IDENTITY), output()))
+              .empty());
+  }
+
+  TEST_CASE("CPU plan: no fusion when another layer or the network reads the convolution") {
+    const Layers layers =
+        layersOf(convolution(Activation::IDENTITY), pooling(PoolingType::MAX), output());
+    std::vector<LayerDescription> described = describeSequence(layers);
+    REQUIRE(plannedSpans(described) == Spans{{0, 1}});
+    described[0].readers = {1, 2};
+    CHECK(plannedSpans(described).empty());
+    described[0].readers = {1, LayerDescription::kNetwork};
+    CHECK(plannedSpans(described).empty());
+  }
+
+  TEST_CASE("CPU plan: the fused step equals its two layers run one by one, bit for bit") {
+    for (int threads : {1, 2})
+      for (bool inputGradient : {false, true}) {
+        INFO("threads " << threads << ", input gradient " << inputGradient);
+        const PairRun layerByLayer = runPair(false, inputGradient, threads);
+        const PairRun fused = runPair(true, inputGradient, threads);
+        CHECK(fused.pooled == layerByLayer.pooled);
+        CHECK(fused.dw == layerByLayer.dw);
+        CHECK(fused.db == layerByLayer.db);
+        CHECK(fused.inputGradient == layerByLayer.inputGradient);
+        // The fused kernel ran: the convolution's output was never written.
+        CHECK(fused.convOutputUntouched);
+        CHECK_FALSE(layerByLayer.convOutputUntouched);
+      }
+  }
+}
