@@ -171,6 +171,7 @@ void ParallelInference::Impl::workerLoop(int worker) {
                                                  threadsPerWorker);
     r->init();
     r->setParams(from->model.params());
+    r->setLayerState(from->model.layerState());
     warm(*r);
     replica = std::move(r);
     current = std::move(from);

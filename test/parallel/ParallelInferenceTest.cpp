@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "LenetConfiguration.h"
+#include "nn/conf/BatchStatsTestLayer.h"
 #include "parallel/ParallelTestUtil.h"
 
 using namespace dl4cpp;
@@ -180,6 +181,30 @@ float concurrentCallers(const MultiLayerNetwork& source, ParallelInference::Buil
 }  // namespace
 
 TEST_SUITE("parallel") {
+  TEST_CASE("ParallelInference serves the model's layer state, also after updateModel") {
+    testutil::registerBatchStatsLayer();
+    MultiLayerNetwork model(testutil::batchStatsNet(2));
+    model.init();
+    // The layer adds its state's means in inference mode, so served outputs show the state.
+    const std::vector<float> firstState{0, 0, 0, 0, 1.5f, -2, 0};
+    model.setLayerState(Tensor::fromVector({7}, firstState));
+    const Tensor x = Tensor::fromVector({3, 2}, {1, 2, 3, 4, 5, 6});
+    auto inference = testutil::inferenceOnCpu(model).workers(2).build();
+    CHECK(inference.output(x).toVector() == model.output(x).toVector());
+
+    MultiLayerNetwork updated = model.clone();
+    updated.setLayerState(Tensor::fromVector({7}, {0, 0, 0, 0, -7, 3, 0}));
+    inference.updateModel(updated);
+    const auto expected = updated.output(x).toVector();
+    CHECK(expected != model.output(x).toVector());
+    bool served = false;
+    for (int attempt = 0; attempt < 200 && !served; ++attempt) {
+      served = inference.output(x).toVector() == expected;
+      if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    CHECK(served);
+  }
+
   TEST_CASE(
       "ParallelInference: 8 concurrent callers get model.output of their own features, in both "
       "modes") {

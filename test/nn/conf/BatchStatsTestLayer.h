@@ -1,9 +1,11 @@
 #pragma once
-// A layer type defined outside the library, as a user would: y = x * g per feature, with a learned
-// g and three state segments, one per combine rule. In training mode it records the batch's
-// per-feature moments (PooledMeanVariance) and mean (WeightedMean), and one number drawn from its
-// forward context's random stream (PerReplica). It exercises every part of the layer contract:
-// registry, own JSON fields, parameter and state specs, forward context. Host memory only.
+// A layer type defined outside the library, as a user would: y = x * g per feature in training,
+// y = x * g + mean in inference (as batch normalisation uses its running statistics), with a
+// learned g and three state segments, one per combine rule. In training mode it records the
+// batch's per-feature moments (PooledMeanVariance) and mean (WeightedMean), and one number drawn
+// from its forward context's random stream (PerReplica). It exercises every part of the layer
+// contract: registry, own JSON fields, parameter and state specs, forward context. Host memory
+// only.
 #include <dl4cpp/dl4cpp.h>
 #include <dl4cpp/nn/conf/LayerRegistry.h>
 #include <dl4cpp/nn/layers/RuntimeLayer.h>
@@ -71,7 +73,10 @@ class BatchStatsRuntime : public dl4cpp::layers::RuntimeLayer {
                const dl4cpp::ForwardContext& fwd) override {
     const int64_t n = x.dim(0);
     for (int64_t i = 0; i < n * size_; ++i) y.data()[i] = x.data()[i] * g_.data()[i % size_];
-    if (!fwd.training) return;
+    if (!fwd.training) {
+      for (int64_t i = 0; i < n * size_; ++i) y.data()[i] += mean_.data()[i % size_];
+      return;
+    }
     for (int64_t f = 0; f < size_; ++f) {
       double sum = 0, squares = 0;
       for (int64_t r = 0; r < n; ++r) sum += x.data()[r * size_ + f];
