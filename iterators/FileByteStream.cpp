@@ -1,5 +1,6 @@
 #include <dl4cpp/iterators/FileByteStream.h>
 #include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/util/ErrnoText.h>
 #include <fmt/format.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -7,7 +8,6 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <cstring>
 #include <limits>
 
 namespace dl4cpp {
@@ -23,8 +23,7 @@ size_t readSome(int fd, uint8_t* dst, size_t n, const std::string& path) {
   for (;;) {
     const ssize_t got = ::read(fd, dst, n);
     if (got >= 0) return static_cast<size_t>(got);
-    if (errno != EINTR)
-      throw IoError(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+    if (errno != EINTR) throw IoError(fmt::format("cannot read {}: {}", path, errnoText(errno)));
   }
 }
 
@@ -34,7 +33,7 @@ bool startsWithGzipMagic(int fd, const std::string& path) {
   do {
     got = ::pread(fd, magic.data(), magic.size(), 0);
   } while (got < 0 && errno == EINTR);
-  if (got < 0) throw IoError(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  if (got < 0) throw IoError(fmt::format("cannot read {}: {}", path, errnoText(errno)));
   return got == 2 && magic[0] == kGzipMagic0 && magic[1] == kGzipMagic1;
 }
 

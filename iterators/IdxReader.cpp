@@ -1,20 +1,16 @@
 #include <dl4cpp/iterators/FileByteStream.h>
 #include <dl4cpp/iterators/IdxReader.h>
 #include <dl4cpp/nn/Error.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 
 namespace dl4cpp {
 
 namespace {
 
-std::string hex32(uint32_t v) {
-  std::array<char, 16> buf{};
-  std::snprintf(buf.data(), buf.size(), "0x%08x", v);
-  return buf.data();
-}
+std::string hex32(uint32_t v) { return fmt::format("{:#010x}", v); }
 
 uint32_t bigEndian32(const uint8_t* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};

@@ -107,7 +107,7 @@ std::filesystem::path Checkpoints::write(const MultiLayerNetwork& model,
   if (ec)
     throw IoError(
         fmt::format("cannot create checkpoint directory {}: {}", directory.string(), ec.message()));
-  const auto path = directory / fileName(model.getIterationCount(), model.getEpochCount());
+  auto path = directory / fileName(model.getIterationCount(), model.getEpochCount());
   ModelSerializer::writeModel(model, path, true);
   // Only once the new checkpoint is safely on disk may older ones go, with the temporaries of
   // saves that were killed.

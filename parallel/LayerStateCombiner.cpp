@@ -66,7 +66,7 @@ void LayerStateCombiner::combine(const std::vector<Tensor>& replicaStates,
   root.copyFrom(combined_);
   // Replicas take the combined values except in PerReplica segments, which stay their own.
   for (size_t r = 0; r < replicaStates.size(); ++r) {
-    Tensor replica = replicaStates[r];
+    const Tensor& replica = replicaStates[r];
     for (const auto& seg : layout_) {
       if (seg.combine == StateCombine::PerReplica) continue;
       replica.view(seg.offset, Shape{seg.shape.numel()})

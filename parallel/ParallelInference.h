@@ -66,7 +66,7 @@ struct InferenceStatistics {
   int64_t replicaSwaps = 0;    // replicas rebuilt for a new model (per worker, idle or at a batch)
   int64_t queuedRequests = 0;  // waiting to be taken right now
   double meanBatchRequests() const {
-    return batches > 0 ? static_cast<double>(requests) / batches : 0;
+    return batches > 0 ? static_cast<double>(requests) / static_cast<double>(batches) : 0;
   }
 };
 

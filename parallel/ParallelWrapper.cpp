@@ -99,7 +99,7 @@ struct ParallelWrapper::Impl {
 
   // Deals up to perWorker minibatches to each worker, minibatch i to worker i mod N. Returns the
   // seconds spent waiting for data.
-  double deal(DataSetIterator& source, std::vector<WorkerRound>& round, int perWorker) {
+  double deal(DataSetIterator& source, std::vector<WorkerRound>& round, int perWorker) const {
     const auto start = Clock::now();
     for (auto& r : round) r.clear();
     const int n = workers();

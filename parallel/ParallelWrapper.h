@@ -65,7 +65,9 @@ struct ParallelStatistics {
   int64_t rounds = 0;
   int64_t examples = 0;
   RoundTiming total;
-  double samplesPerSecond() const { return total.wall > 0 ? examples / total.wall : 0; }
+  double samplesPerSecond() const {
+    return total.wall > 0 ? static_cast<double>(examples) / total.wall : 0;
+  }
   // Share of wall time in each activity (0..1).
   double averagingShare() const { return total.wall > 0 ? total.averaging / total.wall : 0; }
   double dataWaitShare() const { return total.wall > 0 ? total.dataWait / total.wall : 0; }

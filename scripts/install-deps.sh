@@ -10,6 +10,7 @@ set -euo pipefail
 packages=(
   build-essential g++ cmake pkg-config git ca-certificates time  # toolchain, /usr/bin/time
   clang-format                                                    # scripts/check-format.sh
+  clang-tidy                                                      # scripts/check-tidy.sh
   libdnnl-dev libconcurrentqueue-dev libfmt-dev zlib1g-dev        # the library
   ocl-icd-opencl-dev                                              # dnnl-config.cmake needs OpenCL (only a Recommends of libdnnl-dev)
   nlohmann-json3-dev                                              # the library (private, header-only)

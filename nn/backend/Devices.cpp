@@ -28,8 +28,10 @@ bool isVisible(const Device& device) {
 }
 
 std::vector<Device> defaultDevices() {
+  const int count = cudaDeviceCount();
   std::vector<Device> devices;
-  for (int i = 0; i < cudaDeviceCount(); ++i) devices.push_back(Device::cuda(i));
+  devices.reserve(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) devices.push_back(Device::cuda(i));
   if (devices.empty()) devices.push_back(Device::cpu());
   return devices;
 }

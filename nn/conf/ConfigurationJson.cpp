@@ -216,7 +216,7 @@ class Node {
   }
   template <typename E, size_t N>
   E enumValue(const Names<E, N>& names) const {
-    std::array<const char*, N> labels;
+    std::array<const char*, N> labels{};
     for (size_t i = 0; i < N; ++i) labels[i] = names[i].second;
     return names[choice(labels)].first;
   }

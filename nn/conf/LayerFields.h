@@ -62,7 +62,7 @@ class LayerFieldReader {
 
   template <typename E, size_t N>
   E enumValue(std::string_view key, const EnumNames<E, N>& names) const {
-    std::array<const char*, N> labels;
+    std::array<const char*, N> labels{};
     for (size_t i = 0; i < N; ++i) labels[i] = names[i].second;
     return names[choice(key, labels)].first;
   }

@@ -37,7 +37,7 @@ struct MultiLayerConfiguration {
   // are ConfigError naming the JSON path ("$.layers[2].kernel[0]"); so is JSON larger than 16 MiB
   // or nested more than 64 levels deep (the text may come from an untrusted file).
   std::string toJson() const;
-  static MultiLayerConfiguration fromJson(const std::string& json);
+  static MultiLayerConfiguration fromJson(const std::string& text);
 };
 
 // Equal when every field is (compares the JSON forms, which hold every field).
@@ -94,8 +94,7 @@ class NeuralNetConfiguration {
 
   class ListBuilder {
    public:
-    ListBuilder(uint64_t seed, LayerDefaults defaults)
-        : seed_(seed), defaults_(std::move(defaults)) {}
+    ListBuilder(uint64_t seed, LayerDefaults defaults) : seed_(seed), defaults_(defaults) {}
     // Appends a layer (copied).
     ListBuilder& layer(const Layer& layer);
     // Sets layer `index` (DL4J's .layer(0, ...)); indices must end up contiguous from 0.

@@ -2,6 +2,11 @@
 
 namespace dl4cpp {
 
+namespace {
+// The cells_ row of `layer` (kNetwork's is row 0), computed in 64 bits so that no int overflows.
+size_t cellRow(int layer) { return static_cast<size_t>(int64_t{layer} - LayerProfiler::kNetwork); }
+}  // namespace
+
 std::string_view profilePhaseName(ProfilePhase phase) {
   switch (phase) {
     case ProfilePhase::FORWARD:
@@ -25,7 +30,7 @@ std::string_view profilePhaseName(ProfilePhase phase) {
 }
 
 void LayerProfiler::record(ProfilePhase phase, double seconds, double flops) {
-  const size_t index = static_cast<size_t>(current_ + 1);
+  const size_t index = cellRow(current_);
   if (index >= cells_.size()) cells_.resize(index + 1);  // first iteration only
   PhaseTotals& t = cells_[index][static_cast<size_t>(phase)];
   t.seconds += seconds;
@@ -34,7 +39,7 @@ void LayerProfiler::record(ProfilePhase phase, double seconds, double flops) {
 }
 
 PhaseTotals LayerProfiler::totals(int layer, ProfilePhase phase) const {
-  const size_t index = static_cast<size_t>(layer + 1);
+  const size_t index = cellRow(layer);
   if (layer < kNetwork || index >= cells_.size()) return {};
   return cells_[index][static_cast<size_t>(phase)];
 }

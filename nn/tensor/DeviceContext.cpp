@@ -5,7 +5,9 @@
 
 namespace dl4cpp {
 
-int hardwareConcurrency() { return std::max(1u, std::thread::hardware_concurrency()); }
+int hardwareConcurrency() {
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 DeviceContext::DeviceContext(Device device, int numThreads)
     : device_(device),

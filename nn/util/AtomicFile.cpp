@@ -1,5 +1,6 @@
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/util/AtomicFile.h>
+#include <dl4cpp/nn/util/ErrnoText.h>
 #include <dl4cpp/nn/util/HostMemory.h>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -9,7 +10,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <new>
 #include <random>
 #include <string>
@@ -19,7 +19,7 @@ namespace dl4cpp {
 namespace {
 
 [[noreturn]] void fail(const char* step, const std::filesystem::path& file, int err) {
-  throw IoError(fmt::format("cannot {} {}: {}", step, file.string(), std::strerror(err)));
+  throw IoError(fmt::format("cannot {} {}: {}", step, file.string(), errnoText(err)));
 }
 
 constexpr std::string_view kTemporaryMarker = ".tmp-";

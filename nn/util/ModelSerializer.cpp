@@ -115,7 +115,7 @@ class Reader {
   }
   template <size_t N>
   std::array<std::byte, N> bytes(const char* what) {
-    std::array<std::byte, N> b;
+    std::array<std::byte, N> b{};
     readAt_(skip(N, what), b);
     return b;
   }
@@ -145,7 +145,7 @@ class Reader {
 
 // Where a section lies, as its header says.
 struct Section {
-  Tag tag;
+  Tag tag{};
   uint64_t offset = 0;  // of the section header
   uint64_t payloadOffset = 0;
   uint64_t length = 0;
@@ -165,7 +165,7 @@ struct Layout {
 Layout readSections(Reader& r, const ReadAt& readAt, uint32_t version, const std::string& source) {
   const uint32_t sectionCount = r.u32("the section count");
   const uint32_t storedHeaderCrc = r.u32("the header checksum");
-  std::array<std::byte, kPreambleSize + 4> header;
+  std::array<std::byte, kPreambleSize + 4> header{};
   readAt(0, header);
   if (crc32Of(header) != storedHeaderCrc)
     throw ChecksumError(

@@ -1,4 +1,5 @@
 #include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/util/ErrnoText.h>
 #include <dl4cpp/nn/util/RegularFile.h>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -6,7 +7,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <utility>
 
 namespace dl4cpp {
@@ -32,13 +32,13 @@ RegularFile::RegularFile(const std::filesystem::path& path, std::string_view wha
     const int err = errno;
     if (err == ENOENT || err == ENOTDIR)
       throw DataNotFoundError(fmt::format("{}: no such file (expected {})", path.string(), what));
-    throw IoError(fmt::format("cannot open {}: {}", path.string(), std::strerror(err)));
+    throw IoError(fmt::format("cannot open {}: {}", path.string(), errnoText(err)));
   }
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
     const int err = errno;
     ::close(fd_);
-    throw IoError(fmt::format("cannot stat {}: {}", path.string(), std::strerror(err)));
+    throw IoError(fmt::format("cannot stat {}: {}", path.string(), errnoText(err)));
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd_);

@@ -21,7 +21,7 @@ class Random {
   double gaussian();
 
  private:
-  uint64_t s_[4];
+  uint64_t s_[4]{};
   bool hasSpare_ = false;
   double spare_ = 0;
 };

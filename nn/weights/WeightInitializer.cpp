@@ -4,14 +4,8 @@
 
 namespace dl4cpp {
 
-void initWeights(WeightInit scheme, double fanIn, double fanOut, Tensor& w, Random& random) {
-  if (!w.onHost()) {
-    // Drawn on the host (the same sequence whatever the device), then copied over once.
-    Tensor host(w.shape());
-    initWeights(scheme, fanIn, fanOut, host, random);
-    w.copyFrom(host);
-    return;
-  }
+namespace {
+void initHostWeights(WeightInit scheme, double fanIn, double fanOut, Tensor& w, Random& random) {
   float* p = w.data();
   const int64_t n = w.numel();
   auto normal = [&](double sd) {
@@ -36,6 +30,15 @@ void initWeights(WeightInit scheme, double fanIn, double fanOut, Tensor& w, Rand
     case WeightInit::UNIFORM:
       return uniform(1.0 / std::sqrt(fanIn));
   }
+}
+}  // namespace
+
+void initWeights(WeightInit scheme, double fanIn, double fanOut, Tensor& w, Random& random) {
+  if (w.onHost()) return initHostWeights(scheme, fanIn, fanOut, w, random);
+  // Drawn on the host (the same sequence whatever the device), then copied over once.
+  Tensor host(w.shape());
+  initHostWeights(scheme, fanIn, fanOut, host, random);
+  w.copyFrom(host);
 }
 
 }  // namespace dl4cpp

@@ -76,6 +76,10 @@ void leakyReluRange(float alpha, float* v, int64_t begin, int64_t end) {
 
 void reluBackwardRange(float alpha, const float* y, const float* dy, float* dx, int64_t begin,
                        int64_t end) {
+  // The analyzer takes the null branch of dx.data() in reluBackward (a tensor without storage)
+  // with y's elements as the bound: dx has y's shape (Backend::activationBackward), so that path
+  // cannot happen.
+  // NOLINTNEXTLINE(clang-analyzer-core.NullDereference)
   for (int64_t i = begin; i < end; ++i) dx[i] = y[i] > 0.0f ? dy[i] : alpha * dy[i];
 }
 

@@ -126,7 +126,9 @@ __attribute__((target("avx512f"))) void col2imGather(const float* col, float* dx
           const auto outRow = reinterpret_cast<uintptr_t>(
               col + (c * kernelH + kh) * kernelW * positions + oh * outW);
           for (int64_t kw = 0; kw < kernelW; ++kw) {
-            // Formed as an integer: the address may lie before the row, in masked lanes.
+            // Formed as an integer: the address may lie before the row, in masked lanes (as a
+            // pointer that would be out-of-bounds arithmetic, undefined behaviour).
+            // NOLINTNEXTLINE(performance-no-int-to-ptr): deliberate, see above.
             const auto lane0 = reinterpret_cast<const float*>(
                 outRow + kw * positions * static_cast<int64_t>(sizeof(float)) + laneZeroBytes[kw]);
             sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(lanes[kw], lane0));

@@ -78,24 +78,24 @@ __attribute__((target("avx512f"))) void microKernel(int64_t kc, const float* a, 
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
+    for (int64_t v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
   for (int64_t p = 0; p < kc; ++p, a += aStep, b += bStep) {
     __m512 bv[V];
 #pragma GCC unroll 4
-    for (int v = 0; v < V; ++v)
+    for (int64_t v = 0; v < V; ++v)
       bv[v] = kMasked && v == V - 1 ? _mm512_maskz_loadu_ps(last, b + 16 * v)
                                     : _mm512_loadu_ps(b + 16 * v);
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       const __m512 av = _mm512_set1_ps(a[r * rowStride]);
 #pragma GCC unroll 4
-      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
+      for (int64_t v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
     }
   }
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r, c += ldc)
 #pragma GCC unroll 4
-    for (int v = 0; v < V; ++v) {
+    for (int64_t v = 0; v < V; ++v) {
       if (kMasked && v == V - 1) {
         if (accumulate)
           acc[r][v] = _mm512_add_ps(_mm512_maskz_loadu_ps(last, c + 16 * v), acc[r][v]);
@@ -140,13 +140,13 @@ void packRows(const float* a, int64_t lda, int64_t rows, int64_t kc, float* pack
 __attribute__((target("avx512f"), always_inline)) inline void transpose16(__m512 r[16]) {
   __m512 t[16];
 #pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i) {
+  for (int64_t i = 0; i < 8; ++i) {
     t[2 * i] = _mm512_maskz_unpacklo_ps(0xFFFF, r[2 * i], r[2 * i + 1]);
     t[2 * i + 1] = _mm512_maskz_unpackhi_ps(0xFFFF, r[2 * i], r[2 * i + 1]);
   }
   // r[4i + q], 128-bit lane l: column 4l + q of rows 4i .. 4i + 3.
 #pragma GCC unroll 4
-  for (int i = 0; i < 4; ++i) {
+  for (int64_t i = 0; i < 4; ++i) {
     const __m512d t0 = _mm512_castps_pd(t[4 * i]), t1 = _mm512_castps_pd(t[4 * i + 1]);
     const __m512d t2 = _mm512_castps_pd(t[4 * i + 2]), t3 = _mm512_castps_pd(t[4 * i + 3]);
     r[4 * i] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(0xFF, t0, t2));

@@ -108,8 +108,8 @@ class FeedForwardLayer : public Layer {
 template <typename Derived, typename Conf>
 class LayerBuilder {
  public:
-  Derived& name(std::string n) {
-    return set([&] { conf_.name = std::move(n); });
+  Derived& name(const std::string& n) {
+    return set([&] { conf_.name = n; });
   }
   Derived& activation(Activation a) {
     return set([&] { conf_.activation = a; });
