@@ -103,8 +103,12 @@ class NetworkStep {
 // std::function may make (steps run in the training loop, which allocates nothing).
 class KernelRef {
  public:
+  // Implicit from any callable, by design (runPlanned(..., [&] { ... })); the constraint keeps
+  // KernelRef's own copy and move constructors, which clang-tidy 14 does not see.
   template <typename F>
-  requires(!std::is_same_v<std::remove_cvref_t<F>, KernelRef>) KernelRef(F&& f)
+  requires(!std::is_same_v<std::remove_cvref_t<F>, KernelRef>)
+      KernelRef(  // NOLINT(bugprone-forwarding-reference-overload,google-explicit-constructor)
+          F&& f)
       : object_(const_cast<void*>(static_cast<const void*>(&f))),
         call_([](void* o) { (*static_cast<std::remove_reference_t<F>*>(o))(); }) {}
 
