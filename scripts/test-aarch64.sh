@@ -122,5 +122,11 @@ elif [[ $rc -ne 0 ]]; then
   exit 1
 fi
 skipped="$(grep -c '(Skipped)$' "$log" || true)"
+
+# Every DL4CPP_MAX_CPU_ISA value is accepted here and leaves the level at baseline.
+for level in avx512 avx2 baseline; do
+  DL4CPP_MAX_CPU_ISA="$level" ctest --test-dir "$build" --output-on-failure -R '^CpuIsa: '
+done
+step "ctest at each DL4CPP_MAX_CPU_ISA"
 echo "test-aarch64: $selected tests ran under qemu-aarch64: $((selected - skipped)) passed," \
      "$skipped skipped (listed above)"
