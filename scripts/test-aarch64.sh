@@ -90,12 +90,12 @@ fi
 step "install"
 
 # --- 2. Configure ---------------------------------------------------------------------------------
-launcher=()
-command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# ccache when there is one (an empty launcher clears one a previous configure recorded).
 cmake -S . -B "$build" -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.toolchain.cmake \
   -DCMAKE_BUILD_TYPE=Release -DDL4CPP_WITH_CUDA=OFF -DDL4CPP_BUILD_TESTS=ON \
   -DDL4CPP_BUILD_SAMPLES=ON -DDL4CPP_BUILD_BENCH=OFF \
-  -Ddnnl_DIR="$(pwd)/$onednn_dev/usr/lib/aarch64-linux-gnu/cmake/dnnl" "${launcher[@]}"
+  -Ddnnl_DIR="$(pwd)/$onednn_dev/usr/lib/aarch64-linux-gnu/cmake/dnnl" \
+  -DCMAKE_CXX_COMPILER_LAUNCHER="$(command -v ccache || true)"
 step "configure"
 
 # --- 3. Build (the test list is read by running the new executable under qemu) ---------------------
@@ -108,11 +108,17 @@ selected="$(ctest --test-dir "$build" -N -E "$exclude" | sed -n 's/^Total Tests:
 echo "test-aarch64: running $selected of $registered tests under qemu-aarch64" \
      "($((registered - selected)) left to native runs: -E '$exclude')"
 log="$build/ctest-aarch64.log"
+# In the background, so that a TERM (an outer `timeout` bounding this script) reaches the tests:
+# `timeout` runs ctest and the emulated tests in a process group of their own.
+timeout "$test_timeout" ctest --test-dir "$build" --output-on-failure -j"$jobs" -E "$exclude" \
+  -O "$log" &
+tests=$!
+trap 'kill -TERM -- "-$tests" 2>/dev/null; exit 143' TERM INT
 set +e
-timeout "$test_timeout" ctest --test-dir "$build" --output-on-failure -j"$jobs" -E "$exclude" 2>&1 |
-  tee "$log"
-rc=${PIPESTATUS[0]}
+wait "$tests"
+rc=$?
 set -e
+trap - TERM INT
 step "ctest"
 if [[ $rc -eq 124 ]]; then
   echo "test-aarch64: FAILED: the tests overran ${test_timeout} s (log: $log)" >&2
