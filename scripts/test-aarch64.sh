@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Cross-builds the test executable for aarch64 (Debian's cross toolchain and arm64 multiarch
-# packages; cmake/aarch64-linux-gnu.toolchain.cmake) in build-aarch64/, and runs the unit tests
-# under qemu-user. Installs what it needs first (Debian 12; idempotent: no apt-get at all when
+# Cross-builds dl4cpp for aarch64 (Debian's cross toolchain and arm64 multiarch packages;
+# cmake/aarch64-linux-gnu.toolchain.cmake) in build-aarch64/, and runs the unit tests under
+# qemu-user. Installs what it needs first (Debian 12; idempotent: no apt-get at all when
 # everything is there). Exits non-zero on any failure, and when the tests overrun their time bound.
 #
 #   scripts/test-aarch64.sh
@@ -9,8 +9,17 @@
 # Environment: DL4CPP_JOBS (build and test parallelism, default nproc),
 # DL4CPP_AARCH64_TEST_TIMEOUT (seconds for the whole ctest run, default 1200).
 #
-# Builds everything a native build does (library, tests, samples, benchmarks; CUDA off), so that
-# code that compiles only on x86 shows here; bench_fma_peak (x86 intrinsics) is x86-64 only.
+# It builds everything a native build does (library, tests, samples, benchmarks; CUDA off), so
+# that code compiling only on x86 shows here (bench_fma_peak, x86 intrinsics, is x86-64 only).
+#
+# Time and counts on an Intel Xeon (Sapphire Rapids, 2 cores, KVM guest, other builds running: load
+# ~5), DL4CPP_JOBS=2, empty build folder, no ccache: 10 min 42 s in all. Install 2 s with the
+# packages there (apt-get install of all of them took 9-26 s, their .debs already downloaded),
+# configure 0 s, build 254 s (29 s from a warm ccache), ctest 386 s (the InferenceServer tests ~20 s
+# each: every server warms its workers up with emulated float math). 374 of 383 tests run: 358 pass,
+# 16 skip (13 CUDA tests in this CUDA-off build, 2 of AVX-512 kernels at the baseline level, 1
+# needing RLIMIT_AS, which qemu-user does not apply), none fail; the 9 below are left out. .ci/run
+# bounds this script.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
