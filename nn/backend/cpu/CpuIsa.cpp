@@ -26,6 +26,7 @@ std::optional<CpuIsa> capFromEnvironment() {
   throw ConfigError(fmt::format("{}='{}': expected avx512, avx2 or baseline", kCapVariable, raw));
 }
 
+#if defined(__x86_64__)
 dnnl_cpu_isa_t onednnIsa(CpuIsa isa) {
   switch (isa) {
     case CpuIsa::Avx512:
@@ -40,7 +41,6 @@ dnnl_cpu_isa_t onednnIsa(CpuIsa isa) {
 
 // The level oneDNN dispatches at, in dl4cpp's terms.
 CpuIsa onednnLevel() {
-#if defined(__x86_64__)
   const auto effective = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
   const auto includes = [effective](dnnl_cpu_isa_t level) {
     return (effective & static_cast<unsigned>(level)) == static_cast<unsigned>(level);
@@ -48,9 +48,6 @@ CpuIsa onednnLevel() {
   if (includes(dnnl_cpu_isa_avx512_core)) return CpuIsa::Avx512;
   if (includes(dnnl_cpu_isa_avx2)) return CpuIsa::Avx2;
   return CpuIsa::Baseline;
-#else
-  return CpuIsa::Avx512;  // no x86 levels to agree with (oneDNN's aarch64 ISAs are its own)
-#endif
 }
 
 CpuIsa chooseLevel() {
@@ -68,6 +65,14 @@ CpuIsa chooseLevel() {
   }
   return std::min(level, onednnLevel());
 }
+#else
+// No x86 levels here: dl4cpp runs its portable code, and oneDNN's ISAs (NEON and SVE on aarch64)
+// are its own, out of the cap's reach (ONEDNN_MAX_CPU_ISA names them). A valid cap changes nothing.
+CpuIsa chooseLevel() {
+  const std::optional<CpuIsa> cap = capFromEnvironment();
+  return cap ? std::min(nativeCpuIsa(), *cap) : nativeCpuIsa();
+}
+#endif
 
 }  // namespace
 

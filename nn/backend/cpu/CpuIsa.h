@@ -7,7 +7,9 @@
 // dnnl_set_max_cpu_isa, as ONEDNN_MAX_CPU_ISA would), so that a whole process behaves as it would
 // on a processor of that level: this is how every path is tested on every machine. A cap above
 // what the processor has changes nothing. A cap set through ONEDNN_MAX_CPU_ISA alone lowers
-// dl4cpp's level too, so the two never disagree.
+// dl4cpp's level too, so the two never disagree. Off x86-64 the level is baseline and a cap
+// (still checked for its spelling) changes nothing: oneDNN's own ISAs there, NEON and SVE, are
+// ONEDNN_MAX_CPU_ISA's business.
 #include <string_view>
 
 namespace dl4cpp {
