@@ -59,10 +59,11 @@ void LayerStateCombiner::combineHost(const std::vector<MultiLayerNetwork::StateS
 
 void LayerStateCombiner::combine(const std::vector<Tensor>& replicaStates,
                                  const std::vector<int64_t>& examples, Tensor root) {
-  if (layout_.empty()) return;
+  int64_t total = 0;
+  for (int64_t n : examples) total += n;
+  if (layout_.empty() || total == 0) return;
   for (size_t r = 0; r < replicaStates.size(); ++r) staged_[r].copyFrom(replicaStates[r]);
-  combined_.copyFrom(staged_[0]);  // PerReplica segments keep replica 0's values for the root
-  combineHost(layout_, staged_, examples, combined_);
+  combineHost(layout_, staged_, examples, combined_);  // writes every segment
   root.copyFrom(combined_);
   // Replicas take the combined values except in PerReplica segments, which stay their own.
   for (size_t r = 0; r < replicaStates.size(); ++r) {
