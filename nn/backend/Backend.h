@@ -71,22 +71,25 @@ class Backend {
   virtual void innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
                                            Tensor& db) = 0;
 
-  // --- Activations
-  // --------------------------------------------------------------------------------- In place: y =
-  // f(y). `alpha` is LEAKYRELU's negative slope. SOFTMAX is over dimension 1 of a (N, K) tensor.
-  virtual void activationForward(ActivationKind kind, float alpha, Tensor& y) = 0;
-  // dx = f'(.) * dy, computed from the activation's output y (every supported f allows that).
-  // dx may alias dy.
-  virtual void activationBackward(ActivationKind kind, float alpha, const Tensor& y,
-                                  const Tensor& dy, Tensor& dx) = 0;
+  // --- Activations -------------------------------------------------------------------------------
+  // y = f(x); y may alias x (in place). `alpha` is LEAKYRELU's negative slope. SOFTMAX is over
+  // dimension 1 of a tensor of rank 2 or more.
+  virtual void activationForward(ActivationKind kind, float alpha, const Tensor& x, Tensor& y) = 0;
+  // dx = f'(x) * dy. Computed from the output y = f(x), except for the activations whose
+  // activationBackwardNeedsInput(kind) (OpTypes.h): those read x, which the caller keeps from the
+  // forward pass (layers::LayerActivation); for every other activation x is not read and may be
+  // empty. dx may alias dy.
+  virtual void activationBackward(ActivationKind kind, float alpha, const Tensor& x,
+                                  const Tensor& y, const Tensor& dy, Tensor& dx) = 0;
 
-  // --- Loss
-  // ---------------------------------------------------------------------------------------- For an
-  // output layer whose activation produced y (N, K) from pre-activations z: writes dz = dL/dz (for
-  // the summed, not averaged, loss) and returns the summed per-example loss. Fuses softmax with
-  // NLL/MCXENT and sigmoid with XENT for stability.
+  // --- Loss --------------------------------------------------------------------------------------
+  // For an output layer whose activation produced y (N, K) from pre-activations z: writes dz =
+  // dL/dz (for the summed, not averaged, loss) and returns the summed per-example loss. z is read
+  // as activationBackward reads x (only where activationBackwardNeedsInput, else it may be empty).
+  // Fuses softmax with NLL/MCXENT and sigmoid with XENT for stability.
   virtual double lossForwardBackward(LossKind loss, ActivationKind activation, float alpha,
-                                     const Tensor& y, const Tensor& labels, Tensor& dz) = 0;
+                                     const Tensor& z, const Tensor& y, const Tensor& labels,
+                                     Tensor& dz) = 0;
   // The summed per-example loss only (for score() without a backward pass).
   virtual double lossScore(LossKind loss, const Tensor& y, const Tensor& labels) = 0;
 

@@ -5,7 +5,38 @@
 namespace dl4cpp {
 
 // Element-wise activations (DL4J's Activation enum). SOFTMAX is row-wise over dimension 1.
-enum class ActivationKind { IDENTITY, RELU, LEAKYRELU, TANH, SIGMOID, SOFTMAX };
+enum class ActivationKind {
+  IDENTITY,
+  RELU,
+  LEAKYRELU,
+  TANH,
+  SIGMOID,
+  SOFTMAX,
+  // With DL4J's definitions and defaults (sigma is the logistic sigmoid):
+  ELU,           // x > 0 ? x : e^x - 1 (DL4J's Activation.ELU: alpha 1)
+  SELU,          // lambda * (x > 0 ? x : alpha (e^x - 1)), DL4J's lambda and alpha below
+  GELU,          // x sigma(1.702 x): DL4J's ActivationGELU default (its "not precise" form)
+  GELU_PRECISE,  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): DL4J's ActivationGELU(true),
+                 // as published (DL4J's PreciseGELU op cubes 0.044715 x instead of x)
+  SWISH,         // x sigma(x)
+  SOFTPLUS,      // log(1 + e^x)
+  HARDTANH,      // min(max(x, -1), 1)
+  HARDSIGMOID,   // min(max(0.2 x + 0.5, 0), 1)
+  RELU6,         // min(max(x, 0), 6)
+};
+
+// SELU's constants (Klambauer et al. 2017, as DL4J's SELU op spells them).
+inline constexpr double kSeluLambda = 1.0507009873554804934193349852946;
+inline constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+
+// Whether an activation's backward pass reads its input x rather than its output y: true where
+// f' is no function of y (SWISH and both GELUs are not monotonic), and for SOFTPLUS, whose
+// f'(x) = sigma(x) would be 1 - e^-y, an exp the CPU backend can vectorise only from x (oneDNN's
+// soft_relu backward). Every other activation's backward reads only y.
+constexpr bool activationBackwardNeedsInput(ActivationKind kind) {
+  return kind == ActivationKind::GELU || kind == ActivationKind::GELU_PRECISE ||
+         kind == ActivationKind::SWISH || kind == ActivationKind::SOFTPLUS;
+}
 
 // DL4J's LossFunctions.LossFunction values that dl4cpp implements.
 enum class LossKind { NEGATIVELOGLIKELIHOOD, MCXENT, MSE, XENT };

@@ -42,13 +42,22 @@ constexpr const char* nameOf(const EnumNames<E, N>& names, E value) {
   return "?";
 }
 
-inline constexpr EnumNames<ActivationKind, 6> kActivationNames{
+inline constexpr EnumNames<ActivationKind, 15> kActivationNames{
     {{ActivationKind::IDENTITY, "IDENTITY"},
      {ActivationKind::RELU, "RELU"},
      {ActivationKind::LEAKYRELU, "LEAKYRELU"},
      {ActivationKind::TANH, "TANH"},
      {ActivationKind::SIGMOID, "SIGMOID"},
-     {ActivationKind::SOFTMAX, "SOFTMAX"}}};
+     {ActivationKind::SOFTMAX, "SOFTMAX"},
+     {ActivationKind::ELU, "ELU"},
+     {ActivationKind::SELU, "SELU"},
+     {ActivationKind::GELU, "GELU"},
+     {ActivationKind::GELU_PRECISE, "GELU_PRECISE"},
+     {ActivationKind::SWISH, "SWISH"},
+     {ActivationKind::SOFTPLUS, "SOFTPLUS"},
+     {ActivationKind::HARDTANH, "HARDTANH"},
+     {ActivationKind::HARDSIGMOID, "HARDSIGMOID"},
+     {ActivationKind::RELU6, "RELU6"}}};
 inline constexpr EnumNames<LossKind, 4> kLossNames{
     {{LossKind::NEGATIVELOGLIKELIHOOD, "NEGATIVELOGLIKELIHOOD"},
      {LossKind::MCXENT, "MCXENT"},

@@ -7,8 +7,7 @@ ConvolutionLayer::ConvolutionLayer(const dl4cpp::ConvolutionLayer& conf)
       nOut_(conf.nOut),
       hasBias_(conf.hasBias),
       geometry_(conf.geometry),
-      activation_(*conf.activation),
-      alpha_(static_cast<float>(conf.leakyReluAlpha)) {}
+      activation_(*conf.activation, static_cast<float>(conf.leakyReluAlpha)) {}
 
 void ConvolutionLayer::bindParams(const std::vector<Tensor>& params,
                                   const std::vector<Tensor>& grads) {
@@ -29,8 +28,8 @@ LayerDescription ConvolutionLayer::describe() const {
   LayerDescription d;
   d.kind = LayerDescription::Kind::CONVOLUTION;
   d.geometry = geometry_;
-  d.activation = activation_;
-  d.alpha = alpha_;
+  d.activation = activation_.kind();
+  d.alpha = activation_.alpha();
   d.w = w_;
   d.b = b_;
   d.dw = dw_;
@@ -39,13 +38,14 @@ LayerDescription ConvolutionLayer::describe() const {
 }
 
 void ConvolutionLayer::forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
-                               const ForwardContext&) {
-  ctx.backend().convolutionForward(input, w_, b_, output, geometry_);
-  ctx.backend().activationForward(activation_, alpha_, output);
+                               const ForwardContext& fwd) {
+  activation_.forward(ctx, output, fwd.training, [&](Tensor& z) {
+    ctx.backend().convolutionForward(input, w_, b_, z, geometry_);
+  });
 }
 
 void ConvolutionLayer::backwardActivation(DeviceContext& ctx, const Tensor& output, Tensor& grad) {
-  ctx.backend().activationBackward(activation_, alpha_, output, grad, grad);
+  activation_.backward(ctx, output, grad, grad);
 }
 
 void ConvolutionLayer::backwardParams(DeviceContext& ctx, const Tensor& input, const Tensor& grad) {

@@ -1,5 +1,6 @@
 #pragma once
 #include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
+#include <dl4cpp/nn/layers/LayerActivation.h>
 #include <dl4cpp/nn/layers/RuntimeLayer.h>
 
 namespace dl4cpp::layers {
@@ -23,8 +24,7 @@ class ConvolutionLayer : public RuntimeLayer {
   int64_t nIn_, nOut_;
   bool hasBias_;
   WindowGeometry geometry_;
-  Activation activation_;
-  float alpha_;
+  LayerActivation activation_;
   Tensor w_, b_;    // W: (nOut, nIn, kH, kW), b: (nOut) or empty; views into the flat parameters
   Tensor dw_, db_;  // views into the flat gradients
 };

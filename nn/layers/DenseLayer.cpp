@@ -6,8 +6,7 @@ DenseLayer::DenseLayer(const FeedForwardLayer& conf)
     : nIn_(conf.nIn),
       nOut_(conf.nOut),
       hasBias_(conf.hasBias),
-      activation_(*conf.activation),
-      alpha_(static_cast<float>(conf.leakyReluAlpha)) {}
+      activation_(*conf.activation, static_cast<float>(conf.leakyReluAlpha)) {}
 
 void DenseLayer::bindParams(const std::vector<Tensor>& params, const std::vector<Tensor>& grads) {
   w_ = params[0];
@@ -19,13 +18,13 @@ void DenseLayer::bindParams(const std::vector<Tensor>& params, const std::vector
 }
 
 void DenseLayer::forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
-                         const ForwardContext&) {
-  ctx.backend().innerProductForward(input, w_, b_, output);
-  ctx.backend().activationForward(activation_, alpha_, output);
+                         const ForwardContext& fwd) {
+  activation_.forward(ctx, output, fwd.training,
+                      [&](Tensor& z) { ctx.backend().innerProductForward(input, w_, b_, z); });
 }
 
 void DenseLayer::backwardActivation(DeviceContext& ctx, const Tensor& output, Tensor& grad) {
-  ctx.backend().activationBackward(activation_, alpha_, output, grad, grad);
+  activation_.backward(ctx, output, grad, grad);
 }
 
 void DenseLayer::backwardParams(DeviceContext& ctx, const Tensor& input, const Tensor& grad) {

@@ -1,5 +1,6 @@
 #pragma once
 #include <dl4cpp/nn/conf/layers/Layer.h>
+#include <dl4cpp/nn/layers/LayerActivation.h>
 #include <dl4cpp/nn/layers/RuntimeLayer.h>
 
 namespace dl4cpp::layers {
@@ -21,8 +22,7 @@ class DenseLayer : public RuntimeLayer {
  protected:
   int64_t nIn_, nOut_;
   bool hasBias_;
-  Activation activation_;
-  float alpha_;
+  LayerActivation activation_;
   Tensor w_, b_;    // W: (nOut, nIn), b: (nOut) or empty; views into the flat parameters
   Tensor dw_, db_;  // the same shapes, views into the flat gradients
 };

@@ -13,7 +13,8 @@ class OutputLayer : public DenseLayer {
   // Writes dL/d(pre-activation) of the loss summed over the batch into `grad`; returns that sum.
   double lossGradient(DeviceContext& ctx, const Tensor& output, const Tensor& labels,
                       Tensor& grad) {
-    return ctx.backend().lossForwardBackward(loss_, activation_, alpha_, output, labels, grad);
+    return ctx.backend().lossForwardBackward(loss_, activation_.kind(), activation_.alpha(),
+                                             activation_.keptInput(), output, labels, grad);
   }
   // The summed loss only.
   double lossScore(DeviceContext& ctx, const Tensor& output, const Tensor& labels) {

@@ -15,6 +15,13 @@
 // first layer the second. The output layer's g is produced by the loss (OutputLayer::lossGradient)
 // already with respect to its pre-activation, so backwardActivation is not called for it.
 // Gradients are of the loss summed over the batch, scaled by 1/N once by the network.
+//
+// The backward pass follows a training-mode forward pass on the same tensors: the network keeps
+// every layer's input and output unchanged in between, so a layer may refer to them, and must keep
+// anything else its backward pass reads itself. An activation whose derivative is not a function of
+// its output (SWISH, GELU: Backend::activationBackward) reads its pre-activation z: a layer keeps
+// z during a training-mode forward pass through LayerActivation.h, which holds the logic every
+// layer with an activation shares (inference keeps nothing).
 #include <dl4cpp/nn/backend/LayerPlan.h>
 #include <dl4cpp/nn/layers/ForwardContext.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>

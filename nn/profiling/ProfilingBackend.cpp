@@ -102,20 +102,23 @@ void ProfilingBackend::innerProductBackwardWeights(const Tensor& x, const Tensor
         [&] { inner_.innerProductBackwardWeights(x, dy, dw, db); });
 }
 
-void ProfilingBackend::activationForward(ActivationKind kind, float alpha, Tensor& y) {
-  timed(ProfilePhase::ACTIVATION_FORWARD, 0, [&] { inner_.activationForward(kind, alpha, y); });
+void ProfilingBackend::activationForward(ActivationKind kind, float alpha, const Tensor& x,
+                                         Tensor& y) {
+  timed(ProfilePhase::ACTIVATION_FORWARD, 0, [&] { inner_.activationForward(kind, alpha, x, y); });
 }
 
-void ProfilingBackend::activationBackward(ActivationKind kind, float alpha, const Tensor& y,
-                                          const Tensor& dy, Tensor& dx) {
+void ProfilingBackend::activationBackward(ActivationKind kind, float alpha, const Tensor& x,
+                                          const Tensor& y, const Tensor& dy, Tensor& dx) {
   timed(ProfilePhase::ACTIVATION_BACKWARD, 0,
-        [&] { inner_.activationBackward(kind, alpha, y, dy, dx); });
+        [&] { inner_.activationBackward(kind, alpha, x, y, dy, dx); });
 }
 
 double ProfilingBackend::lossForwardBackward(LossKind loss, ActivationKind activation, float alpha,
-                                             const Tensor& y, const Tensor& labels, Tensor& dz) {
-  return timed(ProfilePhase::LOSS, 0,
-               [&] { return inner_.lossForwardBackward(loss, activation, alpha, y, labels, dz); });
+                                             const Tensor& z, const Tensor& y, const Tensor& labels,
+                                             Tensor& dz) {
+  return timed(ProfilePhase::LOSS, 0, [&] {
+    return inner_.lossForwardBackward(loss, activation, alpha, z, y, labels, dz);
+  });
 }
 
 double ProfilingBackend::lossScore(LossKind loss, const Tensor& y, const Tensor& labels) {

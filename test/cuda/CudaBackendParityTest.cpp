@@ -146,28 +146,30 @@ TEST_SUITE("cuda") {
     checkClose(dbCpu, dbGpu, 1e-5, 1e-5);
   }
 
-  TEST_CASE("CUDA parity: activations forward and backward (from the output)") {
+  TEST_CASE("CUDA parity: activations forward and backward") {
     if (!cudaDevicePresent()) return;
     Backends b;
     int seed = 70;
-    for (ActivationKind kind :
-         {ActivationKind::IDENTITY, ActivationKind::RELU, ActivationKind::LEAKYRELU,
-          ActivationKind::TANH, ActivationKind::SIGMOID, ActivationKind::SOFTMAX}) {
-      CAPTURE(static_cast<int>(kind));
-      const Shape s{9, 13};
-      const Tensor z = randomTensor(s, ++seed, -3, 3), dy = randomTensor(s, ++seed);
-      Tensor yCpu = z.clone(), yGpu = z.to(kGpu);
-      b.cpu->activationForward(kind, 0.1f, yCpu);
-      b.gpu->activationForward(kind, 0.1f, yGpu);
-      checkClose(yCpu, yGpu, 1e-6, 1e-5);
-      Tensor dxCpu(s), dxGpu(s, kGpu);
-      b.cpu->activationBackward(kind, 0.1f, yCpu, dy, dxCpu);
-      b.gpu->activationBackward(kind, 0.1f, yCpu.to(kGpu), dy.to(kGpu), dxGpu);
-      checkClose(dxCpu, dxGpu, 1e-6, 1e-5);
-      Tensor inPlace = dy.to(kGpu);  // dx may alias dy
-      b.gpu->activationBackward(kind, 0.1f, yCpu.to(kGpu), inPlace, inPlace);
-      checkClose(dxCpu, inPlace, 1e-6, 1e-5);
-    }
+    for (const auto& [kind, name] : kActivationNames)
+      for (const Shape& s : {Shape{9, 13}, Shape{3, 5, 4, 7}}) {  // softmax over NCHW channels
+        const std::string kindName = name;
+        CAPTURE(kindName);
+        CAPTURE(s.toString());
+        const Tensor x = randomTensor(s, ++seed, -7, 7), dy = randomTensor(s, ++seed);
+        Tensor yCpu(s), yGpu(s, kGpu), inPlaceY = x.to(kGpu);
+        b.cpu->activationForward(kind, 0.1f, x, yCpu);
+        b.gpu->activationForward(kind, 0.1f, x.to(kGpu), yGpu);
+        b.gpu->activationForward(kind, 0.1f, inPlaceY, inPlaceY);
+        checkClose(yCpu, yGpu, 1e-6, 1e-5);
+        checkClose(yCpu, inPlaceY, 1e-6, 1e-5);
+        Tensor dxCpu(s), dxGpu(s, kGpu);
+        b.cpu->activationBackward(kind, 0.1f, x, yCpu, dy, dxCpu);
+        b.gpu->activationBackward(kind, 0.1f, x.to(kGpu), yCpu.to(kGpu), dy.to(kGpu), dxGpu);
+        checkClose(dxCpu, dxGpu, 1e-6, 1e-5);
+        Tensor inPlace = dy.to(kGpu);  // dx may alias dy
+        b.gpu->activationBackward(kind, 0.1f, x.to(kGpu), yCpu.to(kGpu), inPlace, inPlace);
+        checkClose(dxCpu, inPlace, 1e-6, 1e-5);
+      }
   }
 
   TEST_CASE("CUDA parity: losses fused with their activation (gradients and summed scores)") {
@@ -187,14 +189,16 @@ TEST_SUITE("cuda") {
       CAPTURE(static_cast<int>(c.loss));
       CAPTURE(static_cast<int>(c.activation));
       const int64_t n = 17, k = 6;
-      Tensor y = randomTensor(Shape{n, k}, ++seed, -2, 2);
-      b.cpu->activationForward(c.activation, 0.0f, y);
+      const Tensor z = randomTensor(Shape{n, k}, ++seed, -2, 2);
+      Tensor y(Shape{n, k});
+      b.cpu->activationForward(c.activation, 0.0f, z, y);
       const Tensor labels =
           c.loss == LossKind::MSE ? randomTensor(Shape{n, k}, ++seed) : oneHot(n, k, ++seed);
       Tensor dzCpu(Shape{n, k}), dzGpu(Shape{n, k}, kGpu);
-      const double cpu = b.cpu->lossForwardBackward(c.loss, c.activation, 0.0f, y, labels, dzCpu);
-      const double gpu = b.gpu->lossForwardBackward(c.loss, c.activation, 0.0f, y.to(kGpu),
-                                                    labels.to(kGpu), dzGpu);
+      const double cpu =
+          b.cpu->lossForwardBackward(c.loss, c.activation, 0.0f, z, y, labels, dzCpu);
+      const double gpu = b.gpu->lossForwardBackward(c.loss, c.activation, 0.0f, z.to(kGpu),
+                                                    y.to(kGpu), labels.to(kGpu), dzGpu);
       CHECK(gpu == doctest::Approx(cpu).epsilon(1e-5));
       checkClose(dzCpu, dzGpu, 1e-5, 1e-5);
       CHECK(b.gpu->lossScore(c.loss, y.to(kGpu), labels.to(kGpu)) ==

@@ -2,6 +2,7 @@
 // the CPU backend: activations and their backward passes, softmax, every loss (fused or not) and
 // every updater, without a GPU.
 #include <dl4cpp/dl4cpp.h>
+#include <dl4cpp/nn/backend/SoftmaxLines.h>
 #include <dl4cpp/nn/backend/cuda/ElementwiseMath.h>
 #include <doctest/doctest.h>
 
@@ -15,25 +16,33 @@ using cudatest::randomTensor;
 namespace {
 
 // What CudaBackend::activationForward / activationBackward compute, on the host.
-void activationForward(ActivationKind kind, float alpha, Tensor& y) {
-  const int64_t rows = y.dim(0), k = y.numel() / rows;
+void activationForward(ActivationKind kind, float alpha, const Tensor& x, Tensor& y) {
   if (kind == ActivationKind::SOFTMAX) {
-    for (int64_t r = 0; r < rows; ++r) cuda::softmaxRow(y.data() + r * k, k);
+    const SoftmaxLines lines(y);
+    for (int64_t l = 0; l < lines.count; ++l) {
+      const int64_t at = lines.start(l);
+      cuda::softmaxLine(x.data() + at, y.data() + at, lines.channels, lines.stride);
+    }
     return;
   }
-  for (int64_t i = 0; i < y.numel(); ++i) y.data()[i] = cuda::activate(kind, alpha, y.data()[i]);
+  for (int64_t i = 0; i < y.numel(); ++i) y.data()[i] = cuda::activate(kind, alpha, x.data()[i]);
 }
 
-void activationBackward(ActivationKind kind, float alpha, const Tensor& y, const Tensor& dy,
-                        Tensor& dx) {
-  const int64_t rows = y.dim(0), k = y.numel() / rows;
+void activationBackward(ActivationKind kind, float alpha, const Tensor& x, const Tensor& y,
+                        const Tensor& dy, Tensor& dx) {
   if (kind == ActivationKind::SOFTMAX) {
-    for (int64_t r = 0; r < rows; ++r)
-      cuda::softmaxBackwardRow(y.data() + r * k, dy.data() + r * k, dx.data() + r * k, k);
+    const SoftmaxLines lines(y);
+    for (int64_t l = 0; l < lines.count; ++l) {
+      const int64_t at = lines.start(l);
+      cuda::softmaxBackwardLine(y.data() + at, dy.data() + at, dx.data() + at, lines.channels,
+                                lines.stride);
+    }
     return;
   }
+  const bool fromInput = activationBackwardNeedsInput(kind);
   for (int64_t i = 0; i < y.numel(); ++i)
-    dx.data()[i] = cuda::activateBackward(kind, alpha, y.data()[i], dy.data()[i]);
+    dx.data()[i] = cuda::activateBackward(kind, alpha, fromInput ? x.data()[i] : 0.0f, y.data()[i],
+                                          dy.data()[i]);
 }
 
 }  // namespace
@@ -43,21 +52,22 @@ TEST_SUITE("cuda") {
     auto cpu = makeBackend(Device::cpu());
     cpu->bindToCurrentThread(0);
     uint64_t seed = 500;
-    for (ActivationKind kind :
-         {ActivationKind::IDENTITY, ActivationKind::RELU, ActivationKind::LEAKYRELU,
-          ActivationKind::TANH, ActivationKind::SIGMOID, ActivationKind::SOFTMAX}) {
-      CAPTURE(static_cast<int>(kind));
-      const Shape s{9, 13};
-      const Tensor z = randomTensor(s, ++seed, -3, 3), dy = randomTensor(s, ++seed);
-      Tensor yCpu = z.clone(), y = z.clone();
-      cpu->activationForward(kind, 0.1f, yCpu);
-      activationForward(kind, 0.1f, y);
-      checkClose(yCpu, y, 1e-6, 1e-5);
-      Tensor dxCpu(s), dx(s);
-      cpu->activationBackward(kind, 0.1f, yCpu, dy, dxCpu);
-      activationBackward(kind, 0.1f, yCpu, dy, dx);
-      checkClose(dxCpu, dx, 1e-6, 1e-5);
-    }
+    for (const auto& [kind, name] : kActivationNames)
+      for (const Shape& s : {Shape{9, 13}, Shape{3, 5, 4, 7}}) {  // softmax over NCHW channels
+        const std::string kindName = name;
+        CAPTURE(kindName);
+        CAPTURE(s.toString());
+        // Inputs past every kink (RELU6's 6, HARDSIGMOID's +-2.5).
+        const Tensor x = randomTensor(s, ++seed, -7, 7), dy = randomTensor(s, ++seed);
+        Tensor yCpu(s), y(s);
+        cpu->activationForward(kind, 0.1f, x, yCpu);
+        activationForward(kind, 0.1f, x, y);
+        checkClose(yCpu, y, 1e-6, 1e-5);
+        Tensor dxCpu(s), dx(s);
+        cpu->activationBackward(kind, 0.1f, x, yCpu, dy, dxCpu);
+        activationBackward(kind, 0.1f, x, yCpu, dy, dx);
+        checkClose(dxCpu, dx, 1e-6, 1e-5);
+      }
   }
 
   TEST_CASE("ElementwiseMath: every loss gradient and summed score matches the CPU backend") {
@@ -77,12 +87,13 @@ TEST_SUITE("cuda") {
       CAPTURE(static_cast<int>(c.loss));
       CAPTURE(static_cast<int>(c.activation));
       const int64_t n = 17, k = 6;
-      Tensor y = randomTensor(Shape{n, k}, ++seed, -2, 2);
-      cpu->activationForward(c.activation, 0.0f, y);
+      const Tensor z = randomTensor(Shape{n, k}, ++seed, -2, 2);
+      Tensor y(Shape{n, k});
+      cpu->activationForward(c.activation, 0.0f, z, y);
       const Tensor labels =
           c.loss == LossKind::MSE ? randomTensor(Shape{n, k}, ++seed) : oneHot(n, k, ++seed);
       Tensor dzCpu(Shape{n, k}), dz(Shape{n, k});
-      const double want = cpu->lossForwardBackward(c.loss, c.activation, 0.0f, y, labels, dzCpu);
+      const double want = cpu->lossForwardBackward(c.loss, c.activation, 0.0f, z, y, labels, dzCpu);
 
       // CudaBackend::lossForwardBackward's branches, on the host.
       const bool crossEntropy =
@@ -96,7 +107,7 @@ TEST_SUITE("cuda") {
       } else {
         for (int64_t i = 0; i < y.numel(); ++i)
           dz.data()[i] = cuda::lossGradient(c.loss, y.data()[i], labels.data()[i], k);
-        activationBackward(c.activation, 0.0f, y, dz, dz);
+        activationBackward(c.activation, 0.0f, z, y, dz, dz);
       }
       double sum = 0;
       for (int64_t i = 0; i < y.numel(); ++i)

@@ -1,4 +1,5 @@
 #include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/backend/SoftmaxLines.h>
 #include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 
@@ -28,28 +29,13 @@ void requireNonNegativeSlope(float alpha) {
         std::to_string(alpha));
 }
 
-// Softmax runs along dimension 1 of (N, C, rest...): N * rest lines of C values, `stride` = rest
-// apart (1 for the (N, C) of a dense or output layer).
-struct SoftmaxLines {
-  int64_t count, channels, stride;
-
-  explicit SoftmaxLines(const Tensor& y) {
-    if (y.rank() < 2)
-      throw BackendError("softmax runs over dimension 1 and needs rank >= 2, got shape " +
-                         y.shape().toString());
-    channels = y.dim(1);
-    stride = y.numel() / std::max<int64_t>(y.dim(0) * channels, 1);
-    count = y.dim(0) * stride;
-  }
-  int64_t start(int64_t line) const { return line / stride * channels * stride + line % stride; }
-};
-
-void softmaxLine(float* v, int64_t channels, int64_t stride) {
-  float largest = v[0];
-  for (int64_t c = 1; c < channels; ++c) largest = std::max(largest, v[c * stride]);
+// v may alias x: each x is read before its v is written.
+void softmaxLine(const float* x, float* v, int64_t channels, int64_t stride) {
+  float largest = x[0];
+  for (int64_t c = 1; c < channels; ++c) largest = std::max(largest, x[c * stride]);
   float sum = 0.0f;
   for (int64_t c = 0; c < channels; ++c) {
-    const float e = std::exp(v[c * stride] - largest);  // <= 1: no overflow for large inputs
+    const float e = std::exp(x[c * stride] - largest);  // <= 1: no overflow for large inputs
     v[c * stride] = e;
     sum += e;
   }
@@ -66,12 +52,29 @@ void softmaxBackwardLine(const float* y, const float* dy, float* dx, int64_t cha
 
 // The element loops over [begin, end) get their pointers and slope as arguments (see
 // parallelRanges): read through the lambda's captures, they would keep GCC from vectorising.
-void reluRange(float* v, int64_t begin, int64_t end) {
-  for (int64_t i = begin; i < end; ++i) v[i] = v[i] > 0.0f ? v[i] : 0.0f;
+void reluRange(const float* x, float* v, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) v[i] = x[i] > 0.0f ? x[i] : 0.0f;
 }
 
-void leakyReluRange(float alpha, float* v, int64_t begin, int64_t end) {
-  for (int64_t i = begin; i < end; ++i) v[i] = v[i] > 0.0f ? v[i] : alpha * v[i];
+void leakyReluRange(float alpha, const float* x, float* v, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) v[i] = x[i] > 0.0f ? x[i] : alpha * x[i];
+}
+
+void clippedLinearRange(ClippedLinear f, const float* x, float* v, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i)
+    v[i] = std::min(std::max(f.scale * x[i] + f.shift, f.low), f.high);
+}
+
+void clippedLinearBackwardRange(ClippedLinear f, const float* y, const float* dy, float* dx,
+                                int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i)
+    dx[i] = y[i] > f.low && y[i] < f.high ? f.scale * dy[i] : 0.0f;
+}
+
+void seluBackwardRange(const float* y, const float* dy, float* dx, int64_t begin, int64_t end) {
+  constexpr auto lambda = static_cast<float>(kSeluLambda);
+  constexpr auto lambdaAlpha = static_cast<float>(kSeluLambda * kSeluAlpha);
+  for (int64_t i = begin; i < end; ++i) dx[i] = (y[i] > 0.0f ? lambda : y[i] + lambdaAlpha) * dy[i];
 }
 
 void reluBackwardRange(float alpha, const float* y, const float* dy, float* dx, int64_t begin,
@@ -85,16 +88,18 @@ void reluBackwardRange(float alpha, const float* y, const float* dy, float* dx, 
 
 }  // namespace
 
-void reluForward(Tensor& y) {
+void reluForward(const Tensor& x, Tensor& y) {
+  const float* xs = x.data();
   float* v = y.data();
-  forRange(y.numel(), y.numel(), [=](int64_t begin, int64_t end) { reluRange(v, begin, end); });
+  forRange(y.numel(), y.numel(), [=](int64_t begin, int64_t end) { reluRange(xs, v, begin, end); });
 }
 
-void leakyReluForward(float alpha, Tensor& y) {
+void leakyReluForward(float alpha, const Tensor& x, Tensor& y) {
   requireNonNegativeSlope(alpha);
+  const float* xs = x.data();
   float* v = y.data();
   forRange(y.numel(), y.numel(),
-           [=](int64_t begin, int64_t end) { leakyReluRange(alpha, v, begin, end); });
+           [=](int64_t begin, int64_t end) { leakyReluRange(alpha, xs, v, begin, end); });
 }
 
 void reluBackward(float alpha, const Tensor& y, const Tensor& dy, Tensor& dx) {
@@ -106,13 +111,51 @@ void reluBackward(float alpha, const Tensor& y, const Tensor& dy, Tensor& dx) {
            [=](int64_t begin, int64_t end) { reluBackwardRange(alpha, ys, dys, dxs, begin, end); });
 }
 
-void softmaxForward(Tensor& y) {
+ClippedLinear clippedLinear(ActivationKind kind) {
+  switch (kind) {
+    case ActivationKind::HARDTANH:
+      return {1.0f, 0.0f, -1.0f, 1.0f};
+    case ActivationKind::HARDSIGMOID:
+      return {0.2f, 0.5f, 0.0f, 1.0f};
+    case ActivationKind::RELU6:
+      return {1.0f, 0.0f, 0.0f, 6.0f};
+    default:
+      throw BackendError("clippedLinear: not a clipped linear activation");
+  }
+}
+
+void clippedLinearForward(const ClippedLinear& f, const Tensor& x, Tensor& y) {
+  const float* xs = x.data();
+  float* v = y.data();
+  forRange(y.numel(), y.numel(),
+           [=](int64_t begin, int64_t end) { clippedLinearRange(f, xs, v, begin, end); });
+}
+
+void clippedLinearBackward(const ClippedLinear& f, const Tensor& y, const Tensor& dy, Tensor& dx) {
+  const float* ys = y.data();
+  const float* dys = dy.data();
+  float* dxs = dx.data();
+  forRange(y.numel(), y.numel(), [=](int64_t begin, int64_t end) {
+    clippedLinearBackwardRange(f, ys, dys, dxs, begin, end);
+  });
+}
+
+void seluBackward(const Tensor& y, const Tensor& dy, Tensor& dx) {
+  const float* ys = y.data();
+  const float* dys = dy.data();
+  float* dxs = dx.data();
+  forRange(y.numel(), y.numel(),
+           [=](int64_t begin, int64_t end) { seluBackwardRange(ys, dys, dxs, begin, end); });
+}
+
+void softmaxForward(const Tensor& x, Tensor& y) {
   const SoftmaxLines lines(y);
   if (y.numel() == 0) return;
+  const float* xs = x.data();
   float* v = y.data();
   forRange(lines.count, y.numel(), [&](int64_t begin, int64_t end) {
     for (int64_t l = begin; l < end; ++l)
-      softmaxLine(v + lines.start(l), lines.channels, lines.stride);
+      softmaxLine(xs + lines.start(l), v + lines.start(l), lines.channels, lines.stride);
   });
 }
 

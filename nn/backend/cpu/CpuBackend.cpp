@@ -129,14 +129,31 @@ dnnl::algorithm poolingAlgorithm(PoolingKind kind) {
   return kind == PoolingKind::MAX ? algorithm::pooling_max : algorithm::pooling_avg_exclude_padding;
 }
 
-// The activations left on oneDNN. Like those of Activations.h they are computed from their output
-// in backward, so a layer keeps only its post-activation tensor.
-dnnl::algorithm eltwiseAlgorithm(ActivationKind kind) {
+// The activations left on oneDNN (those with transcendentals) as its eltwise algorithms. Backward
+// reads their output where the *_use_dst_for_bwd form exists, else (activationBackwardNeedsInput)
+// their input. SELU is oneDNN's ELU with SELU's alpha, scaled by lambda afterwards.
+struct Eltwise {
+  dnnl::algorithm algorithm;
+  float alpha = 0.0f;
+};
+Eltwise eltwiseAlgorithm(ActivationKind kind) {
   switch (kind) {
     case ActivationKind::TANH:
-      return algorithm::eltwise_tanh_use_dst_for_bwd;
+      return {algorithm::eltwise_tanh_use_dst_for_bwd};
     case ActivationKind::SIGMOID:
-      return algorithm::eltwise_logistic_use_dst_for_bwd;
+      return {algorithm::eltwise_logistic_use_dst_for_bwd};
+    case ActivationKind::ELU:
+      return {algorithm::eltwise_elu_use_dst_for_bwd, 1.0f};
+    case ActivationKind::SELU:
+      return {algorithm::eltwise_elu, static_cast<float>(kSeluAlpha)};
+    case ActivationKind::GELU:
+      return {algorithm::eltwise_swish, 1.702f};  // x sigma(1.702 x) is swish with alpha 1.702
+    case ActivationKind::GELU_PRECISE:
+      return {algorithm::eltwise_gelu_tanh};
+    case ActivationKind::SWISH:
+      return {algorithm::eltwise_swish, 1.0f};
+    case ActivationKind::SOFTPLUS:
+      return {algorithm::eltwise_soft_relu};
     default:
       throw BackendError("eltwiseAlgorithm: not a oneDNN eltwise activation");
   }
@@ -532,29 +549,34 @@ void CpuBackend::innerProductBackwardWeights(const Tensor& x, const Tensor& dy, 
   cpu::innerProductBackwardWeights(x, dy, dw, db, scratch(floats));
 }
 
-// --- Activations
-// ----------------------------------------------------------------------------------- ReLU, leaky
-// ReLU and softmax run on dl4cpp's loops (Activations.h), which allocate nothing per call. TANH and
-// SIGMOID stay on oneDNN's eltwise primitives: its JIT kernels vectorise tanh and exp, which plain
-// loops get from GCC only under -ffast-math.
+// --- Activations -----------------------------------------------------------------------------
+// The activations without transcendentals run on dl4cpp's loops (Activations.h), which allocate
+// nothing per call. The others stay on oneDNN's eltwise primitives (eltwiseAlgorithm): its JIT
+// kernels vectorise tanh and exp, which plain loops get from GCC only under -ffast-math.
 
-void CpuBackend::activationForward(ActivationKind kind, float alpha, Tensor& y) {
+void CpuBackend::activationForward(ActivationKind kind, float alpha, const Tensor& x, Tensor& y) {
   switch (kind) {
     case ActivationKind::IDENTITY:
+      if (y.data() != x.data()) y.copyFrom(x);
       return;
     case ActivationKind::RELU:
-      reluForward(y);
+      reluForward(x, y);
       return;
     case ActivationKind::LEAKYRELU:
-      leakyReluForward(alpha, y);
+      leakyReluForward(alpha, x, y);
       return;
     case ActivationKind::SOFTMAX:
-      softmaxForward(y);
+      softmaxForward(x, y);
       return;
-    case ActivationKind::TANH:
-    case ActivationKind::SIGMOID:
+    case ActivationKind::HARDTANH:
+    case ActivationKind::HARDSIGMOID:
+    case ActivationKind::RELU6:
+      clippedLinearForward(clippedLinear(kind), x, y);
+      return;
+    default:
       break;
   }
+  const Eltwise eltwise = eltwiseAlgorithm(kind);
   PrimitiveKey key;
   key.add(static_cast<int64_t>(OpId::EltwiseForward))
       .add(static_cast<int64_t>(kind))
@@ -564,17 +586,18 @@ void CpuBackend::activationForward(ActivationKind kind, float alpha, Tensor& y) 
     return makeEntry<dnnl::eltwise_forward::primitive_desc, dnnl::eltwise_forward>(
         "eltwise forward",
         [&] {
-          dnnl::eltwise_forward::desc desc(prop_kind::forward_training, eltwiseAlgorithm(kind), md,
-                                           0.0f, 0.0f);
+          dnnl::eltwise_forward::desc desc(prop_kind::forward_training, eltwise.algorithm, md,
+                                           eltwise.alpha, 0.0f);
           return dnnl::eltwise_forward::primitive_desc(desc, engine_);
         },
         engine_, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
   });
-  execute(e, {y.data(), y.data()});
+  execute(e, {x.data(), y.data()});
+  if (kind == ActivationKind::SELU) scale(y, static_cast<float>(kSeluLambda));
 }
 
-void CpuBackend::activationBackward(ActivationKind kind, float alpha, const Tensor& y,
-                                    const Tensor& dy, Tensor& dx) {
+void CpuBackend::activationBackward(ActivationKind kind, float alpha, const Tensor& x,
+                                    const Tensor& y, const Tensor& dy, Tensor& dx) {
   switch (kind) {
     case ActivationKind::IDENTITY:
       if (dx.data() != dy.data()) dx.copyFrom(dy);
@@ -588,10 +611,25 @@ void CpuBackend::activationBackward(ActivationKind kind, float alpha, const Tens
     case ActivationKind::SOFTMAX:
       softmaxBackward(y, dy, dx);
       return;
-    case ActivationKind::TANH:
-    case ActivationKind::SIGMOID:
+    case ActivationKind::HARDTANH:
+    case ActivationKind::HARDSIGMOID:
+    case ActivationKind::RELU6:
+      clippedLinearBackward(clippedLinear(kind), y, dy, dx);
+      return;
+    case ActivationKind::SELU:
+      seluBackward(y, dy, dx);
+      return;
+    default:
       break;
   }
+  const Eltwise eltwise = eltwiseAlgorithm(kind);
+  // What the algorithm's backward reads: the output (its *_use_dst_for_bwd form) or the input.
+  const bool fromInput = activationBackwardNeedsInput(kind);
+  const Tensor& read = fromInput ? x : y;
+  if (read.numel() != y.numel())
+    throw BackendError(
+        "activationBackward: this activation's backward pass reads its input x "
+        "(activationBackwardNeedsInput), which was not given");
   PrimitiveKey key;
   key.add(static_cast<int64_t>(OpId::EltwiseBackward))
       .add(static_cast<int64_t>(kind))
@@ -601,15 +639,18 @@ void CpuBackend::activationBackward(ActivationKind kind, float alpha, const Tens
     return makeEntry<dnnl::eltwise_backward::primitive_desc, dnnl::eltwise_backward>(
         "eltwise backward",
         [&] {
-          dnnl::eltwise_forward::desc fdesc(prop_kind::forward_training, eltwiseAlgorithm(kind), md,
-                                            0.0f, 0.0f);
+          dnnl::eltwise_forward::desc fdesc(prop_kind::forward_training, eltwise.algorithm, md,
+                                            eltwise.alpha, 0.0f);
           dnnl::eltwise_forward::primitive_desc hint(fdesc, engine_);
-          dnnl::eltwise_backward::desc desc(eltwiseAlgorithm(kind), md, md, 0.0f, 0.0f);
+          dnnl::eltwise_backward::desc desc(eltwise.algorithm, md, md, eltwise.alpha, 0.0f);
           return dnnl::eltwise_backward::primitive_desc(desc, engine_, hint);
         },
-        engine_, {{DNNL_ARG_DST, md}, {DNNL_ARG_DIFF_DST, md}, {DNNL_ARG_DIFF_SRC, md}});
+        engine_,
+        {{fromInput ? DNNL_ARG_SRC : DNNL_ARG_DST, md},
+         {DNNL_ARG_DIFF_DST, md},
+         {DNNL_ARG_DIFF_SRC, md}});
   });
-  execute(e, {y.data(), dy.data(), dx.data()});
+  execute(e, {read.data(), dy.data(), dx.data()});
 }
 
 }  // namespace dl4cpp::cpu

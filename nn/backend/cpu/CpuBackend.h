@@ -5,11 +5,11 @@
 // im2col / col2im on its sgemm (Sgemm.h), stride-1 convolutions on direct kernels
 // (DirectConvolution.h, DirectWeightGradient.h), MAX pooling without padding (MaxPooling.h) and,
 // where a convolution feeds it, the pair image by image (a planned step: ConvolutionPoolingStep.h),
-// ReLU, leaky ReLU
-// and softmax (Activations.h), losses and updater steps (CpuFlatOps.cpp). The rest runs
-// on oneDNN primitives cached per shape: other convolutions (channels-last or oneDNN's blocked
-// layout by input channel count, see CpuBackend.cpp, reordering at their boundary into scratch_,
-// which only lives during one call), AVG pooling, tanh and sigmoid.
+// the activations without transcendentals (Activations.h), losses and updater steps
+// (CpuFlatOps.cpp). The rest runs on oneDNN primitives cached per shape: other convolutions
+// (channels-last or oneDNN's blocked layout by input channel count, see CpuBackend.cpp,
+// reordering at their boundary into scratch_, which only lives during one call), AVG pooling and
+// the activations that need exp or tanh.
 #include <dl4cpp/nn/backend/Backend.h>
 #include <dl4cpp/nn/backend/cpu/PrimitiveCache.h>
 
@@ -39,11 +39,11 @@ class CpuBackend final : public Backend {
   void innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx) override;
   void innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
                                    Tensor& db) override;
-  void activationForward(ActivationKind kind, float alpha, Tensor& y) override;
-  void activationBackward(ActivationKind kind, float alpha, const Tensor& y, const Tensor& dy,
-                          Tensor& dx) override;
-  double lossForwardBackward(LossKind loss, ActivationKind activation, float alpha, const Tensor& y,
-                             const Tensor& labels, Tensor& dz) override;
+  void activationForward(ActivationKind kind, float alpha, const Tensor& x, Tensor& y) override;
+  void activationBackward(ActivationKind kind, float alpha, const Tensor& x, const Tensor& y,
+                          const Tensor& dy, Tensor& dx) override;
+  double lossForwardBackward(LossKind loss, ActivationKind activation, float alpha, const Tensor& z,
+                             const Tensor& y, const Tensor& labels, Tensor& dz) override;
   double lossScore(LossKind loss, const Tensor& y, const Tensor& labels) override;
   void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
                    Tensor& grad, Tensor& state) override;

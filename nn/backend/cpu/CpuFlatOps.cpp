@@ -66,7 +66,8 @@ double CpuBackend::lossScore(LossKind loss, const Tensor& y, const Tensor& label
 }
 
 double CpuBackend::lossForwardBackward(LossKind loss, ActivationKind activation, float alpha,
-                                       const Tensor& y, const Tensor& labels, Tensor& dz) {
+                                       const Tensor& z, const Tensor& y, const Tensor& labels,
+                                       Tensor& dz) {
   const float* p = y.data();
   const float* l = labels.data();
   float* g = dz.data();
@@ -87,7 +88,7 @@ double CpuBackend::lossForwardBackward(LossKind loss, ActivationKind activation,
     // NOLINTEND(clang-analyzer-core.NullDereference)
   } else {
     lossGradientWrtOutput(loss, p, l, g, n, k);
-    activationBackward(activation, alpha, y, dz, dz);
+    activationBackward(activation, alpha, z, y, dz, dz);
   }
   return lossScore(loss, y, labels);
 }

@@ -37,11 +37,11 @@ class CudaBackend final : public Backend {
   void innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx) override;
   void innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
                                    Tensor& db) override;
-  void activationForward(ActivationKind kind, float alpha, Tensor& y) override;
-  void activationBackward(ActivationKind kind, float alpha, const Tensor& y, const Tensor& dy,
-                          Tensor& dx) override;
-  double lossForwardBackward(LossKind loss, ActivationKind activation, float alpha, const Tensor& y,
-                             const Tensor& labels, Tensor& dz) override;
+  void activationForward(ActivationKind kind, float alpha, const Tensor& x, Tensor& y) override;
+  void activationBackward(ActivationKind kind, float alpha, const Tensor& x, const Tensor& y,
+                          const Tensor& dy, Tensor& dx) override;
+  double lossForwardBackward(LossKind loss, ActivationKind activation, float alpha, const Tensor& z,
+                             const Tensor& y, const Tensor& labels, Tensor& dz) override;
   double lossScore(LossKind loss, const Tensor& y, const Tensor& labels) override;
   void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
                    Tensor& grad, Tensor& state) override;

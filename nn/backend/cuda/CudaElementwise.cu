@@ -1,6 +1,7 @@
 // The CUDA backend's element-wise work: activations, softmax, losses, updater steps, scaling and
 // sums of squares. The formulas are in ElementwiseMath.h (tested on the host against the CPU
 // backend); sums are formed in double by CUB.
+#include <dl4cpp/nn/backend/SoftmaxLines.h>
 #include <dl4cpp/nn/backend/cuda/CudaBackend.h>
 #include <dl4cpp/nn/backend/cuda/CudaCheck.h>
 #include <dl4cpp/nn/backend/cuda/ElementwiseMath.h>
@@ -13,23 +14,32 @@ namespace dl4cpp::cuda {
 
 namespace {
 
-__global__ void activationForwardKernel(ActivationKind kind, float alpha, float* y, int64_t n) {
-  DL4CPP_GRID_STRIDE_LOOP(i, n) y[i] = activate(kind, alpha, y[i]);
+__global__ void activationForwardKernel(ActivationKind kind, float alpha, const float* x, float* y,
+                                        int64_t n) {
+  DL4CPP_GRID_STRIDE_LOOP(i, n) y[i] = activate(kind, alpha, x[i]);
 }
 
-__global__ void activationBackwardKernel(ActivationKind kind, float alpha, const float* y,
-                                         const float* dy, float* dx, int64_t n) {
-  DL4CPP_GRID_STRIDE_LOOP(i, n) dx[i] = activateBackward(kind, alpha, y[i], dy[i]);
+// x is null for the activations whose backward reads only y.
+__global__ void activationBackwardKernel(ActivationKind kind, float alpha, const float* x,
+                                         const float* y, const float* dy, float* dx, int64_t n) {
+  DL4CPP_GRID_STRIDE_LOOP(i, n)
+  dx[i] = activateBackward(kind, alpha, x != nullptr ? x[i] : 0.0f, y[i], dy[i]);
 }
 
-// The row-wise ops run one thread per row of a (rows, k) tensor: output layers have few classes.
-__global__ void softmaxForwardKernel(float* y, int64_t rows, int64_t k) {
-  DL4CPP_GRID_STRIDE_LOOP(r, rows) softmaxRow(y + r * k, k);
+// The line-wise ops run one thread per softmax line: output layers have few classes.
+__global__ void softmaxForwardKernel(const float* x, float* y, SoftmaxLines lines) {
+  DL4CPP_GRID_STRIDE_LOOP(l, lines.count) {
+    const int64_t at = lines.start(l);
+    softmaxLine(x + at, y + at, lines.channels, lines.stride);
+  }
 }
 
-__global__ void softmaxBackwardKernel(const float* y, const float* dy, float* dx, int64_t rows,
-                                      int64_t k) {
-  DL4CPP_GRID_STRIDE_LOOP(r, rows) softmaxBackwardRow(y + r * k, dy + r * k, dx + r * k, k);
+__global__ void softmaxBackwardKernel(const float* y, const float* dy, float* dx,
+                                      SoftmaxLines lines) {
+  DL4CPP_GRID_STRIDE_LOOP(l, lines.count) {
+    const int64_t at = lines.start(l);
+    softmaxBackwardLine(y + at, dy + at, dx + at, lines.channels, lines.stride);
+  }
 }
 
 __global__ void softmaxCrossEntropyGradientKernel(const float* p, const float* l, float* g,
@@ -66,21 +76,28 @@ __global__ void updaterKernel(UpdaterArgs a, float* p, float* g, float* s, int64
 
 }  // namespace
 
-void CudaBackend::activationForward(ActivationKind kind, float alpha, Tensor& y) {
+void CudaBackend::activationForward(ActivationKind kind, float alpha, const Tensor& x, Tensor& y) {
   const int64_t n = y.numel();
-  if (kind == ActivationKind::IDENTITY || n == 0) return;
+  if (n == 0) return;
+  if (kind == ActivationKind::IDENTITY) {
+    if (y.data() != x.data())
+      DL4CPP_CUDA_CHECK(cudaMemcpyAsync(y.data(), x.data(), static_cast<size_t>(n) * sizeof(float),
+                                        cudaMemcpyDeviceToDevice, stream_));
+    return;
+  }
   if (kind == ActivationKind::SOFTMAX) {
-    const int64_t rows = y.dim(0), k = n / rows;
-    softmaxForwardKernel<<<blocksFor(rows), kThreadsPerBlock, 0, stream_>>>(y.data(), rows, k);
+    const SoftmaxLines lines(y);
+    softmaxForwardKernel<<<blocksFor(lines.count), kThreadsPerBlock, 0, stream_>>>(x.data(),
+                                                                                   y.data(), lines);
   } else {
-    activationForwardKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(kind, alpha, y.data(),
-                                                                            n);
+    activationForwardKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(kind, alpha, x.data(),
+                                                                            y.data(), n);
   }
   DL4CPP_CUDA_CHECK_LAUNCH();
 }
 
-void CudaBackend::activationBackward(ActivationKind kind, float alpha, const Tensor& y,
-                                     const Tensor& dy, Tensor& dx) {
+void CudaBackend::activationBackward(ActivationKind kind, float alpha, const Tensor& x,
+                                     const Tensor& y, const Tensor& dy, Tensor& dx) {
   const int64_t n = y.numel();
   if (n == 0) return;
   if (kind == ActivationKind::IDENTITY) {
@@ -91,12 +108,17 @@ void CudaBackend::activationBackward(ActivationKind kind, float alpha, const Ten
     return;
   }
   if (kind == ActivationKind::SOFTMAX) {
-    const int64_t rows = y.dim(0), k = n / rows;
-    softmaxBackwardKernel<<<blocksFor(rows), kThreadsPerBlock, 0, stream_>>>(y.data(), dy.data(),
-                                                                             dx.data(), rows, k);
+    const SoftmaxLines lines(y);
+    softmaxBackwardKernel<<<blocksFor(lines.count), kThreadsPerBlock, 0, stream_>>>(
+        y.data(), dy.data(), dx.data(), lines);
   } else {
+    const bool fromInput = activationBackwardNeedsInput(kind);
+    if (fromInput && x.numel() != n)
+      throw BackendError(
+          "activationBackward: this activation's backward pass reads its input x "
+          "(activationBackwardNeedsInput), which was not given");
     activationBackwardKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(
-        kind, alpha, y.data(), dy.data(), dx.data(), n);
+        kind, alpha, fromInput ? x.data() : nullptr, y.data(), dy.data(), dx.data(), n);
   }
   DL4CPP_CUDA_CHECK_LAUNCH();
 }
@@ -113,7 +135,8 @@ double CudaBackend::lossScore(LossKind loss, const Tensor& y, const Tensor& labe
 }
 
 double CudaBackend::lossForwardBackward(LossKind loss, ActivationKind activation, float alpha,
-                                        const Tensor& y, const Tensor& labels, Tensor& dz) {
+                                        const Tensor& z, const Tensor& y, const Tensor& labels,
+                                        Tensor& dz) {
   const int64_t n = y.dim(0), k = y.dim(1), total = y.numel();
   const bool crossEntropy = loss == LossKind::NEGATIVELOGLIKELIHOOD || loss == LossKind::MCXENT;
   if (total > 0) {
@@ -129,7 +152,7 @@ double CudaBackend::lossForwardBackward(LossKind loss, ActivationKind activation
       lossGradientKernel<<<blocksFor(total), kThreadsPerBlock, 0, stream_>>>(
           loss, y.data(), labels.data(), dz.data(), total, k);
       DL4CPP_CUDA_CHECK_LAUNCH();
-      activationBackward(activation, alpha, y, dz, dz);
+      activationBackward(activation, alpha, z, y, dz, dz);
     }
   }
   return lossScore(loss, y, labels);

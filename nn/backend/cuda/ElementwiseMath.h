@@ -21,6 +21,27 @@ DL4CPP_HOST_DEVICE inline float clampTo(float v, float lo, float hi) {
   return v < lo ? lo : (hi < v ? hi : v);
 }
 
+DL4CPP_HOST_DEVICE inline float sigmoid(float v) { return 1.0f / (1.0f + expf(-v)); }
+
+// min(max(scale * v + shift, low), high): HARDTANH, HARDSIGMOID, RELU6.
+struct ClippedLinear {
+  float scale, shift, low, high;
+};
+DL4CPP_HOST_DEVICE inline ClippedLinear clippedLinear(ActivationKind kind) {
+  switch (kind) {
+    case ActivationKind::HARDSIGMOID:
+      return {0.2f, 0.5f, 0.0f, 1.0f};
+    case ActivationKind::RELU6:
+      return {1.0f, 0.0f, 0.0f, 6.0f};
+    default:  // HARDTANH
+      return {1.0f, 0.0f, -1.0f, 1.0f};
+  }
+}
+
+// sqrt(2 / pi) and GELU_PRECISE's cubic coefficient.
+constexpr float kGeluScale = 0.7978845608028654f;
+constexpr float kGeluCubic = 0.044715f;
+
 DL4CPP_HOST_DEVICE inline float activate(ActivationKind kind, float alpha, float v) {
   switch (kind) {
     case ActivationKind::RELU:
@@ -30,14 +51,33 @@ DL4CPP_HOST_DEVICE inline float activate(ActivationKind kind, float alpha, float
     case ActivationKind::TANH:
       return tanhf(v);
     case ActivationKind::SIGMOID:
-      return 1.0f / (1.0f + expf(-v));
+      return sigmoid(v);
+    case ActivationKind::ELU:
+      return v > 0.0f ? v : expm1f(v);
+    case ActivationKind::SELU:
+      return static_cast<float>(kSeluLambda) *
+             (v > 0.0f ? v : static_cast<float>(kSeluAlpha) * expm1f(v));
+    case ActivationKind::GELU:
+      return v * sigmoid(1.702f * v);
+    case ActivationKind::GELU_PRECISE:
+      return 0.5f * v * (1.0f + tanhf(kGeluScale * (v + kGeluCubic * v * v * v)));
+    case ActivationKind::SWISH:
+      return v * sigmoid(v);
+    case ActivationKind::SOFTPLUS:  // log(1 + e^v) without overflow for large v
+      return v > 0.0f ? v + log1pf(expf(-v)) : log1pf(expf(v));
+    case ActivationKind::HARDTANH:
+    case ActivationKind::HARDSIGMOID:
+    case ActivationKind::RELU6: {
+      const ClippedLinear f = clippedLinear(kind);
+      return fminf(fmaxf(f.scale * v + f.shift, f.low), f.high);
+    }
     default:
-      return v;  // IDENTITY; SOFTMAX is row-wise (softmaxRow)
+      return v;  // IDENTITY; SOFTMAX is row-wise (softmaxLine)
   }
 }
 
-// f'(z) * dy from the output y = f(z).
-DL4CPP_HOST_DEVICE inline float activateBackward(ActivationKind kind, float alpha, float y,
+// f'(x) * dy, from the output y = f(x), or, where activationBackwardNeedsInput(kind), from x.
+DL4CPP_HOST_DEVICE inline float activateBackward(ActivationKind kind, float alpha, float x, float y,
                                                  float dy) {
   switch (kind) {
     case ActivationKind::RELU:
@@ -48,29 +88,57 @@ DL4CPP_HOST_DEVICE inline float activateBackward(ActivationKind kind, float alph
       return dy * (1.0f - y * y);
     case ActivationKind::SIGMOID:
       return dy * y * (1.0f - y);
+    case ActivationKind::ELU:
+      return y > 0.0f ? dy : dy * (y + 1.0f);
+    case ActivationKind::SELU:
+      return dy * (y > 0.0f ? static_cast<float>(kSeluLambda)
+                            : y + static_cast<float>(kSeluLambda * kSeluAlpha));
+    case ActivationKind::GELU: {
+      const float s = sigmoid(1.702f * x);
+      return dy * (s + 1.702f * x * s * (1.0f - s));
+    }
+    case ActivationKind::GELU_PRECISE: {
+      const float t = tanhf(kGeluScale * (x + kGeluCubic * x * x * x));
+      const float du = kGeluScale * (1.0f + 3.0f * kGeluCubic * x * x);
+      return dy * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du);
+    }
+    case ActivationKind::SWISH: {
+      const float s = sigmoid(x);
+      return dy * (s + x * s * (1.0f - s));
+    }
+    case ActivationKind::SOFTPLUS:
+      return dy * sigmoid(x);
+    case ActivationKind::HARDTANH:
+    case ActivationKind::HARDSIGMOID:
+    case ActivationKind::RELU6: {
+      const ClippedLinear f = clippedLinear(kind);
+      return y > f.low && y < f.high ? f.scale * dy : 0.0f;
+    }
     default:
       return dy;
   }
 }
 
-// In place over one row of k values: exp(v - max) / sum.
-DL4CPP_HOST_DEVICE inline void softmaxRow(float* row, int64_t k) {
-  float largest = row[0];
-  for (int64_t c = 1; c < k; ++c) largest = fmaxf(largest, row[c]);
+// One softmax line (SoftmaxLines.h): y = exp(x - max) / sum. y may alias x (each x is read before
+// its y is written).
+DL4CPP_HOST_DEVICE inline void softmaxLine(const float* x, float* y, int64_t channels,
+                                           int64_t stride) {
+  float largest = x[0];
+  for (int64_t c = 1; c < channels; ++c) largest = fmaxf(largest, x[c * stride]);
   float sum = 0.0f;
-  for (int64_t c = 0; c < k; ++c) {
-    row[c] = expf(row[c] - largest);
-    sum += row[c];
+  for (int64_t c = 0; c < channels; ++c) {
+    y[c * stride] = expf(x[c * stride] - largest);
+    sum += y[c * stride];
   }
-  for (int64_t c = 0; c < k; ++c) row[c] /= sum;
+  for (int64_t c = 0; c < channels; ++c) y[c * stride] /= sum;
 }
 
-// dx = y * (dy - sum(dy * y)) over one row; dx may alias dy (the dot is formed before any write).
-DL4CPP_HOST_DEVICE inline void softmaxBackwardRow(const float* y, const float* dy, float* dx,
-                                                  int64_t k) {
+// dx = y * (dy - sum(dy * y)) over one line; dx may alias dy (the dot is formed before any write).
+DL4CPP_HOST_DEVICE inline void softmaxBackwardLine(const float* y, const float* dy, float* dx,
+                                                   int64_t channels, int64_t stride) {
   float dot = 0.0f;
-  for (int64_t c = 0; c < k; ++c) dot += dy[c] * y[c];
-  for (int64_t c = 0; c < k; ++c) dx[c] = y[c] * (dy[c] - dot);
+  for (int64_t c = 0; c < channels; ++c) dot += dy[c * stride] * y[c * stride];
+  for (int64_t c = 0; c < channels; ++c) dx[c * stride] = y[c * stride] * (dy[c * stride] - dot);
 }
 
 // d/dz of -sum(l log softmax(z)) = softmax(z) * sum(l) - l, over one row.

@@ -68,9 +68,9 @@ class BrokenDense : public dl4cpp::DenseLayer {
 
 TEST_SUITE("nn/gradientcheck") {
   TEST_CASE("GradientCheck: dense layer with every activation") {
-    for (Activation act : {Activation::IDENTITY, Activation::TANH, Activation::SIGMOID,
-                           Activation::RELU, Activation::LEAKYRELU, Activation::SOFTMAX}) {
-      INFO("activation " << toString(act));
+    for (const auto& [act, name] : kActivationNames) {
+      const std::string kindName = name;
+      INFO("activation " << kindName);
       auto conf = NeuralNetConfiguration::Builder()
                       .seed(42)
                       .updater(Sgd(0.1))
@@ -84,6 +84,29 @@ TEST_SUITE("nn/gradientcheck") {
       MultiLayerNetwork model(conf);
       model.init();
       requirePass(model, randomData(3, 4, 3, LossFunction::MCXENT, 7));
+    }
+  }
+
+  TEST_CASE("GradientCheck: activations that read their input, in convolution and output layers") {
+    // Each layer keeps its pre-activation for the backward pass (layers::LayerActivation); the
+    // output layer's loss reads it too.
+    for (Activation act :
+         {Activation::GELU, Activation::GELU_PRECISE, Activation::SWISH, Activation::SOFTPLUS}) {
+      INFO("activation " << toString(act));
+      auto conf =
+          NeuralNetConfiguration::Builder()
+              .seed(8)
+              .list()
+              .layer(ConvolutionLayer::Builder(3, 3).nOut(3).activation(act).build())
+              .layer(SubsamplingLayer::Builder(PoolingType::MAX, 2, 2, 2, 2).build())
+              .layer(OutputLayer::Builder(LossFunction::MSE).nOut(3).activation(act).build())
+              .setInputType(InputType::convolutionalFlat(6, 6, 2))
+              .build();
+      MultiLayerNetwork model(conf);
+      model.init();
+      GradientCheckUtil::Options options;
+      options.epsilon = 1e-3;  // MAX pooling's arg-max flips sooner than the default step allows
+      requirePass(model, randomData(2, 6 * 6 * 2, 3, LossFunction::MSE, 19), options);
     }
   }
 

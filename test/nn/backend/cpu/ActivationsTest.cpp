@@ -1,8 +1,8 @@
 // The CPU backend's ReLU, leaky ReLU and softmax loops (Activations.h) against plain scalar
-// references: odd element counts (vector tails), counts above the parallel threshold, backward
-// in place (dx aliasing dy), softmax rows of width 1 and 10 with values near 1000 (overflow
-// without the row maximum subtracted) and over the channels of an NCHW tensor, the same bits on 1
-// and 2 threads, and the errors oneDNN raised for these activations before.
+// references: odd element counts (vector tails), counts above the parallel threshold, forward in
+// place and apart, backward in place (dx aliasing dy), softmax rows of width 1 and 10 with values
+// near 1000 (overflow without the row maximum subtracted) and over the channels of an NCHW tensor,
+// the same bits on 1 and 2 threads, and the errors oneDNN raised for these activations before.
 #include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <doctest/doctest.h>
@@ -36,16 +36,18 @@ void checkRelu(ActivationKind kind, float passedAlpha, int64_t count) {
   const float alpha = kind == ActivationKind::LEAKYRELU ? passedAlpha : 0.0f;
   cpu::CpuBackend backend;
   const Tensor x = mixedSigns(Shape{count}, 1), dy = mixedSigns(Shape{count}, 2);
-  Tensor y = x.clone();
-  backend.activationForward(kind, passedAlpha, y);
+  Tensor y(Shape{count}), inPlaceY = x.clone();
+  backend.activationForward(kind, passedAlpha, x, y);
+  backend.activationForward(kind, passedAlpha, inPlaceY, inPlaceY);
   int64_t yDiffer = 0;
   for (int64_t i = 0; i < count; ++i) yDiffer += y.data()[i] != reluReference(alpha, x.data()[i]);
   CHECK(yDiffer == 0);
+  CHECK(inPlaceY.toVector() == y.toVector());
 
   Tensor dx(Shape{count}), inPlace = dy.clone();
   dx.fill(123.0f);  // stale values must be overwritten
-  backend.activationBackward(kind, passedAlpha, y, dy, dx);
-  backend.activationBackward(kind, passedAlpha, y, inPlace, inPlace);
+  backend.activationBackward(kind, passedAlpha, Tensor(), y, dy, dx);
+  backend.activationBackward(kind, passedAlpha, Tensor(), y, inPlace, inPlace);
   int64_t dxDiffer = 0, inPlaceDiffer = 0;
   for (int64_t i = 0; i < count; ++i) {
     const float want = reluBackwardReference(alpha, y.data()[i], dy.data()[i]);
@@ -104,16 +106,18 @@ void checkSoftmax(const Shape& shape, float offset) {
   cpu::CpuBackend backend;
   Tensor x = mixedSigns(shape, 3);
   for (int64_t i = 0; i < x.numel(); ++i) x.data()[i] += offset;
-  Tensor y = x.clone();
-  backend.activationForward(ActivationKind::SOFTMAX, 0.0f, y);
+  Tensor y(shape), inPlaceY = x.clone();
+  backend.activationForward(ActivationKind::SOFTMAX, 0.0f, x, y);
+  backend.activationForward(ActivationKind::SOFTMAX, 0.0f, inPlaceY, inPlaceY);
   CHECK(countFar(y, softmaxReference(x)) == 0);
+  CHECK(inPlaceY.toVector() == y.toVector());
 
   const Tensor dy = mixedSigns(shape, 4);
   const std::vector<double> want = softmaxBackwardReference(y, dy);
   Tensor dx(shape), inPlace = dy.clone();
   dx.fill(123.0f);
-  backend.activationBackward(ActivationKind::SOFTMAX, 0.0f, y, dy, dx);
-  backend.activationBackward(ActivationKind::SOFTMAX, 0.0f, y, inPlace, inPlace);
+  backend.activationBackward(ActivationKind::SOFTMAX, 0.0f, Tensor(), y, dy, dx);
+  backend.activationBackward(ActivationKind::SOFTMAX, 0.0f, Tensor(), y, inPlace, inPlace);
   CHECK(countFar(dx, want) == 0);
   CHECK(countFar(inPlace, want) == 0);
 }
@@ -123,8 +127,8 @@ std::vector<float> runOn(int threads, ActivationKind kind, const Shape& shape) {
   cpu::CpuBackend backend;
   backend.bindToCurrentThread(threads);
   Tensor y = mixedSigns(shape, 5), dy = mixedSigns(shape, 6);
-  backend.activationForward(kind, 0.25f, y);
-  backend.activationBackward(kind, 0.25f, y, dy, dy);
+  backend.activationForward(kind, 0.25f, y, y);
+  backend.activationBackward(kind, 0.25f, Tensor(), y, dy, dy);
   std::vector<float> out = y.toVector();
   const std::vector<float> dx = dy.toVector();
   out.insert(out.end(), dx.begin(), dx.end());
@@ -155,11 +159,11 @@ TEST_SUITE("nn/backend/cpu") {
     cpu::CpuBackend backend;
     Tensor y(Shape{3, 1});
     y.fill(-5.0f);
-    backend.activationForward(ActivationKind::SOFTMAX, 0.0f, y);
+    backend.activationForward(ActivationKind::SOFTMAX, 0.0f, y, y);
     CHECK(y.toVector() == std::vector<float>(3, 1.0f));
     Tensor uniform(Shape{2, 4});
     uniform.fill(1000.0f);
-    backend.activationForward(ActivationKind::SOFTMAX, 0.0f, uniform);
+    backend.activationForward(ActivationKind::SOFTMAX, 0.0f, uniform, uniform);
     CHECK(uniform.toVector() == std::vector<float>(8, 0.25f));
     // 1000 in column r of row r: exp(1000 - max) must not be formed without the maximum, wherever
     // it lies.
@@ -170,7 +174,7 @@ TEST_SUITE("nn/backend/cpu") {
       dominant.data()[r * 11] = 1000.0f;
       oneHot[static_cast<size_t>(r * 11)] = 1.0f;
     }
-    backend.activationForward(ActivationKind::SOFTMAX, 0.0f, dominant);
+    backend.activationForward(ActivationKind::SOFTMAX, 0.0f, dominant, dominant);
     CHECK(dominant.toVector() == oneHot);
   }
   TEST_CASE("Activations: softmax over the channels of NCHW and past the parallel threshold") {
@@ -181,7 +185,9 @@ TEST_SUITE("nn/backend/cpu") {
     // An odd count of lines and of elements: the two threads' ranges differ in length.
     const Shape large{(3 * cpu::kActivationsParallelMinElements / 11) | 1, 11};
     for (ActivationKind kind :
-         {ActivationKind::RELU, ActivationKind::LEAKYRELU, ActivationKind::SOFTMAX}) {
+         {ActivationKind::RELU, ActivationKind::LEAKYRELU, ActivationKind::SOFTMAX,
+          ActivationKind::HARDTANH, ActivationKind::HARDSIGMOID, ActivationKind::RELU6,
+          ActivationKind::SELU}) {
       CAPTURE(static_cast<int>(kind));
       CHECK(runOn(1, kind, large) == runOn(2, kind, large));
     }
@@ -189,13 +195,17 @@ TEST_SUITE("nn/backend/cpu") {
   TEST_CASE("Activations: negative leaky ReLU slope and softmax below rank 2 are BackendErrors") {
     cpu::CpuBackend backend;
     Tensor y(Shape{2, 3}), dx(Shape{2, 3}), flat(Shape{6});
-    CHECK_THROWS_AS(backend.activationForward(ActivationKind::LEAKYRELU, -0.1f, y), BackendError);
-    CHECK_THROWS_AS(backend.activationBackward(ActivationKind::LEAKYRELU, -0.1f, y, y, dx),
+    CHECK_THROWS_AS(backend.activationForward(ActivationKind::LEAKYRELU, -0.1f, y, y),
                     BackendError);
-    CHECK_THROWS_AS(backend.activationForward(ActivationKind::LEAKYRELU, NAN, y), BackendError);
-    CHECK_THROWS_AS(backend.activationForward(ActivationKind::SOFTMAX, 0.0f, flat), BackendError);
-    CHECK_THROWS_AS(backend.activationBackward(ActivationKind::SOFTMAX, 0.0f, flat, flat, flat),
+    CHECK_THROWS_AS(
+        backend.activationBackward(ActivationKind::LEAKYRELU, -0.1f, Tensor(), y, y, dx),
+        BackendError);
+    CHECK_THROWS_AS(backend.activationForward(ActivationKind::LEAKYRELU, NAN, y, y), BackendError);
+    CHECK_THROWS_AS(backend.activationForward(ActivationKind::SOFTMAX, 0.0f, flat, flat),
                     BackendError);
-    backend.activationForward(ActivationKind::RELU, -0.1f, y);  // ReLU ignores alpha
+    CHECK_THROWS_AS(
+        backend.activationBackward(ActivationKind::SOFTMAX, 0.0f, Tensor(), flat, flat, flat),
+        BackendError);
+    backend.activationForward(ActivationKind::RELU, -0.1f, y, y);  // ReLU ignores alpha
   }
 }
