@@ -1,8 +1,9 @@
 // Numerical gradient checks (central differences) of every layer, activation and loss, through
 // GradientCheckUtil, and a proof that the checker fails on a wrong gradient.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/layers/DenseLayer.h>
 #include <doctest/doctest.h>
+
+#include "nn/gradientcheck/CorruptedGradientLayer.h"
 
 using namespace dl4cpp;
 
@@ -46,23 +47,6 @@ void requirePass(MultiLayerNetwork& model, const DataSet& data,
   CHECK(result.checked ==
         model.numParams() + (options.checkInputGradient ? data.features.numel() : 0));
 }
-
-// A dense layer whose weight gradient is deliberately wrong by 10%.
-class BrokenDenseRuntime : public layers::DenseLayer {
- public:
-  using layers::DenseLayer::DenseLayer;
-  void backwardParams(DeviceContext& ctx, const Tensor& input, const Tensor& grad) override {
-    layers::DenseLayer::backwardParams(ctx, input, grad);
-    ctx.backend().scale(dw_, 1.1f);
-  }
-};
-class BrokenDense : public dl4cpp::DenseLayer {
- public:
-  std::shared_ptr<Layer> clone() const override { return std::make_shared<BrokenDense>(*this); }
-  std::unique_ptr<layers::RuntimeLayer> instantiate() const override {
-    return std::make_unique<BrokenDenseRuntime>(*this);
-  }
-};
 
 }  // namespace
 
@@ -213,41 +197,30 @@ TEST_SUITE("nn/gradientcheck") {
   }
 
   TEST_CASE("GradientCheck: the checker fails on a deliberately wrong gradient") {
-    auto conf =
-        NeuralNetConfiguration::Builder()
-            .seed(42)
-            .list()
-            .layer(DenseLayer::Builder().nIn(4).nOut(5).activation(Activation::TANH).build())
-            .layer(OutputLayer::Builder(LossFunction::MCXENT)
-                       .nOut(3)
-                       .activation(Activation::SOFTMAX)
-                       .build())
-            .build();
-    // The same network with the broken layer in place of the dense one.
-    BrokenDense broken;
-    broken.nIn = 4;
-    broken.nOut = 5;
-    broken.activation = Activation::TANH;
-    auto brokenConf = NeuralNetConfiguration::Builder()
-                          .seed(42)
-                          .list()
-                          .layer(broken)
-                          .layer(OutputLayer::Builder(LossFunction::MCXENT)
-                                     .nOut(3)
-                                     .activation(Activation::SOFTMAX)
-                                     .build())
-                          .build();
+    const auto network = [](const Layer& hidden) {
+      MultiLayerNetwork model(NeuralNetConfiguration::Builder()
+                                  .seed(42)
+                                  .list()
+                                  .layer(hidden)
+                                  .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                                             .nOut(3)
+                                             .activation(Activation::SOFTMAX)
+                                             .build())
+                                  .setInputType(InputType::feedForward(4))
+                                  .build());
+      model.init();
+      return model;
+    };
+    const auto dense = DenseLayer::Builder().nIn(4).nOut(5).activation(Activation::TANH).build();
     const DataSet data = randomData(3, 4, 3, LossFunction::MCXENT, 7);
 
-    MultiLayerNetwork good(conf);
-    good.init();
+    MultiLayerNetwork good = network(dense);
     CHECK(GradientCheckUtil::checkGradients(good, data).passed);
 
-    MultiLayerNetwork bad(brokenConf);
-    bad.init();
+    MultiLayerNetwork bad = network(testing::corruptGradients(dense));
     const auto result = GradientCheckUtil::checkGradients(bad, data);
     CHECK_FALSE(result.passed);
-    CHECK(result.failed >= 10);  // the 20 weights of the broken layer (tiny gradients may pass)
+    CHECK(result.failed >= 20);  // the 25 parameters and 12 inputs (tiny gradients may pass)
     CHECK(result.report.find("FAILED") != std::string::npos);
   }
 }
