@@ -10,6 +10,7 @@
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cpu/CpuIsa.h>
 #include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
+#include <dl4cpp/nn/conf/layers/ActivationLayer.h>
 #include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
 #include <dl4cpp/nn/conf/layers/DenseLayer.h>
 #include <dl4cpp/nn/conf/layers/OutputLayer.h>

@@ -1,4 +1,5 @@
 #include <dl4cpp/nn/conf/LayerRegistry.h>
+#include <dl4cpp/nn/conf/layers/ActivationLayer.h>
 #include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
 #include <dl4cpp/nn/conf/layers/DenseLayer.h>
 #include <dl4cpp/nn/conf/layers/OutputLayer.h>
@@ -54,6 +55,7 @@ void registerBuiltinLayers(LayerRegistry& registry) {
   registry.add<SubsamplingLayer>();
   registry.add<DenseLayer>();
   registry.add<OutputLayer>();
+  registry.add<ActivationLayer>();
 }
 
 }  // namespace dl4cpp

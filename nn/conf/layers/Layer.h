@@ -49,6 +49,9 @@ class Layer {
   virtual std::string typeName() const = 0;
   // True when the layer consumes images (N, C, H, W); false for rows (N, size).
   virtual bool consumesImages() const = 0;
+  // True when the layer takes its input in whatever form it arrives (rows, images or flattened
+  // images), so that no reshape is inserted before it and consumesImages() is not asked.
+  virtual bool takesAnyInput() const { return false; }
   // Takes defaults, infers nIn from `input`, validates; returns the output type. Errors are
   // ConfigError naming the layer index (`index`), the field and the bad value.
   virtual InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) = 0;

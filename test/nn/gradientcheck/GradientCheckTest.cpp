@@ -48,6 +48,26 @@ void requirePass(MultiLayerNetwork& model, const DataSet& data,
         model.numParams() + (options.checkInputGradient ? data.features.numel() : 0));
 }
 
+// The output layer most checks end with: 3 classes, softmax, MCXENT.
+OutputLayer softmaxOutput() {
+  return OutputLayer::Builder(LossFunction::MCXENT).nOut(3).activation(Activation::SOFTMAX).build();
+}
+
+// 4 inputs -> dense (5 units, identity) -> `layer` -> softmaxOutput(), initialised.
+MultiLayerNetwork afterDense(const Layer& layer, uint64_t seed) {
+  MultiLayerNetwork model(
+      NeuralNetConfiguration::Builder()
+          .seed(seed)
+          .list()
+          .layer(DenseLayer::Builder().nOut(5).activation(Activation::IDENTITY).build())
+          .layer(layer)
+          .layer(softmaxOutput())
+          .setInputType(InputType::feedForward(4))
+          .build());
+  model.init();
+  return model;
+}
+
 }  // namespace
 
 TEST_SUITE("nn/gradientcheck") {
@@ -92,6 +112,31 @@ TEST_SUITE("nn/gradientcheck") {
       options.epsilon = 1e-3;  // MAX pooling's arg-max flips sooner than the default step allows
       requirePass(model, randomData(2, 6 * 6 * 2, 3, LossFunction::MSE, 19), options);
     }
+  }
+
+  TEST_CASE("GradientCheck: ActivationLayer with every activation, on rows and on images") {
+    for (const auto& [act, name] : kActivationNames) {
+      const std::string kindName = name;
+      INFO("activation " << kindName);
+      MultiLayerNetwork model = afterDense(ActivationLayer::Builder(act).build(), 12);
+      requirePass(model, randomData(3, 4, 3, LossFunction::MCXENT, 23));
+    }
+    // First on images (the network's input gradient through it), then between a convolution and
+    // its pooling.
+    auto conf =
+        NeuralNetConfiguration::Builder()
+            .seed(13)
+            .list()
+            .layer(ActivationLayer::Builder(Activation::SOFTMAX).build())
+            .layer(ConvolutionLayer::Builder(2, 2).nOut(3).activation(Activation::IDENTITY).build())
+            .layer(ActivationLayer::Builder(Activation::GELU).build())
+            .layer(SubsamplingLayer::Builder(PoolingType::AVG, 2, 2, 2, 2).build())
+            .layer(softmaxOutput())
+            .setInputType(InputType::convolutional(5, 5, 2))
+            .build();
+    MultiLayerNetwork model(conf);
+    model.init();
+    requirePass(model, randomData(2, 5 * 5 * 2, 3, LossFunction::MCXENT, 29));
   }
 
   TEST_CASE("GradientCheck: every loss of the output layer") {
@@ -222,5 +267,16 @@ TEST_SUITE("nn/gradientcheck") {
     CHECK_FALSE(result.passed);
     CHECK(result.failed >= 20);  // the 25 parameters and 12 inputs (tiny gradients may pass)
     CHECK(result.report.find("FAILED") != std::string::npos);
+  }
+
+  TEST_CASE("GradientCheck: ActivationLayer (GELU) passes, and fails with a wrong gradient") {
+    const auto gelu = ActivationLayer::Builder(Activation::GELU).build();
+    const DataSet data = randomData(3, 4, 3, LossFunction::MCXENT, 31);
+    MultiLayerNetwork good = afterDense(gelu, 14);
+    requirePass(good, data);
+    MultiLayerNetwork bad = afterDense(testing::corruptGradients(gelu), 14);
+    const auto result = GradientCheckUtil::checkGradients(bad, data);
+    CHECK_FALSE(result.passed);
+    CHECK(result.failed >= 20);  // the dense layer's 25 parameters and the 12 inputs
   }
 }

@@ -1,0 +1,32 @@
+#pragma once
+#include <dl4cpp/nn/conf/layers/ActivationLayer.h>
+#include <dl4cpp/nn/layers/LayerActivation.h>
+#include <dl4cpp/nn/layers/RuntimeLayer.h>
+
+namespace dl4cpp::layers {
+
+// Runtime of dl4cpp::ActivationLayer: output = f(input). Its backward pass is all in
+// backwardInput, from the input gradient's point of view: dL/dx = f'(x) * dL/dy, straight into the
+// input gradient (nothing to do for the network's first layer, which has no parameters to train).
+class ActivationLayer : public RuntimeLayer {
+ public:
+  explicit ActivationLayer(const dl4cpp::ActivationLayer& conf)
+      : activation_(*conf.activation, static_cast<float>(conf.leakyReluAlpha)) {}
+
+  Shape outputShape(const Shape& input) const override { return input; }
+
+  void forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
+               const ForwardContext& fwd) override {
+    activation_.forward(ctx, input, output, fwd.training);
+    output_ = output;
+  }
+  void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override {
+    activation_.backward(ctx, output_, grad, inputGrad);
+  }
+
+ private:
+  LayerActivation activation_;
+  Tensor output_;  // y of the last forward pass (kept by the network until the backward pass)
+};
+
+}  // namespace dl4cpp::layers
