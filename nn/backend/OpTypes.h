@@ -38,8 +38,26 @@ constexpr bool activationBackwardNeedsInput(ActivationKind kind) {
          kind == ActivationKind::SWISH || kind == ActivationKind::SOFTPLUS;
 }
 
-// DL4J's LossFunctions.LossFunction values that dl4cpp implements.
-enum class LossKind { NEGATIVELOGLIKELIHOOD, MCXENT, MSE, XENT };
+// DL4J's LossFunctions.LossFunction values that dl4cpp implements. Per example, summed over the K
+// outputs (y: the output, l: the label):
+enum class LossKind {
+  NEGATIVELOGLIKELIHOOD,
+  MCXENT,
+  MSE,
+  XENT,
+  MEAN_ABSOLUTE_ERROR,  // sum |y - l| / K (DL4J's LossMAE)
+  L1,                   // sum |y - l| (LossL1)
+  L2,                   // sum (y - l)^2 (LossL2)
+  HINGE,                // sum max(0, 1 - l y), labels -1 or +1 (LossHinge; a 0 label, used as
+                        // it is as in DL4J, adds a constant 1 and no gradient)
+  SQUARED_HINGE,        // sum max(0, 1 - l y)^2, labels -1 or +1 (LossSquaredHinge)
+  KL_DIVERGENCE,        // sum l' log(l' / y'), l' and y' clipped to [1e-5, 1] (LossKLD)
+};
+
+// Whether a loss divides its per-example sum by the number of outputs K (MSE, MEAN_ABSOLUTE_ERROR).
+constexpr bool lossAveragesOutputs(LossKind loss) {
+  return loss == LossKind::MSE || loss == LossKind::MEAN_ABSOLUTE_ERROR;
+}
 
 enum class PoolingKind { MAX, AVG };
 

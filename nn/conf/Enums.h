@@ -58,11 +58,17 @@ inline constexpr EnumNames<ActivationKind, 15> kActivationNames{
      {ActivationKind::HARDTANH, "HARDTANH"},
      {ActivationKind::HARDSIGMOID, "HARDSIGMOID"},
      {ActivationKind::RELU6, "RELU6"}}};
-inline constexpr EnumNames<LossKind, 4> kLossNames{
+inline constexpr EnumNames<LossKind, 10> kLossNames{
     {{LossKind::NEGATIVELOGLIKELIHOOD, "NEGATIVELOGLIKELIHOOD"},
      {LossKind::MCXENT, "MCXENT"},
      {LossKind::MSE, "MSE"},
-     {LossKind::XENT, "XENT"}}};
+     {LossKind::XENT, "XENT"},
+     {LossKind::MEAN_ABSOLUTE_ERROR, "MEAN_ABSOLUTE_ERROR"},
+     {LossKind::L1, "L1"},
+     {LossKind::L2, "L2"},
+     {LossKind::HINGE, "HINGE"},
+     {LossKind::SQUARED_HINGE, "SQUARED_HINGE"},
+     {LossKind::KL_DIVERGENCE, "KL_DIVERGENCE"}}};
 inline constexpr EnumNames<PoolingKind, 2> kPoolingNames{
     {{PoolingKind::MAX, "MAX"}, {PoolingKind::AVG, "AVG"}}};
 inline constexpr EnumNames<ConvolutionMode, 3> kConvolutionModeNames{

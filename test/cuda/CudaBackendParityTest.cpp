@@ -12,7 +12,6 @@ using namespace dl4cpp;
 using cudatest::checkClose;
 using cudatest::convGeometries;
 using cudatest::cudaDevicePresent;
-using cudatest::oneHot;
 using cudatest::randomTensor;
 
 namespace {
@@ -175,25 +174,16 @@ TEST_SUITE("cuda") {
   TEST_CASE("CUDA parity: losses fused with their activation (gradients and summed scores)") {
     if (!cudaDevicePresent()) return;
     Backends b;
-    struct Case {
-      LossKind loss;
-      ActivationKind activation;
-    };
     int seed = 90;
-    for (Case c :
-         {Case{LossKind::NEGATIVELOGLIKELIHOOD, ActivationKind::SOFTMAX},
-          Case{LossKind::MCXENT, ActivationKind::SOFTMAX},
-          Case{LossKind::XENT, ActivationKind::SIGMOID},
-          Case{LossKind::MSE, ActivationKind::IDENTITY}, Case{LossKind::MSE, ActivationKind::TANH},
-          Case{LossKind::MCXENT, ActivationKind::SIGMOID}}) {
-      CAPTURE(static_cast<int>(c.loss));
-      CAPTURE(static_cast<int>(c.activation));
+    for (const cudatest::LossCase& c : cudatest::kLossCases) {
+      const std::string loss = toString(c.loss), activation = toString(c.activation);
+      CAPTURE(loss);
+      CAPTURE(activation);
       const int64_t n = 17, k = 6;
       const Tensor z = randomTensor(Shape{n, k}, ++seed, -2, 2);
       Tensor y(Shape{n, k});
       b.cpu->activationForward(c.activation, 0.0f, z, y);
-      const Tensor labels =
-          c.loss == LossKind::MSE ? randomTensor(Shape{n, k}, ++seed) : oneHot(n, k, ++seed);
+      const Tensor labels = cudatest::labelsFor(c.loss, n, k, ++seed);
       Tensor dzCpu(Shape{n, k}), dzGpu(Shape{n, k}, kGpu);
       const double cpu =
           b.cpu->lossForwardBackward(c.loss, c.activation, 0.0f, z, y, labels, dzCpu);

@@ -39,6 +39,57 @@ inline dl4cpp::Tensor oneHot(int64_t n, int64_t k, uint64_t seed) {
   return t;
 }
 
+// Losses with the activations they are checked with: every loss, both fused pairs and the
+// unfused cross-entropy, and activations whose backward pass reads their input (z).
+struct LossCase {
+  dl4cpp::LossKind loss;
+  dl4cpp::ActivationKind activation;
+};
+inline const std::vector<LossCase> kLossCases{
+    {dl4cpp::LossKind::NEGATIVELOGLIKELIHOOD, dl4cpp::ActivationKind::SOFTMAX},
+    {dl4cpp::LossKind::MCXENT, dl4cpp::ActivationKind::SOFTMAX},
+    {dl4cpp::LossKind::XENT, dl4cpp::ActivationKind::SIGMOID},
+    {dl4cpp::LossKind::MSE, dl4cpp::ActivationKind::IDENTITY},
+    {dl4cpp::LossKind::MSE, dl4cpp::ActivationKind::TANH},
+    {dl4cpp::LossKind::MCXENT, dl4cpp::ActivationKind::SIGMOID},
+    {dl4cpp::LossKind::MSE, dl4cpp::ActivationKind::GELU},
+    {dl4cpp::LossKind::MEAN_ABSOLUTE_ERROR, dl4cpp::ActivationKind::IDENTITY},
+    {dl4cpp::LossKind::L1, dl4cpp::ActivationKind::TANH},
+    {dl4cpp::LossKind::L2, dl4cpp::ActivationKind::SWISH},
+    {dl4cpp::LossKind::HINGE, dl4cpp::ActivationKind::IDENTITY},
+    {dl4cpp::LossKind::SQUARED_HINGE, dl4cpp::ActivationKind::TANH},
+    {dl4cpp::LossKind::KL_DIVERGENCE, dl4cpp::ActivationKind::SOFTMAX},
+    {dl4cpp::LossKind::KL_DIVERGENCE, dl4cpp::ActivationKind::SIGMOID}};
+
+// Labels (n, k) of the kind `loss` expects: one-hot for the cross-entropies, -1 or +1 for the
+// hinges, rows that sum to 1 for KL_DIVERGENCE, values in [0, 1) for the regression losses.
+inline dl4cpp::Tensor labelsFor(dl4cpp::LossKind loss, int64_t n, int64_t k, uint64_t seed) {
+  using dl4cpp::LossKind;
+  switch (loss) {
+    case LossKind::NEGATIVELOGLIKELIHOOD:
+    case LossKind::MCXENT:
+    case LossKind::XENT:
+      return oneHot(n, k, seed);
+    case LossKind::HINGE:
+    case LossKind::SQUARED_HINGE: {
+      dl4cpp::Tensor t = randomTensor(dl4cpp::Shape{n, k}, seed);
+      for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = t.data()[i] < 0 ? -1.0f : 1.0f;
+      return t;
+    }
+    case LossKind::KL_DIVERGENCE: {
+      dl4cpp::Tensor t = randomTensor(dl4cpp::Shape{n, k}, seed, 0.05, 1);
+      for (int64_t r = 0; r < n; ++r) {
+        float sum = 0;
+        for (int64_t c = 0; c < k; ++c) sum += t.data()[r * k + c];
+        for (int64_t c = 0; c < k; ++c) t.data()[r * k + c] /= sum;
+      }
+      return t;
+    }
+    default:
+      return randomTensor(dl4cpp::Shape{n, k}, seed, 0, 1);
+  }
+}
+
 // Every element of `gpu` (any device) within abs + rel * |cpu| of `cpu`; reports the worst one.
 inline void checkClose(const dl4cpp::Tensor& cpu, const dl4cpp::Tensor& gpu, double abs,
                        double rel = 0) {

@@ -10,7 +10,6 @@
 
 using namespace dl4cpp;
 using cudatest::checkClose;
-using cudatest::oneHot;
 using cudatest::randomTensor;
 
 namespace {
@@ -73,25 +72,16 @@ TEST_SUITE("cuda") {
   TEST_CASE("ElementwiseMath: every loss gradient and summed score matches the CPU backend") {
     auto cpu = makeBackend(Device::cpu());
     cpu->bindToCurrentThread(0);
-    struct Case {
-      LossKind loss;
-      ActivationKind activation;
-    };
     uint64_t seed = 600;
-    for (Case c :
-         {Case{LossKind::NEGATIVELOGLIKELIHOOD, ActivationKind::SOFTMAX},
-          Case{LossKind::MCXENT, ActivationKind::SOFTMAX},
-          Case{LossKind::XENT, ActivationKind::SIGMOID},
-          Case{LossKind::MSE, ActivationKind::IDENTITY}, Case{LossKind::MSE, ActivationKind::TANH},
-          Case{LossKind::MCXENT, ActivationKind::SIGMOID}}) {
-      CAPTURE(static_cast<int>(c.loss));
-      CAPTURE(static_cast<int>(c.activation));
+    for (const cudatest::LossCase& c : cudatest::kLossCases) {
+      const std::string loss = toString(c.loss), activation = toString(c.activation);
+      CAPTURE(loss);
+      CAPTURE(activation);
       const int64_t n = 17, k = 6;
       const Tensor z = randomTensor(Shape{n, k}, ++seed, -2, 2);
       Tensor y(Shape{n, k});
       cpu->activationForward(c.activation, 0.0f, z, y);
-      const Tensor labels =
-          c.loss == LossKind::MSE ? randomTensor(Shape{n, k}, ++seed) : oneHot(n, k, ++seed);
+      const Tensor labels = cudatest::labelsFor(c.loss, n, k, ++seed);
       Tensor dzCpu(Shape{n, k}), dz(Shape{n, k});
       const double want = cpu->lossForwardBackward(c.loss, c.activation, 0.0f, z, y, labels, dzCpu);
 
@@ -112,7 +102,7 @@ TEST_SUITE("cuda") {
       double sum = 0;
       for (int64_t i = 0; i < y.numel(); ++i)
         sum += cuda::lossTerm(c.loss, y.data()[i], labels.data()[i]);
-      if (c.loss == LossKind::MSE) sum /= static_cast<double>(k);
+      if (lossAveragesOutputs(c.loss)) sum /= static_cast<double>(k);
       CHECK(sum == doctest::Approx(want).epsilon(1e-6));
       checkClose(dzCpu, dz, 1e-6, 1e-5);
     }

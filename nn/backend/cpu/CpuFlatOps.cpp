@@ -12,6 +12,10 @@ namespace dl4cpp::cpu {
 namespace {
 constexpr float kLogClip = 1e-10f;  // DL4J LossMCXENT's softmax clip
 constexpr float kXentClip = 1e-5f;  // DL4J LossBinaryXENT's clip
+constexpr float kKldClip = 1e-5f;   // DL4J LossKLD's clip (Nd4j.EPS_THRESHOLD)
+
+// sign(v): -1, 0 or 1.
+float sign(float v) { return static_cast<float>(v > 0.0f) - static_cast<float>(v < 0.0f); }
 
 // dL/dy of the per-example loss, for losses without a fused gradient.
 void lossGradientWrtOutput(LossKind loss, const float* y, const float* l, float* g, int64_t n,
@@ -36,21 +40,42 @@ void lossGradientWrtOutput(LossKind loss, const float* y, const float* l, float*
         g[i] = -(l[i] / p - (1.0f - l[i]) / (1.0f - p));
       });
       break;
+    case LossKind::MEAN_ABSOLUTE_ERROR:
+      parallelElements(total, [=](int64_t i) { g[i] = sign(y[i] - l[i]) / static_cast<float>(k); });
+      break;
+    case LossKind::L1:
+      parallelElements(total, [=](int64_t i) { g[i] = sign(y[i] - l[i]); });
+      break;
+    case LossKind::L2:
+      parallelElements(total, [=](int64_t i) { g[i] = 2.0f * (y[i] - l[i]); });
+      break;
+    case LossKind::HINGE:
+      parallelElements(total, [=](int64_t i) { g[i] = 1.0f - l[i] * y[i] > 0.0f ? -l[i] : 0.0f; });
+      break;
+    case LossKind::SQUARED_HINGE:
+      parallelElements(total, [=](int64_t i) {
+        const float margin = 1.0f - l[i] * y[i];
+        g[i] = margin > 0.0f ? -2.0f * l[i] * margin : 0.0f;
+      });
+      break;
+    case LossKind::KL_DIVERGENCE:
+      // The derivative of the clipped score (DL4J's gradient takes the labels unclipped: a
+      // difference of at most 1e-5 / y' per element).
+      parallelElements(total, [=](int64_t i) {
+        g[i] = -std::clamp(l[i], kKldClip, 1.0f) / std::clamp(y[i], kKldClip, 1.0f);
+      });
+      break;
   }
   // NOLINTEND(clang-analyzer-core.NullDereference,clang-analyzer-core.NonNullParamChecker)
 }
-}  // namespace
 
-double CpuBackend::lossScore(LossKind loss, const Tensor& y, const Tensor& labels) {
-  const float* p = y.data();
-  const float* l = labels.data();
-  const int64_t total = y.numel();
-  const int64_t k = y.dim(1);
+// The per-example losses summed over the batch, before lossAveragesOutputs' division.
+double lossSum(LossKind loss, const float* p, const float* l, int64_t total) {
   switch (loss) {
     case LossKind::MSE:
+    case LossKind::L2:
       return parallelSum(total,
-                         [=](int64_t i) { return double(p[i] - l[i]) * double(p[i] - l[i]); }) /
-             static_cast<double>(k);
+                         [=](int64_t i) { return double(p[i] - l[i]) * double(p[i] - l[i]); });
     case LossKind::NEGATIVELOGLIKELIHOOD:
     case LossKind::MCXENT:
       return -parallelSum(total, [=](int64_t i) {
@@ -61,8 +86,30 @@ double CpuBackend::lossScore(LossKind loss, const Tensor& y, const Tensor& label
         const float q = std::clamp(p[i], kXentClip, 1.0f - kXentClip);
         return double(l[i]) * std::log(q) + double(1.0f - l[i]) * std::log(1.0f - q);
       });
+    case LossKind::MEAN_ABSOLUTE_ERROR:
+    case LossKind::L1:
+      return parallelSum(total, [=](int64_t i) { return std::abs(double(p[i] - l[i])); });
+    case LossKind::HINGE:
+      return parallelSum(total,
+                         [=](int64_t i) { return std::max(0.0, 1.0 - double(l[i]) * p[i]); });
+    case LossKind::SQUARED_HINGE:
+      return parallelSum(total, [=](int64_t i) {
+        const double margin = std::max(0.0, 1.0 - double(l[i]) * p[i]);
+        return margin * margin;
+      });
+    case LossKind::KL_DIVERGENCE:
+      return parallelSum(total, [=](int64_t i) {
+        const float q = std::clamp(l[i], kKldClip, 1.0f);
+        return double(q) * std::log(q / std::clamp(p[i], kKldClip, 1.0f));
+      });
   }
-  return 0;
+  return 0.0;
+}
+}  // namespace
+
+double CpuBackend::lossScore(LossKind loss, const Tensor& y, const Tensor& labels) {
+  const double sum = lossSum(loss, y.data(), labels.data(), y.numel());
+  return lossAveragesOutputs(loss) ? sum / static_cast<double>(y.dim(1)) : sum;
 }
 
 double CpuBackend::lossForwardBackward(LossKind loss, ActivationKind activation, float alpha,

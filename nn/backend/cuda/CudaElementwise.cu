@@ -131,7 +131,7 @@ double CudaBackend::lossScore(LossKind loss, const Tensor& y, const Tensor& labe
                                                                   terms, n);
   DL4CPP_CUDA_CHECK_LAUNCH();
   const double sum = sumOnDevice(terms, n);
-  return loss == LossKind::MSE ? sum / static_cast<double>(k) : sum;
+  return lossAveragesOutputs(loss) ? sum / static_cast<double>(k) : sum;
 }
 
 double CudaBackend::lossForwardBackward(LossKind loss, ActivationKind activation, float alpha,

@@ -15,6 +15,7 @@ namespace dl4cpp::cuda {
 
 constexpr float kLogClip = 1e-10f;  // DL4J LossMCXENT's softmax clip
 constexpr float kXentClip = 1e-5f;  // DL4J LossBinaryXENT's clip
+constexpr float kKldClip = 1e-5f;   // DL4J LossKLD's clip (Nd4j.EPS_THRESHOLD)
 
 // std::clamp's semantics, NaN included (a NaN stays NaN, so a diverged model is still detected).
 DL4CPP_HOST_DEVICE inline float clampTo(float v, float lo, float hi) {
@@ -149,7 +150,12 @@ DL4CPP_HOST_DEVICE inline void softmaxCrossEntropyGradientRow(const float* p, co
   for (int64_t c = 0; c < k; ++c) g[c] = p[c] * labelSum - l[c];
 }
 
-// dL/dy of one element for losses without a fused gradient (k: columns, for MSE's mean).
+// sign(v): -1, 0 or 1.
+DL4CPP_HOST_DEVICE inline float sign(float v) {
+  return static_cast<float>(v > 0.0f) - static_cast<float>(v < 0.0f);
+}
+
+// dL/dy of one element for losses without a fused gradient (k: columns, for MSE's and MAE's mean).
 DL4CPP_HOST_DEVICE inline float lossGradient(LossKind loss, float y, float l, int64_t k) {
   switch (loss) {
     case LossKind::MSE:
@@ -161,14 +167,30 @@ DL4CPP_HOST_DEVICE inline float lossGradient(LossKind loss, float y, float l, in
       const float q = clampTo(y, kXentClip, 1.0f - kXentClip);
       return -(l / q - (1.0f - l) / (1.0f - q));
     }
+    case LossKind::MEAN_ABSOLUTE_ERROR:
+      return sign(y - l) / static_cast<float>(k);
+    case LossKind::L1:
+      return sign(y - l);
+    case LossKind::L2:
+      return 2.0f * (y - l);
+    case LossKind::HINGE:
+      return 1.0f - l * y > 0.0f ? -l : 0.0f;
+    case LossKind::SQUARED_HINGE: {
+      const float margin = 1.0f - l * y;
+      return margin > 0.0f ? -2.0f * l * margin : 0.0f;
+    }
+    case LossKind::KL_DIVERGENCE:  // the clipped score's derivative, as on the CPU
+      return -clampTo(l, kKldClip, 1.0f) / clampTo(y, kKldClip, 1.0f);
   }
   return 0.0f;
 }
 
-// One element's term of the summed loss (MSE's division by k is applied to the sum).
+// One element's term of the summed loss (the division by k of lossAveragesOutputs is applied to
+// the sum).
 DL4CPP_HOST_DEVICE inline double lossTerm(LossKind loss, float p, float l) {
   switch (loss) {
     case LossKind::MSE:
+    case LossKind::L2:
       return double(p - l) * double(p - l);
     case LossKind::NEGATIVELOGLIKELIHOOD:
     case LossKind::MCXENT:
@@ -176,6 +198,19 @@ DL4CPP_HOST_DEVICE inline double lossTerm(LossKind loss, float p, float l) {
     case LossKind::XENT: {
       const float q = clampTo(p, kXentClip, 1.0f - kXentClip);
       return -(double(l) * logf(q) + double(1.0f - l) * logf(1.0f - q));
+    }
+    case LossKind::MEAN_ABSOLUTE_ERROR:
+    case LossKind::L1:
+      return fabs(double(p - l));
+    case LossKind::HINGE:
+      return fmax(0.0, 1.0 - double(l) * p);
+    case LossKind::SQUARED_HINGE: {
+      const double margin = fmax(0.0, 1.0 - double(l) * p);
+      return margin * margin;
+    }
+    case LossKind::KL_DIVERGENCE: {
+      const float q = clampTo(l, kKldClip, 1.0f);
+      return double(q) * logf(q / clampTo(p, kKldClip, 1.0f));
     }
   }
   return 0.0;

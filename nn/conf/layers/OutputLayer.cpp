@@ -6,9 +6,10 @@ namespace dl4cpp {
 InputType OutputLayer::resolve(int index, const InputType& input, const LayerDefaults& defaults) {
   const InputType out = FeedForwardLayer::resolve(index, input, defaults);
   const Activation act = *activation;
-  const bool crossEntropy =
-      lossFunction == LossFunction::NEGATIVELOGLIKELIHOOD || lossFunction == LossFunction::MCXENT;
-  if (crossEntropy && act != Activation::SOFTMAX && act != Activation::SIGMOID)
+  const bool needsProbabilities = lossFunction == LossFunction::NEGATIVELOGLIKELIHOOD ||
+                                  lossFunction == LossFunction::MCXENT ||
+                                  lossFunction == LossFunction::KL_DIVERGENCE;
+  if (needsProbabilities && act != Activation::SOFTMAX && act != Activation::SIGMOID)
     throw ConfigError(where(index) + ": loss " + toString(lossFunction) +
                       " needs probabilities, "
                       "but activation is " +

@@ -4,9 +4,10 @@
 namespace dl4cpp {
 
 // A dense layer followed by a loss: the last layer of a MultiLayerNetwork. Supported pairs (as
-// DL4J recommends): NEGATIVELOGLIKELIHOOD or MCXENT with SOFTMAX, MSE with IDENTITY (or any
-// activation), XENT with SIGMOID. A cross-entropy loss with an activation whose output is not a
-// probability is rejected at build time.
+// DL4J recommends): NEGATIVELOGLIKELIHOOD, MCXENT or KL_DIVERGENCE with SOFTMAX, XENT with
+// SIGMOID, the regression losses (MSE, MEAN_ABSOLUTE_ERROR, L1, L2) and the hinges (HINGE,
+// SQUARED_HINGE, labels -1 or +1) with IDENTITY or any activation. A loss that takes the logarithm
+// of the output with an activation whose output is not a probability is rejected at build time.
 class OutputLayer : public FeedForwardLayer {
  public:
   class Builder;

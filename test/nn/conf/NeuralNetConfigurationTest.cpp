@@ -372,6 +372,14 @@ TEST_SUITE("nn/conf") {
     expectConfigError(denseBase()
                           .list()
                           .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
+                          .layer(OutputLayer::Builder(LossFunction::KL_DIVERGENCE)
+                                     .nOut(3)
+                                     .activation(Activation::SWISH)
+                                     .build()),
+                      "layer 1", "KL_DIVERGENCE", "SWISH");
+    expectConfigError(denseBase()
+                          .list()
+                          .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
                           .layer(OutputLayer::Builder(LossFunction::XENT)
                                      .nOut(3)
                                      .activation(Activation::SOFTMAX)

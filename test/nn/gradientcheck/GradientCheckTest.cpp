@@ -1,7 +1,10 @@
 // Numerical gradient checks (central differences) of every layer, activation and loss, through
 // GradientCheckUtil, and a proof that the checker fails on a wrong gradient.
 #include <dl4cpp/dl4cpp.h>
+#include <dl4cpp/nn/layers/OutputLayer.h>
 #include <doctest/doctest.h>
+
+#include <string>
 
 #include "nn/gradientcheck/CorruptedGradientLayer.h"
 
@@ -9,7 +12,9 @@ using namespace dl4cpp;
 
 namespace {
 
-// Inputs away from kinks (no exact zeros, no ties) and one-hot or (0,1) labels.
+// Inputs away from kinks (no exact zeros, no ties) and the labels `loss` takes: one-hot for the
+// cross-entropies, -1 or +1 for the hinges, rows summing to 1 for KL_DIVERGENCE, values in (0, 1)
+// otherwise.
 DataSet randomData(int64_t n, int64_t inputs, int64_t outputs, LossFunction loss, uint64_t seed) {
   Random random(seed);
   Tensor features(Shape{n, inputs});
@@ -17,26 +22,80 @@ DataSet randomData(int64_t n, int64_t inputs, int64_t outputs, LossFunction loss
     features.data()[i] = static_cast<float>(random.uniform(-1.0, 1.0));
   Tensor labels(Shape{n, outputs});
   for (int64_t r = 0; r < n; ++r) {
-    if (loss == LossFunction::MSE || loss == LossFunction::XENT) {
-      for (int64_t c = 0; c < outputs; ++c)
-        labels.data()[r * outputs + c] = static_cast<float>(random.uniform(0.05, 0.95));
-    } else {
-      labels.data()[r * outputs +
-                    static_cast<int64_t>(random.nextU64() % static_cast<uint64_t>(outputs))] = 1;
+    float* row = labels.data() + r * outputs;
+    switch (loss) {
+      case LossFunction::NEGATIVELOGLIKELIHOOD:
+      case LossFunction::MCXENT:
+        row[static_cast<int64_t>(random.nextU64() % static_cast<uint64_t>(outputs))] = 1;
+        break;
+      case LossFunction::HINGE:
+      case LossFunction::SQUARED_HINGE:
+        for (int64_t c = 0; c < outputs; ++c) row[c] = random.nextDouble() < 0.5 ? -1.0f : 1.0f;
+        break;
+      case LossFunction::KL_DIVERGENCE: {
+        float sum = 0;
+        for (int64_t c = 0; c < outputs; ++c) sum += row[c] = float(random.uniform(0.05, 1.0));
+        for (int64_t c = 0; c < outputs; ++c) row[c] /= sum;
+        break;
+      }
+      default:
+        for (int64_t c = 0; c < outputs; ++c) row[c] = float(random.uniform(0.05, 0.95));
     }
   }
   return {features, labels};
 }
 
+// The activation each loss is used with (OutputLayer.h).
 Activation lossActivation(LossFunction loss) {
   switch (loss) {
-    case LossFunction::MSE:
-      return Activation::IDENTITY;
+    case LossFunction::NEGATIVELOGLIKELIHOOD:
+    case LossFunction::MCXENT:
+    case LossFunction::KL_DIVERGENCE:
+      return Activation::SOFTMAX;
     case LossFunction::XENT:
       return Activation::SIGMOID;
     default:
-      return Activation::SOFTMAX;
+      return Activation::IDENTITY;
   }
+}
+
+// An output layer whose gradients, of its parameters and of its input, are 10% wrong, as if its
+// loss's were (corruptGradients does not wrap output layers).
+class CorruptedLossRuntime : public layers::OutputLayer {
+ public:
+  using layers::OutputLayer::OutputLayer;
+  void backwardParams(DeviceContext& ctx, const Tensor& input, const Tensor& grad) override {
+    layers::OutputLayer::backwardParams(ctx, input, grad);
+    ctx.backend().scale(dw_, testing::kGradientCorruption);
+    ctx.backend().scale(db_, testing::kGradientCorruption);
+  }
+  void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override {
+    layers::OutputLayer::backwardInput(ctx, grad, inputGrad);
+    ctx.backend().scale(inputGrad, testing::kGradientCorruption);
+  }
+};
+class CorruptedLossLayer : public OutputLayer {
+ public:
+  explicit CorruptedLossLayer(const OutputLayer& conf) : OutputLayer(conf) {}
+  std::shared_ptr<Layer> clone() const override {
+    return std::make_shared<CorruptedLossLayer>(*this);
+  }
+  std::unique_ptr<layers::RuntimeLayer> instantiate() const override {
+    return std::make_unique<CorruptedLossRuntime>(*this);
+  }
+};
+
+// 3 inputs -> dense (4 units, tanh) -> `output`, initialised.
+MultiLayerNetwork beforeOutput(const OutputLayer& output) {
+  MultiLayerNetwork model(
+      NeuralNetConfiguration::Builder()
+          .seed(3)
+          .list()
+          .layer(DenseLayer::Builder().nIn(3).nOut(4).activation(Activation::TANH).build())
+          .layer(output)
+          .build());
+  model.init();
+  return model;
 }
 
 void requirePass(MultiLayerNetwork& model, const DataSet& data,
@@ -140,19 +199,27 @@ TEST_SUITE("nn/gradientcheck") {
   }
 
   TEST_CASE("GradientCheck: every loss of the output layer") {
-    for (LossFunction loss : {LossFunction::NEGATIVELOGLIKELIHOOD, LossFunction::MCXENT,
-                              LossFunction::MSE, LossFunction::XENT}) {
-      INFO("loss " << toString(loss));
-      auto conf =
-          NeuralNetConfiguration::Builder()
-              .seed(3)
-              .list()
-              .layer(DenseLayer::Builder().nIn(3).nOut(4).activation(Activation::TANH).build())
-              .layer(OutputLayer::Builder(loss).nOut(3).activation(lossActivation(loss)).build())
-              .build();
-      MultiLayerNetwork model(conf);
-      model.init();
+    for (const auto& [loss, name] : kLossNames) {
+      const std::string lossName = name;
+      INFO("loss " << lossName);
+      MultiLayerNetwork model =
+          beforeOutput(OutputLayer::Builder(loss).nOut(3).activation(lossActivation(loss)).build());
       requirePass(model, randomData(4, 3, 3, loss, 11));
+    }
+  }
+
+  TEST_CASE("GradientCheck: the checks of the new losses fail when the loss gradient is wrong") {
+    for (LossFunction loss :
+         {LossFunction::MEAN_ABSOLUTE_ERROR, LossFunction::L1, LossFunction::L2,
+          LossFunction::HINGE, LossFunction::SQUARED_HINGE, LossFunction::KL_DIVERGENCE}) {
+      INFO("loss " << toString(loss));
+      const OutputLayer output =
+          OutputLayer::Builder(loss).nOut(3).activation(lossActivation(loss)).build();
+      const DataSet data = randomData(4, 3, 3, loss, 11);
+      MultiLayerNetwork bad = beforeOutput(CorruptedLossLayer(output));
+      const auto result = GradientCheckUtil::checkGradients(bad, data);
+      CHECK_FALSE(result.passed);
+      CHECK(result.failed >= 20);  // of the 31 parameters and 12 inputs (tiny gradients may pass)
     }
   }
 
