@@ -66,6 +66,16 @@ Json toJson(const UpdaterParams& u) {
 
 Json toJson(const std::optional<UpdaterParams>& u) { return u ? toJson(*u) : Json(nullptr); }
 
+// A named scheme as its name; a distribution as an object of its kind and parameters.
+Json toJson(const WeightInitScheme& w) {
+  if (const WeightInit* named = w.named()) return nameOf(kWeightInitNames, *named);
+  const Distribution& d = *w.distribution();
+  const bool normal = d.kind == Distribution::Kind::NORMAL;
+  return Json{{"distribution", nameOf(kDistributionNames, d.kind)},
+              {normal ? "mean" : "lower", d.first},
+              {normal ? "std" : "upper", d.second}};
+}
+
 Json toJson(const InputType& t) {
   Json j{{"kind", nameOf(kInputKinds, t.kind)}};
   if (t.kind == InputType::Kind::FeedForward) {
@@ -86,7 +96,7 @@ Json commonFields(const Layer& l) {
       {"name", l.name},
       {"activation", orNull(l.activation, [](auto a) { return nameOf(kActivationNames, a); })},
       {"leakyReluAlpha", l.leakyReluAlpha},
-      {"weightInit", orNull(l.weightInit, [](auto w) { return nameOf(kWeightInitNames, w); })},
+      {"weightInit", orNull(l.weightInit, [](const auto& w) { return toJson(w); })},
       {"updater", toJson(l.updater)},
       {"biasUpdater", toJson(l.biasUpdater)},
       {"l2", orNull(l.l2, [](double v) { return v; })},
@@ -175,6 +185,7 @@ class Node {
     return value_.size();
   }
   bool isNull() const { return value_.is_null(); }
+  bool isString() const { return value_.is_string(); }
 
   std::string string() const {
     requireType(value_.is_string(), "a string");
@@ -247,6 +258,19 @@ std::optional<UpdaterParams> readOptionalUpdater(const Node& n) {
   return readUpdater(n);
 }
 
+// What toJson(const WeightInitScheme&) wrote; a distribution's parameters are checked here, so
+// that a bad one is named by its path.
+WeightInitScheme readWeightInit(const Node& n) {
+  if (n.isString()) return n.enumValue(kWeightInitNames);
+  Distribution d;
+  d.kind = n["distribution"].enumValue(kDistributionNames);
+  const bool normal = d.kind == Distribution::Kind::NORMAL;
+  d.first = n[normal ? "mean" : "lower"].number();
+  d.second = n[normal ? "std" : "upper"].number();
+  if (const std::string problem = d.problem(); !problem.empty()) n.fail(problem);
+  return d;
+}
+
 InputType readInputType(const Node& n) {
   InputType t;
   t.kind = n["kind"].enumValue(kInputKinds);
@@ -271,8 +295,7 @@ void readCommonFields(const Node& n, Layer& l) {
   l.activation = readOptional<Activation>(
       n["activation"], [](const Node& v) { return v.enumValue(kActivationNames); });
   l.leakyReluAlpha = n["leakyReluAlpha"].number();
-  l.weightInit = readOptional<WeightInit>(
-      n["weightInit"], [](const Node& v) { return v.enumValue(kWeightInitNames); });
+  l.weightInit = readOptional<WeightInitScheme>(n["weightInit"], readWeightInit);
   l.updater = readOptionalUpdater(n["updater"]);
   l.biasUpdater = readOptionalUpdater(n["biasUpdater"]);
   auto number = [](const Node& v) { return v.number(); };
@@ -333,7 +356,7 @@ std::string toString(InputPreProcessor p) { return nameOf(kPreProcessors, p); }
 
 std::string MultiLayerConfiguration::toJson() const {
   Json defaultsJson{{"activation", nameOf(kActivationNames, defaults.activation)},
-                    {"weightInit", nameOf(kWeightInitNames, defaults.weightInit)},
+                    {"weightInit", dl4cpp::toJson(defaults.weightInit)},
                     {"updater", dl4cpp::toJson(defaults.updater)},
                     {"biasUpdater", dl4cpp::toJson(defaults.biasUpdater)},
                     {"l2", defaults.l2},
@@ -394,7 +417,7 @@ MultiLayerConfiguration MultiLayerConfiguration::fromJson(const std::string& tex
   LayerDefaults defaults;
   const Node d = root["defaults"];
   defaults.activation = d["activation"].enumValue(kActivationNames);
-  defaults.weightInit = d["weightInit"].enumValue(kWeightInitNames);
+  defaults.weightInit = readWeightInit(d["weightInit"]);
   defaults.updater = readUpdater(d["updater"]);
   defaults.biasUpdater = readOptionalUpdater(d["biasUpdater"]);
   defaults.l2 = d["l2"].number();

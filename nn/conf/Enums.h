@@ -28,7 +28,13 @@ enum class WeightInit {
   ZERO,            // 0
   NORMAL,          // N(0, 1 / sqrt(fanIn))
   UNIFORM,         // U(-a, a), a = 1 / sqrt(fanIn)
+  LECUN_NORMAL,    // N(0, 1 / sqrt(fanIn)): DL4J draws it as NORMAL
+  LECUN_UNIFORM,   // U(-a, a), a = 3 / sqrt(fanIn) (DL4J's; LeCun's own bound is sqrt(3 / fanIn))
+  XAVIER_FAN_IN,   // N(0, 1 / sqrt(fanIn)): DL4J draws it as NORMAL
+  ONES,            // 1
 };
+// None of them is truncated in DL4J (its normals are Nd4j.randn scaled). A distribution with given
+// parameters is a WeightInitScheme (WeightInitScheme.h).
 
 // The names of an enum's values, as configurations and model files spell them (DL4J's names).
 template <typename E, size_t N>
@@ -75,14 +81,18 @@ inline constexpr EnumNames<ConvolutionMode, 3> kConvolutionModeNames{
     {{ConvolutionMode::Truncate, "Truncate"},
      {ConvolutionMode::Same, "Same"},
      {ConvolutionMode::Strict, "Strict"}}};
-inline constexpr EnumNames<WeightInit, 7> kWeightInitNames{
+inline constexpr EnumNames<WeightInit, 11> kWeightInitNames{
     {{WeightInit::XAVIER, "XAVIER"},
      {WeightInit::XAVIER_UNIFORM, "XAVIER_UNIFORM"},
      {WeightInit::RELU, "RELU"},
      {WeightInit::RELU_UNIFORM, "RELU_UNIFORM"},
      {WeightInit::ZERO, "ZERO"},
      {WeightInit::NORMAL, "NORMAL"},
-     {WeightInit::UNIFORM, "UNIFORM"}}};
+     {WeightInit::UNIFORM, "UNIFORM"},
+     {WeightInit::LECUN_NORMAL, "LECUN_NORMAL"},
+     {WeightInit::LECUN_UNIFORM, "LECUN_UNIFORM"},
+     {WeightInit::XAVIER_FAN_IN, "XAVIER_FAN_IN"},
+     {WeightInit::ONES, "ONES"}}};
 
 inline std::string toString(ActivationKind a) { return nameOf(kActivationNames, a); }
 inline std::string toString(LossKind l) { return nameOf(kLossNames, l); }

@@ -57,7 +57,8 @@ class NeuralNetConfiguration {
       defaults_.activation = a;
       return *this;
     }
-    Builder& weightInit(WeightInit w) {
+    // A WeightInit scheme or a distribution: .weightInit(NormalDistribution(0, 0.01)).
+    Builder& weightInit(const WeightInitScheme& w) {
       defaults_.weightInit = w;
       return *this;
     }

@@ -1,5 +1,5 @@
 #pragma once
-#include <dl4cpp/nn/conf/Enums.h>
+#include <dl4cpp/nn/conf/WeightInitScheme.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 #include <dl4cpp/nn/weights/Random.h>
 
@@ -7,7 +7,9 @@
 
 namespace dl4cpp {
 
-// Fills the host tensor `w` according to `scheme` (see WeightInit for the distributions).
-void initWeights(WeightInit scheme, double fanIn, double fanOut, Tensor& w, Random& random);
+// Fills `w` according to `scheme` (see WeightInit for the named schemes' distributions), drawn on
+// the host in element order. A distribution's parameters must be valid (Distribution::problem()).
+void initWeights(const WeightInitScheme& scheme, double fanIn, double fanOut, Tensor& w,
+                 Random& random);
 
 }  // namespace dl4cpp

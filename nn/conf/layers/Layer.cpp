@@ -48,6 +48,8 @@ void Layer::validateCommon(int index) const {
   if (!(*l2Bias >= 0))
     throw ConfigError(where(index) + ": l2Bias must be >= 0, got " + std::to_string(*l2Bias));
   checkUpdater(where(index), "updater", *updater);
+  if (const Distribution* d = weightInit->distribution(); d && !d->problem().empty())
+    throw ConfigError(where(index) + ": weightInit " + d->toString() + ": " + d->problem());
   if (biasUpdater) checkUpdater(where(index), "biasUpdater", *biasUpdater);
 }
 

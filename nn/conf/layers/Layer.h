@@ -15,6 +15,7 @@
 #include <dl4cpp/nn/conf/Enums.h>
 #include <dl4cpp/nn/conf/InputType.h>
 #include <dl4cpp/nn/conf/LayerFields.h>
+#include <dl4cpp/nn/conf/WeightInitScheme.h>
 #include <dl4cpp/nn/conf/layers/LayerSpecs.h>
 #include <dl4cpp/nn/updaters/Updaters.h>
 
@@ -32,7 +33,7 @@ class RuntimeLayer;
 // The network-wide defaults set on NeuralNetConfiguration::Builder (DL4J's defaults).
 struct LayerDefaults {
   Activation activation = Activation::SIGMOID;
-  WeightInit weightInit = WeightInit::XAVIER;
+  WeightInitScheme weightInit = WeightInit::XAVIER;
   UpdaterParams updater = Sgd(1e-3);
   std::optional<UpdaterParams> biasUpdater;
   double l2 = 0;
@@ -73,7 +74,7 @@ class Layer {
   std::string name;
   std::optional<Activation> activation;
   double leakyReluAlpha = 0.01;  // LEAKYRELU's negative slope (DL4J's default)
-  std::optional<WeightInit> weightInit;
+  std::optional<WeightInitScheme> weightInit;
   std::optional<UpdaterParams> updater;
   std::optional<UpdaterParams> biasUpdater;
   std::optional<double> l2;
@@ -88,7 +89,8 @@ class Layer {
   void inheritDefaults(const LayerDefaults& d);
   // "layer 2 (ConvolutionLayer \"conv2\")": the prefix of every configuration error.
   std::string where(int index) const;
-  // Checks the inherited common fields (l2, l2Bias, updaters); call after inheritDefaults().
+  // Checks the inherited common fields (l2, l2Bias, updaters, a weight-init distribution's
+  // parameters); call after inheritDefaults().
   void validateCommon(int index) const;
 };
 
@@ -120,7 +122,8 @@ class LayerBuilder {
   Derived& leakyReluAlpha(double alpha) {
     return set([&] { conf_.leakyReluAlpha = alpha; });
   }
-  Derived& weightInit(WeightInit w) {
+  // A WeightInit scheme or a distribution: .weightInit(NormalDistribution(0, 0.01)).
+  Derived& weightInit(const WeightInitScheme& w) {
     return set([&] { conf_.weightInit = w; });
   }
   Derived& updater(const UpdaterParams& u) {

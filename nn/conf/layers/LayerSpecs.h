@@ -2,7 +2,7 @@
 // What a layer type declares about the memory its runtime needs: its learned parameters and its
 // non-learned state. MultiLayerNetwork lays every layer's specs out in flat buffers (parameters,
 // gradients and updater state; layer state) and hands each runtime layer views in spec order.
-#include <dl4cpp/nn/conf/Enums.h>
+#include <dl4cpp/nn/conf/WeightInitScheme.h>
 #include <dl4cpp/nn/tensor/Shape.h>
 
 #include <optional>
@@ -18,7 +18,7 @@ struct ParamSpec {
   bool isBias = false;
   // Initialisation: drawn from `weightInit` with these fans (DL4J's fans for the layer type), or,
   // without a scheme, every value set to `initValue`.
-  std::optional<WeightInit> weightInit;
+  std::optional<WeightInitScheme> weightInit;
   double fanIn = 0, fanOut = 0;
   float initValue = 0;
 };

@@ -164,6 +164,93 @@ TEST_SUITE("nn.conf.json") {
           std::string::npos);
   }
 
+  TEST_CASE("weight-init distributions and every enum name round-trip through JSON") {
+    const MultiLayerConfiguration conf =
+        NeuralNetConfiguration::Builder()
+            .weightInit(UniformDistribution(-0.25, 0.5))
+            .list()
+            .layer(DenseLayer::Builder()
+                       .nIn(3)
+                       .nOut(4)
+                       .weightInit(NormalDistribution(0.1, 0.02))
+                       .build())
+            .layer(DenseLayer::Builder().nOut(4).weightInit(WeightInit::LECUN_UNIFORM).build())
+            .layer(DenseLayer::Builder().nOut(4).build())
+            .layer(OutputLayer::Builder(LossFunction::KL_DIVERGENCE)
+                       .nOut(2)
+                       .activation(Activation::SOFTMAX)
+                       .weightInit(WeightInit::ONES)
+                       .build())
+            .build();
+    const std::string json = conf.toJson();
+    CHECK(json.find("\"weightInit\": {\n        \"distribution\": \"NORMAL\",\n        \"mean\": "
+                    "0.1,\n        \"std\": 0.02\n      }") != std::string::npos);
+    CHECK(json.find("\"distribution\": \"UNIFORM\"") != std::string::npos);
+    CHECK(json.find("\"lower\": -0.25") != std::string::npos);
+    CHECK(json.find("\"weightInit\": \"LECUN_UNIFORM\"") != std::string::npos);
+    const MultiLayerConfiguration parsed = MultiLayerConfiguration::fromJson(json);
+    CHECK(parsed == conf);
+    CHECK((*parsed.layers[0]->weightInit == NormalDistribution(0.1, 0.02)));
+    CHECK((*parsed.layers[2]->weightInit == UniformDistribution(-0.25, 0.5)));  // inherited
+    CHECK((parsed.defaults.weightInit == UniformDistribution(-0.25, 0.5)));
+
+    // Every activation, loss and weight-init name reads back as itself.
+    const std::string base = samples::lenetConfiguration().toJson();
+    for (const auto& [kind, name] : kActivationNames) {
+      const MultiLayerConfiguration c = MultiLayerConfiguration::fromJson(edited(
+          base, "\"activation\": \"IDENTITY\"", std::string("\"activation\": \"") + name + "\""));
+      CHECK((c.layers[0]->resolvedActivation() == kind));
+    }
+    for (const auto& [scheme, name] : kWeightInitNames) {  // the defaults' comes first
+      const MultiLayerConfiguration c = MultiLayerConfiguration::fromJson(edited(
+          base, "\"weightInit\": \"XAVIER\"", std::string("\"weightInit\": \"") + name + "\""));
+      CHECK((c.defaults.weightInit == scheme));
+    }
+    for (const auto& [loss, name] : kLossNames) {
+      const std::string lossName = name;
+      CAPTURE(lossName);
+      const auto output = [&](Activation activation) {
+        return NeuralNetConfiguration::Builder()
+            .list()
+            .layer(OutputLayer::Builder(loss).nIn(2).nOut(2).activation(activation).build())
+            .build();
+      };
+      const MultiLayerConfiguration c =
+          output(loss == LossFunction::XENT ? Activation::SIGMOID : Activation::SOFTMAX);
+      CHECK(MultiLayerConfiguration::fromJson(c.toJson()) == c);
+      CHECK(c.toJson().find(std::string("\"lossFunction\": \"") + name + "\"") !=
+            std::string::npos);
+    }
+  }
+
+  TEST_CASE("fromJson: a bad weight-init distribution is a ConfigError naming its path") {
+    const std::string json = NeuralNetConfiguration::Builder()
+                                 .list()
+                                 .layer(OutputLayer::Builder(LossFunction::MSE)
+                                            .nIn(2)
+                                            .nOut(2)
+                                            .weightInit(NormalDistribution(0, 0.5))
+                                            .build())
+                                 .build()
+                                 .toJson();
+    const std::string negative = configError(edited(json, "\"std\": 0.5", "\"std\": -1"));
+    CHECK(negative.find("$.layers[0].weightInit: std must be finite and >= 0, got -1") !=
+          std::string::npos);
+    const std::string kind =
+        configError(edited(json, "\"distribution\": \"NORMAL\"", "\"distribution\": \"GAMMA\""));
+    CHECK(kind.find("$.layers[0].weightInit.distribution") != std::string::npos);
+    CHECK(kind.find("unknown value \"GAMMA\" (expected one of NORMAL, UNIFORM)") !=
+          std::string::npos);
+    const std::string missing =
+        configError(edited(json, "\"distribution\": \"NORMAL\"", "\"distribution\": \"UNIFORM\""));
+    CHECK(missing.find("$.layers[0].weightInit: missing field \"lower\"") != std::string::npos);
+    const std::string wrongType = configError(edited(json, "\"std\": 0.5", "\"std\": \"wide\""));
+    CHECK(wrongType.find("$.layers[0].weightInit.std: expected a number") != std::string::npos);
+    const std::string defaults =
+        configError(edited(json, "\"weightInit\": \"XAVIER\"", "\"weightInit\": [1, 2]"));
+    CHECK(defaults.find("$.defaults.weightInit") != std::string::npos);
+  }
+
   TEST_CASE("fromJson refuses JSON nested deeper than 64 levels before anything recurses") {
     // 100,000 levels overflowed the stack in the message for a wrong type (a recursive dump()).
     for (const std::string& json :

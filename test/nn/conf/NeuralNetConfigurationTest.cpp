@@ -352,6 +352,42 @@ TEST_SUITE("nn/conf") {
                       "layer 1 (DenseLayer)", "OutputLayer");
   }
 
+  TEST_CASE("validation: a weight-init distribution's parameters, on a layer or inherited") {
+    expectConfigError(denseBase()
+                          .list()
+                          .layer(DenseLayer::Builder()
+                                     .nIn(4)
+                                     .nOut(8)
+                                     .weightInit(NormalDistribution(0, -0.5))
+                                     .build())
+                          .layer(softmaxOut(3)),
+                      "layer 0 (DenseLayer)", "weightInit NormalDistribution(mean=0, std=-0.5)",
+                      "std must be finite and >= 0, got -0.5");
+    expectConfigError(denseBase()
+                          .weightInit(UniformDistribution(0.2, 0.1))
+                          .list()
+                          .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
+                          .layer(softmaxOut(3)),
+                      "layer 0 (DenseLayer)", "lower < upper, got 0.2 and 0.1");
+    expectConfigError(denseBase()
+                          .list()
+                          .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
+                          .layer(OutputLayer::Builder(LossFunction::MSE)
+                                     .nOut(3)
+                                     .weightInit(NormalDistribution(NAN, 1))
+                                     .build()),
+                      "layer 1 (OutputLayer)", "mean must be finite");
+    // std 0 is a constant, which DL4J allows.
+    CHECK_NOTHROW(denseBase()
+                      .list()
+                      .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
+                      .layer(OutputLayer::Builder(LossFunction::MSE)
+                                 .nOut(3)
+                                 .weightInit(NormalDistribution(0.5, 0))
+                                 .build())
+                      .build());
+  }
+
   TEST_CASE("validation: cross-entropy losses with activations that are not probabilities") {
     expectConfigError(denseBase()
                           .list()

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "LenetConfiguration.h"
+#include "TempDir.h"
 
 using namespace dl4cpp;
 
@@ -181,6 +182,45 @@ TEST_SUITE("nn/multilayer") {
       correct += data.labels.at(r * 3 + best) == 1.0f;
     }
     CHECK(correct >= 8);
+  }
+
+  TEST_CASE(
+      "MultiLayerNetwork: weights from a distribution, biases from biasInit, in a model file") {
+    const MultiLayerConfiguration conf = NeuralNetConfiguration::Builder()
+                                             .seed(3)
+                                             .biasInit(0.25)
+                                             .list()
+                                             .layer(DenseLayer::Builder()
+                                                        .nIn(40)
+                                                        .nOut(50)
+                                                        .weightInit(NormalDistribution(2, 0.1))
+                                                        .build())
+                                             .layer(OutputLayer::Builder(LossFunction::MSE)
+                                                        .nOut(2)
+                                                        .weightInit(UniformDistribution(-3, -1))
+                                                        .build())
+                                             .build();
+    MultiLayerNetwork net = initialized(conf);
+    const std::vector<float> p = net.params().toVector();
+    // Dense W (2000), b (50); output W (100), b (2).
+    double sum = 0, squares = 0;
+    for (size_t i = 0; i < 2000; ++i) {
+      sum += p[i];
+      squares += (p[i] - 2.0) * (p[i] - 2.0);
+    }
+    CHECK(sum / 2000 == doctest::Approx(2).epsilon(0.005));
+    CHECK(std::sqrt(squares / 2000) == doctest::Approx(0.1).epsilon(0.05));
+    for (size_t i = 2000; i < 2050; ++i) CHECK(p[i] == 0.25f);
+    for (size_t i = 2050; i < 2150; ++i) CHECK((p[i] >= -3 && p[i] < -1));
+    for (size_t i = 2150; i < 2152; ++i) CHECK(p[i] == 0.25f);
+
+    testutil::TempDir dir;
+    net.save(dir.path() / "distribution.dl4cpp");
+    MultiLayerNetwork loaded = MultiLayerNetwork::load(dir.path() / "distribution.dl4cpp");
+    CHECK(loaded.getConfiguration() == conf);
+    CHECK((*loaded.getConfiguration().layers[1]->weightInit == UniformDistribution(-3, -1)));
+    loaded.init();  // drawn again from the file's configuration: the same weights
+    CHECK(loaded.params().toVector() == p);
   }
 
   TEST_CASE("MultiLayerNetwork: score includes 0.5 * l2 * ||W||^2 (weights only)") {
