@@ -1,6 +1,8 @@
 #include <dl4cpp/nn/conf/LayerRegistry.h>
+#include <dl4cpp/nn/conf/layers/BatchNormalization.h>
 #include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
 #include <dl4cpp/nn/conf/layers/DenseLayer.h>
+#include <dl4cpp/nn/conf/layers/DropoutLayer.h>
 #include <dl4cpp/nn/conf/layers/OutputLayer.h>
 #include <dl4cpp/nn/conf/layers/SubsamplingLayer.h>
 
@@ -54,6 +56,8 @@ void registerBuiltinLayers(LayerRegistry& registry) {
   registry.add<SubsamplingLayer>();
   registry.add<DenseLayer>();
   registry.add<OutputLayer>();
+  registry.add<BatchNormalization>();
+  registry.add<DropoutLayer>();
 }
 
 }  // namespace dl4cpp
