@@ -76,12 +76,10 @@ class Backend {
                                          const Tensor& mean, const Tensor& variance, float eps,
                                          Tensor& y) = 0;
   // dx, dgamma, dbeta from x, dy, gamma and the batch statistics its training forward wrote; dx
-  // may be empty when only dgamma and dbeta are wanted. beta is the forward pass's (oneDNN's
-  // backward primitive takes it as an argument).
+  // may be empty when only dgamma and dbeta are wanted.
   virtual void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
-                                 const Tensor& beta, const Tensor& batchMean,
-                                 const Tensor& batchVariance, float eps, Tensor& dx, Tensor& dgamma,
-                                 Tensor& dbeta) = 0;
+                                 const Tensor& batchMean, const Tensor& batchVariance, float eps,
+                                 Tensor& dx, Tensor& dgamma, Tensor& dbeta) = 0;
 
   // --- Inner product: y = x W^T + b --------------------------------------------------------------
   // x (N, nIn), w (nOut, nIn), b (nOut) or empty, y (N, nOut).

@@ -68,7 +68,7 @@ void BatchNormalization::backward(DeviceContext& ctx, const Tensor& input, const
                                   bool params, Tensor* inputGrad) {
   if (!params && inputGrad == nullptr) return;
   Tensor noInputGradient;
-  ctx.backend().batchNormBackward(input, grad, gamma_, beta_, batchMean_, batchVariance_, eps_,
+  ctx.backend().batchNormBackward(input, grad, gamma_, batchMean_, batchVariance_, eps_,
                                   inputGrad != nullptr ? *inputGrad : noInputGradient,
                                   gammaGradient(params), betaGradient(params));
 }

@@ -143,11 +143,10 @@ void ProfilingBackend::batchNormForwardInference(const Tensor& x, const Tensor& 
 }
 
 void ProfilingBackend::batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
-                                         const Tensor& beta, const Tensor& batchMean,
-                                         const Tensor& batchVariance, float eps, Tensor& dx,
-                                         Tensor& dgamma, Tensor& dbeta) {
+                                         const Tensor& batchMean, const Tensor& batchVariance,
+                                         float eps, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
   timed(ProfilePhase::BACKWARD_DATA, 0, [&] {
-    inner_.batchNormBackward(x, dy, gamma, beta, batchMean, batchVariance, eps, dx, dgamma, dbeta);
+    inner_.batchNormBackward(x, dy, gamma, batchMean, batchVariance, eps, dx, dgamma, dbeta);
   });
 }
 

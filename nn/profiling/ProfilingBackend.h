@@ -51,7 +51,7 @@ class ProfilingBackend final : public Backend {
   void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                  const Tensor& mean, const Tensor& variance, float eps,
                                  Tensor& y) override;
-  void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& beta,
+  void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
                          const Tensor& batchMean, const Tensor& batchVariance, float eps,
                          Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
   void movingAverage(Tensor& average, const Tensor& value, float decay) override;

@@ -265,9 +265,9 @@ TEST_SUITE("cuda") {
 
       Tensor dxCpu(xs), dxGpu(xs, kGpu), dgCpu(Shape{c}), dgGpu(Shape{c}, kGpu), dbCpu(Shape{c}),
           dbGpu(Shape{c}, kGpu);
-      b.cpu->batchNormBackward(x, dy, gamma, beta, mCpu, vCpu, eps, dxCpu, dgCpu, dbCpu);
-      b.gpu->batchNormBackward(x.to(kGpu), dy.to(kGpu), gamma.to(kGpu), beta.to(kGpu), mGpu, vGpu,
-                               eps, dxGpu, dgGpu, dbGpu);
+      b.cpu->batchNormBackward(x, dy, gamma, mCpu, vCpu, eps, dxCpu, dgCpu, dbCpu);
+      b.gpu->batchNormBackward(x.to(kGpu), dy.to(kGpu), gamma.to(kGpu), mGpu, vGpu, eps, dxGpu,
+                               dgGpu, dbGpu);
       checkClose(dgCpu, dgGpu, 1e-3, 1e-4);
       checkClose(dbCpu, dbGpu, 1e-3, 1e-4);
       checkClose(dxCpu, dxGpu, 1e-4, 1e-3);

@@ -1,4 +1,5 @@
 #include <dl4cpp/nn/backend/cpu/Activations.h>
+#include <dl4cpp/nn/backend/cpu/BatchNormalization.h>
 #include <dl4cpp/nn/backend/cpu/ConvolutionPooling.h>
 #include <dl4cpp/nn/backend/cpu/ConvolutionPoolingStep.h>
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
@@ -11,7 +12,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <bit>
 #include <string>
 
 namespace dl4cpp::cpu {
@@ -90,7 +90,7 @@ Dims dilation(const WindowGeometry& g) { return {g.dilationH - 1, g.dilationW - 
 
 bool isOutput(int id) {
   return id == DNNL_ARG_DST || id == DNNL_ARG_DIFF_SRC || id == DNNL_ARG_DIFF_WEIGHTS ||
-         id == DNNL_ARG_DIFF_BIAS || id == DNNL_ARG_DIFF_SCALE || id == DNNL_ARG_DIFF_SHIFT;
+         id == DNNL_ARG_DIFF_BIAS;
 }
 
 // Builds a cache entry, turning oneDNN's exceptions into DnnlError naming the op. `args` gives each
@@ -177,7 +177,7 @@ void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> 
   };
   char* arena = reinterpret_cast<char*>(
       scratch(static_cast<int64_t>((e.scratchBytes + sizeof(float) - 1) / sizeof(float))));
-  std::array<dnnl_exec_arg_t, 12> args{};
+  std::array<dnnl_exec_arg_t, 8> args{};
   size_t n = 0;
   for (const void* p : pointers) {
     CachedArg& a = e.args[n];
@@ -513,110 +513,24 @@ void CpuBackend::convolutionMaxPoolingBackwardWeights(const Tensor& x, const Ten
 
 // --- Batch normalisation
 // ---------------------------------------------------------------------------------
-// oneDNN's primitives on the plain NCHW / NC layouts (no reorders); their batch variance is the
-// population variance, as Backend.h asks.
-
-namespace {
-
-const auto kScaleShift =
-    dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
-
-PrimitiveKey batchNormKey(OpId op, const Shape& x, float eps) {
-  PrimitiveKey key;
-  key.add(static_cast<int64_t>(op));
-  addShape(key, x);
-  return key.add(static_cast<int64_t>(std::bit_cast<uint32_t>(eps)));
-}
-
-dnnl::batch_normalization_forward::primitive_desc batchNormTrainingDesc(const dnnl::engine& engine,
-                                                                        const Shape& x, float eps) {
-  const dnnl::batch_normalization_forward::desc desc(prop_kind::forward_training, plainDesc(x), eps,
-                                                     kScaleShift);
-  return {desc, engine};
-}
-
-}  // namespace
+// Plain loops (BatchNormalization.h).
 
 void CpuBackend::batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                           float eps, Tensor& y, Tensor& batchMean,
                                           Tensor& batchVariance) {
-  CachedPrimitive& e =
-      cache_.get(batchNormKey(OpId::BatchNormForwardTraining, x.shape(), eps), [&] {
-        const auto data = plainDesc(x.shape()), channels = flatDesc(x.dim(1));
-        return makeEntry<dnnl::batch_normalization_forward::primitive_desc,
-                         dnnl::batch_normalization_forward>(
-            "batch normalisation forward",
-            [&] { return batchNormTrainingDesc(engine_, x.shape(), eps); }, engine_,
-            {{DNNL_ARG_SRC, data},
-             {DNNL_ARG_SCALE, channels},
-             {DNNL_ARG_SHIFT, channels},
-             {DNNL_ARG_DST, data},
-             {DNNL_ARG_MEAN, channels},
-             {DNNL_ARG_VARIANCE, channels}});
-      });
-  execute(e,
-          {x.data(), gamma.data(), beta.data(), y.data(), batchMean.data(), batchVariance.data()});
+  cpu::batchNormForwardTraining(x, gamma, beta, eps, y, batchMean, batchVariance);
 }
 
 void CpuBackend::batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                            const Tensor& mean, const Tensor& variance, float eps,
                                            Tensor& y) {
-  CachedPrimitive& e =
-      cache_.get(batchNormKey(OpId::BatchNormForwardInference, x.shape(), eps), [&] {
-        const auto data = plainDesc(x.shape()), channels = flatDesc(x.dim(1));
-        return makeEntry<dnnl::batch_normalization_forward::primitive_desc,
-                         dnnl::batch_normalization_forward>(
-            "batch normalisation inference",
-            [&] {
-              const dnnl::batch_normalization_forward::desc desc(
-                  prop_kind::forward_inference, data, eps,
-                  kScaleShift | dnnl::normalization_flags::use_global_stats);
-              return dnnl::batch_normalization_forward::primitive_desc(desc, engine_);
-            },
-            engine_,
-            {{DNNL_ARG_SRC, data},
-             {DNNL_ARG_MEAN, channels},
-             {DNNL_ARG_VARIANCE, channels},
-             {DNNL_ARG_SCALE, channels},
-             {DNNL_ARG_SHIFT, channels},
-             {DNNL_ARG_DST, data}});
-      });
-  execute(e, {x.data(), mean.data(), variance.data(), gamma.data(), beta.data(), y.data()});
+  cpu::batchNormForwardInference(x, gamma, beta, mean, variance, eps, y);
 }
 
 void CpuBackend::batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
-                                   const Tensor& beta, const Tensor& batchMean,
-                                   const Tensor& batchVariance, float eps, Tensor& dx,
-                                   Tensor& dgamma, Tensor& dbeta) {
-  CachedPrimitive& e = cache_.get(batchNormKey(OpId::BatchNormBackward, x.shape(), eps), [&] {
-    const auto data = plainDesc(x.shape()), channels = flatDesc(x.dim(1));
-    return makeEntry<dnnl::batch_normalization_backward::primitive_desc,
-                     dnnl::batch_normalization_backward>(
-        "batch normalisation backward",
-        [&] {
-          const dnnl::batch_normalization_backward::desc desc(prop_kind::backward, data, data, eps,
-                                                              kScaleShift);
-          return dnnl::batch_normalization_backward::primitive_desc(
-              desc, engine_, batchNormTrainingDesc(engine_, x.shape(), eps));
-        },
-        engine_,
-        {{DNNL_ARG_SRC, data},
-         {DNNL_ARG_MEAN, channels},
-         {DNNL_ARG_VARIANCE, channels},
-         {DNNL_ARG_DIFF_DST, data},
-         {DNNL_ARG_SCALE, channels},
-         {DNNL_ARG_SHIFT, channels},
-         {DNNL_ARG_DIFF_SRC, data},
-         {DNNL_ARG_DIFF_SCALE, channels},
-         {DNNL_ARG_DIFF_SHIFT, channels}});
-  });
-  float* inputGradient = dx.data();
-  if (dx.empty()) {  // oneDNN writes diff_src regardless
-    if (discardedInputGradient_.numel() < x.numel()) discardedInputGradient_ = Tensor(x.shape());
-    inputGradient = discardedInputGradient_.data();
-  }
-  execute(e, {x.data(), batchMean.data(), batchVariance.data(), dy.data(), gamma.data(),
-              beta.data(), inputGradient, dgamma.data(), dbeta.data()});
+                                   const Tensor& batchMean, const Tensor& batchVariance, float eps,
+                                   Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+  cpu::batchNormBackward(x, dy, gamma, batchMean, batchVariance, eps, dx, dgamma, dbeta);
 }
 
 // --- Inner product

@@ -6,10 +6,11 @@
 // (DirectConvolution.h, DirectWeightGradient.h), MAX pooling without padding (MaxPooling.h) and,
 // where a convolution feeds it, the pair image by image (a planned step: ConvolutionPoolingStep.h),
 // ReLU, leaky ReLU
-// and softmax (Activations.h), losses and updater steps (CpuFlatOps.cpp). The rest runs
-// on oneDNN primitives cached per shape: batch normalisation, other convolutions (channels-last or
-// oneDNN's blocked layout by input channel count, see CpuBackend.cpp, reordering at their boundary
-// into scratch_, which only lives during one call), AVG pooling, tanh and sigmoid.
+// and softmax (Activations.h), batch normalisation (BatchNormalization.h), losses and updater steps
+// (CpuFlatOps.cpp). The rest runs on oneDNN primitives cached per shape: other convolutions
+// (channels-last or oneDNN's blocked layout by input channel count, see CpuBackend.cpp, reordering
+// at their boundary into scratch_, which only lives during one call), AVG pooling, tanh and
+// sigmoid.
 #include <dl4cpp/nn/backend/Backend.h>
 #include <dl4cpp/nn/backend/cpu/PrimitiveCache.h>
 
@@ -40,7 +41,7 @@ class CpuBackend final : public Backend {
   void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                  const Tensor& mean, const Tensor& variance, float eps,
                                  Tensor& y) override;
-  void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& beta,
+  void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
                          const Tensor& batchMean, const Tensor& batchVariance, float eps,
                          Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
   void innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) override;
@@ -94,8 +95,6 @@ class CpuBackend final : public Backend {
   // Convolutions' reordered copies of their arguments, column matrices or per-image sums, needed
   // only during one call: one arena sized for the largest call instead of buffers per shape.
   Tensor scratch_;
-  // Batch normalisation's input gradient when the caller wants only dgamma and dbeta.
-  Tensor discardedInputGradient_;
 };
 
 }  // namespace dl4cpp::cpu

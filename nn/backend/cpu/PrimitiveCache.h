@@ -21,9 +21,6 @@ enum class OpId : int64_t {
   PoolBackward,
   EltwiseForward,
   EltwiseBackward,
-  BatchNormForwardTraining,
-  BatchNormForwardInference,
-  BatchNormBackward,
 };
 
 // Fixed-size POD key: the op and up to 23 integers describing shapes and geometry.

@@ -38,7 +38,7 @@ class CudaBackend final : public Backend {
   void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                  const Tensor& mean, const Tensor& variance, float eps,
                                  Tensor& y) override;
-  void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& beta,
+  void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
                          const Tensor& batchMean, const Tensor& batchVariance, float eps,
                          Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
   void innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) override;

@@ -135,9 +135,8 @@ void CudaBackend::batchNormForwardInference(const Tensor& x, const Tensor& gamma
 }
 
 void CudaBackend::batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
-                                    const Tensor& beta, const Tensor& batchMean,
-                                    const Tensor& batchVariance, float eps, Tensor& dx,
-                                    Tensor& dgamma, Tensor& dbeta) {
+                                    const Tensor& batchMean, const Tensor& batchVariance, float eps,
+                                    Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
   const int64_t n = x.numel();
   if (n == 0) return;
   const BatchNormShape s = batchNormShape(x);
