@@ -1,7 +1,9 @@
 #include <dl4cpp/nn/conf/LayerRegistry.h>
 #include <dl4cpp/nn/conf/layers/ActivationLayer.h>
+#include <dl4cpp/nn/conf/layers/BatchNormalization.h>
 #include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
 #include <dl4cpp/nn/conf/layers/DenseLayer.h>
+#include <dl4cpp/nn/conf/layers/DropoutLayer.h>
 #include <dl4cpp/nn/conf/layers/OutputLayer.h>
 #include <dl4cpp/nn/conf/layers/SubsamplingLayer.h>
 
@@ -55,6 +57,8 @@ void registerBuiltinLayers(LayerRegistry& registry) {
   registry.add<SubsamplingLayer>();
   registry.add<DenseLayer>();
   registry.add<OutputLayer>();
+  registry.add<BatchNormalization>();
+  registry.add<DropoutLayer>();
   registry.add<ActivationLayer>();
 }
 

@@ -1,3 +1,4 @@
+#include <dl4cpp/nn/layers/InputDropout.h>
 #include <dl4cpp/nn/layers/OutputLayer.h>
 #include <dl4cpp/nn/multilayer/LayerSteps.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
@@ -36,8 +37,13 @@ void MultiLayerNetwork::init() {
   std::vector<std::vector<ParamSpec>> specs;
   std::vector<std::vector<StateSpec>> stateSpecs;
   int64_t totalParams = 0, totalState = 0, totalLayerState = 0;
+  layers::OutputLayer* outputLayer = nullptr;
   for (const auto& layerConf : conf_.layers) {
-    layers.push_back(layerConf->instantiate());
+    std::unique_ptr<layers::RuntimeLayer> runtime = layerConf->instantiate();
+    // build() guarantees the last layer's type
+    if (layerConf == conf_.layers.back())
+      outputLayer = static_cast<layers::OutputLayer*>(runtime.get());
+    layers.push_back(layers::withInputDropout(*layerConf, std::move(runtime)));
     specs.push_back(layerConf->paramSpecs());
     for (const auto& spec : specs.back()) {
       const UpdaterParams& u = spec.isBias ? layerConf->resolvedBiasUpdater() : *layerConf->updater;
@@ -59,6 +65,7 @@ void MultiLayerNetwork::init() {
   Tensor updaterState = buffer(totalState, "updater state");
   Tensor layerState = buffer(totalLayerState, "layer state");
   layers_ = std::move(layers);
+  outputLayer_ = outputLayer;
   segments_.clear();
   stateLayout_.clear();
   params_ = std::move(params);
@@ -78,7 +85,7 @@ void MultiLayerNetwork::init() {
       seg.isBias = spec.isBias;
       seg.layer = static_cast<int>(i);
       seg.updater = spec.isBias ? layerConf.resolvedBiasUpdater() : *layerConf.updater;
-      seg.l2 = spec.isBias ? *layerConf.l2Bias : *layerConf.l2;
+      seg.l2 = !spec.regularized ? 0 : spec.isBias ? *layerConf.l2Bias : *layerConf.l2;
       seg.param = params_.view(offset, spec.shape);
       seg.grad = gradients_.view(offset, spec.shape);
       const int64_t stateSize = spec.shape.numel() * seg.updater.stateSizePerParam();
@@ -98,6 +105,10 @@ void MultiLayerNetwork::init() {
     for (const auto& spec : stateSpecs[i]) {
       state.push_back(layerState_.view(layerStateOffset, spec.shape));
       state.back().fill(spec.initValue);
+      if (spec.combine == StateCombine::PooledMeanVariance) {
+        const int64_t channels = spec.shape.numel() / 2;
+        state.back().view(channels, Shape{channels}).fill(spec.initVariance);
+      }
       stateLayout_.push_back(
           {static_cast<int>(i), spec.name, layerStateOffset, spec.shape, spec.combine});
       layerStateOffset += spec.shape.numel();
@@ -196,9 +207,7 @@ const Tensor& MultiLayerNetwork::forwardPass(const Tensor& features, int64_t n, 
   return outputs_.back();
 }
 
-layers::OutputLayer& MultiLayerNetwork::outputLayer() {
-  return static_cast<layers::OutputLayer&>(*layers_.back());  // build() guarantees the type
-}
+layers::OutputLayer& MultiLayerNetwork::outputLayer() { return *outputLayer_; }
 
 void MultiLayerNetwork::stageInputs(const Tensor& features, const Tensor& labels) {
   profileLayer(LayerProfiler::kNetwork);

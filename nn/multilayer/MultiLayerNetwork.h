@@ -190,6 +190,9 @@ class MultiLayerNetwork {
   MultiLayerConfiguration conf_;
   std::unique_ptr<DeviceContext> context_;
   std::vector<std::unique_ptr<layers::RuntimeLayer>> layers_;
+  // The last layer's runtime, which computes the loss (inside layers_.back(), which may wrap it in
+  // input dropout).
+  layers::OutputLayer* outputLayer_ = nullptr;
   std::vector<ParamSegment> segments_;
   std::vector<StateSegment> stateLayout_;
   Tensor params_, gradients_, updaterState_, layerState_;

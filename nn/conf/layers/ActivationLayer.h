@@ -4,7 +4,7 @@
 namespace dl4cpp {
 
 // A layer that only applies its activation (DL4J's ActivationLayer), element-wise (SOFTMAX over
-// dimension 1): y = activation(x). It takes any input (rows, images or flattened images) and
+// dimension 1): y = activation(x). It takes rows or images (flattened images as images) and
 // outputs the same type; no parameters. The activation defaults to the network's, as on every
 // layer:
 //   ActivationLayer::Builder().activation(Activation::ELU).build()
@@ -15,7 +15,7 @@ class ActivationLayer : public Layer {
   std::shared_ptr<Layer> clone() const override { return std::make_shared<ActivationLayer>(*this); }
   std::string typeName() const override { return "ActivationLayer"; }
   bool consumesImages() const override { return false; }
-  bool takesAnyInput() const override { return true; }
+  bool acceptsRowsOrImages() const override { return true; }
   InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) override;
   std::unique_ptr<layers::RuntimeLayer> instantiate() const override;
 };

@@ -44,6 +44,13 @@ class CorruptedGradientRuntime : public layers::RuntimeLayer {
     inner_->backwardInput(ctx, grad, inputGrad);
     ctx.backend().scale(inputGrad, kGradientCorruption);
   }
+  void backward(DeviceContext& ctx, const Tensor& input, const Tensor& grad, bool params,
+                Tensor* inputGrad) override {
+    inner_->backward(ctx, input, grad, params, inputGrad);
+    if (params)
+      for (Tensor& g : grads_) ctx.backend().scale(g, kGradientCorruption);
+    if (inputGrad != nullptr) ctx.backend().scale(*inputGrad, kGradientCorruption);
+  }
 
  private:
   std::unique_ptr<layers::RuntimeLayer> inner_;
@@ -65,7 +72,7 @@ class CorruptedGradientLayer : public Layer {
   }
   std::string typeName() const override { return inner_->typeName(); }
   bool consumesImages() const override { return inner_->consumesImages(); }
-  bool takesAnyInput() const override { return inner_->takesAnyInput(); }
+  bool acceptsRowsOrImages() const override { return inner_->acceptsRowsOrImages(); }
   InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) override {
     const InputType out = inner_->resolve(index, input, defaults);
     Layer::operator=(*inner_);  // the resolved common fields (updater, l2, ...) the network reads
