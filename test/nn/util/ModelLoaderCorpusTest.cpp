@@ -45,6 +45,24 @@ void writeSeeds() {
           .build());
   same.init();
   same.save(kCorpus / "seed-same-mode-rmsprop.dl4cpp", true);
+  save(MultiLayerNetwork(NeuralNetConfiguration::Builder()
+                             .seed(5)
+                             .weightInit(UniformDistribution(-0.2, 0.2))
+                             .list()
+                             .layer(DenseLayer::Builder()
+                                        .nOut(6)
+                                        .activation(Activation::GELU)
+                                        .weightInit(NormalDistribution(0, 0.1))
+                                        .build())
+                             .layer(ActivationLayer::Builder(Activation::SELU).build())
+                             .layer(OutputLayer::Builder(LossFunction::KL_DIVERGENCE)
+                                        .nOut(3)
+                                        .activation(Activation::SOFTMAX)
+                                        .weightInit(WeightInit::LECUN_UNIFORM)
+                                        .build())
+                             .setInputType(InputType::feedForward(36))
+                             .build()),
+       "seed-activations-distributions.dl4cpp", true);
 }
 
 }  // namespace
