@@ -1,4 +1,4 @@
-#include <dl4cpp/nn/layers/OutputLayer.h>
+#include <dl4cpp/nn/layers/LossOutputRuntime.h>
 #include <dl4cpp/nn/multilayer/LayerSteps.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
@@ -47,6 +47,14 @@ void MultiLayerNetwork::init() {
     stateSpecs.push_back(layerConf->stateSpecs());
     for (const auto& spec : stateSpecs.back()) totalLayerState += spec.shape.numel();
   }
+  // build() made the last layer's configuration a LossOutput; its runtime object must compute the
+  // loss (a user's layer type could pair them wrongly).
+  auto* lossOutput = dynamic_cast<layers::LossOutputRuntime*>(layers.back().get());
+  if (lossOutput == nullptr)
+    throw ConfigError(fmt::format(
+        "MultiLayerNetwork::init: the last layer ({}) does not compute a loss: the runtime "
+        "object its instantiate() returns must derive from layers::LossOutputRuntime",
+        conf_.layers.back()->typeName()));
   const Device device = context_->device();
   auto buffer = [&](int64_t values, const char* what) {
     return allocate(Shape{values}, device, [&] {
@@ -59,6 +67,7 @@ void MultiLayerNetwork::init() {
   Tensor updaterState = buffer(totalState, "updater state");
   Tensor layerState = buffer(totalLayerState, "layer state");
   layers_ = std::move(layers);
+  lossOutput_ = lossOutput;
   segments_.clear();
   stateLayout_.clear();
   params_ = std::move(params);
@@ -196,10 +205,6 @@ const Tensor& MultiLayerNetwork::forwardPass(const Tensor& features, int64_t n, 
   return outputs_.back();
 }
 
-layers::OutputLayer& MultiLayerNetwork::outputLayer() {
-  return static_cast<layers::OutputLayer&>(*layers_.back());  // build() guarantees the type
-}
-
 void MultiLayerNetwork::stageInputs(const Tensor& features, const Tensor& labels) {
   profileLayer(LayerProfiler::kNetwork);
   context_->backend().stageBatch(features, labels, stagedFeatures_, stagedLabels_);
@@ -215,8 +220,7 @@ double MultiLayerNetwork::computeGradientAndScore(const DataSet& batch, bool wan
   for (size_t i = 0; i <= last; ++i)
     outputGrads_[i] = gradientStore_[i].view(0, conf_.layerOutputTypes[i].shape(n));
 
-  const double lossSum =
-      outputLayer().lossGradient(*context_, y, stagedLabels_, outputGrads_[last]);
+  const double lossSum = lossOutput_->lossGradient(*context_, y, stagedLabels_, outputGrads_[last]);
   // Gradients of the mean loss: scaling the top gradient once scales every parameter gradient.
   profileLayer(LayerProfiler::kNetwork);
   context_->backend().scale(outputGrads_[last], 1.0f / static_cast<float>(n));
@@ -342,7 +346,7 @@ double MultiLayerNetwork::score(const DataSet& data) {
   context_->bindToCurrentThread();
   stageInputs(data.features, data.labels);
   const Tensor& y = forwardPass(stagedFeatures_, n, false);
-  return outputLayer().lossScore(*context_, y, stagedLabels_) / static_cast<double>(n) +
+  return lossOutput_->lossScore(*context_, y, stagedLabels_) / static_cast<double>(n) +
          calcRegularizationScore();
 }
 
