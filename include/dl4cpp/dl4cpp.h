@@ -14,6 +14,11 @@
 #include <dl4cpp/nn/conf/layers/DenseLayer.h>
 #include <dl4cpp/nn/conf/layers/OutputLayer.h>
 #include <dl4cpp/nn/conf/layers/SubsamplingLayer.h>
+// Issue 19, pooling / normalisation / padding / loss layers.
+#include <dl4cpp/nn/conf/layers/GlobalPoolingLayer.h>
+#include <dl4cpp/nn/conf/layers/LocalResponseNormalization.h>
+#include <dl4cpp/nn/conf/layers/LossLayer.h>
+#include <dl4cpp/nn/conf/layers/ZeroPaddingLayer.h>
 #include <dl4cpp/nn/eval/Evaluation.h>
 #include <dl4cpp/nn/gradientcheck/GradientCheckUtil.h>
 #include <dl4cpp/nn/listeners/ProgressListener.h>

@@ -3,6 +3,11 @@
 #include <dl4cpp/nn/conf/layers/DenseLayer.h>
 #include <dl4cpp/nn/conf/layers/OutputLayer.h>
 #include <dl4cpp/nn/conf/layers/SubsamplingLayer.h>
+// Issue 19, pooling / normalisation / padding / loss layers.
+#include <dl4cpp/nn/conf/layers/GlobalPoolingLayer.h>
+#include <dl4cpp/nn/conf/layers/LocalResponseNormalization.h>
+#include <dl4cpp/nn/conf/layers/LossLayer.h>
+#include <dl4cpp/nn/conf/layers/ZeroPaddingLayer.h>
 
 #include <mutex>
 
@@ -54,6 +59,10 @@ void registerBuiltinLayers(LayerRegistry& registry) {
   registry.add<SubsamplingLayer>();
   registry.add<DenseLayer>();
   registry.add<OutputLayer>();
+  registry.add<GlobalPoolingLayer>();
+  registry.add<LocalResponseNormalization>();
+  registry.add<ZeroPaddingLayer>();
+  registry.add<LossLayer>();
 }
 
 }  // namespace dl4cpp
