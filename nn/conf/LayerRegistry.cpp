@@ -3,7 +3,7 @@
 #include <dl4cpp/nn/conf/layers/DenseLayer.h>
 #include <dl4cpp/nn/conf/layers/OutputLayer.h>
 #include <dl4cpp/nn/conf/layers/SubsamplingLayer.h>
-// Issue 19, pooling / normalisation / padding / loss layers.
+// Global pooling, local response normalisation, zero padding and the loss layer.
 #include <dl4cpp/nn/conf/layers/GlobalPoolingLayer.h>
 #include <dl4cpp/nn/conf/layers/LocalResponseNormalization.h>
 #include <dl4cpp/nn/conf/layers/LossLayer.h>

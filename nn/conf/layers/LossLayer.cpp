@@ -7,8 +7,7 @@ InputType LossLayer::resolve(int index, const InputType& input, const LayerDefau
   inheritDefaults(defaults);
   validateCommon(index);
   validateLoss(where(index), *activation);
-  size = input.flatSize();
-  return InputType::feedForward(size);
+  return InputType::feedForward(input.flatSize());
 }
 
 std::unique_ptr<layers::RuntimeLayer> LossLayer::instantiate() const {

@@ -12,8 +12,6 @@ class LossLayer : public Layer, public LossOutput {
  public:
   class Builder;
 
-  int64_t size = 0;  // resolved: values per example in and out
-
   std::shared_ptr<Layer> clone() const override { return std::make_shared<LossLayer>(*this); }
   std::string typeName() const override { return "LossLayer"; }
   bool consumesImages() const override { return false; }
