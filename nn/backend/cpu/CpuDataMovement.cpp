@@ -34,6 +34,7 @@ void cropPlane(const float* dy, float* dx, int64_t height, int64_t width, const 
 }  // namespace
 
 void CpuBackend::zeroPaddingForward(const Tensor& x, Tensor& y, const Padding2d& p) {
+  if (x.numel() == 0 || y.numel() == 0) return;
   const float* in = x.data();
   float* out = y.data();
   const int64_t height = x.dim(2), width = x.dim(3);
@@ -44,6 +45,7 @@ void CpuBackend::zeroPaddingForward(const Tensor& x, Tensor& y, const Padding2d&
 }
 
 void CpuBackend::zeroPaddingBackward(const Tensor& dy, Tensor& dx, const Padding2d& p) {
+  if (dy.numel() == 0 || dx.numel() == 0) return;
   const float* in = dy.data();
   float* out = dx.data();
   const int64_t height = dx.dim(2), width = dx.dim(3);
@@ -54,7 +56,7 @@ void CpuBackend::zeroPaddingBackward(const Tensor& dy, Tensor& dx, const Padding
 }
 
 void CpuBackend::copy(const Tensor& src, Tensor& dst) {
-  if (src.numel() == 0) return;
+  if (src.numel() == 0 || dst.numel() == 0) return;
   const float* in = src.data();
   float* out = dst.data();
   parallelRanges(src.numel(), [=](int64_t begin, int64_t end) {

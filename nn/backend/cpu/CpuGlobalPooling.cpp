@@ -17,8 +17,11 @@ namespace {
 // a^p for p >= 1 by repeated squaring (exact for the small integers p-norms use).
 float powInt(float a, int p) {
   float result = 1.0f;
-  for (; p > 0; p >>= 1, a *= a)
+  while (p > 0) {
     if (p & 1) result *= a;
+    a *= a;
+    p >>= 1;
+  }
   return result;
 }
 
@@ -83,6 +86,7 @@ void planePNormBackward(const float* x, float y, float dy, float* dx, int64_t n,
 }  // namespace
 
 void CpuBackend::globalPoolingForward(PoolingKind kind, int pnorm, const Tensor& x, Tensor& y) {
+  if (x.numel() == 0 || y.numel() == 0) return;
   const float* in = x.data();
   float* out = y.data();
   const int64_t planes = x.dim(0) * x.dim(1), area = x.dim(2) * x.dim(3);
@@ -107,6 +111,7 @@ void CpuBackend::globalPoolingForward(PoolingKind kind, int pnorm, const Tensor&
 
 void CpuBackend::globalPoolingBackward(PoolingKind kind, int pnorm, const Tensor& x,
                                        const Tensor& y, const Tensor& dy, Tensor& dx) {
+  if (x.numel() == 0 || y.numel() == 0 || dy.numel() == 0 || dx.numel() == 0) return;
   const float* in = x.data();
   const float* out = y.data();
   const float* gradOut = dy.data();

@@ -14,8 +14,11 @@ namespace dl4cpp::cuda {
 // a^p for p >= 1 by repeated squaring.
 DL4CPP_HOST_DEVICE inline float powInt(float a, int p) {
   float result = 1.0f;
-  for (; p > 0; p >>= 1, a *= a)
+  while (p > 0) {
     if (p & 1) result *= a;
+    a *= a;
+    p >>= 1;
+  }
   return result;
 }
 
