@@ -1,4 +1,5 @@
-// Where a LeNet training step goes: per layer and phase, on real MNIST (batch 128), for a single
+// Where a training step goes (LeNet on MNIST, or with --network batchnorm the conv-BN-ReLU network
+// on Fashion-MNIST): per layer and phase, on real data (batch 128), for a single
 // model at 1 and N threads, with a LayerProfiler attached. Each row gives ms per iteration, its
 // share of the whole step (data included), and the achieved GFLOP/s of the GEMM-like ops (FLOPs
 // counted analytically: conv = 2·N·O·outH·outW·C·kH·kW for each of its three passes, dense =
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "BatchNormConfiguration.h"
 #include "LenetConfiguration.h"
 #include "SampleSupport.h"
 
@@ -64,9 +66,10 @@ DataSet nextBatch(MnistDataSetIterator& data) {
   }
 }
 
-Measurement measure(int threads, int warmup, int iterations, MnistDataSetIterator& data) {
+Measurement measure(const MultiLayerConfiguration& conf, int threads, int warmup, int iterations,
+                    MnistDataSetIterator& data) {
   Measurement m;
-  MultiLayerNetwork model(samples::lenetConfiguration(), Device::cpu(), threads);
+  MultiLayerNetwork model(conf, Device::cpu(), threads);
   model.init();
   auto profiler = std::make_shared<LayerProfiler>();
   model.setProfiler(profiler);
@@ -104,8 +107,9 @@ struct ParallelMeasurement {
   double samplesPerSecond = 0, averaging = 0, barrier = 0, dataWait = 0;
 };
 
-ParallelMeasurement measureParallel(int workers, int iterations, MnistDataSetIterator& data) {
-  MultiLayerNetwork model(samples::lenetConfiguration(), Device::cpu(), 1);
+ParallelMeasurement measureParallel(const MultiLayerConfiguration& conf, int workers,
+                                    int iterations, MnistDataSetIterator& data) {
+  MultiLayerNetwork model(conf, Device::cpu(), 1);
   model.init();
   auto wrapper = parallel::ParallelWrapper::Builder(model)
                      .workers(workers)
@@ -147,14 +151,26 @@ int main(int argc, char** argv) try {
        {"iterations", "timed iterations per measurement (default 300)"},
        {"repeats", "measurements per configuration (default 3)"},
        {"json", "also write the results to this JSON file"},
-       {"data-dir", "MNIST directory"}});
+       {"network",
+        "lenet (samples/LenetConfiguration.h, on MNIST) | batchnorm "
+        "(samples/BatchNormConfiguration.h, on Fashion-MNIST) (default lenet)"},
+       {"data-dir", "MNIST (or Fashion-MNIST) directory"}});
   const int warmup = static_cast<int>(options.getInt("warmup", 100));
   const int iterations = static_cast<int>(options.getInt("iterations", 300));
   const int repeats = static_cast<int>(options.getInt("repeats", 3));
   if (iterations < 1 || repeats < 1 || warmup < 0)
     throw std::invalid_argument("--iterations and --repeats must be >= 1, --warmup >= 0");
-  MnistDataSetIterator data(128, 60000, false, true, true, 123, options.getString("data-dir", ""));
-  const MultiLayerConfiguration conf = samples::lenetConfiguration();
+  const std::string network = options.getString("network", "lenet");
+  if (network != "lenet" && network != "batchnorm")
+    throw std::invalid_argument("--network must be lenet or batchnorm, not " + network);
+  const bool lenet = network == "lenet";
+  const std::string modelName = lenet ? "LeNet (samples/LenetConfiguration.h)"
+                                      : "conv-BN-ReLU x3 (samples/BatchNormConfiguration.h)";
+  MnistDataSetIterator data(
+      128, 60000, false, true, true, 123,
+      options.getString("data-dir", lenet ? "" : MnistDataSetIterator::fashionMnistDirectory()));
+  const MultiLayerConfiguration conf =
+      lenet ? samples::lenetConfiguration() : samples::batchNormConfiguration();
   const int cores = hardwareConcurrency();
   std::vector<int> threadCounts{1};
   if (cores > 1) threadCounts.push_back(cores);
@@ -163,15 +179,15 @@ int main(int argc, char** argv) try {
   std::vector<ParallelMeasurement> parallelRuns;
   for (int r = 0; r < repeats; ++r) {
     for (size_t t = 0; t < threadCounts.size(); ++t)
-      runs[t].push_back(measure(threadCounts[t], warmup, iterations, data));
-    if (cores > 1) parallelRuns.push_back(measureParallel(cores, iterations, data));
+      runs[t].push_back(measure(conf, threadCounts[t], warmup, iterations, data));
+    if (cores > 1) parallelRuns.push_back(measureParallel(conf, cores, iterations, data));
   }
 
   std::string json = fmt::format(
-      "{{\n  \"model\": \"LeNet (samples/LenetConfiguration.h)\", \"batch\": 128, "
+      "{{\n  \"model\": \"{}\", \"batch\": 128, "
       "\"warmup\": {}, \"iterations\": {}, \"repeats\": {}, \"cores\": {},\n"
       "  \"singleModel\": [\n",
-      warmup, iterations, repeats, cores);
+      modelName, warmup, iterations, repeats, cores);
   for (size_t t = 0; t < threadCounts.size(); ++t) {
     const std::vector<Measurement>& ms = runs[t];
     auto med = [&](auto get) {
@@ -182,9 +198,9 @@ int main(int argc, char** argv) try {
     const double step = med([](const Measurement& m) { return m.stepMs; });
     const double unprofiled = med([](const Measurement& m) { return m.unprofiledStepMs; });
     std::cout << fmt::format(
-        "\nLeNet on MNIST, batch 128, {} thread(s): {} timed iterations after {} "
+        "\n{}, batch 128, {} thread(s): {} timed iterations after {} "
         "warm-up, median of {} runs\n",
-        threadCounts[t], iterations, warmup, repeats);
+        modelName, threadCounts[t], iterations, warmup, repeats);
     std::cout << fmt::format("{:<22} {:<20} {:>9} {:>7} {:>9}\n", "layer", "phase", "ms/iter",
                              "share", "GFLOP/s");
     json += fmt::format(

@@ -3,6 +3,10 @@
 # under the protocol of bench/peers/PeerProtocol.h.
 #
 #   scripts/bench-peers.sh [RUNS]      (default 5)
+#   PEER_NETWORK=batchnorm scripts/bench-peers.sh [RUNS]
+#
+# PEER_NETWORK=batchnorm compares the conv-BN-ReLU network of samples/BatchNormConfiguration.h on
+# Fashion-MNIST instead (results in docs/bench/peers-batchnorm.json by default).
 #
 # Needs scripts/install-deps.sh and scripts/install-peers.sh (libtorch, OpenBLAS-openmp, python3).
 # Builds dl4cpp_lenet and libtorch_lenet (Release, in build/), fetches MNIST, then for each thread
@@ -23,7 +27,14 @@ if ! [[ "$runs" =~ ^[1-9][0-9]*$ ]]; then
   exit 2
 fi
 threads_list="${PEER_THREADS:-1 2}"
-json_out="${PEER_JSON:-docs/bench/peers.json}"
+network="${PEER_NETWORK:-lenet}"
+if [[ "$network" != lenet && "$network" != batchnorm ]]; then
+  echo "error: PEER_NETWORK must be lenet or batchnorm, not '$network'" >&2
+  exit 2
+fi
+default_json=docs/bench/peers.json
+[[ "$network" == batchnorm ]] && default_json=docs/bench/peers-batchnorm.json
+json_out="${PEER_JSON:-$default_json}"
 build_dir="${PEER_BUILD_DIR:-build}"
 
 command -v python3 >/dev/null 2>&1 || {
@@ -63,7 +74,7 @@ for t in $threads_list; do
     ((r % 2 == 0)) && order=(2 0)
     for i in "${order[@]}"; do
       name="${programs[i]}" program="${programs[i + 1]}"
-      if ! line="$("$program" --threads "$t" 2>"$work/stderr")"; then
+      if ! line="$("$program" --threads "$t" --network "$network" 2>"$work/stderr")"; then
         echo "error: $name (--threads $t, round $r) failed:" >&2
         cat "$work/stderr" >&2
         exit 1

@@ -1,5 +1,5 @@
 #pragma once
-// What the LeNet peer programs (dl4cpp_lenet, libtorch_lenet) share, so both follow one protocol:
+// What the peer programs (dl4cpp_lenet, libtorch_lenet) share, so both follow one protocol:
 // the flags, the clock, the checksum of the epoch order and the report line. Standalone (the
 // standard library and POSIX only): the libtorch program does not link dl4cpp.
 //
@@ -33,7 +33,10 @@ namespace peers {
 
 struct PeerOptions {
   int threads = 1;
-  std::string dataDir;     // the MNIST directory
+  // "lenet" (samples/LenetConfiguration.h, on MNIST) or "batchnorm" (the conv-BN-ReLU network of
+  // samples/BatchNormConfiguration.h, on Fashion-MNIST).
+  std::string network = "lenet";
+  std::string dataDir;     // the MNIST (or Fashion-MNIST) directory
   int trainExamples = 0;   // the first N examples of the training file; 0 = all
   int testExamples = 0;    // the first N examples of the test file; 0 = all
   double minAccuracy = 0;  // exit status 1 below this test accuracy
@@ -55,7 +58,11 @@ inline std::string defaultMnistDirectory() {
 inline PeerOptions parsePeerOptions(int argc, char** argv) {
   const std::map<std::string, std::string> known{
       {"threads", "CPU threads for training and evaluation (default 1)"},
-      {"data-dir", "MNIST directory (default $DL4CPP_DATA_DIR/MNIST or ~/.dl4cpp/data/MNIST)"},
+      {"network",
+       "lenet (on MNIST) | batchnorm (conv-BN-ReLU x3, on Fashion-MNIST) (default lenet)"},
+      {"data-dir",
+       "MNIST directory (default $DL4CPP_DATA_DIR/MNIST or ~/.dl4cpp/data/MNIST; for batchnorm "
+       "Debian's Fashion-MNIST, /usr/share/datasets/fashion-mnist)"},
       {"train-examples", "use only the first N training examples (default: all 60000)"},
       {"test-examples", "use only the first N test examples (default: all 10000)"},
       {"min-accuracy", "exit with status 1 when test accuracy is below this (default 0)"}};
@@ -64,7 +71,8 @@ inline PeerOptions parsePeerOptions(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
       std::cout << "usage: " << argv[0] << " [options]\n"
-                << "Trains LeNet on MNIST for one epoch and prints one JSON line.\n";
+                << "Trains a network (LeNet on MNIST by default) for one epoch and prints one JSON "
+                   "line.\n";
       for (const auto& [name, help] : known) std::cout << "  --" << name << "  " << help << "\n";
       std::exit(0);
     }
@@ -89,8 +97,13 @@ inline PeerOptions parsePeerOptions(int argc, char** argv) {
   o.trainExamples = static_cast<int>(number("train-examples", 0, true));
   o.testExamples = static_cast<int>(number("test-examples", 0, true));
   o.minAccuracy = number("min-accuracy", 0, false);
+  if (auto network = values.find("network"); network != values.end()) o.network = network->second;
+  if (o.network != "lenet" && o.network != "batchnorm")
+    throw std::invalid_argument("--network must be lenet or batchnorm, got '" + o.network + "'");
   auto dir = values.find("data-dir");
-  o.dataDir = dir == values.end() ? defaultMnistDirectory() : dir->second;
+  o.dataDir = dir != values.end()        ? dir->second
+              : o.network == "batchnorm" ? "/usr/share/datasets/fashion-mnist"
+                                         : defaultMnistDirectory();
   if (o.threads < 1)
     throw std::invalid_argument("--threads must be >= 1, got " + std::to_string(o.threads));
   if (o.trainExamples < 0 || o.testExamples < 0)
@@ -120,6 +133,7 @@ inline double peakRssMiB() {
 
 struct PeerResult {
   std::string library;  // "dl4cpp" or "libtorch"
+  std::string network;  // PeerOptions::network
   std::string version;
   int threads = 0;
   int64_t trainExamples = 0;
@@ -131,11 +145,12 @@ struct PeerResult {
 inline void printResult(const PeerResult& r) {
   char line[512];
   std::snprintf(line, sizeof line,
-                "{\"library\": \"%s\", \"version\": \"%s\", \"threads\": %d, \"samples_per_s\": "
+                "{\"library\": \"%s\", \"network\": \"%s\", \"version\": \"%s\", \"threads\": %d, "
+                "\"samples_per_s\": "
                 "%.1f, \"epoch_s\": %.3f, "
                 "\"test_accuracy\": %.4f, \"peak_rss_mib\": %.1f, \"train_examples\": %lld, "
                 "\"epoch_order_fnv1a\": \"%016llx\"}",
-                r.library.c_str(), r.version.c_str(), r.threads,
+                r.library.c_str(), r.network.c_str(), r.version.c_str(), r.threads,
                 static_cast<double>(r.trainExamples) / r.epochSeconds, r.epochSeconds,
                 r.testAccuracy, peakRssMiB(), static_cast<long long>(r.trainExamples),
                 static_cast<unsigned long long>(r.epochOrderHash));

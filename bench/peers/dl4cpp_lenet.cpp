@@ -1,6 +1,8 @@
-// dl4cpp's side of the peer benchmark: the LeNet of samples/LenetConfiguration.h under the
-// protocol of PeerProtocol.h (one JSON line on stdout), the yardstick for libtorch_lenet.
-//   dl4cpp_lenet [--threads 1] [--data-dir DIR] [--train-examples N] [--test-examples N]
+// dl4cpp's side of the peer benchmark: the LeNet of samples/LenetConfiguration.h (or, with
+// --network batchnorm, the network of samples/BatchNormConfiguration.h) under the protocol of
+// PeerProtocol.h (one JSON line on stdout), the yardstick for libtorch_lenet.
+//   dl4cpp_lenet [--threads 1] [--network lenet] [--data-dir DIR] [--train-examples N]
+//                [--test-examples N]
 // The batches come from MnistDataSetIterator(128, ..., shuffle, seed 123), drained into memory
 // before the clock starts; training is model.fit(batch) over them, as MultiLayerNetwork::fit
 // does over an iterator.
@@ -9,6 +11,7 @@
 
 #include <vector>
 
+#include "BatchNormConfiguration.h"
 #include "LenetConfiguration.h"
 #include "PeerProtocol.h"
 
@@ -43,7 +46,9 @@ peers::PeerResult run(const peers::PeerOptions& options) {
   const std::vector<DataSet> train = drain(trainIterator, &orderHash);
   const std::vector<DataSet> test = drain(testIterator, nullptr);
 
-  MultiLayerNetwork model(samples::lenetConfiguration(), Device::cpu(), options.threads);
+  MultiLayerNetwork model(options.network == "lenet" ? samples::lenetConfiguration()
+                                                     : samples::batchNormConfiguration(),
+                          Device::cpu(), options.threads);
   model.init();
 
   peers::PeerResult result;
@@ -53,6 +58,7 @@ peers::PeerResult run(const peers::PeerOptions& options) {
   Evaluation eval(MnistDataSetIterator::kNumClasses);
   for (const DataSet& b : test) eval.eval(b.labels, model.output(b.features));
   result.library = "dl4cpp";
+  result.network = options.network;
   result.version = DL4CPP_VERSION;
   result.threads = model.numThreads();
   result.trainExamples = trainIterator.totalExamples();

@@ -1,7 +1,17 @@
-// libtorch's side of the peer benchmark: the LeNet of samples/LenetConfiguration.h, trained the
+// libtorch's side of the peer benchmark: the LeNet of samples/LenetConfiguration.h (or, with
+// --network batchnorm, the conv-BN-ReLU network of samples/BatchNormConfiguration.h), trained the
 // way dl4cpp trains it, under the protocol of PeerProtocol.h (one JSON line on stdout).
-//   libtorch_lenet [--threads 1] [--data-dir DIR] [--train-examples N] [--test-examples N]
+//   libtorch_lenet [--threads 1] [--network lenet] [--data-dir DIR] [--train-examples N]
+//                  [--test-examples N]
 //
+// The batchnorm network: conv 5x5x20 -> BN -> ReLU -> conv 3x3x20 pad 1 -> BN -> ReLU -> conv
+// 3x3x20 pad 1 -> BN -> ReLU -> dense 10, softmax + NLL; convolutions He-normal (WeightInit::RELU:
+// standard deviation sqrt(2 / fanIn)), the output XAVIER, biases 0, BN gamma 1 / beta 0, eps 1e-5,
+// running-statistics momentum 0.1 (dl4cpp's decay 0.9); torch::optim::Adam(1e-3) (dl4cpp's Adam
+// adds epsilon to the bias-corrected sqrt(v) as ND4J does, torch to sqrt(v) scaled: the same
+// update up to where the 1e-8 enters).
+//
+// LeNet:
 // Same algorithm as dl4cpp, not only the same architecture:
 //   - conv 5x5x20 (identity), max pool 2x2/2, conv 5x5x50 (identity), max pool 2x2/2,
 //     dense 500 (relu), dense 10; softmax + negative log-likelihood, computed as log_softmax +
@@ -66,6 +76,45 @@ struct LeNetImpl : torch::nn::Module {
 };
 TORCH_MODULE(LeNet);
 
+struct BatchNormNetImpl : torch::nn::Module {
+  BatchNormNetImpl()
+      : conv1(register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 20, 5)))),
+        conv2(register_module("conv2",
+                              torch::nn::Conv2d(torch::nn::Conv2dOptions(20, 20, 3).padding(1)))),
+        conv3(register_module("conv3",
+                              torch::nn::Conv2d(torch::nn::Conv2dOptions(20, 20, 3).padding(1)))),
+        bn1(register_module("bn1", batchNorm())),
+        bn2(register_module("bn2", batchNorm())),
+        bn3(register_module("bn3", batchNorm())),
+        output(register_module("output", torch::nn::Linear(20 * 24 * 24, 10))) {}
+
+  static torch::nn::BatchNorm2d batchNorm() {
+    return torch::nn::BatchNorm2d(torch::nn::BatchNorm2dOptions(20).eps(1e-5).momentum(0.1));
+  }
+
+  // x: (N, 1, 28, 28) -> logits (N, 10)
+  torch::Tensor forward(torch::Tensor x) {
+    x = torch::relu(bn1(conv1(x)));  // (N, 20, 24, 24)
+    x = torch::relu(bn2(conv2(x)));
+    x = torch::relu(bn3(conv3(x)));
+    return output(x.flatten(1));
+  }
+
+  void initLikeDl4cpp() {
+    torch::NoGradGuard noGrad;
+    conv1->weight.normal_(0.0, std::sqrt(2.0 / 25));
+    conv2->weight.normal_(0.0, std::sqrt(2.0 / 180));
+    conv3->weight.normal_(0.0, std::sqrt(2.0 / 180));
+    output->weight.normal_(0.0, std::sqrt(2.0 / (20 * 24 * 24 + 10)));
+    for (auto* bias : {&conv1->bias, &conv2->bias, &conv3->bias, &output->bias}) bias->zero_();
+  }
+
+  torch::nn::Conv2d conv1, conv2, conv3;
+  torch::nn::BatchNorm2d bn1, bn2, bn3;
+  torch::nn::Linear output;
+};
+TORCH_MODULE(BatchNormNet);
+
 struct Batch {
   torch::Tensor features;  // (n, 1, 28, 28) float, pixel/255
   torch::Tensor labels;    // (n) int64 class indices
@@ -117,11 +166,12 @@ void trainStep(LeNet& model, std::vector<Parameter>& params, const Batch& batch)
   }
 }
 
-double testAccuracy(LeNet& model, const std::vector<Batch>& test) {
+template <typename Model>
+double testAccuracy(Model& model, const std::vector<Batch>& test) {
   torch::NoGradGuard noGrad;
   int64_t correct = 0, total = 0;
   for (const Batch& b : test) {
-    correct += model->forward(b.features).argmax(1).eq(b.labels).sum().item<int64_t>();
+    correct += model->forward(b.features).argmax(1).eq(b.labels).sum().template item<int64_t>();
     total += b.labels.size(0);
   }
   return total == 0 ? 0.0 : static_cast<double>(correct) / static_cast<double>(total);
@@ -140,26 +190,42 @@ peers::PeerResult run(const peers::PeerOptions& options) {
   const std::vector<Batch> test =
       makeBatches(peers::readMnist(options.dataDir, false, options.testExamples), {}, nullptr);
 
-  LeNet model;
-  model->initLikeDl4cpp();
-  std::vector<Parameter> params;
-  for (const auto& item : model->named_parameters()) {
-    const bool weight =
-        item.key().size() >= 6 && item.key().compare(item.key().size() - 6, 6, "weight") == 0;
-    params.push_back({item.value(), torch::zeros_like(item.value()), weight});
-  }
-
-  model->train();
   peers::PeerResult result;
-  result.epochSeconds = peers::timeEpoch([&] {
-    for (const Batch& b : train) trainStep(model, params, b);
-  });
-  model->eval();
+  if (options.network == "lenet") {
+    LeNet model;
+    model->initLikeDl4cpp();
+    std::vector<Parameter> params;
+    for (const auto& item : model->named_parameters()) {
+      const bool weight =
+          item.key().size() >= 6 && item.key().compare(item.key().size() - 6, 6, "weight") == 0;
+      params.push_back({item.value(), torch::zeros_like(item.value()), weight});
+    }
+    model->train();
+    result.epochSeconds = peers::timeEpoch([&] {
+      for (const Batch& b : train) trainStep(model, params, b);
+    });
+    model->eval();
+    result.testAccuracy = testAccuracy(model, test);
+  } else {
+    BatchNormNet model;
+    model->initLikeDl4cpp();
+    torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+    model->train();
+    result.epochSeconds = peers::timeEpoch([&] {
+      for (const Batch& b : train) {
+        adam.zero_grad();
+        torch::nll_loss(torch::log_softmax(model->forward(b.features), 1), b.labels).backward();
+        adam.step();
+      }
+    });
+    model->eval();
+    result.testAccuracy = testAccuracy(model, test);
+  }
   result.library = "libtorch";
+  result.network = options.network;
   result.version = TORCH_VERSION;
   result.threads = torch::get_num_threads();
   result.trainExamples = trainSplit.count;
-  result.testAccuracy = testAccuracy(model, test);
   result.epochOrderHash = orderHash.value();
   return result;
 }

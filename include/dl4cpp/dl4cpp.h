@@ -10,8 +10,10 @@
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cpu/CpuIsa.h>
 #include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
+#include <dl4cpp/nn/conf/layers/BatchNormalization.h>
 #include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
 #include <dl4cpp/nn/conf/layers/DenseLayer.h>
+#include <dl4cpp/nn/conf/layers/DropoutLayer.h>
 #include <dl4cpp/nn/conf/layers/OutputLayer.h>
 #include <dl4cpp/nn/conf/layers/SubsamplingLayer.h>
 // Global pooling, local response normalisation, zero padding and the loss layer.

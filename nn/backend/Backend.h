@@ -64,6 +64,24 @@ class Backend {
   // one op through which planned kernels run, so that a decorator sees them as it sees any op.
   virtual void runPlanned(OpPass pass, double flops, KernelRef kernel);
 
+  // --- Batch normalisation -------------------------------------------------------------------
+  // Per channel c of x (N, C, H, W), statistics over N, H and W; per feature c of x (N, C), over
+  // N. gamma, beta, mean and variance are (C); variances are population variances.
+  // Training: writes the batch's mean and variance and y = gamma (x - mean) / sqrt(var + eps) +
+  // beta.
+  virtual void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                        float eps, Tensor& y, Tensor& batchMean,
+                                        Tensor& batchVariance) = 0;
+  // Inference: the same with the given (running) mean and variance.
+  virtual void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                         const Tensor& mean, const Tensor& variance, float eps,
+                                         Tensor& y) = 0;
+  // dx, dgamma, dbeta from x, dy, gamma and the batch statistics its training forward wrote; dx
+  // may be empty when only dgamma and dbeta are wanted.
+  virtual void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                                 const Tensor& batchMean, const Tensor& batchVariance, float eps,
+                                 Tensor& dx, Tensor& dgamma, Tensor& dbeta) = 0;
+
   // --- Inner product: y = x W^T + b --------------------------------------------------------------
   // x (N, nIn), w (nOut, nIn), b (nOut) or empty, y (N, nOut).
   virtual void innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b,
@@ -98,6 +116,14 @@ class Backend {
   // update. `iteration` counts from 0.
   virtual void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
                            Tensor& grad, Tensor& state) = 0;
+  // average = decay * average + (1 - decay) * value (running statistics).
+  virtual void movingAverage(Tensor& average, const Tensor& value, float decay) = 0;
+  // Inverted dropout's mask: mask[i] = 1 / p where element i is kept, else 0; element i is kept
+  // with probability p by a counter-based draw of (seed, i) (CounterRandom.h), so a seed gives the
+  // same mask on every device and with every thread count.
+  virtual void dropoutMask(uint64_t seed, float retainProbability, Tensor& mask) = 0;
+  // z = x * y element by element; z may alias x or y.
+  virtual void multiply(const Tensor& x, const Tensor& y, Tensor& z) = 0;
   // y = a * y (scaling gradients by 1/batch).
   virtual void scale(Tensor& y, float a) = 0;
   // Sum of squares (for the L2 term of the score).

@@ -92,6 +92,7 @@ Json commonFields(const Layer& l) {
       {"l2", orNull(l.l2, [](double v) { return v; })},
       {"l2Bias", orNull(l.l2Bias, [](double v) { return v; })},
       {"biasInit", orNull(l.biasInit, [](double v) { return v; })},
+      {"dropOut", orNull(l.dropOut, [](double v) { return v; })},
   };
 }
 
@@ -175,6 +176,11 @@ class Node {
     return value_.size();
   }
   bool isNull() const { return value_.is_null(); }
+  // Whether an object has `key` (for fields newer than the files that must still load).
+  bool has(const char* key) const {
+    requireType(value_.is_object(), "an object");
+    return value_.contains(key);
+  }
 
   std::string string() const {
     requireType(value_.is_string(), "a string");
@@ -279,6 +285,7 @@ void readCommonFields(const Node& n, Layer& l) {
   l.l2 = readOptional<double>(n["l2"], number);
   l.l2Bias = readOptional<double>(n["l2Bias"], number);
   l.biasInit = readOptional<double>(n["biasInit"], number);
+  if (n.has("dropOut")) l.dropOut = readOptional<double>(n["dropOut"], number);
 }
 
 // A layer's own fields, read from its JSON object.
@@ -339,6 +346,7 @@ std::string MultiLayerConfiguration::toJson() const {
                     {"l2", defaults.l2},
                     {"l2Bias", defaults.l2Bias},
                     {"biasInit", defaults.biasInit},
+                    {"dropOut", defaults.dropOut},
                     {"convolutionMode", nameOf(kConvolutionModeNames, defaults.convolutionMode)}};
   Json layersJson = Json::array();
   for (size_t i = 0; i < layers.size(); ++i) {
@@ -400,6 +408,7 @@ MultiLayerConfiguration MultiLayerConfiguration::fromJson(const std::string& tex
   defaults.l2 = d["l2"].number();
   defaults.l2Bias = d["l2Bias"].number();
   defaults.biasInit = d["biasInit"].number();
+  if (d.has("dropOut")) defaults.dropOut = d["dropOut"].number();
   defaults.convolutionMode = d["convolutionMode"].enumValue(kConvolutionModeNames);
 
   NeuralNetConfiguration::ListBuilder builder(root["seed"].unsignedInteger(), defaults);

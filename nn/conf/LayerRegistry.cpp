@@ -1,6 +1,8 @@
 #include <dl4cpp/nn/conf/LayerRegistry.h>
+#include <dl4cpp/nn/conf/layers/BatchNormalization.h>
 #include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
 #include <dl4cpp/nn/conf/layers/DenseLayer.h>
+#include <dl4cpp/nn/conf/layers/DropoutLayer.h>
 #include <dl4cpp/nn/conf/layers/OutputLayer.h>
 #include <dl4cpp/nn/conf/layers/SubsamplingLayer.h>
 // Global pooling, local response normalisation, zero padding and the loss layer.
@@ -59,6 +61,8 @@ void registerBuiltinLayers(LayerRegistry& registry) {
   registry.add<SubsamplingLayer>();
   registry.add<DenseLayer>();
   registry.add<OutputLayer>();
+  registry.add<BatchNormalization>();
+  registry.add<DropoutLayer>();
   registry.add<GlobalPoolingLayer>();
   registry.add<LocalResponseNormalization>();
   registry.add<ZeroPaddingLayer>();

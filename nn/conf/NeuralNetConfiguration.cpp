@@ -79,7 +79,12 @@ MultiLayerConfiguration NeuralNetConfiguration::ListBuilder::build() const {
     const int index = static_cast<int>(i);
     std::shared_ptr<Layer> l = layers_[i]->clone();
     InputPreProcessor pre = InputPreProcessor::None;
-    if (l->consumesImages() && current.kind != InputType::Kind::Convolutional) {
+    if (l->acceptsRowsOrImages()) {
+      if (current.kind == InputType::Kind::ConvolutionalFlat) {
+        pre = InputPreProcessor::FeedForwardToCnn;
+        current = InputType::convolutional(current.height, current.width, current.channels);
+      }
+    } else if (l->consumesImages() && current.kind != InputType::Kind::Convolutional) {
       if (current.kind == InputType::Kind::FeedForward)
         throw ConfigError("layer " + std::to_string(i) + " (" + l->typeName() +
                           ") needs images "

@@ -81,6 +81,11 @@ class NeuralNetConfiguration {
       defaults_.biasInit = v;
       return *this;
     }
+    // Dropout on every layer's input (Layer::dropOut), unless a layer sets its own.
+    Builder& dropOut(double retainProbability) {
+      defaults_.dropOut = retainProbability;
+      return *this;
+    }
     Builder& convolutionMode(ConvolutionMode m) {
       defaults_.convolutionMode = m;
       return *this;

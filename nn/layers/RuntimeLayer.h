@@ -11,6 +11,7 @@
 //   backwardActivation(ctx, y_i, g_i)                     g_i := dL/d(pre-activation), in place
 //   backwardParams(ctx, x_i, g_i)                         writes (overwrites) the gradient views
 //   backwardInput(ctx, g_i, g_{i-1})                      writes (overwrites) dL/dx_i
+// (the last two through backward(), which a layer may override to compute them together)
 // Parameter and input gradients are separate steps so a frozen layer can skip the first and the
 // first layer the second. The output layer's g is produced by the loss
 // (LossOutputRuntime::lossGradient) already with respect to its pre-activation, so
@@ -58,6 +59,14 @@ class RuntimeLayer {
     (void)grad;
   }
   virtual void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) = 0;
+  // Both steps, as the network runs them: the parameter gradients when `params`, dL/dx into
+  // *inputGrad when it is given. A layer whose two gradients come out of one computation (batch
+  // normalisation) overrides it to compute them together.
+  virtual void backward(DeviceContext& ctx, const Tensor& input, const Tensor& grad, bool params,
+                        Tensor* inputGrad) {
+    if (params) backwardParams(ctx, input, grad);
+    if (inputGrad != nullptr) backwardInput(ctx, grad, *inputGrad);
+  }
 };
 
 }  // namespace dl4cpp::layers

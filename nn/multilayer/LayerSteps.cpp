@@ -14,8 +14,7 @@ void SingleLayerStep::backward(DeviceContext& ctx, const LayerTensors& t, Tensor
   const int i = first();
   enterLayer(ctx, i);
   if (!isOutputLayer_) layer_.backwardActivation(ctx, t.outputs[i], t.gradients[i]);
-  layer_.backwardParams(ctx, t.inputs[i], t.gradients[i]);
-  if (inputGradient != nullptr) layer_.backwardInput(ctx, t.gradients[i], *inputGradient);
+  layer_.backward(ctx, t.inputs[i], t.gradients[i], true, inputGradient);
 }
 
 std::vector<LayerDescription> describeSequence(

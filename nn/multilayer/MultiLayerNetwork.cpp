@@ -1,3 +1,4 @@
+#include <dl4cpp/nn/layers/InputDropout.h>
 #include <dl4cpp/nn/layers/LossOutputRuntime.h>
 #include <dl4cpp/nn/multilayer/LayerSteps.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
@@ -36,8 +37,12 @@ void MultiLayerNetwork::init() {
   std::vector<std::vector<ParamSpec>> specs;
   std::vector<std::vector<StateSpec>> stateSpecs;
   int64_t totalParams = 0, totalState = 0, totalLayerState = 0;
+  layers::LossOutputRuntime* lossOutput = nullptr;
   for (const auto& layerConf : conf_.layers) {
-    layers.push_back(layerConf->instantiate());
+    std::unique_ptr<layers::RuntimeLayer> runtime = layerConf->instantiate();
+    if (layerConf == conf_.layers.back())  // before input dropout may wrap it
+      lossOutput = dynamic_cast<layers::LossOutputRuntime*>(runtime.get());
+    layers.push_back(layers::withInputDropout(*layerConf, std::move(runtime)));
     specs.push_back(layerConf->paramSpecs());
     for (const auto& spec : specs.back()) {
       const UpdaterParams& u = spec.isBias ? layerConf->resolvedBiasUpdater() : *layerConf->updater;
@@ -49,7 +54,6 @@ void MultiLayerNetwork::init() {
   }
   // build() made the last layer's configuration a LossOutput; its runtime object must compute the
   // loss (a user's layer type could pair them wrongly).
-  auto* lossOutput = dynamic_cast<layers::LossOutputRuntime*>(layers.back().get());
   if (lossOutput == nullptr)
     throw ConfigError(fmt::format(
         "MultiLayerNetwork::init: the last layer ({}) does not compute a loss: the runtime "
@@ -87,7 +91,7 @@ void MultiLayerNetwork::init() {
       seg.isBias = spec.isBias;
       seg.layer = static_cast<int>(i);
       seg.updater = spec.isBias ? layerConf.resolvedBiasUpdater() : *layerConf.updater;
-      seg.l2 = spec.isBias ? *layerConf.l2Bias : *layerConf.l2;
+      seg.l2 = !spec.regularized ? 0 : spec.isBias ? *layerConf.l2Bias : *layerConf.l2;
       seg.param = params_.view(offset, spec.shape);
       seg.grad = gradients_.view(offset, spec.shape);
       const int64_t stateSize = spec.shape.numel() * seg.updater.stateSizePerParam();
@@ -107,6 +111,10 @@ void MultiLayerNetwork::init() {
     for (const auto& spec : stateSpecs[i]) {
       state.push_back(layerState_.view(layerStateOffset, spec.shape));
       state.back().fill(spec.initValue);
+      if (spec.combine == StateCombine::PooledMeanVariance) {
+        const int64_t channels = spec.shape.numel() / 2;
+        state.back().view(channels, Shape{channels}).fill(spec.initVariance);
+      }
       stateLayout_.push_back(
           {static_cast<int>(i), spec.name, layerStateOffset, spec.shape, spec.combine});
       layerStateOffset += spec.shape.numel();

@@ -189,7 +189,8 @@ class MultiLayerNetwork {
   MultiLayerConfiguration conf_;
   std::unique_ptr<DeviceContext> context_;
   std::vector<std::unique_ptr<layers::RuntimeLayer>> layers_;
-  // The last layer's loss (its runtime object, as a LossOutputRuntime), set by init().
+  // The last layer's runtime as the LossOutputRuntime that computes the loss (inside
+  // layers_.back(), which may wrap it in input dropout), set by init().
   layers::LossOutputRuntime* lossOutput_ = nullptr;
   std::vector<ParamSegment> segments_;
   std::vector<StateSegment> stateLayout_;

@@ -128,6 +128,40 @@ void ProfilingBackend::updaterStep(const UpdaterParams& u, double l2, int64_t it
         [&] { inner_.updaterStep(u, l2, iteration, param, grad, state); });
 }
 
+void ProfilingBackend::batchNormForwardTraining(const Tensor& x, const Tensor& gamma,
+                                                const Tensor& beta, float eps, Tensor& y,
+                                                Tensor& batchMean, Tensor& batchVariance) {
+  timed(ProfilePhase::FORWARD, 0,
+        [&] { inner_.batchNormForwardTraining(x, gamma, beta, eps, y, batchMean, batchVariance); });
+}
+
+void ProfilingBackend::batchNormForwardInference(const Tensor& x, const Tensor& gamma,
+                                                 const Tensor& beta, const Tensor& mean,
+                                                 const Tensor& variance, float eps, Tensor& y) {
+  timed(ProfilePhase::FORWARD, 0,
+        [&] { inner_.batchNormForwardInference(x, gamma, beta, mean, variance, eps, y); });
+}
+
+void ProfilingBackend::batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                                         const Tensor& batchMean, const Tensor& batchVariance,
+                                         float eps, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+  timed(ProfilePhase::BACKWARD_DATA, 0, [&] {
+    inner_.batchNormBackward(x, dy, gamma, batchMean, batchVariance, eps, dx, dgamma, dbeta);
+  });
+}
+
+void ProfilingBackend::movingAverage(Tensor& average, const Tensor& value, float decay) {
+  timed(ProfilePhase::OTHER, 0, [&] { inner_.movingAverage(average, value, decay); });
+}
+
+void ProfilingBackend::dropoutMask(uint64_t seed, float retainProbability, Tensor& mask) {
+  timed(ProfilePhase::FORWARD, 0, [&] { inner_.dropoutMask(seed, retainProbability, mask); });
+}
+
+void ProfilingBackend::multiply(const Tensor& x, const Tensor& y, Tensor& z) {
+  timed(ProfilePhase::OTHER, 0, [&] { inner_.multiply(x, y, z); });
+}
+
 void ProfilingBackend::scale(Tensor& y, float a) {
   timed(ProfilePhase::OTHER, 0, [&] { inner_.scale(y, a); });
 }

@@ -46,6 +46,17 @@ class ProfilingBackend final : public Backend {
   double lossScore(LossKind loss, const Tensor& y, const Tensor& labels) override;
   void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
                    Tensor& grad, Tensor& state) override;
+  void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
+                                Tensor& y, Tensor& batchMean, Tensor& batchVariance) override;
+  void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                 const Tensor& mean, const Tensor& variance, float eps,
+                                 Tensor& y) override;
+  void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                         const Tensor& batchMean, const Tensor& batchVariance, float eps,
+                         Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
+  void movingAverage(Tensor& average, const Tensor& value, float decay) override;
+  void dropoutMask(uint64_t seed, float retainProbability, Tensor& mask) override;
+  void multiply(const Tensor& x, const Tensor& y, Tensor& z) override;
   void scale(Tensor& y, float a) override;
   double sumOfSquares(const Tensor& x) override;
   void sumsOfSquares(const Tensor* xs, int64_t count, double* out) override;

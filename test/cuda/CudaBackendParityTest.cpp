@@ -224,4 +224,53 @@ TEST_SUITE("cuda") {
     b.gpu->scale(xGpu, 0.25f);
     checkClose(x, xGpu, 0, 0);  // one multiplication: exact
   }
+
+  TEST_CASE("CUDA parity: batch normalisation, moving averages, dropout masks and products") {
+    if (!cudaDevicePresent()) return;
+    Backends b;
+    for (const Shape& xs : {Shape{8, 6, 7, 5}, Shape{16, 9}}) {
+      CAPTURE(xs.toString());
+      const int64_t c = xs[1];
+      const Tensor x = randomTensor(xs, 31, -2, 3), dy = randomTensor(xs, 32);
+      const Tensor gamma = randomTensor(Shape{c}, 33, 0.5, 1.5), beta = randomTensor(Shape{c}, 34);
+      const float eps = 1e-5f;
+      Tensor yCpu(xs), yGpu(xs, kGpu), mCpu(Shape{c}), mGpu(Shape{c}, kGpu), vCpu(Shape{c}),
+          vGpu(Shape{c}, kGpu);
+      b.cpu->batchNormForwardTraining(x, gamma, beta, eps, yCpu, mCpu, vCpu);
+      b.gpu->batchNormForwardTraining(x.to(kGpu), gamma.to(kGpu), beta.to(kGpu), eps, yGpu, mGpu,
+                                      vGpu);
+      checkClose(mCpu, mGpu, 1e-5, 1e-5);
+      checkClose(vCpu, vGpu, 1e-5, 1e-4);
+      checkClose(yCpu, yGpu, 1e-4, 1e-4);
+
+      b.cpu->batchNormForwardInference(x, gamma, beta, mCpu, vCpu, eps, yCpu);
+      b.gpu->batchNormForwardInference(x.to(kGpu), gamma.to(kGpu), beta.to(kGpu), mGpu, vGpu, eps,
+                                       yGpu);
+      checkClose(yCpu, yGpu, 1e-4, 1e-4);
+
+      Tensor dxCpu(xs), dxGpu(xs, kGpu), dgCpu(Shape{c}), dgGpu(Shape{c}, kGpu), dbCpu(Shape{c}),
+          dbGpu(Shape{c}, kGpu);
+      b.cpu->batchNormBackward(x, dy, gamma, mCpu, vCpu, eps, dxCpu, dgCpu, dbCpu);
+      b.gpu->batchNormBackward(x.to(kGpu), dy.to(kGpu), gamma.to(kGpu), mGpu, vGpu, eps, dxGpu,
+                               dgGpu, dbGpu);
+      checkClose(dgCpu, dgGpu, 1e-3, 1e-4);
+      checkClose(dbCpu, dbGpu, 1e-3, 1e-4);
+      checkClose(dxCpu, dxGpu, 1e-4, 1e-3);
+    }
+    const Tensor a = randomTensor(Shape{1000}, 35), v = randomTensor(Shape{1000}, 36);
+    Tensor aCpu = a.clone(), aGpu = a.to(kGpu);
+    b.cpu->movingAverage(aCpu, v, 0.9f);
+    b.gpu->movingAverage(aGpu, v.to(kGpu), 0.9f);
+    checkClose(aCpu, aGpu, 1e-6, 1e-6);
+
+    // The counter-based masks are the same numbers on both devices.
+    Tensor maskCpu(Shape{100003}), maskGpu(Shape{100003}, kGpu);
+    b.cpu->dropoutMask(77, 0.6f, maskCpu);
+    b.gpu->dropoutMask(77, 0.6f, maskGpu);
+    CHECK(maskGpu.toVector() == maskCpu.toVector());
+    Tensor zCpu(Shape{1000}), zGpu(Shape{1000}, kGpu);
+    b.cpu->multiply(a, v, zCpu);
+    b.gpu->multiply(a.to(kGpu), v.to(kGpu), zGpu);
+    CHECK(zGpu.toVector() == zCpu.toVector());
+  }
 }

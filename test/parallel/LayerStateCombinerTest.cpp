@@ -83,4 +83,45 @@ TEST_SUITE("parallel") {
     CHECK(state[6] ==
           static_cast<float>(Random(ForwardContext::streamSeed(5, 0, 0, 0)).nextDouble()));
   }
+
+  TEST_CASE("ParallelWrapper: BatchNormalization's running statistics are pooled across workers") {
+    // decay 0: each worker's running statistics are its batch's, so after one averaging the root
+    // must hold the moments of the union of both workers' rows.
+    MultiLayerNetwork root(
+        NeuralNetConfiguration::Builder()
+            .seed(4)
+            .updater(Sgd(0.1))
+            .list()
+            .layer(BatchNormalization::Builder().decay(0).activation(Activation::IDENTITY).build())
+            .layer(OutputLayer::Builder(LossFunction::MSE)
+                       .nOut(2)
+                       .activation(Activation::IDENTITY)
+                       .build())
+            .setInputType(InputType::feedForward(2))
+            .build());
+    root.init();
+    const std::vector<std::vector<float>> features{{0, 10, 1, 11, 2, 12, 3, 13, 4, 20},
+                                                   {10, -5, 14, -6, 18, -7}};
+    std::vector<DataSet> batches;
+    for (const auto& f : features) {
+      const int64_t n = static_cast<int64_t>(f.size()) / 2;
+      batches.emplace_back(Tensor::fromVector({n, 2}, f),
+                           Tensor::fromVector({n, 2}, std::vector<float>(size_t(n) * 2, 0.5f)));
+    }
+    auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(1).build();
+    testutil::VectorIterator it(batches);
+    wrapper.fit(it);
+
+    const std::vector<float> state = root.layerState().toVector();
+    REQUIRE(state.size() == 4);
+    for (int64_t feature = 0; feature < 2; ++feature) {
+      std::vector<double> all;
+      for (const auto& f : features)
+        for (size_t i = static_cast<size_t>(feature); i < f.size(); i += 2) all.push_back(f[i]);
+      const auto [mean, variance] = moments(all);
+      INFO("feature " << feature);
+      CHECK(state[size_t(feature)] == doctest::Approx(mean).epsilon(1e-5));
+      CHECK(state[size_t(2 + feature)] == doctest::Approx(variance).epsilon(1e-5));
+    }
+  }
 }

@@ -1,4 +1,5 @@
 #include <dl4cpp/nn/backend/cpu/Activations.h>
+#include <dl4cpp/nn/backend/cpu/BatchNormalization.h>
 #include <dl4cpp/nn/backend/cpu/ConvolutionPooling.h>
 #include <dl4cpp/nn/backend/cpu/ConvolutionPoolingStep.h>
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
@@ -510,6 +511,28 @@ void CpuBackend::convolutionMaxPoolingBackwardWeights(const Tensor& x, const Ten
   cpu::convolutionMaxPoolingBackwardWeights(x, dPooled,
                                             reinterpret_cast<const uint8_t*>(workspace.data()), dw,
                                             db, convG, poolG, scratch(floats));
+}
+
+// --- Batch normalisation
+// ---------------------------------------------------------------------------------
+// Plain loops (BatchNormalization.h).
+
+void CpuBackend::batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                          float eps, Tensor& y, Tensor& batchMean,
+                                          Tensor& batchVariance) {
+  cpu::batchNormForwardTraining(x, gamma, beta, eps, y, batchMean, batchVariance);
+}
+
+void CpuBackend::batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                           const Tensor& mean, const Tensor& variance, float eps,
+                                           Tensor& y) {
+  cpu::batchNormForwardInference(x, gamma, beta, mean, variance, eps, y);
+}
+
+void CpuBackend::batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                                   const Tensor& batchMean, const Tensor& batchVariance, float eps,
+                                   Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+  cpu::batchNormBackward(x, dy, gamma, batchMean, batchVariance, eps, dx, dgamma, dbeta);
 }
 
 // --- Inner product

@@ -6,10 +6,11 @@
 // (DirectConvolution.h, DirectWeightGradient.h), MAX pooling without padding (MaxPooling.h) and,
 // where a convolution feeds it, the pair image by image (a planned step: ConvolutionPoolingStep.h),
 // ReLU, leaky ReLU
-// and softmax (Activations.h), losses and updater steps (CpuFlatOps.cpp). The rest runs
-// on oneDNN primitives cached per shape: other convolutions (channels-last or oneDNN's blocked
-// layout by input channel count, see CpuBackend.cpp, reordering at their boundary into scratch_,
-// which only lives during one call), AVG pooling, tanh and sigmoid.
+// and softmax (Activations.h), batch normalisation (BatchNormalization.h), losses and updater steps
+// (CpuFlatOps.cpp). The rest runs on oneDNN primitives cached per shape: other convolutions
+// (channels-last or oneDNN's blocked layout by input channel count, see CpuBackend.cpp, reordering
+// at their boundary into scratch_, which only lives during one call), AVG pooling, tanh and
+// sigmoid.
 #include <dl4cpp/nn/backend/Backend.h>
 #include <dl4cpp/nn/backend/cpu/PrimitiveCache.h>
 
@@ -35,6 +36,14 @@ class CpuBackend final : public Backend {
                        const Tensor& workspace) override;
   std::vector<std::unique_ptr<NetworkStep>> planSteps(
       const std::vector<LayerDescription>& layers) override;
+  void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
+                                Tensor& y, Tensor& batchMean, Tensor& batchVariance) override;
+  void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                 const Tensor& mean, const Tensor& variance, float eps,
+                                 Tensor& y) override;
+  void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                         const Tensor& batchMean, const Tensor& batchVariance, float eps,
+                         Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
   void innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) override;
   void innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx) override;
   void innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
@@ -47,6 +56,9 @@ class CpuBackend final : public Backend {
   double lossScore(LossKind loss, const Tensor& y, const Tensor& labels) override;
   void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
                    Tensor& grad, Tensor& state) override;
+  void movingAverage(Tensor& average, const Tensor& value, float decay) override;
+  void dropoutMask(uint64_t seed, float retainProbability, Tensor& mask) override;
+  void multiply(const Tensor& x, const Tensor& y, Tensor& z) override;
   void scale(Tensor& y, float a) override;
   double sumOfSquares(const Tensor& x) override;
   void stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,

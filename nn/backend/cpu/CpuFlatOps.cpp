@@ -1,6 +1,7 @@
 // The CPU backend's element-wise work that oneDNN has no primitive for: losses and the updater
 // steps over flat buffers. Plain loops the compiler vectorises, split across the context's OpenMP
 // threads (ParallelFor.h: no parallel region on one thread).
+#include <dl4cpp/nn/backend/CounterRandom.h>
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 
@@ -148,6 +149,29 @@ void CpuBackend::updaterStep(const UpdaterParams& u, double l2, int64_t iteratio
       return;
     }
   }
+}
+
+void CpuBackend::movingAverage(Tensor& average, const Tensor& value, float decay) {
+  float* a = average.data();
+  const float* v = value.data();
+  const float keep = decay, take = static_cast<float>(1.0 - double(decay));
+  parallelElements(average.numel(), [=](int64_t i) { a[i] = keep * a[i] + take * v[i]; });
+}
+
+void CpuBackend::dropoutMask(uint64_t seed, float retainProbability, Tensor& mask) {
+  float* m = mask.data();
+  const uint32_t threshold = keepThreshold24(retainProbability);
+  const float inverse = 1.0f / retainProbability;
+  parallelElements(mask.numel(), [=](int64_t i) {
+    m[i] = dropoutMaskValue(seed, static_cast<uint64_t>(i), threshold, inverse);
+  });
+}
+
+void CpuBackend::multiply(const Tensor& x, const Tensor& y, Tensor& z) {
+  const float* a = x.data();
+  const float* b = y.data();
+  float* c = z.data();
+  parallelElements(z.numel(), [=](int64_t i) { c[i] = a[i] * b[i]; });
 }
 
 void CpuBackend::scale(Tensor& y, float a) {

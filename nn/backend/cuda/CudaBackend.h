@@ -33,6 +33,14 @@ class CudaBackend final : public Backend {
                       bool training, Tensor& workspace) override;
   void poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx, const WindowGeometry& g,
                        const Tensor& workspace) override;
+  void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
+                                Tensor& y, Tensor& batchMean, Tensor& batchVariance) override;
+  void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                 const Tensor& mean, const Tensor& variance, float eps,
+                                 Tensor& y) override;
+  void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                         const Tensor& batchMean, const Tensor& batchVariance, float eps,
+                         Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
   void innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) override;
   void innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx) override;
   void innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
@@ -45,6 +53,9 @@ class CudaBackend final : public Backend {
   double lossScore(LossKind loss, const Tensor& y, const Tensor& labels) override;
   void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
                    Tensor& grad, Tensor& state) override;
+  void movingAverage(Tensor& average, const Tensor& value, float decay) override;
+  void dropoutMask(uint64_t seed, float retainProbability, Tensor& mask) override;
+  void multiply(const Tensor& x, const Tensor& y, Tensor& z) override;
   void scale(Tensor& y, float a) override;
   double sumOfSquares(const Tensor& x) override;
   void sumsOfSquares(const Tensor* xs, int64_t count, double* out) override;

@@ -4,13 +4,9 @@
 // compiled both by nvcc (for the kernels, which are thin grid-stride loops around these) and by
 // the host compiler, so test/cuda/WindowIndexingTest.cpp checks every formula against the CPU
 // backend on machines without a GPU.
-#include <cstdint>
+#include <dl4cpp/nn/backend/HostDevice.h>
 
-#if defined(__CUDACC__)
-#define DL4CPP_HOST_DEVICE __host__ __device__
-#else
-#define DL4CPP_HOST_DEVICE
-#endif
+#include <cstdint>
 
 namespace dl4cpp::cuda {
 

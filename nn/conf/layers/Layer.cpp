@@ -26,6 +26,7 @@ void Layer::inheritDefaults(const LayerDefaults& d) {
   if (!l2) l2 = d.l2;
   if (!l2Bias) l2Bias = d.l2Bias;
   if (!biasInit) biasInit = d.biasInit;
+  if (!dropOut) dropOut = d.dropOut;
 }
 
 std::string Layer::where(int index) const {
@@ -47,6 +48,9 @@ void Layer::validateCommon(int index) const {
     throw ConfigError(where(index) + ": l2 must be >= 0, got " + std::to_string(*l2));
   if (!(*l2Bias >= 0))
     throw ConfigError(where(index) + ": l2Bias must be >= 0, got " + std::to_string(*l2Bias));
+  if (!(*dropOut >= 0 && *dropOut <= 1))
+    throw ConfigError(where(index) + ": dropOut is the probability of keeping a value, in [0, 1] " +
+                      "(0: no dropout), got " + std::to_string(*dropOut));
   checkUpdater(where(index), "updater", *updater);
   if (biasUpdater) checkUpdater(where(index), "biasUpdater", *biasUpdater);
 }

@@ -38,6 +38,7 @@ struct LayerDefaults {
   double l2 = 0;
   double l2Bias = 0;
   double biasInit = 0;
+  double dropOut = 0;  // DL4J's dropOut(p) on every layer's input: p the retain probability, 0 none
   ConvolutionMode convolutionMode = ConvolutionMode::Truncate;
 };
 
@@ -49,6 +50,9 @@ class Layer {
   virtual std::string typeName() const = 0;
   // True when the layer consumes images (N, C, H, W); false for rows (N, size).
   virtual bool consumesImages() const = 0;
+  // True for a layer that takes rows and images alike (batch normalisation, dropout): it gets
+  // what the previous layer delivers, flat images as images, and consumesImages() is not asked.
+  virtual bool acceptsRowsOrImages() const { return false; }
   // Takes defaults, infers nIn from `input`, validates; returns the output type. Errors are
   // ConfigError naming the layer index (`index`), the field and the bad value.
   virtual InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) = 0;
@@ -76,6 +80,9 @@ class Layer {
   std::optional<double> l2;
   std::optional<double> l2Bias;
   std::optional<double> biasInit;
+  // DL4J's dropOut(p): inverted dropout on this layer's input in training, p the probability of
+  // keeping a value (kept values are scaled by 1/p); 0 (or 1) for none.
+  std::optional<double> dropOut;
 
   // Resolved values (valid after resolve()).
   Activation resolvedActivation() const { return *activation; }
@@ -134,6 +141,9 @@ class LayerBuilder {
   }
   Derived& biasInit(double v) {
     return set([&] { conf_.biasInit = v; });
+  }
+  Derived& dropOut(double retainProbability) {
+    return set([&] { conf_.dropOut = retainProbability; });
   }
   Conf build() const { return conf_; }
 

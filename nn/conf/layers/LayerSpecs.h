@@ -21,6 +21,9 @@ struct ParamSpec {
   std::optional<WeightInit> weightInit;
   double fanIn = 0, fanOut = 0;
   float initValue = 0;
+  // Whether the layer's l2 (or l2Bias) applies: false for parameters DL4J never regularises
+  // (batch normalisation's gamma and beta).
+  bool regularized = true;
 };
 
 // How the replicas of a ParallelWrapper combine one state segment when they average (and where a
@@ -45,6 +48,8 @@ struct StateSpec {
   Shape shape;
   float initValue = 0;
   StateCombine combine = StateCombine::WeightedMean;
+  // PooledMeanVariance: the variances' initial value (the means take initValue).
+  float initVariance = 1;
 };
 
 }  // namespace dl4cpp

@@ -44,6 +44,13 @@ class CorruptedGradientRuntime : public layers::RuntimeLayer {
     inner_->backwardInput(ctx, grad, inputGrad);
     ctx.backend().scale(inputGrad, kGradientCorruption);
   }
+  void backward(DeviceContext& ctx, const Tensor& input, const Tensor& grad, bool params,
+                Tensor* inputGrad) override {
+    inner_->backward(ctx, input, grad, params, inputGrad);
+    if (params)
+      for (Tensor& g : grads_) ctx.backend().scale(g, kGradientCorruption);
+    if (inputGrad != nullptr) ctx.backend().scale(*inputGrad, kGradientCorruption);
+  }
 
  private:
   std::unique_ptr<layers::RuntimeLayer> inner_;

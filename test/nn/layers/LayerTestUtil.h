@@ -4,6 +4,7 @@
 #include <dl4cpp/nn/layers/RuntimeLayer.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace testutil {
@@ -40,6 +41,18 @@ inline void checkValues(const dl4cpp::Tensor& actual, const std::vector<float>& 
     INFO("element " << i);
     CHECK(actual.at(static_cast<int64_t>(i)) == doctest::Approx(expected[i]).epsilon(tol));
   }
+}
+
+// The message of the E that `f` throws; fails the test when it throws nothing.
+template <typename E, typename F>
+std::string thrownMessage(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  FAIL("expected an exception");
+  return {};
 }
 
 }  // namespace testutil

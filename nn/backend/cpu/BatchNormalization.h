@@ -1,0 +1,21 @@
+#pragma once
+// Batch normalisation on the CPU as plain loops over NCHW (or NC) data: one channel per task, each
+// channel's sums in a fixed order (so results do not depend on the thread count), rows of the
+// channel's H * W values vectorised, nothing allocated. oneDNN's primitive for the plain layout
+// (ncsp_bnorm) measured slower on the sample's network (docs/performance.md); its fast kernels
+// need the blocked layout, whose reorders would cost more than they save.
+#include <dl4cpp/nn/tensor/Tensor.h>
+
+namespace dl4cpp::cpu {
+
+// The Backend.h contract of batchNormForwardTraining / Inference / Backward.
+void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
+                              Tensor& y, Tensor& batchMean, Tensor& batchVariance);
+void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                               const Tensor& mean, const Tensor& variance, float eps, Tensor& y);
+// dx may be empty.
+void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                       const Tensor& batchMean, const Tensor& batchVariance, float eps, Tensor& dx,
+                       Tensor& dgamma, Tensor& dbeta);
+
+}  // namespace dl4cpp::cpu

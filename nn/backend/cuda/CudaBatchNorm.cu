@@ -1,0 +1,177 @@
+// Batch normalisation, running averages, dropout masks and element-wise products. Per-channel
+// statistics and gradient sums take one block per channel, each thread summing a strided share in
+// double and the block combining the shares in a fixed tree: deterministic, no atomics. The
+// formulas are in BatchNormMath.h and CounterRandom.h (tested on the host).
+#include <dl4cpp/nn/backend/CounterRandom.h>
+#include <dl4cpp/nn/backend/cuda/BatchNormMath.h>
+#include <dl4cpp/nn/backend/cuda/CudaBackend.h>
+#include <dl4cpp/nn/backend/cuda/CudaCheck.h>
+#include <dl4cpp/nn/backend/cuda/Launch.h>
+
+namespace dl4cpp::cuda {
+
+namespace {
+
+BatchNormShape batchNormShape(const Tensor& x) {
+  const int64_t n = x.dim(0), c = x.dim(1);
+  return {n, c, x.numel() / (n * c)};
+}
+
+// The block's sum of each thread's `value` (blockDim.x == kThreadsPerBlock), in every thread.
+__device__ double blockSum(double value, double* shared) {
+  shared[threadIdx.x] = value;
+  __syncthreads();
+  for (int half = kThreadsPerBlock / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) shared[threadIdx.x] += shared[threadIdx.x + half];
+    __syncthreads();
+  }
+  const double total = shared[0];
+  __syncthreads();
+  return total;
+}
+
+// Block c: mean and population variance of channel c (two passes: the mean, then the squared
+// deviations from it).
+__global__ void channelMomentsKernel(const float* x, BatchNormShape s, float* mean,
+                                     float* variance) {
+  __shared__ double shared[kThreadsPerBlock];
+  const int64_t c = blockIdx.x, m = s.perChannel();
+  double sum = 0;
+  for (int64_t j = threadIdx.x; j < m; j += blockDim.x) sum += x[s.index(c, j)];
+  const double mu = blockSum(sum, shared) / double(m);
+  double squares = 0;
+  for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
+    const double d = double(x[s.index(c, j)]) - mu;
+    squares += d * d;
+  }
+  const double var = blockSum(squares, shared) / double(m);
+  if (threadIdx.x == 0) {
+    mean[c] = static_cast<float>(mu);
+    variance[c] = static_cast<float>(var);
+  }
+}
+
+__global__ void normalizeKernel(const float* x, BatchNormShape s, const float* gamma,
+                                const float* beta, const float* mean, const float* variance,
+                                float eps, float* y) {
+  const int64_t total = s.batch * s.channels * s.spatial;
+  DL4CPP_GRID_STRIDE_LOOP(i, total) {
+    const int64_t c = s.channelOf(i);
+    y[i] = batchNormElement(x[i], mean[c], inverseStd(variance[c], eps), gamma[c], beta[c]);
+  }
+}
+
+// Block c: dbeta[c] = sum dy, dgamma[c] = sum dy * xhat over channel c.
+__global__ void channelGradientSumsKernel(const float* x, const float* dy, BatchNormShape s,
+                                          const float* mean, const float* variance, float eps,
+                                          float* dgamma, float* dbeta) {
+  __shared__ double shared[kThreadsPerBlock];
+  const int64_t c = blockIdx.x, m = s.perChannel();
+  const float mu = mean[c], invStd = inverseStd(variance[c], eps);
+  double sumDy = 0, sumDyXhat = 0;
+  for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
+    const int64_t i = s.index(c, j);
+    sumDy += dy[i];
+    sumDyXhat += double(dy[i]) * double((x[i] - mu) * invStd);
+  }
+  const double totalDy = blockSum(sumDy, shared);
+  const double totalDyXhat = blockSum(sumDyXhat, shared);
+  if (threadIdx.x == 0) {
+    dbeta[c] = static_cast<float>(totalDy);
+    dgamma[c] = static_cast<float>(totalDyXhat);
+  }
+}
+
+__global__ void batchNormInputGradientKernel(const float* x, const float* dy, BatchNormShape s,
+                                             const float* gamma, const float* mean,
+                                             const float* variance, float eps, const float* dgamma,
+                                             const float* dbeta, float* dx) {
+  const int64_t total = s.batch * s.channels * s.spatial;
+  DL4CPP_GRID_STRIDE_LOOP(i, total) {
+    const int64_t c = s.channelOf(i);
+    const float invStd = inverseStd(variance[c], eps);
+    dx[i] = batchNormInputGradient(dy[i], (x[i] - mean[c]) * invStd, gamma[c], invStd, dbeta[c],
+                                   dgamma[c], s.perChannel());
+  }
+}
+
+__global__ void movingAverageKernel(float* average, const float* value, float keep, float take,
+                                    int64_t n) {
+  DL4CPP_GRID_STRIDE_LOOP(i, n) average[i] = keep * average[i] + take * value[i];
+}
+
+__global__ void dropoutMaskKernel(uint64_t seed, uint32_t threshold, float inverse, float* mask,
+                                  int64_t n) {
+  DL4CPP_GRID_STRIDE_LOOP(i, n)
+  mask[i] = dropoutMaskValue(seed, static_cast<uint64_t>(i), threshold, inverse);
+}
+
+__global__ void multiplyKernel(const float* x, const float* y, float* z, int64_t n) {
+  DL4CPP_GRID_STRIDE_LOOP(i, n) z[i] = x[i] * y[i];
+}
+
+}  // namespace
+
+void CudaBackend::batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                           float eps, Tensor& y, Tensor& batchMean,
+                                           Tensor& batchVariance) {
+  if (x.numel() == 0) return;
+  const BatchNormShape s = batchNormShape(x);
+  channelMomentsKernel<<<static_cast<unsigned>(s.channels), kThreadsPerBlock, 0, stream_>>>(
+      x.data(), s, batchMean.data(), batchVariance.data());
+  DL4CPP_CUDA_CHECK_LAUNCH();
+  batchNormForwardInference(x, gamma, beta, batchMean, batchVariance, eps, y);
+}
+
+void CudaBackend::batchNormForwardInference(const Tensor& x, const Tensor& gamma,
+                                            const Tensor& beta, const Tensor& mean,
+                                            const Tensor& variance, float eps, Tensor& y) {
+  const int64_t n = x.numel();
+  if (n == 0) return;
+  normalizeKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(
+      x.data(), batchNormShape(x), gamma.data(), beta.data(), mean.data(), variance.data(), eps,
+      y.data());
+  DL4CPP_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                                    const Tensor& batchMean, const Tensor& batchVariance, float eps,
+                                    Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+  const int64_t n = x.numel();
+  if (n == 0) return;
+  const BatchNormShape s = batchNormShape(x);
+  channelGradientSumsKernel<<<static_cast<unsigned>(s.channels), kThreadsPerBlock, 0, stream_>>>(
+      x.data(), dy.data(), s, batchMean.data(), batchVariance.data(), eps, dgamma.data(),
+      dbeta.data());
+  DL4CPP_CUDA_CHECK_LAUNCH();
+  if (dx.empty()) return;
+  batchNormInputGradientKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(
+      x.data(), dy.data(), s, gamma.data(), batchMean.data(), batchVariance.data(), eps,
+      dgamma.data(), dbeta.data(), dx.data());
+  DL4CPP_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::movingAverage(Tensor& average, const Tensor& value, float decay) {
+  const int64_t n = average.numel();
+  if (n == 0) return;
+  movingAverageKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(
+      average.data(), value.data(), decay, static_cast<float>(1.0 - double(decay)), n);
+  DL4CPP_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::dropoutMask(uint64_t seed, float retainProbability, Tensor& mask) {
+  const int64_t n = mask.numel();
+  if (n == 0) return;
+  dropoutMaskKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(
+      seed, keepThreshold24(retainProbability), 1.0f / retainProbability, mask.data(), n);
+  DL4CPP_CUDA_CHECK_LAUNCH();
+}
+
+void CudaBackend::multiply(const Tensor& x, const Tensor& y, Tensor& z) {
+  const int64_t n = z.numel();
+  if (n == 0) return;
+  multiplyKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(x.data(), y.data(), z.data(), n);
+  DL4CPP_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace dl4cpp::cuda
