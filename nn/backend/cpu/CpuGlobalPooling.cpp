@@ -4,6 +4,7 @@
 // the plain layout into its blocked one inside every call) and no faster backward, and its
 // reduction primitive is 3 to 45 times slower for SUM and, a reference kernel for the p-norm, over
 // 100 times slower for PNORM.
+#include <dl4cpp/nn/backend/IntegerPower.h>
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 
@@ -13,17 +14,6 @@
 namespace dl4cpp::cpu {
 
 namespace {
-
-// a^p for p >= 1 by repeated squaring (exact for the small integers p-norms use).
-float powInt(float a, int p) {
-  float result = 1.0f;
-  while (p > 0) {
-    if (p & 1) result *= a;
-    a *= a;
-    p >>= 1;
-  }
-  return result;
-}
 
 // The largest value of a plane; a NaN never replaces a number (as in SubsamplingLayer's MAX).
 // Eight running maxima let the compiler keep them in vector registers.

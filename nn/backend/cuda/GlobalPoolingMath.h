@@ -3,24 +3,14 @@
 // one (n, c) plane reduced per call forward, one input-gradient element per call backward. Plain
 // C++ compiled by nvcc for the kernels and by the host compiler for
 // test/cuda/GlobalPoolingMathTest.cpp, which checks them against the CPU backend.
+#include <dl4cpp/nn/backend/HostDevice.h>
+#include <dl4cpp/nn/backend/IntegerPower.h>
 #include <dl4cpp/nn/backend/OpTypes.h>
-#include <dl4cpp/nn/backend/cuda/WindowIndexing.h>  // DL4CPP_HOST_DEVICE
 #include <math.h>
 
 #include <cstdint>
 
 namespace dl4cpp::cuda {
-
-// a^p for p >= 1 by repeated squaring.
-DL4CPP_HOST_DEVICE inline float powInt(float a, int p) {
-  float result = 1.0f;
-  while (p > 0) {
-    if (p & 1) result *= a;
-    a *= a;
-    p >>= 1;
-  }
-  return result;
-}
 
 // One plane of `area` values reduced by `kind`; MAX keeps the first value a NaN would replace
 // (as the CPU backend: a NaN never replaces a number).

@@ -4,8 +4,8 @@
 // and scale / u per element (u = k + alpha * window sum of x^2). Plain C++ compiled by nvcc for
 // the kernels and by the host compiler for test/cuda/LrnMathTest.cpp, which checks them against
 // the CPU backend.
+#include <dl4cpp/nn/backend/HostDevice.h>
 #include <dl4cpp/nn/backend/OpTypes.h>
-#include <dl4cpp/nn/backend/cuda/WindowIndexing.h>  // DL4CPP_HOST_DEVICE
 #include <math.h>
 
 #include <cstdint>
