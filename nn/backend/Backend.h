@@ -43,7 +43,8 @@ class Backend {
                                           const WindowGeometry& g) = 0;
 
   // --- Pooling -----------------------------------------------------------------------------------
-  // x (N, C, H, W) -> y (N, C, outH, outW). AVG divides by the window area excluding padding
+  // x (N, C, H, W) -> y (N, C, outH, outW); kind is MAX or AVG (SubsamplingLayer refuses the
+  // others). AVG divides by the window area excluding padding
   // (DL4J's default). `workspace` is the calling layer's private scratch: training-mode MAX
   // records its arg-max there for poolingBackward (the backend sizes it; it stays with the layer
   // so two layers of equal shape never share one).
@@ -142,6 +143,29 @@ class Backend {
   // can overlap compute on batch i. The results stay valid until the next-but-one call.
   virtual void stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,
                           Tensor& deviceLabels) = 0;
+
+  // --- Global pooling, local response normalisation, zero padding, copies ----------------------
+  // x (N, C, H, W) -> y (N * C values, in (n, c) order): each (n, c) plane reduced by `kind`
+  // (PNORM with exponent pnorm >= 1).
+  virtual void globalPoolingForward(PoolingKind kind, int pnorm, const Tensor& x, Tensor& y) = 0;
+  // dx from dy and the forward pass's x and y: MAX routes each plane's dy to the plane's first
+  // maximum, AVG spreads dy / (H * W), SUM copies dy, PNORM scales by x |x|^(p-2) / y^(p-1) (0
+  // where y is 0).
+  virtual void globalPoolingBackward(PoolingKind kind, int pnorm, const Tensor& x, const Tensor& y,
+                                     const Tensor& dy, Tensor& dx) = 0;
+  // x, y (N, C, H, W): LrnParams' normalisation. A training-mode pass records in `workspace`
+  // (the calling layer's, sized by the backend) what lrnBackward reads.
+  virtual void lrnForward(const LrnParams& p, const Tensor& x, Tensor& y, bool training,
+                          Tensor& workspace) = 0;
+  // dx from dy, the forward pass's x and its training-mode workspace.
+  virtual void lrnBackward(const LrnParams& p, const Tensor& x, const Tensor& dy, Tensor& dx,
+                           const Tensor& workspace) = 0;
+  // y (N, C, H + top + bottom, W + left + right): x framed by zeros.
+  virtual void zeroPaddingForward(const Tensor& x, Tensor& y, const Padding2d& p) = 0;
+  // dx (N, C, H, W): the part of dy (N, C, H + top + bottom, W + left + right) inside the frame.
+  virtual void zeroPaddingBackward(const Tensor& dy, Tensor& dx, const Padding2d& p) = 0;
+  // dst = src (equal element counts), queued like any op (a Tensor::copyFrom waits for the device).
+  virtual void copy(const Tensor& src, Tensor& dst) = 0;
 };
 
 // Creates the backend for `device` (defined in Backend.cpp: the one place that picks it).

@@ -10,7 +10,9 @@ enum class ActivationKind { IDENTITY, RELU, LEAKYRELU, TANH, SIGMOID, SOFTMAX };
 // DL4J's LossFunctions.LossFunction values that dl4cpp implements.
 enum class LossKind { NEGATIVELOGLIKELIHOOD, MCXENT, MSE, XENT };
 
-enum class PoolingKind { MAX, AVG };
+// SubsamplingLayer takes MAX and AVG; GlobalPoolingLayer every kind. PNORM is
+// (sum |x|^p)^(1/p) (DL4J's, without a division by the count).
+enum class PoolingKind { MAX, AVG, SUM, PNORM };
 
 // The pass of a layer an op belongs to (what Backend::runPlanned says of a planned step's kernel).
 enum class OpPass { FORWARD, BACKWARD_DATA, BACKWARD_WEIGHTS };
@@ -63,6 +65,20 @@ struct UpdaterParams {
     }
     return 0;
   }
+};
+
+// Local response normalisation across channels, with DL4J's definition: for channel c,
+// y = x * (k + alpha * sum of x^2 over the `depth` channels centred on c)^-beta, the window clipped
+// at the first and last channel. alpha is not divided by the window size (oneDNN and cuDNN divide
+// it). depth is odd.
+struct LrnParams {
+  int64_t depth = 5;
+  float k = 2, alpha = 1e-4f, beta = 0.75f;
+};
+
+// Zeros added around each (n, c) plane of an image: rows above and below, columns left and right.
+struct Padding2d {
+  int64_t top = 0, bottom = 0, left = 0, right = 0;
 };
 
 }  // namespace dl4cpp

@@ -11,7 +11,7 @@ namespace dl4cpp {
 
 using Activation = ActivationKind;  // Activation::RELU, as DL4J's Activation.RELU
 using LossFunction = LossKind;      // LossFunction::NEGATIVELOGLIKELIHOOD, ...
-using PoolingType = PoolingKind;    // PoolingType::MAX, PoolingType::AVG
+using PoolingType = PoolingKind;    // PoolingType::MAX, AVG, SUM, PNORM
 
 // How a convolution or pooling window treats the border (DL4J's ConvolutionMode).
 //  Truncate: out = floor((in + 2p - k) / s) + 1; input that does not fit a window is dropped.
@@ -54,8 +54,10 @@ inline constexpr EnumNames<LossKind, 4> kLossNames{
      {LossKind::MCXENT, "MCXENT"},
      {LossKind::MSE, "MSE"},
      {LossKind::XENT, "XENT"}}};
-inline constexpr EnumNames<PoolingKind, 2> kPoolingNames{
-    {{PoolingKind::MAX, "MAX"}, {PoolingKind::AVG, "AVG"}}};
+inline constexpr EnumNames<PoolingKind, 4> kPoolingNames{{{PoolingKind::MAX, "MAX"},
+                                                          {PoolingKind::AVG, "AVG"},
+                                                          {PoolingKind::SUM, "SUM"},
+                                                          {PoolingKind::PNORM, "PNORM"}}};
 inline constexpr EnumNames<ConvolutionMode, 3> kConvolutionModeNames{
     {{ConvolutionMode::Truncate, "Truncate"},
      {ConvolutionMode::Same, "Same"},

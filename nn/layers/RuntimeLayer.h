@@ -13,9 +13,10 @@
 //   backwardInput(ctx, g_i, g_{i-1})                      writes (overwrites) dL/dx_i
 // (the last two through backward(), which a layer may override to compute them together)
 // Parameter and input gradients are separate steps so a frozen layer can skip the first and the
-// first layer the second. The output layer's g is produced by the loss (OutputLayer::lossGradient)
-// already with respect to its pre-activation, so backwardActivation is not called for it.
-// Gradients are of the loss summed over the batch, scaled by 1/N once by the network.
+// first layer the second. The output layer's g is produced by the loss
+// (LossOutputRuntime::lossGradient) already with respect to its pre-activation, so
+// backwardActivation is not called for it. Gradients are of the loss summed over the batch, scaled
+// by 1/N once by the network.
 #include <dl4cpp/nn/backend/LayerPlan.h>
 #include <dl4cpp/nn/layers/ForwardContext.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>

@@ -1,5 +1,5 @@
 #include <dl4cpp/nn/layers/InputDropout.h>
-#include <dl4cpp/nn/layers/OutputLayer.h>
+#include <dl4cpp/nn/layers/LossOutputRuntime.h>
 #include <dl4cpp/nn/multilayer/LayerSteps.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
@@ -37,12 +37,11 @@ void MultiLayerNetwork::init() {
   std::vector<std::vector<ParamSpec>> specs;
   std::vector<std::vector<StateSpec>> stateSpecs;
   int64_t totalParams = 0, totalState = 0, totalLayerState = 0;
-  layers::OutputLayer* outputLayer = nullptr;
+  layers::LossOutputRuntime* lossOutput = nullptr;
   for (const auto& layerConf : conf_.layers) {
     std::unique_ptr<layers::RuntimeLayer> runtime = layerConf->instantiate();
-    // build() guarantees the last layer's type
-    if (layerConf == conf_.layers.back())
-      outputLayer = static_cast<layers::OutputLayer*>(runtime.get());
+    if (layerConf == conf_.layers.back())  // before input dropout may wrap it
+      lossOutput = dynamic_cast<layers::LossOutputRuntime*>(runtime.get());
     layers.push_back(layers::withInputDropout(*layerConf, std::move(runtime)));
     specs.push_back(layerConf->paramSpecs());
     for (const auto& spec : specs.back()) {
@@ -53,6 +52,13 @@ void MultiLayerNetwork::init() {
     stateSpecs.push_back(layerConf->stateSpecs());
     for (const auto& spec : stateSpecs.back()) totalLayerState += spec.shape.numel();
   }
+  // build() made the last layer's configuration a LossOutput; its runtime object must compute the
+  // loss (a user's layer type could pair them wrongly).
+  if (lossOutput == nullptr)
+    throw ConfigError(fmt::format(
+        "MultiLayerNetwork::init: the last layer ({}) does not compute a loss: the runtime "
+        "object its instantiate() returns must derive from layers::LossOutputRuntime",
+        conf_.layers.back()->typeName()));
   const Device device = context_->device();
   auto buffer = [&](int64_t values, const char* what) {
     return allocate(Shape{values}, device, [&] {
@@ -65,7 +71,7 @@ void MultiLayerNetwork::init() {
   Tensor updaterState = buffer(totalState, "updater state");
   Tensor layerState = buffer(totalLayerState, "layer state");
   layers_ = std::move(layers);
-  outputLayer_ = outputLayer;
+  lossOutput_ = lossOutput;
   segments_.clear();
   stateLayout_.clear();
   params_ = std::move(params);
@@ -207,8 +213,6 @@ const Tensor& MultiLayerNetwork::forwardPass(const Tensor& features, int64_t n, 
   return outputs_.back();
 }
 
-layers::OutputLayer& MultiLayerNetwork::outputLayer() { return *outputLayer_; }
-
 void MultiLayerNetwork::stageInputs(const Tensor& features, const Tensor& labels) {
   profileLayer(LayerProfiler::kNetwork);
   context_->backend().stageBatch(features, labels, stagedFeatures_, stagedLabels_);
@@ -224,8 +228,7 @@ double MultiLayerNetwork::computeGradientAndScore(const DataSet& batch, bool wan
   for (size_t i = 0; i <= last; ++i)
     outputGrads_[i] = gradientStore_[i].view(0, conf_.layerOutputTypes[i].shape(n));
 
-  const double lossSum =
-      outputLayer().lossGradient(*context_, y, stagedLabels_, outputGrads_[last]);
+  const double lossSum = lossOutput_->lossGradient(*context_, y, stagedLabels_, outputGrads_[last]);
   // Gradients of the mean loss: scaling the top gradient once scales every parameter gradient.
   profileLayer(LayerProfiler::kNetwork);
   context_->backend().scale(outputGrads_[last], 1.0f / static_cast<float>(n));
@@ -351,7 +354,7 @@ double MultiLayerNetwork::score(const DataSet& data) {
   context_->bindToCurrentThread();
   stageInputs(data.features, data.labels);
   const Tensor& y = forwardPass(stagedFeatures_, n, false);
-  return outputLayer().lossScore(*context_, y, stagedLabels_) / static_cast<double>(n) +
+  return lossOutput_->lossScore(*context_, y, stagedLabels_) / static_cast<double>(n) +
          calcRegularizationScore();
 }
 

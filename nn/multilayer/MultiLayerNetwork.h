@@ -41,7 +41,7 @@ class DeviceContext;
 class NetworkStep;
 namespace layers {
 class RuntimeLayer;
-class OutputLayer;
+class LossOutputRuntime;
 }  // namespace layers
 
 class MultiLayerNetwork {
@@ -182,7 +182,6 @@ class MultiLayerNetwork {
   void stageInputs(const Tensor& features, const Tensor& labels);
   // Runs every layer forward; returns the output activation view.
   const Tensor& forwardPass(const Tensor& features, int64_t n, bool training);
-  layers::OutputLayer& outputLayer();
   // Tells the profiler, when there is one, which layer's ops follow (LayerProfiler::kNetwork: the
   // network's own).
   void profileLayer(int layer);
@@ -190,9 +189,9 @@ class MultiLayerNetwork {
   MultiLayerConfiguration conf_;
   std::unique_ptr<DeviceContext> context_;
   std::vector<std::unique_ptr<layers::RuntimeLayer>> layers_;
-  // The last layer's runtime, which computes the loss (inside layers_.back(), which may wrap it in
-  // input dropout).
-  layers::OutputLayer* outputLayer_ = nullptr;
+  // The last layer's runtime as the LossOutputRuntime that computes the loss (inside
+  // layers_.back(), which may wrap it in input dropout), set by init().
+  layers::LossOutputRuntime* lossOutput_ = nullptr;
   std::vector<ParamSegment> segments_;
   std::vector<StateSegment> stateLayout_;
   Tensor params_, gradients_, updaterState_, layerState_;

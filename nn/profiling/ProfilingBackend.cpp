@@ -180,4 +180,37 @@ void ProfilingBackend::stageBatch(const Tensor& features, const Tensor& labels,
         [&] { inner_.stageBatch(features, labels, deviceFeatures, deviceLabels); });
 }
 
+void ProfilingBackend::globalPoolingForward(PoolingKind kind, int pnorm, const Tensor& x,
+                                            Tensor& y) {
+  timed(ProfilePhase::FORWARD, 0, [&] { inner_.globalPoolingForward(kind, pnorm, x, y); });
+}
+
+void ProfilingBackend::globalPoolingBackward(PoolingKind kind, int pnorm, const Tensor& x,
+                                             const Tensor& y, const Tensor& dy, Tensor& dx) {
+  timed(ProfilePhase::BACKWARD_DATA, 0,
+        [&] { inner_.globalPoolingBackward(kind, pnorm, x, y, dy, dx); });
+}
+
+void ProfilingBackend::lrnForward(const LrnParams& p, const Tensor& x, Tensor& y, bool training,
+                                  Tensor& workspace) {
+  timed(ProfilePhase::FORWARD, 0, [&] { inner_.lrnForward(p, x, y, training, workspace); });
+}
+
+void ProfilingBackend::lrnBackward(const LrnParams& p, const Tensor& x, const Tensor& dy,
+                                   Tensor& dx, const Tensor& workspace) {
+  timed(ProfilePhase::BACKWARD_DATA, 0, [&] { inner_.lrnBackward(p, x, dy, dx, workspace); });
+}
+
+void ProfilingBackend::zeroPaddingForward(const Tensor& x, Tensor& y, const Padding2d& p) {
+  timed(ProfilePhase::FORWARD, 0, [&] { inner_.zeroPaddingForward(x, y, p); });
+}
+
+void ProfilingBackend::zeroPaddingBackward(const Tensor& dy, Tensor& dx, const Padding2d& p) {
+  timed(ProfilePhase::BACKWARD_DATA, 0, [&] { inner_.zeroPaddingBackward(dy, dx, p); });
+}
+
+void ProfilingBackend::copy(const Tensor& src, Tensor& dst) {
+  timed(ProfilePhase::OTHER, 0, [&] { inner_.copy(src, dst); });
+}
+
 }  // namespace dl4cpp

@@ -62,6 +62,16 @@ class ProfilingBackend final : public Backend {
   void sumsOfSquares(const Tensor* xs, int64_t count, double* out) override;
   void stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,
                   Tensor& deviceLabels) override;
+  void globalPoolingForward(PoolingKind kind, int pnorm, const Tensor& x, Tensor& y) override;
+  void globalPoolingBackward(PoolingKind kind, int pnorm, const Tensor& x, const Tensor& y,
+                             const Tensor& dy, Tensor& dx) override;
+  void lrnForward(const LrnParams& p, const Tensor& x, Tensor& y, bool training,
+                  Tensor& workspace) override;
+  void lrnBackward(const LrnParams& p, const Tensor& x, const Tensor& dy, Tensor& dx,
+                   const Tensor& workspace) override;
+  void zeroPaddingForward(const Tensor& x, Tensor& y, const Padding2d& p) override;
+  void zeroPaddingBackward(const Tensor& dy, Tensor& dx, const Padding2d& p) override;
+  void copy(const Tensor& src, Tensor& dst) override;
 
  private:
   // Runs `op`, charging its wall time and `flops` to `phase`; returns what `op` returns.

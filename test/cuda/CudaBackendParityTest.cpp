@@ -4,31 +4,16 @@
 #include <dl4cpp/nn/backend/cuda/CudaMemory.h>
 #include <doctest/doctest.h>
 
-#include <memory>
-
 #include "cuda/CudaTestUtil.h"
 
 using namespace dl4cpp;
+using cudatest::Backends;
 using cudatest::checkClose;
 using cudatest::convGeometries;
 using cudatest::cudaDevicePresent;
+using cudatest::kGpu;
 using cudatest::oneHot;
 using cudatest::randomTensor;
-
-namespace {
-
-const Device kGpu = Device::cuda(0);
-
-struct Backends {
-  std::unique_ptr<Backend> cpu = makeBackend(Device::cpu());
-  std::unique_ptr<Backend> gpu = makeBackend(kGpu);
-  Backends() {
-    cpu->bindToCurrentThread(0);
-    gpu->bindToCurrentThread(0);
-  }
-};
-
-}  // namespace
 
 TEST_SUITE("cuda") {
   TEST_CASE("CUDA tensors: fill + copies in every direction + at + clone + allocator reuse") {

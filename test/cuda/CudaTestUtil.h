@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <memory>
 #include <vector>
 
 namespace cudatest {
@@ -21,6 +22,18 @@ inline bool cudaDevicePresent() {
   std::cout << "skipped: no CUDA device" << std::endl;
   return false;
 }
+
+inline const dl4cpp::Device kGpu = dl4cpp::Device::cuda(0);
+
+// A CPU backend (the reference) and a backend of GPU 0, both bound to the calling thread.
+struct Backends {
+  std::unique_ptr<dl4cpp::Backend> cpu = dl4cpp::makeBackend(dl4cpp::Device::cpu());
+  std::unique_ptr<dl4cpp::Backend> gpu = dl4cpp::makeBackend(kGpu);
+  Backends() {
+    cpu->bindToCurrentThread(0);
+    gpu->bindToCurrentThread(0);
+  }
+};
 
 // A host tensor of values uniform in [lo, hi), fixed by `seed`.
 inline dl4cpp::Tensor randomTensor(const dl4cpp::Shape& shape, uint64_t seed, double lo = -1,

@@ -1,17 +1,16 @@
 #pragma once
 #include <dl4cpp/nn/conf/layers/Layer.h>
+#include <dl4cpp/nn/conf/layers/LossOutput.h>
 
 namespace dl4cpp {
 
-// A dense layer followed by a loss: the last layer of a MultiLayerNetwork. Supported pairs (as
-// DL4J recommends): NEGATIVELOGLIKELIHOOD or MCXENT with SOFTMAX, MSE with IDENTITY (or any
-// activation), XENT with SIGMOID. A cross-entropy loss with an activation whose output is not a
-// probability is rejected at build time.
-class OutputLayer : public FeedForwardLayer {
+// A dense layer followed by a loss: a last layer of a MultiLayerNetwork (LossOutput). Supported
+// pairs (as DL4J recommends): NEGATIVELOGLIKELIHOOD or MCXENT with SOFTMAX, MSE with IDENTITY (or
+// any activation), XENT with SIGMOID. A cross-entropy loss with an activation whose output is not
+// a probability is rejected at build time.
+class OutputLayer : public FeedForwardLayer, public LossOutput {
  public:
   class Builder;
-
-  LossFunction lossFunction = LossFunction::MCXENT;
 
   std::shared_ptr<Layer> clone() const override { return std::make_shared<OutputLayer>(*this); }
   std::string typeName() const override { return "OutputLayer"; }

@@ -213,4 +213,34 @@ TEST_SUITE("nn/multilayer") {
     }
 #endif
   }
+
+  TEST_CASE(
+      "MultiLayerNetwork: steady-state fit() allocates nothing in dl4cpp (zero padding, LRN, "
+      "global pooling, loss layer)") {
+#ifndef DL4CPP_COUNT_ALLOCATIONS
+    MESSAGE("skipped: sanitizer build (its runtime owns the allocation functions)");
+#else
+    for (PoolingType pooling : {PoolingType::MAX, PoolingType::PNORM}) {
+      CAPTURE(toString(pooling));
+      auto conf =
+          NeuralNetConfiguration::Builder()
+              .seed(1)
+              .updater(Adam(0.01))
+              .list()
+              .layer(ZeroPaddingLayer::Builder(1).build())
+              .layer(ConvolutionLayer::Builder(3, 3).nOut(10).activation(Activation::RELU).build())
+              .layer(LocalResponseNormalization::Builder().build())
+              .layer(GlobalPoolingLayer::Builder(pooling).build())
+              .layer(
+                  LossLayer::Builder(LossFunction::MCXENT).activation(Activation::SOFTMAX).build())
+              .setInputType(InputType::convolutionalFlat(12, 12, 1))
+              .build();
+      MultiLayerNetwork model(conf);
+      model.init();
+      const Allocations a = countedSteps(model, syntheticBatch(32, 144), 3);
+      MESSAGE("per step: oneDNN " << a.onednn << ", OpenMP runtime " << a.openmp);
+      CHECK(a.own == 0);
+    }
+#endif
+  }
 }

@@ -45,6 +45,20 @@ void writeSeeds() {
           .build());
   same.init();
   same.save(kCorpus / "seed-same-mode-rmsprop.dl4cpp", true);
+  save(MultiLayerNetwork(
+           NeuralNetConfiguration::Builder()
+               .seed(4)
+               .updater(Adam(0.01))
+               .list()
+               .layer(ZeroPaddingLayer::Builder(1, 0, 2, 1).build())
+               .layer(ConvolutionLayer::Builder(2, 2).nOut(3).build())
+               .layer(LocalResponseNormalization::Builder(1.5, 3, 0.01, 0.75).build())
+               .layer(GlobalPoolingLayer::Builder(PoolingType::PNORM).pnorm(3).build())
+               .layer(
+                   LossLayer::Builder(LossFunction::MCXENT).activation(Activation::SOFTMAX).build())
+               .setInputType(InputType::convolutionalFlat(6, 6, 1))
+               .build()),
+       "seed-padding-lrn-global-pooling-loss-layer.dl4cpp", true);
 }
 
 }  // namespace
