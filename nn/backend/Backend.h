@@ -92,11 +92,12 @@ class Backend {
 
   // --- Flat-buffer ops (parameters, gradients, updater state)
   // ------------------------------------- One updater step over a contiguous segment: first grad +=
-  // l2 * param (when l2 != 0), then the updater turns grad into an update using `state`
-  // (stateSizePerParam() * numel floats, laid out as consecutive blocks of numel), then param -=
-  // update. `iteration` counts from 0.
-  virtual void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
-                           Tensor& grad, Tensor& state) = 0;
+  // l1 * sign(param) + l2 * param (when either is nonzero), then the updater turns grad into an
+  // update using `state` (stateSizePerParam() * numel floats, laid out as consecutive blocks of
+  // numel), weight decay adds weightDecayFactor(u, r) * param to it, then param -= update.
+  // NOOP changes only grad. `iteration` counts from 0.
+  virtual void updaterStep(const UpdaterParams& u, const RegularizationParams& r, int64_t iteration,
+                           Tensor& param, Tensor& grad, Tensor& state) = 0;
   // y = a * y (scaling gradients by 1/batch).
   virtual void scale(Tensor& y, float a) = 0;
   // Sum of squares (for the L2 term of the score).
@@ -116,6 +117,17 @@ class Backend {
   // can overlap compute on batch i. The results stay valid until the next-but-one call.
   virtual void stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,
                           Tensor& deviceLabels) = 0;
+
+  // --- Regularisation and gradient normalisation ------------------------------------------------
+  // Sum of absolute values (for the l1 term of the score).
+  virtual double sumOfAbsolutes(const Tensor& x) = 0;
+  // out[i] = sumOfAbsolutes(xs[i]) for i < count; a GPU backend waits for the device once.
+  virtual void sumsOfAbsolutes(const Tensor* xs, int64_t count, double* out) {
+    for (int64_t i = 0; i < count; ++i) out[i] = sumOfAbsolutes(xs[i]);
+  }
+  // y = min(max(y, -threshold), threshold), NaN staying NaN (DL4J's
+  // GradientNormalization.ClipElementWiseAbsoluteValue).
+  virtual void clipByValue(Tensor& y, float threshold) = 0;
 };
 
 // Creates the backend for `device` (defined in Backend.cpp: the one place that picks it).

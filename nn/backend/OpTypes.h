@@ -37,18 +37,35 @@ struct WindowGeometry {
 };
 
 // Hyperparameters of one updater step; which fields are used depends on `kind`.
-enum class UpdaterKind { SGD, NESTEROVS, ADAM, RMSPROP, NOOP };
+enum class UpdaterKind {
+  SGD,
+  NESTEROVS,
+  ADAM,
+  RMSPROP,
+  NOOP,
+  ADAGRAD,
+  ADADELTA,
+  ADAMAX,
+  NADAM,
+  AMSGRAD
+};
+
+// ND4J's AdaGradUpdater starts its sum of squared gradients at this value (its
+// DEFAULT_ADAGRAD_EPSILON, whatever epsilon the AdaGrad is configured with).
+inline constexpr double kAdaGradInitialHistory = 1e-6;
 
 struct UpdaterParams {
   UpdaterKind kind = UpdaterKind::SGD;
   double learningRate = 1e-3;
   double momentum = 0.9;   // Nesterovs
-  double beta1 = 0.9;      // Adam
-  double beta2 = 0.999;    // Adam
+  double beta1 = 0.9;      // Adam, AdaMax, Nadam, AMSGrad
+  double beta2 = 0.999;    // Adam, AdaMax, Nadam, AMSGrad
   double rmsDecay = 0.95;  // RmsProp
-  double epsilon = 1e-8;   // Adam, RmsProp
+  double epsilon = 1e-8;   // Adam, RmsProp, AdaGrad, AdaDelta, Nadam, AMSGrad
+  double rho = 0.95;       // AdaDelta
 
-  // Floats of updater state per parameter.
+  // Floats of updater state per parameter (ND4J's stateSize / numParams), laid out as that many
+  // consecutive blocks, in ND4J's order.
   int stateSizePerParam() const {
     switch (kind) {
       case UpdaterKind::NESTEROVS:
@@ -60,9 +77,44 @@ struct UpdaterParams {
       case UpdaterKind::SGD:
       case UpdaterKind::NOOP:
         return 0;
+      case UpdaterKind::ADAGRAD:
+        return 1;  // sum of g^2
+      case UpdaterKind::ADADELTA:
+        return 2;  // running mean of g^2, then of update^2
+      case UpdaterKind::ADAMAX:
+        return 2;  // m, then u (the decayed infinity norm)
+      case UpdaterKind::NADAM:
+        return 2;  // m, then v
+      case UpdaterKind::AMSGRAD:
+        return 3;  // m, v, then vHat (the running maximum of v)
     }
     return 0;
   }
+  // The value every state float starts at (init(), or a model loaded without its updater state).
+  double initialStateValue() const {
+    return kind == UpdaterKind::ADAGRAD ? kAdaGradInitialHistory : 0.0;
+  }
+  // DL4J's IUpdater.hasLearningRate(): AdaDelta's steps have no learning rate (and NoOp none).
+  bool hasLearningRate() const {
+    return kind != UpdaterKind::ADADELTA && kind != UpdaterKind::NOOP;
+  }
 };
+
+// How one parameter segment is regularised (DL4J's L1Regularization, L2Regularization and
+// WeightDecay, in the order DL4J's UpdaterBlock applies them): l1 and l2 are added to the gradient
+// before the updater, weight decay to the update after it.
+struct RegularizationParams {
+  double l1 = 0;                   // grad += l1 * sign(param)
+  double l2 = 0;                   // grad += l2 * param
+  double weightDecay = 0;          // update += weightDecay * (lr when applyLR, else 1) * param
+  bool weightDecayApplyLR = true;  // lr: the updater's, 1 for one without (AdaDelta)
+};
+
+// The multiple of the parameter that weight decay adds to the update (0: none).
+inline double weightDecayFactor(const UpdaterParams& u, const RegularizationParams& r) {
+  if (r.weightDecay == 0 || u.kind == UpdaterKind::NOOP) return 0;
+  return r.weightDecayApplyLR && u.hasLearningRate() ? r.weightDecay * u.learningRate
+                                                     : r.weightDecay;
+}
 
 }  // namespace dl4cpp

@@ -122,10 +122,9 @@ double ProfilingBackend::lossScore(LossKind loss, const Tensor& y, const Tensor&
   return timed(ProfilePhase::LOSS, 0, [&] { return inner_.lossScore(loss, y, labels); });
 }
 
-void ProfilingBackend::updaterStep(const UpdaterParams& u, double l2, int64_t iteration,
-                                   Tensor& param, Tensor& grad, Tensor& state) {
-  timed(ProfilePhase::UPDATER, 0,
-        [&] { inner_.updaterStep(u, l2, iteration, param, grad, state); });
+void ProfilingBackend::updaterStep(const UpdaterParams& u, const RegularizationParams& r,
+                                   int64_t iteration, Tensor& param, Tensor& grad, Tensor& state) {
+  timed(ProfilePhase::UPDATER, 0, [&] { inner_.updaterStep(u, r, iteration, param, grad, state); });
 }
 
 void ProfilingBackend::scale(Tensor& y, float a) {
@@ -144,6 +143,18 @@ void ProfilingBackend::stageBatch(const Tensor& features, const Tensor& labels,
                                   Tensor& deviceFeatures, Tensor& deviceLabels) {
   timed(ProfilePhase::OTHER, 0,
         [&] { inner_.stageBatch(features, labels, deviceFeatures, deviceLabels); });
+}
+
+double ProfilingBackend::sumOfAbsolutes(const Tensor& x) {
+  return timed(ProfilePhase::OTHER, 0, [&] { return inner_.sumOfAbsolutes(x); });
+}
+
+void ProfilingBackend::sumsOfAbsolutes(const Tensor* xs, int64_t count, double* out) {
+  timed(ProfilePhase::OTHER, 0, [&] { inner_.sumsOfAbsolutes(xs, count, out); });
+}
+
+void ProfilingBackend::clipByValue(Tensor& y, float threshold) {
+  timed(ProfilePhase::OTHER, 0, [&] { inner_.clipByValue(y, threshold); });
 }
 
 }  // namespace dl4cpp

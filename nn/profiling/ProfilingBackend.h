@@ -44,13 +44,16 @@ class ProfilingBackend final : public Backend {
   double lossForwardBackward(LossKind loss, ActivationKind activation, float alpha, const Tensor& y,
                              const Tensor& labels, Tensor& dz) override;
   double lossScore(LossKind loss, const Tensor& y, const Tensor& labels) override;
-  void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
-                   Tensor& grad, Tensor& state) override;
+  void updaterStep(const UpdaterParams& u, const RegularizationParams& r, int64_t iteration,
+                   Tensor& param, Tensor& grad, Tensor& state) override;
   void scale(Tensor& y, float a) override;
   double sumOfSquares(const Tensor& x) override;
   void sumsOfSquares(const Tensor* xs, int64_t count, double* out) override;
   void stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,
                   Tensor& deviceLabels) override;
+  double sumOfAbsolutes(const Tensor& x) override;
+  void sumsOfAbsolutes(const Tensor* xs, int64_t count, double* out) override;
+  void clipByValue(Tensor& y, float threshold) override;
 
  private:
   // Runs `op`, charging its wall time and `flops` to `phase`; returns what `op` returns.

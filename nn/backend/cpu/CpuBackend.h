@@ -45,12 +45,14 @@ class CpuBackend final : public Backend {
   double lossForwardBackward(LossKind loss, ActivationKind activation, float alpha, const Tensor& y,
                              const Tensor& labels, Tensor& dz) override;
   double lossScore(LossKind loss, const Tensor& y, const Tensor& labels) override;
-  void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
-                   Tensor& grad, Tensor& state) override;
+  void updaterStep(const UpdaterParams& u, const RegularizationParams& r, int64_t iteration,
+                   Tensor& param, Tensor& grad, Tensor& state) override;
   void scale(Tensor& y, float a) override;
   double sumOfSquares(const Tensor& x) override;
   void stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,
                   Tensor& deviceLabels) override;
+  double sumOfAbsolutes(const Tensor& x) override;
+  void clipByValue(Tensor& y, float threshold) override;
 
   // A convolution feeding MAX pooling, the kernels of the fused step (ConvolutionPoolingStep.h):
   // pooled = maxpool(conv(x, w) + b), with the arg-max in `workspace` when training, the same

@@ -36,14 +36,21 @@ Tensor floats(const std::vector<double>& v) {
 
 // One backend step with gradient `g` (a fresh tensor each step, as the network refills its
 // gradient buffer every iteration).
+void step(DeviceContext& ctx, const UpdaterParams& u, const RegularizationParams& r,
+          int64_t iteration, Tensor& param, const std::vector<double>& g, Tensor& state) {
+  Tensor grad = floats(g);
+  ctx.backend().updaterStep(u, r, iteration, param, grad, state);
+}
 void step(DeviceContext& ctx, const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
           const std::vector<double>& g, Tensor& state) {
-  Tensor grad = floats(g);
-  ctx.backend().updaterStep(u, l2, iteration, param, grad, state);
+  step(ctx, u, RegularizationParams{.l2 = l2}, iteration, param, g, state);
 }
 
+// The state buffer as init() sets it up.
 Tensor stateFor(const UpdaterParams& u, int64_t n) {
-  return Tensor(Shape{n * u.stateSizePerParam()});
+  Tensor s(Shape{n * u.stateSizePerParam()});
+  s.fill(static_cast<float>(u.initialStateValue()));
+  return s;
 }
 
 // Three gradients of three parameters, different every step (and of both signs).
@@ -299,7 +306,7 @@ TEST_SUITE("nn/updaters") {
     Tensor p = floats({2.0, -4.0});
     Tensor g = floats({1.0, 1.0});
     Tensor s = stateFor(Sgd(0.1), 2);
-    ctx.backend().updaterStep(Sgd(0.1), 0.5, 0, p, g, s);
+    ctx.backend().updaterStep(Sgd(0.1), RegularizationParams{.l2 = 0.5}, 0, p, g, s);
     checkClose(g, {2.0, -1.0}, "g");
     checkClose(p, {1.8, -3.9}, "p");
   }
