@@ -554,7 +554,7 @@ TEST_SUITE("nn/updaters") {
     }
   }
 
-  TEST_CASE("updaterStep: weight decay is outside Adam's normalisation; AdaDelta's lr is 1") {
+  TEST_CASE("updaterStep: weight decay is outside Adam's normalisation, AdaDelta's lr is 1") {
     // Adam: p -= adamStep(g) + wd * lr * p_before; AdaDelta (no learning rate): + wd * p_before.
     const double wd = 0.2;
     for (const UpdaterParams& u :
