@@ -1,5 +1,6 @@
 #pragma once
 // Plain descriptions of ops, shared by every backend and by the layers that call them.
+#include <cmath>
 #include <cstdint>
 
 namespace dl4cpp {
@@ -109,6 +110,27 @@ struct RegularizationParams {
   double weightDecay = 0;          // update += weightDecay * (lr when applyLR, else 1) * param
   bool weightDecayApplyLR = true;  // lr: the updater's, 1 for one without (AdaDelta)
 };
+
+// The per-iteration constants of the Adam family's steps (t = iteration + 1), formed in double
+// as DL4J does, for every backend. Adam and AMSGrad step by lr sqrt(1 - b2^t) / (1 - b1^t) times
+// m' / (sqrt(v') + eps); AdaMax by lr / (1 - b1^t) times m' / u'; Nadam by
+// (nadamMomentumScale m' + nadamGradientScale g) / (sqrt(v') + eps).
+inline double oneMinusPower(double beta, int64_t iteration) {
+  return 1.0 - std::pow(beta, static_cast<double>(iteration + 1));
+}
+inline double adamStepSize(const UpdaterParams& u, int64_t iteration) {
+  return u.learningRate * std::sqrt(oneMinusPower(u.beta2, iteration)) /
+         oneMinusPower(u.beta1, iteration);
+}
+inline double adaMaxStepSize(const UpdaterParams& u, int64_t iteration) {
+  return u.learningRate / oneMinusPower(u.beta1, iteration);
+}
+inline double nadamMomentumScale(const UpdaterParams& u, int64_t iteration) {
+  return u.learningRate * u.beta1 / oneMinusPower(u.beta1, iteration);
+}
+inline double nadamGradientScale(const UpdaterParams& u, int64_t iteration) {
+  return u.learningRate * (1.0 - u.beta1) / oneMinusPower(u.beta1, iteration);
+}
 
 // The multiple of the parameter that weight decay adds to the update (0: none).
 inline double weightDecayFactor(const UpdaterParams& u, const RegularizationParams& r) {

@@ -5,6 +5,20 @@
 
 namespace dl4cpp {
 
+namespace detail {
+// The hyperparameters of Adam and its variants (AdaMax, Nadam, AMSGrad).
+inline UpdaterParams adamFamily(UpdaterKind kind, double learningRate, double beta1, double beta2,
+                                double epsilon) {
+  UpdaterParams u;
+  u.kind = kind;
+  u.learningRate = learningRate;
+  u.beta1 = beta1;
+  u.beta2 = beta2;
+  u.epsilon = epsilon;
+  return u;
+}
+}  // namespace detail
+
 // p -= lr * g
 struct Sgd : UpdaterParams {
   explicit Sgd(double learningRate = 1e-3) {
@@ -26,13 +40,8 @@ struct Nesterovs : UpdaterParams {
 // p -= lr sqrt(1 - b2^t) / (1 - b1^t) * m' / (sqrt(v') + eps),  t = iteration + 1
 struct Adam : UpdaterParams {
   explicit Adam(double learningRate = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
-                double epsilon = 1e-8) {
-    kind = UpdaterKind::ADAM;
-    this->learningRate = learningRate;
-    this->beta1 = beta1;
-    this->beta2 = beta2;
-    this->epsilon = epsilon;
-  }
+                double epsilon = 1e-8)
+      : UpdaterParams(detail::adamFamily(UpdaterKind::ADAM, learningRate, beta1, beta2, epsilon)) {}
 };
 
 // s' = decay s + (1-decay) g^2;  p -= lr g / (sqrt(s') + eps)
@@ -78,13 +87,9 @@ struct AdaDelta : UpdaterParams {
 // ND4J's step leaves epsilon out (the 1e-32 keeps 0/0 away); it is kept for DL4J's signature.
 struct AdaMax : UpdaterParams {
   explicit AdaMax(double learningRate = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
-                  double epsilon = 1e-8) {
-    kind = UpdaterKind::ADAMAX;
-    this->learningRate = learningRate;
-    this->beta1 = beta1;
-    this->beta2 = beta2;
-    this->epsilon = epsilon;
-  }
+                  double epsilon = 1e-8)
+      : UpdaterParams(
+            detail::adamFamily(UpdaterKind::ADAMAX, learningRate, beta1, beta2, epsilon)) {}
 };
 
 // ND4J's NadamUpdater; state = [m | v]:
@@ -92,12 +97,8 @@ struct AdaMax : UpdaterParams {
 // p -= lr (b1 m' + (1-b1) g) / (1 - b1^t) / (sqrt(v') + eps)
 struct Nadam : UpdaterParams {
   explicit Nadam(double learningRate = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
-                 double epsilon = 1e-8) {
-    kind = UpdaterKind::NADAM;
-    this->learningRate = learningRate;
-    this->beta1 = beta1;
-    this->beta2 = beta2;
-    this->epsilon = epsilon;
+                 double epsilon = 1e-8)
+      : UpdaterParams(detail::adamFamily(UpdaterKind::NADAM, learningRate, beta1, beta2, epsilon)) {
   }
 };
 
@@ -106,13 +107,9 @@ struct Nadam : UpdaterParams {
 // p -= lr sqrt(1 - b2^t) / (1 - b1^t) * m' / (sqrt(vHat') + eps)
 struct AMSGrad : UpdaterParams {
   explicit AMSGrad(double learningRate = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
-                   double epsilon = 1e-8) {
-    kind = UpdaterKind::AMSGRAD;
-    this->learningRate = learningRate;
-    this->beta1 = beta1;
-    this->beta2 = beta2;
-    this->epsilon = epsilon;
-  }
+                   double epsilon = 1e-8)
+      : UpdaterParams(
+            detail::adamFamily(UpdaterKind::AMSGRAD, learningRate, beta1, beta2, epsilon)) {}
 };
 
 }  // namespace dl4cpp

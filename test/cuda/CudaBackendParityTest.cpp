@@ -208,13 +208,8 @@ TEST_SUITE("cuda") {
     if (!cudaDevicePresent()) return;
     Backends b;
     int seed = 120;
-    for (const UpdaterParams& u : std::vector<UpdaterParams>{
-             Sgd(0.1), Nesterovs(0.05, 0.9), Adam(0.01), RmsProp(0.02), NoOp(), AdaGrad(0.05),
-             AdaDelta(), AdaMax(0.01), Nadam(0.01), AMSGrad(0.01)})
-      for (const RegularizationParams& r :
-           {RegularizationParams{}, RegularizationParams{.l2 = 1e-3},
-            RegularizationParams{.l1 = 2e-3, .l2 = 1e-3, .weightDecay = 0.05},
-            RegularizationParams{.weightDecay = 0.05, .weightDecayApplyLR = false}}) {
+    for (const UpdaterParams& u : cudatest::everyUpdater())
+      for (const RegularizationParams& r : cudatest::everyRegularization()) {
         CAPTURE(static_cast<int>(u.kind));
         CAPTURE(r.l1);
         CAPTURE(r.l2);

@@ -165,20 +165,13 @@ TEST_SUITE("parallel") {
       "ParallelWrapper: SHARED_GRADIENTS normalises the shared gradient: AMSGrad, l1, weight decay "
       "and ClipL2PerLayer = one model on concatenated minibatches") {
     auto conf = [](GradientNormalization mode) {
-      return NeuralNetConfiguration::Builder()
-          .seed(12)
-          .updater(AMSGrad(0.01))
-          .l1(1e-3)
-          .weightDecay(1e-2)
-          .gradientNormalization(mode)
-          .gradientNormalizationThreshold(0.05)
-          .list()
-          .layer(DenseLayer::Builder().nIn(6).nOut(10).activation(Activation::TANH).build())
-          .layer(OutputLayer::Builder(LossFunction::MCXENT)
-                     .nOut(3)
-                     .activation(Activation::SOFTMAX)
-                     .build())
-          .build();
+      return testutil::smallNet(NeuralNetConfiguration::Builder()
+                                    .seed(12)
+                                    .updater(AMSGrad(0.01))
+                                    .l1(1e-3)
+                                    .weightDecay(1e-2)
+                                    .gradientNormalization(mode)
+                                    .gradientNormalizationThreshold(0.05));
     };
     const auto data = testutil::batches(6, 4, 21, 3);
     MultiLayerNetwork single = initialized(conf(GradientNormalization::ClipL2PerLayer));

@@ -2,7 +2,8 @@
 // regularisation, in the order DL4J's UpdaterBlock applies them). One plain loop per updater
 // kind, which the compiler vectorises, split across the context's OpenMP threads (ParallelFor.h).
 // Every constant that depends only on the hyperparameters and the iteration is formed once, in
-// double (1.0f - 0.999f is off by 1.3e-5 relative), and rounded to float.
+// double (1.0f - 0.999f is off by 1.3e-5 relative; the step sizes by OpTypes.h's functions, as
+// the CUDA backend forms them), and rounded to float.
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 
@@ -28,9 +29,10 @@ void regularize(const UpdaterParams& u, const RegularizationParams& r, float* p,
   if (decay != 0.0f) parallelElements(n, [=](int64_t i) { p[i] -= decay * p[i]; });
 }
 
-// 1 - beta^t for t = iteration + 1: the bias corrections of the Adam family.
-double oneMinusPower(double beta, int64_t iteration) {
-  return 1.0 - std::pow(beta, static_cast<double>(iteration + 1));
+// The first and second moments of the Adam family: m' = b1 m + c1 g, v' = b2 v + c2 g^2.
+inline void updateMoments(float b1, float c1, float b2, float c2, float g, float& m, float& v) {
+  m = b1 * m + c1 * g;
+  v = b2 * v + c2 * g * g;
 }
 
 }  // namespace
@@ -65,14 +67,11 @@ void CpuBackend::updaterStep(const UpdaterParams& u, const RegularizationParams&
     }
     case UpdaterKind::ADAM: {
       // DL4J's Adam: bias correction folded into the step size; state = [m | v].
-      const float alphaT =
-          static_cast<float>(u.learningRate * std::sqrt(oneMinusPower(u.beta2, iteration)) /
-                             oneMinusPower(u.beta1, iteration));
+      const float alphaT = static_cast<float>(adamStepSize(u, iteration));
       float* m = s;
       float* v = s + n;
       parallelElements(n, [=](int64_t i) {
-        m[i] = b1 * m[i] + c1 * g[i];
-        v[i] = b2 * v[i] + c2 * g[i] * g[i];
+        updateMoments(b1, c1, b2, c2, g[i], m[i], v[i]);
         p[i] -= alphaT * m[i] / (std::sqrt(v[i]) + eps);
       });
       return;
@@ -108,7 +107,7 @@ void CpuBackend::updaterStep(const UpdaterParams& u, const RegularizationParams&
     }
     case UpdaterKind::ADAMAX: {
       // ND4J's AdaMax; state = [m | u]. The 1e-32 is ND4J's guard against 0 / 0.
-      const float alphaT = static_cast<float>(u.learningRate / oneMinusPower(u.beta1, iteration));
+      const float alphaT = static_cast<float>(adaMaxStepSize(u, iteration));
       float* m = s;
       float* w = s + n;
       parallelElements(n, [=](int64_t i) {
@@ -121,29 +120,24 @@ void CpuBackend::updaterStep(const UpdaterParams& u, const RegularizationParams&
     }
     case UpdaterKind::NADAM: {
       // ND4J's Nadam; state = [m | v]. Step: lr (b1 m' + (1-b1) g) / (1 - b1^t) / (sqrt(v') + eps).
-      const double correction = oneMinusPower(u.beta1, iteration);
-      const float am = static_cast<float>(u.learningRate * u.beta1 / correction);
-      const float ag = static_cast<float>(u.learningRate * (1.0 - u.beta1) / correction);
+      const float am = static_cast<float>(nadamMomentumScale(u, iteration));
+      const float ag = static_cast<float>(nadamGradientScale(u, iteration));
       float* m = s;
       float* v = s + n;
       parallelElements(n, [=](int64_t i) {
-        m[i] = b1 * m[i] + c1 * g[i];
-        v[i] = b2 * v[i] + c2 * g[i] * g[i];
+        updateMoments(b1, c1, b2, c2, g[i], m[i], v[i]);
         p[i] -= (am * m[i] + ag * g[i]) / (std::sqrt(v[i]) + eps);
       });
       return;
     }
     case UpdaterKind::AMSGRAD: {
       // ND4J's AMSGrad; state = [m | v | vHat], Adam's step with vHat = max(vHat, v') for v'.
-      const float alphaT =
-          static_cast<float>(u.learningRate * std::sqrt(oneMinusPower(u.beta2, iteration)) /
-                             oneMinusPower(u.beta1, iteration));
+      const float alphaT = static_cast<float>(adamStepSize(u, iteration));
       float* m = s;
       float* v = s + n;
       float* vHat = s + 2 * n;
       parallelElements(n, [=](int64_t i) {
-        m[i] = b1 * m[i] + c1 * g[i];
-        v[i] = b2 * v[i] + c2 * g[i] * g[i];
+        updateMoments(b1, c1, b2, c2, g[i], m[i], v[i]);
         vHat[i] = vHat[i] < v[i] ? v[i] : vHat[i];
         p[i] -= alphaT * m[i] / (std::sqrt(vHat[i]) + eps);
       });

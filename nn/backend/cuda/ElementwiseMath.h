@@ -120,7 +120,7 @@ struct UpdaterArgs {
   float l1, l2, decay;           // regularisation: decay is weightDecayFactor()
   float mu;                      // Nesterovs
   float b1, b2, c1, c2, alphaT;  // Adam family (alphaT: AdaMax's and AMSGrad's too)
-  float nadamM, nadamG;          // Nadam: the step is (nadamM m' + nadamG g) / (sqrt(v') + eps)
+  float nadamM, nadamG;          // Nadam's nadamMomentumScale, nadamGradientScale
   float rho, c;                  // RmsProp, AdaDelta
   float eps;
 };
@@ -139,20 +139,17 @@ inline UpdaterArgs updaterArgs(const UpdaterParams& u, const RegularizationParam
   // 1 - beta in double, as on the CPU: 1.0f - 0.999f is off by 1.3e-5 relative.
   a.c1 = static_cast<float>(1.0 - u.beta1);
   a.c2 = static_cast<float>(1.0 - u.beta2);
-  const double t = static_cast<double>(iteration + 1);
-  const double correction1 = 1.0 - std::pow(u.beta1, t);
   switch (u.kind) {
     case UpdaterKind::ADAM:  // DL4J's Adam: bias correction folded into the step size
     case UpdaterKind::AMSGRAD:
-      a.alphaT =
-          static_cast<float>(u.learningRate * std::sqrt(1.0 - std::pow(u.beta2, t)) / correction1);
+      a.alphaT = static_cast<float>(adamStepSize(u, iteration));
       break;
     case UpdaterKind::ADAMAX:
-      a.alphaT = static_cast<float>(u.learningRate / correction1);
+      a.alphaT = static_cast<float>(adaMaxStepSize(u, iteration));
       break;
     case UpdaterKind::NADAM:
-      a.nadamM = static_cast<float>(u.learningRate * u.beta1 / correction1);
-      a.nadamG = static_cast<float>(u.learningRate * (1.0 - u.beta1) / correction1);
+      a.nadamM = static_cast<float>(nadamMomentumScale(u, iteration));
+      a.nadamG = static_cast<float>(nadamGradientScale(u, iteration));
       break;
     default:
       break;
@@ -162,6 +159,12 @@ inline UpdaterArgs updaterArgs(const UpdaterParams& u, const RegularizationParam
   a.c = static_cast<float>(1.0 - rho);
   a.eps = static_cast<float>(u.epsilon);
   return a;
+}
+
+// The first and second moments of the Adam family: m' = b1 m + c1 g, v' = b2 v + c2 g^2.
+DL4CPP_HOST_DEVICE inline void updateMoments(const UpdaterArgs& a, float g, float& m, float& v) {
+  m = a.b1 * m + a.c1 * g;
+  v = a.b2 * v + a.c2 * g * g;
 }
 
 // Element i of one updater step over a segment of n parameters (state: n floats per state slot,
@@ -191,8 +194,7 @@ DL4CPP_HOST_DEVICE inline void updaterElement(const UpdaterArgs& a, float* p, fl
     case UpdaterKind::ADAM: {
       float* m = s;
       float* v = s + n;
-      m[i] = a.b1 * m[i] + a.c1 * gi;
-      v[i] = a.b2 * v[i] + a.c2 * gi * gi;
+      updateMoments(a, gi, m[i], v[i]);
       p[i] -= a.alphaT * m[i] / (sqrtf(v[i]) + a.eps);
       break;
     }
@@ -225,8 +227,7 @@ DL4CPP_HOST_DEVICE inline void updaterElement(const UpdaterArgs& a, float* p, fl
     case UpdaterKind::NADAM: {
       float* m = s;
       float* v = s + n;
-      m[i] = a.b1 * m[i] + a.c1 * gi;
-      v[i] = a.b2 * v[i] + a.c2 * gi * gi;
+      updateMoments(a, gi, m[i], v[i]);
       p[i] -= (a.nadamM * m[i] + a.nadamG * gi) / (sqrtf(v[i]) + a.eps);
       break;
     }
@@ -234,8 +235,7 @@ DL4CPP_HOST_DEVICE inline void updaterElement(const UpdaterArgs& a, float* p, fl
       float* m = s;
       float* v = s + n;
       float* vHat = s + 2 * n;
-      m[i] = a.b1 * m[i] + a.c1 * gi;
-      v[i] = a.b2 * v[i] + a.c2 * gi * gi;
+      updateMoments(a, gi, m[i], v[i]);
       vHat[i] = vHat[i] < v[i] ? v[i] : vHat[i];
       p[i] -= a.alphaT * m[i] / (sqrtf(vHat[i]) + a.eps);
       break;

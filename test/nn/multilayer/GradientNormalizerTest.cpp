@@ -11,34 +11,35 @@
 #include <optional>
 #include <vector>
 
+#include "nn/multilayer/OneStepTestUtil.h"
+
 using namespace dl4cpp;
+using namespace testutil;
 
 namespace {
 
 constexpr double kLr = 0.1, kL2 = 0.2;
 
-// Dense 3 -> 2 (tanh), output 2 -> 2 (identity, MSE), Sgd, l2 on the weights. Flat layout: layer 0
-// W [0, 6), b [6, 8); layer 1 W [8, 12), b [12, 14).
-MultiLayerConfiguration tinyNet(GradientNormalization mode, double threshold,
-                                std::optional<GradientNormalization> outputMode = std::nullopt) {
-  auto output = OutputLayer::Builder(LossFunction::MSE).nOut(2).activation(Activation::IDENTITY);
+// tinyNet() with Sgd, l2 on the weights and `mode` network-wide (the output layer's own mode when
+// given).
+MultiLayerConfiguration normalizedNet(
+    GradientNormalization mode, double threshold,
+    std::optional<GradientNormalization> outputMode = std::nullopt) {
+  OutputLayer::Builder output = tinyOutput();
   if (outputMode) output.gradientNormalization(*outputMode);
-  return NeuralNetConfiguration::Builder()
-      .seed(9)
-      .updater(Sgd(kLr))
-      .l2(kL2)
-      .biasInit(0.1)
-      .gradientNormalization(mode)
-      .gradientNormalizationThreshold(threshold)
-      .list()
-      .layer(DenseLayer::Builder().nIn(3).nOut(2).activation(Activation::TANH).build())
-      .layer(output.build())
-      .build();
+  return tinyNet(NeuralNetConfiguration::Builder()
+                     .seed(9)
+                     .updater(Sgd(kLr))
+                     .l2(kL2)
+                     .biasInit(0.1)
+                     .gradientNormalization(mode)
+                     .gradientNormalizationThreshold(threshold),
+                 output.build());
 }
 
-DataSet tinyData() {
-  return {Tensor::fromVector({2, 3}, {0.5f, -1, 0.25f, 1, 0.5f, -0.5f}),
-          Tensor::fromVector({2, 2}, {3, -2, -1, 4})};
+OneStep fitNormalized(GradientNormalization mode, double threshold,
+                      std::optional<GradientNormalization> outputMode = std::nullopt) {
+  return fitOnce(normalizedNet(mode, threshold, outputMode), tinyBatch({3, -2, -1, 4}));
 }
 
 struct Range {
@@ -80,28 +81,8 @@ std::vector<double> normalized(std::vector<double> g, GradientNormalization mode
   return g;
 }
 
-struct Step {
-  std::vector<double> before, gradient, after;
-};
-
-// One fit() of `conf` on tinyData(): the parameters before and after, and the raw gradient.
-Step fitOnce(const MultiLayerConfiguration& conf) {
-  MultiLayerNetwork model(conf);
-  model.init();
-  Step s;
-  const std::vector<float> before = model.params().toVector();
-  model.computeGradientAndScore(tinyData());
-  const std::vector<float> g = model.gradient().toVector();
-  model.fit(tinyData());
-  const std::vector<float> after = model.params().toVector();
-  s.before.assign(before.begin(), before.end());
-  s.gradient.assign(g.begin(), g.end());
-  s.after.assign(after.begin(), after.end());
-  return s;
-}
-
 // Sgd with l2 on the weights, the l2 term added after normalisation.
-void checkStep(const Step& s, const std::vector<double>& g) {
+void checkStep(const OneStep& s, const std::vector<double>& g) {
   for (size_t i = 0; i < s.after.size(); ++i) {
     INFO("parameter " << i);
     const double expected = s.before[i] - kLr * (g[i] + (isWeight(i) ? kL2 * s.before[i] : 0.0));
@@ -113,7 +94,7 @@ void checkStep(const Step& s, const std::vector<double>& g) {
 
 TEST_SUITE("nn/multilayer") {
   TEST_CASE("GradientNormalization: DL4J's threshold default is 1.0, the mode's None") {
-    const MultiLayerConfiguration conf = tinyNet(GradientNormalization::None, 1.0);
+    const MultiLayerConfiguration conf = normalizedNet(GradientNormalization::None, 1.0);
     const LayerDefaults d;
     CHECK((d.gradientNormalization == GradientNormalization::None));
     CHECK(d.gradientNormalizationThreshold == 1.0);
@@ -121,7 +102,7 @@ TEST_SUITE("nn/multilayer") {
   }
 
   TEST_CASE("GradientNormalization: every mode, before l2 and the updater, as DL4J's preApply") {
-    const Step raw = fitOnce(tinyNet(GradientNormalization::None, 1.0));
+    const OneStep raw = fitNormalized(GradientNormalization::None, 1.0);
     checkStep(raw, raw.gradient);
     // Thresholds between the smallest and the largest of what each mode compares, so that it
     // clips some and leaves others.
@@ -145,7 +126,7 @@ TEST_SUITE("nn/multilayer") {
                    Case{GradientNormalization::ClipL2PerParamType, between(paramNorms)}}) {
       INFO("mode " << toString(c.mode));
       CAPTURE(c.threshold);
-      const Step s = fitOnce(tinyNet(c.mode, c.threshold));
+      const OneStep s = fitNormalized(c.mode, c.threshold);
       CHECK(s.before == raw.before);
       CHECK(s.gradient == raw.gradient);
       const std::vector<double> g = normalized(raw.gradient, c.mode, c.threshold);
@@ -155,10 +136,10 @@ TEST_SUITE("nn/multilayer") {
   }
 
   TEST_CASE("GradientNormalization: a layer's own mode overrides the network's") {
-    const Step raw = fitOnce(tinyNet(GradientNormalization::None, 1.0));
+    const OneStep raw = fitNormalized(GradientNormalization::None, 1.0);
     const double t = 1e-3;  // below every gradient's magnitude: every element is clipped
-    const Step s = fitOnce(tinyNet(GradientNormalization::ClipElementWiseAbsoluteValue, t,
-                                   GradientNormalization::None));
+    const OneStep s = fitNormalized(GradientNormalization::ClipElementWiseAbsoluteValue, t,
+                                    GradientNormalization::None);
     std::vector<double> g =
         normalized(raw.gradient, GradientNormalization::ClipElementWiseAbsoluteValue, t);
     for (size_t i = 8; i < 14; ++i) g[i] = raw.gradient[i];  // the output layer: as computed
