@@ -87,10 +87,8 @@ void checkUpdater(const std::string& where, const char* field, const UpdaterPara
 
 void Layer::validateCommon(int index) const {
   const std::string at = where(index);
-  if (!(*l2 >= 0))
-    throw ConfigError(where(index) + ": l2 must be >= 0, got " + std::to_string(*l2));
-  if (!(*l2Bias >= 0))
-    throw ConfigError(where(index) + ": l2Bias must be >= 0, got " + std::to_string(*l2Bias));
+  require(nonNegative(*l2), at, "l2", "finite and >= 0", *l2);
+  require(nonNegative(*l2Bias), at, "l2Bias", "finite and >= 0", *l2Bias);
   require(nonNegative(*l1), at, "l1", "finite and >= 0", *l1);
   require(nonNegative(*l1Bias), at, "l1Bias", "finite and >= 0", *l1Bias);
   require(nonNegative(weightDecay->coeff), at, "weightDecay coefficient", "finite and >= 0",

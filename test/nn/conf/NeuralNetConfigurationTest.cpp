@@ -328,6 +328,8 @@ TEST_SUITE("nn/conf") {
     expectConfigError(withOutput(out().l1Bias(-2).build()), "layer 1", "l1Bias", "-2");
     expectConfigError(withOutput(out().l1(std::numeric_limits<double>::infinity()).build()),
                       "layer 1", "l1", "finite", "inf");
+    expectConfigError(withOutput(out().l2(std::numeric_limits<double>::infinity()).build()),
+                      "layer 1", "l2 must be finite", "inf");
     expectConfigError(withOutput(out().weightDecay(-0.25).build()), "layer 1",
                       "weightDecay coefficient", "-0.25");
     expectConfigError(withOutput(out().weightDecayBias(-1, false).build()), "layer 1",
