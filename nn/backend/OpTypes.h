@@ -79,13 +79,11 @@ struct UpdaterParams {
       case UpdaterKind::NOOP:
         return 0;
       case UpdaterKind::ADAGRAD:
-        return 1;  // sum of g^2
-      case UpdaterKind::ADADELTA:
-        return 2;  // running mean of g^2, then of update^2
-      case UpdaterKind::ADAMAX:
-        return 2;  // m, then u (the decayed infinity norm)
-      case UpdaterKind::NADAM:
-        return 2;  // m, then v
+        return 1;                  // sum of g^2
+      case UpdaterKind::ADADELTA:  // running mean of g^2, then of update^2
+      case UpdaterKind::ADAMAX:    // m, then u (the decayed infinity norm)
+      case UpdaterKind::NADAM:     // m, then v
+        return 2;
       case UpdaterKind::AMSGRAD:
         return 3;  // m, v, then vHat (the running maximum of v)
     }

@@ -30,11 +30,11 @@ class GradientNormalizer {
  private:
   // One gradient normalised as a whole: a layer's, or one parameter's (the PerParamType modes).
   struct Group {
-    int layer;
-    GradientNormalization mode;
-    double threshold;
+    int layer = 0;
+    GradientNormalization mode = GradientNormalization::None;
+    double threshold = 0;
     Tensor gradient;
-    int normIndex;  // into norms_, or -1 (ClipElementWiseAbsoluteValue needs no norm)
+    int normIndex = -1;  // into norms_, or -1 (ClipElementWiseAbsoluteValue needs no norm)
   };
   std::vector<Group> groups_;
   std::vector<Tensor> normed_;  // the gradients whose L2 norm the step needs
