@@ -111,11 +111,12 @@ class Backend {
 
   // --- Flat-buffer ops (parameters, gradients, updater state)
   // ------------------------------------- One updater step over a contiguous segment: first grad +=
-  // l2 * param (when l2 != 0), then the updater turns grad into an update using `state`
-  // (stateSizePerParam() * numel floats, laid out as consecutive blocks of numel), then param -=
-  // update. `iteration` counts from 0.
-  virtual void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
-                           Tensor& grad, Tensor& state) = 0;
+  // l1 * sign(param) + l2 * param (when either is nonzero), then the updater turns grad into an
+  // update using `state` (stateSizePerParam() * numel floats, laid out as consecutive blocks of
+  // numel), weight decay adds weightDecayFactor(u, r) * param to it, then param -= update.
+  // NOOP changes only grad. `iteration` counts from 0.
+  virtual void updaterStep(const UpdaterParams& u, const RegularizationParams& r, int64_t iteration,
+                           Tensor& param, Tensor& grad, Tensor& state) = 0;
   // average = decay * average + (1 - decay) * value (running statistics).
   virtual void movingAverage(Tensor& average, const Tensor& value, float decay) = 0;
   // Inverted dropout's mask: mask[i] = 1 / p where element i is kept, else 0; element i is kept
@@ -166,6 +167,16 @@ class Backend {
   virtual void zeroPaddingBackward(const Tensor& dy, Tensor& dx, const Padding2d& p) = 0;
   // dst = src (equal element counts), queued like any op (a Tensor::copyFrom waits for the device).
   virtual void copy(const Tensor& src, Tensor& dst) = 0;
+  // --- Regularisation and gradient normalisation ------------------------------------------------
+  // Sum of absolute values (for the l1 term of the score).
+  virtual double sumOfAbsolutes(const Tensor& x) = 0;
+  // out[i] = sumOfAbsolutes(xs[i]) for i < count; a GPU backend waits for the device once.
+  virtual void sumsOfAbsolutes(const Tensor* xs, int64_t count, double* out) {
+    for (int64_t i = 0; i < count; ++i) out[i] = sumOfAbsolutes(xs[i]);
+  }
+  // y = min(max(y, -threshold), threshold), NaN staying NaN (DL4J's
+  // GradientNormalization.ClipElementWiseAbsoluteValue).
+  virtual void clipByValue(Tensor& y, float threshold) = 0;
 };
 
 // Creates the backend for `device` (defined in Backend.cpp: the one place that picks it).

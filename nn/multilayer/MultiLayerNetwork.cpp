@@ -73,6 +73,7 @@ void MultiLayerNetwork::init() {
   layers_ = std::move(layers);
   lossOutput_ = lossOutput;
   segments_.clear();
+  normalizer_ = GradientNormalizer();
   stateLayout_.clear();
   params_ = std::move(params);
   gradients_ = std::move(gradients);
@@ -85,17 +86,21 @@ void MultiLayerNetwork::init() {
   int64_t offset = 0, stateOffset = 0, layerStateOffset = 0;
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Layer& layerConf = *conf_.layers[i];
+    const int64_t layerOffset = offset;
     std::vector<Tensor> params, grads;
     for (const auto& spec : specs[i]) {
       ParamSegment seg;
       seg.isBias = spec.isBias;
       seg.layer = static_cast<int>(i);
       seg.updater = spec.isBias ? layerConf.resolvedBiasUpdater() : *layerConf.updater;
-      seg.l2 = !spec.regularized ? 0 : spec.isBias ? *layerConf.l2Bias : *layerConf.l2;
+      // A parameter DL4J never regularises takes no l1, l2 or weight decay.
+      seg.regularization =
+          spec.regularized ? layerConf.resolvedRegularization(spec.isBias) : RegularizationParams{};
       seg.param = params_.view(offset, spec.shape);
       seg.grad = gradients_.view(offset, spec.shape);
       const int64_t stateSize = spec.shape.numel() * seg.updater.stateSizePerParam();
       seg.state = updaterState_.view(stateOffset, Shape{stateSize});
+      seg.state.fill(static_cast<float>(seg.updater.initialStateValue()));
       offset += spec.shape.numel();
       stateOffset += stateSize;
       if (spec.weightInit)
@@ -107,6 +112,11 @@ void MultiLayerNetwork::init() {
       segments_.push_back(seg);
     }
     layers_[i]->bindParams(params, grads);
+    // The layer's parameters lie side by side: its whole gradient is one view.
+    if (!grads.empty())
+      normalizer_.addLayer(static_cast<int>(i), *layerConf.gradientNormalization,
+                           *layerConf.gradientNormalizationThreshold, grads,
+                           gradients_.view(layerOffset, Shape{offset - layerOffset}));
     std::vector<Tensor> state;
     for (const auto& spec : stateSpecs[i]) {
       state.push_back(layerState_.view(layerStateOffset, spec.shape));
@@ -122,10 +132,15 @@ void MultiLayerNetwork::init() {
     layers_[i]->bindState(state);
   }
   normTensors_.clear();
-  for (const auto& seg : segments_)
-    if (seg.l2 != 0) normTensors_.push_back(seg.param);
+  absoluteTensors_.clear();
+  for (const auto& seg : segments_) {
+    if (seg.regularization.l2 != 0 || seg.regularization.weightDecay != 0)
+      normTensors_.push_back(seg.param);
+    if (seg.regularization.l1 != 0) absoluteTensors_.push_back(seg.param);
+  }
   normTensors_.push_back(gradients_);
   norms_.assign(normTensors_.size(), 0.0);
+  absolutes_.assign(absoluteTensors_.size(), 0.0);
 
   capacity_ = 0;
   const size_t n = layers_.size();
@@ -254,35 +269,50 @@ double MultiLayerNetwork::computeGradientAndScore(const DataSet& batch, bool wan
 void MultiLayerNetwork::applyUpdate() {
   requireInit("applyUpdate");
   context_->bindToCurrentThread();
+  normalizer_.apply(context_->backend(), context_->profiler());
   for (auto& seg : segments_) {
     profileLayer(seg.layer);
-    context_->backend().updaterStep(seg.updater, seg.l2, iteration_, seg.param, seg.grad,
-                                    seg.state);
+    context_->backend().updaterStep(seg.updater, seg.regularization, iteration_, seg.param,
+                                    seg.grad, seg.state);
   }
+}
+
+double MultiLayerNetwork::regularizationFromNorms() const {
+  double sum = 0;
+  size_t squares = 0, absolutes = 0;
+  for (const auto& seg : segments_) {
+    const RegularizationParams& r = seg.regularization;
+    if (r.l2 != 0 || r.weightDecay != 0) sum += 0.5 * (r.l2 + r.weightDecay) * norms_[squares++];
+    if (r.l1 != 0) sum += r.l1 * absolutes_[absolutes++];
+  }
+  return sum;
 }
 
 double MultiLayerNetwork::calcRegularizationScore() {
   // Ops only ever run under this network's thread budget, whichever thread asks.
   context_->bindToCurrentThread();
   profileLayer(LayerProfiler::kNetwork);
-  double sum = 0;
-  for (auto& seg : segments_)
-    if (seg.l2 != 0) sum += 0.5 * seg.l2 * context_->backend().sumOfSquares(seg.param);
-  return sum;
+  Backend& backend = context_->backend();
+  // The parameters' sums (normTensors_ ends with the gradient, which the score does not need).
+  backend.sumsOfSquares(normTensors_.data(), static_cast<int64_t>(normTensors_.size()) - 1,
+                        norms_.data());
+  backend.sumsOfAbsolutes(absoluteTensors_.data(), static_cast<int64_t>(absoluteTensors_.size()),
+                          absolutes_.data());
+  return regularizationFromNorms();
 }
 
 void MultiLayerNetwork::fit(const DataSet& batch) {
   const double loss = computeGradientAndScore(batch);
-  // The l2 term (as calcRegularizationScore(), same order) and the gradient's sum of squares,
-  // in one call.
+  // The regularisation terms (as calcRegularizationScore()) and the gradient's sum of squares,
+  // in one call (and one more for the l1 terms, when there are any).
   profileLayer(LayerProfiler::kNetwork);
-  context_->backend().sumsOfSquares(normTensors_.data(), static_cast<int64_t>(normTensors_.size()),
-                                    norms_.data());
-  double regularization = 0;
-  size_t next = 0;
-  for (const auto& seg : segments_)
-    if (seg.l2 != 0) regularization += 0.5 * seg.l2 * norms_[next++];
-  const double score = loss + regularization;
+  Backend& backend = context_->backend();
+  backend.sumsOfSquares(normTensors_.data(), static_cast<int64_t>(normTensors_.size()),
+                        norms_.data());
+  if (!absoluteTensors_.empty())
+    backend.sumsOfAbsolutes(absoluteTensors_.data(), static_cast<int64_t>(absoluteTensors_.size()),
+                            absolutes_.data());
+  const double score = loss + regularizationFromNorms();
   // A finite score does not imply finite gradients (an Inf input saturating TANH), so both are
   // checked before anything is written to the parameters.
   const bool finiteGradient = std::isfinite(norms_.back());

@@ -122,10 +122,9 @@ double ProfilingBackend::lossScore(LossKind loss, const Tensor& y, const Tensor&
   return timed(ProfilePhase::LOSS, 0, [&] { return inner_.lossScore(loss, y, labels); });
 }
 
-void ProfilingBackend::updaterStep(const UpdaterParams& u, double l2, int64_t iteration,
-                                   Tensor& param, Tensor& grad, Tensor& state) {
-  timed(ProfilePhase::UPDATER, 0,
-        [&] { inner_.updaterStep(u, l2, iteration, param, grad, state); });
+void ProfilingBackend::updaterStep(const UpdaterParams& u, const RegularizationParams& r,
+                                   int64_t iteration, Tensor& param, Tensor& grad, Tensor& state) {
+  timed(ProfilePhase::UPDATER, 0, [&] { inner_.updaterStep(u, r, iteration, param, grad, state); });
 }
 
 void ProfilingBackend::batchNormForwardTraining(const Tensor& x, const Tensor& gamma,
@@ -211,6 +210,18 @@ void ProfilingBackend::zeroPaddingBackward(const Tensor& dy, Tensor& dx, const P
 
 void ProfilingBackend::copy(const Tensor& src, Tensor& dst) {
   timed(ProfilePhase::OTHER, 0, [&] { inner_.copy(src, dst); });
+}
+
+double ProfilingBackend::sumOfAbsolutes(const Tensor& x) {
+  return timed(ProfilePhase::OTHER, 0, [&] { return inner_.sumOfAbsolutes(x); });
+}
+
+void ProfilingBackend::sumsOfAbsolutes(const Tensor* xs, int64_t count, double* out) {
+  timed(ProfilePhase::OTHER, 0, [&] { inner_.sumsOfAbsolutes(xs, count, out); });
+}
+
+void ProfilingBackend::clipByValue(Tensor& y, float threshold) {
+  timed(ProfilePhase::OTHER, 0, [&] { inner_.clipByValue(y, threshold); });
 }
 
 }  // namespace dl4cpp

@@ -44,6 +44,21 @@ inline dl4cpp::Tensor randomTensor(const dl4cpp::Shape& shape, uint64_t seed, do
   return t;
 }
 
+// Every updater, with hyperparameters that move parameters visibly in a few steps.
+inline std::vector<dl4cpp::UpdaterParams> everyUpdater() {
+  using namespace dl4cpp;
+  return {Sgd(0.1),      Nesterovs(0.05, 0.9), Adam(0.01),   RmsProp(0.02), NoOp(),
+          AdaGrad(0.05), AdaDelta(),           AdaMax(0.01), Nadam(0.01),   AMSGrad(0.01)};
+}
+
+// None, l2 alone, l1 + l2 + weight decay, and weight decay without the learning rate.
+inline std::vector<dl4cpp::RegularizationParams> everyRegularization() {
+  using dl4cpp::RegularizationParams;
+  return {RegularizationParams{}, RegularizationParams{.l2 = 1e-3},
+          RegularizationParams{.l1 = 2e-3, .l2 = 1e-3, .weightDecay = 0.05},
+          RegularizationParams{.weightDecay = 0.05, .weightDecayApplyLR = false}};
+}
+
 // One-hot rows (n, k).
 inline dl4cpp::Tensor oneHot(int64_t n, int64_t k, uint64_t seed) {
   dl4cpp::Random random(seed);

@@ -54,11 +54,11 @@ class CpuBackend final : public Backend {
   double lossForwardBackward(LossKind loss, ActivationKind activation, float alpha, const Tensor& y,
                              const Tensor& labels, Tensor& dz) override;
   double lossScore(LossKind loss, const Tensor& y, const Tensor& labels) override;
-  void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
-                   Tensor& grad, Tensor& state) override;
   void movingAverage(Tensor& average, const Tensor& value, float decay) override;
   void dropoutMask(uint64_t seed, float retainProbability, Tensor& mask) override;
   void multiply(const Tensor& x, const Tensor& y, Tensor& z) override;
+  void updaterStep(const UpdaterParams& u, const RegularizationParams& r, int64_t iteration,
+                   Tensor& param, Tensor& grad, Tensor& state) override;
   void scale(Tensor& y, float a) override;
   double sumOfSquares(const Tensor& x) override;
   void stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,
@@ -73,6 +73,8 @@ class CpuBackend final : public Backend {
   void zeroPaddingForward(const Tensor& x, Tensor& y, const Padding2d& p) override;
   void zeroPaddingBackward(const Tensor& dy, Tensor& dx, const Padding2d& p) override;
   void copy(const Tensor& src, Tensor& dst) override;
+  double sumOfAbsolutes(const Tensor& x) override;
+  void clipByValue(Tensor& y, float threshold) override;
 
   // A convolution feeding MAX pooling, the kernels of the fused step (ConvolutionPoolingStep.h):
   // pooled = maxpool(conv(x, w) + b), with the arg-max in `workspace` when training, the same

@@ -59,6 +59,31 @@ void writeSeeds() {
                .setInputType(InputType::convolutionalFlat(6, 6, 1))
                .build()),
        "seed-padding-lrn-global-pooling-loss-layer.dl4cpp", true);
+  MultiLayerNetwork regularized(
+      NeuralNetConfiguration::Builder()
+          .seed(5)
+          .updater(AMSGrad(0.01))
+          .biasUpdater(AdaDelta())
+          .l1(1e-3)
+          .weightDecay(1e-2, false)
+          .gradientNormalization(GradientNormalization::ClipL2PerParamType)
+          .list()
+          .layer(DenseLayer::Builder()
+                     .nOut(4)
+                     .updater(AdaGrad(0.1))
+                     .l1Bias(1e-3)
+                     .weightDecayBias(1e-3)
+                     .gradientNormalization(GradientNormalization::ClipElementWiseAbsoluteValue)
+                     .gradientNormalizationThreshold(0.5)
+                     .build())
+          .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                     .nOut(3)
+                     .activation(Activation::SOFTMAX)
+                     .updater(Nadam(0.01))
+                     .build())
+          .setInputType(InputType::convolutionalFlat(6, 6, 1))
+          .build());
+  save(std::move(regularized), "seed-dense-amsgrad-l1-weight-decay-clipping.dl4cpp", true);
 }
 
 }  // namespace
