@@ -137,8 +137,8 @@ DataSet RecordReaderDataSetIterator::next() {
   for (; n < batch_ && reader_.hasNext(); ++n) convert(reader_.next(), features, labels);
   readThisEpoch_ += n;
   if (!hasNext()) totalExamples_ = readThisEpoch_;
-  return DataSet(Tensor::fromVector(Shape{n, inputColumns()}, features),
-                 Tensor::fromVector(Shape{n, totalOutcomes()}, labels));
+  return preProcessed(DataSet(Tensor::fromVector(Shape{n, inputColumns()}, features),
+                              Tensor::fromVector(Shape{n, totalOutcomes()}, labels)));
 }
 
 void RecordReaderDataSetIterator::reset() {
