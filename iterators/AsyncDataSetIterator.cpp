@@ -237,7 +237,7 @@ DataSet AsyncDataSetIterator::next() {
     std::rethrow_exception(impl_->failure);
   }
   impl_->epoch->freeSlots.signal();  // the batch leaves the wrapper: one more may be prefetched
-  return std::move(item.data);
+  return preProcessed(std::move(item.data));
 }
 
 void AsyncDataSetIterator::reset() {

@@ -14,6 +14,7 @@
 //    source.next() again. A slot is freed when next() hands a batch to the caller.
 //  - Order. Batches come out exactly as the source produces them, same order, same contents
 //    (they are moved, not copied), including the last, partial batch of an epoch.
+//    A pre-processor set on the wrapper itself is applied on the consumer's thread, in next().
 //  - Lazy start. The producer thread is started by the first hasNext()/next() after construction
 //    or after reset(), never by the constructor, so constructing the wrapper and resetting it
 //    touch the source on the caller's thread only. It ends by itself after it has seen

@@ -11,13 +11,18 @@
 //  - asyncSupported() says whether the iterator may be driven from a background prefetch thread
 //    (AsyncDataSetIterator). It is still used by one thread at a time: implementations need not
 //    be thread-safe.
+//  - setPreProcessor(p): every batch next() returns has been through p->preProcess() (DL4J's
+//    DataSetIterator.setPreProcessor; a normalizer, say). Null removes it.
 //  - The DataSets returned own or share storage that the iterator no longer writes to, so a
 //    caller may keep a batch after calling next() again.
 #include <dl4cpp/iterators/DataSet.h>
+#include <dl4cpp/iterators/DataSetPreProcessor.h>
 #include <dl4cpp/nn/Error.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 
 namespace dl4cpp {
 
@@ -40,10 +45,23 @@ class DataSetIterator {
   // Examples per epoch, or -1 when unknown.
   virtual int64_t totalExamples() const { return -1; }
 
+  void setPreProcessor(std::shared_ptr<const DataSetPreProcessor> preProcessor) {
+    preProcessor_ = std::move(preProcessor);
+  }
+  const std::shared_ptr<const DataSetPreProcessor>& getPreProcessor() const {
+    return preProcessor_;
+  }
+
  protected:
   DataSetIterator() = default;
   DataSetIterator(const DataSetIterator&) = default;
   DataSetIterator& operator=(const DataSetIterator&) = default;
+
+  // For implementations: `batch` after the pre-processor, if one is set; next() returns this.
+  DataSet preProcessed(DataSet batch) const {
+    if (preProcessor_) preProcessor_->preProcess(batch);
+    return batch;
+  }
 
   // For implementations: the error next() throws when the epoch is exhausted.
   [[noreturn]] static void throwNoNext(const std::string& iterator) {
@@ -51,6 +69,9 @@ class DataSetIterator {
                     "::next(): no batch left in this epoch (hasNext() is false); call "
                     "reset() to start a new epoch");
   }
+
+ private:
+  std::shared_ptr<const DataSetPreProcessor> preProcessor_;
 };
 
 // For trainers, at the start of an epoch: resets `iterator` when it is exhausted (and can be

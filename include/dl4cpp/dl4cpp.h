@@ -17,6 +17,11 @@
 #include <dl4cpp/nn/conf/layers/DropoutLayer.h>
 #include <dl4cpp/nn/conf/layers/OutputLayer.h>
 #include <dl4cpp/nn/conf/layers/SubsamplingLayer.h>
+// Global pooling, local response normalisation, zero padding and the loss layer.
+#include <dl4cpp/nn/conf/layers/GlobalPoolingLayer.h>
+#include <dl4cpp/nn/conf/layers/LocalResponseNormalization.h>
+#include <dl4cpp/nn/conf/layers/LossLayer.h>
+#include <dl4cpp/nn/conf/layers/ZeroPaddingLayer.h>
 #include <dl4cpp/nn/eval/Evaluation.h>
 #include <dl4cpp/nn/gradientcheck/GradientCheckUtil.h>
 #include <dl4cpp/nn/listeners/ProgressListener.h>

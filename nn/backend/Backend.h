@@ -43,7 +43,8 @@ class Backend {
                                           const WindowGeometry& g) = 0;
 
   // --- Pooling -----------------------------------------------------------------------------------
-  // x (N, C, H, W) -> y (N, C, outH, outW). AVG divides by the window area excluding padding
+  // x (N, C, H, W) -> y (N, C, outH, outW); kind is MAX or AVG (SubsamplingLayer refuses the
+  // others). AVG divides by the window area excluding padding
   // (DL4J's default). `workspace` is the calling layer's private scratch: training-mode MAX
   // records its arg-max there for poolingBackward (the backend sizes it; it stays with the layer
   // so two layers of equal shape never share one).
@@ -113,11 +114,12 @@ class Backend {
 
   // --- Flat-buffer ops (parameters, gradients, updater state)
   // ------------------------------------- One updater step over a contiguous segment: first grad +=
-  // l2 * param (when l2 != 0), then the updater turns grad into an update using `state`
-  // (stateSizePerParam() * numel floats, laid out as consecutive blocks of numel), then param -=
-  // update. `iteration` counts from 0.
-  virtual void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
-                           Tensor& grad, Tensor& state) = 0;
+  // l1 * sign(param) + l2 * param (when either is nonzero), then the updater turns grad into an
+  // update using `state` (stateSizePerParam() * numel floats, laid out as consecutive blocks of
+  // numel), weight decay adds weightDecayFactor(u, r) * param to it, then param -= update.
+  // NOOP changes only grad. `iteration` counts from 0.
+  virtual void updaterStep(const UpdaterParams& u, const RegularizationParams& r, int64_t iteration,
+                           Tensor& param, Tensor& grad, Tensor& state) = 0;
   // average = decay * average + (1 - decay) * value (running statistics).
   virtual void movingAverage(Tensor& average, const Tensor& value, float decay) = 0;
   // Inverted dropout's mask: mask[i] = 1 / p where element i is kept, else 0; element i is kept
@@ -145,6 +147,39 @@ class Backend {
   // can overlap compute on batch i. The results stay valid until the next-but-one call.
   virtual void stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,
                           Tensor& deviceLabels) = 0;
+
+  // --- Global pooling, local response normalisation, zero padding, copies ----------------------
+  // x (N, C, H, W) -> y (N * C values, in (n, c) order): each (n, c) plane reduced by `kind`
+  // (PNORM with exponent pnorm >= 1).
+  virtual void globalPoolingForward(PoolingKind kind, int pnorm, const Tensor& x, Tensor& y) = 0;
+  // dx from dy and the forward pass's x and y: MAX routes each plane's dy to the plane's first
+  // maximum, AVG spreads dy / (H * W), SUM copies dy, PNORM scales by x |x|^(p-2) / y^(p-1) (0
+  // where y is 0).
+  virtual void globalPoolingBackward(PoolingKind kind, int pnorm, const Tensor& x, const Tensor& y,
+                                     const Tensor& dy, Tensor& dx) = 0;
+  // x, y (N, C, H, W): LrnParams' normalisation. A training-mode pass records in `workspace`
+  // (the calling layer's, sized by the backend) what lrnBackward reads.
+  virtual void lrnForward(const LrnParams& p, const Tensor& x, Tensor& y, bool training,
+                          Tensor& workspace) = 0;
+  // dx from dy, the forward pass's x and its training-mode workspace.
+  virtual void lrnBackward(const LrnParams& p, const Tensor& x, const Tensor& dy, Tensor& dx,
+                           const Tensor& workspace) = 0;
+  // y (N, C, H + top + bottom, W + left + right): x framed by zeros.
+  virtual void zeroPaddingForward(const Tensor& x, Tensor& y, const Padding2d& p) = 0;
+  // dx (N, C, H, W): the part of dy (N, C, H + top + bottom, W + left + right) inside the frame.
+  virtual void zeroPaddingBackward(const Tensor& dy, Tensor& dx, const Padding2d& p) = 0;
+  // dst = src (equal element counts), queued like any op (a Tensor::copyFrom waits for the device).
+  virtual void copy(const Tensor& src, Tensor& dst) = 0;
+  // --- Regularisation and gradient normalisation ------------------------------------------------
+  // Sum of absolute values (for the l1 term of the score).
+  virtual double sumOfAbsolutes(const Tensor& x) = 0;
+  // out[i] = sumOfAbsolutes(xs[i]) for i < count; a GPU backend waits for the device once.
+  virtual void sumsOfAbsolutes(const Tensor* xs, int64_t count, double* out) {
+    for (int64_t i = 0; i < count; ++i) out[i] = sumOfAbsolutes(xs[i]);
+  }
+  // y = min(max(y, -threshold), threshold), NaN staying NaN (DL4J's
+  // GradientNormalization.ClipElementWiseAbsoluteValue).
+  virtual void clipByValue(Tensor& y, float threshold) = 0;
 };
 
 // Creates the backend for `device` (defined in Backend.cpp: the one place that picks it).

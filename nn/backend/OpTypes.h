@@ -1,5 +1,6 @@
 #pragma once
 // Plain descriptions of ops, shared by every backend and by the layers that call them.
+#include <cmath>
 #include <cstdint>
 
 namespace dl4cpp {
@@ -59,7 +60,9 @@ constexpr bool lossAveragesOutputs(LossKind loss) {
   return loss == LossKind::MSE || loss == LossKind::MEAN_ABSOLUTE_ERROR;
 }
 
-enum class PoolingKind { MAX, AVG };
+// SubsamplingLayer takes MAX and AVG; GlobalPoolingLayer every kind. PNORM is
+// (sum |x|^p)^(1/p) (DL4J's, without a division by the count).
+enum class PoolingKind { MAX, AVG, SUM, PNORM };
 
 // The pass of a layer an op belongs to (what Backend::runPlanned says of a planned step's kernel).
 enum class OpPass { FORWARD, BACKWARD_DATA, BACKWARD_WEIGHTS };
@@ -86,18 +89,35 @@ struct WindowGeometry {
 };
 
 // Hyperparameters of one updater step; which fields are used depends on `kind`.
-enum class UpdaterKind { SGD, NESTEROVS, ADAM, RMSPROP, NOOP };
+enum class UpdaterKind {
+  SGD,
+  NESTEROVS,
+  ADAM,
+  RMSPROP,
+  NOOP,
+  ADAGRAD,
+  ADADELTA,
+  ADAMAX,
+  NADAM,
+  AMSGRAD
+};
+
+// ND4J's AdaGradUpdater starts its sum of squared gradients at this value (its
+// DEFAULT_ADAGRAD_EPSILON, whatever epsilon the AdaGrad is configured with).
+inline constexpr double kAdaGradInitialHistory = 1e-6;
 
 struct UpdaterParams {
   UpdaterKind kind = UpdaterKind::SGD;
   double learningRate = 1e-3;
   double momentum = 0.9;   // Nesterovs
-  double beta1 = 0.9;      // Adam
-  double beta2 = 0.999;    // Adam
+  double beta1 = 0.9;      // Adam, AdaMax, Nadam, AMSGrad
+  double beta2 = 0.999;    // Adam, AdaMax, Nadam, AMSGrad
   double rmsDecay = 0.95;  // RmsProp
-  double epsilon = 1e-8;   // Adam, RmsProp
+  double epsilon = 1e-8;   // Adam, RmsProp, AdaGrad, AdaDelta, Nadam, AMSGrad
+  double rho = 0.95;       // AdaDelta
 
-  // Floats of updater state per parameter.
+  // Floats of updater state per parameter (ND4J's stateSize / numParams), laid out as that many
+  // consecutive blocks, in ND4J's order.
   int stateSizePerParam() const {
     switch (kind) {
       case UpdaterKind::NESTEROVS:
@@ -109,9 +129,77 @@ struct UpdaterParams {
       case UpdaterKind::SGD:
       case UpdaterKind::NOOP:
         return 0;
+      case UpdaterKind::ADAGRAD:
+        return 1;                  // sum of g^2
+      case UpdaterKind::ADADELTA:  // running mean of g^2, then of update^2
+      case UpdaterKind::ADAMAX:    // m, then u (the decayed infinity norm)
+      case UpdaterKind::NADAM:     // m, then v
+        return 2;
+      case UpdaterKind::AMSGRAD:
+        return 3;  // m, v, then vHat (the running maximum of v)
     }
     return 0;
   }
+  // The value every state float starts at (init(), or a model loaded without its updater state).
+  double initialStateValue() const {
+    return kind == UpdaterKind::ADAGRAD ? kAdaGradInitialHistory : 0.0;
+  }
+  // DL4J's IUpdater.hasLearningRate(): AdaDelta's steps have no learning rate (and NoOp none).
+  bool hasLearningRate() const {
+    return kind != UpdaterKind::ADADELTA && kind != UpdaterKind::NOOP;
+  }
 };
+
+// Local response normalisation across channels, with DL4J's definition: for channel c,
+// y = x * (k + alpha * sum of x^2 over the `depth` channels centred on c)^-beta, the window clipped
+// at the first and last channel. alpha is not divided by the window size (oneDNN and cuDNN divide
+// it). depth is odd.
+struct LrnParams {
+  int64_t depth = 5;
+  float k = 2, alpha = 1e-4f, beta = 0.75f;
+};
+
+// Zeros added around each (n, c) plane of an image: rows above and below, columns left and right.
+struct Padding2d {
+  int64_t top = 0, bottom = 0, left = 0, right = 0;
+};
+
+// How one parameter segment is regularised (DL4J's L1Regularization, L2Regularization and
+// WeightDecay, in the order DL4J's UpdaterBlock applies them): l1 and l2 are added to the gradient
+// before the updater, weight decay to the update after it.
+struct RegularizationParams {
+  double l1 = 0;                   // grad += l1 * sign(param)
+  double l2 = 0;                   // grad += l2 * param
+  double weightDecay = 0;          // update += weightDecay * (lr when applyLR, else 1) * param
+  bool weightDecayApplyLR = true;  // lr: the updater's, 1 for one without (AdaDelta)
+};
+
+// The per-iteration constants of the Adam family's steps (t = iteration + 1), formed in double
+// as DL4J does, for every backend. Adam and AMSGrad step by lr sqrt(1 - b2^t) / (1 - b1^t) times
+// m' / (sqrt(v') + eps); AdaMax by lr / (1 - b1^t) times m' / u'; Nadam by
+// (nadamMomentumScale m' + nadamGradientScale g) / (sqrt(v') + eps).
+inline double oneMinusPower(double beta, int64_t iteration) {
+  return 1.0 - std::pow(beta, static_cast<double>(iteration + 1));
+}
+inline double adamStepSize(const UpdaterParams& u, int64_t iteration) {
+  return u.learningRate * std::sqrt(oneMinusPower(u.beta2, iteration)) /
+         oneMinusPower(u.beta1, iteration);
+}
+inline double adaMaxStepSize(const UpdaterParams& u, int64_t iteration) {
+  return u.learningRate / oneMinusPower(u.beta1, iteration);
+}
+inline double nadamMomentumScale(const UpdaterParams& u, int64_t iteration) {
+  return u.learningRate * u.beta1 / oneMinusPower(u.beta1, iteration);
+}
+inline double nadamGradientScale(const UpdaterParams& u, int64_t iteration) {
+  return u.learningRate * (1.0 - u.beta1) / oneMinusPower(u.beta1, iteration);
+}
+
+// The multiple of the parameter that weight decay adds to the update (0: none).
+inline double weightDecayFactor(const UpdaterParams& u, const RegularizationParams& r) {
+  if (r.weightDecay == 0 || u.kind == UpdaterKind::NOOP) return 0;
+  return r.weightDecayApplyLR && u.hasLearningRate() ? r.weightDecay * u.learningRate
+                                                     : r.weightDecay;
+}
 
 }  // namespace dl4cpp

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <utility>
 
 namespace dl4cpp {
@@ -36,11 +37,16 @@ constexpr size_t kMaxJsonBytes = size_t{16} << 20;
 template <typename E, size_t N>
 using Names = EnumNames<E, N>;
 
-constexpr Names<UpdaterKind, 5> kUpdaters{{{UpdaterKind::SGD, "SGD"},
-                                           {UpdaterKind::NESTEROVS, "NESTEROVS"},
-                                           {UpdaterKind::ADAM, "ADAM"},
-                                           {UpdaterKind::RMSPROP, "RMSPROP"},
-                                           {UpdaterKind::NOOP, "NOOP"}}};
+constexpr Names<UpdaterKind, 10> kUpdaters{{{UpdaterKind::SGD, "SGD"},
+                                            {UpdaterKind::NESTEROVS, "NESTEROVS"},
+                                            {UpdaterKind::ADAM, "ADAM"},
+                                            {UpdaterKind::RMSPROP, "RMSPROP"},
+                                            {UpdaterKind::NOOP, "NOOP"},
+                                            {UpdaterKind::ADAGRAD, "ADAGRAD"},
+                                            {UpdaterKind::ADADELTA, "ADADELTA"},
+                                            {UpdaterKind::ADAMAX, "ADAMAX"},
+                                            {UpdaterKind::NADAM, "NADAM"},
+                                            {UpdaterKind::AMSGRAD, "AMSGRAD"}}};
 constexpr Names<InputType::Kind, 3> kInputKinds{
     {{InputType::Kind::FeedForward, "FeedForward"},
      {InputType::Kind::Convolutional, "Convolutional"},
@@ -61,7 +67,8 @@ Json toJson(const UpdaterParams& u) {
               {"beta1", u.beta1},
               {"beta2", u.beta2},
               {"rmsDecay", u.rmsDecay},
-              {"epsilon", u.epsilon}};
+              {"epsilon", u.epsilon},
+              {"rho", u.rho}};
 }
 
 Json toJson(const std::optional<UpdaterParams>& u) { return u ? toJson(*u) : Json(nullptr); }
@@ -126,8 +133,25 @@ class JsonFieldWriter : public LayerFieldWriter {
   Json& object_;
 };
 
+Json toJson(const WeightDecay& w) { return Json{{"coeff", w.coeff}, {"applyLR", w.applyLR}}; }
+
+// The regularisation and gradient normalisation fields of every layer (null: not set).
+void writeRegularizationFields(const Layer& l, Json& j) {
+  auto orNull = [](const auto& opt, auto&& f) { return opt ? Json(f(*opt)) : Json(nullptr); };
+  auto number = [](double v) { return v; };
+  j["l1"] = orNull(l.l1, number);
+  j["l1Bias"] = orNull(l.l1Bias, number);
+  j["weightDecay"] = orNull(l.weightDecay, [](const WeightDecay& w) { return toJson(w); });
+  j["weightDecayBias"] = orNull(l.weightDecayBias, [](const WeightDecay& w) { return toJson(w); });
+  j["gradientNormalization"] = orNull(l.gradientNormalization, [](GradientNormalization g) {
+    return nameOf(kGradientNormalizationNames, g);
+  });
+  j["gradientNormalizationThreshold"] = orNull(l.gradientNormalizationThreshold, number);
+}
+
 Json toJson(const Layer& l) {
   Json j = commonFields(l);
+  writeRegularizationFields(l, j);
   JsonFieldWriter fields(j);
   l.writeFields(fields);
   return j;
@@ -180,6 +204,14 @@ class Node {
     if (it == value_.end()) fail(std::string("missing field \"") + key + "\"");
     return Node(*it, path_ + "." + key);
   }
+  // The field `key` when the object has it. For fields later dl4cpp versions added: a file
+  // written before has none of them.
+  std::optional<Node> find(const char* key) const {
+    requireType(value_.is_object(), "an object");
+    const auto it = value_.find(key);
+    if (it == value_.end()) return std::nullopt;
+    return Node(*it, path_ + "." + key);
+  }
   Node at(size_t i) const { return Node(value_[i], path_ + "[" + std::to_string(i) + "]"); }
   size_t arraySize() const {
     requireType(value_.is_array(), "an array");
@@ -187,11 +219,6 @@ class Node {
   }
   bool isNull() const { return value_.is_null(); }
   bool isString() const { return value_.is_string(); }
-  // Whether an object has `key` (for fields newer than the files that must still load).
-  bool has(const char* key) const {
-    requireType(value_.is_object(), "an object");
-    return value_.contains(key);
-  }
 
   std::string string() const {
     requireType(value_.is_string(), "a string");
@@ -256,6 +283,7 @@ UpdaterParams readUpdater(const Node& n) {
   u.beta2 = n["beta2"].number();
   u.rmsDecay = n["rmsDecay"].number();
   u.epsilon = n["epsilon"].number();
+  if (const auto rho = n.find("rho")) u.rho = rho->number();
   return u;
 }
 
@@ -296,6 +324,13 @@ std::optional<T> readOptional(const Node& n, F&& read) {
   return read(n);
 }
 
+// readOptional() of the field `key`, unset when the object lacks it.
+template <typename T, typename F>
+std::optional<T> readOptionalField(const Node& object, const char* key, F&& read) {
+  const auto v = object.find(key);
+  return v ? readOptional<T>(*v, read) : std::nullopt;
+}
+
 void readCommonFields(const Node& n, Layer& l) {
   l.name = n["name"].string();
   l.activation = readOptional<Activation>(
@@ -308,7 +343,25 @@ void readCommonFields(const Node& n, Layer& l) {
   l.l2 = readOptional<double>(n["l2"], number);
   l.l2Bias = readOptional<double>(n["l2Bias"], number);
   l.biasInit = readOptional<double>(n["biasInit"], number);
-  if (n.has("dropOut")) l.dropOut = readOptional<double>(n["dropOut"], number);
+  l.dropOut = readOptionalField<double>(n, "dropOut", number);
+}
+
+WeightDecay readWeightDecay(const Node& n) {
+  return WeightDecay{n["coeff"].number(), n["applyLR"].boolean()};
+}
+
+// What writeRegularizationFields() wrote; a field a file lacks stays unset.
+void readRegularizationFields(const Node& n, Layer& l) {
+  auto number = [](const Node& v) { return v.number(); };
+  l.l1 = readOptionalField<double>(n, "l1", number);
+  l.l1Bias = readOptionalField<double>(n, "l1Bias", number);
+  l.weightDecay = readOptionalField<WeightDecay>(n, "weightDecay", readWeightDecay);
+  l.weightDecayBias = readOptionalField<WeightDecay>(n, "weightDecayBias", readWeightDecay);
+  l.gradientNormalization = readOptionalField<GradientNormalization>(
+      n, "gradientNormalization",
+      [](const Node& v) { return v.enumValue(kGradientNormalizationNames); });
+  l.gradientNormalizationThreshold =
+      readOptionalField<double>(n, "gradientNormalizationThreshold", number);
 }
 
 // A layer's own fields, read from its JSON object.
@@ -353,6 +406,7 @@ std::shared_ptr<Layer> readLayer(const Node& n) {
     n["type"].fail("the registry's factory for " + quoted(type) + " makes a " +
                    quoted(layer->typeName()));
   readCommonFields(n, *layer);
+  readRegularizationFields(n, *layer);
   layer->readFields(JsonFieldReader(n));
   return layer;
 }
@@ -370,7 +424,14 @@ std::string MultiLayerConfiguration::toJson() const {
                     {"l2Bias", defaults.l2Bias},
                     {"biasInit", defaults.biasInit},
                     {"dropOut", defaults.dropOut},
-                    {"convolutionMode", nameOf(kConvolutionModeNames, defaults.convolutionMode)}};
+                    {"convolutionMode", nameOf(kConvolutionModeNames, defaults.convolutionMode)},
+                    {"l1", defaults.l1},
+                    {"l1Bias", defaults.l1Bias},
+                    {"weightDecay", dl4cpp::toJson(defaults.weightDecay)},
+                    {"weightDecayBias", dl4cpp::toJson(defaults.weightDecayBias)},
+                    {"gradientNormalization",
+                     nameOf(kGradientNormalizationNames, defaults.gradientNormalization)},
+                    {"gradientNormalizationThreshold", defaults.gradientNormalizationThreshold}};
   Json layersJson = Json::array();
   for (size_t i = 0; i < layers.size(); ++i) {
     Json l = dl4cpp::toJson(*layers[i]);
@@ -431,8 +492,17 @@ MultiLayerConfiguration MultiLayerConfiguration::fromJson(const std::string& tex
   defaults.l2 = d["l2"].number();
   defaults.l2Bias = d["l2Bias"].number();
   defaults.biasInit = d["biasInit"].number();
-  if (d.has("dropOut")) defaults.dropOut = d["dropOut"].number();
+  if (const auto v = d.find("dropOut")) defaults.dropOut = v->number();
   defaults.convolutionMode = d["convolutionMode"].enumValue(kConvolutionModeNames);
+  // Regularisation and gradient normalisation: absent from files written before they existed.
+  if (const auto v = d.find("l1")) defaults.l1 = v->number();
+  if (const auto v = d.find("l1Bias")) defaults.l1Bias = v->number();
+  if (const auto v = d.find("weightDecay")) defaults.weightDecay = readWeightDecay(*v);
+  if (const auto v = d.find("weightDecayBias")) defaults.weightDecayBias = readWeightDecay(*v);
+  if (const auto v = d.find("gradientNormalization"))
+    defaults.gradientNormalization = v->enumValue(kGradientNormalizationNames);
+  if (const auto v = d.find("gradientNormalizationThreshold"))
+    defaults.gradientNormalizationThreshold = v->number();
 
   NeuralNetConfiguration::ListBuilder builder(root["seed"].unsignedInteger(), defaults);
   builder.setInputType(readInputType(root["inputType"]));

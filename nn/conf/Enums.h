@@ -11,7 +11,7 @@ namespace dl4cpp {
 
 using Activation = ActivationKind;  // Activation::RELU, as DL4J's Activation.RELU
 using LossFunction = LossKind;      // LossFunction::NEGATIVELOGLIKELIHOOD, ...
-using PoolingType = PoolingKind;    // PoolingType::MAX, PoolingType::AVG
+using PoolingType = PoolingKind;    // PoolingType::MAX, AVG, SUM, PNORM
 
 // How a convolution or pooling window treats the border (DL4J's ConvolutionMode).
 //  Truncate: out = floor((in + 2p - k) / s) + 1; input that does not fit a window is dropped.
@@ -75,8 +75,10 @@ inline constexpr EnumNames<LossKind, 10> kLossNames{
      {LossKind::HINGE, "HINGE"},
      {LossKind::SQUARED_HINGE, "SQUARED_HINGE"},
      {LossKind::KL_DIVERGENCE, "KL_DIVERGENCE"}}};
-inline constexpr EnumNames<PoolingKind, 2> kPoolingNames{
-    {{PoolingKind::MAX, "MAX"}, {PoolingKind::AVG, "AVG"}}};
+inline constexpr EnumNames<PoolingKind, 4> kPoolingNames{{{PoolingKind::MAX, "MAX"},
+                                                          {PoolingKind::AVG, "AVG"},
+                                                          {PoolingKind::SUM, "SUM"},
+                                                          {PoolingKind::PNORM, "PNORM"}}};
 inline constexpr EnumNames<ConvolutionMode, 3> kConvolutionModeNames{
     {{ConvolutionMode::Truncate, "Truncate"},
      {ConvolutionMode::Same, "Same"},
@@ -99,5 +101,34 @@ inline std::string toString(LossKind l) { return nameOf(kLossNames, l); }
 inline std::string toString(PoolingKind p) { return nameOf(kPoolingNames, p); }
 inline std::string toString(ConvolutionMode m) { return nameOf(kConvolutionModeNames, m); }
 inline std::string toString(WeightInit w) { return nameOf(kWeightInitNames, w); }
+
+// How a layer's gradient is normalised or clipped before regularisation and the updater (DL4J's
+// GradientNormalization; t = gradientNormalizationThreshold, ||.|| the L2 norm):
+//  None
+//  RenormalizeL2PerLayer:        g /= ||layer's gradient||  (1e-5 for a zero norm)
+//  RenormalizeL2PerParamType:    each parameter's g /= ||g|| (weights, biases separately)
+//  ClipElementWiseAbsoluteValue: g = clamp(g, -t, t)
+//  ClipL2PerLayer:               g *= t / ||layer's gradient|| when that norm exceeds t
+//  ClipL2PerParamType:           each parameter's g *= t / ||g|| when ||g|| exceeds t
+enum class GradientNormalization {
+  None,
+  RenormalizeL2PerLayer,
+  RenormalizeL2PerParamType,
+  ClipElementWiseAbsoluteValue,
+  ClipL2PerLayer,
+  ClipL2PerParamType,
+};
+
+inline constexpr EnumNames<GradientNormalization, 6> kGradientNormalizationNames{
+    {{GradientNormalization::None, "None"},
+     {GradientNormalization::RenormalizeL2PerLayer, "RenormalizeL2PerLayer"},
+     {GradientNormalization::RenormalizeL2PerParamType, "RenormalizeL2PerParamType"},
+     {GradientNormalization::ClipElementWiseAbsoluteValue, "ClipElementWiseAbsoluteValue"},
+     {GradientNormalization::ClipL2PerLayer, "ClipL2PerLayer"},
+     {GradientNormalization::ClipL2PerParamType, "ClipL2PerParamType"}}};
+
+inline std::string toString(GradientNormalization g) {
+  return nameOf(kGradientNormalizationNames, g);
+}
 
 }  // namespace dl4cpp

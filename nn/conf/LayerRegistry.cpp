@@ -6,6 +6,11 @@
 #include <dl4cpp/nn/conf/layers/DropoutLayer.h>
 #include <dl4cpp/nn/conf/layers/OutputLayer.h>
 #include <dl4cpp/nn/conf/layers/SubsamplingLayer.h>
+// Global pooling, local response normalisation, zero padding and the loss layer.
+#include <dl4cpp/nn/conf/layers/GlobalPoolingLayer.h>
+#include <dl4cpp/nn/conf/layers/LocalResponseNormalization.h>
+#include <dl4cpp/nn/conf/layers/LossLayer.h>
+#include <dl4cpp/nn/conf/layers/ZeroPaddingLayer.h>
 
 #include <mutex>
 
@@ -59,6 +64,10 @@ void registerBuiltinLayers(LayerRegistry& registry) {
   registry.add<OutputLayer>();
   registry.add<BatchNormalization>();
   registry.add<DropoutLayer>();
+  registry.add<GlobalPoolingLayer>();
+  registry.add<LocalResponseNormalization>();
+  registry.add<ZeroPaddingLayer>();
+  registry.add<LossLayer>();
   registry.add<ActivationLayer>();
 }
 

@@ -1,6 +1,6 @@
 #include <dl4cpp/nn/conf/ConfigurationLimits.h>
 #include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
-#include <dl4cpp/nn/conf/layers/OutputLayer.h>
+#include <dl4cpp/nn/conf/layers/LossOutput.h>
 #include <fmt/format.h>
 
 #include <utility>
@@ -100,11 +100,14 @@ MultiLayerConfiguration NeuralNetConfiguration::ListBuilder::build() const {
     }
     conf.preProcessors.push_back(pre);
     conf.layerInputTypes.push_back(current);
-    const bool isOutput = dynamic_cast<const OutputLayer*>(l.get()) != nullptr;
-    if (isOutput != (i + 1 == layers_.size()))
+    const bool endsWithLoss = dynamic_cast<const LossOutput*>(l.get()) != nullptr;
+    if (endsWithLoss != (i + 1 == layers_.size()))
       throw ConfigError("layer " + std::to_string(i) + " (" + l->typeName() + "): " +
-                        (isOutput ? "an OutputLayer must be the last layer"
-                                  : "the last layer must be an OutputLayer"));
+                        (endsWithLoss
+                             ? "a layer with a loss (" + l->typeName() + ") must be the last layer"
+                             : std::string("the last layer must compute the loss: an "
+                                           "OutputLayer, a LossLayer or another "
+                                           "LossOutput layer type")));
     current = l->resolve(index, current, defaults_);
     checkSizes(current, fmt::format("layer {} ({}) output", i, l->typeName()));
     // Each layer's count is at most kMaxParameters (resolve() checks): the sum cannot overflow.

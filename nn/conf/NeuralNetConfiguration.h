@@ -91,6 +91,31 @@ class NeuralNetConfiguration {
       defaults_.convolutionMode = m;
       return *this;
     }
+    Builder& l1(double v) {
+      defaults_.l1 = v;
+      return *this;
+    }
+    Builder& l1Bias(double v) {
+      defaults_.l1Bias = v;
+      return *this;
+    }
+    // DL4J's WeightDecay(coeff, applyLR), decoupled: see nn/updaters/WeightDecay.h.
+    Builder& weightDecay(double coeff, bool applyLR = true) {
+      defaults_.weightDecay = WeightDecay{coeff, applyLR};
+      return *this;
+    }
+    Builder& weightDecayBias(double coeff, bool applyLR = true) {
+      defaults_.weightDecayBias = WeightDecay{coeff, applyLR};
+      return *this;
+    }
+    Builder& gradientNormalization(GradientNormalization g) {
+      defaults_.gradientNormalization = g;
+      return *this;
+    }
+    Builder& gradientNormalizationThreshold(double t) {
+      defaults_.gradientNormalizationThreshold = t;
+      return *this;
+    }
     ListBuilder list() const;
 
    private:

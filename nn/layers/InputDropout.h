@@ -53,12 +53,12 @@ std::unique_ptr<RuntimeLayer> withInputDropout(const Layer& conf,
 class IdentityLayer : public RuntimeLayer {
  public:
   Shape outputShape(const Shape& input) const override { return input; }
-  void forward(DeviceContext&, const Tensor& input, Tensor& output,
+  void forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
                const ForwardContext&) override {
-    output.copyFrom(input);
+    ctx.backend().copy(input, output);
   }
-  void backwardInput(DeviceContext&, const Tensor& grad, Tensor& inputGrad) override {
-    inputGrad.copyFrom(grad);
+  void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override {
+    ctx.backend().copy(grad, inputGrad);
   }
 };
 

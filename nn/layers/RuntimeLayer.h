@@ -13,9 +13,10 @@
 //   backwardInput(ctx, g_i, g_{i-1})                      writes (overwrites) dL/dx_i
 // (the last two through backward(), which a layer may override to compute them together)
 // Parameter and input gradients are separate steps so a frozen layer can skip the first and the
-// first layer the second. The output layer's g is produced by the loss (OutputLayer::lossGradient)
-// already with respect to its pre-activation, so backwardActivation is not called for it.
-// Gradients are of the loss summed over the batch, scaled by 1/N once by the network.
+// first layer the second. The output layer's g is produced by the loss
+// (LossOutputRuntime::lossGradient) already with respect to its pre-activation, so
+// backwardActivation is not called for it. Gradients are of the loss summed over the batch, scaled
+// by 1/N once by the network.
 //
 // The backward pass follows a training-mode forward pass on the same tensors: the network keeps
 // every layer's input and output unchanged in between, so a layer may refer to them, and must keep

@@ -1,5 +1,5 @@
 #include <dl4cpp/nn/layers/InputDropout.h>
-#include <dl4cpp/nn/layers/OutputLayer.h>
+#include <dl4cpp/nn/layers/LossOutputRuntime.h>
 #include <dl4cpp/nn/multilayer/LayerSteps.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
@@ -37,12 +37,11 @@ void MultiLayerNetwork::init() {
   std::vector<std::vector<ParamSpec>> specs;
   std::vector<std::vector<StateSpec>> stateSpecs;
   int64_t totalParams = 0, totalState = 0, totalLayerState = 0;
-  layers::OutputLayer* outputLayer = nullptr;
+  layers::LossOutputRuntime* lossOutput = nullptr;
   for (const auto& layerConf : conf_.layers) {
     std::unique_ptr<layers::RuntimeLayer> runtime = layerConf->instantiate();
-    // build() guarantees the last layer's type
-    if (layerConf == conf_.layers.back())
-      outputLayer = static_cast<layers::OutputLayer*>(runtime.get());
+    if (layerConf == conf_.layers.back())  // before input dropout may wrap it
+      lossOutput = dynamic_cast<layers::LossOutputRuntime*>(runtime.get());
     layers.push_back(layers::withInputDropout(*layerConf, std::move(runtime)));
     specs.push_back(layerConf->paramSpecs());
     for (const auto& spec : specs.back()) {
@@ -53,6 +52,13 @@ void MultiLayerNetwork::init() {
     stateSpecs.push_back(layerConf->stateSpecs());
     for (const auto& spec : stateSpecs.back()) totalLayerState += spec.shape.numel();
   }
+  // build() made the last layer's configuration a LossOutput; its runtime object must compute the
+  // loss (a user's layer type could pair them wrongly).
+  if (lossOutput == nullptr)
+    throw ConfigError(fmt::format(
+        "MultiLayerNetwork::init: the last layer ({}) does not compute a loss: the runtime "
+        "object its instantiate() returns must derive from layers::LossOutputRuntime",
+        conf_.layers.back()->typeName()));
   const Device device = context_->device();
   auto buffer = [&](int64_t values, const char* what) {
     return allocate(Shape{values}, device, [&] {
@@ -65,8 +71,9 @@ void MultiLayerNetwork::init() {
   Tensor updaterState = buffer(totalState, "updater state");
   Tensor layerState = buffer(totalLayerState, "layer state");
   layers_ = std::move(layers);
-  outputLayer_ = outputLayer;
+  lossOutput_ = lossOutput;
   segments_.clear();
+  normalizer_ = GradientNormalizer();
   stateLayout_.clear();
   params_ = std::move(params);
   gradients_ = std::move(gradients);
@@ -79,17 +86,21 @@ void MultiLayerNetwork::init() {
   int64_t offset = 0, stateOffset = 0, layerStateOffset = 0;
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Layer& layerConf = *conf_.layers[i];
+    const int64_t layerOffset = offset;
     std::vector<Tensor> params, grads;
     for (const auto& spec : specs[i]) {
       ParamSegment seg;
       seg.isBias = spec.isBias;
       seg.layer = static_cast<int>(i);
       seg.updater = spec.isBias ? layerConf.resolvedBiasUpdater() : *layerConf.updater;
-      seg.l2 = !spec.regularized ? 0 : spec.isBias ? *layerConf.l2Bias : *layerConf.l2;
+      // A parameter DL4J never regularises takes no l1, l2 or weight decay.
+      seg.regularization =
+          spec.regularized ? layerConf.resolvedRegularization(spec.isBias) : RegularizationParams{};
       seg.param = params_.view(offset, spec.shape);
       seg.grad = gradients_.view(offset, spec.shape);
       const int64_t stateSize = spec.shape.numel() * seg.updater.stateSizePerParam();
       seg.state = updaterState_.view(stateOffset, Shape{stateSize});
+      seg.state.fill(static_cast<float>(seg.updater.initialStateValue()));
       offset += spec.shape.numel();
       stateOffset += stateSize;
       if (spec.weightInit)
@@ -101,6 +112,11 @@ void MultiLayerNetwork::init() {
       segments_.push_back(seg);
     }
     layers_[i]->bindParams(params, grads);
+    // The layer's parameters lie side by side: its whole gradient is one view.
+    if (!grads.empty())
+      normalizer_.addLayer(static_cast<int>(i), *layerConf.gradientNormalization,
+                           *layerConf.gradientNormalizationThreshold, grads,
+                           gradients_.view(layerOffset, Shape{offset - layerOffset}));
     std::vector<Tensor> state;
     for (const auto& spec : stateSpecs[i]) {
       state.push_back(layerState_.view(layerStateOffset, spec.shape));
@@ -116,10 +132,15 @@ void MultiLayerNetwork::init() {
     layers_[i]->bindState(state);
   }
   normTensors_.clear();
-  for (const auto& seg : segments_)
-    if (seg.l2 != 0) normTensors_.push_back(seg.param);
+  absoluteTensors_.clear();
+  for (const auto& seg : segments_) {
+    if (seg.regularization.l2 != 0 || seg.regularization.weightDecay != 0)
+      normTensors_.push_back(seg.param);
+    if (seg.regularization.l1 != 0) absoluteTensors_.push_back(seg.param);
+  }
   normTensors_.push_back(gradients_);
   norms_.assign(normTensors_.size(), 0.0);
+  absolutes_.assign(absoluteTensors_.size(), 0.0);
 
   capacity_ = 0;
   const size_t n = layers_.size();
@@ -207,8 +228,6 @@ const Tensor& MultiLayerNetwork::forwardPass(const Tensor& features, int64_t n, 
   return outputs_.back();
 }
 
-layers::OutputLayer& MultiLayerNetwork::outputLayer() { return *outputLayer_; }
-
 void MultiLayerNetwork::stageInputs(const Tensor& features, const Tensor& labels) {
   profileLayer(LayerProfiler::kNetwork);
   context_->backend().stageBatch(features, labels, stagedFeatures_, stagedLabels_);
@@ -224,8 +243,7 @@ double MultiLayerNetwork::computeGradientAndScore(const DataSet& batch, bool wan
   for (size_t i = 0; i <= last; ++i)
     outputGrads_[i] = gradientStore_[i].view(0, conf_.layerOutputTypes[i].shape(n));
 
-  const double lossSum =
-      outputLayer().lossGradient(*context_, y, stagedLabels_, outputGrads_[last]);
+  const double lossSum = lossOutput_->lossGradient(*context_, y, stagedLabels_, outputGrads_[last]);
   // Gradients of the mean loss: scaling the top gradient once scales every parameter gradient.
   profileLayer(LayerProfiler::kNetwork);
   context_->backend().scale(outputGrads_[last], 1.0f / static_cast<float>(n));
@@ -251,35 +269,50 @@ double MultiLayerNetwork::computeGradientAndScore(const DataSet& batch, bool wan
 void MultiLayerNetwork::applyUpdate() {
   requireInit("applyUpdate");
   context_->bindToCurrentThread();
+  normalizer_.apply(context_->backend(), context_->profiler());
   for (auto& seg : segments_) {
     profileLayer(seg.layer);
-    context_->backend().updaterStep(seg.updater, seg.l2, iteration_, seg.param, seg.grad,
-                                    seg.state);
+    context_->backend().updaterStep(seg.updater, seg.regularization, iteration_, seg.param,
+                                    seg.grad, seg.state);
   }
+}
+
+double MultiLayerNetwork::regularizationFromNorms() const {
+  double sum = 0;
+  size_t squares = 0, absolutes = 0;
+  for (const auto& seg : segments_) {
+    const RegularizationParams& r = seg.regularization;
+    if (r.l2 != 0 || r.weightDecay != 0) sum += 0.5 * (r.l2 + r.weightDecay) * norms_[squares++];
+    if (r.l1 != 0) sum += r.l1 * absolutes_[absolutes++];
+  }
+  return sum;
 }
 
 double MultiLayerNetwork::calcRegularizationScore() {
   // Ops only ever run under this network's thread budget, whichever thread asks.
   context_->bindToCurrentThread();
   profileLayer(LayerProfiler::kNetwork);
-  double sum = 0;
-  for (auto& seg : segments_)
-    if (seg.l2 != 0) sum += 0.5 * seg.l2 * context_->backend().sumOfSquares(seg.param);
-  return sum;
+  Backend& backend = context_->backend();
+  // The parameters' sums (normTensors_ ends with the gradient, which the score does not need).
+  backend.sumsOfSquares(normTensors_.data(), static_cast<int64_t>(normTensors_.size()) - 1,
+                        norms_.data());
+  backend.sumsOfAbsolutes(absoluteTensors_.data(), static_cast<int64_t>(absoluteTensors_.size()),
+                          absolutes_.data());
+  return regularizationFromNorms();
 }
 
 void MultiLayerNetwork::fit(const DataSet& batch) {
   const double loss = computeGradientAndScore(batch);
-  // The l2 term (as calcRegularizationScore(), same order) and the gradient's sum of squares,
-  // in one call.
+  // The regularisation terms (as calcRegularizationScore()) and the gradient's sum of squares,
+  // in one call (and one more for the l1 terms, when there are any).
   profileLayer(LayerProfiler::kNetwork);
-  context_->backend().sumsOfSquares(normTensors_.data(), static_cast<int64_t>(normTensors_.size()),
-                                    norms_.data());
-  double regularization = 0;
-  size_t next = 0;
-  for (const auto& seg : segments_)
-    if (seg.l2 != 0) regularization += 0.5 * seg.l2 * norms_[next++];
-  const double score = loss + regularization;
+  Backend& backend = context_->backend();
+  backend.sumsOfSquares(normTensors_.data(), static_cast<int64_t>(normTensors_.size()),
+                        norms_.data());
+  if (!absoluteTensors_.empty())
+    backend.sumsOfAbsolutes(absoluteTensors_.data(), static_cast<int64_t>(absoluteTensors_.size()),
+                            absolutes_.data());
+  const double score = loss + regularizationFromNorms();
   // A finite score does not imply finite gradients (an Inf input saturating TANH), so both are
   // checked before anything is written to the parameters.
   const bool finiteGradient = std::isfinite(norms_.back());
@@ -351,7 +384,7 @@ double MultiLayerNetwork::score(const DataSet& data) {
   context_->bindToCurrentThread();
   stageInputs(data.features, data.labels);
   const Tensor& y = forwardPass(stagedFeatures_, n, false);
-  return outputLayer().lossScore(*context_, y, stagedLabels_) / static_cast<double>(n) +
+  return lossOutput_->lossScore(*context_, y, stagedLabels_) / static_cast<double>(n) +
          calcRegularizationScore();
 }
 

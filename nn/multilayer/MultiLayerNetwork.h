@@ -24,6 +24,7 @@
 #include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
 #include <dl4cpp/nn/eval/Evaluation.h>
 #include <dl4cpp/nn/listeners/TrainingListener.h>
+#include <dl4cpp/nn/multilayer/GradientNormalizer.h>
 #include <dl4cpp/nn/profiling/LayerProfiler.h>
 #include <dl4cpp/nn/tensor/Device.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
@@ -41,7 +42,7 @@ class DeviceContext;
 class NetworkStep;
 namespace layers {
 class RuntimeLayer;
-class OutputLayer;
+class LossOutputRuntime;
 }  // namespace layers
 
 class MultiLayerNetwork {
@@ -71,23 +72,25 @@ class MultiLayerNetwork {
   // Returns a new host tensor (N, nOut), whichever device the network lives on.
   Tensor output(const Tensor& features, bool train = false);
 
-  // Loss of the last fitted minibatch: mean data loss + 0.5 * l2 * ||W||^2 (DL4J's score()).
+  // Loss of the last fitted minibatch: mean data loss + the regularisation terms (DL4J's score()).
   double score() const { return score_; }
   // The same quantity for `data`, without training.
   double score(const DataSet& data);
   void setScore(double score) { score_ = score; }
-  // 0.5 * l2 * ||W||^2 (+ the l2Bias term) over the current parameters: the non-data part of
-  // score().
+  // The non-data part of score() over the current parameters, summed over every parameter (l2,
+  // l1 and weight decay of the weights, l2Bias, l1Bias and weightDecayBias of the biases):
+  // 0.5 * l2 * ||p||^2 + l1 * sum |p| + 0.5 * weightDecay * ||p||^2 (DL4J's terms).
   double calcRegularizationScore();
 
   // Accuracy, precision, recall, F1 and confusion matrix over the iterator's data.
   Evaluation evaluate(DataSetIterator& iterator);
 
   // --- Gradients without an update (gradient checks, ParallelWrapper's shared gradients) ---------
-  // Forward + backward on `batch`; leaves dL/dparams (of the mean data loss, no l2) in gradient()
-  // and, when wanted, dL/dfeatures in inputGradient(). Returns the mean data loss.
+  // Forward + backward on `batch`; leaves dL/dparams (of the mean data loss, no regularisation)
+  // in gradient() and, when wanted, dL/dfeatures in inputGradient(). Returns the mean data loss.
   double computeGradientAndScore(const DataSet& batch, bool wantInputGradient = false);
-  // Applies one updater step with the current gradient() (l2 added here, as DL4J does).
+  // Applies one updater step with the current gradient(), in DL4J's order: each layer's gradient
+  // normalisation, then l1 and l2 (added to gradient()), the updater, and weight decay.
   void applyUpdate();
 
   // --- Flat buffers
@@ -168,7 +171,7 @@ class MultiLayerNetwork {
   struct ParamSegment {
     Tensor param, grad, state;
     UpdaterParams updater;
-    double l2 = 0;
+    RegularizationParams regularization;
     bool isBias = false;
     int layer = 0;  // index of the layer owning the segment
   };
@@ -182,17 +185,18 @@ class MultiLayerNetwork {
   void stageInputs(const Tensor& features, const Tensor& labels);
   // Runs every layer forward; returns the output activation view.
   const Tensor& forwardPass(const Tensor& features, int64_t n, bool training);
-  layers::OutputLayer& outputLayer();
   // Tells the profiler, when there is one, which layer's ops follow (LayerProfiler::kNetwork: the
   // network's own).
   void profileLayer(int layer);
+  // The regularisation terms of the score from norms_ and absolutes_ (filled in segment order).
+  double regularizationFromNorms() const;
 
   MultiLayerConfiguration conf_;
   std::unique_ptr<DeviceContext> context_;
   std::vector<std::unique_ptr<layers::RuntimeLayer>> layers_;
-  // The last layer's runtime, which computes the loss (inside layers_.back(), which may wrap it in
-  // input dropout).
-  layers::OutputLayer* outputLayer_ = nullptr;
+  // The last layer's runtime as the LossOutputRuntime that computes the loss (inside
+  // layers_.back(), which may wrap it in input dropout), set by init().
+  layers::LossOutputRuntime* lossOutput_ = nullptr;
   std::vector<ParamSegment> segments_;
   std::vector<StateSegment> stateLayout_;
   Tensor params_, gradients_, updaterState_, layerState_;
@@ -209,9 +213,13 @@ class MultiLayerNetwork {
   // The current batch on this network's device (the iterator's tensors themselves on the CPU).
   Tensor stagedFeatures_, stagedLabels_;
   // What fit() needs the sums of squares of, asked in one Backend call (one device wait on a
-  // GPU): the parameters of every l2-regularised segment, in segment order, then the gradient.
+  // GPU): the parameters of every segment with l2 or weight decay, in segment order, then the
+  // gradient. Likewise the sums of absolute values of the segments with l1.
   std::vector<Tensor> normTensors_;
   std::vector<double> norms_;
+  std::vector<Tensor> absoluteTensors_;
+  std::vector<double> absolutes_;
+  GradientNormalizer normalizer_;
 
   std::vector<std::shared_ptr<TrainingListener>> listeners_;
   double score_ = 0;

@@ -125,10 +125,9 @@ double ProfilingBackend::lossScore(LossKind loss, const Tensor& y, const Tensor&
   return timed(ProfilePhase::LOSS, 0, [&] { return inner_.lossScore(loss, y, labels); });
 }
 
-void ProfilingBackend::updaterStep(const UpdaterParams& u, double l2, int64_t iteration,
-                                   Tensor& param, Tensor& grad, Tensor& state) {
-  timed(ProfilePhase::UPDATER, 0,
-        [&] { inner_.updaterStep(u, l2, iteration, param, grad, state); });
+void ProfilingBackend::updaterStep(const UpdaterParams& u, const RegularizationParams& r,
+                                   int64_t iteration, Tensor& param, Tensor& grad, Tensor& state) {
+  timed(ProfilePhase::UPDATER, 0, [&] { inner_.updaterStep(u, r, iteration, param, grad, state); });
 }
 
 void ProfilingBackend::batchNormForwardTraining(const Tensor& x, const Tensor& gamma,
@@ -181,6 +180,51 @@ void ProfilingBackend::stageBatch(const Tensor& features, const Tensor& labels,
                                   Tensor& deviceFeatures, Tensor& deviceLabels) {
   timed(ProfilePhase::OTHER, 0,
         [&] { inner_.stageBatch(features, labels, deviceFeatures, deviceLabels); });
+}
+
+void ProfilingBackend::globalPoolingForward(PoolingKind kind, int pnorm, const Tensor& x,
+                                            Tensor& y) {
+  timed(ProfilePhase::FORWARD, 0, [&] { inner_.globalPoolingForward(kind, pnorm, x, y); });
+}
+
+void ProfilingBackend::globalPoolingBackward(PoolingKind kind, int pnorm, const Tensor& x,
+                                             const Tensor& y, const Tensor& dy, Tensor& dx) {
+  timed(ProfilePhase::BACKWARD_DATA, 0,
+        [&] { inner_.globalPoolingBackward(kind, pnorm, x, y, dy, dx); });
+}
+
+void ProfilingBackend::lrnForward(const LrnParams& p, const Tensor& x, Tensor& y, bool training,
+                                  Tensor& workspace) {
+  timed(ProfilePhase::FORWARD, 0, [&] { inner_.lrnForward(p, x, y, training, workspace); });
+}
+
+void ProfilingBackend::lrnBackward(const LrnParams& p, const Tensor& x, const Tensor& dy,
+                                   Tensor& dx, const Tensor& workspace) {
+  timed(ProfilePhase::BACKWARD_DATA, 0, [&] { inner_.lrnBackward(p, x, dy, dx, workspace); });
+}
+
+void ProfilingBackend::zeroPaddingForward(const Tensor& x, Tensor& y, const Padding2d& p) {
+  timed(ProfilePhase::FORWARD, 0, [&] { inner_.zeroPaddingForward(x, y, p); });
+}
+
+void ProfilingBackend::zeroPaddingBackward(const Tensor& dy, Tensor& dx, const Padding2d& p) {
+  timed(ProfilePhase::BACKWARD_DATA, 0, [&] { inner_.zeroPaddingBackward(dy, dx, p); });
+}
+
+void ProfilingBackend::copy(const Tensor& src, Tensor& dst) {
+  timed(ProfilePhase::OTHER, 0, [&] { inner_.copy(src, dst); });
+}
+
+double ProfilingBackend::sumOfAbsolutes(const Tensor& x) {
+  return timed(ProfilePhase::OTHER, 0, [&] { return inner_.sumOfAbsolutes(x); });
+}
+
+void ProfilingBackend::sumsOfAbsolutes(const Tensor* xs, int64_t count, double* out) {
+  timed(ProfilePhase::OTHER, 0, [&] { inner_.sumsOfAbsolutes(xs, count, out); });
+}
+
+void ProfilingBackend::clipByValue(Tensor& y, float threshold) {
+  timed(ProfilePhase::OTHER, 0, [&] { inner_.clipByValue(y, threshold); });
 }
 
 }  // namespace dl4cpp

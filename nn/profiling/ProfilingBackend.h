@@ -44,8 +44,6 @@ class ProfilingBackend final : public Backend {
   double lossForwardBackward(LossKind loss, ActivationKind activation, float alpha, const Tensor& z,
                              const Tensor& y, const Tensor& labels, Tensor& dz) override;
   double lossScore(LossKind loss, const Tensor& y, const Tensor& labels) override;
-  void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
-                   Tensor& grad, Tensor& state) override;
   void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
                                 Tensor& y, Tensor& batchMean, Tensor& batchVariance) override;
   void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
@@ -57,11 +55,26 @@ class ProfilingBackend final : public Backend {
   void movingAverage(Tensor& average, const Tensor& value, float decay) override;
   void dropoutMask(uint64_t seed, float retainProbability, Tensor& mask) override;
   void multiply(const Tensor& x, const Tensor& y, Tensor& z) override;
+  void updaterStep(const UpdaterParams& u, const RegularizationParams& r, int64_t iteration,
+                   Tensor& param, Tensor& grad, Tensor& state) override;
   void scale(Tensor& y, float a) override;
   double sumOfSquares(const Tensor& x) override;
   void sumsOfSquares(const Tensor* xs, int64_t count, double* out) override;
   void stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,
                   Tensor& deviceLabels) override;
+  void globalPoolingForward(PoolingKind kind, int pnorm, const Tensor& x, Tensor& y) override;
+  void globalPoolingBackward(PoolingKind kind, int pnorm, const Tensor& x, const Tensor& y,
+                             const Tensor& dy, Tensor& dx) override;
+  void lrnForward(const LrnParams& p, const Tensor& x, Tensor& y, bool training,
+                  Tensor& workspace) override;
+  void lrnBackward(const LrnParams& p, const Tensor& x, const Tensor& dy, Tensor& dx,
+                   const Tensor& workspace) override;
+  void zeroPaddingForward(const Tensor& x, Tensor& y, const Padding2d& p) override;
+  void zeroPaddingBackward(const Tensor& dy, Tensor& dx, const Padding2d& p) override;
+  void copy(const Tensor& src, Tensor& dst) override;
+  double sumOfAbsolutes(const Tensor& x) override;
+  void sumsOfAbsolutes(const Tensor* xs, int64_t count, double* out) override;
+  void clipByValue(Tensor& y, float threshold) override;
 
  private:
   // Runs `op`, charging its wall time and `flops` to `phase`; returns what `op` returns.

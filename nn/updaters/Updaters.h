@@ -5,6 +5,20 @@
 
 namespace dl4cpp {
 
+namespace detail {
+// The hyperparameters of Adam and its variants (AdaMax, Nadam, AMSGrad).
+inline UpdaterParams adamFamily(UpdaterKind kind, double learningRate, double beta1, double beta2,
+                                double epsilon) {
+  UpdaterParams u;
+  u.kind = kind;
+  u.learningRate = learningRate;
+  u.beta1 = beta1;
+  u.beta2 = beta2;
+  u.epsilon = epsilon;
+  return u;
+}
+}  // namespace detail
+
 // p -= lr * g
 struct Sgd : UpdaterParams {
   explicit Sgd(double learningRate = 1e-3) {
@@ -26,13 +40,8 @@ struct Nesterovs : UpdaterParams {
 // p -= lr sqrt(1 - b2^t) / (1 - b1^t) * m' / (sqrt(v') + eps),  t = iteration + 1
 struct Adam : UpdaterParams {
   explicit Adam(double learningRate = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
-                double epsilon = 1e-8) {
-    kind = UpdaterKind::ADAM;
-    this->learningRate = learningRate;
-    this->beta1 = beta1;
-    this->beta2 = beta2;
-    this->epsilon = epsilon;
-  }
+                double epsilon = 1e-8)
+      : UpdaterParams(detail::adamFamily(UpdaterKind::ADAM, learningRate, beta1, beta2, epsilon)) {}
 };
 
 // s' = decay s + (1-decay) g^2;  p -= lr g / (sqrt(s') + eps)
@@ -48,6 +57,59 @@ struct RmsProp : UpdaterParams {
 // Leaves parameters unchanged (frozen).
 struct NoOp : UpdaterParams {
   NoOp() { kind = UpdaterKind::NOOP; }
+};
+
+// ND4J's AdaGradUpdater. h starts at 1e-6 (kAdaGradInitialHistory, as ND4J);
+// h' = h + g^2;  p -= lr g / (sqrt(h') + eps)
+struct AdaGrad : UpdaterParams {
+  explicit AdaGrad(double learningRate = 0.1, double epsilon = 1e-6) {
+    kind = UpdaterKind::ADAGRAD;
+    this->learningRate = learningRate;
+    this->epsilon = epsilon;
+  }
+};
+
+// ND4J's AdaDeltaUpdater, which has no learning rate (weight decay with applyLR uses 1);
+// state = [msg | msdx]:
+// msg' = rho msg + (1-rho) g^2;  d = g sqrt(msdx + eps) / sqrt(msg' + eps);
+// msdx' = rho msdx + (1-rho) d^2;  p -= d
+struct AdaDelta : UpdaterParams {
+  explicit AdaDelta(double rho = 0.95, double epsilon = 1e-6) {
+    kind = UpdaterKind::ADADELTA;
+    learningRate = 1.0;
+    this->rho = rho;
+    this->epsilon = epsilon;
+  }
+};
+
+// ND4J's AdaMaxUpdater; state = [m | u]:
+// m' = b1 m + (1-b1) g;  u' = max(b2 u, |g|) + 1e-32;  p -= lr / (1 - b1^t) * m' / u'
+// ND4J's step leaves epsilon out (the 1e-32 keeps 0/0 away); it is kept for DL4J's signature.
+struct AdaMax : UpdaterParams {
+  explicit AdaMax(double learningRate = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
+                  double epsilon = 1e-8)
+      : UpdaterParams(
+            detail::adamFamily(UpdaterKind::ADAMAX, learningRate, beta1, beta2, epsilon)) {}
+};
+
+// ND4J's NadamUpdater; state = [m | v]:
+// m' = b1 m + (1-b1) g;  v' = b2 v + (1-b2) g^2;
+// p -= lr (b1 m' + (1-b1) g) / (1 - b1^t) / (sqrt(v') + eps)
+struct Nadam : UpdaterParams {
+  explicit Nadam(double learningRate = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
+                 double epsilon = 1e-8)
+      : UpdaterParams(detail::adamFamily(UpdaterKind::NADAM, learningRate, beta1, beta2, epsilon)) {
+  }
+};
+
+// ND4J's AMSGradUpdater; state = [m | v | vHat]:
+// m' = b1 m + (1-b1) g;  v' = b2 v + (1-b2) g^2;  vHat' = max(vHat, v');
+// p -= lr sqrt(1 - b2^t) / (1 - b1^t) * m' / (sqrt(vHat') + eps)
+struct AMSGrad : UpdaterParams {
+  explicit AMSGrad(double learningRate = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
+                   double epsilon = 1e-8)
+      : UpdaterParams(
+            detail::adamFamily(UpdaterKind::AMSGRAD, learningRate, beta1, beta2, epsilon)) {}
 };
 
 }  // namespace dl4cpp

@@ -222,6 +222,7 @@ Layout readLayout(const ReadAt& readAt, uint64_t size, const std::string& source
   switch (version) {
     case 1:
     case 2:
+    case 3:
       return readSections(r, readAt, version, source);
     default:
       throw VersionError(fmt::format(

@@ -4,30 +4,19 @@
 #include <dl4cpp/nn/backend/cuda/CudaMemory.h>
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <limits>
 #include <memory>
 
 #include "cuda/CudaTestUtil.h"
 
 using namespace dl4cpp;
+using cudatest::Backends;
 using cudatest::checkClose;
 using cudatest::convGeometries;
 using cudatest::cudaDevicePresent;
+using cudatest::kGpu;
 using cudatest::randomTensor;
-
-namespace {
-
-const Device kGpu = Device::cuda(0);
-
-struct Backends {
-  std::unique_ptr<Backend> cpu = makeBackend(Device::cpu());
-  std::unique_ptr<Backend> gpu = makeBackend(kGpu);
-  Backends() {
-    cpu->bindToCurrentThread(0);
-    gpu->bindToCurrentThread(0);
-  }
-};
-
-}  // namespace
 
 TEST_SUITE("cuda") {
   TEST_CASE("CUDA tensors: fill + copies in every direction + at + clone + allocator reuse") {
@@ -196,34 +185,27 @@ TEST_SUITE("cuda") {
     }
   }
 
-  TEST_CASE("CUDA parity: every updater with l2 + scale + sum of squares") {
+  TEST_CASE("CUDA parity: every updater with every regularisation + scale + sum of squares") {
     if (!cudaDevicePresent()) return;
     Backends b;
-    UpdaterParams sgd;
-    sgd.kind = UpdaterKind::SGD;
-    UpdaterParams nesterovs;
-    nesterovs.kind = UpdaterKind::NESTEROVS;
-    UpdaterParams adam;
-    adam.kind = UpdaterKind::ADAM;
-    UpdaterParams rms;
-    rms.kind = UpdaterKind::RMSPROP;
-    UpdaterParams noop;
-    noop.kind = UpdaterKind::NOOP;
     int seed = 120;
-    for (const UpdaterParams& u : {sgd, nesterovs, adam, rms, noop})
-      for (double l2 : {0.0, 1e-3}) {
+    for (const UpdaterParams& u : cudatest::everyUpdater())
+      for (const RegularizationParams& r : cudatest::everyRegularization()) {
         CAPTURE(static_cast<int>(u.kind));
-        CAPTURE(l2);
+        CAPTURE(r.l1);
+        CAPTURE(r.l2);
+        CAPTURE(r.weightDecay);
         const int64_t n = 1000;
         Tensor pCpu = randomTensor(Shape{n}, ++seed), gCpu = randomTensor(Shape{n}, ++seed);
         Tensor sCpu(Shape{std::max<int64_t>(1, n * u.stateSizePerParam())});
+        sCpu.fill(static_cast<float>(u.initialStateValue()));
         Tensor pGpu = pCpu.to(kGpu), gGpu = gCpu.to(kGpu), sGpu = sCpu.to(kGpu);
         for (int64_t iteration = 0; iteration < 3; ++iteration) {  // state carries over
-          b.cpu->updaterStep(u, l2, iteration, pCpu, gCpu, sCpu);
-          b.gpu->updaterStep(u, l2, iteration, pGpu, gGpu, sGpu);
+          b.cpu->updaterStep(u, r, iteration, pCpu, gCpu, sCpu);
+          b.gpu->updaterStep(u, r, iteration, pGpu, gGpu, sGpu);
         }
         checkClose(pCpu, pGpu, 1e-6, 1e-5);
-        checkClose(gCpu, gGpu, 1e-6, 1e-5);  // l2 was added to the gradient in place
+        checkClose(gCpu, gGpu, 1e-6, 1e-5);  // l1 and l2 were added to the gradient in place
         checkClose(sCpu, sGpu, 1e-6, 1e-5);
       }
     Tensor x = randomTensor(Shape{4099}, 200);
@@ -281,5 +263,35 @@ TEST_SUITE("cuda") {
     b.cpu->multiply(a, v, zCpu);
     b.gpu->multiply(a.to(kGpu), v.to(kGpu), zGpu);
     CHECK(zGpu.toVector() == zCpu.toVector());
+  }
+
+  TEST_CASE("CUDA parity: sums of absolute values, batched sums and clipping by value") {
+    if (!cudaDevicePresent()) return;
+    Backends b;
+    const Tensor a = randomTensor(Shape{4099}, 210), c = randomTensor(Shape{17}, 211);
+    const Tensor aGpu = a.to(kGpu), cGpu = c.to(kGpu);
+    // The middle one is empty: its sums are 0.
+    const Tensor xs[] = {a, a.view(0, Shape{0}), c};
+    const Tensor gpu[] = {aGpu, aGpu.view(0, Shape{0}), cGpu};
+    CHECK(b.gpu->sumOfAbsolutes(gpu[0]) ==
+          doctest::Approx(b.cpu->sumOfAbsolutes(xs[0])).epsilon(1e-9));
+    double cpuSums[3], gpuSums[3];
+    b.cpu->sumsOfAbsolutes(xs, 3, cpuSums);
+    b.gpu->sumsOfAbsolutes(gpu, 3, gpuSums);
+    for (int i = 0; i < 3; ++i) CHECK(gpuSums[i] == doctest::Approx(cpuSums[i]).epsilon(1e-9));
+    CHECK(gpuSums[1] == 0.0);
+    b.cpu->sumsOfSquares(xs, 3, cpuSums);
+    b.gpu->sumsOfSquares(gpu, 3, gpuSums);
+    for (int i = 0; i < 3; ++i) CHECK(gpuSums[i] == doctest::Approx(cpuSums[i]).epsilon(1e-9));
+
+    Tensor y = randomTensor(Shape{4099}, 212);
+    y.data()[5] = std::numeric_limits<float>::quiet_NaN();
+    Tensor yGpu = y.to(kGpu);
+    b.cpu->clipByValue(y, 0.3f);
+    b.gpu->clipByValue(yGpu, 0.3f);
+    Tensor back = yGpu.to(Device::cpu());
+    CHECK(std::isnan(back.at(5)));
+    y.data()[5] = back.data()[5] = 0.0f;
+    checkClose(y, back, 0, 0);  // comparisons only: exact
   }
 }

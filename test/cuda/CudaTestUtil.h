@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <memory>
 #include <vector>
 
 namespace cudatest {
@@ -22,6 +23,18 @@ inline bool cudaDevicePresent() {
   return false;
 }
 
+inline const dl4cpp::Device kGpu = dl4cpp::Device::cuda(0);
+
+// A CPU backend (the reference) and a backend of GPU 0, both bound to the calling thread.
+struct Backends {
+  std::unique_ptr<dl4cpp::Backend> cpu = dl4cpp::makeBackend(dl4cpp::Device::cpu());
+  std::unique_ptr<dl4cpp::Backend> gpu = dl4cpp::makeBackend(kGpu);
+  Backends() {
+    cpu->bindToCurrentThread(0);
+    gpu->bindToCurrentThread(0);
+  }
+};
+
 // A host tensor of values uniform in [lo, hi), fixed by `seed`.
 inline dl4cpp::Tensor randomTensor(const dl4cpp::Shape& shape, uint64_t seed, double lo = -1,
                                    double hi = 1) {
@@ -29,6 +42,21 @@ inline dl4cpp::Tensor randomTensor(const dl4cpp::Shape& shape, uint64_t seed, do
   dl4cpp::Tensor t(shape);
   for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = static_cast<float>(random.uniform(lo, hi));
   return t;
+}
+
+// Every updater, with hyperparameters that move parameters visibly in a few steps.
+inline std::vector<dl4cpp::UpdaterParams> everyUpdater() {
+  using namespace dl4cpp;
+  return {Sgd(0.1),      Nesterovs(0.05, 0.9), Adam(0.01),   RmsProp(0.02), NoOp(),
+          AdaGrad(0.05), AdaDelta(),           AdaMax(0.01), Nadam(0.01),   AMSGrad(0.01)};
+}
+
+// None, l2 alone, l1 + l2 + weight decay, and weight decay without the learning rate.
+inline std::vector<dl4cpp::RegularizationParams> everyRegularization() {
+  using dl4cpp::RegularizationParams;
+  return {RegularizationParams{}, RegularizationParams{.l2 = 1e-3},
+          RegularizationParams{.l1 = 2e-3, .l2 = 1e-3, .weightDecay = 0.05},
+          RegularizationParams{.weightDecay = 0.05, .weightDecayApplyLR = false}};
 }
 
 // One-hot rows (n, k).

@@ -115,22 +115,26 @@ TEST_SUITE("cuda") {
     CHECK(std::isnan(cuda::lossGradient(LossKind::XENT, nan, 1.0f, 3)));
   }
 
-  TEST_CASE("ElementwiseMath: every updater with and without l2 matches the CPU backend") {
+  TEST_CASE("ElementwiseMath: every updater with every regularisation matches the CPU backend") {
     auto cpu = makeBackend(Device::cpu());
     cpu->bindToCurrentThread(0);
     uint64_t seed = 700;
-    for (const UpdaterParams& u : std::vector<UpdaterParams>{Sgd(0.1), Nesterovs(0.05, 0.9),
-                                                             Adam(0.01), RmsProp(0.02), NoOp()})
-      for (double l2 : {0.0, 1e-3}) {
+    for (const UpdaterParams& u : cudatest::everyUpdater())
+      for (const RegularizationParams& r : cudatest::everyRegularization()) {
         CAPTURE(static_cast<int>(u.kind));
-        CAPTURE(l2);
+        CAPTURE(r.l1);
+        CAPTURE(r.l2);
+        CAPTURE(r.weightDecay);
+        CAPTURE(r.weightDecayApplyLR);
         const int64_t n = 257;
         Tensor pCpu = randomTensor(Shape{n}, ++seed), gCpu = randomTensor(Shape{n}, ++seed);
+        pCpu.data()[3] = 0.0f;  // sign(0) = 0: l1 leaves its gradient alone
         Tensor sCpu(Shape{std::max<int64_t>(1, n * u.stateSizePerParam())});
+        sCpu.fill(static_cast<float>(u.initialStateValue()));
         Tensor p = pCpu.clone(), g = gCpu.clone(), s = sCpu.clone();
         for (int64_t iteration = 0; iteration < 3; ++iteration) {  // state carries over
-          cpu->updaterStep(u, l2, iteration, pCpu, gCpu, sCpu);
-          const cuda::UpdaterArgs a = cuda::updaterArgs(u, l2, iteration);
+          cpu->updaterStep(u, r, iteration, pCpu, gCpu, sCpu);
+          const cuda::UpdaterArgs a = cuda::updaterArgs(u, r, iteration);
           for (int64_t i = 0; i < n; ++i)
             cuda::updaterElement(a, p.data(), g.data(), s.data(), i, n);
         }
@@ -138,5 +142,21 @@ TEST_SUITE("cuda") {
         checkClose(gCpu, g, 1e-7, 1e-6);
         checkClose(sCpu, s, 1e-7, 1e-6);
       }
+  }
+
+  TEST_CASE("ElementwiseMath: clipping by value matches the CPU backend, NaN included") {
+    auto cpu = makeBackend(Device::cpu());
+    cpu->bindToCurrentThread(0);
+    Tensor y = randomTensor(Shape{301}, 800, -2, 2);
+    y.data()[7] = std::numeric_limits<float>::quiet_NaN();
+    Tensor clipped = y.clone();
+    cpu->clipByValue(y, 0.75f);
+    for (int64_t i = 0; i < clipped.numel(); ++i)
+      clipped.data()[i] = cuda::clipElement(clipped.data()[i], 0.75f);
+    CHECK(std::isnan(y.at(7)));
+    CHECK(std::isnan(clipped.at(7)));
+    y.data()[7] = clipped.data()[7] = 0.0f;
+    checkClose(y, clipped, 0, 0);
+    for (int64_t i = 0; i < y.numel(); ++i) REQUIRE(std::fabs(y.at(i)) <= 0.75f);
   }
 }

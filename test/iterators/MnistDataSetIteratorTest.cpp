@@ -1,4 +1,5 @@
 #include <dl4cpp/iterators/MnistDataSetIterator.h>
+#include <dl4cpp/iterators/NormalizerMinMaxScaler.h>
 #include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 #include <unistd.h>
@@ -231,6 +232,25 @@ TEST_SUITE("iterators") {
     it.reset();
     CHECK(it.hasNext());
     CHECK(it.next().numExamples() == 5);
+  }
+
+  TEST_CASE("MnistDataSetIterator: batches go through the pre-processor") {
+    TempDir dir;
+    writeMnist(dir.path(), "train", 7);
+    MnistDataSetIterator it(4, 0, false, true, false, 1, dir.path());
+    auto scaler = std::make_shared<NormalizerMinMaxScaler>(-1, 1);
+    scaler->fit(it);
+    it.setPreProcessor(scaler);
+    float lowest = 1, highest = -1;
+    while (it.hasNext()) {
+      const DataSet ds = it.next();
+      for (int64_t i = 0; i < ds.features.numel(); ++i) {
+        lowest = std::min(lowest, ds.features.at(i));
+        highest = std::max(highest, ds.features.at(i));
+      }
+    }
+    CHECK(lowest == doctest::Approx(-1));  // [0, 1] pixels would never reach -1
+    CHECK(highest == doctest::Approx(1));
   }
 
   TEST_CASE("MnistDataSetIterator: pixels scaled by 1/255 exactly, labels one-hot") {

@@ -23,20 +23,22 @@ inline dl4cpp::parallel::ParallelInference::Builder inferenceOnCpu(
   return dl4cpp::parallel::ParallelInference::Builder(model).devices({dl4cpp::Device::cpu()});
 }
 
-inline dl4cpp::MultiLayerConfiguration smallNet(const dl4cpp::UpdaterParams& updater,
-                                                double l2 = 0) {
+// Dense 6 -> 10 (tanh) -> 3 (softmax, MCXENT) under `network`'s network-wide settings.
+inline dl4cpp::MultiLayerConfiguration smallNet(
+    const dl4cpp::NeuralNetConfiguration::Builder& network) {
   using namespace dl4cpp;
-  return NeuralNetConfiguration::Builder()
-      .seed(12)
-      .updater(updater)
-      .l2(l2)
-      .list()
+  return network.list()
       .layer(DenseLayer::Builder().nIn(6).nOut(10).activation(Activation::TANH).build())
       .layer(OutputLayer::Builder(LossFunction::MCXENT)
                  .nOut(3)
                  .activation(Activation::SOFTMAX)
                  .build())
       .build();
+}
+
+inline dl4cpp::MultiLayerConfiguration smallNet(const dl4cpp::UpdaterParams& updater,
+                                                double l2 = 0) {
+  return smallNet(dl4cpp::NeuralNetConfiguration::Builder().seed(12).updater(updater).l2(l2));
 }
 
 // `count` minibatches of `rows` examples (the last one `lastRows` when > 0), fixed by `seed`.

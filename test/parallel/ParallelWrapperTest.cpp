@@ -161,6 +161,78 @@ TEST_SUITE("parallel") {
     CHECK(root.score() == doctest::Approx(single.score()).epsilon(1e-4));
   }
 
+  TEST_CASE(
+      "ParallelWrapper: SHARED_GRADIENTS normalises the shared gradient: AMSGrad, l1, weight decay "
+      "and ClipL2PerLayer = one model on concatenated minibatches") {
+    auto conf = [](GradientNormalization mode) {
+      return testutil::smallNet(NeuralNetConfiguration::Builder()
+                                    .seed(12)
+                                    .updater(AMSGrad(0.01))
+                                    .l1(1e-3)
+                                    .weightDecay(1e-2)
+                                    .gradientNormalization(mode)
+                                    .gradientNormalizationThreshold(0.05));
+    };
+    const auto data = testutil::batches(6, 4, 21, 3);
+    MultiLayerNetwork single = initialized(conf(GradientNormalization::ClipL2PerLayer));
+    VectorIterator big(concatenated(data, 2));
+    single.fit(big);
+    MultiLayerNetwork unclipped = initialized(conf(GradientNormalization::None));
+    VectorIterator bigAgain(concatenated(data, 2));
+    unclipped.fit(bigAgain);
+    REQUIRE_FALSE(unclipped.params().allClose(single.params(), 1e-3f));  // the clip did act
+
+    MultiLayerNetwork root = initialized(conf(GradientNormalization::ClipL2PerLayer));
+    auto wrapper = testutil::wrapperOnCpu(root)
+                       .workers(2)
+                       .trainingMode(TrainingMode::SHARED_GRADIENTS)
+                       .build();
+    VectorIterator small(data);
+    wrapper.fit(small);
+    CHECK(root.params().allClose(single.params(), 1e-5f));
+    CHECK(root.updaterState().allClose(single.updaterState(), 1e-5f));
+    CHECK(root.score() == doctest::Approx(single.score()).epsilon(1e-4));
+  }
+
+  TEST_CASE("ParallelWrapper: averaged AMSGrad state keeps vHat >= v and never lowers vHat") {
+    // The weighted mean of the workers' states: each worker's vHat >= its v, and >= the vHat all
+    // started the round from, so the means keep both properties.
+    const auto conf = testutil::smallNet(AMSGrad(0.05));
+    MultiLayerNetwork root = initialized(conf);
+    struct StateRecorder : TrainingListener {
+      std::vector<std::vector<float>> states;
+      void iterationDone(const MultiLayerNetwork& m, const IterationInfo&) override {
+        states.push_back(m.updaterState().toVector());
+      }
+    };
+    auto recorder = std::make_shared<StateRecorder>();
+    auto wrapper = testutil::wrapperOnCpu(root)
+                       .workers(2)
+                       .averagingFrequency(2)
+                       .setListeners({recorder})
+                       .build();
+    VectorIterator it(testutil::batches(12, 4, 8));
+    wrapper.fit(it);
+    REQUIRE(recorder->states.size() == 3);
+    // smallNet's segments: W (10x6), b (10), W (3x10), b (3); AMSGrad's state is [m|v|vHat] each.
+    std::vector<float> previousHat;
+    for (const std::vector<float>& state : recorder->states) {
+      std::vector<float> vHats;
+      size_t offset = 0;
+      for (size_t n : {60, 10, 30, 3}) {
+        for (size_t i = 0; i < n; ++i) {
+          const float v = state[offset + n + i], vHat = state[offset + 2 * n + i];
+          REQUIRE(vHat >= v);
+          vHats.push_back(vHat);
+        }
+        offset += 3 * n;
+      }
+      REQUIRE(offset == state.size());
+      for (size_t i = 0; i < previousHat.size(); ++i) REQUIRE(vHats[i] >= previousHat[i]);
+      previousHat = vHats;
+    }
+  }
+
   TEST_CASE("ParallelWrapper: averaging weighs unequal minibatches by their examples") {
     const auto conf = testutil::smallNet(Sgd(0.2));
     const auto data = testutil::batches(2, 2, 9, 6);  // worker 0 gets 2 examples, worker 1 gets 6

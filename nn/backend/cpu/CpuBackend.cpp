@@ -12,7 +12,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
 #include <string>
+#include <string_view>
 
 namespace dl4cpp::cpu {
 
@@ -674,6 +676,38 @@ void CpuBackend::activationBackward(ActivationKind kind, float alpha, const Tens
          {DNNL_ARG_DIFF_SRC, md}});
   });
   execute(e, {read.data(), dy.data(), dx.data()});
+}
+
+// --- Local response normalisation in inference (CpuLrn.cpp has the rest) ----------------------
+
+bool CpuBackend::lrnInferenceOnDnnl(const LrnParams& p, const Tensor& x, Tensor& y) {
+  PrimitiveKey key;
+  key.add(static_cast<int64_t>(OpId::LrnInference))
+      .add(p.depth)
+      .add(std::bit_cast<int32_t>(p.k))
+      .add(std::bit_cast<int32_t>(p.alpha))
+      .add(std::bit_cast<int32_t>(p.beta));
+  addShape(key, x.shape());
+  CachedPrimitive& e = cache_.get(key, [&] {
+    const auto md = plainDesc(x.shape());
+    bool jit = false;
+    CachedPrimitive entry = makeEntry<dnnl::lrn_forward::primitive_desc, dnnl::lrn_forward>(
+        "lrn forward",
+        [&] {
+          // oneDNN divides alpha by the window size, DL4J does not.
+          const dnnl::lrn_forward::desc desc(prop_kind::forward_inference,
+                                             algorithm::lrn_across_channels, md, p.depth,
+                                             p.alpha * static_cast<float>(p.depth), p.beta, p.k);
+          dnnl::lrn_forward::primitive_desc pd(desc, engine_);
+          jit = std::string_view(pd.impl_info_str()).find("ref") == std::string_view::npos;
+          return pd;
+        },
+        engine_, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
+    return jit ? std::move(entry) : CachedPrimitive{};  // an empty entry: the loops, every time
+  });
+  if (!e.primitive) return false;
+  execute(e, {x.data(), y.data()});
+  return true;
 }
 
 }  // namespace dl4cpp::cpu

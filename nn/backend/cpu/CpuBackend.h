@@ -53,15 +53,27 @@ class CpuBackend final : public Backend {
   double lossForwardBackward(LossKind loss, ActivationKind activation, float alpha, const Tensor& z,
                              const Tensor& y, const Tensor& labels, Tensor& dz) override;
   double lossScore(LossKind loss, const Tensor& y, const Tensor& labels) override;
-  void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
-                   Tensor& grad, Tensor& state) override;
   void movingAverage(Tensor& average, const Tensor& value, float decay) override;
   void dropoutMask(uint64_t seed, float retainProbability, Tensor& mask) override;
   void multiply(const Tensor& x, const Tensor& y, Tensor& z) override;
+  void updaterStep(const UpdaterParams& u, const RegularizationParams& r, int64_t iteration,
+                   Tensor& param, Tensor& grad, Tensor& state) override;
   void scale(Tensor& y, float a) override;
   double sumOfSquares(const Tensor& x) override;
   void stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,
                   Tensor& deviceLabels) override;
+  void globalPoolingForward(PoolingKind kind, int pnorm, const Tensor& x, Tensor& y) override;
+  void globalPoolingBackward(PoolingKind kind, int pnorm, const Tensor& x, const Tensor& y,
+                             const Tensor& dy, Tensor& dx) override;
+  void lrnForward(const LrnParams& p, const Tensor& x, Tensor& y, bool training,
+                  Tensor& workspace) override;
+  void lrnBackward(const LrnParams& p, const Tensor& x, const Tensor& dy, Tensor& dx,
+                   const Tensor& workspace) override;
+  void zeroPaddingForward(const Tensor& x, Tensor& y, const Padding2d& p) override;
+  void zeroPaddingBackward(const Tensor& dy, Tensor& dx, const Padding2d& p) override;
+  void copy(const Tensor& src, Tensor& dst) override;
+  double sumOfAbsolutes(const Tensor& x) override;
+  void clipByValue(Tensor& y, float threshold) override;
 
   // A convolution feeding MAX pooling, the kernels of the fused step (ConvolutionPoolingStep.h):
   // pooled = maxpool(conv(x, w) + b), with the arg-max in `workspace` when training, the same
@@ -87,6 +99,9 @@ class CpuBackend final : public Backend {
   void execute(CachedPrimitive& entry, std::initializer_list<const void*> pointers);
   // scratch_ holding at least `floats` floats (it grows only for new shapes).
   float* scratch(int64_t floats);
+  // An inference-mode LRN on oneDNN's JIT kernel, where it has one for the shape (then faster than
+  // the loops of CpuLrn.cpp); false, having done nothing, where it has only its reference kernel.
+  bool lrnInferenceOnDnnl(const LrnParams& p, const Tensor& x, Tensor& y);
 
   dnnl::engine engine_;
   dnnl::stream stream_;

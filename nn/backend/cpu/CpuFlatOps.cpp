@@ -1,6 +1,7 @@
-// The CPU backend's element-wise work that oneDNN has no primitive for: losses and the updater
-// steps over flat buffers. Plain loops the compiler vectorises, split across the context's OpenMP
-// threads (ParallelFor.h: no parallel region on one thread).
+// The CPU backend's element-wise work that oneDNN has no primitive for: losses, dropout masks,
+// running averages and the reductions and scalings of flat buffers (the updater steps are in
+// CpuUpdaters.cpp). Plain loops the compiler vectorises, split across the context's OpenMP threads
+// (ParallelFor.h: no parallel region on one thread).
 #include <dl4cpp/nn/backend/CounterRandom.h>
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
@@ -141,64 +142,6 @@ double CpuBackend::lossForwardBackward(LossKind loss, ActivationKind activation,
   return lossScore(loss, y, labels);
 }
 
-void CpuBackend::updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
-                             Tensor& grad, Tensor& state) {
-  float* p = param.data();
-  float* g = grad.data();
-  float* s = state.data();
-  const int64_t n = param.numel();
-  const float lr = static_cast<float>(u.learningRate);
-  const float decay = static_cast<float>(l2);
-  if (decay != 0.0f) {
-    parallelElements(n, [=](int64_t i) { g[i] += decay * p[i]; });
-  }
-  switch (u.kind) {
-    case UpdaterKind::NOOP:
-      return;
-    case UpdaterKind::SGD:
-      parallelElements(n, [=](int64_t i) { p[i] -= lr * g[i]; });
-      return;
-    case UpdaterKind::NESTEROVS: {
-      // v' = mu v - lr g;  p += (1 + mu) v' - mu v   (DL4J's Nesterovs, state = v)
-      const float mu = static_cast<float>(u.momentum);
-      parallelElements(n, [=](int64_t i) {
-        const float vPrev = s[i];
-        const float v = mu * vPrev - lr * g[i];
-        s[i] = v;
-        p[i] += (1.0f + mu) * v - mu * vPrev;
-      });
-      return;
-    }
-    case UpdaterKind::ADAM: {
-      // DL4J's Adam: bias correction folded into the step size; state = [m | v].
-      const double t = static_cast<double>(iteration + 1);
-      const float b1 = static_cast<float>(u.beta1), b2 = static_cast<float>(u.beta2);
-      const float eps = static_cast<float>(u.epsilon);
-      // 1 - beta in double: 1.0f - 0.999f is off by 1.3e-5 relative.
-      const float c1 = static_cast<float>(1.0 - u.beta1), c2 = static_cast<float>(1.0 - u.beta2);
-      const float alphaT = static_cast<float>(
-          u.learningRate * std::sqrt(1.0 - std::pow(u.beta2, t)) / (1.0 - std::pow(u.beta1, t)));
-      float* m = s;
-      float* v = s + n;
-      parallelElements(n, [=](int64_t i) {
-        m[i] = b1 * m[i] + c1 * g[i];
-        v[i] = b2 * v[i] + c2 * g[i] * g[i];
-        p[i] -= alphaT * m[i] / (std::sqrt(v[i]) + eps);
-      });
-      return;
-    }
-    case UpdaterKind::RMSPROP: {
-      const float rho = static_cast<float>(u.rmsDecay), eps = static_cast<float>(u.epsilon);
-      const float c = static_cast<float>(1.0 - u.rmsDecay);
-      parallelElements(n, [=](int64_t i) {
-        s[i] = rho * s[i] + c * g[i] * g[i];
-        p[i] -= lr * g[i] / (std::sqrt(s[i]) + eps);
-      });
-      return;
-    }
-  }
-}
-
 void CpuBackend::movingAverage(Tensor& average, const Tensor& value, float decay) {
   float* a = average.data();
   const float* v = value.data();
@@ -232,6 +175,18 @@ double CpuBackend::sumOfSquares(const Tensor& x) {
   const float* p = x.data();
   const int64_t n = x.numel();
   return parallelSum(n, [=](int64_t i) { return double(p[i]) * double(p[i]); });
+}
+
+double CpuBackend::sumOfAbsolutes(const Tensor& x) {
+  const float* p = x.data();
+  const int64_t n = x.numel();
+  return parallelSum(n, [=](int64_t i) { return double(std::fabs(p[i])); });
+}
+
+void CpuBackend::clipByValue(Tensor& y, float threshold) {
+  float* p = y.data();
+  const int64_t n = y.numel();
+  parallelElements(n, [=](int64_t i) { p[i] = std::clamp(p[i], -threshold, threshold); });
 }
 
 void CpuBackend::stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,

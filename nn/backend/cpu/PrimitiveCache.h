@@ -21,6 +21,7 @@ enum class OpId : int64_t {
   PoolBackward,
   EltwiseForward,
   EltwiseBackward,
+  LrnInference,
 };
 
 // Fixed-size POD key: the op and up to 23 integers describing shapes and geometry.

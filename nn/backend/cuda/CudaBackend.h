@@ -51,16 +51,29 @@ class CudaBackend final : public Backend {
   double lossForwardBackward(LossKind loss, ActivationKind activation, float alpha, const Tensor& z,
                              const Tensor& y, const Tensor& labels, Tensor& dz) override;
   double lossScore(LossKind loss, const Tensor& y, const Tensor& labels) override;
-  void updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
-                   Tensor& grad, Tensor& state) override;
   void movingAverage(Tensor& average, const Tensor& value, float decay) override;
   void dropoutMask(uint64_t seed, float retainProbability, Tensor& mask) override;
   void multiply(const Tensor& x, const Tensor& y, Tensor& z) override;
+  void updaterStep(const UpdaterParams& u, const RegularizationParams& r, int64_t iteration,
+                   Tensor& param, Tensor& grad, Tensor& state) override;
   void scale(Tensor& y, float a) override;
   double sumOfSquares(const Tensor& x) override;
   void sumsOfSquares(const Tensor* xs, int64_t count, double* out) override;
   void stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,
                   Tensor& deviceLabels) override;
+  void globalPoolingForward(PoolingKind kind, int pnorm, const Tensor& x, Tensor& y) override;
+  void globalPoolingBackward(PoolingKind kind, int pnorm, const Tensor& x, const Tensor& y,
+                             const Tensor& dy, Tensor& dx) override;
+  void lrnForward(const LrnParams& p, const Tensor& x, Tensor& y, bool training,
+                  Tensor& workspace) override;
+  void lrnBackward(const LrnParams& p, const Tensor& x, const Tensor& dy, Tensor& dx,
+                   const Tensor& workspace) override;
+  void zeroPaddingForward(const Tensor& x, Tensor& y, const Padding2d& p) override;
+  void zeroPaddingBackward(const Tensor& dy, Tensor& dx, const Padding2d& p) override;
+  void copy(const Tensor& src, Tensor& dst) override;
+  double sumOfAbsolutes(const Tensor& x) override;
+  void sumsOfAbsolutes(const Tensor* xs, int64_t count, double* out) override;
+  void clipByValue(Tensor& y, float threshold) override;
 
   int device() const { return device_; }
   cudaStream_t stream() const { return stream_; }
@@ -85,6 +98,8 @@ class CudaBackend final : public Backend {
   void queueSum(const double* terms, int64_t n, double* out);
   // Copies `count` doubles from `device` to `host` and waits for the stream.
   void readBack(const double* device, int64_t count, double* host);
+  // out[i] = the sum over xs[i] of x^2, or of |x| when `absolute`, with one wait for all of them.
+  void sumsOfTerms(bool absolute, const Tensor* xs, int64_t count, double* out);
   // A device scratch buffer of at least `floats` floats, grown (never shrunk) on demand.
   float* scratch(Tensor& buffer, int64_t floats);
 

@@ -1,6 +1,6 @@
-// The CUDA backend's element-wise work: activations, softmax, losses, updater steps, scaling and
-// sums of squares. The formulas are in ElementwiseMath.h (tested on the host against the CPU
-// backend); sums are formed in double by CUB.
+// The CUDA backend's element-wise work: activations, softmax, losses, updater steps, scaling,
+// clipping and sums of squares and of absolute values. The formulas are in ElementwiseMath.h
+// (tested on the host against the CPU backend); sums are formed in double by CUB.
 #include <dl4cpp/nn/backend/SoftmaxLines.h>
 #include <dl4cpp/nn/backend/cuda/CudaBackend.h>
 #include <dl4cpp/nn/backend/cuda/CudaCheck.h>
@@ -68,6 +68,14 @@ __global__ void squaresKernel(const float* x, double* terms, int64_t n) {
 
 __global__ void scaleKernel(float* y, float a, int64_t n) {
   DL4CPP_GRID_STRIDE_LOOP(i, n) y[i] *= a;
+}
+
+__global__ void absolutesKernel(const float* x, double* terms, int64_t n) {
+  DL4CPP_GRID_STRIDE_LOOP(i, n) terms[i] = fabs(double(x[i]));
+}
+
+__global__ void clipKernel(float* y, float threshold, int64_t n) {
+  DL4CPP_GRID_STRIDE_LOOP(i, n) y[i] = clipElement(y[i], threshold);
 }
 
 __global__ void updaterKernel(UpdaterArgs a, float* p, float* g, float* s, int64_t n) {
@@ -158,12 +166,12 @@ double CudaBackend::lossForwardBackward(LossKind loss, ActivationKind activation
   return lossScore(loss, y, labels);
 }
 
-void CudaBackend::updaterStep(const UpdaterParams& u, double l2, int64_t iteration, Tensor& param,
-                              Tensor& grad, Tensor& state) {
+void CudaBackend::updaterStep(const UpdaterParams& u, const RegularizationParams& r,
+                              int64_t iteration, Tensor& param, Tensor& grad, Tensor& state) {
   const int64_t n = param.numel();
   if (n == 0) return;
-  const UpdaterArgs a = updaterArgs(u, l2, iteration);
-  if (a.decay == 0.0f && u.kind == UpdaterKind::NOOP) return;
+  const UpdaterArgs a = updaterArgs(u, r, iteration);
+  if (a.l1 == 0.0f && a.l2 == 0.0f && u.kind == UpdaterKind::NOOP) return;
   updaterKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(a, param.data(), grad.data(),
                                                                 state.data(), n);
   DL4CPP_CUDA_CHECK_LAUNCH();
@@ -186,24 +194,49 @@ double CudaBackend::sumOfSquares(const Tensor& x) {
 }
 
 void CudaBackend::sumsOfSquares(const Tensor* xs, int64_t count, double* out) {
+  sumsOfTerms(false, xs, count, out);
+}
+
+double CudaBackend::sumOfAbsolutes(const Tensor& x) {
+  double sum = 0.0;
+  sumsOfTerms(true, &x, 1, &sum);
+  return sum;
+}
+
+void CudaBackend::sumsOfAbsolutes(const Tensor* xs, int64_t count, double* out) {
+  sumsOfTerms(true, xs, count, out);
+}
+
+void CudaBackend::sumsOfTerms(bool absolute, const Tensor* xs, int64_t count, double* out) {
   if (count <= 0) return;
   int64_t total = 0;
   for (int64_t i = 0; i < count; ++i) total += xs[i].numel();
-  // Every tensor's squares side by side in one terms buffer, every sum into its own double.
+  // Every tensor's terms side by side in one terms buffer, every sum into its own double.
   double* terms = reinterpret_cast<double*>(scratch(terms_, 2 * std::max<int64_t>(total, 1)));
   double* sums = reinterpret_cast<double*>(scratch(reduced_, 2 * count));
   int64_t offset = 0;
   for (int64_t i = 0; i < count; ++i) {
     const int64_t n = xs[i].numel();
     if (n > 0) {
-      squaresKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(xs[i].data(), terms + offset,
-                                                                    n);
+      if (absolute)
+        absolutesKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(xs[i].data(),
+                                                                        terms + offset, n);
+      else
+        squaresKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(xs[i].data(), terms + offset,
+                                                                      n);
       DL4CPP_CUDA_CHECK_LAUNCH();
     }
     queueSum(terms + offset, n, sums + i);
     offset += n;
   }
   readBack(sums, count, out);  // the one wait for all of them
+}
+
+void CudaBackend::clipByValue(Tensor& y, float threshold) {
+  const int64_t n = y.numel();
+  if (n == 0) return;
+  clipKernel<<<blocksFor(n), kThreadsPerBlock, 0, stream_>>>(y.data(), threshold, n);
+  DL4CPP_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace dl4cpp::cuda

@@ -216,43 +216,70 @@ DL4CPP_HOST_DEVICE inline double lossTerm(LossKind loss, float p, float l) {
   return 0.0;
 }
 
-// Host-computed float constants of one updater step.
+// Host-computed float constants of one updater step (as CpuUpdaters.cpp forms them).
 struct UpdaterArgs {
   UpdaterKind kind;
-  float lr, decay;
+  float lr;
+  float l1, l2, decay;           // regularisation: decay is weightDecayFactor()
   float mu;                      // Nesterovs
-  float b1, b2, c1, c2, alphaT;  // Adam
-  float rho, c;                  // RmsProp
+  float b1, b2, c1, c2, alphaT;  // Adam family (alphaT: AdaMax's and AMSGrad's too)
+  float nadamM, nadamG;          // Nadam's nadamMomentumScale, nadamGradientScale
+  float rho, c;                  // RmsProp, AdaDelta
   float eps;
 };
 
-inline UpdaterArgs updaterArgs(const UpdaterParams& u, double l2, int64_t iteration) {
+inline UpdaterArgs updaterArgs(const UpdaterParams& u, const RegularizationParams& r,
+                               int64_t iteration) {
   UpdaterArgs a{};
   a.kind = u.kind;
   a.lr = static_cast<float>(u.learningRate);
-  a.decay = static_cast<float>(l2);
+  a.l1 = static_cast<float>(r.l1);
+  a.l2 = static_cast<float>(r.l2);
+  a.decay = static_cast<float>(weightDecayFactor(u, r));
   a.mu = static_cast<float>(u.momentum);
   a.b1 = static_cast<float>(u.beta1);
   a.b2 = static_cast<float>(u.beta2);
   // 1 - beta in double, as on the CPU: 1.0f - 0.999f is off by 1.3e-5 relative.
   a.c1 = static_cast<float>(1.0 - u.beta1);
   a.c2 = static_cast<float>(1.0 - u.beta2);
-  if (u.kind == UpdaterKind::ADAM) {  // DL4J's Adam: bias correction folded into the step size
-    const double t = static_cast<double>(iteration + 1);
-    a.alphaT = static_cast<float>(u.learningRate * std::sqrt(1.0 - std::pow(u.beta2, t)) /
-                                  (1.0 - std::pow(u.beta1, t)));
+  switch (u.kind) {
+    case UpdaterKind::ADAM:  // DL4J's Adam: bias correction folded into the step size
+    case UpdaterKind::AMSGRAD:
+      a.alphaT = static_cast<float>(adamStepSize(u, iteration));
+      break;
+    case UpdaterKind::ADAMAX:
+      a.alphaT = static_cast<float>(adaMaxStepSize(u, iteration));
+      break;
+    case UpdaterKind::NADAM:
+      a.nadamM = static_cast<float>(nadamMomentumScale(u, iteration));
+      a.nadamG = static_cast<float>(nadamGradientScale(u, iteration));
+      break;
+    default:
+      break;
   }
-  a.rho = static_cast<float>(u.rmsDecay);
-  a.c = static_cast<float>(1.0 - u.rmsDecay);
+  const double rho = u.kind == UpdaterKind::ADADELTA ? u.rho : u.rmsDecay;
+  a.rho = static_cast<float>(rho);
+  a.c = static_cast<float>(1.0 - rho);
   a.eps = static_cast<float>(u.epsilon);
   return a;
 }
 
+// The first and second moments of the Adam family: m' = b1 m + c1 g, v' = b2 v + c2 g^2.
+DL4CPP_HOST_DEVICE inline void updateMoments(const UpdaterArgs& a, float g, float& m, float& v) {
+  m = a.b1 * m + a.c1 * g;
+  v = a.b2 * v + a.c2 * g * g;
+}
+
 // Element i of one updater step over a segment of n parameters (state: n floats per state slot,
-// Adam's m then v): l2 into the gradient first, then the update.
+// in ND4J's order): l1 and l2 into the gradient first, weight decay's share of the update next,
+// then the updater's.
 DL4CPP_HOST_DEVICE inline void updaterElement(const UpdaterArgs& a, float* p, float* g, float* s,
                                               int64_t i, int64_t n) {
-  if (a.decay != 0.0f) g[i] += a.decay * p[i];
+  if (a.l1 != 0.0f || a.l2 != 0.0f) {
+    const float sign = static_cast<float>((0.0f < p[i]) - (p[i] < 0.0f));
+    g[i] += a.l1 * sign + a.l2 * p[i];
+  }
+  if (a.decay != 0.0f) p[i] -= a.decay * p[i];
   const float gi = g[i];
   switch (a.kind) {
     case UpdaterKind::NOOP:
@@ -270,8 +297,7 @@ DL4CPP_HOST_DEVICE inline void updaterElement(const UpdaterArgs& a, float* p, fl
     case UpdaterKind::ADAM: {
       float* m = s;
       float* v = s + n;
-      m[i] = a.b1 * m[i] + a.c1 * gi;
-      v[i] = a.b2 * v[i] + a.c2 * gi * gi;
+      updateMoments(a, gi, m[i], v[i]);
       p[i] -= a.alphaT * m[i] / (sqrtf(v[i]) + a.eps);
       break;
     }
@@ -279,7 +305,50 @@ DL4CPP_HOST_DEVICE inline void updaterElement(const UpdaterArgs& a, float* p, fl
       s[i] = a.rho * s[i] + a.c * gi * gi;
       p[i] -= a.lr * gi / (sqrtf(s[i]) + a.eps);
       break;
+    case UpdaterKind::ADAGRAD:
+      s[i] += gi * gi;
+      p[i] -= a.lr * gi / (sqrtf(s[i]) + a.eps);
+      break;
+    case UpdaterKind::ADADELTA: {
+      float* msg = s;
+      float* msdx = s + n;
+      msg[i] = a.rho * msg[i] + a.c * gi * gi;
+      const float d = gi * (sqrtf(msdx[i] + a.eps) / sqrtf(msg[i] + a.eps));
+      msdx[i] = a.rho * msdx[i] + a.c * d * d;
+      p[i] -= d;
+      break;
+    }
+    case UpdaterKind::ADAMAX: {  // the 1e-32 is ND4J's guard against 0 / 0
+      float* m = s;
+      float* w = s + n;
+      m[i] = a.b1 * m[i] + a.c1 * gi;
+      const float decayed = a.b2 * w[i], magnitude = fabsf(gi);
+      w[i] = (decayed < magnitude ? magnitude : decayed) + 1e-32f;
+      p[i] -= a.alphaT * m[i] / w[i];
+      break;
+    }
+    case UpdaterKind::NADAM: {
+      float* m = s;
+      float* v = s + n;
+      updateMoments(a, gi, m[i], v[i]);
+      p[i] -= (a.nadamM * m[i] + a.nadamG * gi) / (sqrtf(v[i]) + a.eps);
+      break;
+    }
+    case UpdaterKind::AMSGRAD: {
+      float* m = s;
+      float* v = s + n;
+      float* vHat = s + 2 * n;
+      updateMoments(a, gi, m[i], v[i]);
+      vHat[i] = vHat[i] < v[i] ? v[i] : vHat[i];
+      p[i] -= a.alphaT * m[i] / (sqrtf(vHat[i]) + a.eps);
+      break;
+    }
   }
+}
+
+// DL4J's ClipElementWiseAbsoluteValue of one element (NaN stays NaN).
+DL4CPP_HOST_DEVICE inline float clipElement(float v, float threshold) {
+  return clampTo(v, -threshold, threshold);
 }
 
 }  // namespace dl4cpp::cuda

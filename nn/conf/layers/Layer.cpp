@@ -1,5 +1,6 @@
 #include <dl4cpp/nn/conf/ConfigurationLimits.h>
 #include <dl4cpp/nn/conf/layers/Layer.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <numeric>
@@ -27,6 +28,23 @@ void Layer::inheritDefaults(const LayerDefaults& d) {
   if (!l2Bias) l2Bias = d.l2Bias;
   if (!biasInit) biasInit = d.biasInit;
   if (!dropOut) dropOut = d.dropOut;
+  if (!l1) l1 = d.l1;
+  if (!l1Bias) l1Bias = d.l1Bias;
+  if (!weightDecay) weightDecay = d.weightDecay;
+  if (!weightDecayBias) weightDecayBias = d.weightDecayBias;
+  if (!gradientNormalization) gradientNormalization = d.gradientNormalization;
+  if (!gradientNormalizationThreshold)
+    gradientNormalizationThreshold = d.gradientNormalizationThreshold;
+}
+
+RegularizationParams Layer::resolvedRegularization(bool bias) const {
+  RegularizationParams r;
+  r.l1 = bias ? *l1Bias : *l1;
+  r.l2 = bias ? *l2Bias : *l2;
+  const WeightDecay& decay = bias ? *weightDecayBias : *weightDecay;
+  r.weightDecay = decay.coeff;
+  r.weightDecayApplyLR = decay.applyLR;
+  return r;
 }
 
 std::string Layer::where(int index) const {
@@ -36,25 +54,56 @@ std::string Layer::where(int index) const {
 }
 
 namespace {
+// ConfigError "<where>: <field> must be <rule>, got <value>" unless `ok`.
+void require(bool ok, const std::string& where, const std::string& field, const char* rule,
+             double value) {
+  if (!ok)
+    throw ConfigError(where + ": " + field + " must be " + rule + ", got " +
+                      fmt::format("{}", value));
+}
+
+bool nonNegative(double v) { return v >= 0 && std::isfinite(v); }
+// A decay rate of the kind the updaters use: 1 would stop every average at its start.
+bool decayRate(double v) { return v >= 0 && v < 1; }
+
 void checkUpdater(const std::string& where, const char* field, const UpdaterParams& u) {
-  if (!(u.learningRate >= 0) || !std::isfinite(u.learningRate))
-    throw ConfigError(where + ": " + field + " learning rate must be finite and >= 0, got " +
-                      std::to_string(u.learningRate));
+  const std::string name = field;
+  require(nonNegative(u.learningRate), where, name + " learning rate", "finite and >= 0",
+          u.learningRate);
+  const UpdaterKind k = u.kind;
+  if (k == UpdaterKind::ADAM || k == UpdaterKind::ADAMAX || k == UpdaterKind::NADAM ||
+      k == UpdaterKind::AMSGRAD) {
+    require(decayRate(u.beta1), where, name + " beta1", "in [0, 1)", u.beta1);
+    require(decayRate(u.beta2), where, name + " beta2", "in [0, 1)", u.beta2);
+  }
+  if (k == UpdaterKind::RMSPROP)
+    require(decayRate(u.rmsDecay), where, name + " rmsDecay", "in [0, 1)", u.rmsDecay);
+  if (k == UpdaterKind::ADADELTA)
+    require(decayRate(u.rho), where, name + " rho", "in [0, 1)", u.rho);
+  if (k == UpdaterKind::NESTEROVS)
+    require(std::isfinite(u.momentum), where, name + " momentum", "finite", u.momentum);
+  require(nonNegative(u.epsilon), where, name + " epsilon", "finite and >= 0", u.epsilon);
 }
 }  // namespace
 
 void Layer::validateCommon(int index) const {
-  if (!(*l2 >= 0))
-    throw ConfigError(where(index) + ": l2 must be >= 0, got " + std::to_string(*l2));
-  if (!(*l2Bias >= 0))
-    throw ConfigError(where(index) + ": l2Bias must be >= 0, got " + std::to_string(*l2Bias));
-  if (!(*dropOut >= 0 && *dropOut <= 1))
-    throw ConfigError(where(index) + ": dropOut is the probability of keeping a value, in [0, 1] " +
-                      "(0: no dropout), got " + std::to_string(*dropOut));
-  checkUpdater(where(index), "updater", *updater);
+  const std::string at = where(index);
+  require(nonNegative(*l2), at, "l2", "finite and >= 0", *l2);
+  require(nonNegative(*l2Bias), at, "l2Bias", "finite and >= 0", *l2Bias);
+  require(nonNegative(*l1), at, "l1", "finite and >= 0", *l1);
+  require(nonNegative(*l1Bias), at, "l1Bias", "finite and >= 0", *l1Bias);
+  require(nonNegative(weightDecay->coeff), at, "weightDecay coefficient", "finite and >= 0",
+          weightDecay->coeff);
+  require(nonNegative(weightDecayBias->coeff), at, "weightDecayBias coefficient", "finite and >= 0",
+          weightDecayBias->coeff);
+  require(*gradientNormalizationThreshold > 0 && std::isfinite(*gradientNormalizationThreshold), at,
+          "gradientNormalizationThreshold", "finite and > 0", *gradientNormalizationThreshold);
+  require(*dropOut >= 0 && *dropOut <= 1, at, "dropOut",
+          "in [0, 1] (the probability of keeping a value; 0: no dropout)", *dropOut);
+  checkUpdater(at, "updater", *updater);
   if (const Distribution* d = weightInit->distribution(); d && !d->problem().empty())
-    throw ConfigError(where(index) + ": weightInit " + d->toString() + ": " + d->problem());
-  if (biasUpdater) checkUpdater(where(index), "biasUpdater", *biasUpdater);
+    throw ConfigError(at + ": weightInit " + d->toString() + ": " + d->problem());
+  if (biasUpdater) checkUpdater(at, "biasUpdater", *biasUpdater);
 }
 
 InputType FeedForwardLayer::resolve(int index, const InputType& input,

@@ -18,6 +18,7 @@
 #include <dl4cpp/nn/conf/WeightInitScheme.h>
 #include <dl4cpp/nn/conf/layers/LayerSpecs.h>
 #include <dl4cpp/nn/updaters/Updaters.h>
+#include <dl4cpp/nn/updaters/WeightDecay.h>
 
 #include <memory>
 #include <optional>
@@ -41,6 +42,13 @@ struct LayerDefaults {
   double biasInit = 0;
   double dropOut = 0;  // DL4J's dropOut(p) on every layer's input: p the retain probability, 0 none
   ConvolutionMode convolutionMode = ConvolutionMode::Truncate;
+  // Regularisation besides l2, and gradient normalisation (DL4J's defaults: none; threshold 1).
+  double l1 = 0;
+  double l1Bias = 0;
+  WeightDecay weightDecay;
+  WeightDecay weightDecayBias;
+  GradientNormalization gradientNormalization = GradientNormalization::None;
+  double gradientNormalizationThreshold = 1.0;
 };
 
 class Layer {
@@ -84,17 +92,25 @@ class Layer {
   // DL4J's dropOut(p): inverted dropout on this layer's input in training, p the probability of
   // keeping a value (kept values are scaled by 1/p); 0 (or 1) for none.
   std::optional<double> dropOut;
+  std::optional<double> l1;
+  std::optional<double> l1Bias;
+  std::optional<WeightDecay> weightDecay;
+  std::optional<WeightDecay> weightDecayBias;
+  std::optional<GradientNormalization> gradientNormalization;
+  std::optional<double> gradientNormalizationThreshold;
 
   // Resolved values (valid after resolve()).
   Activation resolvedActivation() const { return *activation; }
   const UpdaterParams& resolvedBiasUpdater() const { return biasUpdater ? *biasUpdater : *updater; }
+  // The regularisation of the layer's weights, or of its biases.
+  RegularizationParams resolvedRegularization(bool bias) const;
 
  protected:
   void inheritDefaults(const LayerDefaults& d);
   // "layer 2 (ConvolutionLayer \"conv2\")": the prefix of every configuration error.
   std::string where(int index) const;
-  // Checks the inherited common fields (l2, l2Bias, updaters, a weight-init distribution's
-  // parameters); call after inheritDefaults().
+  // Checks the inherited common fields (regularisation, gradient normalisation, updaters, a
+  // weight-init distribution's parameters); call after inheritDefaults().
   void validateCommon(int index) const;
 };
 
@@ -147,6 +163,24 @@ class LayerBuilder {
   }
   Derived& dropOut(double retainProbability) {
     return set([&] { conf_.dropOut = retainProbability; });
+  }
+  Derived& l1(double v) {
+    return set([&] { conf_.l1 = v; });
+  }
+  Derived& l1Bias(double v) {
+    return set([&] { conf_.l1Bias = v; });
+  }
+  Derived& weightDecay(double coeff, bool applyLR = true) {
+    return set([&] { conf_.weightDecay = WeightDecay{coeff, applyLR}; });
+  }
+  Derived& weightDecayBias(double coeff, bool applyLR = true) {
+    return set([&] { conf_.weightDecayBias = WeightDecay{coeff, applyLR}; });
+  }
+  Derived& gradientNormalization(GradientNormalization g) {
+    return set([&] { conf_.gradientNormalization = g; });
+  }
+  Derived& gradientNormalizationThreshold(double t) {
+    return set([&] { conf_.gradientNormalizationThreshold = t; });
   }
   Conf build() const { return conf_; }
 

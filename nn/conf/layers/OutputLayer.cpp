@@ -5,18 +5,7 @@ namespace dl4cpp {
 
 InputType OutputLayer::resolve(int index, const InputType& input, const LayerDefaults& defaults) {
   const InputType out = FeedForwardLayer::resolve(index, input, defaults);
-  const Activation act = *activation;
-  const bool needsProbabilities = lossFunction == LossFunction::NEGATIVELOGLIKELIHOOD ||
-                                  lossFunction == LossFunction::MCXENT ||
-                                  lossFunction == LossFunction::KL_DIVERGENCE;
-  if (needsProbabilities && act != Activation::SOFTMAX && act != Activation::SIGMOID)
-    throw ConfigError(where(index) + ": loss " + toString(lossFunction) +
-                      " needs probabilities, "
-                      "but activation is " +
-                      toString(act) + "; use Activation::SOFTMAX");
-  if (lossFunction == LossFunction::XENT && act != Activation::SIGMOID)
-    throw ConfigError(where(index) + ": loss XENT needs outputs in (0, 1), but activation is " +
-                      toString(act) + "; use Activation::SIGMOID");
+  validateLoss(where(index), *activation);
   return out;
 }
 
@@ -26,12 +15,12 @@ std::unique_ptr<layers::RuntimeLayer> OutputLayer::instantiate() const {
 
 void OutputLayer::writeFields(LayerFieldWriter& out) const {
   FeedForwardLayer::writeFields(out);
-  out.enumValue("lossFunction", kLossNames, lossFunction);
+  writeLoss(out);
 }
 
 void OutputLayer::readFields(const LayerFieldReader& in) {
   FeedForwardLayer::readFields(in);
-  lossFunction = in.enumValue("lossFunction", kLossNames);
+  readLoss(in);
 }
 
 }  // namespace dl4cpp

@@ -1,18 +1,17 @@
 #pragma once
 #include <dl4cpp/nn/conf/layers/Layer.h>
+#include <dl4cpp/nn/conf/layers/LossOutput.h>
 
 namespace dl4cpp {
 
-// A dense layer followed by a loss: the last layer of a MultiLayerNetwork. Supported pairs (as
-// DL4J recommends): NEGATIVELOGLIKELIHOOD, MCXENT or KL_DIVERGENCE with SOFTMAX, XENT with
-// SIGMOID, the regression losses (MSE, MEAN_ABSOLUTE_ERROR, L1, L2) and the hinges (HINGE,
+// A dense layer followed by a loss: a last layer of a MultiLayerNetwork (LossOutput). Supported
+// pairs (as DL4J recommends): NEGATIVELOGLIKELIHOOD, MCXENT or KL_DIVERGENCE with SOFTMAX, XENT
+// with SIGMOID, the regression losses (MSE, MEAN_ABSOLUTE_ERROR, L1, L2) and the hinges (HINGE,
 // SQUARED_HINGE, labels -1 or +1) with IDENTITY or any activation. A loss that takes the logarithm
 // of the output with an activation whose output is not a probability is rejected at build time.
-class OutputLayer : public FeedForwardLayer {
+class OutputLayer : public FeedForwardLayer, public LossOutput {
  public:
   class Builder;
-
-  LossFunction lossFunction = LossFunction::MCXENT;
 
   std::shared_ptr<Layer> clone() const override { return std::make_shared<OutputLayer>(*this); }
   std::string typeName() const override { return "OutputLayer"; }

@@ -10,6 +10,10 @@ InputType SubsamplingLayer::resolve(int index, const InputType& input,
   if (!convolutionMode) convolutionMode = defaults.convolutionMode;
   if (input.kind == InputType::Kind::FeedForward)
     throw ConfigError(where(index) + ": needs image input but receives " + input.toString());
+  if (poolingType != PoolingType::MAX && poolingType != PoolingType::AVG)
+    throw ConfigError(where(index) + ": poolingType " + toString(poolingType) +
+                      " is not supported here (MAX or AVG); GlobalPoolingLayer pools whole images "
+                      "with any type");
   geometry = WindowGeometry{kernel.h,  kernel.w,  stride.h,  stride.w, padding.h,
                             padding.w, padding.h, padding.w, 1,        1};
   std::string why;

@@ -4,7 +4,8 @@
 
 namespace dl4cpp {
 
-// 2-D pooling (MAX or AVG; AVG excludes padding from the divisor, DL4J's default).
+// 2-D pooling (MAX or AVG; AVG excludes padding from the divisor, DL4J's default). DL4J's SUM and
+// PNORM are refused here (resolve()); GlobalPoolingLayer has them.
 // No parameters; channels pass through.
 class SubsamplingLayer : public Layer {
  public:

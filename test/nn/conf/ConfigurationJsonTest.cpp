@@ -64,6 +64,67 @@ MultiLayerConfiguration everyField() {
       .build();
 }
 
+// Every updater of issue 19, l1, weight decay and gradient normalisation, network-wide and per
+// layer, each away from its default.
+MultiLayerConfiguration everyRegularizationField() {
+  return NeuralNetConfiguration::Builder()
+      .seed(31)
+      .updater(AMSGrad(3e-3, 0.85, 0.995, 1e-7))
+      .biasUpdater(AdaDelta(0.9, 1e-5))
+      .l1(1e-4)
+      .l1Bias(2e-4)
+      .weightDecay(3e-4)
+      .weightDecayBias(4e-4, false)
+      .gradientNormalization(GradientNormalization::ClipL2PerParamType)
+      .gradientNormalizationThreshold(2.5)
+      .list()
+      .layer(DenseLayer::Builder()
+                 .nIn(5)
+                 .nOut(4)
+                 .updater(AdaGrad(0.2, 1e-5))
+                 .biasUpdater(AdaDelta(0.85, 1e-5))
+                 .l1(0.5)
+                 .l1Bias(0.25)
+                 .weightDecay(0.125, false)
+                 .weightDecayBias(0.0625)
+                 .gradientNormalization(GradientNormalization::RenormalizeL2PerLayer)
+                 .gradientNormalizationThreshold(0.75)
+                 .build())
+      .layer(DenseLayer::Builder()
+                 .nOut(4)
+                 .updater(AdaMax(0.02, 0.7, 0.9, 1e-6))
+                 .gradientNormalization(GradientNormalization::ClipElementWiseAbsoluteValue)
+                 .build())
+      .layer(DenseLayer::Builder()
+                 .nOut(4)
+                 .updater(Nadam(0.03, 0.75, 0.95, 1e-5))
+                 .gradientNormalization(GradientNormalization::ClipL2PerLayer)
+                 .build())
+      .layer(DenseLayer::Builder()
+                 .nOut(4)
+                 .gradientNormalization(GradientNormalization::RenormalizeL2PerParamType)
+                 .build())
+      .layer(OutputLayer::Builder(LossFunction::MSE)
+                 .nOut(2)
+                 .gradientNormalization(GradientNormalization::None)
+                 .build())
+      .build();
+}
+
+// `json` without the field `key` in any object (with the comma that separated it).
+std::string withoutField(std::string json, const std::string& key) {
+  for (size_t at; (at = json.find("\"" + key + "\":")) != std::string::npos;) {
+    const size_t valueBegin = json.find_first_not_of(' ', at + key.size() + 3);
+    const size_t valueEnd = json[valueBegin] == '{' ? json.find('}', valueBegin) + 1
+                                                    : json.find_first_of(",\n", valueBegin);
+    if (json[valueEnd] == ',')
+      json.erase(at, json.find_first_not_of(" \n", valueEnd + 1) - at);
+    else  // the object's last field: the comma before it goes
+      json.erase(json.rfind(',', at), valueEnd - json.rfind(',', at));
+  }
+  return json;
+}
+
 std::string configError(const std::string& json) {
   try {
     MultiLayerConfiguration::fromJson(json);
@@ -249,6 +310,93 @@ TEST_SUITE("nn.conf.json") {
     const std::string defaults =
         configError(edited(json, "\"weightInit\": \"XAVIER\"", "\"weightInit\": [1, 2]"));
     CHECK(defaults.find("$.defaults.weightInit") != std::string::npos);
+  }
+
+  TEST_CASE("toJson/fromJson round-trips every updater, l1, weight decay and normalisation") {
+    const MultiLayerConfiguration conf = everyRegularizationField();
+    const std::string json = conf.toJson();
+    const MultiLayerConfiguration parsed = MultiLayerConfiguration::fromJson(json);
+    CHECK(parsed == conf);
+    CHECK(parsed.toJson() == json);
+    for (const char* text :
+         {"\"type\": \"AMSGRAD\"", "\"type\": \"ADADELTA\"", "\"type\": \"ADAGRAD\"",
+          "\"type\": \"ADAMAX\"", "\"type\": \"NADAM\"", "\"rho\": 0.9",
+          "\"gradientNormalization\": \"ClipL2PerParamType\"",
+          "\"gradientNormalization\": \"RenormalizeL2PerLayer\"",
+          "\"gradientNormalization\": \"ClipElementWiseAbsoluteValue\"",
+          "\"gradientNormalizationThreshold\": 0.75", "\"applyLR\": false", "\"l1Bias\": 0.25"}) {
+      CAPTURE(text);
+      CHECK(json.find(text) != std::string::npos);
+    }
+    // Each field is read back into the layer that has it, not just written.
+    const Layer& first = *parsed.layers[0];
+    CHECK(first.updater->kind == UpdaterKind::ADAGRAD);
+    CHECK(first.updater->epsilon == 1e-5);
+    CHECK(first.biasUpdater->kind == UpdaterKind::ADADELTA);
+    CHECK(first.biasUpdater->rho == 0.85);
+    CHECK(*first.l1 == 0.5);
+    CHECK(*first.l1Bias == 0.25);
+    CHECK(first.weightDecay->coeff == 0.125);
+    CHECK_FALSE(first.weightDecay->applyLR);
+    CHECK(first.weightDecayBias->coeff == 0.0625);
+    CHECK(first.weightDecayBias->applyLR);
+    CHECK((*first.gradientNormalization == GradientNormalization::RenormalizeL2PerLayer));
+    CHECK(*first.gradientNormalizationThreshold == 0.75);
+    const Layer& last = *parsed.layers[4];
+    CHECK(*last.l1 == 1e-4);
+    CHECK(last.weightDecayBias->coeff == 4e-4);
+    CHECK_FALSE(last.weightDecayBias->applyLR);
+    CHECK((*last.gradientNormalization == GradientNormalization::None));
+    CHECK(*last.gradientNormalizationThreshold == 2.5);
+    CHECK(parsed.defaults.gradientNormalizationThreshold == 2.5);
+    CHECK(parsed.defaults.updater.kind == UpdaterKind::AMSGRAD);
+  }
+
+  TEST_CASE("JSON written before l1, weight decay, normalisation and rho existed still reads") {
+    // Such a file has none of these fields: every one reads as DL4J's default, or as unset.
+    const MultiLayerConfiguration lenet = samples::lenetConfiguration();
+    std::string old = lenet.toJson();
+    for (const char* key : {"l1", "l1Bias", "weightDecay", "weightDecayBias",
+                            "gradientNormalization", "gradientNormalizationThreshold", "rho"})
+      old = withoutField(old, key);
+    REQUIRE(old.find("weightDecay") == std::string::npos);
+    REQUIRE(old.find("rho") == std::string::npos);
+    CHECK(MultiLayerConfiguration::fromJson(old) == lenet);
+    // Without them, a configuration that set them reads differently: the fields were really read.
+    CHECK_FALSE(MultiLayerConfiguration::fromJson(
+                    withoutField(everyRegularizationField().toJson(), "weightDecay")) ==
+                everyRegularizationField());
+  }
+
+  TEST_CASE("fromJson: bad regularisation and normalisation fields name the path or the layer") {
+    const std::string json = everyRegularizationField().toJson();
+    const std::string mode =
+        configError(edited(json, "\"RenormalizeL2PerLayer\"", "\"RenormalizeL1PerLayer\""));
+    CHECK(mode.find("$.layers[0].gradientNormalization") != std::string::npos);
+    CHECK(mode.find("ClipL2PerParamType") != std::string::npos);  // the names it knows
+
+    const std::string coeff = configError(edited(json, "\"coeff\": 0.125", "\"coeff\": \"big\""));
+    CHECK(coeff.find("$.layers[0].weightDecay.coeff") != std::string::npos);
+    const std::string noCoeff = configError(edited(json, "\"coeff\": 0.125,", ""));
+    CHECK(noCoeff.find("$.layers[0].weightDecay: missing field \"coeff\"") != std::string::npos);
+    const std::string applyLR = configError(edited(json, "\"applyLR\": false", "\"applyLR\": 0"));
+    CHECK(applyLR.find("$.defaults.weightDecayBias.applyLR: expected true or false") !=
+          std::string::npos);
+
+    const std::string negative = configError(edited(json, "\"l1\": 0.5", "\"l1\": -0.5"));
+    CHECK(negative.find("layer 0 (DenseLayer)") != std::string::npos);
+    CHECK(negative.find("l1 must be finite and >= 0, got -0.5") != std::string::npos);
+
+    const std::string threshold = configError(edited(
+        json, "\"gradientNormalizationThreshold\": 0.75", "\"gradientNormalizationThreshold\": 0"));
+    CHECK(threshold.find("gradientNormalizationThreshold") != std::string::npos);
+
+    const std::string rho = configError(edited(json, "\"rho\": 0.85", "\"rho\": 1.5"));
+    CHECK(rho.find("biasUpdater rho must be in [0, 1), got 1.5") != std::string::npos);
+
+    const std::string updater = configError(edited(json, "\"NADAM\"", "\"NADAMW\""));
+    CHECK(updater.find("$.layers[2].updater.type") != std::string::npos);
+    CHECK(updater.find("AMSGRAD") != std::string::npos);
   }
 
   TEST_CASE("fromJson refuses JSON nested deeper than 64 levels before anything recurses") {

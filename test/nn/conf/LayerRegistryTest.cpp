@@ -40,7 +40,8 @@ TEST_SUITE("nn/conf") {
   TEST_CASE("LayerRegistry: the built-in layer types, and errors for unknown and duplicate ones") {
     const auto names = LayerRegistry::instance().typeNames();
     for (const char* builtin :
-         {"ConvolutionLayer", "SubsamplingLayer", "DenseLayer", "OutputLayer", "ActivationLayer"})
+         {"ConvolutionLayer", "SubsamplingLayer", "DenseLayer", "OutputLayer", "GlobalPoolingLayer",
+          "LocalResponseNormalization", "ZeroPaddingLayer", "LossLayer", "ActivationLayer"})
       CHECK(std::find(names.begin(), names.end(), builtin) != names.end());
 
     std::string json = testutil::batchStatsNet(3).toJson();

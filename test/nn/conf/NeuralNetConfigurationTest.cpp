@@ -317,6 +317,112 @@ TEST_SUITE("nn/conf") {
         "layer 2 (ConvolutionLayer)", "l2", "-0.5");
   }
 
+  TEST_CASE("validation: negative l1, l1Bias, weight decay, a threshold that is not positive") {
+    auto withOutput = [](const OutputLayer& out) {
+      return denseBase().list().layer(DenseLayer::Builder().nIn(4).nOut(8).build()).layer(out);
+    };
+    auto out = [] {
+      return OutputLayer::Builder(LossFunction::MCXENT).nOut(3).activation(Activation::SOFTMAX);
+    };
+    expectConfigError(withOutput(out().l1(-0.5).build()), "layer 1 (OutputLayer)", "l1", "-0.5");
+    expectConfigError(withOutput(out().l1Bias(-2).build()), "layer 1", "l1Bias", "-2");
+    expectConfigError(withOutput(out().l1(std::numeric_limits<double>::infinity()).build()),
+                      "layer 1", "l1", "finite", "inf");
+    expectConfigError(withOutput(out().l2(std::numeric_limits<double>::infinity()).build()),
+                      "layer 1", "l2 must be finite", "inf");
+    expectConfigError(withOutput(out().weightDecay(-0.25).build()), "layer 1",
+                      "weightDecay coefficient", "-0.25");
+    expectConfigError(withOutput(out().weightDecayBias(-1, false).build()), "layer 1",
+                      "weightDecayBias coefficient", "-1");
+    expectConfigError(withOutput(out().gradientNormalizationThreshold(0).build()), "layer 1",
+                      "gradientNormalizationThreshold", "> 0", "got 0");
+    expectConfigError(withOutput(out().gradientNormalizationThreshold(std::nan("")).build()),
+                      "layer 1", "gradientNormalizationThreshold", "nan");
+    // The network-wide values are checked where a layer inherits them.
+    expectConfigError(denseBase()
+                          .l1(-3)
+                          .list()
+                          .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
+                          .layer(softmaxOut(3)),
+                      "layer 0 (DenseLayer)", "l1", "-3");
+    expectConfigError(denseBase()
+                          .weightDecay(-0.5)
+                          .list()
+                          .layer(DenseLayer::Builder().nIn(4).nOut(8).name("hidden").build())
+                          .layer(softmaxOut(3)),
+                      "layer 0 (DenseLayer \"hidden\")", "weightDecay", "-0.5");
+    expectConfigError(denseBase()
+                          .gradientNormalizationThreshold(-1)
+                          .list()
+                          .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
+                          .layer(softmaxOut(3)),
+                      "layer 0", "gradientNormalizationThreshold", "-1");
+  }
+
+  TEST_CASE("validation: updater hyperparameters outside their range name the updater field") {
+    auto net = [](const UpdaterParams& u) {
+      return denseBase()
+          .list()
+          .layer(DenseLayer::Builder().nIn(4).nOut(8).updater(u).build())
+          .layer(softmaxOut(3));
+    };
+    expectConfigError(net(AMSGrad(1e-3, 1.0)), "layer 0", "updater beta1", "[0, 1)", "1");
+    expectConfigError(net(Nadam(1e-3, 0.9, -0.1)), "layer 0", "updater beta2", "-0.1");
+    expectConfigError(net(AdaMax(1e-3, 0.9, 1.5)), "layer 0", "updater beta2", "1.5");
+    expectConfigError(net(Adam(1e-3, 0.9, 1.0)), "layer 0", "updater beta2");
+    expectConfigError(net(AdaDelta(1.0)), "layer 0", "updater rho", "1");
+    expectConfigError(net(AdaGrad(0.1, -1e-6)), "layer 0", "updater epsilon", "-1e-06");
+    expectConfigError(net(RmsProp(0.1, 1.0)), "layer 0", "updater rmsDecay", "1");
+    expectConfigError(net(AdaGrad(-0.1)), "layer 0", "updater learning rate", "-0.1");
+    expectConfigError(
+        denseBase()
+            .list()
+            .layer(DenseLayer::Builder().nIn(4).nOut(8).biasUpdater(AMSGrad(0.1, 0.9, 2)).build())
+            .layer(softmaxOut(3)),
+        "layer 0", "biasUpdater beta2", "2");
+    CHECK_NOTHROW(net(AMSGrad(1e-3, 0.0, 0.0, 0.0)).build());  // the edges that are allowed
+  }
+
+  TEST_CASE(
+      "l1, weight decay and gradient normalisation: a layer's values override the network's") {
+    const MultiLayerConfiguration conf =
+        denseBase()
+            .l1(0.1)
+            .l1Bias(0.2)
+            .weightDecay(0.3)
+            .weightDecayBias(0.4, false)
+            .gradientNormalization(GradientNormalization::ClipL2PerLayer)
+            .gradientNormalizationThreshold(5)
+            .list()
+            .layer(DenseLayer::Builder()
+                       .nIn(4)
+                       .nOut(8)
+                       .l1(0.5)
+                       .weightDecay(0.6, false)
+                       .gradientNormalization(GradientNormalization::RenormalizeL2PerParamType)
+                       .build())
+            .layer(softmaxOut(3))
+            .build();
+    const Layer& hidden = *conf.layers[0];
+    const Layer& out = *conf.layers[1];
+    CHECK(*hidden.l1 == 0.5);
+    CHECK(*hidden.l1Bias == 0.2);
+    CHECK(hidden.weightDecay->coeff == 0.6);
+    CHECK_FALSE(hidden.weightDecay->applyLR);
+    CHECK((*hidden.gradientNormalization == GradientNormalization::RenormalizeL2PerParamType));
+    CHECK(*hidden.gradientNormalizationThreshold == 5);
+    CHECK(*out.l1 == 0.1);
+    CHECK(out.weightDecay->coeff == 0.3);
+    CHECK(out.weightDecay->applyLR);
+    CHECK(out.weightDecayBias->coeff == 0.4);
+    CHECK_FALSE(out.weightDecayBias->applyLR);
+    CHECK((*out.gradientNormalization == GradientNormalization::ClipL2PerLayer));
+    const RegularizationParams bias = out.resolvedRegularization(true);
+    CHECK(bias.l1 == 0.2);
+    CHECK(bias.weightDecay == 0.4);
+    CHECK_FALSE(bias.weightDecayApplyLR);
+  }
+
   TEST_CASE("validation: a convolution layer without an input type") {
     expectConfigError(NeuralNetConfiguration::Builder()
                           .list()

@@ -170,8 +170,8 @@ TEST_SUITE("nn/layers") {
 
     const std::string message =
         testutil::thrownMessage<ConfigError>([] { droppedNet(denseWithDropout(1.5)); });
-    CHECK(message.find("layer 0 (DenseLayer): dropOut is the probability of keeping a value") !=
-          std::string::npos);
+    CHECK(message.find("layer 0 (DenseLayer): dropOut must be in [0, 1] (the probability of "
+                       "keeping a value") != std::string::npos);
     CHECK_THROWS_AS(droppedNet(denseWithDropout(-0.1)), ConfigError);
   }
 }

@@ -63,4 +63,19 @@ TEST_SUITE("nn/layers") {
     first.layer->backwardInput(ctx, Tensor::fromVector({1, 1, 1, 1}, {1}), dx);
     testutil::checkValues(dx, {1, 0, 0, 0});
   }
+
+  TEST_CASE("SubsamplingLayer: SUM and PNORM are ConfigErrors (GlobalPoolingLayer has them)") {
+    for (PoolingType type : {PoolingType::SUM, PoolingType::PNORM}) {
+      CAPTURE(toString(type));
+      auto conf = SubsamplingLayer::Builder(type, 2, 2, 2, 2).build();
+      try {
+        conf.resolve(3, InputType::convolutional(4, 4, 1), LayerDefaults{});
+        FAIL("expected a ConfigError");
+      } catch (const ConfigError& e) {
+        const std::string message = e.what();
+        CHECK(message.find("layer 3 (SubsamplingLayer)") != std::string::npos);
+        CHECK(message.find("poolingType " + toString(type)) != std::string::npos);
+      }
+    }
+  }
 }

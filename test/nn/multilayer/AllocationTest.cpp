@@ -226,6 +226,53 @@ TEST_SUITE("nn/multilayer") {
   }
 
   TEST_CASE(
+      "MultiLayerNetwork: steady-state fit() with l1, weight decay, every gradient normalisation "
+      "and the new updaters allocates nothing in dl4cpp") {
+#ifndef DL4CPP_COUNT_ALLOCATIONS
+    MESSAGE("skipped: sanitizer build (its runtime owns the allocation functions)");
+#else
+    auto dense = [](GradientNormalization mode, const UpdaterParams& u) {
+      return DenseLayer::Builder()
+          .nOut(16)
+          .activation(Activation::RELU)
+          .gradientNormalization(mode)
+          .updater(u)
+          .build();
+    };
+    auto conf = NeuralNetConfiguration::Builder()
+                    .seed(1)
+                    .updater(AMSGrad(0.01))
+                    .biasUpdater(AdaDelta())
+                    .l1(1e-4)
+                    .l1Bias(1e-4)
+                    .weightDecay(1e-3)
+                    .weightDecayBias(1e-3, false)
+                    .gradientNormalization(GradientNormalization::ClipL2PerLayer)
+                    .list()
+                    .layer(dense(GradientNormalization::RenormalizeL2PerLayer, AdaGrad(0.01)))
+                    .layer(dense(GradientNormalization::RenormalizeL2PerParamType, AdaMax(0.01)))
+                    .layer(dense(GradientNormalization::ClipElementWiseAbsoluteValue, Nadam(0.01)))
+                    .layer(dense(GradientNormalization::ClipL2PerParamType, AMSGrad(0.01)))
+                    .layer(OutputLayer::Builder(LossFunction::NEGATIVELOGLIKELIHOOD)
+                               .nOut(10)
+                               .activation(Activation::SOFTMAX)
+                               .build())
+                    .setInputType(InputType::feedForward(20))
+                    .build();
+    for (int threads = 1; threads <= 2; ++threads) {
+      CAPTURE(threads);
+      MultiLayerNetwork model(conf, Device::cpu(), threads);
+      model.init();
+      const Allocations a = countedSteps(model, syntheticBatch(32, 20), 5);
+      MESSAGE("threads " << threads << ", per step: oneDNN " << a.onednn << ", OpenMP runtime "
+                         << a.openmp);
+      CHECK(a.own == 0);
+      CHECK(model.getIterationCount() == 7);
+    }
+#endif
+  }
+
+  TEST_CASE(
       "MultiLayerNetwork: steady-state fit() of LeNet, batch 128, on 1 and 2 threads allocates "
       "nothing") {
 #ifndef DL4CPP_COUNT_ALLOCATIONS
@@ -247,6 +294,36 @@ TEST_SUITE("nn/multilayer") {
         CHECK(a.openmp == 0);
       }
       CHECK(model.getIterationCount() == 5);
+    }
+#endif
+  }
+
+  TEST_CASE(
+      "MultiLayerNetwork: steady-state fit() allocates nothing in dl4cpp (zero padding, LRN, "
+      "global pooling, loss layer)") {
+#ifndef DL4CPP_COUNT_ALLOCATIONS
+    MESSAGE("skipped: sanitizer build (its runtime owns the allocation functions)");
+#else
+    for (PoolingType pooling : {PoolingType::MAX, PoolingType::PNORM}) {
+      CAPTURE(toString(pooling));
+      auto conf =
+          NeuralNetConfiguration::Builder()
+              .seed(1)
+              .updater(Adam(0.01))
+              .list()
+              .layer(ZeroPaddingLayer::Builder(1).build())
+              .layer(ConvolutionLayer::Builder(3, 3).nOut(10).activation(Activation::RELU).build())
+              .layer(LocalResponseNormalization::Builder().build())
+              .layer(GlobalPoolingLayer::Builder(pooling).build())
+              .layer(
+                  LossLayer::Builder(LossFunction::MCXENT).activation(Activation::SOFTMAX).build())
+              .setInputType(InputType::convolutionalFlat(12, 12, 1))
+              .build();
+      MultiLayerNetwork model(conf);
+      model.init();
+      const Allocations a = countedSteps(model, syntheticBatch(32, 144), 3);
+      MESSAGE("per step: oneDNN " << a.onednn << ", OpenMP runtime " << a.openmp);
+      CHECK(a.own == 0);
     }
 #endif
   }

@@ -45,6 +45,45 @@ void writeSeeds() {
           .build());
   same.init();
   same.save(kCorpus / "seed-same-mode-rmsprop.dl4cpp", true);
+  save(MultiLayerNetwork(
+           NeuralNetConfiguration::Builder()
+               .seed(4)
+               .updater(Adam(0.01))
+               .list()
+               .layer(ZeroPaddingLayer::Builder(1, 0, 2, 1).build())
+               .layer(ConvolutionLayer::Builder(2, 2).nOut(3).build())
+               .layer(LocalResponseNormalization::Builder(1.5, 3, 0.01, 0.75).build())
+               .layer(GlobalPoolingLayer::Builder(PoolingType::PNORM).pnorm(3).build())
+               .layer(
+                   LossLayer::Builder(LossFunction::MCXENT).activation(Activation::SOFTMAX).build())
+               .setInputType(InputType::convolutionalFlat(6, 6, 1))
+               .build()),
+       "seed-padding-lrn-global-pooling-loss-layer.dl4cpp", true);
+  MultiLayerNetwork regularized(
+      NeuralNetConfiguration::Builder()
+          .seed(5)
+          .updater(AMSGrad(0.01))
+          .biasUpdater(AdaDelta())
+          .l1(1e-3)
+          .weightDecay(1e-2, false)
+          .gradientNormalization(GradientNormalization::ClipL2PerParamType)
+          .list()
+          .layer(DenseLayer::Builder()
+                     .nOut(4)
+                     .updater(AdaGrad(0.1))
+                     .l1Bias(1e-3)
+                     .weightDecayBias(1e-3)
+                     .gradientNormalization(GradientNormalization::ClipElementWiseAbsoluteValue)
+                     .gradientNormalizationThreshold(0.5)
+                     .build())
+          .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                     .nOut(3)
+                     .activation(Activation::SOFTMAX)
+                     .updater(Nadam(0.01))
+                     .build())
+          .setInputType(InputType::convolutionalFlat(6, 6, 1))
+          .build());
+  save(std::move(regularized), "seed-dense-amsgrad-l1-weight-decay-clipping.dl4cpp", true);
   save(MultiLayerNetwork(NeuralNetConfiguration::Builder()
                              .seed(5)
                              .weightInit(UniformDistribution(-0.2, 0.2))

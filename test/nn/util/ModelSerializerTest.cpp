@@ -71,6 +71,38 @@ MultiLayerNetwork fixtureNetwork() {
   return net;
 }
 
+// smallConvNet's layers with l1, weight decay and a gradient normalisation mode per layer.
+MultiLayerConfiguration regularizedConvNet(const UpdaterParams& updater) {
+  return NeuralNetConfiguration::Builder()
+      .seed(7)
+      .updater(updater)
+      .l1(1e-3)
+      .weightDecay(1e-2)
+      .weightDecayBias(1e-3, false)
+      .gradientNormalization(GradientNormalization::ClipL2PerLayer)
+      .gradientNormalizationThreshold(0.5)
+      .list()
+      .layer(ConvolutionLayer::Builder(3, 3)
+                 .nOut(2)
+                 .activation(Activation::RELU)
+                 .gradientNormalization(GradientNormalization::ClipElementWiseAbsoluteValue)
+                 .gradientNormalizationThreshold(0.01)
+                 .build())
+      .layer(SubsamplingLayer::Builder(PoolingType::MAX, 2, 2, 2, 2).build())
+      .layer(DenseLayer::Builder()
+                 .nOut(5)
+                 .activation(Activation::TANH)
+                 .gradientNormalization(GradientNormalization::RenormalizeL2PerParamType)
+                 .build())
+      .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                 .nOut(3)
+                 .activation(Activation::SOFTMAX)
+                 .l1Bias(1e-3)
+                 .build())
+      .setInputType(InputType::convolutionalFlat(6, 6, 1))
+      .build();
+}
+
 }  // namespace
 
 TEST_SUITE("nn.util.ModelSerializer") {
@@ -123,6 +155,36 @@ TEST_SUITE("nn.util.ModelSerializer") {
         CHECK_FALSE(bitIdentical(values(paramsOnly.params()), values(uninterrupted.params())));
       }
       CHECK(fileBytes(dir / "p.dl4cpp").size() < fileBytes(dir / "mid.dl4cpp").size());
+    }
+  }
+
+  TEST_CASE(
+      "AdaGrad, AdaDelta, AdaMax, Nadam, AMSGrad with l1, weight decay and normalisation: training "
+      "resumed from a file continues exactly") {
+    for (const UpdaterParams& updater :
+         {UpdaterParams(AdaGrad(0.05)), UpdaterParams(AdaDelta()), UpdaterParams(AdaMax(0.01)),
+          UpdaterParams(Nadam(0.01)), UpdaterParams(AMSGrad(0.01))}) {
+      CAPTURE(static_cast<int>(updater.kind));
+      TempDir dir;
+      MultiLayerNetwork uninterrupted(regularizedConvNet(updater));
+      uninterrupted.init();
+      for (int i = 0; i < 4; ++i) uninterrupted.fit(convBatch(i));
+      uninterrupted.save(dir / "mid.dl4cpp", true);
+      for (int i = 4; i < 10; ++i) uninterrupted.fit(convBatch(i));
+
+      MultiLayerNetwork resumed = MultiLayerNetwork::load(dir / "mid.dl4cpp");
+      CHECK(resumed.getConfiguration() == uninterrupted.getConfiguration());
+      CHECK(resumed.updaterState().numel() == resumed.numParams() * updater.stateSizePerParam());
+      for (int i = 4; i < 10; ++i) resumed.fit(convBatch(i));
+      CHECK(bitIdentical(values(resumed.params()), values(uninterrupted.params())));
+      CHECK(bitIdentical(values(resumed.updaterState()), values(uninterrupted.updaterState())));
+      CHECK(resumed.score() == uninterrupted.score());
+
+      // Without its updater state a model starts the state afresh, as init() does (AdaGrad's
+      // history at 1e-6).
+      MultiLayerNetwork paramsOnly = MultiLayerNetwork::load(dir / "mid.dl4cpp", false);
+      for (float v : values(paramsOnly.updaterState()))
+        REQUIRE(v == static_cast<float>(updater.initialStateValue()));
     }
   }
 
@@ -220,10 +282,13 @@ TEST_SUITE("nn.util.ModelSerializer") {
     CHECK(thrown<DataFormatError>([&] { restore(foreign); }).find("bad magic") !=
           std::string::npos);
 
-    const std::string future = thrown<VersionError>([&] { restore(assemble(parts(file), 3)); });
-    CHECK(future.find("version 3") != std::string::npos);
+    const uint32_t next = ModelSerializer::kFormatVersion + 1;
+    const std::string future = thrown<VersionError>([&] { restore(assemble(parts(file), next)); });
+    CHECK(future.find("version " + std::to_string(next)) != std::string::npos);
     CHECK(future.find("newer dl4cpp") != std::string::npos);
     thrown<VersionError>([&] { restore(assemble(parts(file), 0)); });
+    // Version 2 had version 3's layout: its files still read.
+    CHECK(bitIdentical(values(restore(assemble(parts(file), 2)).params()), values(net.params())));
 
     // Parameters of another configuration: the count disagrees.
     auto mismatched = parts(file);

@@ -1,0 +1,71 @@
+#include <dl4cpp/iterators/CSVRecordReader.h>
+#include <dl4cpp/nn/Error.h>
+
+namespace dl4cpp {
+
+namespace {
+
+std::string describe(char c) {
+  if (c == '\n') return "LF";
+  if (c == '\r') return "CR";
+  return std::string("'") + c + "'";
+}
+
+}  // namespace
+
+CSVRecordReader::CSVRecordReader(int64_t skipNumLines, char delimiter, char quote)
+    : skipNumLines_(skipNumLines), delimiter_(delimiter), quote_(quote) {
+  if (skipNumLines < 0)
+    throw ConfigError("CSVRecordReader: skipNumLines must be >= 0, got " +
+                      std::to_string(skipNumLines));
+  for (char c : {delimiter, quote})
+    if (c == '\n' || c == '\r')
+      throw ConfigError("CSVRecordReader: the delimiter and quote cannot be a line break (" +
+                        describe(c) + ")");
+  if (delimiter == quote)
+    throw ConfigError("CSVRecordReader: the delimiter and the quote character are both " +
+                      describe(delimiter));
+}
+
+CSVRecordReader::~CSVRecordReader() = default;
+
+void CSVRecordReader::initialize(const FileSplit& split) {
+  files_ = split.locations();
+  initialized_ = true;
+  reset();
+}
+
+void CSVRecordReader::reset() {
+  if (!initialized_) throw ConfigError("CSVRecordReader: reset() before initialize()");
+  nextFile_ = 0;
+  parser_.reset();
+  ahead_.reset();
+}
+
+bool CSVRecordReader::hasNext() {
+  if (!initialized_) throw ConfigError("CSVRecordReader: hasNext() before initialize()");
+  while (!ahead_) {
+    if (!parser_) {
+      if (nextFile_ == files_.size()) return false;
+      parser_ = std::make_unique<CsvRecordParser>(files_[nextFile_++], delimiter_, quote_);
+      parser_->skipLines(skipNumLines_);
+    }
+    Record record;
+    if (parser_->next(record.values, record.line)) {
+      record.file = parser_->path();
+      ahead_ = std::move(record);
+    } else {
+      parser_.reset();
+    }
+  }
+  return true;
+}
+
+Record CSVRecordReader::next() {
+  if (!hasNext()) throw DataError("CSVRecordReader::next(): no record left; call reset()");
+  Record record = std::move(*ahead_);
+  ahead_.reset();
+  return record;
+}
+
+}  // namespace dl4cpp

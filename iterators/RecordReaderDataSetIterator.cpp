@@ -1,0 +1,149 @@
+#include <dl4cpp/iterators/RecordReaderDataSetIterator.h>
+
+#include <cfloat>
+#include <charconv>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace dl4cpp {
+
+namespace {
+
+constexpr const char* kName = "RecordReaderDataSetIterator";
+
+int positive(int value, const char* what) {
+  if (value <= 0)
+    throw ConfigError(std::string(kName) + ": " + what + " must be positive, got " +
+                      std::to_string(value));
+  return value;
+}
+
+std::string where(const Record& record, size_t column) {
+  return record.file + ": line " + std::to_string(record.line) + ", column " +
+         std::to_string(column + 1);
+}
+
+// A field as a finite float: surrounding spaces and tabs are allowed, nothing else.
+float parseNumber(const Record& record, size_t column) {
+  const std::string& text = record.values[column];
+  size_t begin = text.find_first_not_of(" \t");
+  size_t end = text.find_last_not_of(" \t");
+  if (begin == std::string::npos)
+    throw DataFormatError(where(record, column) + ": empty value where a number is expected");
+  const char* first = text.data() + begin;
+  const char* last = text.data() + end + 1;
+  if (*first == '+') ++first;  // from_chars takes no leading '+'
+  double value = 0;
+  const auto [ptr, ec] = std::from_chars(first, last, value);
+  const bool parsed = ec == std::errc() && ptr == last;
+  if (parsed && std::isfinite(value) && std::fabs(value) <= FLT_MAX)
+    return static_cast<float>(value);
+  const bool outOfRange = ec == std::errc::result_out_of_range || (parsed && std::isfinite(value));
+  throw DataFormatError(where(record, column) + ": '" + text + "' is not a finite number" +
+                        (outOfRange ? " in float's range" : ""));
+}
+
+}  // namespace
+
+RecordReaderDataSetIterator::RecordReaderDataSetIterator(RecordReader& reader, int batch,
+                                                         int labelIndex, int numClasses)
+    : reader_(reader),
+      batch_(positive(batch, "batch")),
+      labelFrom_(labelIndex),
+      labelTo_(labelIndex),
+      regression_(false),
+      numClasses_(positive(numClasses, "numClasses")) {
+  if (labelIndex < 0)
+    throw ConfigError(std::string(kName) + ": labelIndex must be >= 0, got " +
+                      std::to_string(labelIndex));
+  startEpoch();
+}
+
+RecordReaderDataSetIterator::RecordReaderDataSetIterator(RecordReader& reader, int batch,
+                                                         int labelIndexFrom, int labelIndexTo,
+                                                         bool regression)
+    : reader_(reader),
+      batch_(positive(batch, "batch")),
+      labelFrom_(labelIndexFrom),
+      labelTo_(labelIndexTo),
+      regression_(regression) {
+  if (!regression)
+    throw ConfigError(std::string(kName) +
+                      ": the (labelIndexFrom, labelIndexTo) form is for regression; for "
+                      "classification use (reader, batch, labelIndex, numClasses)");
+  if (labelIndexFrom < 0 || labelIndexFrom > labelIndexTo)
+    throw ConfigError(std::string(kName) + ": label columns " + std::to_string(labelIndexFrom) +
+                      ".." + std::to_string(labelIndexTo) +
+                      " are not a range of column indices (0 <= from <= to)");
+  startEpoch();
+}
+
+void RecordReaderDataSetIterator::startEpoch() {
+  readThisEpoch_ = 0;
+  first_.reset();
+  if (!reader_.hasNext()) return;
+  first_ = reader_.next();
+  const Record& record = *first_;
+  if (columns_ == 0) {
+    columns_ = static_cast<int64_t>(record.values.size());
+    firstFile_ = record.file;
+    firstLine_ = record.line;
+  }
+  if (labelTo_ >= columns_)
+    throw DataFormatError(where(record, 0) + ": label column " + std::to_string(labelTo_ + 1) +
+                          " is beyond the record's " + std::to_string(columns_) + " columns");
+  if (columns_ == labelColumns())
+    throw DataFormatError(where(record, 0) + ": the record's " + std::to_string(columns_) +
+                          " columns are all labels; no feature column is left");
+}
+
+bool RecordReaderDataSetIterator::hasNext() { return first_.has_value() || reader_.hasNext(); }
+
+void RecordReaderDataSetIterator::convert(const Record& record, std::vector<float>& features,
+                                          std::vector<float>& labels) {
+  const size_t width = record.values.size();
+  if (static_cast<int64_t>(width) != columns_)
+    throw DataFormatError(where(record, std::min<size_t>(width, columns_)) + ": the record has " +
+                          std::to_string(width) + " columns, expected " + std::to_string(columns_) +
+                          " (as on line " + std::to_string(firstLine_) + " of " + firstFile_ + ")");
+  for (size_t c = 0; c < width; ++c) {
+    const bool isLabel = static_cast<int>(c) >= labelFrom_ && static_cast<int>(c) <= labelTo_;
+    const float value = parseNumber(record, c);
+    if (!isLabel) {
+      features.push_back(value);
+    } else if (regression_) {
+      labels.push_back(value);
+    } else {
+      if (value != std::floor(value) || value < 0 || value >= static_cast<float>(numClasses_))
+        throw DataFormatError(where(record, c) + ": class '" + record.values[c] +
+                              "' is not an integer in [0, " + std::to_string(numClasses_) + ")");
+      const size_t row = labels.size();
+      labels.resize(row + numClasses_, 0.0f);
+      labels[row + static_cast<size_t>(value)] = 1.0f;
+    }
+  }
+}
+
+DataSet RecordReaderDataSetIterator::next() {
+  if (!hasNext()) throwNoNext(kName);
+  std::vector<float> features, labels;
+  int64_t n = 0;
+  if (first_) {
+    convert(*first_, features, labels);
+    first_.reset();
+    ++n;
+  }
+  for (; n < batch_ && reader_.hasNext(); ++n) convert(reader_.next(), features, labels);
+  readThisEpoch_ += n;
+  if (!hasNext()) totalExamples_ = readThisEpoch_;
+  return preProcessed(DataSet(Tensor::fromVector(Shape{n, inputColumns()}, features),
+                              Tensor::fromVector(Shape{n, totalOutcomes()}, labels)));
+}
+
+void RecordReaderDataSetIterator::reset() {
+  reader_.reset();
+  startEpoch();
+}
+
+}  // namespace dl4cpp

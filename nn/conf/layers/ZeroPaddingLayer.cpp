@@ -1,0 +1,39 @@
+#include <dl4cpp/nn/conf/ConfigurationLimits.h>
+#include <dl4cpp/nn/conf/layers/ZeroPaddingLayer.h>
+#include <dl4cpp/nn/layers/ZeroPaddingLayer.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace dl4cpp {
+
+InputType ZeroPaddingLayer::resolve(int index, const InputType& input,
+                                    const LayerDefaults& defaults) {
+  inheritDefaults(defaults);
+  if (input.kind == InputType::Kind::FeedForward)
+    throw ConfigError(where(index) + ": needs image input but receives " + input.toString());
+  for (int64_t p : padding)
+    if (p < 0 || p > limits::kMaxExtent)
+      throw ConfigError(
+          fmt::format("{}: padding [top, bottom, left, right] must be between 0 and "
+                      "{}, got {}",
+                      where(index), limits::kMaxExtent, padding));
+  validateCommon(index);
+  // Each term is at most 2^20: no overflow; NeuralNetConfiguration checks the result's limits.
+  return InputType::convolutional(input.height + padding[0] + padding[1],
+                                  input.width + padding[2] + padding[3], input.channels);
+}
+
+std::unique_ptr<layers::RuntimeLayer> ZeroPaddingLayer::instantiate() const {
+  return std::make_unique<layers::ZeroPaddingLayer>(*this);
+}
+
+void ZeroPaddingLayer::writeFields(LayerFieldWriter& out) const {
+  out.integers("padding", padding);
+}
+
+void ZeroPaddingLayer::readFields(const LayerFieldReader& in) {
+  const auto values = in.sizes("padding", 4, limits::kMaxExtent);
+  std::copy(values.begin(), values.end(), padding.begin());
+}
+
+}  // namespace dl4cpp

@@ -1,0 +1,44 @@
+#pragma once
+// The runtime side of a layer that ends the network with a loss (dl4cpp::LossOutput; DL4J's
+// IOutputLayer): MultiLayerNetwork asks the last layer's runtime object, which must derive from
+// this, for the loss and its gradient. The gradient is with respect to the layer's
+// pre-activation, so the network never runs that layer's backwardActivation
+// (layers::RuntimeLayer). The default is the backend's loss, fused with the activation where that
+// is stable (softmax with NLL/MCXENT, sigmoid with XENT).
+#include <dl4cpp/nn/conf/Enums.h>
+#include <dl4cpp/nn/layers/LayerActivation.h>
+#include <dl4cpp/nn/tensor/DeviceContext.h>
+#include <dl4cpp/nn/tensor/Tensor.h>
+
+namespace dl4cpp::layers {
+
+class LossOutputRuntime {
+ public:
+  explicit LossOutputRuntime(LossFunction loss) : loss_(loss) {}
+  virtual ~LossOutputRuntime() = default;
+
+  // Writes dL/d(pre-activation) of the loss summed over the batch into `grad`; returns that sum.
+  virtual double lossGradient(DeviceContext& ctx, const Tensor& output, const Tensor& labels,
+                              Tensor& grad) {
+    const LayerActivation& activation = lossActivation();
+    return ctx.backend().lossForwardBackward(loss_, activation.kind(), activation.alpha(),
+                                             activation.keptInput(), output, labels, grad);
+  }
+  // The summed loss only.
+  virtual double lossScore(DeviceContext& ctx, const Tensor& output, const Tensor& labels) {
+    return ctx.backend().lossScore(loss_, output, labels);
+  }
+  LossFunction lossFunction() const { return loss_; }
+
+ protected:
+  LossOutputRuntime(const LossOutputRuntime&) = default;
+  LossOutputRuntime& operator=(const LossOutputRuntime&) = default;
+
+  // The activation that produced the loss's input in the layer's forward pass, with the
+  // pre-activation it kept there where its backward pass reads it (LayerActivation.h).
+  virtual const LayerActivation& lossActivation() const = 0;
+
+  LossFunction loss_;
+};
+
+}  // namespace dl4cpp::layers
