@@ -11,6 +11,7 @@
 
 #include "../../TempDir.h"
 #include "BatchStatsTestLayer.h"
+#include "nn/layers/LayerTestUtil.h"
 
 using namespace dl4cpp;
 
@@ -21,17 +22,6 @@ DataSet rows(const std::vector<float>& features, int64_t size) {
   std::vector<float> labels(static_cast<size_t>(n * 2));
   for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<float>(i % 3) * 0.5f;
   return DataSet(Tensor::fromVector({n, size}, features), Tensor::fromVector({n, 2}, labels));
-}
-
-template <typename E, typename F>
-std::string thrownMessage(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  FAIL("expected an exception");
-  return {};
 }
 
 }  // namespace
@@ -50,12 +40,12 @@ TEST_SUITE("nn/conf") {
     json.replace(json.find("\"test.BatchStats\""), std::string("\"test.BatchStats\"").size(),
                  renamed);
     const std::string message =
-        thrownMessage<ConfigError>([&] { MultiLayerConfiguration::fromJson(json); });
+        testutil::thrownMessage<ConfigError>([&] { MultiLayerConfiguration::fromJson(json); });
     CHECK(message.find("$.layers[0].type") != std::string::npos);
     CHECK(message.find("unknown layer type \"Nope\"") != std::string::npos);
     CHECK(message.find("ConvolutionLayer") != std::string::npos);
 
-    thrownMessage<ConfigError>([] { LayerRegistry::instance().add<DenseLayer>(); });
+    testutil::thrownMessage<ConfigError>([] { LayerRegistry::instance().add<DenseLayer>(); });
     LayerRegistry local;
     registerBuiltinLayers(local);
     // Every built-in type creates a layer of its own name.

@@ -74,17 +74,6 @@ MultiLayerConfiguration denseBnNet(const Layer& bn) {
       .build();
 }
 
-DataSet randomBatch(int64_t n, int64_t inputs, int64_t classes, uint64_t seed) {
-  Random random(seed);
-  Tensor features(Shape{n, inputs});
-  for (int64_t i = 0; i < features.numel(); ++i)
-    features.data()[i] = static_cast<float>(random.uniform(-1.0, 1.0));
-  Tensor labels(Shape{n, classes});
-  for (int64_t r = 0; r < n; ++r)
-    labels.data()[r * classes + static_cast<int64_t>(random.nextU64() % uint64_t(classes))] = 1;
-  return {features, labels};
-}
-
 BatchNormalization identityBn() {
   return BatchNormalization::Builder().activation(Activation::IDENTITY).build();
 }
@@ -159,7 +148,7 @@ TEST_SUITE("nn/layers") {
     GradientCheckUtil::Options options;
     options.epsilon = 1e-2;  // normalised outputs are smooth; float32 loss rounding needs room
     options.maxRelativeError = 2e-2;
-    const DataSet images = randomBatch(4, 50, 3, 5);
+    const DataSet images = testutil::randomClassificationBatch(4, 50, 3, 5);
     for (const bool locked : {false, true}) {
       INFO("lockGammaBeta " << locked);
       BatchNormalization bn = identityBn();
@@ -182,7 +171,8 @@ TEST_SUITE("nn/layers") {
       MultiLayerNetwork rows(
           denseBnNet(BatchNormalization::Builder().activation(activation).build()));
       rows.init();
-      const auto result = GradientCheckUtil::checkGradients(rows, randomBatch(6, 5, 3, 9), options);
+      const auto result = GradientCheckUtil::checkGradients(
+          rows, testutil::randomClassificationBatch(6, 5, 3, 9), options);
       INFO(result.report);
       CHECK(result.passed);
     }
@@ -202,14 +192,14 @@ TEST_SUITE("nn/layers") {
 
     MultiLayerNetwork net(conf);
     net.init();
-    net.fit(randomBatch(4, 50, 3, 2));
+    net.fit(testutil::randomClassificationBatch(4, 50, 3, 2));
     const std::vector<float> state = net.layerState().toVector();
     REQUIRE(state.size() == 6);
     CHECK(state[3] != 1.0f);  // trained: the running variance moved
     const auto bytes = ModelSerializer::toBytes(net, true);
     MultiLayerNetwork restored = ModelSerializer::restoreFromBytes(bytes);
     CHECK(restored.layerState().toVector() == state);
-    const Tensor probe = randomBatch(3, 50, 3, 4).features;
+    const Tensor probe = testutil::randomClassificationBatch(3, 50, 3, 4).features;
     CHECK(restored.output(probe).toVector() == net.output(probe).toVector());
   }
 

@@ -16,17 +16,6 @@ using namespace dl4cpp;
 
 namespace {
 
-DataSet randomBatch(int64_t n, int64_t inputs, int64_t classes, uint64_t seed) {
-  Random random(seed);
-  Tensor features(Shape{n, inputs});
-  for (int64_t i = 0; i < features.numel(); ++i)
-    features.data()[i] = static_cast<float>(random.uniform(-1.0, 1.0));
-  Tensor labels(Shape{n, classes});
-  for (int64_t r = 0; r < n; ++r)
-    labels.data()[r * classes + static_cast<int64_t>(random.nextU64() % uint64_t(classes))] = 1;
-  return {features, labels};
-}
-
 MultiLayerConfiguration droppedNet(const Layer& hidden, double networkDropOut = 0) {
   return NeuralNetConfiguration::Builder()
       .seed(21)
@@ -99,7 +88,8 @@ TEST_SUITE("nn/layers") {
       conf.seed = seed;
       MultiLayerNetwork net(conf);
       net.init();
-      for (int i = 0; i < 4; ++i) net.fit(randomBatch(8, 6, 3, uint64_t(i)));
+      for (int i = 0; i < 4; ++i)
+        net.fit(testutil::randomClassificationBatch(8, 6, 3, uint64_t(i)));
       return net.params().toVector();
     };
     const auto first = train(21);
@@ -108,7 +98,8 @@ TEST_SUITE("nn/layers") {
     // Without dropout the masks play no part: a different result again.
     MultiLayerNetwork plain(droppedNet(denseWithDropout(0)));
     plain.init();
-    for (int i = 0; i < 4; ++i) plain.fit(randomBatch(8, 6, 3, uint64_t(i)));
+    for (int i = 0; i < 4; ++i)
+      plain.fit(testutil::randomClassificationBatch(8, 6, 3, uint64_t(i)));
     CHECK(plain.params().toVector() != first);
   }
 
@@ -117,7 +108,8 @@ TEST_SUITE("nn/layers") {
       MultiLayerNetwork root(droppedNet(denseWithDropout(0.7)));
       root.init();
       std::vector<DataSet> data;
-      for (int i = 0; i < 8; ++i) data.push_back(randomBatch(6, 6, 3, uint64_t(40 + i)));
+      for (int i = 0; i < 8; ++i)
+        data.push_back(testutil::randomClassificationBatch(6, 6, 3, uint64_t(40 + i)));
       ListDataSetIterator it(data);
       auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(2).build();
       wrapper.fit(it);
@@ -128,7 +120,7 @@ TEST_SUITE("nn/layers") {
   }
 
   TEST_CASE("Dropout: gradient checks with dropout pass, and fail on a wrong gradient") {
-    const DataSet data = randomBatch(5, 6, 3, 8);
+    const DataSet data = testutil::randomClassificationBatch(5, 6, 3, 8);
     MultiLayerNetwork good(droppedNet(denseWithDropout(0.6)));
     good.init();
     const auto passed = GradientCheckUtil::checkGradients(good, data);

@@ -43,6 +43,20 @@ inline void checkValues(const dl4cpp::Tensor& actual, const std::vector<float>& 
   }
 }
 
+// n rows of `inputs` features uniform in [-1, 1) and one-hot labels of `classes` classes, fixed by
+// `seed`.
+inline dl4cpp::DataSet randomClassificationBatch(int64_t n, int64_t inputs, int64_t classes,
+                                                 uint64_t seed) {
+  dl4cpp::Random random(seed);
+  dl4cpp::Tensor features(dl4cpp::Shape{n, inputs});
+  for (int64_t i = 0; i < features.numel(); ++i)
+    features.data()[i] = static_cast<float>(random.uniform(-1.0, 1.0));
+  dl4cpp::Tensor labels(dl4cpp::Shape{n, classes});
+  for (int64_t r = 0; r < n; ++r)
+    labels.data()[r * classes + static_cast<int64_t>(random.nextU64() % uint64_t(classes))] = 1;
+  return {features, labels};
+}
+
 // The message of the E that `f` throws; fails the test when it throws nothing.
 template <typename E, typename F>
 std::string thrownMessage(F&& f) {
