@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace dl4cpp {
 
@@ -17,8 +18,8 @@ FeatureStatistics FeatureStatistics::collect(DataSetIterator& iterator, const st
     if (s.mean.empty()) {
       s.mean.assign(columns, 0.0);
       m2.assign(columns, 0.0);
-      s.min.assign(columns, INFINITY);
-      s.max.assign(columns, -INFINITY);
+      s.min.assign(columns, std::numeric_limits<double>::infinity());
+      s.max.assign(columns, -std::numeric_limits<double>::infinity());
     } else if (columns != static_cast<int64_t>(s.mean.size())) {
       throw DataMismatchError(who + ": batch " + std::to_string(batchIndex) + " has " +
                               std::to_string(columns) + " feature columns, the first had " +

@@ -136,7 +136,7 @@ dnnl::algorithm poolingAlgorithm(PoolingKind kind) {
 // reads their output where the *_use_dst_for_bwd form exists, else (activationBackwardNeedsInput)
 // their input. SELU is oneDNN's ELU with SELU's alpha, scaled by lambda afterwards.
 struct Eltwise {
-  dnnl::algorithm algorithm;
+  dnnl::algorithm algorithm = dnnl::algorithm::undef;
   float alpha = 0.0f;
 };
 Eltwise eltwiseAlgorithm(ActivationKind kind) {

