@@ -23,6 +23,28 @@ std::pair<double, double> moments(const std::vector<double>& values) {
   return {mean, squares / static_cast<double>(values.size())};
 }
 
+// Population mean and variance of column `feature` of the two-column rows of every batch.
+std::pair<double, double> featureMoments(const std::vector<std::vector<float>>& features,
+                                         int64_t feature) {
+  std::vector<double> all;
+  for (const auto& f : features)
+    for (size_t i = static_cast<size_t>(feature); i < f.size(); i += 2) all.push_back(f[i]);
+  return moments(all);
+}
+
+// One ParallelWrapper round of 2 workers on the CPU, worker w training on the two-column rows
+// features[w] (labels 0.5).
+void trainOneRound(MultiLayerNetwork& root, const std::vector<std::vector<float>>& features) {
+  std::vector<DataSet> batches;
+  for (const auto& f : features) {
+    const int64_t n = static_cast<int64_t>(f.size()) / 2;
+    batches.emplace_back(Tensor::fromVector({n, 2}, f),
+                         Tensor::fromVector({n, 2}, std::vector<float>(size_t(n) * 2, 0.5f)));
+  }
+  auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(1).build();
+  testutil::VectorIterator it(batches);
+  wrapper.fit(it);
+}
 }  // namespace
 
 TEST_SUITE("parallel") {
@@ -56,22 +78,11 @@ TEST_SUITE("parallel") {
     // pooled variance differs from any average of the workers' variances.
     const std::vector<std::vector<float>> features{{0, 10, 1, 11, 2, 12, 3, 13},
                                                    {10, -5, 14, -6, 18, -7}};
-    std::vector<DataSet> batches;
-    for (const auto& f : features) {
-      const int64_t n = static_cast<int64_t>(f.size()) / 2;
-      batches.emplace_back(Tensor::fromVector({n, 2}, f),
-                           Tensor::fromVector({n, 2}, std::vector<float>(size_t(n) * 2, 0.5f)));
-    }
-    auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(1).build();
-    testutil::VectorIterator it(batches);
-    wrapper.fit(it);
+    trainOneRound(root, features);
 
     const std::vector<float> state = root.layerState().toVector();
     for (int64_t feature = 0; feature < 2; ++feature) {
-      std::vector<double> all;
-      for (const auto& f : features)
-        for (size_t i = static_cast<size_t>(feature); i < f.size(); i += 2) all.push_back(f[i]);
-      const auto [mean, variance] = moments(all);
+      const auto [mean, variance] = featureMoments(features, feature);
       INFO("feature " << feature);
       CHECK(state[size_t(feature)] == doctest::Approx(mean).epsilon(1e-6));
       CHECK(state[size_t(2 + feature)] == doctest::Approx(variance).epsilon(1e-6));
@@ -102,23 +113,12 @@ TEST_SUITE("parallel") {
     root.init();
     const std::vector<std::vector<float>> features{{0, 10, 1, 11, 2, 12, 3, 13, 4, 20},
                                                    {10, -5, 14, -6, 18, -7}};
-    std::vector<DataSet> batches;
-    for (const auto& f : features) {
-      const int64_t n = static_cast<int64_t>(f.size()) / 2;
-      batches.emplace_back(Tensor::fromVector({n, 2}, f),
-                           Tensor::fromVector({n, 2}, std::vector<float>(size_t(n) * 2, 0.5f)));
-    }
-    auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(1).build();
-    testutil::VectorIterator it(batches);
-    wrapper.fit(it);
+    trainOneRound(root, features);
 
     const std::vector<float> state = root.layerState().toVector();
     REQUIRE(state.size() == 4);
     for (int64_t feature = 0; feature < 2; ++feature) {
-      std::vector<double> all;
-      for (const auto& f : features)
-        for (size_t i = static_cast<size_t>(feature); i < f.size(); i += 2) all.push_back(f[i]);
-      const auto [mean, variance] = moments(all);
+      const auto [mean, variance] = featureMoments(features, feature);
       INFO("feature " << feature);
       CHECK(state[size_t(feature)] == doctest::Approx(mean).epsilon(1e-5));
       CHECK(state[size_t(2 + feature)] == doctest::Approx(variance).epsilon(1e-5));
