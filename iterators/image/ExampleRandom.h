@@ -4,7 +4,10 @@
 // whichever decode thread handles an example, and in whatever order the threads run.
 #include <dl4cpp/nn/backend/CounterRandom.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace dl4cpp {
 
@@ -29,9 +32,19 @@ class ExampleRandom {
   int below(int n) {
     return static_cast<int>(((nextBits() >> 32) * static_cast<uint64_t>(n)) >> 32);
   }
+  // Uniform index in [0, n), n > 0, for collections of any size (the modulo's bias is below
+  // n / 2^64).
+  uint64_t index(uint64_t n) { return nextBits() % n; }
 
  private:
   uint64_t state_;
 };
+
+// Fisher-Yates shuffle drawing from `random`: the same draws give the same order on every platform
+// (std::shuffle's use of the generator is implementation-defined).
+template <typename T>
+void shuffleInPlace(std::vector<T>& values, ExampleRandom& random) {
+  for (size_t i = values.size(); i > 1; --i) std::swap(values[i - 1], values[random.index(i)]);
+}
 
 }  // namespace dl4cpp

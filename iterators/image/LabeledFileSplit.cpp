@@ -1,0 +1,221 @@
+#include <dl4cpp/iterators/image/ExampleRandom.h>
+#include <dl4cpp/iterators/image/LabeledFileSplit.h>
+#include <dl4cpp/nn/Error.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+#include <system_error>
+
+namespace dl4cpp {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string lowerCase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+std::set<std::string> extensionSet(const std::vector<std::string>& extensions) {
+  if (extensions.empty())
+    throw ConfigError("LabeledFileSplit: no file extension given; nothing would be read");
+  std::set<std::string> set;
+  for (const std::string& e : extensions)
+    set.insert(lowerCase(!e.empty() && e.front() == '.' ? e.substr(1) : e));
+  return set;
+}
+
+bool hidden(const fs::path& path) {
+  const std::string name = path.filename().string();
+  return !name.empty() && name.front() == '.';
+}
+
+// The files of each label's index, in the split's order.
+std::vector<std::vector<LabeledFile>> byLabel(const LabeledFileSplit& split) {
+  std::vector<std::vector<LabeledFile>> groups(static_cast<size_t>(split.numLabels()));
+  for (const LabeledFile& file : split.files())
+    groups[static_cast<size_t>(file.label)].push_back(file);
+  return groups;
+}
+
+void sortByPath(std::vector<LabeledFile>& files) {
+  std::sort(files.begin(), files.end(),
+            [](const LabeledFile& a, const LabeledFile& b) { return a.path < b.path; });
+}
+
+// A label's own stream, so that one label's draws do not depend on another's file count.
+ExampleRandom labelRandom(uint64_t seed, size_t label) { return ExampleRandom(seed, label, 0); }
+
+}  // namespace
+
+LabeledFileSplit::LabeledFileSplit(const fs::path& root, const std::vector<std::string>& extensions,
+                                   const PathLabelGenerator& labels) {
+  scan(root, extensions, labels, nullptr);
+}
+
+LabeledFileSplit::LabeledFileSplit(const fs::path& root,
+                                   const std::vector<std::string>& knownLabels,
+                                   const std::vector<std::string>& extensions,
+                                   const PathLabelGenerator& labels) {
+  scan(root, extensions, labels, &knownLabels);
+}
+
+void LabeledFileSplit::scan(const fs::path& root, const std::vector<std::string>& extensions,
+                            const PathLabelGenerator& labels,
+                            const std::vector<std::string>* knownLabels) {
+  const std::set<std::string> accepted = extensionSet(extensions);
+  std::error_code ec;
+  if (!fs::exists(root, ec))
+    throw DataNotFoundError(fmt::format("LabeledFileSplit: '{}' does not exist", root.string()));
+
+  std::vector<fs::path> paths;
+  // Folders without subfolders, and whether each holds an accepted file.
+  std::map<fs::path, bool> leafFolders;
+  if (fs::is_directory(root, ec)) {
+    leafFolders[root] = false;
+    for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+      const fs::path& path = it->path();
+      if (hidden(path)) {
+        ++skipped_;
+        if (it->is_directory(ec)) it.disable_recursion_pending();
+        continue;
+      }
+      if (it->is_directory(ec)) {
+        leafFolders.erase(path.parent_path());
+        leafFolders.emplace(path, false);
+      } else if (it->is_regular_file(ec)) {
+        const std::string extension = lowerCase(path.extension().string());
+        if (extension.size() > 1 && accepted.count(extension.substr(1))) {
+          paths.push_back(path);
+          auto folder = leafFolders.find(path.parent_path());
+          if (folder != leafFolders.end()) folder->second = true;
+        } else {
+          ++skipped_;
+        }
+      }
+    }
+    if (ec)
+      throw IoError(
+          fmt::format("LabeledFileSplit: cannot list '{}': {}", root.string(), ec.message()));
+  } else {
+    paths.push_back(root);
+  }
+  if (paths.empty())
+    throw DataNotFoundError(fmt::format("LabeledFileSplit: '{}' holds no file with extension {}",
+                                        root.string(), fmt::join(accepted, ", ")));
+  for (const auto& [folder, hasFile] : leafFolders)
+    if (!hasFile)
+      throw DataError(fmt::format(
+          "LabeledFileSplit: folder '{}' holds no file with extension {}: an empty class "
+          "folder (remove it, or add its images)",
+          folder.string(), fmt::join(accepted, ", ")));
+  std::sort(paths.begin(), paths.end());
+
+  std::vector<std::string> names;
+  names.reserve(paths.size());
+  for (const fs::path& path : paths) names.push_back(labels.labelFor(path));
+  if (knownLabels) {
+    labels_ = *knownLabels;
+  } else {
+    labels_ = names;
+    std::sort(labels_.begin(), labels_.end());
+    labels_.erase(std::unique(labels_.begin(), labels_.end()), labels_.end());
+  }
+  std::map<std::string, int> index;
+  for (size_t i = 0; i < labels_.size(); ++i) index.emplace(labels_[i], static_cast<int>(i));
+  files_.reserve(paths.size());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const auto found = index.find(names[i]);
+    if (found == index.end())
+      throw DataError(fmt::format(
+          "LabeledFileSplit: '{}' has label '{}', which the known labels ({}) do not have: a "
+          "class the model was not trained on",
+          paths[i].string(), names[i], fmt::join(labels_, ", ")));
+    files_.push_back({paths[i], found->second});
+  }
+}
+
+std::vector<int64_t> LabeledFileSplit::countPerLabel() const {
+  std::vector<int64_t> counts(labels_.size(), 0);
+  for (const LabeledFile& file : files_) ++counts[static_cast<size_t>(file.label)];
+  return counts;
+}
+
+std::vector<LabeledFileSplit> LabeledFileSplit::splitEachLabel(const std::vector<double>& fractions,
+                                                               uint64_t seed) const {
+  if (fractions.empty()) throw ConfigError("splitEachLabel: no fraction given");
+  double sum = 0;
+  for (double f : fractions) {
+    if (!(f > 0 && f <= 1))
+      throw ConfigError(fmt::format("splitEachLabel: fraction {} is not in (0, 1]", f));
+    sum += f;
+  }
+  if (sum > 1 + 1e-9)
+    throw ConfigError(fmt::format("splitEachLabel: the fractions sum to {}, more than 1", sum));
+
+  std::vector<std::vector<LabeledFile>> parts(fractions.size());
+  const std::vector<std::vector<LabeledFile>> groups = byLabel(*this);
+  for (size_t label = 0; label < groups.size(); ++label) {
+    std::vector<LabeledFile> files = groups[label];
+    ExampleRandom random = labelRandom(seed, label);
+    shuffleInPlace(files, random);
+    const double n = static_cast<double>(files.size());
+    double cumulative = 0;
+    size_t begin = 0, firstPart = 0;
+    for (size_t p = 0; p < fractions.size(); ++p) {
+      cumulative += fractions[p];
+      const size_t end =
+          std::min(files.size(), static_cast<size_t>(std::llround(std::min(cumulative, 1.0) * n)));
+      parts[p].insert(parts[p].end(), files.begin() + static_cast<std::ptrdiff_t>(begin),
+                      files.begin() + static_cast<std::ptrdiff_t>(end));
+      if (p == 0) firstPart = end;
+      begin = end;
+    }
+    if (firstPart == 0 && begin > 0)
+      throw DataError(fmt::format(
+          "splitEachLabel: class '{}' has {} file(s): a fraction of {} leaves it none for "
+          "training but some for the other parts (a class present only in the test split)",
+          labels_[label], files.size(), fractions[0]));
+  }
+  std::vector<LabeledFileSplit> result;
+  for (std::vector<LabeledFile>& part : parts) {
+    sortByPath(part);
+    result.push_back(LabeledFileSplit(labels_, std::move(part)));
+  }
+  return result;
+}
+
+BalancedPathFilter::BalancedPathFilter(uint64_t seed, int64_t maxPathsPerLabel)
+    : seed_(seed), maxPathsPerLabel_(maxPathsPerLabel) {
+  if (maxPathsPerLabel < 0)
+    throw ConfigError(
+        fmt::format("BalancedPathFilter: maxPathsPerLabel must be >= 0 (0: no cap), "
+                    "got {}",
+                    maxPathsPerLabel));
+}
+
+LabeledFileSplit BalancedPathFilter::filter(const LabeledFileSplit& split) const {
+  std::vector<std::vector<LabeledFile>> groups = byLabel(split);
+  size_t keep = SIZE_MAX;
+  for (const auto& group : groups)
+    if (!group.empty()) keep = std::min(keep, group.size());
+  if (maxPathsPerLabel_ > 0) keep = std::min(keep, static_cast<size_t>(maxPathsPerLabel_));
+  std::vector<LabeledFile> kept;
+  for (size_t label = 0; label < groups.size(); ++label) {
+    ExampleRandom random = labelRandom(seed_, label);
+    shuffleInPlace(groups[label], random);
+    const size_t n = std::min(keep, groups[label].size());
+    kept.insert(kept.end(), groups[label].begin(),
+                groups[label].begin() + static_cast<std::ptrdiff_t>(n));
+  }
+  sortByPath(kept);
+  return LabeledFileSplit(split.labels(), std::move(kept));
+}
+
+}  // namespace dl4cpp
