@@ -1,7 +1,12 @@
 #include <dl4cpp/iterators/DataSet.h>
+#include <dl4cpp/iterators/image/ExampleRandom.h>
+#include <dl4cpp/nn/Error.h>
+#include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <numeric>
 #include <utility>
 
 namespace dl4cpp {
@@ -99,6 +104,36 @@ DataSet DataSet::merge(const std::vector<DataSet>& parts) {
     row += p.numExamples();
   }
   return out;
+}
+
+DataSet DataSet::shuffled(uint64_t seed) const {
+  const int64_t n = numExamples();
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  ExampleRandom random(seed, 0, 0);
+  shuffleInPlace(order, random);
+  DataSet out;
+  if (n == 0) return out;
+  out.features = Tensor(features.shape());
+  if (!labels.empty()) out.labels = Tensor(labels.shape());
+  for (int64_t row = 0; row < n; ++row) {
+    const int64_t from = order[static_cast<size_t>(row)];
+    copyRows(out.features, row, features.rows(from, from + 1));
+    if (!labels.empty()) copyRows(out.labels, row, labels.rows(from, from + 1));
+  }
+  return out;
+}
+
+DataSet::TrainTest DataSet::splitTestAndTrain(double fractionTrain) const {
+  const int64_t n = numExamples();
+  const bool inRange = fractionTrain > 0 && fractionTrain < 1;
+  const int64_t train = inRange ? std::llround(fractionTrain * static_cast<double>(n)) : 0;
+  if (train == 0 || train == n)
+    throw ConfigError(fmt::format(
+        "DataSet::splitTestAndTrain: fractionTrain {} of {} examples gives {} for training and "
+        "{} for testing; both parts must hold examples",
+        fractionTrain, n, train, n - train));
+  return {rows(0, train), rows(train, n)};
 }
 
 }  // namespace dl4cpp

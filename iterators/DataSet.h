@@ -41,6 +41,23 @@ struct DataSet {
   // either all or none of the parts must have labels; otherwise DataMismatchError names the first
   // offending part. Empty parts (no examples) are skipped.
   static DataSet merge(const std::vector<DataSet>& parts);
+
+  // DL4J's DataSet.shuffle(seed), as a copy: the examples in an order drawn from `seed` alone
+  // (the same on every platform), in fresh storage. Tensors share storage when copied, so an
+  // in-place shuffle would also reorder every other holder's view.
+  DataSet shuffled(uint64_t seed) const;
+
+  // DL4J's splitTestAndTrain(fractionTrain): the first round(fractionTrain * N) examples for
+  // training, the rest for testing, as views (no copy). Shuffle first when the examples are
+  // ordered (a table sorted by class, say). ConfigError when fractionTrain is not in (0, 1) or
+  // leaves either part empty.
+  struct TrainTest;
+  TrainTest splitTestAndTrain(double fractionTrain) const;
+};
+
+struct DataSet::TrainTest {
+  DataSet train;
+  DataSet test;
 };
 
 }  // namespace dl4cpp

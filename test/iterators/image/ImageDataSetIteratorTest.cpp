@@ -55,101 +55,104 @@ std::vector<std::vector<float>> epoch(ImageDataSetIterator& it) {
 
 }  // namespace
 
-TEST_CASE(
-    "ImageDataSetIterator: batches are (n, C, H, W) with one-hot labels, every example once "
-    "per epoch, the last batch partial") {
-  const NumberedSource source(10);
-  ImageDataSetIterator it(source, 4, {.decodeThreads = 2, .seed = 5});
-  CHECK(it.totalExamples() == 10);
-  CHECK(it.inputColumns() == 12);
-  CHECK(it.totalOutcomes() == 3);
-  std::multiset<int> seen;
-  std::vector<int64_t> sizes;
-  while (it.hasNext()) {
-    const DataSet batch = it.next();
-    CHECK(batch.features.shape() == Shape{batch.numExamples(), 2, 2, 3});
-    CHECK(batch.labels.shape() == Shape{batch.numExamples(), 3});
-    sizes.push_back(batch.numExamples());
-    for (int64_t r = 0; r < batch.numExamples(); ++r) {
-      const int index = static_cast<int>(batch.features.data()[r * 12]);
-      seen.insert(index);
-      for (int c = 0; c < 3; ++c)
-        CHECK(batch.labels.data()[r * 3 + c] == (c == index % 3 ? 1.0f : 0.0f));
+TEST_SUITE("iterators") {
+  TEST_CASE(
+      "ImageDataSetIterator: batches are (n, C, H, W) with one-hot labels, every example once "
+      "per epoch, the last batch partial") {
+    const NumberedSource source(10);
+    ImageDataSetIterator it(source, 4, {.decodeThreads = 2, .seed = 5});
+    CHECK(it.totalExamples() == 10);
+    CHECK(it.inputColumns() == 12);
+    CHECK(it.totalOutcomes() == 3);
+    std::multiset<int> seen;
+    std::vector<int64_t> sizes;
+    while (it.hasNext()) {
+      const DataSet batch = it.next();
+      CHECK(batch.features.shape() == Shape{batch.numExamples(), 2, 2, 3});
+      CHECK(batch.labels.shape() == Shape{batch.numExamples(), 3});
+      sizes.push_back(batch.numExamples());
+      for (int64_t r = 0; r < batch.numExamples(); ++r) {
+        const int index = static_cast<int>(batch.features.data()[r * 12]);
+        seen.insert(index);
+        for (int c = 0; c < 3; ++c)
+          CHECK(batch.labels.data()[r * 3 + c] == (c == index % 3 ? 1.0f : 0.0f));
+      }
     }
+    CHECK(sizes == std::vector<int64_t>{4, 4, 2});
+    CHECK(seen == std::multiset<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+    CHECK_THROWS_AS(it.next(), DataError);
   }
-  CHECK(sizes == std::vector<int64_t>{4, 4, 2});
-  CHECK(seen == std::multiset<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
-  CHECK_THROWS_AS(it.next(), DataError);
-}
 
-TEST_CASE(
-    "ImageDataSetIterator: an epoch's batches are bit-identical for any number of decode "
-    "threads, and the next epoch reshuffles and redraws") {
-  const NumberedSource source(37);
-  ImageDataSetIterator inline_(source, 5, {.decodeThreads = 0, .prefetchBatches = 1, .seed = 9});
-  const auto first = epoch(inline_);
-  inline_.reset();
-  const auto second = epoch(inline_);
-  CHECK(first != second);
-  for (int threads : {1, 2, 3, 4}) {
-    CAPTURE(threads);
-    ImageDataSetIterator it(source, 5, {.decodeThreads = threads, .prefetchBatches = 4, .seed = 9});
-    CHECK(epoch(it) == first);
-    it.reset();
-    CHECK(epoch(it) == second);
+  TEST_CASE(
+      "ImageDataSetIterator: an epoch's batches are bit-identical for any number of decode "
+      "threads, and the next epoch reshuffles and redraws") {
+    const NumberedSource source(37);
+    ImageDataSetIterator inline_(source, 5, {.decodeThreads = 0, .prefetchBatches = 1, .seed = 9});
+    const auto first = epoch(inline_);
+    inline_.reset();
+    const auto second = epoch(inline_);
+    CHECK(first != second);
+    for (int threads : {1, 2, 3, 4}) {
+      CAPTURE(threads);
+      ImageDataSetIterator it(source, 5,
+                              {.decodeThreads = threads, .prefetchBatches = 4, .seed = 9});
+      CHECK(epoch(it) == first);
+      it.reset();
+      CHECK(epoch(it) == second);
+    }
+    ImageDataSetIterator otherSeed(source, 5, {.decodeThreads = 2, .seed = 10});
+    CHECK(epoch(otherSeed) != first);
   }
-  ImageDataSetIterator otherSeed(source, 5, {.decodeThreads = 2, .seed = 10});
-  CHECK(epoch(otherSeed) != first);
-}
 
-TEST_CASE("ImageDataSetIterator: without shuffling, examples come in the source's order") {
-  const NumberedSource source(7);
-  ImageDataSetIterator it(source, 3, {.decodeThreads = 2, .shuffle = false});
-  std::vector<int> order;
-  while (it.hasNext()) {
-    const DataSet batch = it.next();
-    for (int64_t r = 0; r < batch.numExamples(); ++r)
-      order.push_back(static_cast<int>(batch.features.data()[r * 12]));
+  TEST_CASE("ImageDataSetIterator: without shuffling, examples come in the source's order") {
+    const NumberedSource source(7);
+    ImageDataSetIterator it(source, 3, {.decodeThreads = 2, .shuffle = false});
+    std::vector<int> order;
+    while (it.hasNext()) {
+      const DataSet batch = it.next();
+      for (int64_t r = 0; r < batch.numExamples(); ++r)
+        order.push_back(static_cast<int>(batch.features.data()[r * 12]));
+    }
+    CHECK(order == std::vector<int>{0, 1, 2, 3, 4, 5, 6});
   }
-  CHECK(order == std::vector<int>{0, 1, 2, 3, 4, 5, 6});
-}
 
-TEST_CASE("ImageDataSetIterator: decode threads stop prefetchBatches ahead of the consumer") {
-  const NumberedSource source(400);
-  {
-    ImageDataSetIterator it(source, 4, {.decodeThreads = 2, .prefetchBatches = 2});
-    it.next();
-    std::this_thread::sleep_for(200ms);
-    // One batch delivered and two decoded ahead: 12 examples, not the 400 of the epoch.
+  TEST_CASE("ImageDataSetIterator: decode threads stop prefetchBatches ahead of the consumer") {
+    const NumberedSource source(400);
+    {
+      ImageDataSetIterator it(source, 4, {.decodeThreads = 2, .prefetchBatches = 2});
+      it.next();
+      std::this_thread::sleep_for(200ms);
+      // One batch delivered and two decoded ahead: 12 examples, not the 400 of the epoch.
+      CHECK(source.loads() == 12);
+    }  // destroyed mid-epoch: the threads are joined, not left running
     CHECK(source.loads() == 12);
-  }  // destroyed mid-epoch: the threads are joined, not left running
-  CHECK(source.loads() == 12);
-}
+  }
 
-TEST_CASE(
-    "ImageDataSetIterator: a failing example fails its batch on the caller's thread, again "
-    "until reset, and the epoch after reset fails at the same batch") {
-  const NumberedSource source(40, 17);
-  ImageDataSetIterator it(source, 4, {.decodeThreads = 3, .shuffle = false});
-  for (int b = 0; b < 4; ++b) CHECK_NOTHROW(it.next());
-  CHECK_THROWS_WITH_AS(it.next(), "example 17 is corrupt", DataFormatError);
-  CHECK_THROWS_WITH_AS(it.next(), "example 17 is corrupt", DataFormatError);
-  it.reset();
-  for (int b = 0; b < 4; ++b) CHECK_NOTHROW(it.next());
-  CHECK_THROWS_AS(it.next(), DataFormatError);
+  TEST_CASE(
+      "ImageDataSetIterator: a failing example fails its batch on the caller's thread, again "
+      "until reset, and the epoch after reset fails at the same batch") {
+    const NumberedSource source(40, 17);
+    ImageDataSetIterator it(source, 4, {.decodeThreads = 3, .shuffle = false});
+    for (int b = 0; b < 4; ++b) CHECK_NOTHROW(it.next());
+    CHECK_THROWS_WITH_AS(it.next(), "example 17 is corrupt", DataFormatError);
+    CHECK_THROWS_WITH_AS(it.next(), "example 17 is corrupt", DataFormatError);
+    it.reset();
+    for (int b = 0; b < 4; ++b) CHECK_NOTHROW(it.next());
+    CHECK_THROWS_AS(it.next(), DataFormatError);
 
-  ImageDataSetIterator inline_(source, 4,
-                               {.decodeThreads = 0, .prefetchBatches = 1, .shuffle = false});
-  for (int b = 0; b < 4; ++b) CHECK_NOTHROW(inline_.next());
-  CHECK_THROWS_AS(inline_.next(), DataFormatError);
-}
+    ImageDataSetIterator inline_(source, 4,
+                                 {.decodeThreads = 0, .prefetchBatches = 1, .shuffle = false});
+    for (int b = 0; b < 4; ++b) CHECK_NOTHROW(inline_.next());
+    CHECK_THROWS_AS(inline_.next(), DataFormatError);
+  }
 
-TEST_CASE("ImageDataSetIterator: bad settings are ConfigErrors") {
-  const NumberedSource source(5);
-  CHECK_THROWS_AS(ImageDataSetIterator(source, 0), ConfigError);
-  CHECK_THROWS_AS(ImageDataSetIterator(source, 2, {.decodeThreads = -1}), ConfigError);
-  CHECK_THROWS_AS(ImageDataSetIterator(source, 2, {.decodeThreads = 4, .prefetchBatches = 3}),
-                  ConfigError);
-  CHECK_THROWS_AS(ImageDataSetIterator(source, 2, {.decodeThreads = 0, .prefetchBatches = 0}),
-                  ConfigError);
+  TEST_CASE("ImageDataSetIterator: bad settings are ConfigErrors") {
+    const NumberedSource source(5);
+    CHECK_THROWS_AS(ImageDataSetIterator(source, 0), ConfigError);
+    CHECK_THROWS_AS(ImageDataSetIterator(source, 2, {.decodeThreads = -1}), ConfigError);
+    CHECK_THROWS_AS(ImageDataSetIterator(source, 2, {.decodeThreads = 4, .prefetchBatches = 3}),
+                    ConfigError);
+    CHECK_THROWS_AS(ImageDataSetIterator(source, 2, {.decodeThreads = 0, .prefetchBatches = 0}),
+                    ConfigError);
+  }
 }
