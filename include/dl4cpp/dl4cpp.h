@@ -3,10 +3,16 @@
 // <dl4cpp/nn/...>, <dl4cpp/iterators/...>, <dl4cpp/parallel/...>.
 #include <dl4cpp/config.h>
 #include <dl4cpp/iterators/AsyncDataSetIterator.h>
+#include <dl4cpp/iterators/CSVRecordReader.h>
 #include <dl4cpp/iterators/DataSet.h>
 #include <dl4cpp/iterators/DataSetIterator.h>
 #include <dl4cpp/iterators/ListDataSetIterator.h>
 #include <dl4cpp/iterators/MnistDataSetIterator.h>
+#include <dl4cpp/iterators/NormalizerMinMaxScaler.h>
+#include <dl4cpp/iterators/NormalizerStandardize.h>
+#include <dl4cpp/iterators/RecordReaderDataSetIterator.h>
+#include <dl4cpp/iterators/image/ImageDataSetIterator.h>
+#include <dl4cpp/iterators/image/LabeledFileSplit.h>
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cpu/CpuIsa.h>
 #include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
