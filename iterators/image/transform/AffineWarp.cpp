@@ -67,14 +67,17 @@ Image warpAffine(const Image& source, const AffineMap& destinationToSource, int 
   const size_t outWidth = static_cast<size_t>(width);
   const size_t outPlane = static_cast<size_t>(height) * outWidth;
   // One output row at a time: its sample points first, then each channel's row from them, so that
-  // every channel is read and written along its own plane.
+  // every channel is read and written along its own plane. Whether each point is near the source
+  // is kept in a flag array of its own, which the channel loops test faster than a sample's field.
   std::vector<AxisSample> columns(outWidth), rows(outWidth);
+  std::vector<unsigned char> near(outWidth);
   for (int y = 0; y < height; ++y) {
     const double rowX = m.xy * y + m.x0, rowY = m.yy * y + m.y0;
     for (size_t x = 0; x < outWidth; ++x) {
       const double dx = static_cast<double>(x);
       columns[x] = sampleAxis(m.xx * dx + rowX, source.width, border);
       rows[x] = sampleAxis(m.yx * dx + rowY, source.height, border);
+      near[x] = columns[x].near && rows[x].near;
     }
     for (int c = 0; c < source.channels; ++c) {
       const float* p = source.pixels.data() + static_cast<size_t>(c) * sourcePlane;
@@ -83,7 +86,7 @@ Image warpAffine(const Image& source, const AffineMap& destinationToSource, int 
       for (size_t x = 0; x < outWidth; ++x) {
         const AxisSample& ax = columns[x];
         const AxisSample& ay = rows[x];
-        if (!ax.near || !ay.near) continue;  // out holds 0 there
+        if (!near[x]) continue;  // out holds 0 there
         const float* low = p + static_cast<size_t>(ay.low) * sourceWidth;
         const float* high = p + static_cast<size_t>(ay.high) * sourceWidth;
         // In double: weights that add up to 1 give a result within [0, 255] after rounding.
