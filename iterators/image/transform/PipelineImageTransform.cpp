@@ -37,7 +37,7 @@ void PipelineImageTransform::transform(Image& image, ExampleRandom& random) cons
   }
   for (int i : order) {
     if (!draws[i].runs) continue;
-    ExampleRandom stepRandom(draws[i].key, 0, 0);
+    ExampleRandom stepRandom(draws[i].key, 0, 0);  // the step's own stream, keyed by its draw
     steps_[i].transform->transform(image, stepRandom);
   }
 }
