@@ -40,3 +40,12 @@
 #include <dl4cpp/parallel/InferenceErrors.h>
 #include <dl4cpp/parallel/ParallelInference.h>
 #include <dl4cpp/parallel/ParallelWrapper.h>
+// Image augmentation: DataVec's image transforms and a pipeline with a probability per step.
+#include <dl4cpp/iterators/image/transform/BrightnessContrastTransform.h>
+#include <dl4cpp/iterators/image/transform/CropImageTransform.h>
+#include <dl4cpp/iterators/image/transform/FlipImageTransform.h>
+#include <dl4cpp/iterators/image/transform/PipelineImageTransform.h>
+#include <dl4cpp/iterators/image/transform/RandomCropTransform.h>
+#include <dl4cpp/iterators/image/transform/RotateImageTransform.h>
+#include <dl4cpp/iterators/image/transform/ScaleImageTransform.h>
+#include <dl4cpp/iterators/image/transform/TranslateImageTransform.h>
