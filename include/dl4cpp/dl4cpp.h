@@ -12,6 +12,7 @@
 #include <dl4cpp/iterators/NormalizerStandardize.h>
 #include <dl4cpp/iterators/RecordReaderDataSetIterator.h>
 #include <dl4cpp/iterators/image/ImageDataSetIterator.h>
+#include <dl4cpp/iterators/image/ImageRecordReader.h>
 #include <dl4cpp/iterators/image/LabeledFileSplit.h>
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cpu/CpuIsa.h>

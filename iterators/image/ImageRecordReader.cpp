@@ -1,0 +1,37 @@
+#include <dl4cpp/iterators/image/ImageDecoder.h>
+#include <dl4cpp/iterators/image/ImageRecordReader.h>
+#include <dl4cpp/iterators/image/ImageResize.h>
+#include <dl4cpp/nn/Error.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace dl4cpp {
+
+ImageRecordReader::ImageRecordReader(int height, int width, int channels, LabeledFileSplit split,
+                                     std::shared_ptr<const ImageTransform> transform)
+    : shape_{channels, height, width}, split_(std::move(split)), transform_(std::move(transform)) {
+  if (height < 1 || width < 1)
+    throw ConfigError(fmt::format("ImageRecordReader: height and width must be >= 1, got {} x {}",
+                                  height, width));
+  if (channels != 1 && channels != 3 && channels != 4)
+    throw ConfigError(
+        fmt::format("ImageRecordReader: channels must be 1, 3 or 4, got {}", channels));
+}
+
+int ImageRecordReader::load(int64_t index, ExampleRandom& random, float* pixels) const {
+  const LabeledFile& file = split_.files().at(static_cast<size_t>(index));
+  Image image = ImageDecoder::decodeFile(file.path, shape_.channels, {shape_.height, shape_.width});
+  if (transform_) transform_->transform(image, random);
+  if (image.height != shape_.height || image.width != shape_.width)
+    image = resize(image, shape_.height, shape_.width);
+  // A transform must not change the channels: the batch has room for exactly this many samples.
+  if (image.channels != shape_.channels)
+    throw DataMismatchError(fmt::format(
+        "ImageRecordReader: '{}' has {} channel(s) after its transform, the reader makes {}",
+        file.path.string(), image.channels, shape_.channels));
+  std::copy(image.pixels.begin(), image.pixels.end(), pixels);
+  return file.label;
+}
+
+}  // namespace dl4cpp
