@@ -34,3 +34,8 @@
 #include <dl4cpp/parallel/InferenceErrors.h>
 #include <dl4cpp/parallel/ParallelInference.h>
 #include <dl4cpp/parallel/ParallelWrapper.h>
+// Normalizers: fitted on training data, applied by iterators, ParallelInference and model files.
+#include <dl4cpp/iterators/DataNormalization.h>
+#include <dl4cpp/iterators/ImagePreProcessingScaler.h>
+#include <dl4cpp/iterators/NormalizerMinMaxScaler.h>
+#include <dl4cpp/iterators/NormalizerStandardize.h>
