@@ -39,3 +39,4 @@
 #include <dl4cpp/iterators/ImagePreProcessingScaler.h>
 #include <dl4cpp/iterators/NormalizerMinMaxScaler.h>
 #include <dl4cpp/iterators/NormalizerStandardize.h>
+#include <dl4cpp/nn/util/NormalizerSerializer.h>
