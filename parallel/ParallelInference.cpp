@@ -292,7 +292,8 @@ void ParallelInference::Impl::workerLoop(int worker) {
         out = replica->output(*batch.front()->features);
       } else {
         Tensor input = gather(batch, examples, staging);
-        if (normalizer) normalizer->transformInput(input, inputType);
+        if (normalizer)
+          normalizer->transformInput(input, current->model.getConfiguration().inputType);
         out = replica->output(input);
       }
     } catch (...) {

@@ -167,8 +167,8 @@ TEST_SUITE("parallel") {
   }
 
   TEST_CASE(
-      "ParallelInference::updateModel refuses a model of another input kind for the normalizer "
-      "kept") {
+      "ParallelInference::updateModel normalizes for the new model's input kind, and refuses one "
+      "the normalizer kept does not apply to") {
     // 6 values as 2 channels of 1x3 images: a per-channel normalizer applies; to a flat input of
     // the same size it does not.
     MultiLayerNetwork images(NeuralNetConfiguration::Builder()
@@ -188,14 +188,22 @@ TEST_SUITE("parallel") {
     stats.std = {3, 4};
     auto perChannel = std::make_shared<NormalizerStandardize>();
     perChannel->setFeatureStats(stats);
-    ParallelInference inference =
-        testutil::inferenceOnCpu(images).workers(1).normalizer(perChannel).build();
     const MultiLayerNetwork flat = model();
+    // Built for a flat input: the per-channel normalizer arriving with an image model is applied
+    // as that model's input says (it once was given the flat input type, and refused).
+    ParallelInference inference = testutil::inferenceOnCpu(flat).workers(1).build();
+    inference.updateModel(images, perChannel);
+    const Tensor x = features(2, 8);
+    DataSet normalized(x.reshape(Shape{2, 2, 1, 3}).clone(), Tensor());
+    perChannel->transform(normalized);
+    CHECK(bitIdentical(inference.output(x),
+                       images.clone().output(normalized.features.reshape(Shape{2, kWidth}))));
     CHECK_THROWS_WITH_AS(inference.updateModel(flat),
                          doctest::Contains("ParallelInference::updateModel: the normalizer does "
                                            "not apply"),
                          ConfigError);
     inference.updateModel(flat, nullptr);
-    CHECK(inference.statistics().modelUpdates == 1);
+    CHECK(inference.statistics().modelUpdates == 2);
+    CHECK(bitIdentical(inference.output(x), flat.clone().output(x)));
   }
 }
