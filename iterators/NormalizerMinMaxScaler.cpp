@@ -1,25 +1,25 @@
 #include <dl4cpp/iterators/NormalizerMinMaxScaler.h>
-
-#include <cmath>
+#include <fmt/format.h>
 
 namespace dl4cpp {
 
 NormalizerMinMaxScaler::NormalizerMinMaxScaler(double minRange, double maxRange)
-    : AffineColumnNormalizer("NormalizerMinMaxScaler"), minRange_(minRange), maxRange_(maxRange) {
-  if (!std::isfinite(minRange) || !std::isfinite(maxRange) || minRange >= maxRange)
-    throw ConfigError("NormalizerMinMaxScaler: the target range [" + std::to_string(minRange) +
-                      ", " + std::to_string(maxRange) + "] must be finite with min < max");
+    : AffineNormalizer("NormalizerMinMaxScaler"), minRange_(minRange), maxRange_(maxRange) {
+  requireTargetRange(name(), minRange, maxRange);
 }
 
-void NormalizerMinMaxScaler::setTransform(const FeatureStatistics& stats, std::vector<float>& scale,
-                                          std::vector<float>& shift) {
-  min_ = stats.min;
-  max_ = stats.max;
-  for (size_t c = 0; c < min_.size(); ++c) {
-    const double range = max_[c] > min_[c] ? max_[c] - min_[c] : 1.0;
+void NormalizerMinMaxScaler::affineFor(const FeatureStatistics& stats, std::vector<float>& scale,
+                                       std::vector<float>& shift) const {
+  requireStatistic(stats.min, stats.min.size(), "min");
+  requireStatistic(stats.max, stats.min.size(), "max");
+  for (size_t g = 0; g < stats.min.size(); ++g) {
+    if (stats.min[g] > stats.max[g])
+      throw DataError(fmt::format("{}: min[{}] = {} exceeds max[{}] = {}", name(), g, stats.min[g],
+                                  g, stats.max[g]));
+    const double range = stats.max[g] > stats.min[g] ? stats.max[g] - stats.min[g] : 1.0;
     const double s = (maxRange_ - minRange_) / range;
     scale.push_back(static_cast<float>(s));
-    shift.push_back(static_cast<float>(minRange_ - min_[c] * s));
+    shift.push_back(static_cast<float>(minRange_ - stats.min[g] * s));
   }
 }
 

@@ -1,15 +1,18 @@
 #include <dl4cpp/iterators/NormalizerStandardize.h>
+#include <fmt/format.h>
 
 namespace dl4cpp {
 
-void NormalizerStandardize::setTransform(const FeatureStatistics& stats, std::vector<float>& scale,
-                                         std::vector<float>& shift) {
-  mean_ = stats.mean;
-  std_ = stats.std;
-  for (size_t c = 0; c < mean_.size(); ++c) {
-    const double divisor = std_[c] > 0 ? std_[c] : 1.0;
+void NormalizerStandardize::affineFor(const FeatureStatistics& stats, std::vector<float>& scale,
+                                      std::vector<float>& shift) const {
+  requireStatistic(stats.mean, stats.mean.size(), "mean");
+  requireStatistic(stats.std, stats.mean.size(), "std");
+  for (size_t g = 0; g < stats.mean.size(); ++g) {
+    if (stats.std[g] < 0)
+      throw DataError(fmt::format("{}: std[{}] = {} is negative", name(), g, stats.std[g]));
+    const double divisor = stats.std[g] > 0 ? stats.std[g] : 1.0;
     scale.push_back(static_cast<float>(1.0 / divisor));
-    shift.push_back(static_cast<float>(-mean_[c] / divisor));
+    shift.push_back(static_cast<float>(-stats.mean[g] / divisor));
   }
 }
 

@@ -98,7 +98,8 @@ void Checkpoints::requireNoneAfter(const std::filesystem::path& directory, int64
 }
 
 std::filesystem::path Checkpoints::write(const MultiLayerNetwork& model,
-                                         const std::filesystem::path& directory, int keepLast) {
+                                         const std::filesystem::path& directory, int keepLast,
+                                         const DataNormalization* normalizer) {
   if (keepLast < 1)
     throw ConfigError(fmt::format("Checkpoints::write: keepLast must be >= 1, got {}", keepLast));
   requireNoneAfter(directory, model.getIterationCount(), model.getEpochCount());
@@ -108,7 +109,7 @@ std::filesystem::path Checkpoints::write(const MultiLayerNetwork& model,
     throw IoError(
         fmt::format("cannot create checkpoint directory {}: {}", directory.string(), ec.message()));
   auto path = directory / fileName(model.getIterationCount(), model.getEpochCount());
-  ModelSerializer::writeModel(model, path, true);
+  ModelSerializer::writeModel(model, path, true, normalizer);
   // Only once the new checkpoint is safely on disk may older ones go, with the temporaries of
   // saves that were killed.
   const auto all = list(directory);

@@ -3,6 +3,9 @@
 // (Checkpoints). A checkpoint is an ordinary model file (ModelSerializer, with updater state)
 // holding the averaged root model at an averaging boundary, counters included, so
 // MultiLayerNetwork::load() of the newest one plus ParallelWrapper::resume() continues the run.
+// With the normalizer the training data goes through (ParallelWrapper::Builder::
+// checkpointNormalizer), each checkpoint holds it too, so a checkpoint can be served as it is and
+// a resumed run finds it there (ModelSerializer::restoreNormalizerFromFile).
 //
 //   auto wrapper = ParallelWrapper::Builder(model).workers(2).averagingFrequency(3)
 //       .checkpointEvery(Checkpoint::iterations(300), "checkpoints/", 3)
@@ -27,6 +30,7 @@
 // those of its directory that no process holds: the writer of a temporary keeps it locked
 // (flock) until it is renamed into place, so a save in progress, by this process or another, is
 // never touched (removeStaleTemporaries, AtomicFile.h). Other files are never touched.
+#include <dl4cpp/iterators/DataNormalization.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 
 #include <cstdint>
@@ -71,13 +75,15 @@ class Checkpoints {
   // epoch); nothing when it does not exist.
   static void requireNoneAfter(const std::filesystem::path& directory, int64_t iteration,
                                int epoch);
-  // Writes `model` (with updater state) atomically into `directory` (created if missing), then
-  // deletes all but the newest keepLast checkpoints and the temporaries of killed saves. Returns
-  // the new file, which is the newest in the directory: ConfigError, before writing anything,
-  // when the directory holds a newer one (requireNoneAfter). IoError on failure; the previous
-  // checkpoints are then untouched.
+  // Writes `model` (with updater state, and `normalizer` when given, as
+  // ModelSerializer::writeModel) atomically into `directory` (created if missing), then deletes
+  // all but the newest keepLast checkpoints and the temporaries of killed saves. Returns the new
+  // file, which is the newest in the directory: ConfigError, before writing anything, when the
+  // directory holds a newer one (requireNoneAfter). IoError on failure; the previous checkpoints
+  // are then untouched.
   static std::filesystem::path write(const MultiLayerNetwork& model,
-                                     const std::filesystem::path& directory, int keepLast);
+                                     const std::filesystem::path& directory, int keepLast,
+                                     const DataNormalization* normalizer = nullptr);
 };
 
 }  // namespace dl4cpp::parallel

@@ -8,6 +8,7 @@
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -27,12 +28,31 @@ struct Request {
   std::condition_variable served;  // signalled (under the mutex) when done is set
 };
 
-// The model being served, as copied by build() or updateModel(). Read-only once published, so
-// every worker may build its replica from it at the same time. Its own DeviceContext runs nothing.
+// The model being served and its normalizer (or null), as copied by build() or updateModel().
+// Read-only once published, so every worker may build its replica from it and normalize with it
+// at the same time. Its own DeviceContext runs nothing.
 struct ModelSource {
   MultiLayerNetwork model;
+  std::shared_ptr<const DataNormalization> normalizer;
   int64_t version = 0;
 };
+
+// ConfigError naming `who` unless `normalizer` (null: none) applies to the input type `input`.
+void requireApplies(const DataNormalization* normalizer, const InputType& input, const char* who) {
+  if (!normalizer) return;
+  try {
+    normalizer->requireInput(input);
+  } catch (const Error& e) {
+    throw ConfigError(fmt::format("{}: the normalizer does not apply: {}", who, e.what()));
+  }
+}
+
+// A copy of `normalizer` (null: none), checked by requireApplies.
+std::shared_ptr<const DataNormalization> servedCopy(const DataNormalization* normalizer,
+                                                    const InputType& input, const char* who) {
+  requireApplies(normalizer, input, who);
+  return normalizer ? normalizer->clone() : nullptr;
+}
 
 }  // namespace
 
@@ -71,9 +91,16 @@ struct ParallelInference::Impl {
   Tensor submit(const Tensor& features, int64_t rows);
   // Under the mutex: moves the next batch from the queue into `batch`.
   void takeBatch(std::vector<Request*>& batch);
+  // The features of `batch` (`examples` rows) one after another: in `staging` (batchLimit rows,
+  // allocated on first use) when they fit, else (one request of more rows) in a tensor of their
+  // own.
+  Tensor gather(const std::vector<Request*>& batch, int64_t examples, Tensor& staging) const;
   void workerLoop(int worker);
   // warmUp: one forward pass per batch size the worker will see, so their oneDNN primitives exist.
   void warm(MultiLayerNetwork& replica) const;
+  // updateModel(): publishes a copy of `model` with `normalizer` (nullopt: the one served now).
+  void publish(const MultiLayerNetwork& model,
+               std::optional<std::shared_ptr<const DataNormalization>> normalizer);
   void stop();
 };
 
@@ -152,6 +179,20 @@ void ParallelInference::Impl::takeBatch(std::vector<Request*>& batch) {
   }
 }
 
+Tensor ParallelInference::Impl::gather(const std::vector<Request*>& batch, int64_t examples,
+                                       Tensor& staging) const {
+  Tensor input;
+  if (examples <= batchLimit) {
+    if (staging.empty()) staging = Tensor(Shape{batchLimit, inputSize});
+    input = staging.view(0, Shape{examples, inputSize});
+  } else {
+    input = Tensor(Shape{examples, inputSize});
+  }
+  float* dst = input.data();
+  for (const Request* r : batch) dst = std::copy_n(r->features->data(), r->features->numel(), dst);
+  return input;
+}
+
 void ParallelInference::Impl::warm(MultiLayerNetwork& replica) const {
   if (!warmUp) return;
   const int64_t largest = mode == InferenceMode::BATCHED ? batchLimit : 1;
@@ -200,7 +241,7 @@ void ParallelInference::Impl::workerLoop(int worker) {
   // whose callers then receive the error.
   std::shared_ptr<const ModelSource> failedSwap;
 
-  Tensor staging;  // BATCHED: the batch's concatenated features, batchLimit rows of capacity
+  Tensor staging;  // the batch's concatenated features, batchLimit rows of capacity
   std::vector<Request*> batch;
   batch.reserve(static_cast<size_t>(mode == InferenceMode::BATCHED ? batchLimit : 1));
   for (;;) {
@@ -246,14 +287,13 @@ void ParallelInference::Impl::workerLoop(int worker) {
       if (listener)
         listener(
             InferenceBatch{worker, static_cast<int>(batch.size()), examples, current->version});
-      if (batch.size() == 1) {
+      const DataNormalization* normalizer = current->normalizer.get();
+      if (batch.size() == 1 && !normalizer) {
         out = replica->output(*batch.front()->features);
       } else {
-        if (staging.empty()) staging = Tensor(Shape{batchLimit, inputSize});
-        Tensor input = staging.view(0, Shape{examples, inputSize});
-        float* dst = input.data();
-        for (const Request* r : batch)
-          dst = std::copy_n(r->features->data(), r->features->numel(), dst);
+        Tensor input = gather(batch, examples, staging);
+        if (normalizer)
+          normalizer->transformInput(input, current->model.getConfiguration().inputType);
         out = replica->output(input);
       }
     } catch (...) {
@@ -283,6 +323,35 @@ void ParallelInference::Impl::workerLoop(int worker) {
     out = Tensor();
     batch.clear();
   }
+}
+
+void ParallelInference::Impl::publish(
+    const MultiLayerNetwork& model,
+    std::optional<std::shared_ptr<const DataNormalization>> normalizer) {
+  constexpr const char* who = "ParallelInference::updateModel";
+  if (!model.isInitialized())
+    throw ConfigError(fmt::format("{}: the model must be initialised (call init())", who));
+  const MultiLayerConfiguration& conf = model.getConfiguration();
+  if (conf.inputType.flatSize() != inputSize || conf.outputType.flatSize() != outputSize)
+    throw ConfigError(fmt::format(
+        "{}: the new model maps {} inputs to {} outputs; the served one maps {} to {} (they must "
+        "agree)",
+        who, conf.inputType.flatSize(), conf.outputType.flatSize(), inputSize, outputSize));
+  // Copied outside the lock.
+  auto next = std::make_shared<ModelSource>(ModelSource{model.clone(), nullptr, 0});
+  if (normalizer) next->normalizer = servedCopy(normalizer->get(), conf.inputType, who);
+  std::lock_guard lock(mutex);
+  if (stopping) throw InferenceShutDownError(fmt::format("{}: called after shutdown()", who));
+  // The served normalizer, read under the lock that publishes, so that no concurrent update's
+  // normalizer is lost.
+  if (!normalizer) {
+    requireApplies(source->normalizer.get(), conf.inputType, who);
+    next->normalizer = source->normalizer;
+  }
+  next->version = source->version + 1;
+  source = std::move(next);
+  ++stats.modelUpdates;
+  workAvailable.notify_all();  // idle workers rebuild their replicas now
 }
 
 void ParallelInference::Impl::stop() {
@@ -345,7 +414,9 @@ ParallelInference ParallelInference::Builder::build() {
   impl->inputType = conf.inputType;
   impl->inputSize = conf.inputType.flatSize();
   impl->outputSize = conf.outputType.flatSize();
-  impl->source = std::make_shared<const ModelSource>(ModelSource{model_->clone(), 0});
+  impl->source = std::make_shared<const ModelSource>(
+      ModelSource{model_->clone(),
+                  servedCopy(normalizer_.get(), conf.inputType, "ParallelInference::Builder"), 0});
   impl->devices = devices_.empty() ? defaultDevices() : devices_;
   const int workers = workers_ > 0 ? workers_ : static_cast<int>(impl->devices.size());
   impl->threadsPerWorker =
@@ -396,26 +467,14 @@ Tensor ParallelInference::output(const Tensor& features) {
 void ParallelInference::updateModel(const MultiLayerNetwork& model) {
   if (!impl_)
     throw InferenceShutDownError("ParallelInference::updateModel: this object was moved from");
-  if (!model.isInitialized())
-    throw ConfigError(
-        "ParallelInference::updateModel: the model must be initialised (call init())");
-  const MultiLayerConfiguration& conf = model.getConfiguration();
-  if (conf.inputType.flatSize() != impl_->inputSize ||
-      conf.outputType.flatSize() != impl_->outputSize)
-    throw ConfigError(
-        fmt::format("ParallelInference::updateModel: the new model maps {} inputs to {} "
-                    "outputs; the served one maps {} to {} (they must agree)",
-                    conf.inputType.flatSize(), conf.outputType.flatSize(), impl_->inputSize,
-                    impl_->outputSize));
-  auto next =
-      std::make_shared<ModelSource>(ModelSource{model.clone(), 0});  // copied outside the lock
-  std::lock_guard lock(impl_->mutex);
-  if (impl_->stopping)
-    throw InferenceShutDownError("ParallelInference::updateModel: called after shutdown()");
-  next->version = impl_->source->version + 1;
-  impl_->source = std::move(next);
-  ++impl_->stats.modelUpdates;
-  impl_->workAvailable.notify_all();  // idle workers rebuild their replicas now
+  impl_->publish(model, std::nullopt);
+}
+
+void ParallelInference::updateModel(const MultiLayerNetwork& model,
+                                    std::shared_ptr<const DataNormalization> normalizer) {
+  if (!impl_)
+    throw InferenceShutDownError("ParallelInference::updateModel: this object was moved from");
+  impl_->publish(model, std::move(normalizer));
 }
 
 void ParallelInference::shutdown() {

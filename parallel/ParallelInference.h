@@ -29,6 +29,13 @@
 // measured for batched rows). Each result is an (n, nOut) tensor; in BATCHED mode it is a view of
 // the batch's output (rows of the batch's own allocation, no copy).
 //
+// Normalizer. With normalizer(n) (or a Builder made from a model file holding one), every request
+// goes through n (DataNormalization::transformInput) before the network, as the training data
+// went through it as the iterator's pre-processor: results equal model.output(n applied to
+// features). The caller's features are never modified: the worker normalizes its own copy of the
+// batch. build() copies the normalizer as it copies the model; a model and its normalizer are
+// replaced together (updateModel), so no request meets a new model with the old normalizer.
+//
 // Errors. Bad input throws to its caller only (ShapeError, DataError), before it is queued. An
 // exception inside a forward pass (or a batch listener) is rethrown to every caller whose request
 // was in that batch; the worker keeps serving. QueueFullPolicy::FAIL throws QueueFullError when
@@ -37,9 +44,11 @@
 //
 // Thread-safety: output(), updateModel(), statistics() and shutdown() may be called from any
 // threads at once; a batch listener (which runs on a worker) must not call output() or shutdown().
+#include <dl4cpp/iterators/DataNormalization.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <dl4cpp/nn/tensor/Device.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
+#include <dl4cpp/nn/util/ModelSerializer.h>
 #include <dl4cpp/parallel/InferenceErrors.h>
 
 #include <cstdint>
@@ -97,8 +106,13 @@ class ParallelInference {
   // request taken afterwards (including those queued now) runs on the new one; none is dropped.
   // The new model must have the same input and output sizes (ConfigError otherwise). It is copied
   // here, on the caller's thread. Each worker rebuilds (and warms) its replica on its own thread:
-  // at once when idle, else before its next batch.
+  // at once when idle, else before its next batch. The normalizer served stays, and must apply
+  // to the new model's input (ConfigError otherwise).
   void updateModel(const MultiLayerNetwork& model);
+  // The same, replacing the normalizer too (null: none from now on), checked and copied as by
+  // Builder::normalizer().
+  void updateModel(const MultiLayerNetwork& model,
+                   std::shared_ptr<const DataNormalization> normalizer);
 
   // Stops accepting requests, then: with drainOnShutdown(true) (the default) every queued request
   // is still served; with drainOnShutdown(false) queued requests fail with
@@ -126,6 +140,9 @@ class ParallelInference::Builder {
  public:
   // `model` must be initialised; build() copies it, so it need only outlive the Builder.
   explicit Builder(const MultiLayerNetwork& model) : model_(&model) {}
+  // A model read from a file, with the normalizer saved in it (if any).
+  explicit Builder(const ModelAndNormalizer& restored)
+      : model_(&restored.model), normalizer_(restored.normalizer) {}
 
   // Default: one per device (with the CPU alone, one), as ParallelWrapper. For requests of a few
   // examples on a CPU, workers(cores).threadsPerWorker(1) serves several times more (one image is
@@ -167,6 +184,12 @@ class ParallelInference::Builder {
     drain_ = b;
     return *this;
   }
+  // Applied to every request before the network (null: none, the default). It must be fitted and
+  // apply to the model's input (ConfigError from build() otherwise); build() copies it.
+  Builder& normalizer(std::shared_ptr<const DataNormalization> n) {
+    normalizer_ = std::move(n);
+    return *this;
+  }
   // Refuse features holding NaN or Inf with a DataError naming the example (default true): a
   // service answers such a request with an error instead of a NaN row.
   Builder& rejectNonFinite(bool b) {
@@ -194,6 +217,7 @@ class ParallelInference::Builder {
 
  private:
   const MultiLayerNetwork* model_;
+  std::shared_ptr<const DataNormalization> normalizer_;
   int workers_ = 0;
   std::vector<Device> devices_;
   int batchLimit_ = 32;

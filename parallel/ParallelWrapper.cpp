@@ -52,6 +52,7 @@ struct ParallelWrapper::Impl {
   std::optional<Checkpoint> checkpoint;
   std::filesystem::path checkpointDirectory;
   int keepLast = 3;
+  std::shared_ptr<const DataNormalization> checkpointNormalizer;
   int64_t checkpointMark =
       0;  // Iterations policy: the root's iteration count at the last checkpoint
 
@@ -172,13 +173,13 @@ struct ParallelWrapper::Impl {
     if (!checkpoint || checkpoint->unit() != Checkpoint::Unit::Iterations) return;
     const int64_t n = checkpoint->every(), iteration = root->getIterationCount();
     if (iteration / n == checkpointMark / n) return;
-    Checkpoints::write(*root, checkpointDirectory, keepLast);
+    Checkpoints::write(*root, checkpointDirectory, keepLast, checkpointNormalizer.get());
     checkpointMark = iteration;
   }
   void checkpointAfterEpoch() {
     if (checkpoint && checkpoint->unit() == Checkpoint::Unit::Epochs &&
         root->getEpochCount() % checkpoint->every() == 0)
-      Checkpoints::write(*root, checkpointDirectory, keepLast);
+      Checkpoints::write(*root, checkpointDirectory, keepLast, checkpointNormalizer.get());
   }
   void beginFit() {
     requireOpen();
@@ -235,6 +236,17 @@ ParallelWrapper ParallelWrapper::Builder::build() {
     impl->checkpoint = checkpoint_;
     impl->checkpointDirectory = checkpointDirectory_;
     impl->keepLast = keepLast_;
+  }
+  if (checkpointNormalizer_) {
+    if (!checkpoint_)
+      throw ConfigError("ParallelWrapper: checkpointNormalizer needs checkpointEvery");
+    try {
+      checkpointNormalizer_->requireInput(model_->getConfiguration().inputType);
+    } catch (const Error& e) {
+      throw ConfigError(
+          fmt::format("ParallelWrapper: the checkpoint normalizer does not apply: {}", e.what()));
+    }
+    impl->checkpointNormalizer = checkpointNormalizer_;
   }
   impl->devices = devices_.empty() ? defaultDevices() : devices_;
   const int workers = workers_ > 0 ? workers_ : static_cast<int>(impl->devices.size());

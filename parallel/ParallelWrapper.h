@@ -32,7 +32,7 @@
 // the policy picks (Checkpoint.h); only the newest keepLast files are kept. fit() and resume()
 // refuse with ConfigError, before training, a directory that holds checkpoints newer than the
 // root model (another run's, see Checkpoint.h). A failed write ends fit() with IoError, like any
-// other failure.
+// other failure. With checkpointNormalizer(n), each checkpoint also holds the normalizer n.
 //
 // Resuming. A checkpoint records how many epochs the run had finished and how many minibatches
 // of the next it had trained. resume() continues from there and, for a deterministic source,
@@ -167,6 +167,14 @@ class ParallelWrapper::Builder {
     keepLast_ = keepLast;
     return *this;
   }
+  // The normalizer the training data goes through (the iterator's pre-processor), saved in every
+  // checkpoint with the model (Checkpoint.h). It must be fitted and apply to the model's input,
+  // and needs checkpointEvery (ConfigError from build() otherwise). Not copied: it must not be
+  // changed while fit() runs.
+  Builder& checkpointNormalizer(std::shared_ptr<const DataNormalization> n) {
+    checkpointNormalizer_ = std::move(n);
+    return *this;
+  }
   Builder& setListeners(std::vector<std::shared_ptr<TrainingListener>> l) {
     listeners_ = std::move(l);
     return *this;
@@ -188,6 +196,7 @@ class ParallelWrapper::Builder {
   std::optional<Checkpoint> checkpoint_;
   std::filesystem::path checkpointDirectory_;
   int keepLast_ = 3;
+  std::shared_ptr<const DataNormalization> checkpointNormalizer_;
   std::vector<std::shared_ptr<TrainingListener>> listeners_;
 };
 

@@ -5,7 +5,9 @@
 //   curl -s localhost:8080/health
 //   curl -s -H 'Content-Type: image/png' --data-binary @digit.png localhost:8080/predict
 // The request formats and answers are described in server/InferenceServer.h, the limits on what a
-// client may cost in server/ServerLimits.h. SIGINT or SIGTERM stops accepting connections,
+// client may cost in server/ServerLimits.h. A normalizer saved in the model file is applied to
+// every request's features before the network (server/ServedModel.h); /health says whether there
+// is one ("normalized"). SIGINT or SIGTERM stops accepting connections,
 // completes the requests being answered (abandoning clients still sending theirs) and exits with
 // status 0.
 #include <dl4cpp/dl4cpp.h>
@@ -77,8 +79,8 @@ int run(int argc, char** argv) {
       std::chrono::milliseconds(options.getInt("idle-timeout-ms", limits.idleTimeout.count()));
 
   const sigset_t stopSignals = blockStopSignals();
-  MultiLayerNetwork model = samples::server::loadServedModel(modelPath);
-  auto builder = ParallelInference::Builder(model)
+  const ModelAndNormalizer served = samples::server::loadServedModel(modelPath);
+  auto builder = ParallelInference::Builder(served)
                      .inferenceMode(mode)
                      .batchLimit(static_cast<int>(options.getInt("batch-limit", 32)))
                      .queueLimit(static_cast<int>(options.getInt("queue-limit", 64)))
@@ -91,7 +93,8 @@ int run(int argc, char** argv) {
   ParallelInference inference = builder.build();
 
   const nlohmann::json description = {{"model", modelPath},
-                                      {"parameters", model.numParams()},
+                                      {"parameters", served.model.numParams()},
+                                      {"normalized", served.normalizer != nullptr},
                                       {"mode", options.getString("mode", "batched")},
                                       {"workers", inference.workers()}};
   samples::server::InferenceServer server(inference, description, limits);

@@ -8,8 +8,6 @@
 #include <dl4cpp/iterators/DataSetIterator.h>
 #include <dl4cpp/iterators/ListDataSetIterator.h>
 #include <dl4cpp/iterators/MnistDataSetIterator.h>
-#include <dl4cpp/iterators/NormalizerMinMaxScaler.h>
-#include <dl4cpp/iterators/NormalizerStandardize.h>
 #include <dl4cpp/iterators/RecordReaderDataSetIterator.h>
 #include <dl4cpp/iterators/image/ImageDataSetIterator.h>
 #include <dl4cpp/iterators/image/ImageRecordReader.h>
@@ -50,3 +48,9 @@
 #include <dl4cpp/iterators/image/transform/RotateImageTransform.h>
 #include <dl4cpp/iterators/image/transform/ScaleImageTransform.h>
 #include <dl4cpp/iterators/image/transform/TranslateImageTransform.h>
+// Normalizers: fitted on training data, applied by iterators, ParallelInference and model files.
+#include <dl4cpp/iterators/DataNormalization.h>
+#include <dl4cpp/iterators/ImagePreProcessingScaler.h>
+#include <dl4cpp/iterators/NormalizerMinMaxScaler.h>
+#include <dl4cpp/iterators/NormalizerStandardize.h>
+#include <dl4cpp/nn/util/NormalizerSerializer.h>

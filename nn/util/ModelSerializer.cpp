@@ -1,5 +1,7 @@
 #include <dl4cpp/nn/util/AtomicFile.h>
+#include <dl4cpp/nn/util/ModelFileBytes.h>
 #include <dl4cpp/nn/util/ModelSerializer.h>
+#include <dl4cpp/nn/util/NormalizerSerializer.h>
 #include <fmt/format.h>
 #include <zlib.h>
 
@@ -27,6 +29,7 @@ constexpr Tag kParamsTag{'P', 'A', 'R', 'M'};
 constexpr Tag kUpdaterTag{'U', 'P', 'D', 'T'};
 constexpr Tag kCountersTag{'C', 'N', 'T', 'R'};
 constexpr Tag kLayerStateTag{'S', 'T', 'A', 'T'};  // format version 2 on
+constexpr Tag kNormalizerTag{'N', 'O', 'R', 'M'};  // format version 3 on
 
 std::string tagName(const Tag& t) {
   std::string s;
@@ -43,37 +46,7 @@ uint32_t crc32Of(std::span<const std::byte> bytes) {
 // --- Writing
 // ---------------------------------------------------------------------------------------
 
-// Little-endian, whatever the host: a file moves between machines.
-class Writer {
- public:
-  void u32(uint32_t v) { le(v, 4); }
-  void u64(uint64_t v) { le(v, 8); }
-  void f64(double v) {
-    uint64_t bits;
-    std::memcpy(&bits, &v, 8);
-    u64(bits);
-  }
-  void raw(const void* data, size_t n) {
-    const auto* p = static_cast<const std::byte*>(data);
-    out_.insert(out_.end(), p, p + n);
-  }
-  void floats(const Tensor& t) {
-    const float* p = t.data();
-    out_.reserve(out_.size() + static_cast<size_t>(t.numel()) * 4);
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      uint32_t bits;
-      std::memcpy(&bits, p + i, 4);
-      u32(bits);
-    }
-  }
-  std::vector<std::byte>& bytes() { return out_; }
-
- private:
-  void le(uint64_t v, int n) {
-    for (int i = 0; i < n; ++i) out_.push_back(static_cast<std::byte>((v >> (8 * i)) & 0xff));
-  }
-  std::vector<std::byte> out_;
-};
+using modelfile::Writer;
 
 void appendSection(Writer& file, const Tag& tag, const std::vector<std::byte>& payload) {
   file.raw(tag.data(), tag.size());
@@ -85,63 +58,9 @@ void appendSection(Writer& file, const Tag& tag, const std::vector<std::byte>& p
 // --- Reading
 // ---------------------------------------------------------------------------------------
 
-// Reads `out.size()` bytes at `offset` of what holds a model file (memory, or a file on disk);
-// callers ask only for ranges inside it.
-using ReadAt = std::function<void(uint64_t offset, std::span<std::byte> out)>;
-
-ReadAt readFrom(std::span<const std::byte> bytes) {
-  return [bytes](uint64_t offset, std::span<std::byte> out) {
-    std::memcpy(out.data(), bytes.data() + offset, out.size());
-  };
-}
-
-// A bounds-checked cursor over `size` untrusted bytes: every read first checks that the bytes are
-// there.
-class Reader {
- public:
-  Reader(ReadAt readAt, uint64_t size, const std::string& source)
-      : readAt_(std::move(readAt)), size_(size), source_(source) {}
-  Reader(std::span<const std::byte> bytes, const std::string& source)
-      : Reader(readFrom(bytes), bytes.size(), source) {}
-
-  uint64_t offset() const { return offset_; }
-  uint64_t remaining() const { return size_ - offset_; }
-
-  // Steps over `n` bytes; returns the offset they start at.
-  uint64_t skip(uint64_t n, const char* what) {
-    require(n, what);
-    offset_ += n;
-    return offset_ - n;
-  }
-  template <size_t N>
-  std::array<std::byte, N> bytes(const char* what) {
-    std::array<std::byte, N> b{};
-    readAt_(skip(N, what), b);
-    return b;
-  }
-  uint32_t u32(const char* what) { return static_cast<uint32_t>(le(bytes<4>(what))); }
-  uint64_t u64(const char* what) { return le(bytes<8>(what)); }
-
-  static uint64_t le(std::span<const std::byte> b) {
-    uint64_t v = 0;
-    for (size_t i = b.size(); i-- > 0;) v = (v << 8) | static_cast<uint8_t>(b[i]);
-    return v;
-  }
-
- private:
-  void require(uint64_t n, const char* what) const {
-    if (n > remaining())
-      throw DataTruncatedError(
-          fmt::format("{}: truncated model file: {} needs {} bytes at offset "
-                      "{}, only {} left (file is {} bytes)",
-                      source_, what, n, offset_, remaining(), size_));
-  }
-
-  ReadAt readAt_;
-  uint64_t size_;
-  std::string source_;
-  uint64_t offset_ = 0;
-};
+using modelfile::ReadAt;
+using modelfile::Reader;
+using modelfile::readFrom;
 
 // Where a section lies, as its header says.
 struct Section {
@@ -156,12 +75,13 @@ struct Section {
 // without reading its payloads. So the file reader can reject what is not a model, or a model
 // whose sections do not add up to the file's size, after a few dozen bytes.
 struct Layout {
-  std::optional<Section> configuration, params, updater, counters, layerState;
+  std::optional<Section> configuration, params, updater, counters, layerState, normalizer;
 };
 
-// Format versions 1 and 2: after the preamble, section count and header CRC32 (over the 16 bytes
+// Format versions 1 to 3: after the preamble, section count and header CRC32 (over the 16 bytes
 // before it), then the sections, in any order, each at most once; CONF, PARM and CNTR required.
-// Version 2 adds STAT (the layer state), present when the configuration has layer state.
+// Version 2 adds STAT (the layer state), present when the configuration has layer state;
+// version 3 NORM (a normalizer), present when one was saved with the network.
 Layout readSections(Reader& r, const ReadAt& readAt, uint32_t version, const std::string& source) {
   const uint32_t sectionCount = r.u32("the section count");
   const uint32_t storedHeaderCrc = r.u32("the header checksum");
@@ -191,6 +111,7 @@ Layout readSections(Reader& r, const ReadAt& readAt, uint32_t version, const std
                                    : s.tag == kUpdaterTag                    ? &layout.updater
                                    : s.tag == kCountersTag                   ? &layout.counters
                                    : s.tag == kLayerStateTag && version >= 2 ? &layout.layerState
+                                   : s.tag == kNormalizerTag && version >= 3 ? &layout.normalizer
                                                                              : nullptr;
     if (!slot)
       throw DataFormatError(
@@ -239,6 +160,7 @@ struct Contents {
   std::span<const std::byte> params;                     // float32 little-endian
   std::optional<std::span<const std::byte>> updater;     // float32 little-endian
   std::optional<std::span<const std::byte>> layerState;  // float32 little-endian
+  std::optional<std::span<const std::byte>> normalizer;  // NormalizerSerializer's bytes
   int64_t iteration = 0;
   int epoch = 0;
   int64_t minibatchesInEpoch = 0;
@@ -255,7 +177,7 @@ void readCountersV1(std::span<const std::byte> payload, Contents& c, const std::
   const uint64_t iteration = r.u64("iteration");
   const uint32_t epoch = r.u32("epoch");
   const uint64_t minibatches = r.u64("minibatches in epoch");
-  const uint64_t scoreBits = r.u64("score");
+  const double score = r.f64("score");
   if (iteration > uint64_t(INT64_MAX) || epoch > uint32_t(INT32_MAX) ||
       minibatches > uint64_t(INT64_MAX))
     throw DataFormatError(
@@ -265,7 +187,7 @@ void readCountersV1(std::span<const std::byte> payload, Contents& c, const std::
   c.iteration = static_cast<int64_t>(iteration);
   c.epoch = static_cast<int>(epoch);
   c.minibatchesInEpoch = static_cast<int64_t>(minibatches);
-  std::memcpy(&c.score, &scoreBits, 8);
+  c.score = score;
 }
 
 // The payloads of the sections `layout` found in `bytes`, each checked against its CRC32.
@@ -286,6 +208,7 @@ Contents readContents(std::span<const std::byte> bytes, const Layout& layout,
   c.params = payload(*layout.params);
   if (layout.updater) c.updater = payload(*layout.updater);
   if (layout.layerState) c.layerState = payload(*layout.layerState);
+  if (layout.normalizer) c.normalizer = payload(*layout.normalizer);
   readCountersV1(payload(*layout.counters), c, source);
   return c;
 }
@@ -310,19 +233,35 @@ int64_t floatCount(std::span<const std::byte> section, const char* what,
   return static_cast<int64_t>(section.size() / 4);
 }
 
+// A model file's bytes, its headers read first (a few dozen bytes): a file that is not a model,
+// or whose sections do not add up to its size, is rejected before the rest is read.
+std::vector<std::byte> readModelFile(const std::filesystem::path& path) {
+  const RegularFile file(path, "a dl4cpp model file");
+  readLayout(
+      [&](uint64_t offset, std::span<std::byte> out) { readFileAt(file, path, offset, out); },
+      file.size(), path.string());
+  return readWholeFile(file, path);
+}
+
 }  // namespace
 
-std::vector<std::byte> ModelSerializer::toBytes(const MultiLayerNetwork& model, bool saveUpdater) {
+std::vector<std::byte> ModelSerializer::toBytes(const MultiLayerNetwork& model, bool saveUpdater,
+                                                const DataNormalization* normalizer) {
   if (!model.isInitialized())
     throw ConfigError("ModelSerializer: the model has no parameters to save (call init() first)");
   if (!model.params().onHost())
     throw ConfigError("ModelSerializer: only models on the CPU can be saved");
+  std::vector<std::byte> normalizerBytes;
+  if (normalizer) {
+    normalizerBytes = NormalizerSerializer::toBytes(*normalizer);
+    normalizer->requireInput(model.getConfiguration().inputType);
+  }
 
   Writer file;
   file.raw(kMagic.data(), kMagic.size());
   file.u32(kFormatVersion);
   const bool hasLayerState = model.layerState().numel() > 0;
-  file.u32(3 + (saveUpdater ? 1 : 0) + (hasLayerState ? 1 : 0));
+  file.u32(3 + (saveUpdater ? 1 : 0) + (hasLayerState ? 1 : 0) + (normalizer ? 1 : 0));
   file.u32(crc32Of(file.bytes()));
 
   const std::string json = model.getConfiguration().toJson();
@@ -346,6 +285,8 @@ std::vector<std::byte> ModelSerializer::toBytes(const MultiLayerNetwork& model, 
     appendSection(file, kLayerStateTag, state.bytes());
   }
 
+  if (normalizer) appendSection(file, kNormalizerTag, normalizerBytes);
+
   Writer counters;
   counters.u64(static_cast<uint64_t>(model.getIterationCount()));
   counters.u32(static_cast<uint32_t>(model.getEpochCount()));
@@ -355,8 +296,8 @@ std::vector<std::byte> ModelSerializer::toBytes(const MultiLayerNetwork& model, 
   return std::move(file.bytes());
 }
 
-MultiLayerNetwork ModelSerializer::restoreFromBytes(std::span<const std::byte> bytes,
-                                                    bool loadUpdater, const std::string& source) {
+ModelAndNormalizer ModelSerializer::restoreModelAndNormalizerFromBytes(
+    std::span<const std::byte> bytes, bool loadUpdater, const std::string& source) {
   const Contents c = readContents(bytes, readLayout(readFrom(bytes), bytes.size(), source), source);
 
   MultiLayerConfiguration conf;
@@ -386,6 +327,16 @@ MultiLayerNetwork ModelSerializer::restoreFromBytes(std::span<const std::byte> b
         "{}: the file holds {} layer state values{} but its configuration has {}", source,
         storedLayerState, c.layerState ? "" : " (no STAT section)", expectedLayerState));
 
+  std::shared_ptr<DataNormalization> normalizer;
+  if (c.normalizer) {
+    normalizer = NormalizerSerializer::fromBytes(*c.normalizer, source);
+    try {
+      normalizer->requireInput(conf.inputType);
+    } catch (const DataMismatchError& e) {
+      throw DataMismatchError(fmt::format("{}: section NORM: {}", source, e.what()));
+    }
+  }
+
   MultiLayerNetwork model(std::move(conf));
   model.init();
   readFloats(c.params, model.params());
@@ -403,23 +354,42 @@ MultiLayerNetwork ModelSerializer::restoreFromBytes(std::span<const std::byte> b
   model.setEpochCount(c.epoch);
   model.setMinibatchesInEpoch(c.minibatchesInEpoch);
   model.setScore(c.score);
-  return model;
+  return {std::move(model), std::move(normalizer)};
+}
+
+MultiLayerNetwork ModelSerializer::restoreFromBytes(std::span<const std::byte> bytes,
+                                                    bool loadUpdater, const std::string& source) {
+  return restoreModelAndNormalizerFromBytes(bytes, loadUpdater, source).model;
 }
 
 void ModelSerializer::writeModel(const MultiLayerNetwork& model, const std::filesystem::path& path,
-                                 bool saveUpdater) {
-  writeFileAtomically(path, toBytes(model, saveUpdater));
+                                 bool saveUpdater, const DataNormalization* normalizer) {
+  writeFileAtomically(path, toBytes(model, saveUpdater, normalizer));
+}
+
+void ModelSerializer::addNormalizerToModel(const std::filesystem::path& path,
+                                           const DataNormalization& normalizer) {
+  const std::vector<std::byte> bytes = readModelFile(path);
+  const bool hasUpdater =
+      readLayout(readFrom(bytes), bytes.size(), path.string()).updater.has_value();
+  const ModelAndNormalizer restored =
+      restoreModelAndNormalizerFromBytes(bytes, true, path.string());
+  writeFileAtomically(path, toBytes(restored.model, hasUpdater, &normalizer));
 }
 
 MultiLayerNetwork ModelSerializer::restoreMultiLayerNetwork(const std::filesystem::path& path,
                                                             bool loadUpdater) {
-  const RegularFile file(path, "a dl4cpp model file");
-  // The headers first (a few dozen bytes): a file that is not a model, or whose sections do not
-  // add up to its size, is rejected before the rest is read.
-  readLayout(
-      [&](uint64_t offset, std::span<std::byte> out) { readFileAt(file, path, offset, out); },
-      file.size(), path.string());
-  return restoreFromBytes(readWholeFile(file, path), loadUpdater, path.string());
+  return restoreMultiLayerNetworkAndNormalizer(path, loadUpdater).model;
+}
+
+ModelAndNormalizer ModelSerializer::restoreMultiLayerNetworkAndNormalizer(
+    const std::filesystem::path& path, bool loadUpdater) {
+  return restoreModelAndNormalizerFromBytes(readModelFile(path), loadUpdater, path.string());
+}
+
+std::shared_ptr<DataNormalization> ModelSerializer::restoreNormalizerFromFile(
+    const std::filesystem::path& path) {
+  return restoreMultiLayerNetworkAndNormalizer(path, false).normalizer;
 }
 
 }  // namespace dl4cpp

@@ -22,14 +22,15 @@ void requireMnistInput(const dl4cpp::MultiLayerConfiguration& configuration) {
       kImageSide, kImagePixels));
 }
 
-dl4cpp::MultiLayerNetwork loadServedModel(const std::filesystem::path& path) {
-  dl4cpp::MultiLayerNetwork model = dl4cpp::MultiLayerNetwork::load(path, false);
+dl4cpp::ModelAndNormalizer loadServedModel(const std::filesystem::path& path) {
+  dl4cpp::ModelAndNormalizer served =
+      dl4cpp::ModelSerializer::restoreMultiLayerNetworkAndNormalizer(path, false);
   try {
-    requireMnistInput(model.getConfiguration());
+    requireMnistInput(served.model.getConfiguration());
   } catch (const dl4cpp::ConfigError& e) {
     throw dl4cpp::ConfigError(fmt::format("{}: {}", path.string(), e.what()));
   }
-  return model;
+  return served;
 }
 
 }  // namespace samples::server

@@ -3,7 +3,13 @@
 // give it (one 28x28x1 image, kImagePixels values) before anything is allocated for serving it, so
 // that a model file asking for other inputs (a few KB may declare a 16384x16384 input) is refused
 // at start-up with both shapes named, rather than failing in warm-up or on every request.
+//
+// A normalizer saved in the model file (ModelSerializer::writeModel(..., normalizer)) comes with
+// it, and the server applies it to every request's features (grey levels / 255, as
+// MnistDataSetIterator gives them: see PredictionRequest.h) before the network, as the training
+// iterator applied it to its batches.
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
+#include <dl4cpp/nn/util/ModelSerializer.h>
 
 #include <filesystem>
 
@@ -13,7 +19,8 @@ namespace samples::server {
 // ConvolutionalFlat(28x28x1), Convolutional(28x28x1) or FeedForward(784).
 void requireMnistInput(const dl4cpp::MultiLayerConfiguration& configuration);
 
-// MultiLayerNetwork::load (without updater state) followed by requireMnistInput.
-dl4cpp::MultiLayerNetwork loadServedModel(const std::filesystem::path& path);
+// ModelSerializer::restoreMultiLayerNetworkAndNormalizer (without updater state) followed by
+// requireMnistInput.
+dl4cpp::ModelAndNormalizer loadServedModel(const std::filesystem::path& path);
 
 }  // namespace samples::server

@@ -8,16 +8,21 @@
 // CRC32 valid, so without the repaired copy the fuzzer would hardly ever get past the checksums
 // into the section parsing, the configuration JSON and the consistency checks.
 //
-// The contract under test: only dl4cpp::Error may escape. Any other exception is rethrown (under
-// libFuzzer: an uncaught exception, a crash); memory errors are the sanitizers' to report.
+// The contract under test: only dl4cpp::Error may escape, and what loads is whole: a network whose
+// buffers match its configuration, and a normalizer (when the file has one) that applies to the
+// network's input and maps it (zeros) to finite values. Any other exception is rethrown
+// (under libFuzzer: an uncaught exception, a crash); memory errors are the sanitizers' to report.
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/util/ModelSerializer.h>
 #include <zlib.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 namespace dl4cpp::fuzz {
@@ -53,18 +58,40 @@ inline std::vector<std::byte> withRepairedChecksums(std::span<const std::byte> b
   return b;
 }
 
+// Throws std::logic_error unless `normalizer` maps a batch of the network's input (zeros) to
+// finite values without an error. (Finite inputs far from the fitted data may rightly overflow.)
+inline void requireUsable(const DataNormalization& normalizer, const InputType& input) {
+  Tensor features(Shape{2, input.flatSize()});
+  features.fill(0.0f);
+  try {
+    normalizer.transformInput(features, input);
+  } catch (const Error& e) {
+    throw std::logic_error(std::string("a loaded normalizer refuses the network's input: ") +
+                           e.what());
+  }
+  for (float v : features.toVector())
+    if (!std::isfinite(v)) throw std::logic_error("a loaded normalizer gives a non-finite value");
+}
+
 // Restores `bytes`; a dl4cpp::Error is an accepted outcome. Returns the number of inputs (of the
 // two) that loaded as a model.
 inline int loadModelInput(std::span<const std::byte> bytes) {
   int loaded = 0;
   auto attempt = [&](std::span<const std::byte> input) {
+    std::optional<ModelAndNormalizer> restored;
     try {
-      MultiLayerNetwork model = ModelSerializer::restoreFromBytes(input, true, "<fuzz input>");
-      // A model that loads must be whole: its buffers match its configuration.
-      if (model.params().numel() != model.numParams()) throw std::logic_error("inconsistent model");
-      ++loaded;
+      restored.emplace(
+          ModelSerializer::restoreModelAndNormalizerFromBytes(input, true, "<fuzz input>"));
     } catch (const Error&) {
+      return;
     }
+    // What loads must be whole: the network's buffers match its configuration, the normalizer
+    // applies to its input.
+    const MultiLayerNetwork& model = restored->model;
+    if (model.params().numel() != model.numParams()) throw std::logic_error("inconsistent model");
+    if (restored->normalizer)
+      requireUsable(*restored->normalizer, model.getConfiguration().inputType);
+    ++loaded;
   };
   attempt(bytes);
   const std::vector<std::byte> repaired = withRepairedChecksums(bytes);

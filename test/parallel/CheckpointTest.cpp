@@ -395,4 +395,63 @@ TEST_SUITE("parallel.Checkpoint") {
     });
   }
 
+  TEST_CASE("ParallelWrapper: with checkpointNormalizer every checkpoint holds the normalizer") {
+    TempDir dir;
+    MultiLayerNetwork root = initialized(testutil::smallNet(Sgd(0.1)));
+    VectorIterator it(testutil::batches(8, 4));
+    auto normalizer = std::make_shared<NormalizerMinMaxScaler>(-1, 1);
+    normalizer->fit(it);
+    auto wrapper = testutil::wrapperOnCpu(root)
+                       .workers(2)
+                       .prefetchBuffer(0)
+                       .checkpointEvery(Checkpoint::epochs(1), dir.path(), 5)
+                       .checkpointNormalizer(normalizer)
+                       .build();
+    wrapper.fit(it, 2);
+    const auto files = Checkpoints::list(dir.path());
+    REQUIRE(files.size() == 2);
+    Tensor x = testutil::batches(1, 3, 9)[0].features;
+    Tensor reference = x.clone();
+    normalizer->transformInput(reference, InputType::feedForward(6));
+    for (const auto& file : files) {
+      CAPTURE(file);
+      const auto restored = ModelSerializer::restoreNormalizerFromFile(file);
+      REQUIRE(restored);
+      Tensor mine = x.clone();
+      restored->transformInput(mine, InputType::feedForward(6));
+      CHECK(bitIdentical(mine, reference));
+    }
+    // Checkpoints::write takes one too.
+    const auto written = Checkpoints::write(root, dir / "direct", 1, normalizer.get());
+    CHECK(ModelSerializer::restoreNormalizerFromFile(written) != nullptr);
+    CHECK(ModelSerializer::restoreNormalizerFromFile(Checkpoints::write(root, dir / "none", 1)) ==
+          nullptr);
+  }
+
+  TEST_CASE(
+      "ParallelWrapper: a checkpoint normalizer without checkpoints, unfitted or not fitting "
+      "the model is refused by build()") {
+    TempDir dir;
+    MultiLayerNetwork root = initialized(testutil::smallNet(Sgd(0.1)));
+    auto scaler = std::make_shared<ImagePreProcessingScaler>();
+    CHECK_THROWS_WITH_AS(testutil::wrapperOnCpu(root).checkpointNormalizer(scaler).build(),
+                         "ParallelWrapper: checkpointNormalizer needs checkpointEvery",
+                         ConfigError);
+    CHECK_THROWS_WITH_AS(testutil::wrapperOnCpu(root)
+                             .checkpointEvery(Checkpoint::epochs(1), dir.path())
+                             .checkpointNormalizer(std::make_shared<NormalizerStandardize>())
+                             .build(),
+                         doctest::Contains("used before fit()"), ConfigError);
+    VectorIterator wide({DataSet(Tensor(Shape{2, 5}), Tensor())});
+    auto fiveColumns = std::make_shared<NormalizerStandardize>();
+    fiveColumns->fit(wide);
+    CHECK_THROWS_WITH_AS(testutil::wrapperOnCpu(root)
+                             .checkpointEvery(Checkpoint::epochs(1), dir.path())
+                             .checkpointNormalizer(fiveColumns)
+                             .build(),
+                         doctest::Contains("ParallelWrapper: the checkpoint normalizer does not "
+                                           "apply: NormalizerStandardize was fitted per column on "
+                                           "features of 5 values"),
+                         ConfigError);
+  }
 }  // TEST_SUITE

@@ -45,6 +45,29 @@ void writeSeeds() {
           .build());
   same.init();
   same.save(kCorpus / "seed-same-mode-rmsprop.dl4cpp", true);
+  // With a normalizer (section NORM), one of each kind.
+  FeatureStatistics perChannel;
+  perChannel.grouping = FeatureGrouping::Channels;
+  perChannel.mean = {0.5, -0.25};
+  perChannel.std = {2, 0};
+  NormalizerStandardize standardize;
+  standardize.setFeatureStats(perChannel);
+  ModelSerializer::writeModel(same, kCorpus / "seed-normalizer-standardize-per-channel.dl4cpp",
+                              true, &standardize);
+  MultiLayerNetwork conv(testutil::smallConvNet(Sgd(0.1)));
+  conv.init();
+  FeatureStatistics perColumn;
+  for (int c = 0; c < 36; ++c) {
+    perColumn.min.push_back(-c);
+    perColumn.max.push_back(c % 5 == 0 ? -c : c);  // some constant columns
+  }
+  NormalizerMinMaxScaler minMax(-1, 1);
+  minMax.setFeatureStats(perColumn);
+  ModelSerializer::writeModel(conv, kCorpus / "seed-normalizer-min-max-per-column.dl4cpp", false,
+                              &minMax);
+  const ImagePreProcessingScaler scaler(0, 2, 16);
+  ModelSerializer::writeModel(conv, kCorpus / "seed-normalizer-image-scaler.dl4cpp", false,
+                              &scaler);
   save(MultiLayerNetwork(
            NeuralNetConfiguration::Builder()
                .seed(4)

@@ -6,10 +6,12 @@
 #include <thread>
 
 #include "LenetConfiguration.h"
+#include "TempDir.h"
 #include "samples/server/PngTestUtil.h"
 #include "samples/server/RawHttp.h"
 #include "server/InferenceServer.h"
 #include "server/PredictionRequest.h"
+#include "server/ServedModel.h"
 
 using namespace dl4cpp;
 using namespace std::chrono_literals;
@@ -34,8 +36,19 @@ struct RunningServer {
   explicit RunningServer(ServerLimits limits = smallLimits(),
                          nlohmann::json description = {{"model", "test"}}) {
     model.init();
-    inference = std::make_unique<ParallelInference>(
-        ParallelInference::Builder(model).workers(2).threadsPerWorker(1).build());
+    start(ParallelInference::Builder(model), limits, std::move(description));
+  }
+  // Serves the model of a file as mnist_inference_server does (loadServedModel, the normalizer
+  // saved in it included); `model` gets its parameters.
+  explicit RunningServer(const std::filesystem::path& modelFile) {
+    const dl4cpp::ModelAndNormalizer served = samples::server::loadServedModel(modelFile);
+    model.init();
+    model.setParams(served.model.params());
+    start(ParallelInference::Builder(served), smallLimits(), {{"model", modelFile.string()}});
+  }
+  void start(ParallelInference::Builder builder, const ServerLimits& limits,
+             nlohmann::json description) {
+    inference = std::make_unique<ParallelInference>(builder.workers(2).threadsPerWorker(1).build());
     server = std::make_unique<InferenceServer>(*inference, std::move(description), limits);
     port = server->bind("127.0.0.1", 0);
     serving = std::thread([this] { server->serve(); });
@@ -70,6 +83,14 @@ std::vector<unsigned char> testImage() {
   return grey;
 }
 
+// The features the server makes of `grey`: grey levels / 255.
+std::vector<float> scaledPixels(const std::vector<unsigned char>& grey) {
+  std::vector<float> features(kImagePixels);
+  for (int i = 0; i < kImagePixels; ++i)
+    features[static_cast<size_t>(i)] = static_cast<float>(grey[static_cast<size_t>(i)] / 255.0);
+  return features;
+}
+
 std::string jsonBody(const std::vector<unsigned char>& grey) {
   nlohmann::json body;
   body["pixels"] = grey;
@@ -100,6 +121,23 @@ std::string errorOf(const testutil::RawAnswer& answer) {
   REQUIRE(json.is_object());
   REQUIRE(json["error"].is_string());
   return json["error"].get<std::string>();
+}
+
+// The answers of POST /predict to `grey` sent as JSON and as a PNG, each checked to be a 200.
+std::vector<nlohmann::json> predictionsFor(const RunningServer& running,
+                                           const std::vector<unsigned char>& grey) {
+  auto client = running.client();
+  std::vector<nlohmann::json> answers;
+  for (const auto& [body, type] :
+       {std::pair{jsonBody(grey), "application/json"},
+        std::pair{testutil::encodePng(grey, 28, 28, PNG_FORMAT_GRAY), "image/png"}}) {
+    CAPTURE(type);
+    auto response = client.Post("/predict", body, type);
+    REQUIRE(response);
+    REQUIRE(response->status == 200);
+    answers.push_back(nlohmann::json::parse(response->body));
+  }
+  return answers;
 }
 
 long health(const RunningServer& running) {
@@ -154,29 +192,50 @@ TEST_SUITE("samples") {
   TEST_CASE("InferenceServer: JSON and PNG requests give the model's own probabilities") {
     RunningServer running;
     const std::vector<unsigned char> grey = testImage();
-    std::vector<float> features(kImagePixels);
-    for (int i = 0; i < kImagePixels; ++i)
-      features[static_cast<size_t>(i)] = static_cast<float>(grey[static_cast<size_t>(i)] / 255.0);
     const std::vector<float> expected =
-        running.model.output(Tensor::fromVector(Shape{1, kImagePixels}, features)).toVector();
+        running.model.output(Tensor::fromVector(Shape{1, kImagePixels}, scaledPixels(grey)))
+            .toVector();
     const auto expectedClass =
         std::max_element(expected.begin(), expected.end()) - expected.begin();
 
-    auto client = running.client();
-    for (const auto& [body, type] :
-         {std::pair{jsonBody(grey), "application/json"},
-          std::pair{testutil::encodePng(grey, 28, 28, PNG_FORMAT_GRAY), "image/png"}}) {
-      CAPTURE(type);
-      auto response = client.Post("/predict", body, type);
-      REQUIRE(response);
-      REQUIRE(response->status == 200);
-      const auto answer = nlohmann::json::parse(response->body);
+    for (const nlohmann::json& answer : predictionsFor(running, grey)) {
       CHECK(answer["class"] == expectedClass);
       const auto probabilities = answer["probabilities"].get<std::vector<float>>();
       REQUIRE(probabilities.size() == expected.size());
       for (size_t k = 0; k < expected.size(); ++k)
         CHECK(probabilities[k] == doctest::Approx(expected[k]).epsilon(1e-5));
     }
+  }
+
+  TEST_CASE(
+      "InferenceServer: a model saved with a normalizer answers with the network's output on the "
+      "normalized input, bit for bit") {
+    // Fitted per channel on images of grey levels / 255 (as MnistDataSetIterator gives them).
+    const std::vector<unsigned char> grey = testImage();
+    const std::vector<float> features = scaledPixels(grey);
+    std::vector<float> training;
+    for (int i = 0; i < 4 * kImagePixels; ++i)
+      training.push_back(static_cast<float>((i * 13) % 256) / 255.0f);
+    ListDataSetIterator images(DataSet(Tensor::fromVector(Shape{4, 1, 28, 28}, training), Tensor()),
+                               2);
+    NormalizerStandardize normalizer;
+    normalizer.fit(images);
+    MultiLayerNetwork trained(samples::lenetConfiguration(), Device::cpu(), 1);
+    trained.init();
+    testutil::TempDir dir;
+    ModelSerializer::writeModel(trained, dir / "lenet.dl4cpp", false, &normalizer);
+
+    RunningServer running(dir / "lenet.dl4cpp");
+    DataSet normalized(Tensor::fromVector(Shape{1, 1, 28, 28}, features), Tensor());
+    normalizer.transform(normalized);
+    const std::vector<float> expected =
+        running.model.output(normalized.features.reshape(Shape{1, kImagePixels})).toVector();
+    const std::vector<float> unnormalized =
+        running.model.output(Tensor::fromVector(Shape{1, kImagePixels}, features)).toVector();
+    CHECK(expected != unnormalized);  // the normalizer makes a difference
+
+    for (const nlohmann::json& answer : predictionsFor(running, grey))
+      CHECK(answer["probabilities"].get<std::vector<float>>() == expected);
   }
 
   TEST_CASE(

@@ -79,6 +79,19 @@ TEST_SUITE("samples") {
     MultiLayerNetwork lenetLike(modelTaking(InputType::convolutionalFlat(28, 28, 1)));
     lenetLike.init();
     lenetLike.save(dir / "served.dl4cpp");
-    CHECK(loadServedModel(dir / "served.dl4cpp").numParams() == lenetLike.numParams());
+    CHECK(loadServedModel(dir / "served.dl4cpp").model.numParams() == lenetLike.numParams());
+  }
+  TEST_CASE("ServedModel: the normalizer saved in the model file comes with the model") {
+    testutil::TempDir dir;
+    MultiLayerNetwork model(modelTaking(InputType::convolutionalFlat(28, 28, 1)));
+    model.init();
+    model.save(dir / "plain.dl4cpp", false);
+    CHECK(loadServedModel(dir / "plain.dl4cpp").normalizer == nullptr);
+    const ImagePreProcessingScaler scaler(-1, 1);
+    ModelSerializer::writeModel(model, dir / "scaled.dl4cpp", false, &scaler);
+    const auto served = loadServedModel(dir / "scaled.dl4cpp");
+    const auto loaded = std::dynamic_pointer_cast<ImagePreProcessingScaler>(served.normalizer);
+    REQUIRE(loaded);
+    CHECK(loaded->getMinRange() == -1);
   }
 }
