@@ -109,9 +109,10 @@ int run(int argc, char** argv) {
     json += fmt::format("{}{{\"threads\": {}, \"images_per_second\": {:.1f}}}", i ? ", " : "",
                         threadCounts[i], rate);
   }
-  json += fmt::format("], \"images\": {}, \"height\": {}, \"width\": {}, \"channels\": {}, "
-                      "\"augment\": {}, \"repeats\": {}}}\n",
-                      split.size(), height, width, channels, augment, repeats);
+  json += fmt::format(
+      "], \"images\": {}, \"height\": {}, \"width\": {}, \"channels\": {}, "
+      "\"augment\": {}, \"repeats\": {}}}\n",
+      split.size(), height, width, channels, augment, repeats);
   samples::writeJsonIfRequested(options, json);
   return 0;
 }

@@ -12,11 +12,11 @@ namespace samples {
 inline std::shared_ptr<const dl4cpp::ImageTransform> augmentationPipeline() {
   using namespace dl4cpp;
   using Step = PipelineImageTransform::Step;
-  return std::make_shared<PipelineImageTransform>(std::vector<Step>{
-      {std::make_shared<FlipImageTransform>(FlipMode::Horizontal), 0.5},
-      {std::make_shared<RotateImageTransform>(10.0), 0.5},
-      {std::make_shared<TranslateImageTransform>(2.0, 2.0), 0.5},
-      {std::make_shared<BrightnessContrastTransform>(20.0, 0.2), 0.3}});
+  return std::make_shared<PipelineImageTransform>(
+      std::vector<Step>{{std::make_shared<FlipImageTransform>(FlipMode::Horizontal), 0.5},
+                        {std::make_shared<RotateImageTransform>(10.0), 0.5},
+                        {std::make_shared<TranslateImageTransform>(2.0, 2.0), 0.5},
+                        {std::make_shared<BrightnessContrastTransform>(20.0, 0.2), 0.3}});
 }
 
 }  // namespace samples

@@ -53,7 +53,8 @@ int run(int argc, char** argv) {
   const int decodeThreads = static_cast<int>(options.getInt("decode-threads", 2));
   const uint64_t seed = static_cast<uint64_t>(options.getInt("seed", 42));
   if (epochs < 1 || workers < 1 || globalBatch < 1 || decodeThreads < 0)
-    throw std::invalid_argument("--epochs, --workers and --batch must be >= 1, --decode-threads >= 0");
+    throw std::invalid_argument(
+        "--epochs, --workers and --batch must be >= 1, --decode-threads >= 0");
   const int workerBatch = (globalBatch + workers - 1) / workers;
 
   // Labels from the folder names; a tenth of every class held out, at random.
@@ -76,9 +77,9 @@ int run(int argc, char** argv) {
   ImageDataSetIterator train(trainReader, workerBatch, decode);
   ImageDataSetIterator validation(validationReader, globalBatch, decode);
   ImageDataSetIterator test(testReader, globalBatch, decode);
-  for (DataSetIterator* it : {static_cast<DataSetIterator*>(&train),
-                              static_cast<DataSetIterator*>(&validation),
-                              static_cast<DataSetIterator*>(&test)})
+  for (DataSetIterator* it :
+       {static_cast<DataSetIterator*>(&train), static_cast<DataSetIterator*>(&validation),
+        static_cast<DataSetIterator*>(&test)})
     it->setPreProcessor(scaler);
   std::cout << fmt::format(
       "{}: classes {}\n{} training, {} validation, {} test images; {} decode thread(s), "

@@ -24,8 +24,7 @@ void PipelineImageTransform::transform(Image& image, ExampleRandom& random) cons
   const int n = static_cast<int>(steps_.size());
   std::vector<int> order(steps_.size());
   std::iota(order.begin(), order.end(), 0);
-  if (shuffle_)  // Fisher-Yates
-    for (int i = n - 1; i > 0; --i) std::swap(order[i], order[random.below(i + 1)]);
+  if (shuffle_) shuffleInPlace(order, random);
   struct Draw {
     bool runs;
     uint64_t key;
