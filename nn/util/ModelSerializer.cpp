@@ -223,6 +223,7 @@ Layout readLayout(const ReadAt& readAt, uint64_t size, const std::string& source
     case 1:
     case 2:
     case 3:
+    case 4:  // version 3's layout; its configuration may hold schedules (docs/model-format.md)
       return readSections(r, readAt, version, source);
     default:
       throw VersionError(fmt::format(

@@ -46,7 +46,7 @@ namespace dl4cpp {
 class ModelSerializer {
  public:
   // The format version writeModel() writes, and the newest restore*() reads.
-  static constexpr uint32_t kFormatVersion = 3;
+  static constexpr uint32_t kFormatVersion = 4;
 
   // Writes `model` (initialised) to `path` atomically. saveUpdater: include the updater state
   // (needed to continue training exactly; not for inference).
