@@ -245,19 +245,25 @@ struct CosineWarmupSchedule {
   }
 };
 
+namespace detail {
+using ScheduleVariant =
+    std::variant<StepSchedule, ExponentialSchedule, InverseSchedule, PolySchedule, SigmoidSchedule,
+                 MapSchedule, CycleSchedule, CosineWarmupSchedule>;
+// One of the schedule types above.
+template <typename S>
+concept ScheduleParameters = std::is_constructible_v<ScheduleVariant, S>;
+}  // namespace detail
+
 // Any one schedule, with valid parameters (DL4J's ISchedule).
 class Schedule {
  public:
-  using Variant = std::variant<StepSchedule, ExponentialSchedule, InverseSchedule, PolySchedule,
-                               SigmoidSchedule, MapSchedule, CycleSchedule, CosineWarmupSchedule>;
+  using Variant = detail::ScheduleVariant;
 
-  // From any schedule type: Sgd(StepSchedule(...)). ConfigError "<type>: <problem>" when its
-  // parameters are invalid.
-  template <typename S>
-  requires std::is_constructible_v<Variant, S&&> &&
-      (!std::is_same_v<std::remove_cvref_t<S>, Schedule>)Schedule(
-          S&& schedule)  // NOLINT(google-explicit-constructor): converts like DL4J's ISchedule
-      : schedule_(std::forward<S>(schedule)) {
+  // From any schedule type, implicitly as DL4J's ISchedule: Sgd(StepSchedule(...)). ConfigError
+  // "<type>: <problem>" when its parameters are invalid.
+  template <detail::ScheduleParameters S>
+  // NOLINTNEXTLINE(google-explicit-constructor)
+  Schedule(S schedule) : schedule_(std::move(schedule)) {
     check();
   }
 
