@@ -432,6 +432,7 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator, int64_t alreadyT
     const auto averaged = Clock::now();
 
     root->setIterationCount(root->getIterationCount() + iterations);
+    // The schedules' count (SHARED_GRADIENTS replicas never count their own iterations).
     for (auto& r : replicas) r->setIterationCount(root->getIterationCount());
     root->setScore(score);
     int64_t minibatches = 0;

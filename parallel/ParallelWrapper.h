@@ -26,6 +26,9 @@
 // Averaging runs on the workers, each over its own slice of the flat buffers. After every round
 // the root model holds the averaged parameters, iteration count and score; listeners are called
 // on the coordinator thread with the round's example-weighted mean score and RoundTiming.
+// Every replica steps on the root's counts: the j-th local iteration of a round is the root's
+// iteration count at the round's start plus j, in the root's epoch, so learning-rate and momentum
+// schedules switch at the global iteration they name, as in one model.
 //
 // Checkpoints. With checkpointEvery(policy, directory, keepLast), the averaged root model (with
 // updater state and counters) is written atomically to `directory` at the averaging boundaries

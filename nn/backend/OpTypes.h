@@ -2,6 +2,7 @@
 // Plain descriptions of ops, shared by every backend and by the layers that call them.
 #include <cmath>
 #include <cstdint>
+#include <memory>
 
 namespace dl4cpp {
 
@@ -106,6 +107,8 @@ enum class UpdaterKind {
 // DEFAULT_ADAGRAD_EPSILON, whatever epsilon the AdaGrad is configured with).
 inline constexpr double kAdaGradInitialHistory = 1e-6;
 
+class Schedule;  // nn/updaters/Schedules.h
+
 struct UpdaterParams {
   UpdaterKind kind = UpdaterKind::SGD;
   double learningRate = 1e-3;
@@ -115,6 +118,12 @@ struct UpdaterParams {
   double rmsDecay = 0.95;  // RmsProp
   double epsilon = 1e-8;   // Adam, RmsProp, AdaGrad, AdaDelta, Nadam, AMSGrad
   double rho = 0.95;       // AdaDelta
+  // DL4J's learningRateSchedule (every updater with a learning rate) and momentumSchedule
+  // (Nesterovs); null: the value above throughout. The network sets learningRate and momentum from
+  // them before each step (setScheduledValues in nn/updaters/Updaters.h), so backends read only
+  // the values.
+  std::shared_ptr<const Schedule> learningRateSchedule;
+  std::shared_ptr<const Schedule> momentumSchedule;
 
   // Floats of updater state per parameter (ND4J's stateSize / numParams), laid out as that many
   // consecutive blocks, in ND4J's order.

@@ -10,6 +10,9 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <limits>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
@@ -59,6 +62,33 @@ constexpr Names<InputPreProcessor, 3> kPreProcessors{
 // --- Writing
 // ---------------------------------------------------------------------------------------
 
+// --- Schedules: {"type": the schedule's class name, "scheduleType", then its parameters under
+// DL4J's JSON names (Schedules.h); MapSchedule's "values" is an object keyed by position, as
+// Jackson writes DL4J's Map<Integer, Double>.
+constexpr Names<ScheduleType, 2> kScheduleTypes{
+    {{ScheduleType::ITERATION, "ITERATION"}, {ScheduleType::EPOCH, "EPOCH"}}};
+
+Json scheduleParameter(double v) { return v; }
+Json scheduleParameter(int64_t v) { return v; }
+Json scheduleParameter(const std::map<int64_t, double>& values) {
+  Json j = Json::object();
+  for (const auto& [position, value] : values) j[std::to_string(position)] = value;
+  return j;
+}
+
+Json toJson(const Schedule& schedule) {
+  return std::visit(
+      [](const auto& s) {
+        Json j{{"type", s.kName}, {"scheduleType", nameOf(kScheduleTypes, s.scheduleType)}};
+        std::remove_cvref_t<decltype(s)>::fields(
+            s, [&](const char* key, const auto& value) { j[key] = scheduleParameter(value); });
+        return j;
+      },
+      schedule.variant());
+}
+
+Json toJson(const std::shared_ptr<const Schedule>& s) { return s ? toJson(*s) : Json(nullptr); }
+
 Json toJson(const UpdaterParams& u) {
   // Every field, used by the kind or not, so a round trip is exact.
   return Json{{"type", nameOf(kUpdaters, u.kind)},
@@ -68,7 +98,9 @@ Json toJson(const UpdaterParams& u) {
               {"beta2", u.beta2},
               {"rmsDecay", u.rmsDecay},
               {"epsilon", u.epsilon},
-              {"rho", u.rho}};
+              {"rho", u.rho},
+              {"learningRateSchedule", toJson(u.learningRateSchedule)},
+              {"momentumSchedule", toJson(u.momentumSchedule)}};
 }
 
 Json toJson(const std::optional<UpdaterParams>& u) { return u ? toJson(*u) : Json(nullptr); }
@@ -219,6 +251,14 @@ class Node {
   }
   bool isNull() const { return value_.is_null(); }
   bool isString() const { return value_.is_string(); }
+  // visit(key, node) for each field of this object, in key order; the node's path quotes the key,
+  // which may be any text.
+  template <typename Visit>
+  void forEachField(Visit&& visit) const {
+    requireType(value_.is_object(), "an object");
+    for (auto it = value_.begin(); it != value_.end(); ++it)
+      visit(it.key(), Node(it.value(), path_ + "[" + quoted(it.key()) + "]"));
+  }
 
   std::string string() const {
     requireType(value_.is_string(), "a string");
@@ -274,6 +314,49 @@ class Node {
   std::string path_;
 };
 
+// --- Schedules: what toJson(const Schedule&) wrote, checked as a Schedule checks its parameters.
+void readScheduleParameter(const Node& n, double& v) { v = n.number(); }
+void readScheduleParameter(const Node& n, int64_t& v) {
+  v = n.size(std::numeric_limits<int64_t>::max());
+}
+void readScheduleParameter(const Node& n, std::map<int64_t, double>& values) {
+  n.forEachField([&](const std::string& key, const Node& value) {
+    // Decimal digits only, at most 18 of them: a position that fits int64_t.
+    if (key.empty() || key.size() > 18 || key.find_first_not_of("0123456789") != std::string::npos)
+      n.fail("position " + quoted(key) + " is not an integer between 0 and 10^18");
+    values[std::stoll(key)] = value.number();
+  });
+}
+
+template <typename S>
+Schedule readScheduleOf(const Node& n) {
+  S s;
+  s.scheduleType = n["scheduleType"].enumValue(kScheduleTypes);
+  S::fields(s, [&](const char* key, auto& value) { readScheduleParameter(n[key], value); });
+  try {
+    return Schedule(std::move(s));
+  } catch (const ConfigError& e) {
+    n.fail(e.what());
+  }
+}
+
+template <typename... S>
+Schedule readSchedule(const Node& n, const std::variant<S...>* /*the schedule types*/) {
+  static constexpr std::array<const char*, sizeof...(S)> kNames{S::kName...};
+  static constexpr std::array<Schedule (*)(const Node&), sizeof...(S)> kReaders{
+      &readScheduleOf<S>...};
+  return kReaders[n["type"].choice(kNames)](n);
+}
+
+// The schedule in the updater's field `key`: null, or absent from files written before schedules
+// existed, is none.
+std::shared_ptr<const Schedule> readOptionalSchedule(const Node& updater, const char* key) {
+  const auto n = updater.find(key);
+  if (!n || n->isNull()) return nullptr;
+  return std::make_shared<const Schedule>(
+      readSchedule(*n, static_cast<const Schedule::Variant*>(nullptr)));
+}
+
 UpdaterParams readUpdater(const Node& n) {
   UpdaterParams u;
   u.kind = n["type"].enumValue(kUpdaters);
@@ -284,6 +367,8 @@ UpdaterParams readUpdater(const Node& n) {
   u.rmsDecay = n["rmsDecay"].number();
   u.epsilon = n["epsilon"].number();
   if (const auto rho = n.find("rho")) u.rho = rho->number();
+  u.learningRateSchedule = readOptionalSchedule(n, "learningRateSchedule");
+  u.momentumSchedule = readOptionalSchedule(n, "momentumSchedule");
   return u;
 }
 

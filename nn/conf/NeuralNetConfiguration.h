@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace dl4cpp {
@@ -125,7 +126,8 @@ class NeuralNetConfiguration {
 
   class ListBuilder {
    public:
-    ListBuilder(uint64_t seed, LayerDefaults defaults) : seed_(seed), defaults_(defaults) {}
+    ListBuilder(uint64_t seed, LayerDefaults defaults)
+        : seed_(seed), defaults_(std::move(defaults)) {}
     // Appends a layer (copied).
     ListBuilder& layer(const Layer& layer);
     // Sets layer `index` (DL4J's .layer(0, ...)); indices must end up contiguous from 0.

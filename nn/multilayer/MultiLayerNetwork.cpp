@@ -268,6 +268,19 @@ double MultiLayerNetwork::computeGradientAndScore(const DataSet& batch, bool wan
 
 void MultiLayerNetwork::applyUpdate() {
   requireInit("applyUpdate");
+  // This step's scheduled learning rates and momenta, every one checked before any parameter
+  // changes (a schedule can overflow: an ExponentialSchedule with gamma > 1, given time).
+  for (auto& seg : segments_) {
+    setScheduledValues(seg.updater, iteration_, epoch_);
+    for (const auto& [value, what] : {std::pair{seg.updater.learningRate, "learning rate"},
+                                      std::pair{seg.updater.momentum, "momentum"}})
+      if (!std::isfinite(value))
+        throw NumericalError(fmt::format(
+            "MultiLayerNetwork: the {} schedule of layer {} ({}) gives {} at iteration {}, epoch "
+            "{}; parameters were not updated",
+            what, seg.layer, conf_.layers[static_cast<size_t>(seg.layer)]->typeName(), value,
+            iteration_, epoch_));
+  }
   context_->bindToCurrentThread();
   normalizer_.apply(context_->backend(), context_->profiler());
   for (auto& seg : segments_) {

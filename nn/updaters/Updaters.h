@@ -1,11 +1,35 @@
 #pragma once
 // The updaters (DL4J's org.nd4j.linalg.learning.config): value types that configure the step the
 // backend applies to a flat slice of parameters (Backend::updaterStep). Defaults are DL4J's.
+// Every updater with a learning rate also takes a schedule for it (Schedules.h), as DL4J's
+// constructors taking an ISchedule do: Adam(ExponentialSchedule(ScheduleType::EPOCH, 1e-3, 0.9)).
 #include <dl4cpp/nn/backend/OpTypes.h>
+#include <dl4cpp/nn/updaters/Schedules.h>
+
+#include <memory>
 
 namespace dl4cpp {
 
+// The learning rate and momentum of the step at (iteration, epoch): u's schedules' values where it
+// has them (DL4J's IUpdater.getLearningRate(iteration, epoch), Nesterovs.currentMomentum).
+inline void setScheduledValues(UpdaterParams& u, int64_t iteration, int64_t epoch) {
+  if (u.learningRateSchedule) u.learningRate = u.learningRateSchedule->valueAt(iteration, epoch);
+  if (u.momentumSchedule) u.momentum = u.momentumSchedule->valueAt(iteration, epoch);
+}
+
 namespace detail {
+// `u` with its learning rate on `schedule`; learningRate holds the schedule's first value.
+inline UpdaterParams withLearningRateSchedule(UpdaterParams u, const Schedule& schedule) {
+  u.learningRateSchedule = std::make_shared<const Schedule>(schedule);
+  setScheduledValues(u, 0, 0);
+  return u;
+}
+inline UpdaterParams withMomentumSchedule(UpdaterParams u, const Schedule& schedule) {
+  u.momentumSchedule = std::make_shared<const Schedule>(schedule);
+  setScheduledValues(u, 0, 0);
+  return u;
+}
+
 // The hyperparameters of Adam and its variants (AdaMax, Nadam, AMSGrad).
 inline UpdaterParams adamFamily(UpdaterKind kind, double learningRate, double beta1, double beta2,
                                 double epsilon) {
@@ -25,15 +49,24 @@ struct Sgd : UpdaterParams {
     kind = UpdaterKind::SGD;
     this->learningRate = learningRate;
   }
+  explicit Sgd(const Schedule& learningRate)
+      : UpdaterParams(detail::withLearningRateSchedule(Sgd(), learningRate)) {}
 };
 
-// v' = momentum v - lr g;  p += (1 + momentum) v' - momentum v
+// v' = momentum v - lr g;  p += (1 + momentum) v' - momentum v. The learning rate, the momentum or
+// both may follow schedules (DL4J's Nesterovs constructors).
 struct Nesterovs : UpdaterParams {
   explicit Nesterovs(double learningRate = 0.1, double momentum = 0.9) {
     kind = UpdaterKind::NESTEROVS;
     this->learningRate = learningRate;
     this->momentum = momentum;
   }
+  explicit Nesterovs(const Schedule& learningRate, double momentum = 0.9)
+      : UpdaterParams(detail::withLearningRateSchedule(Nesterovs(0.1, momentum), learningRate)) {}
+  Nesterovs(double learningRate, const Schedule& momentum)
+      : UpdaterParams(detail::withMomentumSchedule(Nesterovs(learningRate), momentum)) {}
+  Nesterovs(const Schedule& learningRate, const Schedule& momentum)
+      : UpdaterParams(detail::withMomentumSchedule(Nesterovs(learningRate), momentum)) {}
 };
 
 // m' = b1 m + (1-b1) g;  v' = b2 v + (1-b2) g^2;
@@ -42,6 +75,10 @@ struct Adam : UpdaterParams {
   explicit Adam(double learningRate = 1e-3, double beta1 = 0.9, double beta2 = 0.999,
                 double epsilon = 1e-8)
       : UpdaterParams(detail::adamFamily(UpdaterKind::ADAM, learningRate, beta1, beta2, epsilon)) {}
+  explicit Adam(const Schedule& learningRate, double beta1 = 0.9, double beta2 = 0.999,
+                double epsilon = 1e-8)
+      : UpdaterParams(
+            detail::withLearningRateSchedule(Adam(1e-3, beta1, beta2, epsilon), learningRate)) {}
 };
 
 // s' = decay s + (1-decay) g^2;  p -= lr g / (sqrt(s') + eps)
@@ -52,6 +89,9 @@ struct RmsProp : UpdaterParams {
     this->rmsDecay = rmsDecay;
     this->epsilon = epsilon;
   }
+  explicit RmsProp(const Schedule& learningRate, double rmsDecay = 0.95, double epsilon = 1e-8)
+      : UpdaterParams(
+            detail::withLearningRateSchedule(RmsProp(0.1, rmsDecay, epsilon), learningRate)) {}
 };
 
 // Leaves parameters unchanged (frozen).
@@ -67,6 +107,8 @@ struct AdaGrad : UpdaterParams {
     this->learningRate = learningRate;
     this->epsilon = epsilon;
   }
+  explicit AdaGrad(const Schedule& learningRate, double epsilon = 1e-6)
+      : UpdaterParams(detail::withLearningRateSchedule(AdaGrad(0.1, epsilon), learningRate)) {}
 };
 
 // ND4J's AdaDeltaUpdater, which has no learning rate (weight decay with applyLR uses 1);
@@ -90,6 +132,10 @@ struct AdaMax : UpdaterParams {
                   double epsilon = 1e-8)
       : UpdaterParams(
             detail::adamFamily(UpdaterKind::ADAMAX, learningRate, beta1, beta2, epsilon)) {}
+  explicit AdaMax(const Schedule& learningRate, double beta1 = 0.9, double beta2 = 0.999,
+                  double epsilon = 1e-8)
+      : UpdaterParams(
+            detail::withLearningRateSchedule(AdaMax(1e-3, beta1, beta2, epsilon), learningRate)) {}
 };
 
 // ND4J's NadamUpdater; state = [m | v]:
@@ -100,6 +146,10 @@ struct Nadam : UpdaterParams {
                  double epsilon = 1e-8)
       : UpdaterParams(detail::adamFamily(UpdaterKind::NADAM, learningRate, beta1, beta2, epsilon)) {
   }
+  explicit Nadam(const Schedule& learningRate, double beta1 = 0.9, double beta2 = 0.999,
+                 double epsilon = 1e-8)
+      : UpdaterParams(
+            detail::withLearningRateSchedule(Nadam(1e-3, beta1, beta2, epsilon), learningRate)) {}
 };
 
 // ND4J's AMSGradUpdater; state = [m | v | vHat]:
@@ -110,6 +160,10 @@ struct AMSGrad : UpdaterParams {
                    double epsilon = 1e-8)
       : UpdaterParams(
             detail::adamFamily(UpdaterKind::AMSGRAD, learningRate, beta1, beta2, epsilon)) {}
+  explicit AMSGrad(const Schedule& learningRate, double beta1 = 0.9, double beta2 = 0.999,
+                   double epsilon = 1e-8)
+      : UpdaterParams(
+            detail::withLearningRateSchedule(AMSGrad(1e-3, beta1, beta2, epsilon), learningRate)) {}
 };
 
 }  // namespace dl4cpp

@@ -162,10 +162,18 @@ TEST_SUITE("parallel.Checkpoint") {
       int frequency;
       UpdaterParams updater;
     };
-    for (const Setup& s : {Setup{1, TrainingMode::AVERAGING, 3, Nesterovs(0.1, 0.9)},
-                           Setup{2, TrainingMode::AVERAGING, 2, Nesterovs(0.1, 0.9)},
-                           Setup{2, TrainingMode::AVERAGING, 2, Adam(0.01)},
-                           Setup{2, TrainingMode::SHARED_GRADIENTS, 1, Adam(0.01)}}) {
+    for (const Setup& s :
+         {Setup{1, TrainingMode::AVERAGING, 3, Nesterovs(0.1, 0.9)},
+          Setup{2, TrainingMode::AVERAGING, 2, Nesterovs(0.1, 0.9)},
+          Setup{2, TrainingMode::AVERAGING, 2, Adam(0.01)},
+          Setup{2, TrainingMode::SHARED_GRADIENTS, 1, Adam(0.01)},
+          // On schedules: the rate changes every iteration, the momentum at epoch 2, after the
+          // resume.
+          Setup{2, TrainingMode::AVERAGING, 2,
+                Nesterovs(CycleSchedule(ScheduleType::ITERATION, 0.02, 0.2, 7, 1, 0.5),
+                          MapSchedule(ScheduleType::EPOCH, {{0, 0.5}, {2, 0.9}}))},
+          Setup{2, TrainingMode::SHARED_GRADIENTS, 1,
+                Adam(CosineWarmupSchedule(0.02, 0.001, 3, 20))}}) {
       CAPTURE(s.workers);
       CAPTURE(static_cast<int>(s.mode));
       CAPTURE(static_cast<int>(s.updater.kind));

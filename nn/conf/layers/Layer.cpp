@@ -82,6 +82,14 @@ void checkUpdater(const std::string& where, const char* field, const UpdaterPara
     require(decayRate(u.rho), where, name + " rho", "in [0, 1)", u.rho);
   if (k == UpdaterKind::NESTEROVS)
     require(std::isfinite(u.momentum), where, name + " momentum", "finite", u.momentum);
+  // DL4J's updaters without a learning rate (AdaDelta, NoOp) take no schedule for it; only
+  // Nesterovs has a momentum.
+  if (u.learningRateSchedule && !u.hasLearningRate())
+    throw ConfigError(where + ": " + name + " " + u.learningRateSchedule->name() +
+                      " on the learning rate: this updater has no learning rate");
+  if (u.momentumSchedule && k != UpdaterKind::NESTEROVS)
+    throw ConfigError(where + ": " + name + " " + u.momentumSchedule->name() +
+                      " on the momentum: only Nesterovs has a momentum");
   require(nonNegative(u.epsilon), where, name + " epsilon", "finite and >= 0", u.epsilon);
 }
 }  // namespace

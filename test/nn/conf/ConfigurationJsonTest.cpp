@@ -111,6 +111,26 @@ MultiLayerConfiguration everyRegularizationField() {
       .build();
 }
 
+// Every schedule type, on the learning rate of every updater that has one and on Nesterovs'
+// momentum, by iteration and by epoch.
+MultiLayerConfiguration everySchedule() {
+  constexpr ScheduleType kIteration = ScheduleType::ITERATION, kEpoch = ScheduleType::EPOCH;
+  auto dense = [](const UpdaterParams& u) { return DenseLayer::Builder().nOut(3).updater(u); };
+  return NeuralNetConfiguration::Builder()
+      .updater(Nesterovs(StepSchedule(kIteration, 0.1, 0.5, 3),
+                         MapSchedule(kEpoch, {{0, 0.5}, {10, 0.9}})))
+      .biasUpdater(Sgd(MapSchedule::Builder(kIteration).add(0, 0.2).add(7, 0.02).build()))
+      .list()
+      .layer(dense(Adam(ExponentialSchedule(kEpoch, 0.01, 0.9))).nIn(4).build())
+      .layer(dense(RmsProp(InverseSchedule(kIteration, 0.05, 0.25, 0.75))).build())
+      .layer(dense(AdaGrad(PolySchedule(kEpoch, 0.1, -2, 40))).build())
+      .layer(dense(AdaMax(SigmoidSchedule(kIteration, 0.02, 0.1, 50))).build())
+      .layer(dense(Nadam(CycleSchedule(kIteration, 0.001, 0.01, 100, 10, 0.5))).build())
+      .layer(dense(AMSGrad(CosineWarmupSchedule(kEpoch, 0.01, 0.001, 2, 20))).build())
+      .layer(OutputLayer::Builder(LossFunction::MSE).nOut(2).build())
+      .build();
+}
+
 // `json` without the field `key` in any object (with the comma that separated it).
 std::string withoutField(std::string json, const std::string& key) {
   for (size_t at; (at = json.find("\"" + key + "\":")) != std::string::npos;) {
@@ -397,6 +417,96 @@ TEST_SUITE("nn.conf.json") {
     const std::string updater = configError(edited(json, "\"NADAM\"", "\"NADAMW\""));
     CHECK(updater.find("$.layers[2].updater.type") != std::string::npos);
     CHECK(updater.find("AMSGRAD") != std::string::npos);
+  }
+
+  TEST_CASE("toJson/fromJson round-trips every schedule under DL4J's field names") {
+    const MultiLayerConfiguration conf = everySchedule();
+    const std::string json = conf.toJson();
+    const MultiLayerConfiguration parsed = MultiLayerConfiguration::fromJson(json);
+    CHECK(parsed == conf);
+    CHECK(parsed.toJson() == json);
+    for (const char* text : {"\"learningRateSchedule\": {",
+                             "\"momentumSchedule\": {",
+                             "\"momentumSchedule\": null",
+                             "\"type\": \"StepSchedule\"",
+                             "\"scheduleType\": \"ITERATION\"",
+                             "\"scheduleType\": \"EPOCH\"",
+                             "\"decayRate\": 0.5",
+                             "\"values\": {",
+                             "\"10\": 0.9",
+                             "\"type\": \"ExponentialSchedule\"",
+                             "\"type\": \"InverseSchedule\"",
+                             "\"type\": \"PolySchedule\"",
+                             "\"maxIter\": 40",
+                             "\"type\": \"SigmoidSchedule\"",
+                             "\"stepSize\": 50",
+                             "\"type\": \"CycleSchedule\"",
+                             "\"annealingDecay\": 0.5",
+                             "\"type\": \"CosineWarmupSchedule\"",
+                             "\"warmupSteps\": 2",
+                             "\"totalSteps\": 20"}) {
+      CAPTURE(text);
+      CHECK(json.find(text) != std::string::npos);
+    }
+    // The schedules are read back into the updaters that have them.
+    const UpdaterParams& nesterovs = *parsed.layers[6]->updater;  // the defaults'
+    REQUIRE(nesterovs.learningRateSchedule);
+    REQUIRE(nesterovs.momentumSchedule);
+    CHECK(nesterovs.learningRateSchedule->valueAt(3, 0) == doctest::Approx(0.05));
+    CHECK(nesterovs.momentumSchedule->valueAt(0, 10) == 0.9);
+    CHECK(parsed.layers[0]->biasUpdater->learningRateSchedule->valueAt(7, 0) == 0.02);
+    CHECK(std::string(parsed.layers[5]->updater->learningRateSchedule->name()) ==
+          "CosineWarmupSchedule");
+  }
+
+  TEST_CASE("JSON written before schedules existed still reads") {
+    const MultiLayerConfiguration lenet = samples::lenetConfiguration();
+    const std::string old =
+        withoutField(withoutField(lenet.toJson(), "learningRateSchedule"), "momentumSchedule");
+    REQUIRE(old.find("Schedule") == std::string::npos);
+    CHECK(MultiLayerConfiguration::fromJson(old) == lenet);
+  }
+
+  TEST_CASE("fromJson: a bad schedule is a ConfigError naming its path and parameter") {
+    const std::string json = everySchedule().toJson();
+    const std::string path = "$.defaults.updater.learningRateSchedule";
+    const std::string type = configError(edited(json, "\"StepSchedule\"", "\"StepDecay\""));
+    CHECK(type.find(path + ".type: unknown value \"StepDecay\"") != std::string::npos);
+    CHECK(type.find("CosineWarmupSchedule") != std::string::npos);  // the names it knows
+    const std::string step = configError(edited(json, "\"step\": 3.0", "\"step\": 0"));
+    CHECK(step.find(path + ": StepSchedule: step must be finite and > 0, got 0") !=
+          std::string::npos);
+    const std::string missing = configError(edited(json, "\"decayRate\": 0.5,", ""));
+    CHECK(missing.find(path + ": missing field \"decayRate\"") != std::string::npos);
+    const std::string scheduleType = configError(edited(json, "\"EPOCH\"", "\"BATCH\""));
+    CHECK(scheduleType.find("$.defaults.updater.momentumSchedule.scheduleType") !=
+          std::string::npos);
+    const std::string position = configError(edited(json, "\"10\": 0.9", "\"ten\": 0.9"));
+    CHECK(position.find("$.defaults.updater.momentumSchedule.values: position \"ten\" is not an "
+                        "integer") != std::string::npos);
+    const std::string value = configError(edited(json, "\"10\": 0.9", "\"10\": \"0.9\""));
+    CHECK(value.find("$.defaults.updater.momentumSchedule.values[\"10\"]: expected a number") !=
+          std::string::npos);
+    const std::string noStart = configError(edited(json, "\"0\": 0.5,", ""));
+    CHECK(noStart.find("$.defaults.updater.momentumSchedule: MapSchedule: values must hold a "
+                       "value at position 0") != std::string::npos);
+    const std::string negative = configError(edited(json, "\"maxIter\": 40", "\"maxIter\": -40"));
+    CHECK(negative.find(".learningRateSchedule.maxIter: must be between 0 and") !=
+          std::string::npos);
+    const std::string notObject =
+        configError(edited(json, "\"momentumSchedule\": null", "\"momentumSchedule\": 0.9"));
+    CHECK(notObject.find("momentumSchedule: expected an object, got number 0.9") !=
+          std::string::npos);
+    // Valid JSON for a schedule the updater cannot take: the layer's check names it (layer 0's
+    // Adam).
+    const size_t layers = json.find("\"layers\"");
+    const std::string onAdam =
+        configError(json.substr(0, layers) +
+                    edited(json.substr(layers), "\"momentumSchedule\": null",
+                           "\"momentumSchedule\": {\"type\": \"MapSchedule\", \"scheduleType\": "
+                           "\"EPOCH\", \"values\": {\"0\": 0.5}}"));
+    CHECK(onAdam.find("layer 0 (DenseLayer): updater MapSchedule on the momentum: only Nesterovs "
+                      "has a momentum") != std::string::npos);
   }
 
   TEST_CASE("fromJson refuses JSON nested deeper than 64 levels before anything recurses") {

@@ -273,6 +273,39 @@ TEST_SUITE("nn/multilayer") {
   }
 
   TEST_CASE(
+      "MultiLayerNetwork: steady-state fit() on learning-rate and momentum schedules allocates "
+      "nothing in dl4cpp") {
+#ifndef DL4CPP_COUNT_ALLOCATIONS
+    MESSAGE("skipped: sanitizer build (its runtime owns the allocation functions)");
+#else
+    constexpr ScheduleType kIteration = ScheduleType::ITERATION;
+    auto dense = [](const UpdaterParams& u) {
+      return DenseLayer::Builder().nOut(16).activation(Activation::RELU).updater(u).build();
+    };
+    auto conf = NeuralNetConfiguration::Builder()
+                    .seed(1)
+                    .updater(Nesterovs(CycleSchedule(kIteration, 0.01, 0.1, 6, 2, 0.5),
+                                       MapSchedule(kIteration, {{0, 0.5}, {2, 0.8}, {4, 0.9}})))
+                    .biasUpdater(Sgd(StepSchedule(kIteration, 0.1, 0.5, 2)))
+                    .weightDecay(1e-3)
+                    .list()
+                    .layer(dense(Adam(CosineWarmupSchedule(0.01, 0.001, 2, 10))))
+                    .layer(dense(RmsProp(ExponentialSchedule(ScheduleType::EPOCH, 0.01, 0.9))))
+                    .layer(OutputLayer::Builder(LossFunction::NEGATIVELOGLIKELIHOOD)
+                               .nOut(10)
+                               .activation(Activation::SOFTMAX)
+                               .build())
+                    .setInputType(InputType::feedForward(20))
+                    .build();
+    MultiLayerNetwork model(conf, Device::cpu(), 1);
+    model.init();
+    const Allocations a = countedSteps(model, syntheticBatch(32, 20), 5);
+    CHECK(a.own == 0);
+    CHECK(model.getIterationCount() == 7);
+#endif
+  }
+
+  TEST_CASE(
       "MultiLayerNetwork: steady-state fit() of LeNet, batch 128, on 1 and 2 threads allocates "
       "nothing") {
 #ifndef DL4CPP_COUNT_ALLOCATIONS

@@ -125,6 +125,27 @@ void writeSeeds() {
                              .setInputType(InputType::feedForward(36))
                              .build()),
        "seed-activations-distributions.dl4cpp", true);
+  constexpr ScheduleType kIteration = ScheduleType::ITERATION, kEpoch = ScheduleType::EPOCH;
+  auto dense = [](const UpdaterParams& u) { return DenseLayer::Builder().nOut(3).updater(u); };
+  save(MultiLayerNetwork(
+           NeuralNetConfiguration::Builder()
+               .seed(6)
+               .updater(Nesterovs(StepSchedule(kIteration, 0.1, 0.5, 3),
+                                  MapSchedule(kEpoch, {{0, 0.5}, {10, 0.9}})))
+               .biasUpdater(Sgd(ExponentialSchedule(kEpoch, 0.1, 0.9)))
+               .list()
+               .layer(dense(RmsProp(InverseSchedule(kIteration, 0.05, 0.25, 0.75))).build())
+               .layer(dense(AdaGrad(PolySchedule(kEpoch, 0.1, -2, 40))).build())
+               .layer(dense(AdaMax(SigmoidSchedule(kIteration, 0.02, 0.1, 50))).build())
+               .layer(dense(Nadam(CycleSchedule(kIteration, 0.001, 0.01, 100, 10, 0.5))).build())
+               .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                          .nOut(3)
+                          .activation(Activation::SOFTMAX)
+                          .updater(AMSGrad(CosineWarmupSchedule(kEpoch, 0.01, 0.001, 2, 20)))
+                          .build())
+               .setInputType(InputType::convolutionalFlat(6, 6, 1))
+               .build()),
+       "seed-dense-every-schedule.dl4cpp", true);
 }
 
 }  // namespace

@@ -188,6 +188,40 @@ TEST_SUITE("nn.util.ModelSerializer") {
     }
   }
 
+  TEST_CASE("training resumed from a file continues on its schedules, by iteration and epoch") {
+    // The learning rate changes every iteration; the momentum at epoch 2, after the save.
+    const UpdaterParams updater =
+        Nesterovs(CycleSchedule(ScheduleType::ITERATION, 0.01, 0.1, 5, 1, 0.5),
+                  MapSchedule(ScheduleType::EPOCH, {{0, 0.5}, {2, 0.9}}));
+    const std::vector<DataSet> epoch{convBatch(0), convBatch(1), convBatch(2)};
+    TempDir dir;
+    MultiLayerNetwork uninterrupted(smallConvNet(updater));
+    uninterrupted.init();
+    ListDataSetIterator data(epoch, 4);
+    uninterrupted.fit(data, 2);
+    uninterrupted.save(dir / "mid.dl4cpp");
+    data.reset();
+    uninterrupted.fit(data, 2);
+
+    MultiLayerNetwork resumed = MultiLayerNetwork::load(dir / "mid.dl4cpp");
+    CHECK(resumed.getConfiguration() == uninterrupted.getConfiguration());
+    CHECK(resumed.getIterationCount() == 6);
+    CHECK(resumed.getEpochCount() == 2);
+    ListDataSetIterator again(epoch, 4);
+    resumed.fit(again, 2);
+    CHECK(bitIdentical(values(resumed.params()), values(uninterrupted.params())));
+    CHECK(bitIdentical(values(resumed.updaterState()), values(uninterrupted.updaterState())));
+
+    // Restarted from the same parameters and state but counted from 0, the schedules replay their
+    // start and the run ends elsewhere: the counts in the file matter.
+    MultiLayerNetwork recounted = MultiLayerNetwork::load(dir / "mid.dl4cpp");
+    recounted.setIterationCount(0);
+    recounted.setEpochCount(0);
+    again.reset();
+    recounted.fit(again, 2);
+    CHECK_FALSE(bitIdentical(values(recounted.params()), values(uninterrupted.params())));
+  }
+
   TEST_CASE("the file layout is the documented one (independent CRC32)") {
     const MultiLayerNetwork net = trained(Adam(0.01), 2);
     const std::vector<std::byte> file = ModelSerializer::toBytes(net, true);
@@ -287,8 +321,9 @@ TEST_SUITE("nn.util.ModelSerializer") {
     CHECK(future.find("version " + std::to_string(next)) != std::string::npos);
     CHECK(future.find("newer dl4cpp") != std::string::npos);
     thrown<VersionError>([&] { restore(assemble(parts(file), 0)); });
-    // Version 2 had version 3's layout: its files still read.
+    // Versions 2 and 3 had version 4's layout: their files still read.
     CHECK(bitIdentical(values(restore(assemble(parts(file), 2)).params()), values(net.params())));
+    CHECK(bitIdentical(values(restore(assemble(parts(file), 3)).params()), values(net.params())));
 
     // Parameters of another configuration: the count disagrees.
     auto mismatched = parts(file);
