@@ -140,7 +140,7 @@ TEST_SUITE("nn.util.ModelSerializer") {
       REQUIRE(s.size() == 5);
       CHECK(s[3].tag == "NORM");  // after UPDT (and STAT), before CNTR
       CHECK(s[4].tag == "CNTR");
-      CHECK(readLe(file, 8, 4) == 3);  // a version-3 reader refuses NORM: no new version needed
+      CHECK(readLe(file, 8, 4) == ModelSerializer::kFormatVersion);
 
       const ModelAndNormalizer restored = restore(file);
       REQUIRE(restored.normalizer);
