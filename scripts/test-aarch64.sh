@@ -53,6 +53,7 @@ host_packages=(
 arm64_packages=(
   libdnnl2 libfmt-dev zlib1g-dev                          # the library (oneDNN's headers: below)
   libcpp-httplib-dev libpng-dev                           # the inference server, tested with the rest
+  libjpeg62-turbo-dev                                     # the library's JPEG decoding (PNG: above)
 )
 wanted=("${host_packages[@]}")
 for pkg in "${arm64_packages[@]}"; do wanted+=("$pkg:arm64"); done

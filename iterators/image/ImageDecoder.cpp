@@ -1,0 +1,45 @@
+#include <dl4cpp/iterators/image/ImageDecoder.h>
+#include <dl4cpp/iterators/image/ImageFormat.h>
+#include <dl4cpp/iterators/image/codec/JpegDecoder.h>
+#include <dl4cpp/iterators/image/codec/PngDecoder.h>
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/util/AtomicFile.h>
+#include <fmt/format.h>
+
+#include <vector>
+
+namespace dl4cpp {
+
+Image ImageDecoder::decode(std::span<const std::byte> bytes, int channels, std::string_view name,
+                           DecodeSizeHint hint) {
+  if (channels != 1 && channels != 3 && channels != 4)
+    throw ConfigError(fmt::format(
+        "decoding {}: channels must be 1 (grey), 3 (RGB) or 4 (RGBA), not {}", name, channels));
+  if (hint.height < 0 || hint.width < 0)
+    throw ConfigError(fmt::format("decoding {}: the size hint {} x {} is negative", name,
+                                  hint.height, hint.width));
+  const std::optional<ImageFormat> format = sniffImageFormat(bytes);
+  if (!format) {
+    if (bytes.empty())
+      throw DataTruncatedError(
+          fmt::format("{}: empty file (0 bytes), not a PNG or JPEG image", name));
+    if (isCutOffSignature(bytes))
+      throw DataTruncatedError(fmt::format(
+          "{}: truncated image: the file ends after {} bytes, inside the PNG or JPEG signature",
+          name, bytes.size()));
+    throw DataFormatError(fmt::format("{}: not a PNG or JPEG image: the data looks like {}", name,
+                                      describeNonImageBytes(bytes)));
+  }
+  const codec::InterleavedSamples samples =
+      *format == ImageFormat::Png ? codec::decodePng(bytes, name)
+                                  : codec::decodeJpeg(bytes, name, channels == 1, hint);
+  return codec::toImage(samples, channels, name);
+}
+
+Image ImageDecoder::decodeFile(const std::filesystem::path& path, int channels,
+                               DecodeSizeHint hint) {
+  const std::vector<std::byte> bytes = readWholeFile(path, "a PNG or JPEG image");
+  return decode(bytes, channels, path.string(), hint);
+}
+
+}  // namespace dl4cpp
