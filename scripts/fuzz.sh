@@ -5,6 +5,7 @@
 #   scripts/fuzz.sh model_loader_fuzz [seconds]     the model-file reader (restoreFromBytes)
 #   scripts/fuzz.sh idx_reader_fuzz [seconds]       the IDX reader, raw and gzip files
 #   scripts/fuzz.sh server_request_fuzz [seconds]   the inference server's handling of client bytes
+#   scripts/fuzz.sh image_decoder_fuzz [seconds]    the PNG and JPEG decoders (ImageDecoder)
 #
 # Builds the target with clang in build-fuzz/ (its own build directory, only that target: the
 # normal build and CI never compile it), seeds build-fuzz/corpus/<target> with the target's
@@ -24,7 +25,8 @@ case "$target" in
   model_loader_fuzz) seeds=(test/data/model-v1.dl4cpp test/data/model-loader-corpus/*) max_len=262144 ;;
   idx_reader_fuzz) seeds=(test/data/idx-reader-corpus/*) max_len=65536 ;;
   server_request_fuzz) seeds=(test/data/server-request-corpus/*) max_len=65536 ;;
-  *) echo "usage: $0 model_loader_fuzz|idx_reader_fuzz|server_request_fuzz [seconds]" >&2; exit 2 ;;
+  image_decoder_fuzz) seeds=(test/data/image-decoder-corpus/*) max_len=65536 ;;
+  *) echo "usage: $0 model_loader_fuzz|idx_reader_fuzz|server_request_fuzz|image_decoder_fuzz [seconds]" >&2; exit 2 ;;
 esac
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "usage: $0 $target [seconds]" >&2; exit 2; }
 jobs="${DL4CPP_JOBS:-$(nproc)}"

@@ -67,6 +67,7 @@ std::string describeNonImageBytes(std::span<const std::byte> bytes) {
   if (startsWith(bytes, 0, "BM"sv) && !looksLikeText(bytes)) return "a BMP image";
   if (startsWith(bytes, 0, "RIFF"sv) && startsWith(bytes, 8, "WEBP"sv)) return "a WebP image";
   if (startsWith(bytes, 0, "II*\0"sv) || startsWith(bytes, 0, "MM\0*"sv)) return "a TIFF image";
+  if (startsWith(bytes, 0, "\0\0\1\0"sv)) return "a Windows ICO icon";
   if (startsWith(bytes, 4, "ftypheic"sv) || startsWith(bytes, 4, "ftypheix"sv) ||
       startsWith(bytes, 4, "ftypmif1"sv) || startsWith(bytes, 4, "ftypavif"sv))
     return "a HEIF or AVIF image";

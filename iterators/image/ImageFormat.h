@@ -19,8 +19,9 @@ std::optional<ImageFormat> sniffImageFormat(std::span<const std::byte> bytes);
 bool isCutOffSignature(std::span<const std::byte> bytes);
 
 // What bytes that are neither PNG nor JPEG look like, for an error message: "a GIF image",
-// "a BMP image", "a WebP image", "a TIFF image", "a HEIF or AVIF image", "gzip data", "a ZIP
-// archive", "a PDF document", "text", or "unrecognised data (first bytes 00 11 22 33)".
+// "a BMP image", "a WebP image", "a TIFF image", "a Windows ICO icon", "a HEIF or AVIF image",
+// "gzip data", "a ZIP archive", "a PDF document", "text", or "unrecognised data (first bytes 00 11
+// 22 33)".
 std::string describeNonImageBytes(std::span<const std::byte> bytes);
 
 }  // namespace dl4cpp
