@@ -128,9 +128,8 @@ std::vector<nlohmann::json> predictionsFor(const RunningServer& running,
                                            const std::vector<unsigned char>& grey) {
   auto client = running.client();
   std::vector<nlohmann::json> answers;
-  for (const auto& [body, type] :
-       {std::pair{jsonBody(grey), "application/json"},
-        std::pair{testutil::encodePng(grey, 28, 28, PNG_FORMAT_GRAY), "image/png"}}) {
+  for (const auto& [body, type] : {std::pair{jsonBody(grey), "application/json"},
+                                   std::pair{testutil::encodePng(grey, 28, 28), "image/png"}}) {
     CAPTURE(type);
     auto response = client.Post("/predict", body, type);
     REQUIRE(response);
@@ -280,7 +279,7 @@ TEST_SUITE("samples") {
       "InferenceServer: bytes that are not UTF-8, overflowing numbers and PNG as JSON are 400s "
       "whose reason is valid JSON") {
     RunningServer running;
-    const std::string png = testutil::encodePng(testImage(), 28, 28, PNG_FORMAT_GRAY);
+    const std::string png = testutil::encodePng(testImage(), 28, 28);
     const std::vector<std::pair<std::string, std::string>> bad = {
         {"{\"pixels\": [\"\xff\xfe\"]}", "application/json"},  // in a string
         {"{\"pix\xc3\x28\": 1}", "application/json"},          // in a key

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "iterators/image/PngTestFiles.h"
 #include "samples/server/PngTestUtil.h"
 #include "server/PredictionRequest.h"
 
@@ -103,39 +104,69 @@ TEST_SUITE("samples") {
     std::vector<unsigned char> grey(kImagePixels);
     for (int i = 0; i < kImagePixels; ++i)
       grey[static_cast<size_t>(i)] = static_cast<unsigned char>(i % 256);
-    const std::vector<float> fromPng =
-        pixelsFromPng(testutil::encodePng(grey, 28, 28, PNG_FORMAT_GRAY));
+    const std::vector<float> fromPng = pixelsFromPng(testutil::encodePng(grey, 28, 28));
     REQUIRE(fromPng.size() == kImagePixels);
     for (int i = 0; i < kImagePixels; ++i)
       CHECK(fromPng[static_cast<size_t>(i)] == static_cast<float>((i % 256) / 255.0));
   }
 
-  TEST_CASE("PredictionRequest: transparent PNG pixels count as black background") {
-    std::vector<unsigned char> rgba(static_cast<size_t>(kImagePixels) * 4, 255);
-    for (size_t i = 3; i < rgba.size(); i += 4) rgba[i] = 0;  // fully transparent white
-    const std::vector<float> pixels =
-        pixelsFromPng(testutil::encodePng(rgba, 28, 28, PNG_FORMAT_RGBA));
-    for (float p : pixels) REQUIRE(p == 0.0f);
+  TEST_CASE(
+      "PredictionRequest: a PNG is decoded to grey as ImageRecordReader decodes training images "
+      "(luma, alpha dropped)") {
+    // Fully transparent pixels keep their colour: the server once composited alpha over black,
+    // unlike the decoding of the image files a model is trained on.
+    std::vector<unsigned char> rgba;
+    for (int i = 0; i < kImagePixels; ++i) rgba.insert(rgba.end(), {200, 100, 50, 0});
+    rgba[4 * 5 + 3] = 255;  // one opaque pixel: the same grey
+    for (const float p : pixelsFromPng(testutil::encodePng(rgba, 28, 28, 4)))
+      REQUIRE(p == doctest::Approx((0.299 * 200 + 0.587 * 100 + 0.114 * 50) / 255).epsilon(1e-6));
+    std::vector<unsigned char> greyAlpha;
+    for (int i = 0; i < kImagePixels; ++i) greyAlpha.insert(greyAlpha.end(), {51, 0});
+    for (const float p : pixelsFromPng(testutil::encodePng(greyAlpha, 28, 28, 2)))
+      REQUIRE(p == 0.2f);
   }
 
-  TEST_CASE("PredictionRequest: wrong-size, corrupt and empty PNGs are RequestErrors") {
-    std::vector<unsigned char> grey(32 * 32, 0);
-    CHECK_THROWS_WITH_AS(pixelsFromPng(testutil::encodePng(grey, 32, 32, PNG_FORMAT_GRAY)),
-                         "PNG must be 28x28, got 32x32", RequestError);
-    std::string png =
-        testutil::encodePng(std::vector<unsigned char>(kImagePixels, 9), 28, 28, PNG_FORMAT_GRAY);
-    CHECK_THROWS_AS(pixelsFromPng(png.substr(0, png.size() / 2)), RequestError);
-    png[png.size() / 2] = static_cast<char>(png[png.size() / 2] ^ 0x5a);
-    CHECK_THROWS_AS(pixelsFromPng(png), RequestError);
-    CHECK_THROWS_AS(pixelsFromPng(""), RequestError);
+  TEST_CASE(
+      "PredictionRequest: wrong-size, corrupt, empty and non-PNG bodies are RequestErrors with the "
+      "decoder's reason") {
+    auto reason = [](const std::string& body) {
+      try {
+        pixelsFromPng(body);
+      } catch (const RequestError& e) {
+        std::string text = e.what();
+        CHECK(std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; }));
+        return text;
+      }
+      FAIL("accepted");
+      return std::string();
+    };
+    CHECK(reason(testutil::encodePng(std::vector<unsigned char>(size_t{32} * 32, 0), 32, 32)) ==
+          "PNG must be 28x28, got 32x32");
+    // Judged by its header: a few bytes may declare a large image, which is never decoded (its
+    // data, one row here, would be a corrupt PNG).
+    const testutil::Bytes large = testutil::pngFile({8192, 8192, 8, 0}, {{0}});
+    CHECK(reason(std::string(large.begin(), large.end())) == "PNG must be 28x28, got 8192x8192");
+
+    std::string png = testutil::encodePng(std::vector<unsigned char>(kImagePixels, 9), 28, 28);
+    CHECK(reason(png.substr(0, png.size() / 2))
+              .starts_with("the image/png body: truncated PNG: the file ends"));
+    std::string badCrc = png;
+    badCrc[29] = static_cast<char>(badCrc[29] ^ 0xff);  // IHDR's CRC
+    CHECK(reason(badCrc) == "the image/png body: corrupt PNG: IHDR: CRC error");
+    CHECK(reason("") == "the image/png body: empty file (0 bytes), not a PNG or JPEG image");
+    CHECK(reason("{\"pixels\": []}") ==
+          "the image/png body: not a PNG or JPEG image: the data looks like text");
+    const dl4cpp::Image photo(1, 28, 28);
+    const std::vector<std::byte> jpeg = dl4cpp::ImageWriter::encodeJpeg(photo);
+    CHECK(reason(std::string(reinterpret_cast<const char*>(jpeg.data()), jpeg.size())) ==
+          "the image/png body is a JPEG image, not a PNG");
   }
 
   TEST_CASE("PredictionRequest: the Content-Type picks the decoder, others are refused") {
     CHECK(pixelsFromRequest("application/json; charset=utf-8", jsonPixels(784)).size() ==
           kImagePixels);
-    CHECK(pixelsFromRequest("Image/PNG",
-                            testutil::encodePng(std::vector<unsigned char>(kImagePixels, 1), 28, 28,
-                                                PNG_FORMAT_GRAY))
+    CHECK(pixelsFromRequest(
+              "Image/PNG", testutil::encodePng(std::vector<unsigned char>(kImagePixels, 1), 28, 28))
               .size() == kImagePixels);
     CHECK_THROWS_WITH_AS(pixelsFromRequest("text/plain", "1,2,3"),
                          doctest::Contains("unsupported Content-Type 'text/plain'"), RequestError);
