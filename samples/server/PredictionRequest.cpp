@@ -16,8 +16,6 @@ namespace {
 
 constexpr size_t kPixels = kImagePixels;
 
-float scaleGreyLevel(double level) { return static_cast<float>(level / 255.0); }
-
 // The media type of a Content-Type header, lower-cased, without parameters or spaces.
 std::string mediaType(std::string_view contentType) {
   std::string type(contentType.substr(0, contentType.find(';')));
@@ -32,6 +30,8 @@ std::string mediaType(std::string_view contentType) {
 // Other members of the object are skipped.
 class PixelsReader final : public nlohmann::json_sax<nlohmann::json> {
  public:
+  explicit PixelsReader(PixelRange range) : range_(range) {}
+
   std::vector<float> features = std::vector<float>(kPixels);
   bool sawPixels = false;
 
@@ -81,7 +81,7 @@ class PixelsReader final : public nlohmann::json_sax<nlohmann::json> {
     if (!std::isfinite(level) || level < 0 || level > 255)
       throw RequestError(
           fmt::format(R"("pixels"[{}] = {} is not a grey level in 0..255)", count_, level));
-    if (count_ < kPixels) features[count_] = scaleGreyLevel(level);
+    if (count_ < kPixels) features[count_] = pixelFeature(level, range_);
     ++count_;  // counted on past kImagePixels, for the message
     return true;
   }
@@ -115,6 +115,7 @@ class PixelsReader final : public nlohmann::json_sax<nlohmann::json> {
     return RequestError(R"(JSON body must be an object with a "pixels" array)");
   }
 
+  PixelRange range_;
   size_t depth_ = 0;  // objects and arrays open
   bool nextIsPixels_ = false;
   bool inPixels_ = false;
@@ -123,14 +124,14 @@ class PixelsReader final : public nlohmann::json_sax<nlohmann::json> {
 
 }  // namespace
 
-std::vector<float> pixelsFromJson(std::string_view body) {
-  PixelsReader reader;
+std::vector<float> pixelsFromJson(std::string_view body, PixelRange range) {
+  PixelsReader reader(range);
   nlohmann::json::sax_parse(body.begin(), body.end(), &reader);
   if (!reader.sawPixels) throw RequestError(R"(JSON body must be an object with a "pixels" array)");
   return std::move(reader.features);
 }
 
-std::vector<float> pixelsFromPng(std::string_view body) {
+std::vector<float> pixelsFromPng(std::string_view body, PixelRange range) {
   const std::span<const std::byte> bytes = std::as_bytes(std::span(body.data(), body.size()));
   constexpr std::string_view kName = "the image/png body";
   try {
@@ -143,7 +144,7 @@ std::vector<float> pixelsFromPng(std::string_view body) {
                                      header.width, header.height));
     const dl4cpp::Image grey = dl4cpp::ImageDecoder::decode(bytes, 1, kName);
     std::vector<float> features(kImagePixels);
-    for (size_t i = 0; i < features.size(); ++i) features[i] = scaleGreyLevel(grey.pixels[i]);
+    for (size_t i = 0; i < features.size(); ++i) features[i] = pixelFeature(grey.pixels[i], range);
     return features;
   } catch (const dl4cpp::DataError& e) {
     // The decoder's reason, kept printable whatever libpng quotes of the body (chunk names).
@@ -151,10 +152,11 @@ std::vector<float> pixelsFromPng(std::string_view body) {
   }
 }
 
-std::vector<float> pixelsFromRequest(std::string_view contentType, std::string_view body) {
+std::vector<float> pixelsFromRequest(std::string_view contentType, std::string_view body,
+                                     PixelRange range) {
   const std::string type = mediaType(contentType);
-  if (type == "application/json") return pixelsFromJson(body);
-  if (type == "image/png") return pixelsFromPng(body);
+  if (type == "application/json") return pixelsFromJson(body, range);
+  if (type == "image/png") return pixelsFromPng(body, range);
   throw RequestError(fmt::format(
       "unsupported Content-Type '{}': send application/json {{\"pixels\": [...]}} or image/png",
       printable(contentType)));
