@@ -2,24 +2,33 @@
 //   lenet_mnist --save lenet.dl4cpp
 // then
 //   mnist_inference_server --model lenet.dl4cpp [--port 8080] [--workers 2] [--mode batched]
+//                          [--pixel-range 0-1|0-255]
 //   curl -s localhost:8080/health
 //   curl -s -H 'Content-Type: image/png' --data-binary @digit.png localhost:8080/predict
 // The request formats and answers are described in server/InferenceServer.h, the limits on what a
 // client may cost in server/ServerLimits.h. A normalizer saved in the model file is applied to
 // every request's features before the network (server/ServedModel.h); /health says whether there
-// is one ("normalized"). SIGINT or SIGTERM stops accepting connections,
-// completes the requests being answered (abandoning clients still sending theirs) and exits with
-// status 0.
+// is one ("normalized").
+// The pixels are handed to the model (and its normalizer) in the range it was trained on
+// (server/PixelRange.h): grey level / 255 for MnistDataSetIterator's data (lenet_mnist), the grey
+// levels 0..255 for ImageRecordReader's (parallel_image_folders). --pixel-range says which; without
+// it, a model file whose normalizer is an ImagePreProcessingScaler of 8-bit pixels is served
+// levels, any other level / 255 (choosePixelRange). The start-up line and /health ("pixel_range",
+// "pixel_range_chosen_by") say which range is in use and why.
+// SIGINT or SIGTERM stops accepting connections, completes the requests being answered (abandoning
+// clients still sending theirs) and exits with status 0.
 #include <dl4cpp/dl4cpp.h>
 #include <fmt/format.h>
 
 #include <chrono>
 #include <csignal>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "SampleSupport.h"
 #include "server/InferenceServer.h"
+#include "server/PixelRange.h"
 #include "server/ServedModel.h"
 
 using namespace dl4cpp;
@@ -59,6 +68,10 @@ int run(int argc, char** argv) {
        {"workers", "inference workers, each with its own model replica (default 0 = automatic)"},
        {"threads-per-worker", "CPU threads per worker (default 0 = cores / workers)"},
        {"mode", "batched (gather concurrent requests) or sequential (default batched)"},
+       {"pixel-range",
+        "0-1 (grey level / 255, as MnistDataSetIterator) or 0-255 (grey levels as they are, as "
+        "ImageRecordReader): the scale the model was trained on (default 0-255 for a model "
+        "file with an ImagePreProcessingScaler, else 0-1)"},
        {"batch-limit", "most examples in one batched forward pass (default 32)"},
        {"queue-limit", "most requests waiting for a worker before 503 (default 64)"},
        {"http-threads", "threads answering requests whose head has arrived (default 16)"},
@@ -69,6 +82,9 @@ int run(int argc, char** argv) {
   const std::string modelPath = options.getString("model", "");
   if (modelPath.empty()) throw std::invalid_argument("--model is required (see --help)");
   const InferenceMode mode = parseMode(options.getString("mode", "batched"));
+  std::optional<samples::server::PixelRange> requestedRange;
+  if (const std::string range = options.getString("pixel-range", ""); !range.empty())
+    requestedRange = samples::server::parsePixelRange(range);
   samples::server::ServerLimits limits;
   limits.httpThreads = static_cast<int>(options.getInt("http-threads", limits.httpThreads));
   limits.maxConnections = static_cast<size_t>(
@@ -80,6 +96,8 @@ int run(int argc, char** argv) {
 
   const sigset_t stopSignals = blockStopSignals();
   const ModelAndNormalizer served = samples::server::loadServedModel(modelPath);
+  const samples::server::PixelRangeChoice pixels =
+      samples::server::choosePixelRange(requestedRange, served.normalizer.get());
   auto builder = ParallelInference::Builder(served)
                      .inferenceMode(mode)
                      .batchLimit(static_cast<int>(options.getInt("batch-limit", 32)))
@@ -96,13 +114,17 @@ int run(int argc, char** argv) {
                                       {"parameters", served.model.numParams()},
                                       {"normalized", served.normalizer != nullptr},
                                       {"mode", options.getString("mode", "batched")},
-                                      {"workers", inference.workers()}};
-  samples::server::InferenceServer server(inference, description, limits);
+                                      {"workers", inference.workers()},
+                                      {"pixel_range_chosen_by", pixels.chosenBy}};
+  samples::server::InferenceServer server(inference, pixels.range, description, limits);
   const std::string host = options.getString("host", "127.0.0.1");
   const int port = server.bind(host, static_cast<int>(options.getInt("port", 8080)));
-  std::cout << fmt::format("serving {} on http://{}:{} ({} worker(s) on {}, {} mode)\n", modelPath,
-                           host, port, inference.workers(), inference.devices().front().toString(),
-                           options.getString("mode", "batched"))
+  std::cout << fmt::format(
+                   "serving {} on http://{}:{} ({} worker(s) on {}, {} mode, pixels {} chosen by "
+                   "{})\n",
+                   modelPath, host, port, inference.workers(),
+                   inference.devices().front().toString(), options.getString("mode", "batched"),
+                   samples::server::pixelRangeName(pixels.range), pixels.chosenBy)
             << std::flush;
 
   std::jthread stopper([&server, stopSignals] {

@@ -30,8 +30,11 @@
 // any file can cost, however small: an arithmetic-coded JPEG of a few hundred bytes validly
 // describes an image of the largest size (its encoder may drop the trailing zero data, which the
 // decoder then supplies); at the limits such a file takes 0.6 s and 0.6 GB to decode to RGBA.
+// That is still up to about 1000 bytes of samples per byte of a PNG (zlib's ratio): a caller
+// taking images of a known size from untrusted sources reads the header first (readHeader) and
+// decodes only those it accepts.
 //
-// Errors, each naming the file:
+// Errors, each naming the file (readHeader's are those of the bytes up to the end of the header):
 //   DataFormatError     not a PNG or JPEG (the message says what the bytes look like: a GIF, BMP,
 //                       WebP, TIFF image, an ICO icon, text, ...); corrupt data (libpng's or
 //                       libjpeg's reason); dimensions over the limits; more than 500 progressive
@@ -46,6 +49,7 @@
 // Warnings (libpng's "iCCP: known incorrect sRGB profile", extraneous bytes between JPEG markers)
 // do not fail a good image; nothing is ever printed.
 #include <dl4cpp/iterators/image/Image.h>
+#include <dl4cpp/iterators/image/ImageFormat.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -61,6 +65,13 @@ struct DecodeSizeHint {
   int width = 0;
 };
 
+// What an image's header states, read without decoding the image.
+struct ImageHeader {
+  ImageFormat format = ImageFormat::Png;
+  int height = 0;  // the file's size, at least 1 (a header claiming 0 is corrupt); not checked
+  int width = 0;   // against the limits, which decode applies
+};
+
 class ImageDecoder {
  public:
   // 2^25 pixels: 65535 x 512 or 5792 x 5792 (a 24-megapixel photo fits); as RGBA floats, 512 MiB.
@@ -70,6 +81,10 @@ class ImageDecoder {
   // `name` names the bytes' source (a file path) in error messages.
   static Image decode(std::span<const std::byte> bytes, int channels, std::string_view name,
                       DecodeSizeHint hint = {});
+  // The format and size of the image in `bytes`, from its header alone (a JPEG's is everything up
+  // to its first scan): lets a caller refuse an image by its size before decoding it costs memory
+  // and time.
+  static ImageHeader readHeader(std::span<const std::byte> bytes, std::string_view name);
   // Reads a regular file (RegularFile: directories, FIFOs and devices are refused before a byte is
   // read) and decodes it.
   static Image decodeFile(const std::filesystem::path& path, int channels,

@@ -68,9 +68,11 @@ Body readBody(const httplib::ContentReader& read, size_t maxBytes) {
 }  // namespace
 
 InferenceServer::InferenceServer(dl4cpp::parallel::ParallelInference& inference,
-                                 nlohmann::json description, const ServerLimits& limits)
+                                 PixelRange pixelRange, nlohmann::json description,
+                                 const ServerLimits& limits)
     : http_(std::make_unique<BoundedHttpServer>(limits)) {
   description["status"] = "ok";
+  description["pixel_range"] = pixelRangeName(pixelRange);
   const std::string health =
       description.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   http_->Get("/health", [health](const httplib::Request&, httplib::Response& response) {
@@ -78,9 +80,9 @@ InferenceServer::InferenceServer(dl4cpp::parallel::ParallelInference& inference,
   });
 
   const size_t maxBodyBytes = limits.maxBodyBytes;
-  http_->Post("/predict", [&inference, maxBodyBytes](const httplib::Request& request,
-                                                     httplib::Response& response,
-                                                     const httplib::ContentReader& read) {
+  http_->Post("/predict", [&inference, pixelRange, maxBodyBytes](
+                              const httplib::Request& request, httplib::Response& response,
+                              const httplib::ContentReader& read) {
     const Body body = readBody(read, maxBodyBytes);
     if (body.tooLarge)
       return answerError(response, 413, fmt::format("the body exceeds {} bytes", maxBodyBytes));
@@ -90,7 +92,7 @@ InferenceServer::InferenceServer(dl4cpp::parallel::ParallelInference& inference,
                          "encoding, or the client closed the connection)");
     std::vector<float> pixels;
     try {
-      pixels = pixelsFromRequest(request.get_header_value("Content-Type"), body.bytes);
+      pixels = pixelsFromRequest(request.get_header_value("Content-Type"), body.bytes, pixelRange);
     } catch (const RequestError& e) {
       return answerError(response, 400, e.what());
     }

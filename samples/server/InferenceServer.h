@@ -1,7 +1,7 @@
 #pragma once
 // The HTTP front of mnist_inference_server, kept apart from main() so tests can run it on a free
 // loopback port:
-//   GET  /health   200 {"status":"ok", ...model description}
+//   GET  /health   200 {"status":"ok", "pixel_range": "0-1" or "0-255", ...model description}
 //   POST /predict  200 {"class": k, "probabilities": [10 numbers]}
 // Every other answer is a JSON object {"error": reason}, and every client mistake a 4xx:
 //   400 malformed request or body (PredictionRequest.h)  404 unknown path  405 wrong method
@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "server/PixelRange.h"
 #include "server/ServerLimits.h"
 
 namespace samples::server {
@@ -28,9 +29,10 @@ class BoundedHttpServer;
 
 class InferenceServer {
  public:
-  // `description`: a JSON object merged into /health's answer (model, workers, mode).
-  InferenceServer(dl4cpp::parallel::ParallelInference& inference, nlohmann::json description,
-                  const ServerLimits& limits);
+  // `pixelRange`: the scale of the pixels handed to the model (PixelRange.h). `description`: a
+  // JSON object merged into /health's answer (model, workers, mode).
+  InferenceServer(dl4cpp::parallel::ParallelInference& inference, PixelRange pixelRange,
+                  nlohmann::json description, const ServerLimits& limits);
   ~InferenceServer();
   InferenceServer(const InferenceServer&) = delete;
   InferenceServer& operator=(const InferenceServer&) = delete;

@@ -1,11 +1,13 @@
 #include "server/PredictionRequest.h"
 
+#include <dl4cpp/iterators/image/ImageDecoder.h>
+#include <dl4cpp/nn/Error.h>
 #include <fmt/format.h>
-#include <png.h>
 
 #include <cmath>
-#include <memory>
+#include <cstddef>
 #include <nlohmann/json.hpp>
+#include <span>
 
 #include "server/HttpAnswer.h"
 
@@ -13,8 +15,6 @@ namespace samples::server {
 namespace {
 
 constexpr size_t kPixels = kImagePixels;
-
-float scaleGreyLevel(double level) { return static_cast<float>(level / 255.0); }
 
 // The media type of a Content-Type header, lower-cased, without parameters or spaces.
 std::string mediaType(std::string_view contentType) {
@@ -30,6 +30,8 @@ std::string mediaType(std::string_view contentType) {
 // Other members of the object are skipped.
 class PixelsReader final : public nlohmann::json_sax<nlohmann::json> {
  public:
+  explicit PixelsReader(PixelRange range) : range_(range) {}
+
   std::vector<float> features = std::vector<float>(kPixels);
   bool sawPixels = false;
 
@@ -79,7 +81,7 @@ class PixelsReader final : public nlohmann::json_sax<nlohmann::json> {
     if (!std::isfinite(level) || level < 0 || level > 255)
       throw RequestError(
           fmt::format(R"("pixels"[{}] = {} is not a grey level in 0..255)", count_, level));
-    if (count_ < kPixels) features[count_] = scaleGreyLevel(level);
+    if (count_ < kPixels) features[count_] = pixelFeature(level, range_);
     ++count_;  // counted on past kImagePixels, for the message
     return true;
   }
@@ -113,6 +115,7 @@ class PixelsReader final : public nlohmann::json_sax<nlohmann::json> {
     return RequestError(R"(JSON body must be an object with a "pixels" array)");
   }
 
+  PixelRange range_;
   size_t depth_ = 0;  // objects and arrays open
   bool nextIsPixels_ = false;
   bool inPixels_ = false;
@@ -121,40 +124,39 @@ class PixelsReader final : public nlohmann::json_sax<nlohmann::json> {
 
 }  // namespace
 
-std::vector<float> pixelsFromJson(std::string_view body) {
-  PixelsReader reader;
+std::vector<float> pixelsFromJson(std::string_view body, PixelRange range) {
+  PixelsReader reader(range);
   nlohmann::json::sax_parse(body.begin(), body.end(), &reader);
   if (!reader.sawPixels) throw RequestError(R"(JSON body must be an object with a "pixels" array)");
   return std::move(reader.features);
 }
 
-std::vector<float> pixelsFromPng(std::string_view body) {
-  png_image image{};
-  image.version = PNG_IMAGE_VERSION;
-  // png_image_free is safe on an image whose reading failed or finished (it then does nothing).
-  const std::unique_ptr<png_image, void (*)(png_imagep)> cleanup(&image, png_image_free);
-  if (!png_image_begin_read_from_memory(&image, body.data(), body.size()))
-    throw RequestError(
-        fmt::format("body is not a readable PNG: {}", printable(image.message, 160)));
-  if (image.width != kImageSide || image.height != kImageSide)
-    throw RequestError(fmt::format("PNG must be {}x{}, got {}x{}", kImageSide, kImageSide,
-                                   image.width, image.height));
-  image.format = PNG_FORMAT_GRAY;
-  // Zero-filled: an alpha channel is composited onto this buffer, i.e. onto black (MNIST's
-  // background).
-  std::vector<png_byte> grey(PNG_IMAGE_SIZE(image), 0);
-  if (!png_image_finish_read(&image, nullptr, grey.data(), 0, nullptr))
-    throw RequestError(fmt::format("PNG could not be decoded: {}", printable(image.message, 160)));
-  std::vector<float> features(kImagePixels);
-  for (int i = 0; i < kImagePixels; ++i)
-    features[static_cast<size_t>(i)] = scaleGreyLevel(grey[static_cast<size_t>(i)]);
-  return features;
+std::vector<float> pixelsFromPng(std::string_view body, PixelRange range) {
+  const std::span<const std::byte> bytes = std::as_bytes(std::span(body.data(), body.size()));
+  constexpr std::string_view kName = "the image/png body";
+  try {
+    // The header first: a PNG of a few KB may hold a very large image.
+    const dl4cpp::ImageHeader header = dl4cpp::ImageDecoder::readHeader(bytes, kName);
+    if (header.format != dl4cpp::ImageFormat::Png)
+      throw RequestError("the image/png body is a JPEG image, not a PNG");
+    if (header.width != kImageSide || header.height != kImageSide)
+      throw RequestError(fmt::format("PNG must be {}x{}, got {}x{}", kImageSide, kImageSide,
+                                     header.width, header.height));
+    const dl4cpp::Image grey = dl4cpp::ImageDecoder::decode(bytes, 1, kName);
+    std::vector<float> features(kImagePixels);
+    for (size_t i = 0; i < features.size(); ++i) features[i] = pixelFeature(grey.pixels[i], range);
+    return features;
+  } catch (const dl4cpp::DataError& e) {
+    // The decoder's reason, kept printable whatever libpng quotes of the body (chunk names).
+    throw RequestError(printable(e.what(), 240));
+  }
 }
 
-std::vector<float> pixelsFromRequest(std::string_view contentType, std::string_view body) {
+std::vector<float> pixelsFromRequest(std::string_view contentType, std::string_view body,
+                                     PixelRange range) {
   const std::string type = mediaType(contentType);
-  if (type == "application/json") return pixelsFromJson(body);
-  if (type == "image/png") return pixelsFromPng(body);
+  if (type == "application/json") return pixelsFromJson(body, range);
+  if (type == "image/png") return pixelsFromPng(body, range);
   throw RequestError(fmt::format(
       "unsupported Content-Type '{}': send application/json {{\"pixels\": [...]}} or image/png",
       printable(contentType)));

@@ -1,5 +1,6 @@
 #include "server/ServedModel.h"
 
+#include <dl4cpp/iterators/ImagePreProcessingScaler.h>
 #include <dl4cpp/nn/Error.h>
 #include <fmt/format.h>
 
@@ -31,6 +32,15 @@ dl4cpp::ModelAndNormalizer loadServedModel(const std::filesystem::path& path) {
     throw dl4cpp::ConfigError(fmt::format("{}: {}", path.string(), e.what()));
   }
   return served;
+}
+
+PixelRangeChoice choosePixelRange(std::optional<PixelRange> requested,
+                                  const dl4cpp::DataNormalization* normalizer) {
+  if (requested) return {*requested, "--pixel-range"};
+  const auto* scaler = dynamic_cast<const dl4cpp::ImagePreProcessingScaler*>(normalizer);
+  if (scaler && scaler->getMaxBits() == 8)
+    return {PixelRange::LEVELS, "the model file's ImagePreProcessingScaler"};
+  return {PixelRange::UNIT, "default"};
 }
 
 }  // namespace samples::server

@@ -5,13 +5,17 @@
 // at start-up with both shapes named, rather than failing in warm-up or on every request.
 //
 // A normalizer saved in the model file (ModelSerializer::writeModel(..., normalizer)) comes with
-// it, and the server applies it to every request's features (grey levels / 255, as
-// MnistDataSetIterator gives them: see PredictionRequest.h) before the network, as the training
-// iterator applied it to its batches.
+// it, and the server applies it to every request's features (in the model's pixel range: see
+// choosePixelRange) before the network, as the training iterator applied it to its batches.
+#include <dl4cpp/iterators/DataNormalization.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <dl4cpp/nn/util/ModelSerializer.h>
 
 #include <filesystem>
+#include <optional>
+#include <string>
+
+#include "server/PixelRange.h"
 
 namespace samples::server {
 
@@ -22,5 +26,20 @@ void requireMnistInput(const dl4cpp::MultiLayerConfiguration& configuration);
 // ModelSerializer::restoreMultiLayerNetworkAndNormalizer (without updater state) followed by
 // requireMnistInput.
 dl4cpp::ModelAndNormalizer loadServedModel(const std::filesystem::path& path);
+
+// The pixel range a model is served in, and what chose it (the server prints and reports both).
+struct PixelRangeChoice {
+  PixelRange range = PixelRange::UNIT;
+  std::string chosenBy;  // "--pixel-range", "the model file's ImagePreProcessingScaler", "default"
+};
+
+// `requested` (--pixel-range) whenever given. Otherwise LEVELS when the model file's normalizer is
+// an ImagePreProcessingScaler of 8-bit pixels (maxBits 8, its default): that scaler takes grey
+// levels 0..255, so the model was trained on them (as ImageRecordReader gives them), and handed
+// levels / 255 it would see them scaled twice. Otherwise UNIT, MnistDataSetIterator's scale: no
+// other normalizer, nor none, tells which scale the model was trained on (a model trained on levels
+// with a NormalizerStandardize needs --pixel-range 0-255).
+PixelRangeChoice choosePixelRange(std::optional<PixelRange> requested,
+                                  const dl4cpp::DataNormalization* normalizer);
 
 }  // namespace samples::server

@@ -67,7 +67,8 @@ class FuzzedServer {
     inference_ = std::make_unique<parallel::ParallelInference>(
         parallel::ParallelInference::Builder(model_).workers(1).threadsPerWorker(1).build());
     server_ = std::make_unique<samples::server::InferenceServer>(
-        *inference_, nlohmann::json{{"model", "fuzz"}}, fuzzedServerLimits());
+        *inference_, samples::server::PixelRange::UNIT, nlohmann::json{{"model", "fuzz"}},
+        fuzzedServerLimits());
     port_ = server_->bind("127.0.0.1", 0);
     serving_ = std::thread([this] { server_->serve(); });
   }

@@ -110,13 +110,25 @@ void cmykToRgb(InterleavedSamples& samples, bool inverted) {
   samples.channels = 3;
 }
 
+// A decompressor that has read the file's header, up to its first scan.
+void openJpeg(JpegDecompressor& d, std::span<const std::byte> bytes, std::string_view name) {
+  if (!readHeader(d, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()))
+    fail(d, bytes.size(), name);
+}
+
 }  // namespace
+
+ImageHeader readJpegHeader(std::span<const std::byte> bytes, std::string_view name) {
+  JpegDecompressor d;
+  openJpeg(d, bytes, name);
+  return {ImageFormat::Jpeg, static_cast<int>(d.cinfo.image_height),
+          static_cast<int>(d.cinfo.image_width)};
+}
 
 InterleavedSamples decodeJpeg(std::span<const std::byte> bytes, std::string_view name, bool grey,
                               DecodeSizeHint hint) {
   JpegDecompressor d;
-  if (!readHeader(d, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()))
-    fail(d, bytes.size(), name);
+  openJpeg(d, bytes, name);
   checkImageSize(d.cinfo.image_width, d.cinfo.image_height, name, "JPEG");
 
   J_COLOR_SPACE space = JCS_UNKNOWN;

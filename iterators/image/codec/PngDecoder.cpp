@@ -82,21 +82,41 @@ bool readRows(png_structp png, png_bytepp rows) {
   throw DataFormatError(fmt::format("{}: corrupt PNG: {}", name, failure.message));
 }
 
+// A PNG whose header has been read: libpng's structures and the input they read from.
+struct OpenedPng {
+  PngFailure failure;
+  PngInput input;
+  PngReadStructs structs;
+
+  OpenedPng(std::span<const std::byte> bytes, std::string_view name)
+      : input{reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), 0, &failure},
+        structs(&failure, &input) {
+    if (!structs.png || !structs.info)
+      throw AllocationError(fmt::format("{}: cannot allocate libpng's read structures", name));
+    if (!readHeader(structs.png, structs.info)) fail(input, name);
+  }
+  OpenedPng(const OpenedPng&) = delete;
+  OpenedPng& operator=(const OpenedPng&) = delete;
+
+  int width() const { return static_cast<int>(png_get_image_width(structs.png, structs.info)); }
+  int height() const { return static_cast<int>(png_get_image_height(structs.png, structs.info)); }
+};
+
 }  // namespace
 
-InterleavedSamples decodePng(std::span<const std::byte> bytes, std::string_view name) {
-  PngFailure failure;
-  PngInput input{reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), 0, &failure};
-  PngReadStructs structs(&failure, &input);
-  if (!structs.png || !structs.info)
-    throw AllocationError(fmt::format("{}: cannot allocate libpng's read structures", name));
-  if (!readHeader(structs.png, structs.info)) fail(input, name);
-  checkImageSize(png_get_image_width(structs.png, structs.info),
-                 png_get_image_height(structs.png, structs.info), name, "PNG");
-  if (!setTransforms(structs.png, structs.info)) fail(input, name);
+ImageHeader readPngHeader(std::span<const std::byte> bytes, std::string_view name) {
+  const OpenedPng png(bytes, name);
+  return {ImageFormat::Png, png.height(), png.width()};
+}
 
-  const int width = static_cast<int>(png_get_image_width(structs.png, structs.info));
-  const int height = static_cast<int>(png_get_image_height(structs.png, structs.info));
+InterleavedSamples decodePng(std::span<const std::byte> bytes, std::string_view name) {
+  OpenedPng png(bytes, name);
+  const int width = png.width();
+  const int height = png.height();
+  checkImageSize(width, height, name, "PNG");
+  const PngReadStructs& structs = png.structs;
+  if (!setTransforms(structs.png, structs.info)) fail(png.input, name);
+
   const int channels = png_get_channels(structs.png, structs.info);
   const int bitDepth = png_get_bit_depth(structs.png, structs.info);
   const size_t rowBytes = png_get_rowbytes(structs.png, structs.info);
@@ -111,7 +131,7 @@ InterleavedSamples decodePng(std::span<const std::byte> bytes, std::string_view 
   InterleavedSamples samples = allocateSamples(height, width, channels, bitDepth, rowBytes, name);
   std::vector<png_bytep> rows(static_cast<size_t>(height));
   for (int y = 0; y < height; ++y) rows[static_cast<size_t>(y)] = samples.row(y);
-  if (!readRows(structs.png, rows.data())) fail(input, name);
+  if (!readRows(structs.png, rows.data())) fail(png.input, name);
   return samples;
 }
 

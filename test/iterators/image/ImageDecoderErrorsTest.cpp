@@ -212,6 +212,51 @@ TEST_SUITE("iterators.image") {
   }
 
   TEST_CASE(
+      "ImageDecoder::readHeader states the format and size from the header alone, with decode's "
+      "errors for the bytes up to its end") {
+    auto header = [](const Bytes& file) {
+      return ImageDecoder::readHeader(testutil::asBytes(file), kName);
+    };
+    const ImageHeader png = header(pngFixture());
+    CHECK(png.format == ImageFormat::Png);
+    CHECK(png.height == 16);
+    CHECK(png.width == 16);
+    const ImageHeader jpeg = header(jpegFixture());
+    CHECK(jpeg.format == ImageFormat::Jpeg);
+    CHECK(jpeg.height == 64);
+    CHECK(jpeg.width == 64);
+
+    // Images decode refuses, or cannot decode: their headers are read all the same.
+    const ImageHeader claimed = header(testutil::pngFile({10000, 20000, 8, 0}, {{0}}));
+    CHECK(claimed.height == 20000);
+    CHECK(claimed.width == 10000);
+    Bytes tall = jpegFixture();
+    putU16(tall, markerOffset(tall, 0xc0) + 5, 65000);
+    CHECK(header(tall).height == 65000);
+    const Bytes good = pngFixture();
+    CHECK(header(Bytes(good.begin(), good.begin() + 45)).width == 16);  // IHDR whole, data cut
+
+    CHECK_THROWS_WITH_AS(
+        header({}),
+        (std::string(kName) + ": empty file (0 bytes), not a PNG or JPEG image").c_str(),
+        DataTruncatedError);
+    CHECK_THROWS_WITH_AS(header(Bytes(good.begin(), good.begin() + 20)),
+                         doctest::Contains("truncated PNG"), DataTruncatedError);
+    CHECK_THROWS_WITH_AS(
+        header({'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0, 0x80, 0, 0}),
+        doctest::Contains("not a PNG or JPEG image: the data looks like a GIF image"),
+        DataFormatError);
+    Bytes badCrc = good;
+    badCrc[29] ^= 0xff;  // IHDR's CRC
+    CHECK_THROWS_WITH_AS(header(badCrc),
+                         (std::string(kName) + ": corrupt PNG: IHDR: CRC error").c_str(),
+                         DataFormatError);
+    const Bytes jpegBytes = jpegFixture();
+    CHECK_THROWS_WITH_AS(header(Bytes(jpegBytes.begin(), jpegBytes.begin() + 20)),
+                         doctest::Contains("truncated JPEG"), DataTruncatedError);
+  }
+
+  TEST_CASE(
       "ImageDecoder: corrupt and unsupported JPEGs are DataFormatErrors with libjpeg's reason") {
     const Bytes good = jpegFixture();
     const size_t sos = markerOffset(good, 0xda);

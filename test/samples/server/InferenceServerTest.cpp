@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "LenetConfiguration.h"
@@ -18,6 +19,7 @@ using namespace std::chrono_literals;
 using dl4cpp::parallel::ParallelInference;
 using samples::server::InferenceServer;
 using samples::server::kImagePixels;
+using samples::server::PixelRange;
 using samples::server::ServerLimits;
 using testutil::parseAnswers;
 using testutil::RawConnection;
@@ -36,20 +38,25 @@ struct RunningServer {
   explicit RunningServer(ServerLimits limits = smallLimits(),
                          nlohmann::json description = {{"model", "test"}}) {
     model.init();
-    start(ParallelInference::Builder(model), limits, std::move(description));
+    start(ParallelInference::Builder(model), PixelRange::UNIT, limits, std::move(description));
   }
   // Serves the model of a file as mnist_inference_server does (loadServedModel, the normalizer
-  // saved in it included); `model` gets its parameters.
-  explicit RunningServer(const std::filesystem::path& modelFile) {
+  // saved in it included, and the pixel range choosePixelRange makes of `requested`, the
+  // --pixel-range flag); `model` gets its parameters.
+  explicit RunningServer(const std::filesystem::path& modelFile,
+                         std::optional<PixelRange> requested = {}) {
     const dl4cpp::ModelAndNormalizer served = samples::server::loadServedModel(modelFile);
     model.init();
     model.setParams(served.model.params());
-    start(ParallelInference::Builder(served), smallLimits(), {{"model", modelFile.string()}});
+    const auto pixels = samples::server::choosePixelRange(requested, served.normalizer.get());
+    start(ParallelInference::Builder(served), pixels.range, smallLimits(),
+          {{"model", modelFile.string()}, {"pixel_range_chosen_by", pixels.chosenBy}});
   }
-  void start(ParallelInference::Builder builder, const ServerLimits& limits,
+  void start(ParallelInference::Builder builder, PixelRange pixelRange, const ServerLimits& limits,
              nlohmann::json description) {
     inference = std::make_unique<ParallelInference>(builder.workers(2).threadsPerWorker(1).build());
-    server = std::make_unique<InferenceServer>(*inference, std::move(description), limits);
+    server =
+        std::make_unique<InferenceServer>(*inference, pixelRange, std::move(description), limits);
     port = server->bind("127.0.0.1", 0);
     serving = std::thread([this] { server->serve(); });
   }
@@ -128,9 +135,8 @@ std::vector<nlohmann::json> predictionsFor(const RunningServer& running,
                                            const std::vector<unsigned char>& grey) {
   auto client = running.client();
   std::vector<nlohmann::json> answers;
-  for (const auto& [body, type] :
-       {std::pair{jsonBody(grey), "application/json"},
-        std::pair{testutil::encodePng(grey, 28, 28, PNG_FORMAT_GRAY), "image/png"}}) {
+  for (const auto& [body, type] : {std::pair{jsonBody(grey), "application/json"},
+                                   std::pair{testutil::encodePng(grey, 28, 28), "image/png"}}) {
     CAPTURE(type);
     auto response = client.Post("/predict", body, type);
     REQUIRE(response);
@@ -138,6 +144,13 @@ std::vector<nlohmann::json> predictionsFor(const RunningServer& running,
     answers.push_back(nlohmann::json::parse(response->body));
   }
   return answers;
+}
+
+nlohmann::json healthOf(const RunningServer& running) {
+  auto response = running.client().Get("/health");
+  REQUIRE(response);
+  REQUIRE(response->status == 200);
+  return nlohmann::json::parse(response->body);
 }
 
 long health(const RunningServer& running) {
@@ -175,6 +188,7 @@ TEST_SUITE("samples") {
     const auto health = nlohmann::json::parse(response->body);
     CHECK(health["status"] == "ok");
     CHECK(health["model"] == "test");
+    CHECK(health["pixel_range"] == "0-1");
   }
 
   TEST_CASE(
@@ -239,6 +253,66 @@ TEST_SUITE("samples") {
   }
 
   TEST_CASE(
+      "InferenceServer: a model saved with an ImagePreProcessingScaler is served grey levels, "
+      "giving the network's output on levels / 255 bit for bit, unless --pixel-range says 0-1") {
+    // As parallel_image_folders saves it: trained on ImageRecordReader's grey levels, which the
+    // scaler maps to [0, 1]. The server once handed it levels / 255, which the scaler scaled again.
+    const std::vector<unsigned char> grey = testImage();
+    std::vector<float> levelsOver255(kImagePixels), scaledTwice(kImagePixels);
+    for (size_t i = 0; i < grey.size(); ++i) {
+      levelsOver255[i] = static_cast<float>(grey[i]) / 255.0f;
+      scaledTwice[i] = scaledPixels(grey)[i] / 255.0f;
+    }
+    MultiLayerNetwork trained(samples::lenetConfiguration(), Device::cpu(), 1);
+    trained.init();
+    const ImagePreProcessingScaler scaler;
+    testutil::TempDir dir;
+    ModelSerializer::writeModel(trained, dir / "folders.dl4cpp", false, &scaler);
+    auto output = [&trained](const std::vector<float>& features) {
+      return trained.output(Tensor::fromVector(Shape{1, kImagePixels}, features)).toVector();
+    };
+    const std::vector<float> expected = output(levelsOver255);
+    const std::vector<float> wrong = output(scaledTwice);
+    CHECK(expected != wrong);  // the range makes a difference
+
+    struct Served {
+      std::optional<PixelRange> requested;
+      std::string range, chosenBy;
+      std::vector<float> probabilities;
+    };
+    for (const Served& c :
+         {Served{std::nullopt, "0-255", "the model file's ImagePreProcessingScaler", expected},
+          Served{PixelRange::LEVELS, "0-255", "--pixel-range", expected},
+          Served{PixelRange::UNIT, "0-1", "--pixel-range", wrong}}) {
+      CAPTURE(c.range);
+      CAPTURE(c.chosenBy);
+      RunningServer running(dir / "folders.dl4cpp", c.requested);
+      const nlohmann::json health = healthOf(running);
+      CHECK(health["pixel_range"] == c.range);
+      CHECK(health["pixel_range_chosen_by"] == c.chosenBy);
+      for (const nlohmann::json& answer : predictionsFor(running, grey))
+        CHECK(answer["probabilities"].get<std::vector<float>>() == c.probabilities);
+    }
+  }
+
+  TEST_CASE(
+      "InferenceServer: served 0-255 without a normalizer, the network gets the grey levels") {
+    MultiLayerNetwork trained(samples::lenetConfiguration(), Device::cpu(), 1);
+    trained.init();
+    testutil::TempDir dir;
+    trained.save(dir / "plain.dl4cpp", false);
+    const std::vector<unsigned char> grey = testImage();
+    const std::vector<float> levels(grey.begin(), grey.end());
+    const std::vector<float> expected =
+        trained.output(Tensor::fromVector(Shape{1, kImagePixels}, levels)).toVector();
+
+    RunningServer running(dir / "plain.dl4cpp", PixelRange::LEVELS);
+    CHECK(healthOf(running)["pixel_range"] == "0-255");
+    for (const nlohmann::json& answer : predictionsFor(running, grey))
+      CHECK(answer["probabilities"].get<std::vector<float>>() == expected);
+  }
+
+  TEST_CASE(
       "InferenceServer: keep-alive and pipelined requests are answered in order on one "
       "connection") {
     RunningServer running;
@@ -280,7 +354,7 @@ TEST_SUITE("samples") {
       "InferenceServer: bytes that are not UTF-8, overflowing numbers and PNG as JSON are 400s "
       "whose reason is valid JSON") {
     RunningServer running;
-    const std::string png = testutil::encodePng(testImage(), 28, 28, PNG_FORMAT_GRAY);
+    const std::string png = testutil::encodePng(testImage(), 28, 28);
     const std::vector<std::pair<std::string, std::string>> bad = {
         {"{\"pixels\": [\"\xff\xfe\"]}", "application/json"},  // in a string
         {"{\"pix\xc3\x28\": 1}", "application/json"},          // in a key

@@ -1,29 +1,23 @@
 #pragma once
-// Encodes test images as PNG in memory (libpng's simplified writer).
-#include <png.h>
+// Encodes test images as PNG in memory (the library's ImageWriter), as request bodies.
+#include <dl4cpp/iterators/image/ImageWriter.h>
 
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace testutil {
 
-// `pixels`: width*height*channels bytes, row by row; format e.g. PNG_FORMAT_GRAY, PNG_FORMAT_RGBA.
-inline std::string encodePng(const std::vector<unsigned char>& pixels, unsigned width,
-                             unsigned height, unsigned format) {
-  png_image image{};
-  image.version = PNG_IMAGE_VERSION;
-  image.width = width;
-  image.height = height;
-  image.format = format;
-  png_alloc_size_t size = 0;
-  if (!png_image_write_to_memory(&image, nullptr, &size, 0, pixels.data(), 0, nullptr))
-    throw std::runtime_error(image.message);
-  std::string png(size, '\0');
-  if (!png_image_write_to_memory(&image, png.data(), &size, 0, pixels.data(), 0, nullptr))
-    throw std::runtime_error(image.message);
-  png.resize(size);
-  return png;
+// `pixels`: width*height*channels bytes, row by row, a pixel's channels together (1 grey,
+// 2 grey+alpha, 3 RGB, 4 RGBA).
+inline std::string encodePng(const std::vector<unsigned char>& pixels, int width, int height,
+                             int channels = 1) {
+  dl4cpp::Image image(channels, height, width);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x)
+      for (int c = 0; c < channels; ++c)
+        image.at(c, y, x) = pixels[static_cast<size_t>((y * width + x) * channels + c)];
+  const std::vector<std::byte> png = dl4cpp::ImageWriter::encodePng(image);
+  return {reinterpret_cast<const char*>(png.data()), png.size()};
 }
 
 }  // namespace testutil

@@ -8,7 +8,9 @@
 #include "server/ServedModel.h"
 
 using namespace dl4cpp;
+using samples::server::choosePixelRange;
 using samples::server::loadServedModel;
+using samples::server::PixelRange;
 using samples::server::requireMnistInput;
 
 namespace {
@@ -93,5 +95,33 @@ TEST_SUITE("samples") {
     const auto loaded = std::dynamic_pointer_cast<ImagePreProcessingScaler>(served.normalizer);
     REQUIRE(loaded);
     CHECK(loaded->getMinRange() == -1);
+  }
+
+  TEST_CASE(
+      "ServedModel: the pixel range is --pixel-range's, else 0-255 for an ImagePreProcessingScaler "
+      "of 8-bit pixels, else 0-1") {
+    const ImagePreProcessingScaler toUnit;  // [0, 255] -> [0, 1]
+    const ImagePreProcessingScaler toSymmetric(-1, 1);
+    const ImagePreProcessingScaler sixteenBit(0, 1, 16);
+    const NormalizerStandardize standardize;
+    struct Case {
+      std::optional<PixelRange> requested;
+      const DataNormalization* normalizer;
+      PixelRange range;
+      std::string chosenBy;
+    };
+    const std::string byScaler = "the model file's ImagePreProcessingScaler";
+    for (const Case& c : {Case{std::nullopt, nullptr, PixelRange::UNIT, "default"},
+                          Case{std::nullopt, &standardize, PixelRange::UNIT, "default"},
+                          Case{std::nullopt, &sixteenBit, PixelRange::UNIT, "default"},
+                          Case{std::nullopt, &toUnit, PixelRange::LEVELS, byScaler},
+                          Case{std::nullopt, &toSymmetric, PixelRange::LEVELS, byScaler},
+                          Case{PixelRange::UNIT, &toUnit, PixelRange::UNIT, "--pixel-range"},
+                          Case{PixelRange::LEVELS, nullptr, PixelRange::LEVELS, "--pixel-range"}}) {
+      CAPTURE(c.chosenBy);
+      const auto choice = choosePixelRange(c.requested, c.normalizer);
+      CHECK(choice.range == c.range);
+      CHECK(choice.chosenBy == c.chosenBy);
+    }
   }
 }

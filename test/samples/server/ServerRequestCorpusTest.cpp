@@ -51,7 +51,7 @@ void writeSeeds() {
     pixels += (i ? "," : "") + std::to_string(grey[i]);
   }
   pixels += "]}";
-  const std::string png = testutil::encodePng(grey, 28, 28, PNG_FORMAT_GRAY);
+  const std::string png = testutil::encodePng(grey, 28, 28);
   const std::string health = "GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n";
   writeFile("seed-health", health);
   writeFile("seed-head-health-http10", "HEAD /health HTTP/1.0\r\n\r\n");
