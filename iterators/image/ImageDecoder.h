@@ -30,8 +30,8 @@
 // any file can cost, however small: an arithmetic-coded JPEG of a few hundred bytes validly
 // describes an image of the largest size (its encoder may drop the trailing zero data, which the
 // decoder then supplies); at the limits such a file takes 0.6 s and 0.6 GB to decode to RGBA.
-// That is still up to about 1000 bytes of samples per byte of a PNG (zlib's ratio): a caller
-// taking images of a known size from untrusted sources reads the header first (readHeader) and
+// Within the limits a PNG still yields up to about 1000 bytes of samples per byte (zlib's ratio):
+// a caller taking images of a known size from untrusted sources reads the header first (readHeader) and
 // decodes only those it accepts.
 //
 // Errors, each naming the file (readHeader's are those of the bytes up to the end of the header):
