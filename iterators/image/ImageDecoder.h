@@ -31,8 +31,8 @@
 // describes an image of the largest size (its encoder may drop the trailing zero data, which the
 // decoder then supplies); at the limits such a file takes 0.6 s and 0.6 GB to decode to RGBA.
 // Within the limits a PNG still yields up to about 1000 bytes of samples per byte (zlib's ratio):
-// a caller taking images of a known size from untrusted sources reads the header first (readHeader) and
-// decodes only those it accepts.
+// a caller taking images of a known size from untrusted sources reads the header first (readHeader)
+// and decodes only those it accepts.
 //
 // Errors, each naming the file (readHeader's are those of the bytes up to the end of the header):
 //   DataFormatError     not a PNG or JPEG (the message says what the bytes look like: a GIF, BMP,
