@@ -121,8 +121,10 @@ TEST_SUITE("iterators") {
     {
       ImageDataSetIterator it(source, 4, {.decodeThreads = 2, .prefetchBatches = 2});
       it.next();
+      // One batch delivered and two decoded ahead: 12 examples, then the threads wait (however
+      // slow the machine: wait for the 12, then give them time to overrun).
+      for (int i = 0; i < 1000 && source.loads() < 12; ++i) std::this_thread::sleep_for(10ms);
       std::this_thread::sleep_for(200ms);
-      // One batch delivered and two decoded ahead: 12 examples, not the 400 of the epoch.
       CHECK(source.loads() == 12);
     }  // destroyed mid-epoch: the threads are joined, not left running
     CHECK(source.loads() == 12);
