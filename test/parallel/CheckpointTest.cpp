@@ -32,7 +32,8 @@ MultiLayerNetwork initialized(const MultiLayerConfiguration& conf) {
 
 bool bitIdentical(const Tensor& a, const Tensor& b) {
   const auto x = a.toVector(), y = b.toVector();
-  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+  return x.size() == y.size() &&
+         (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0);
 }
 
 std::vector<std::string> names(const std::vector<std::filesystem::path>& paths) {

@@ -49,7 +49,10 @@ std::vector<DataSet> epochData() {
 
 bool bitIdentical(const Tensor& a, const Tensor& b) {
   const std::vector<float> x = a.toVector(), y = b.toVector();
-  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+  // memcmp, not ==: NaN and -0 must match bit for bit. An empty vector's data() may be null, which
+  // memcmp must not be given even for 0 bytes.
+  return x.size() == y.size() &&
+         (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0);
 }
 
 // `scheduled` trained for `epochs` epochs by fit(iterator).

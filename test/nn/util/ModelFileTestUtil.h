@@ -52,7 +52,9 @@ inline std::vector<float> values(const dl4cpp::Tensor& t) { return t.toVector();
 
 // Bitwise equality (distinguishes -0 from 0 and compares NaN payloads).
 inline bool bitIdentical(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  // An empty vector's data() may be null, which memcmp must not be given even for 0 bytes.
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 // CRC-32 (IEEE 802.3, zlib's), bit by bit: slow and obviously right.
