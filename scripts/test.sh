@@ -5,6 +5,10 @@
 # machines too), then checks that the installed package works from an outside CMake project
 # (scripts/check-install.sh). Exits non-zero on any failure.
 #
+# CTest runs one test at a time: every test process's OpenMP team already spans all the cores, and
+# two teams on the same cores spin against each other at every barrier, which turns a 0.15 s
+# gradient check into minutes (docs/performance.md, "Several processes on the same cores").
+#
 #   scripts/test.sh
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -16,10 +20,10 @@ scripts/get-mnist.sh
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DDL4CPP_BUILD_TESTS=ON
 cmake --build build -j"$jobs"
-ctest --test-dir build --output-on-failure -j"$jobs"
+ctest --test-dir build --output-on-failure
 for level in $(scripts/cpu-isa-levels.sh --below-native); do
   echo "test: the suite again at DL4CPP_MAX_CPU_ISA=$level"
-  DL4CPP_MAX_CPU_ISA="$level" ctest --test-dir build --output-on-failure -j"$jobs"
+  DL4CPP_MAX_CPU_ISA="$level" ctest --test-dir build --output-on-failure
 done
 
 scripts/check-install.sh
