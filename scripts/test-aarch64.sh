@@ -120,8 +120,12 @@ echo "test-aarch64: running $selected of $registered tests under qemu-aarch64" \
 log="$build/ctest-aarch64.log"
 # In the background, so that a TERM (an outer `timeout` bounding this script) reaches the tests:
 # `timeout` runs ctest and the emulated tests in a process group of their own.
-timeout "$test_timeout" ctest --test-dir "$build" --output-on-failure -j"$jobs" -E "$exclude" \
-  -O "$log" &
+# One OpenMP thread per test (OMP_THREAD_LIMIT: dl4cpp's omp_set_num_threads would override
+# OMP_NUM_THREADS), so that $jobs tests side by side do not oversubscribe the cores: teams on
+# shared cores spin against each other at every barrier (docs/performance.md, "Several processes
+# on the same cores"). The multi-thread paths are tested by the native runs.
+OMP_THREAD_LIMIT=1 timeout "$test_timeout" ctest --test-dir "$build" --output-on-failure \
+  -j"$jobs" -E "$exclude" -O "$log" &
 tests=$!
 trap 'kill -TERM -- "-$tests" 2>/dev/null; exit 143' TERM INT
 set +e

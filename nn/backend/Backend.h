@@ -28,7 +28,8 @@ class Backend {
   virtual ~Backend() = default;
 
   // Apply the calling thread's parallelism settings (the OpenMP thread count for oneDNN and the
-  // flat-buffer loops; the current device for CUDA) before ops run on this thread.
+  // flat-buffer loops; the current device for CUDA) before ops run on this thread. numThreads 0
+  // keeps the thread's current count.
   virtual void bindToCurrentThread(int numThreads) = 0;
 
   // --- Convolution: y = conv(x, W) + b ---------------------------------------------------------

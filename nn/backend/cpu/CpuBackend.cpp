@@ -177,9 +177,12 @@ dnnl::engine cpuEngine() {
 CpuBackend::CpuBackend() : engine_(cpuEngine()), stream_(engine_) {}
 
 void CpuBackend::bindToCurrentThread(int numThreads) {
-  // Never ask for more than OMP_THREAD_LIMIT allows: oneDNN partitions work for
-  // omp_get_max_threads() threads, and a team capped below that leaves parts uncomputed.
-  if (numThreads > 0) omp_set_num_threads(std::min(numThreads, omp_get_thread_limit()));
+  // Never ask for more than OMP_THREAD_LIMIT allows, not even by default (numThreads 0 keeps the
+  // thread's current count, which OMP_THREAD_LIMIT does not lower): oneDNN partitions work for
+  // omp_get_max_threads() threads, and in a team capped below that its kernels wait at their
+  // barriers for threads that never come.
+  const int wanted = numThreads > 0 ? numThreads : omp_get_max_threads();
+  omp_set_num_threads(std::min(wanted, omp_get_thread_limit()));
 }
 
 float* CpuBackend::scratch(int64_t floats) {

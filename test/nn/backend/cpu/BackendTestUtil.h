@@ -1,8 +1,11 @@
 #pragma once
-// Helpers shared by the CPU backend's kernel tests: square windows and deterministic test data.
+// Helpers shared by the CPU backend's kernel tests: square windows, deterministic test data and
+// the calling thread's OpenMP team size.
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
+#include <omp.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace testutil {
@@ -22,6 +25,13 @@ inline dl4cpp::Tensor filled(const dl4cpp::Shape& shape, int64_t salt) {
   for (int64_t i = 0; i < t.numel(); ++i)
     t.data()[i] = static_cast<float>((i * 7919 + salt * 104729) % 201 - 100) / 100.0f;
   return t;
+}
+
+// Sets the calling thread's team size as CpuBackend does, within OMP_THREAD_LIMIT: beyond the
+// limit OpenMP gives a smaller team than oneDNN plans for, and oneDNN's kernels then wait at their
+// barriers for threads that never come (scripts/test-aarch64.sh runs with a limit of 1).
+inline void setOmpThreads(int threads) {
+  omp_set_num_threads(std::min(threads, omp_get_thread_limit()));
 }
 
 }  // namespace testutil

@@ -16,6 +16,7 @@
 using namespace dl4cpp;
 using testutil::filled;
 using testutil::runsAt;
+using testutil::setOmpThreads;
 using testutil::skippedBelow;
 using testutil::window;
 
@@ -48,7 +49,7 @@ struct Result {
 // The fused ops (fused = true) or the two ops each replaces, on `threads` OpenMP threads.
 Result run(const Case& c, bool fused, int threads) {
   const int saved = omp_get_max_threads();
-  omp_set_num_threads(threads);
+  setOmpThreads(threads);
   cpu::CpuBackend backend;
   const WindowGeometry convG = window(c.kernel, c.convStride, c.convPad);
   const WindowGeometry poolG = window(c.poolKernel, c.poolStride);
@@ -80,7 +81,7 @@ Result run(const Case& c, bool fused, int threads) {
            bytes(workspace, pooled.numel()),
            untouched(convOutput),
            untouched(convGrad)};
-  omp_set_num_threads(saved);
+  setOmpThreads(saved);
   return r;
 }
 

@@ -12,7 +12,6 @@
 #include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
 #include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
 #include <doctest/doctest.h>
-#include <omp.h>
 
 #include <cmath>
 #include <string>
@@ -23,6 +22,7 @@
 using namespace dl4cpp;
 using testutil::filled;
 using testutil::runsAt;
+using testutil::setOmpThreads;
 
 namespace {
 
@@ -132,7 +132,7 @@ void checkAgainstReference(const Case& c) {
     Tensor dbDirect[2] = {c.bias ? Tensor(b.shape()) : Tensor(),
                           c.bias ? Tensor(b.shape()) : Tensor()};
     for (int threads = 1; threads <= 2; ++threads) {
-      omp_set_num_threads(threads);
+      setOmpThreads(threads);
       Tensor& dwT = dwDirect[threads - 1];
       dwT.fill(123.0f);
       cpu::directWeightGradient(x, dy, dwT, dbDirect[threads - 1], g, sums.data());
@@ -153,7 +153,7 @@ void checkAgainstReference(const Case& c) {
     Tensor dbDirect[2] = {c.bias ? Tensor(b.shape()) : Tensor(),
                           c.bias ? Tensor(b.shape()) : Tensor()};
     for (int threads = 1; threads <= 2; ++threads) {
-      omp_set_num_threads(threads);
+      setOmpThreads(threads);
       const auto t = static_cast<size_t>(threads - 1);
       yDirect[t].fill(123.0f);
       dwDirect[t].fill(123.0f);
@@ -177,7 +177,7 @@ void checkAgainstReference(const Case& c) {
     Tensor dbIm2col[2] = {c.bias ? Tensor(b.shape()) : Tensor(),
                           c.bias ? Tensor(b.shape()) : Tensor()};
     for (int threads = 1; threads <= 2; ++threads) {
-      omp_set_num_threads(threads);
+      setOmpThreads(threads);
       const auto t = static_cast<size_t>(threads - 1);
       dwIm2col[t].fill(123.0f);
       cpu::im2colConvolutionBackwardWeights(x, dy, dwIm2col[t], dbIm2col[t], g, sums.data());
