@@ -42,6 +42,9 @@ struct ParallelWrapper::Impl {
   MultiLayerNetwork* root = nullptr;
   int prefetch = 16;
   int frequency = 1;
+  int64_t averagingWarmup = 0;
+  LearningRateScaling scaling = LearningRateScaling::NONE;
+  int64_t scalingWarmup = 0;
   int threadsPerWorker = 1;
   bool report = false;
   bool averageUpdaters = true;
@@ -66,6 +69,7 @@ struct ParallelWrapper::Impl {
   // root was re-initialised since build().
   std::vector<Tensor> paramDestinations, stateDestinations;
   std::vector<WorkerRound> current, next;
+  std::vector<WorkerTiming> workerTimings;  // the last round's, for listeners
   std::vector<int64_t> weights;
   double regularization = 0;  // SHARED_GRADIENTS: the l2 term of the score, set by worker 0
   // averagingDevices[w]: where worker w forms its slices of the averages (devices::averagingDevice
@@ -110,6 +114,19 @@ struct ParallelWrapper::Impl {
   }
 
   static bool empty(const std::vector<WorkerRound>& round) { return round.front().batches.empty(); }
+  // Local iterations in `round`: worker 0 is dealt the most.
+  static int64_t iterationsIn(const std::vector<WorkerRound>& round) {
+    return static_cast<int64_t>(round.front().batches.size());
+  }
+
+  // Minibatches per worker in the round that starts at global iteration `iteration`.
+  int roundLength(int64_t iteration) const {
+    if (mode == TrainingMode::SHARED_GRADIENTS || iteration < averagingWarmup) return 1;
+    return frequency;
+  }
+  double learningRateScale(int64_t iteration) const {
+    return learningRateScaleAt(scaling, workers(), scalingWarmup, iteration);
+  }
 
   void trainPhase(int w) {
     WorkerRound& r = current[static_cast<size_t>(w)];
@@ -118,6 +135,7 @@ struct ParallelWrapper::Impl {
     for (const DataSet& batch : r.batches) {
       const int64_t n = batch.numExamples();
       if (mode == TrainingMode::AVERAGING) {
+        model.setLearningRateScale(learningRateScale(model.getIterationCount()));
         model.fit(batch);
         r.lossSum += model.score() * static_cast<double>(n);
       } else {
@@ -156,7 +174,11 @@ struct ParallelWrapper::Impl {
 
   // SHARED_GRADIENTS: every replica applies the averaged gradient; replica 0's result is copied
   // to the root slice by slice in a second phase.
-  void updatePhase(int w) { replicas[static_cast<size_t>(w)]->applyUpdate(); }
+  void updatePhase(int w) {
+    MultiLayerNetwork& model = *replicas[static_cast<size_t>(w)];
+    model.setLearningRateScale(learningRateScale(model.getIterationCount()));
+    model.applyUpdate();
+  }
   void copyToRootPhase(int w) {
     const MultiLayerNetwork& first = *replicas.front();
     auto copySlice = [](const Tensor& from, const Tensor& to, int64_t begin, int64_t end) {
@@ -207,6 +229,13 @@ ParallelWrapper ParallelWrapper::Builder::build() {
   if (frequency_ < 1)
     throw ConfigError(
         fmt::format("ParallelWrapper: averagingFrequency must be >= 1, got {}", frequency_));
+  if (averagingWarmup_ < 0)
+    throw ConfigError(fmt::format(
+        "ParallelWrapper: averagingWarmup must be >= 0 iterations, got {}", averagingWarmup_));
+  if (scalingWarmup_ < 0)
+    throw ConfigError(fmt::format(
+        "ParallelWrapper: learningRateScaling's warm-up must be >= 0 iterations, got {}",
+        scalingWarmup_));
   if (prefetch_ < 0)
     throw ConfigError(
         fmt::format("ParallelWrapper: prefetchBuffer must be >= 0, got {}", prefetch_));
@@ -222,6 +251,9 @@ ParallelWrapper ParallelWrapper::Builder::build() {
   impl->root = model_;
   impl->prefetch = prefetch_;
   impl->frequency = frequency_;
+  impl->averagingWarmup = averagingWarmup_;
+  impl->scaling = scaling_;
+  impl->scalingWarmup = scalingWarmup_;
   impl->report = report_;
   impl->averageUpdaters = averageUpdaters_;
   impl->mode = mode_;
@@ -256,6 +288,7 @@ ParallelWrapper ParallelWrapper::Builder::build() {
   impl->current.resize(static_cast<size_t>(workers));
   impl->next.resize(static_cast<size_t>(workers));
   impl->weights.resize(static_cast<size_t>(workers));
+  impl->workerTimings.resize(static_cast<size_t>(workers));
   impl->pool = std::make_unique<WorkerPool>(workers);
   // Each replica (and its DeviceContext) is created on the worker thread that will use it. CPU
   // workers are pinned to their own cores when the cores suffice for all of them.
@@ -374,18 +407,18 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator, int64_t alreadyT
   }
   for (auto& l : listeners) l->onEpochStart(*root, root->getEpochCount());
 
-  const int perWorker = mode == TrainingMode::AVERAGING ? frequency : 1;
   IterationInfo info;
   info.epoch = root->getEpochCount();
   info.examplesPerEpoch = source->totalExamples();
   RoundTiming timing;
-  double dataWait = deal(*source, current, perWorker);
+  double dataWait = deal(*source, current, roundLength(root->getIterationCount()));
   while (!empty(current) && !stopRequested) {
     const auto start = Clock::now();
     pool->start([this](int w) { trainPhase(w); });
     // Deal the next round while the workers train; only time beyond their finish is a stall.
+    const int64_t roundStart = root->getIterationCount();
     try {
-      deal(*source, next, perWorker);
+      deal(*source, next, roundLength(roundStart + iterationsIn(current)));
     } catch (...) {
       pool->waitNoThrow();
       throw;
@@ -405,9 +438,11 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator, int64_t alreadyT
       iterations = std::max(iterations, current[w].iterations);
       lastFinish = std::max(lastFinish, current[w].finished);
     }
-    for (const auto& r : current) {
+    for (size_t w = 0; w < current.size(); ++w) {
+      const WorkerRound& r = current[w];
       compute += r.compute;
       barrierWait += seconds(lastFinish - r.finished);
+      workerTimings[w] = WorkerTiming{r.examples, r.compute};
     }
     double score = lossSum / static_cast<double>(examples);
     if (mode == TrainingMode::SHARED_GRADIENTS) score += regularization;
@@ -464,6 +499,8 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator, int64_t alreadyT
     info.examples = examples;
     info.examplesInEpoch += examples;
     info.timing = &timing;
+    info.workers = workerTimings;
+    info.learningRateScale = learningRateScale(roundStart + iterations - 1);
     for (auto& l : listeners) l->iterationDone(*root, info);
 
     std::swap(current, next);

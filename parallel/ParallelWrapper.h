@@ -20,6 +20,9 @@
 //    out), parameters (and updater state when averageUpdaters) are replaced by their mean
 //    weighted by the examples each worker trained in the round; a worker that trained nothing
 //    has no vote. The trailing partial round is averaged too, so no trained minibatch is lost.
+//    With averagingWarmup(W), rounds hold one iteration each until the root has trained W
+//    iterations, then k (post-local SGD: Lin et al., "Don't Use Large Mini-Batches, Use Local
+//    SGD", 2020): averaging every step while the parameters move fast, every k once they settle.
 //  - SHARED_GRADIENTS: every iteration, the workers' gradients are averaged (weighted by
 //    examples) and every replica applies the same update: synchronous data parallelism, equal
 //    to training one model on the concatenated minibatches.
@@ -29,6 +32,11 @@
 // Every replica steps on the root's counts: the j-th local iteration of a round is the root's
 // iteration count at the round's start plus j, in the root's epoch, so learning-rate and momentum
 // schedules switch at the global iteration they name, as in one model.
+//
+// Learning-rate scaling. With learningRateScaling(rule, warmup), every worker's learning rate
+// (after its schedule) is multiplied by the worker count (LINEAR) or its square root (SQRT),
+// ramping up from 1 over the first `warmup` iterations (LearningRateScaling.h). The root model's
+// own learningRateScale() is left alone; listeners get the multiplier in IterationInfo.
 //
 // Checkpoints. With checkpointEvery(policy, directory, keepLast), the averaged root model (with
 // updater state and counters) is written atomically to `directory` at the averaging boundaries
@@ -52,6 +60,7 @@
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <dl4cpp/nn/tensor/Device.h>
 #include <dl4cpp/parallel/Checkpoint.h>
+#include <dl4cpp/parallel/LearningRateScaling.h>
 
 #include <atomic>
 #include <filesystem>
@@ -133,6 +142,19 @@ class ParallelWrapper::Builder {
     frequency_ = k;
     return *this;
   }  // default 1; >= 1
+  // Rounds of one iteration until the root model has trained `iterations` iterations (counted
+  // over the whole run, as schedules are), then averagingFrequency. Default 0; AVERAGING only.
+  Builder& averagingWarmup(int64_t iterations) {
+    averagingWarmup_ = iterations;
+    return *this;
+  }
+  // Multiplies every worker's learning rate by the worker count (LINEAR) or its square root
+  // (SQRT), ramping up linearly from 1 over the first warmupIterations iterations. Default NONE.
+  Builder& learningRateScaling(LearningRateScaling rule, int64_t warmupIterations = 0) {
+    scaling_ = rule;
+    scalingWarmup_ = warmupIterations;
+    return *this;
+  }
   Builder& reportScoreAfterAveraging(bool b) {
     report_ = b;
     return *this;
@@ -190,6 +212,9 @@ class ParallelWrapper::Builder {
   int workers_ = 0;
   int prefetch_ = 16;
   int frequency_ = 1;
+  int64_t averagingWarmup_ = 0;
+  LearningRateScaling scaling_ = LearningRateScaling::NONE;
+  int64_t scalingWarmup_ = 0;
   bool report_ = false;
   bool averageUpdaters_ = true;
   std::vector<Device> devices_;

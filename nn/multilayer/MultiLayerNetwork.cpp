@@ -93,6 +93,7 @@ void MultiLayerNetwork::init() {
       seg.isBias = spec.isBias;
       seg.layer = static_cast<int>(i);
       seg.updater = spec.isBias ? layerConf.resolvedBiasUpdater() : *layerConf.updater;
+      seg.baseLearningRate = seg.updater.learningRate;
       // A parameter DL4J never regularises takes no l1, l2 or weight decay.
       seg.regularization =
           spec.regularized ? layerConf.resolvedRegularization(spec.isBias) : RegularizationParams{};
@@ -268,10 +269,12 @@ double MultiLayerNetwork::computeGradientAndScore(const DataSet& batch, bool wan
 
 void MultiLayerNetwork::applyUpdate() {
   requireInit("applyUpdate");
-  // This step's scheduled learning rates and momenta, every one checked before any parameter
-  // changes (a schedule can overflow: an ExponentialSchedule with gamma > 1, given time).
+  // This step's scheduled (and scaled) learning rates and momenta, every one checked before any
+  // parameter changes (a schedule can overflow: an ExponentialSchedule with gamma > 1, given time).
   for (auto& seg : segments_) {
+    seg.updater.learningRate = seg.baseLearningRate;
     setScheduledValues(seg.updater, iteration_, epoch_);
+    seg.updater.learningRate *= learningRateScale_;
     for (const auto& [value, what] : {std::pair{seg.updater.learningRate, "learning rate"},
                                       std::pair{seg.updater.momentum, "momentum"}})
       if (!std::isfinite(value))
@@ -288,6 +291,31 @@ void MultiLayerNetwork::applyUpdate() {
     context_->backend().updaterStep(seg.updater, seg.regularization, iteration_, seg.param,
                                     seg.grad, seg.state);
   }
+}
+
+std::optional<double> MultiLayerNetwork::getLearningRate(int layer) const {
+  requireInit("getLearningRate");
+  if (layer < 0 || layer >= numLayers())
+    throw ConfigError(
+        fmt::format("MultiLayerNetwork::getLearningRate: no layer {} (the network has {})", layer,
+                    numLayers()));
+  // The weights' rate (a bias may have an updater of its own); a layer of biases only, theirs.
+  const ParamSegment* chosen = nullptr;
+  for (const auto& seg : segments_)
+    if (seg.layer == layer && (!chosen || (chosen->isBias && !seg.isBias))) chosen = &seg;
+  if (!chosen) return std::nullopt;
+  UpdaterParams u = chosen->updater;
+  u.learningRate = chosen->baseLearningRate;
+  setScheduledValues(u, iteration_, epoch_);
+  return u.learningRate * learningRateScale_;
+}
+
+void MultiLayerNetwork::setLearningRateScale(double scale) {
+  if (!std::isfinite(scale) || scale <= 0)
+    throw ConfigError(fmt::format(
+        "MultiLayerNetwork::setLearningRateScale: the scale must be finite and > 0, got {}",
+        scale));
+  learningRateScale_ = scale;
 }
 
 double MultiLayerNetwork::regularizationFromNorms() const {
@@ -456,6 +484,7 @@ MultiLayerNetwork MultiLayerNetwork::clone(Device device) const {
   copy.setUpdaterState(updaterState_);
   copy.setLayerState(layerState_);
   copy.replicaIndex_ = replicaIndex_;
+  copy.learningRateScale_ = learningRateScale_;
   copy.iteration_ = iteration_;
   copy.epoch_ = epoch_;
   copy.minibatchesInEpoch_ = minibatchesInEpoch_;

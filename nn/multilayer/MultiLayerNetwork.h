@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace dl4cpp {
@@ -81,6 +82,16 @@ class MultiLayerNetwork {
   // l1 and weight decay of the weights, l2Bias, l1Bias and weightDecayBias of the biases):
   // 0.5 * l2 * ||p||^2 + l1 * sum |p| + 0.5 * weightDecay * ||p||^2 (DL4J's terms).
   double calcRegularizationScore();
+
+  // The learning rate layer `layer`'s weights step with at the current iteration and epoch counts
+  // (DL4J's getLearningRate): its updater's rate, or its schedule's value, times
+  // learningRateScale(). Empty for a layer without parameters; ConfigError for no such layer.
+  std::optional<double> getLearningRate(int layer) const;
+  // Multiplies every layer's learning rate after its schedule (ParallelWrapper's learning-rate
+  // scaling by worker count). Default 1; copied by clone(), not saved in model files. ConfigError
+  // unless finite and > 0.
+  void setLearningRateScale(double scale);
+  double learningRateScale() const { return learningRateScale_; }
 
   // Accuracy, precision, recall, F1 and confusion matrix over the iterator's data.
   Evaluation evaluate(DataSetIterator& iterator);
@@ -171,6 +182,7 @@ class MultiLayerNetwork {
   struct ParamSegment {
     Tensor param, grad, state;
     UpdaterParams updater;
+    double baseLearningRate = 0;  // the configured rate, before schedules and learningRateScale_
     RegularizationParams regularization;
     bool isBias = false;
     int layer = 0;  // index of the layer owning the segment
@@ -223,6 +235,7 @@ class MultiLayerNetwork {
 
   std::vector<std::shared_ptr<TrainingListener>> listeners_;
   double score_ = 0;
+  double learningRateScale_ = 1;
   int64_t iteration_ = 0;
   int epoch_ = 0;
   int64_t minibatchesInEpoch_ = 0;

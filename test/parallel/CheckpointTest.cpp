@@ -19,6 +19,7 @@
 
 using namespace dl4cpp;
 using namespace dl4cpp::parallel;
+using testutil::bitIdentical;
 using testutil::TempDir;
 using testutil::VectorIterator;
 
@@ -28,12 +29,6 @@ MultiLayerNetwork initialized(const MultiLayerConfiguration& conf) {
   MultiLayerNetwork m(conf);
   m.init();
   return m;
-}
-
-bool bitIdentical(const Tensor& a, const Tensor& b) {
-  const auto x = a.toVector(), y = b.toVector();
-  return x.size() == y.size() &&
-         (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0);
 }
 
 std::vector<std::string> names(const std::vector<std::filesystem::path>& paths) {
@@ -70,6 +65,15 @@ struct Recorder : TrainingListener {
   void iterationDone(const MultiLayerNetwork& model, const IterationInfo& info) override {
     params.emplace_back(info.iteration, model.params().clone());
     if (throwAt >= 0 && info.iteration >= throwAt) throw std::runtime_error("simulated crash");
+  }
+};
+
+// The root's iteration count at the end of every epoch.
+struct EpochEnds : TrainingListener {
+  std::vector<int64_t> iterations;
+  void iterationDone(const MultiLayerNetwork&, const IterationInfo&) override {}
+  void onEpochEnd(const MultiLayerNetwork& model, int) override {
+    iterations.push_back(model.getIterationCount());
   }
 };
 
@@ -162,6 +166,9 @@ TEST_SUITE("parallel.Checkpoint") {
       TrainingMode mode;
       int frequency;
       UpdaterParams updater;
+      int64_t averagingWarmup = 0;
+      LearningRateScaling scaling = LearningRateScaling::NONE;
+      int64_t scalingWarmup = 0;
     };
     for (const Setup& s :
          {Setup{1, TrainingMode::AVERAGING, 3, Nesterovs(0.1, 0.9)},
@@ -174,7 +181,11 @@ TEST_SUITE("parallel.Checkpoint") {
                 Nesterovs(CycleSchedule(ScheduleType::ITERATION, 0.02, 0.2, 7, 1, 0.5),
                           MapSchedule(ScheduleType::EPOCH, {{0, 0.5}, {2, 0.9}}))},
           Setup{2, TrainingMode::SHARED_GRADIENTS, 1,
-                Adam(CosineWarmupSchedule(0.02, 0.001, 3, 20))}}) {
+                Adam(CosineWarmupSchedule(0.02, 0.001, 3, 20))},
+          // Averaging every iteration for the first 4, then every 2; the rate scaled by 2,
+          // ramping up over 20 iterations, past the resume.
+          Setup{2, TrainingMode::AVERAGING, 2, Nesterovs(0.05, 0.9), 4, LearningRateScaling::LINEAR,
+                20}}) {
       CAPTURE(s.workers);
       CAPTURE(static_cast<int>(s.mode));
       CAPTURE(static_cast<int>(s.updater.kind));
@@ -186,27 +197,25 @@ TEST_SUITE("parallel.Checkpoint") {
             .averagingFrequency(s.frequency)
             .trainingMode(s.mode)
             .threadsPerWorker(1)
-            .prefetchBuffer(3);
+            .prefetchBuffer(3)
+            .averagingWarmup(s.averagingWarmup)
+            .learningRateScaling(s.scaling, s.scalingWarmup);
       };
 
       MultiLayerNetwork uninterrupted = initialized(testutil::smallNet(s.updater));
+      auto epochEnds = std::make_shared<EpochEnds>();
       {
         ShufflingIterator it(data, 11);
-        builder(uninterrupted).build().fit(it, epochs);
+        builder(uninterrupted).setListeners({epochEnds}).build().fit(it, epochs);
       }
 
       TempDir dir;
       testutil::withinSeconds(60, [&] {
         MultiLayerNetwork crashed = initialized(testutil::smallNet(s.updater));
         auto recorder = std::make_shared<Recorder>();
-        // Mid-epoch 1, after at least one checkpoint in that epoch. An epoch of 14 minibatches
-        // has full rounds of workers x perRound minibatches adding perRound iterations each,
-        // then a partial round adding ceil(rest / workers).
+        // Mid-epoch 1, after at least one checkpoint in that epoch.
         const int64_t perRound = s.mode == TrainingMode::AVERAGING ? s.frequency : 1;
-        const int64_t roundSize = s.workers * perRound;
-        const int64_t perEpoch =
-            14 / roundSize * perRound + (14 % roundSize + s.workers - 1) / s.workers;
-        recorder->throwAt = perEpoch + 3 * perRound;
+        recorder->throwAt = epochEnds->iterations.at(0) + 3 * perRound;
         auto wrapper = builder(crashed)
                            .checkpointEvery(Checkpoint::iterations(2 * perRound), dir.path(), 2)
                            .setListeners({recorder})

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstring>
 #include <future>
 #include <vector>
 
@@ -80,6 +81,14 @@ class VectorIterator : public dl4cpp::DataSetIterator {
   size_t position_ = 0;
   int64_t served_ = 0;
 };
+
+// The same values, bit for bit.
+inline bool bitIdentical(const dl4cpp::Tensor& a, const dl4cpp::Tensor& b) {
+  const auto x = a.toVector(), y = b.toVector();
+  // An empty vector's data() may be null, which memcmp must not be given even for 0 bytes.
+  return x.size() == y.size() &&
+         (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0);
+}
 
 // Runs `body` on another thread and fails the test if it takes longer than `limit`.
 template <typename F>
