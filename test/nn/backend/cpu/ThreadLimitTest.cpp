@@ -21,6 +21,9 @@ TEST_SUITE("nn") {
       return;
     }
     auto cpu = makeBackend(Device::cpu());
+    // Making a backend caps the thread that made it: a layer may run on it without a bind.
+    CHECK(omp_get_max_threads() == limit);
+    omp_set_num_threads(limit + 1);
     cpu->bindToCurrentThread(0);  // keep the current count
     CHECK(omp_get_max_threads() == limit);
     cpu->bindToCurrentThread(limit + 3);
