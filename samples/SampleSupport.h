@@ -6,6 +6,7 @@
 #include <dl4cpp/nn/eval/Evaluation.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <dl4cpp/nn/tensor/Device.h>
+#include <dl4cpp/parallel/LearningRateScaling.h>
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -36,6 +37,16 @@ inline std::vector<dl4cpp::Device> devicesFromOption(const std::string& name) {
     throw std::invalid_argument(DL4CPP_HAVE_CUDA ? "--device cuda: no CUDA device is visible"
                                                  : "--device cuda: this build has no CUDA backend");
   return dl4cpp::defaultDevices();  // every visible GPU
+}
+
+// --lr-scaling linear|sqrt|none (ParallelWrapper::Builder::learningRateScaling).
+inline dl4cpp::parallel::LearningRateScaling learningRateScalingFromOption(
+    const std::string& name) {
+  using dl4cpp::parallel::LearningRateScaling;
+  if (name == "linear") return LearningRateScaling::LINEAR;
+  if (name == "sqrt") return LearningRateScaling::SQRT;
+  if (name == "none") return LearningRateScaling::NONE;
+  throw std::invalid_argument("learning-rate scaling must be linear, sqrt or none, not " + name);
 }
 
 class SampleOptions {

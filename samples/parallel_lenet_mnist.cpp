@@ -30,6 +30,13 @@ int run(int argc, char** argv) {
         "cpu | cuda: workers on the CPU or on every visible GPU (default cuda when a GPU is "
         "present)"},
        {"average-updaters", "1 = average updater state too, 0 = keep each worker's (default 1)"},
+       {"lr-scaling",
+        "linear | sqrt | none: multiply the learning rate by the worker count or its square root "
+        "(default none; docs/parallel.md's recipe: linear)"},
+       {"scaling-warmup", "iterations over which --lr-scaling ramps up from 1 (default 0)"},
+       {"averaging-warmup",
+        "average after every iteration for this many iterations, then every "
+        "--averaging-frequency (default 0)"},
        {"data-dir", "MNIST directory (default $DL4CPP_DATA_DIR/MNIST or ~/.dl4cpp/data/MNIST)"},
        {"train-examples", "use only the first N training examples (default: all 60000)"},
        {"test-examples", "use only the first N test examples (default: all 10000)"},
@@ -70,6 +77,10 @@ int run(int argc, char** argv) {
           .averagingFrequency(static_cast<int>(options.getInt("averaging-frequency", 3)))
           .reportScoreAfterAveraging(true)
           .averageUpdaters(options.getInt("average-updaters", 1) != 0)
+          .learningRateScaling(
+              samples::learningRateScalingFromOption(options.getString("lr-scaling", "none")),
+              options.getInt("scaling-warmup", 0))
+          .averagingWarmup(options.getInt("averaging-warmup", 0))
           .threadsPerWorker(static_cast<int>(options.getInt("threads-per-worker", 0)))
           .devices(samples::devicesFromOption(options.getString("device", "")))
           .trainingMode(modeName == "averaging" ? parallel::TrainingMode::AVERAGING
