@@ -42,10 +42,11 @@ bool ScoreImprovementEpochTerminationCondition::terminate(int epoch, std::option
 std::string ScoreImprovementEpochTerminationCondition::reason() const {
   const std::string byMore =
       minImprovement_ > 0 ? fmt::format(" greater than {}", minImprovement_) : std::string();
+  const int epochs = lastEpoch_ - bestEpoch_;
   return fmt::format(
-      "ScoreImprovementEpochTerminationCondition: no improvement{} for {} epochs (best score {} "
+      "ScoreImprovementEpochTerminationCondition: no improvement{} for {} epoch{} (best score {} "
       "at epoch {})",
-      byMore, lastEpoch_ - bestEpoch_, bestScore_, bestEpoch_);
+      byMore, epochs, epochs == 1 ? "" : "s", bestScore_, bestEpoch_);
 }
 
 }  // namespace dl4cpp

@@ -251,21 +251,24 @@ TEST_SUITE("nn/earlystopping") {
   }
 
   TEST_CASE("EarlyStoppingTrainer: a second fit() starts the conditions afresh") {
-    auto score = std::make_shared<testutil::ScriptedScore>(std::vector<double>{3, 2, 1, 1, 2, 3});
+    auto score = std::make_shared<testutil::ScriptedScore>(std::vector<double>{1, 2, 3, 2});
     Run run;
     EarlyStoppingTrainer trainer(
         EarlyStoppingConfiguration::Builder()
             .epochTerminationConditions(
-                {std::make_shared<MaxEpochsTerminationCondition>(3),
-                 std::make_shared<ScoreImprovementEpochTerminationCondition>(1)})
+                {std::make_shared<ScoreImprovementEpochTerminationCondition>(1),
+                 std::make_shared<MaxEpochsTerminationCondition>(2)})
             .scoreCalculator(score)
             .build(),
         run.model, run.train);
-    CHECK(trainer.fit().terminationDetails == "MaxEpochsTerminationCondition: 3 epochs reached");
-    // Scores 1, 2, 3: without initialize() the previous best (1) would end it after one epoch.
+    CHECK(trainer.fit().terminationDetails ==
+          "ScoreImprovementEpochTerminationCondition: no improvement for 1 epoch (best score 1 at "
+          "epoch 0)");
+    // Scores 3, 2: an improvement, so MaxEpochs ends it. Had the condition kept the first run's
+    // best (1 at epoch 0), it would have fired again.
     const EarlyStoppingResult second = trainer.fit();
-    CHECK(second.terminationDetails.rfind("ScoreImprovementEpochTerminationCondition", 0) == 0);
-    CHECK(second.totalEpochs == 2);
-    CHECK(second.scoreVsEpoch == std::map<int, double>{{0, 1}, {1, 2}});
+    CHECK(second.terminationDetails == "MaxEpochsTerminationCondition: 2 epochs reached");
+    CHECK(second.scoreVsEpoch == std::map<int, double>{{0, 3}, {1, 2}});
+    CHECK(second.bestModelEpoch == 1);
   }
 }
