@@ -151,6 +151,37 @@ TEST_SUITE("listeners") {
     checkResultsMatch(*listener, *snapshots);
   }
 
+  TEST_CASE("EvaluativeListener: moved to a model of another configuration, it evaluates that") {
+    // Same parameter count, another activation: a copy of the first model holding the second
+    // model's parameters would score differently from the second model itself.
+    VectorIterator validation(validationData());
+    auto listener = std::make_shared<EvaluativeListener>(validation, 2);
+    MultiLayerNetwork first = initialized();
+    first.setListeners({listener});
+    VectorIterator train(testutil::batches(2, 4));
+    first.fit(train);
+    MultiLayerNetwork second(
+        NeuralNetConfiguration::Builder()
+            .seed(12)
+            .updater(Sgd(0.3))
+            .list()
+            .layer(DenseLayer::Builder().nIn(6).nOut(10).activation(Activation::RELU).build())
+            .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                       .nOut(3)
+                       .activation(Activation::SOFTMAX)
+                       .build())
+            .build(),
+        Device::cpu(), 1);
+    second.init();
+    REQUIRE(second.numParams() == first.numParams());
+    second.setListeners({listener});
+    train.reset();
+    second.fit(train);
+    REQUIRE(listener->results().size() == 2);
+    CHECK(listener->results().back().evaluation.confusionMatrix() ==
+          second.evaluate(validation).confusionMatrix());
+  }
+
   TEST_CASE("EvaluativeListener: bad settings and an empty validation iterator") {
     VectorIterator validation(validationData());
     CHECK_THROWS_WITH_AS(EvaluativeListener(validation, 0),
