@@ -29,6 +29,7 @@
 #include <dl4cpp/nn/conf/layers/ZeroPaddingLayer.h>
 #include <dl4cpp/nn/eval/Evaluation.h>
 #include <dl4cpp/nn/gradientcheck/GradientCheckUtil.h>
+#include <dl4cpp/nn/listeners/EvaluativeListener.h>
 #include <dl4cpp/nn/listeners/ProgressListener.h>
 #include <dl4cpp/nn/listeners/ScoreIterationListener.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
@@ -54,3 +55,18 @@
 #include <dl4cpp/iterators/NormalizerMinMaxScaler.h>
 #include <dl4cpp/iterators/NormalizerStandardize.h>
 #include <dl4cpp/nn/util/NormalizerSerializer.h>
+// Validation and early stopping (DL4J's org.deeplearning4j.earlystopping).
+#include <dl4cpp/nn/earlystopping/EarlyStoppingConfiguration.h>
+#include <dl4cpp/nn/earlystopping/EarlyStoppingResult.h>
+#include <dl4cpp/nn/earlystopping/saver/InMemoryModelSaver.h>
+#include <dl4cpp/nn/earlystopping/saver/LocalFileModelSaver.h>
+#include <dl4cpp/nn/earlystopping/scorecalc/ClassificationScoreCalculator.h>
+#include <dl4cpp/nn/earlystopping/scorecalc/DataSetLossCalculator.h>
+#include <dl4cpp/nn/earlystopping/termination/BestScoreEpochTerminationCondition.h>
+#include <dl4cpp/nn/earlystopping/termination/InvalidScoreIterationTerminationCondition.h>
+#include <dl4cpp/nn/earlystopping/termination/MaxEpochsTerminationCondition.h>
+#include <dl4cpp/nn/earlystopping/termination/MaxScoreIterationTerminationCondition.h>
+#include <dl4cpp/nn/earlystopping/termination/MaxTimeIterationTerminationCondition.h>
+#include <dl4cpp/nn/earlystopping/termination/ScoreImprovementEpochTerminationCondition.h>
+#include <dl4cpp/nn/earlystopping/trainer/EarlyStoppingTrainer.h>
+#include <dl4cpp/parallel/EarlyStoppingParallelTrainer.h>

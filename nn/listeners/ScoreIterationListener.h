@@ -11,9 +11,9 @@
 // Java's Double.toString.
 //
 // Runs on the fit() thread like every listener; the stream must outlive the listener.
+#include <dl4cpp/nn/listeners/IterationMultiples.h>
 #include <dl4cpp/nn/listeners/TrainingListener.h>
 
-#include <cstdint>
 #include <iostream>
 
 namespace dl4cpp {
@@ -30,7 +30,7 @@ class ScoreIterationListener : public TrainingListener {
  private:
   int printIterations_;
   std::ostream& out_;
-  int64_t lastIteration_ = 0;  // iteration of the previous report
+  IterationMultiples multiples_;
 };
 
 }  // namespace dl4cpp

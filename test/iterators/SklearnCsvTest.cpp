@@ -1,6 +1,5 @@
-// Real tables end to end: the CSV files of Debian's python3-sklearn, read as they are. Their first
-// line is not column names but "<rows>,<features>,<class names...>", so it is skipped and checked
-// against what the reader finds.
+// Real tables end to end: the CSV files of Debian's python3-sklearn (SklearnData.h), read as they
+// are. Their first line is skipped and checked against what the reader finds.
 #include <dl4cpp/iterators/CSVRecordReader.h>
 #include <dl4cpp/iterators/RecordReaderDataSetIterator.h>
 #include <dl4cpp/nn/conf/layers/DenseLayer.h>
@@ -10,23 +9,16 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <iostream>
 #include <string>
 #include <vector>
 
+#include "iterators/SklearnData.h"
+
 using namespace dl4cpp;
+using testutil::haveSklearnData;
+using testutil::kSklearnData;
 
 namespace {
-
-const std::filesystem::path kSklearnData = "/usr/lib/python3/dist-packages/sklearn/datasets/data";
-
-// False (after printing the skip line CTest looks for) when python3-sklearn is not installed.
-bool haveSklearnData() {
-  if (std::filesystem::exists(kSklearnData / "iris.csv")) return true;
-  std::cout << "skipped: " << kSklearnData.string()
-            << " not found (install python3-sklearn: scripts/install-deps.sh)\n";
-  return false;
-}
 
 struct Header {
   int64_t rows, features;

@@ -1,0 +1,38 @@
+#pragma once
+// EarlyStoppingResult: how an early-stopping run ended and what it kept (DL4J's
+// org.deeplearning4j.earlystopping.EarlyStoppingResult).
+//
+// DL4J also has a TerminationReason Error, returned in place of an exception thrown by training;
+// here exceptions propagate from EarlyStoppingTrainer::fit() instead (see EarlyStoppingTrainer.h),
+// so every result is a run that ended as configured.
+#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
+
+#include <map>
+#include <string>
+
+namespace dl4cpp {
+
+struct EarlyStoppingResult {
+  enum class TerminationReason { EpochTerminationCondition, IterationTerminationCondition };
+
+  TerminationReason terminationReason;
+  // Which condition fired and why, in words: "ScoreImprovementEpochTerminationCondition: no
+  // improvement for 3 epochs (best score 0.215 at epoch 6)".
+  std::string terminationDetails;
+  // The score of every evaluated epoch, by 0-based epoch of the run.
+  std::map<int, double> scoreVsEpoch;
+  // The epoch whose model is bestModel and its score; -1 and NaN when no epoch was evaluated
+  // (an iteration condition ended the run first).
+  int bestModelEpoch = -1;
+  double bestModelScore = 0;
+  // Epochs completed; an epoch cut short by an iteration condition does not count.
+  int totalEpochs = 0;
+  // The best epoch's model, as the model saver returns it; when no epoch was evaluated, a copy of
+  // the model as training left it (as DL4J does).
+  MultiLayerNetwork bestModel;
+};
+
+// "EpochTerminationCondition" / "IterationTerminationCondition".
+std::string toString(EarlyStoppingResult::TerminationReason reason);
+
+}  // namespace dl4cpp

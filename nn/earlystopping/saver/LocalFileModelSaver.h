@@ -1,0 +1,37 @@
+#pragma once
+// LocalFileModelSaver: writes the best and latest models as model files (DL4J's), bestModel.bin
+// and latestModel.bin in `directory`, with MultiLayerNetwork::save (updater state included, so
+// training can continue from them; written atomically, so a crash leaves the previous file whole).
+// The directory is created when the first model is saved; a failed write is an IoError naming the
+// file. The getters load the files (MultiLayerNetwork::load: on the CPU, all cores) and are empty
+// while a file does not exist. Files of an earlier run in the same directory stay until this one
+// overwrites them (EarlyStoppingTrainer only takes a best model it saved itself).
+#include <dl4cpp/nn/earlystopping/saver/EarlyStoppingModelSaver.h>
+
+#include <filesystem>
+
+namespace dl4cpp {
+
+class LocalFileModelSaver : public EarlyStoppingModelSaver {
+ public:
+  static constexpr const char* kBestModelFile = "bestModel.bin";
+  static constexpr const char* kLatestModelFile = "latestModel.bin";
+
+  explicit LocalFileModelSaver(std::filesystem::path directory);
+
+  void saveBestModel(const MultiLayerNetwork& model) override;
+  void saveLatestModel(const MultiLayerNetwork& model) override;
+  std::optional<MultiLayerNetwork> getBestModel() override;
+  std::optional<MultiLayerNetwork> getLatestModel() override;
+
+  std::filesystem::path bestModelPath() const { return directory_ / kBestModelFile; }
+  std::filesystem::path latestModelPath() const { return directory_ / kLatestModelFile; }
+
+ private:
+  void save(const MultiLayerNetwork& model, const std::filesystem::path& path) const;
+  static std::optional<MultiLayerNetwork> load(const std::filesystem::path& path);
+
+  std::filesystem::path directory_;
+};
+
+}  // namespace dl4cpp

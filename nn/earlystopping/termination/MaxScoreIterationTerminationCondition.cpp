@@ -1,0 +1,25 @@
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/earlystopping/termination/MaxScoreIterationTerminationCondition.h>
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace dl4cpp {
+
+MaxScoreIterationTerminationCondition::MaxScoreIterationTerminationCondition(double maxScore)
+    : maxScore_(maxScore) {
+  if (std::isnan(maxScore))
+    throw ConfigError("MaxScoreIterationTerminationCondition: maxScore must not be NaN");
+}
+
+bool MaxScoreIterationTerminationCondition::terminate(double lastMiniBatchScore) {
+  lastScore_ = lastMiniBatchScore;
+  return lastMiniBatchScore > maxScore_;
+}
+
+std::string MaxScoreIterationTerminationCondition::reason() const {
+  return fmt::format("MaxScoreIterationTerminationCondition: score {} exceeds the maximum {}",
+                     lastScore_, maxScore_);
+}
+
+}  // namespace dl4cpp

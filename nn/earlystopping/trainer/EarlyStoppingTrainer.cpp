@@ -1,0 +1,41 @@
+#include <dl4cpp/nn/earlystopping/trainer/EarlyStoppingTrainer.h>
+
+namespace dl4cpp {
+
+namespace {
+// Thrown by stopEpoch() from the trainer's listener, through MultiLayerNetwork::fit (which ends on
+// a listener's exception, leaving the model as the last iteration made it), to trainEpoch().
+struct StopEpoch {};
+
+// Gives the model back its own listeners however the epoch ends.
+class ListenersRestorer {
+ public:
+  explicit ListenersRestorer(MultiLayerNetwork& model)
+      : model_(model), own_(model.getListeners()) {}
+  ~ListenersRestorer() { model_.setListeners(std::move(own_)); }
+  ListenersRestorer(const ListenersRestorer&) = delete;
+  ListenersRestorer& operator=(const ListenersRestorer&) = delete;
+
+ private:
+  MultiLayerNetwork& model_;
+  std::vector<std::shared_ptr<TrainingListener>> own_;
+};
+}  // namespace
+
+EarlyStoppingTrainer::EarlyStoppingTrainer(EarlyStoppingConfiguration conf,
+                                           MultiLayerNetwork& model, DataSetIterator& train)
+    : BaseEarlyStoppingTrainer("EarlyStoppingTrainer", std::move(conf), model, train) {}
+
+void EarlyStoppingTrainer::trainEpoch(DataSetIterator& train, const Listeners& listeners) {
+  const ListenersRestorer restorer(model());
+  model().setListeners(listeners);
+  try {
+    model().fit(train);
+  } catch (const StopEpoch&) {
+    // An iteration condition fired; the base trainer knows which.
+  }
+}
+
+void EarlyStoppingTrainer::stopEpoch() { throw StopEpoch{}; }
+
+}  // namespace dl4cpp

@@ -1,0 +1,28 @@
+#pragma once
+// EarlyStoppingTrainer: trains one model with early stopping (DL4J's
+// org.deeplearning4j.earlystopping.trainer.EarlyStoppingTrainer):
+//
+//   EarlyStoppingTrainer trainer(conf, model, trainIterator);  // conf: EarlyStoppingConfiguration
+//   EarlyStoppingResult result = trainer.fit();
+//   std::cout << toString(result.terminationReason) << ": " << result.terminationDetails << "\n";
+//   MultiLayerNetwork& best = result.bestModel;
+//
+// Each epoch is MultiLayerNetwork::fit(trainIterator) with the model's listeners; an iteration
+// condition stops it at once. The run, its result and its errors: BaseEarlyStoppingTrainer.h.
+// `model` (initialised) and `train` must outlive the trainer; `model` is trained in place and ends
+// as the last epoch left it, which need not be the best model.
+#include <dl4cpp/nn/earlystopping/trainer/BaseEarlyStoppingTrainer.h>
+
+namespace dl4cpp {
+
+class EarlyStoppingTrainer : public BaseEarlyStoppingTrainer {
+ public:
+  EarlyStoppingTrainer(EarlyStoppingConfiguration conf, MultiLayerNetwork& model,
+                       DataSetIterator& train);
+
+ protected:
+  void trainEpoch(DataSetIterator& train, const Listeners& listeners) override;
+  void stopEpoch() override;
+};
+
+}  // namespace dl4cpp
