@@ -17,6 +17,12 @@ TEST_SUITE("parallel") {
     for (TrainingMode mode : {TrainingMode::AVERAGING, TrainingMode::SHARED_GRADIENTS}) {
       INFO("mode " << (mode == TrainingMode::AVERAGING ? "AVERAGING" : "SHARED_GRADIENTS"));
       MultiLayerNetwork root = testutil::withFrozenLayers(testutil::pretrainedTestNet(), 1);
+      // A running mean far larger than its variance: pooling such statistics in double does not
+      // give the float values back (E[x^2] - mean^2 loses the variance's last bits).
+      Tensor statistics = root.layerState().clone();
+      statistics.data()[0] = 1e5f;  // channel 0's mean
+      statistics.data()[8] = 0.3f;  // channel 0's variance
+      root.setLayerState(statistics);
       const int64_t frozen = root.numFrozenParams();
       const std::vector<float> params = range(root.params(), 0, root.numParams());
       const std::vector<float> state = range(root.layerState(), 0, 16);  // layer 1's statistics
