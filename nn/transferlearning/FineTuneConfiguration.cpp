@@ -26,8 +26,9 @@ void override(T& field, const std::optional<T>& value) {
 
 }  // namespace
 
-void FineTuneConfiguration::Regularization::applyTo(double& l1Value, double& l2Value,
-                                                    WeightDecay& decayValue) const {
+template <typename Number, typename Decay>
+void FineTuneConfiguration::Regularization::applyTo(Number& l1Value, Number& l2Value,
+                                                    Decay& decayValue) const {
   const bool replaces =
       l1.value_or(0) > 0 || l2.value_or(0) > 0 || (weightDecay && weightDecay->coeff > 0);
   if (replaces) {
@@ -41,6 +42,20 @@ void FineTuneConfiguration::Regularization::applyTo(double& l1Value, double& l2V
   override(decayValue, weightDecay);
 }
 
+template <typename Target>
+void FineTuneConfiguration::applySettings(Target& target) const {
+  override(target.activation, activation_);
+  override(target.weightInit, weightInit_);
+  override(target.biasInit, biasInit_);
+  override(target.updater, updater_);
+  override(target.biasUpdater, biasUpdater_);
+  override(target.dropOut, dropOut_);
+  override(target.gradientNormalization, gradientNormalization_);
+  override(target.gradientNormalizationThreshold, gradientNormalizationThreshold_);
+  weights_.applyTo(target.l1, target.l2, target.weightDecay);
+  biases_.applyTo(target.l1Bias, target.l2Bias, target.weightDecayBias);
+}
+
 void FineTuneConfiguration::applyTo(Layer& layer) const {
   if (convolutionMode_) {
     if (auto* convolution = dynamic_cast<ConvolutionLayer*>(&layer))
@@ -48,42 +63,12 @@ void FineTuneConfiguration::applyTo(Layer& layer) const {
     if (auto* subsampling = dynamic_cast<SubsamplingLayer*>(&layer))
       subsampling->convolutionMode = convolutionMode_;
   }
-  if (!isBaseLayer(layer)) return;
-  override(layer.activation, activation_);
-  override(layer.weightInit, weightInit_);
-  override(layer.biasInit, biasInit_);
-  override(layer.updater, updater_);
-  override(layer.biasUpdater, biasUpdater_);
-  override(layer.dropOut, dropOut_);
-  override(layer.gradientNormalization, gradientNormalization_);
-  override(layer.gradientNormalizationThreshold, gradientNormalizationThreshold_);
-  // The layer is resolved (every field set); value_or only guards a layer that is not.
-  double l1 = layer.l1.value_or(0), l2 = layer.l2.value_or(0);
-  WeightDecay decay = layer.weightDecay.value_or(WeightDecay{});
-  weights_.applyTo(l1, l2, decay);
-  layer.l1 = l1;
-  layer.l2 = l2;
-  layer.weightDecay = decay;
-  double l1Bias = layer.l1Bias.value_or(0), l2Bias = layer.l2Bias.value_or(0);
-  WeightDecay decayBias = layer.weightDecayBias.value_or(WeightDecay{});
-  biases_.applyTo(l1Bias, l2Bias, decayBias);
-  layer.l1Bias = l1Bias;
-  layer.l2Bias = l2Bias;
-  layer.weightDecayBias = decayBias;
+  if (isBaseLayer(layer)) applySettings(layer);
 }
 
 LayerDefaults FineTuneConfiguration::applyTo(LayerDefaults defaults) const {
-  override(defaults.activation, activation_);
-  override(defaults.weightInit, weightInit_);
-  override(defaults.biasInit, biasInit_);
-  override(defaults.updater, updater_);
-  override(defaults.biasUpdater, biasUpdater_);
-  override(defaults.dropOut, dropOut_);
-  override(defaults.gradientNormalization, gradientNormalization_);
-  override(defaults.gradientNormalizationThreshold, gradientNormalizationThreshold_);
+  applySettings(defaults);
   override(defaults.convolutionMode, convolutionMode_);
-  weights_.applyTo(defaults.l1, defaults.l2, defaults.weightDecay);
-  biases_.applyTo(defaults.l1Bias, defaults.l2Bias, defaults.weightDecayBias);
   return defaults;
 }
 

@@ -44,9 +44,15 @@ class FineTuneConfiguration {
   struct Regularization {
     std::optional<double> l1, l2;
     std::optional<WeightDecay> weightDecay;
-    // Applies DL4J's replace-or-remove rule to one layer's (or the defaults') terms.
-    void applyTo(double& l1Value, double& l2Value, WeightDecay& decayValue) const;
+    // Applies DL4J's replace-or-remove rule to a layer's terms (optional fields) or the
+    // defaults' (plain ones).
+    template <typename Number, typename Decay>
+    void applyTo(Number& l1Value, Number& l2Value, Decay& decayValue) const;
   };
+
+  // The layer settings, onto a Layer or LayerDefaults (which name them alike).
+  template <typename Target>
+  void applySettings(Target& target) const;
 
   std::optional<uint64_t> seed_;
   std::optional<Activation> activation_;
