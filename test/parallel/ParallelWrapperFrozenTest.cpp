@@ -4,6 +4,8 @@
 // values need not be that value in float).
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "nn/transferlearning/FrozenNetworkTestUtil.h"
 #include "parallel/ParallelTestUtil.h"
 
@@ -15,7 +17,8 @@ using testutil::range;
 TEST_SUITE("parallel") {
   TEST_CASE("ParallelWrapper, 2 workers: frozen layers stay bit-identical in every training mode") {
     for (TrainingMode mode : {TrainingMode::AVERAGING, TrainingMode::SHARED_GRADIENTS}) {
-      INFO("mode " << (mode == TrainingMode::AVERAGING ? "AVERAGING" : "SHARED_GRADIENTS"));
+      INFO("mode " << std::string(mode == TrainingMode::AVERAGING ? "AVERAGING"
+                                                                  : "SHARED_GRADIENTS"));
       MultiLayerNetwork root = testutil::withFrozenLayers(testutil::pretrainedTestNet(), 1);
       // A running mean far larger than its variance: pooling such statistics in double does not
       // give the float values back (E[x^2] - mean^2 loses the variance's last bits).

@@ -31,12 +31,14 @@ std::vector<float> tail(const std::vector<float>& v, int64_t from) {
 }
 
 // conv 3x3 (IDENTITY: the CPU backend runs it fused with the pooling after it) -> max pool 2x2 ->
-// conv 2x2 (RELU) -> max pool 2x2 -> dense 16 -> 8 (TANH) -> softmax 10, on 12x12 images.
+// conv 2x2 (RELU) -> max pool 2x2 -> dense 16 -> 8 (TANH) -> softmax 10, on 12x12 images, with
+// gradient normalisation (work the profiler charges to each layer with parameters).
 MultiLayerConfiguration convNet() {
   return NeuralNetConfiguration::Builder()
       .seed(3)
       .updater(Nesterovs(0.01, 0.9))
       .l2(1e-4)
+      .gradientNormalization(GradientNormalization::RenormalizeL2PerLayer)
       .list()
       .layer(ConvolutionLayer::Builder(3, 3).nOut(4).activation(Activation::IDENTITY).build())
       .layer(SubsamplingLayer::Builder(PoolingType::MAX, 2, 2, 2, 2).build())
@@ -144,13 +146,17 @@ TEST_SUITE("nn/multilayer") {
       INFO("layer " << layer);
       // Forward as ever (the first pooling runs inside the convolution's fused step).
       if (layer != 1) CHECK(calls(*f, layer, ProfilePhase::FORWARD) > 0);
-      for (ProfilePhase phase : {ProfilePhase::ACTIVATION_BACKWARD, ProfilePhase::BACKWARD_DATA,
-                                 ProfilePhase::BACKWARD_WEIGHTS, ProfilePhase::UPDATER})
+      // No gradient, gradient normalisation, regularisation or updater work (OTHER: the
+      // normalisation's scaling).
+      for (ProfilePhase phase :
+           {ProfilePhase::ACTIVATION_BACKWARD, ProfilePhase::BACKWARD_DATA,
+            ProfilePhase::BACKWARD_WEIGHTS, ProfilePhase::UPDATER, ProfilePhase::OTHER})
         CHECK(calls(*f, layer, phase) == 0);
     }
-    // Without freezing, the same layers have backward work (the first pooling's is charged to the
-    // convolution it runs fused with).
+    // Without freezing, the same layers have backward and normalisation work (the first
+    // pooling's is charged to the convolution it runs fused with).
     CHECK(calls(*t, 0, ProfilePhase::BACKWARD_WEIGHTS) > 0);
+    CHECK(calls(*t, 0, ProfilePhase::OTHER) > 0);
     CHECK(calls(*t, 2, ProfilePhase::BACKWARD_WEIGHTS) > 0);
     CHECK(calls(*t, 2, ProfilePhase::BACKWARD_DATA) > 0);
     CHECK(calls(*t, 3, ProfilePhase::BACKWARD_DATA) > 0);
@@ -180,7 +186,14 @@ TEST_SUITE("nn/multilayer") {
     for (const auto& batch : batches(2, 16, 4)) model.fit(batch);
     const std::vector<float> frozenParams = range(model.params(), 0, kFrozenParams);
 
+    const std::string json = model.getConfiguration().toJson();
+    CHECK(json.find("\"frozen\": true") != std::string::npos);
+    CHECK(MultiLayerConfiguration::fromJson(json) == model.getConfiguration());
+    // A file without updater state (whose size would tell frozen layers apart) loads frozen too.
     testutil::TempDir dir;
+    model.save(dir / "no-updater.dl4cpp", false);
+    CHECK(MultiLayerNetwork::load(dir / "no-updater.dl4cpp").numFrozenLayers() == 2);
+
     model.save(dir / "frozen.dl4cpp");
     MultiLayerNetwork loaded = MultiLayerNetwork::load(dir / "frozen.dl4cpp");
     MultiLayerNetwork cloned = model.clone();
@@ -194,8 +207,6 @@ TEST_SUITE("nn/multilayer") {
       CHECK(bitIdentical(range(copy->params(), 0, kFrozenParams), frozenParams));
     }
 
-    const std::string json = model.getConfiguration().toJson();
-    CHECK(json.find("\"frozen\": true") != std::string::npos);
     // A configuration written before frozen layers existed has no such field: every layer trains.
     const std::string old =
         std::regex_replace(json, std::regex("\\s*\"frozen\": (true|false),"), "");

@@ -128,6 +128,23 @@ TEST_SUITE("nn/transferlearning") {
     CHECK(tuned.score(fourClasses.front()) < before);
   }
 
+  TEST_CASE("TransferLearning: removeOutputLayer and a new output layer, everything else frozen") {
+    const MultiLayerNetwork original = testutil::pretrainedTestNet();
+    MultiLayerNetwork tuned = TransferLearning::Builder(original)
+                                  .setFeatureExtractor(3)
+                                  .removeOutputLayer()
+                                  .addLayer(softmaxOutput(5))
+                                  .build();
+    REQUIRE(tuned.numLayers() == 5);
+    CHECK(tuned.numFrozenLayers() == 4);
+    CHECK(layerAs<OutputLayer>(tuned, 4).nIn == 10);
+    CHECK(tuned.getConfiguration().outputType.flatSize() == 5);
+    // Layers 0 to 3 (182 parameters, all 36 running statistics) carry over; the output is new.
+    REQUIRE(tuned.numParams() == 182 + 10 * 5 + 5);
+    CHECK(bitIdentical(range(tuned.params(), 0, 182), range(original.params(), 0, 182)));
+    CHECK(bitIdentical(values(tuned.layerState()), values(original.layerState())));
+  }
+
   TEST_CASE("TransferLearning: nOutReplace passes the new size through parameterless layers") {
     MultiLayerNetwork original(testutil::smallConvNet(Adam(0.01)));
     original.init();
