@@ -10,7 +10,10 @@
 // A ParallelWrapper run (N workers x 1 thread, averaging every round) adds the coordinator's
 // view: averaging, barrier and data-wait shares of its wall time.
 // Every configuration runs --repeats times, interleaved, and each cell reports the median.
+// With --feature-extractor K, every network has layers 0 to K frozen (TransferLearning's
+// setFeatureExtractor(K)): the table then shows the backward and update work they skip.
 //   bench_lenet_breakdown [--warmup 100] [--iterations 300] [--repeats 3] [--json FILE]
+//                         [--feature-extractor K]
 #include <dl4cpp/dl4cpp.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <fmt/format.h>
@@ -66,11 +69,18 @@ DataSet nextBatch(MnistDataSetIterator& data) {
   }
 }
 
-Measurement measure(const MultiLayerConfiguration& conf, int threads, int warmup, int iterations,
-                    MnistDataSetIterator& data) {
-  Measurement m;
+// `conf` initialised on `threads` threads, with layers 0 to frozenTill frozen (none when < 0).
+MultiLayerNetwork network(const MultiLayerConfiguration& conf, int threads, int frozenTill) {
   MultiLayerNetwork model(conf, Device::cpu(), threads);
   model.init();
+  if (frozenTill < 0) return model;
+  return TransferLearning::Builder(model).setFeatureExtractor(frozenTill).build();
+}
+
+Measurement measure(const MultiLayerConfiguration& conf, int threads, int frozenTill, int warmup,
+                    int iterations, MnistDataSetIterator& data) {
+  Measurement m;
+  MultiLayerNetwork model = network(conf, threads, frozenTill);
   auto profiler = std::make_shared<LayerProfiler>();
   model.setProfiler(profiler);
   for (int i = 0; i < warmup; ++i) model.fit(nextBatch(data));
@@ -107,10 +117,9 @@ struct ParallelMeasurement {
   double samplesPerSecond = 0, averaging = 0, barrier = 0, dataWait = 0;
 };
 
-ParallelMeasurement measureParallel(const MultiLayerConfiguration& conf, int workers,
-                                    int iterations, MnistDataSetIterator& data) {
-  MultiLayerNetwork model(conf, Device::cpu(), 1);
-  model.init();
+ParallelMeasurement measureParallel(const MultiLayerConfiguration& conf, int frozenTill,
+                                    int workers, int iterations, MnistDataSetIterator& data) {
+  MultiLayerNetwork model = network(conf, 1, frozenTill);
   auto wrapper = parallel::ParallelWrapper::Builder(model)
                      .workers(workers)
                      .threadsPerWorker(1)
@@ -154,7 +163,8 @@ int main(int argc, char** argv) try {
        {"network",
         "lenet (samples/LenetConfiguration.h, on MNIST) | batchnorm "
         "(samples/BatchNormConfiguration.h, on Fashion-MNIST) (default lenet)"},
-       {"data-dir", "MNIST (or Fashion-MNIST) directory"}});
+       {"data-dir", "MNIST (or Fashion-MNIST) directory"},
+       {"feature-extractor", "freeze layers 0 to K (default: none frozen)"}});
   const int warmup = static_cast<int>(options.getInt("warmup", 100));
   const int iterations = static_cast<int>(options.getInt("iterations", 300));
   const int repeats = static_cast<int>(options.getInt("repeats", 3));
@@ -164,8 +174,11 @@ int main(int argc, char** argv) try {
   if (network != "lenet" && network != "batchnorm")
     throw std::invalid_argument("--network must be lenet or batchnorm, not " + network);
   const bool lenet = network == "lenet";
-  const std::string modelName = lenet ? "LeNet (samples/LenetConfiguration.h)"
-                                      : "conv-BN-ReLU x3 (samples/BatchNormConfiguration.h)";
+  const int frozenTill = static_cast<int>(options.getInt("feature-extractor", -1));
+  const std::string modelName =
+      std::string(lenet ? "LeNet (samples/LenetConfiguration.h)"
+                        : "conv-BN-ReLU x3 (samples/BatchNormConfiguration.h)") +
+      (frozenTill >= 0 ? fmt::format(", layers 0 to {} frozen", frozenTill) : "");
   MnistDataSetIterator data(
       128, 60000, false, true, true, 123,
       options.getString("data-dir", lenet ? "" : MnistDataSetIterator::fashionMnistDirectory()));
@@ -179,8 +192,9 @@ int main(int argc, char** argv) try {
   std::vector<ParallelMeasurement> parallelRuns;
   for (int r = 0; r < repeats; ++r) {
     for (size_t t = 0; t < threadCounts.size(); ++t)
-      runs[t].push_back(measure(conf, threadCounts[t], warmup, iterations, data));
-    if (cores > 1) parallelRuns.push_back(measureParallel(conf, cores, iterations, data));
+      runs[t].push_back(measure(conf, threadCounts[t], frozenTill, warmup, iterations, data));
+    if (cores > 1)
+      parallelRuns.push_back(measureParallel(conf, frozenTill, cores, iterations, data));
   }
 
   std::string json = fmt::format(

@@ -159,10 +159,15 @@ struct ParallelWrapper::Impl {
                           averagingDevices[static_cast<size_t>(w)]);
   }
 
-  // Each worker averages its slice of the flat buffers into the root and every replica.
+  // Each worker averages its slice of the flat buffers into the root and every replica. Frozen
+  // layers' parameters (the start of the buffer) are equal everywhere and stay as they are: a
+  // weighted mean of equal values could round them.
   void averagePhase(int w) {
     const int n = workers();
-    auto [begin, end] = ParameterAverager::slice(root->numParams(), w, n);
+    const int64_t frozen = root->numFrozenParams();
+    auto [begin, end] = ParameterAverager::slice(root->numParams() - frozen, w, n);
+    begin += frozen;
+    end += frozen;
     if (mode == TrainingMode::SHARED_GRADIENTS) {
       average(w, replicaGradients, replicaGradients, begin, end);
       return;

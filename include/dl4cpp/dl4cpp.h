@@ -35,6 +35,8 @@
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <dl4cpp/nn/profiling/LayerProfiler.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
+#include <dl4cpp/nn/transferlearning/FineTuneConfiguration.h>
+#include <dl4cpp/nn/transferlearning/TransferLearning.h>
 #include <dl4cpp/nn/updaters/Updaters.h>
 #include <dl4cpp/nn/util/ModelSerializer.h>
 #include <dl4cpp/parallel/InferenceErrors.h>

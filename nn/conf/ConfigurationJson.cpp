@@ -184,6 +184,7 @@ void writeRegularizationFields(const Layer& l, Json& j) {
 Json toJson(const Layer& l) {
   Json j = commonFields(l);
   writeRegularizationFields(l, j);
+  j["frozen"] = l.frozen;
   JsonFieldWriter fields(j);
   l.writeFields(fields);
   return j;
@@ -492,6 +493,8 @@ std::shared_ptr<Layer> readLayer(const Node& n) {
                    quoted(layer->typeName()));
   readCommonFields(n, *layer);
   readRegularizationFields(n, *layer);
+  // Absent from files written before frozen layers existed: trainable.
+  if (const auto frozen = n.find("frozen")) layer->frozen = frozen->boolean();
   layer->readFields(JsonFieldReader(n));
   return layer;
 }

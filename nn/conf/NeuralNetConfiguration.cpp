@@ -100,6 +100,11 @@ MultiLayerConfiguration NeuralNetConfiguration::ListBuilder::build() const {
     }
     conf.preProcessors.push_back(pre);
     conf.layerInputTypes.push_back(current);
+    if (l->frozen && i > 0 && !layers_[i - 1]->frozen)
+      throw ConfigError(fmt::format(
+          "layer {} ({}) is frozen but layer {} ({}) before it is not: frozen layers must be the "
+          "first layers of the network (as TransferLearning's setFeatureExtractor freezes them)",
+          i, l->typeName(), i - 1, layers_[i - 1]->typeName()));
     const bool endsWithLoss = dynamic_cast<const LossOutput*>(l.get()) != nullptr;
     if (endsWithLoss != (i + 1 == layers_.size()))
       throw ConfigError("layer " + std::to_string(i) + " (" + l->typeName() + "): " +
@@ -127,9 +132,9 @@ std::string MultiLayerConfiguration::summary() const {
       fmt::format("{:<4} {:<18} {:<28} {:<24} {:>10}\n", "#", "layer", "input", "output", "params");
   int64_t total = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
-    s += fmt::format("{:<4} {:<18} {:<28} {:<24} {:>10}\n", i, layers[i]->typeName(),
+    s += fmt::format("{:<4} {:<18} {:<28} {:<24} {:>10}{}\n", i, layers[i]->typeName(),
                      layerInputTypes[i].toString(), layerOutputTypes[i].toString(),
-                     layers[i]->numParams());
+                     layers[i]->numParams(), layers[i]->frozen ? " (frozen)" : "");
     total += layers[i]->numParams();
   }
   return s + fmt::format("total parameters: {}\n", total);

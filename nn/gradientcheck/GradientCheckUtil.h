@@ -5,7 +5,9 @@
 //   GradientCheckUtil::Result r = GradientCheckUtil::checkGradients(model, data);
 //   if (!r.passed) std::cerr << r.report;
 //
-// Checks dL/dparams (every parameter, or a strided subset) and, optionally, dL/dfeatures. The
+// Checks dL/dparams (every trainable parameter, or a strided subset: frozen layers' parameters
+// have no gradient) and, optionally, dL/dfeatures (not with frozen layers, which pass no gradient:
+// set checkInputGradient = false, or computeGradientAndScore's ConfigError follows). The
 // loss is the mean data loss (no l2 term), computed in float32 like training; the defaults suit
 // that precision. Use smooth activations (TANH, SIGMOID) and avoid ties in MAX pooling and exact
 // zeros before RELU: central differences are meaningless across a kink.

@@ -16,19 +16,26 @@ struct ForwardContext {
   bool training = false;
   // The seed of this context's stream: a whole pass's, or one layer's within it (forLayer).
   uint64_t seed = 0;
+  // Layers 0 .. frozenLayers - 1 are frozen (Layer::frozen): they run in inference mode, also in
+  // a training pass (DL4J's FrozenLayer).
+  int frozenLayers = 0;
 
   // A generator over this context's stream (each call starts it afresh).
   Random random() const { return Random(seed); }
+  // Whether layer `layer` runs in training mode in this pass.
+  bool trainingFor(int layer) const { return training && layer >= frozenLayers; }
 
   // The context of a forward pass of replica `replica` at iteration `iteration` of a network
-  // seeded with `networkSeed`.
-  static ForwardContext pass(bool training, uint64_t networkSeed, int replica, int64_t iteration) {
+  // seeded with `networkSeed` whose first `frozenLayers` layers are frozen.
+  static ForwardContext pass(bool training, uint64_t networkSeed, int replica, int64_t iteration,
+                             int frozenLayers = 0) {
     const uint64_t s = Random::deriveSeed(networkSeed, static_cast<uint64_t>(replica));
-    return {training, Random::deriveSeed(s, static_cast<uint64_t>(iteration))};
+    return {training, Random::deriveSeed(s, static_cast<uint64_t>(iteration)), frozenLayers};
   }
   // The context layer `layer` gets within this pass.
   ForwardContext forLayer(int layer) const {
-    return {training, Random::deriveSeed(seed, static_cast<uint64_t>(layer))};
+    return {trainingFor(layer), Random::deriveSeed(seed, static_cast<uint64_t>(layer)),
+            frozenLayers};
   }
   // The seed of layer `layer`'s stream in pass(training, networkSeed, replica, iteration).
   static uint64_t streamSeed(uint64_t networkSeed, int replica, int64_t iteration, int layer) {

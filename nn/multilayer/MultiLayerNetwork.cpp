@@ -37,6 +37,11 @@ void MultiLayerNetwork::init() {
   std::vector<std::vector<ParamSpec>> specs;
   std::vector<std::vector<StateSpec>> stateSpecs;
   int64_t totalParams = 0, totalState = 0, totalLayerState = 0;
+  // Frozen layers are the first ones (the list builder checks), so their parameters are the start
+  // of the parameter buffer.
+  int frozenLayers = 0;
+  int64_t frozenParams = 0;
+  int lowestTrainable = static_cast<int>(conf_.layers.size());
   layers::LossOutputRuntime* lossOutput = nullptr;
   for (const auto& layerConf : conf_.layers) {
     std::unique_ptr<layers::RuntimeLayer> runtime = layerConf->instantiate();
@@ -47,7 +52,13 @@ void MultiLayerNetwork::init() {
     for (const auto& spec : specs.back()) {
       const UpdaterParams& u = spec.isBias ? layerConf->resolvedBiasUpdater() : *layerConf->updater;
       totalParams += spec.shape.numel();
-      totalState += spec.shape.numel() * u.stateSizePerParam();
+      if (!layerConf->frozen) totalState += spec.shape.numel() * u.stateSizePerParam();
+    }
+    if (layerConf->frozen) {
+      ++frozenLayers;
+      frozenParams = totalParams;
+    } else if (!specs.back().empty() && lowestTrainable == static_cast<int>(conf_.layers.size())) {
+      lowestTrainable = static_cast<int>(specs.size()) - 1;
     }
     stateSpecs.push_back(layerConf->stateSpecs());
     for (const auto& spec : stateSpecs.back()) totalLayerState += spec.shape.numel();
@@ -72,6 +83,9 @@ void MultiLayerNetwork::init() {
   Tensor layerState = buffer(totalLayerState, "layer state");
   layers_ = std::move(layers);
   lossOutput_ = lossOutput;
+  numFrozenLayers_ = frozenLayers;
+  numFrozenParams_ = frozenParams;
+  lowestTrainableLayer_ = lowestTrainable;
   segments_.clear();
   normalizer_ = GradientNormalizer();
   stateLayout_.clear();
@@ -92,29 +106,35 @@ void MultiLayerNetwork::init() {
       ParamSegment seg;
       seg.isBias = spec.isBias;
       seg.layer = static_cast<int>(i);
-      seg.updater = spec.isBias ? layerConf.resolvedBiasUpdater() : *layerConf.updater;
-      seg.baseLearningRate = seg.updater.learningRate;
-      // A parameter DL4J never regularises takes no l1, l2 or weight decay.
-      seg.regularization =
-          spec.regularized ? layerConf.resolvedRegularization(spec.isBias) : RegularizationParams{};
       seg.param = params_.view(offset, spec.shape);
       seg.grad = gradients_.view(offset, spec.shape);
-      const int64_t stateSize = spec.shape.numel() * seg.updater.stateSizePerParam();
-      seg.state = updaterState_.view(stateOffset, Shape{stateSize});
-      seg.state.fill(static_cast<float>(seg.updater.initialStateValue()));
       offset += spec.shape.numel();
-      stateOffset += stateSize;
       if (spec.weightInit)
         initWeights(*spec.weightInit, spec.fanIn, spec.fanOut, seg.param, random);
       else
         seg.param.fill(spec.initValue);
       params.push_back(seg.param);
       grads.push_back(seg.grad);
+      // A frozen layer's gradient is never computed (reported as zero, as DL4J's), and its
+      // parameters take no updater step: they are no segment of the update.
+      if (layerConf.frozen) {
+        seg.grad.fill(0);
+        continue;
+      }
+      seg.updater = spec.isBias ? layerConf.resolvedBiasUpdater() : *layerConf.updater;
+      seg.baseLearningRate = seg.updater.learningRate;
+      // A parameter DL4J never regularises takes no l1, l2 or weight decay.
+      seg.regularization =
+          spec.regularized ? layerConf.resolvedRegularization(spec.isBias) : RegularizationParams{};
+      const int64_t stateSize = spec.shape.numel() * seg.updater.stateSizePerParam();
+      seg.state = updaterState_.view(stateOffset, Shape{stateSize});
+      seg.state.fill(static_cast<float>(seg.updater.initialStateValue()));
+      stateOffset += stateSize;
       segments_.push_back(seg);
     }
     layers_[i]->bindParams(params, grads);
     // The layer's parameters lie side by side: its whole gradient is one view.
-    if (!grads.empty())
+    if (!grads.empty() && !layerConf.frozen)
       normalizer_.addLayer(static_cast<int>(i), *layerConf.gradientNormalization,
                            *layerConf.gradientNormalizationThreshold, grads,
                            gradients_.view(layerOffset, Shape{offset - layerOffset}));
@@ -126,8 +146,10 @@ void MultiLayerNetwork::init() {
         const int64_t channels = spec.shape.numel() / 2;
         state.back().view(channels, Shape{channels}).fill(spec.initVariance);
       }
-      stateLayout_.push_back(
-          {static_cast<int>(i), spec.name, layerStateOffset, spec.shape, spec.combine});
+      // A frozen layer's state never changes and is the same in every replica: kept per replica,
+      // it stays bit-identical, where any mean of equal values could round it.
+      stateLayout_.push_back({static_cast<int>(i), spec.name, layerStateOffset, spec.shape,
+                              layerConf.frozen ? StateCombine::PerReplica : spec.combine});
       layerStateOffset += spec.shape.numel();
     }
     layers_[i]->bindState(state);
@@ -139,7 +161,9 @@ void MultiLayerNetwork::init() {
       normTensors_.push_back(seg.param);
     if (seg.regularization.l1 != 0) absoluteTensors_.push_back(seg.param);
   }
-  normTensors_.push_back(gradients_);
+  // The gradient whose finiteness fit() checks: the trainable layers' (the frozen ones' is zero).
+  normTensors_.push_back(
+      gradients_.view(numFrozenParams_, Shape{gradients_.numel() - numFrozenParams_}));
   norms_.assign(normTensors_.size(), 0.0);
   absolutes_.assign(absoluteTensors_.size(), 0.0);
 
@@ -224,7 +248,8 @@ const Tensor& MultiLayerNetwork::forwardPass(const Tensor& features, int64_t n, 
     outputs_[i] = activationStore_[i].view(0, conf_.layerOutputTypes[i].shape(n));
   }
   const LayerTensors tensors{inputs_, outputs_, outputGrads_};
-  const ForwardContext pass = ForwardContext::pass(training, conf_.seed, replicaIndex_, iteration_);
+  const ForwardContext pass =
+      ForwardContext::pass(training, conf_.seed, replicaIndex_, iteration_, numFrozenLayers_);
   for (auto& step : steps_) step->forward(*context_, tensors, pass);
   return outputs_.back();
 }
@@ -236,6 +261,11 @@ void MultiLayerNetwork::stageInputs(const Tensor& features, const Tensor& labels
 
 double MultiLayerNetwork::computeGradientAndScore(const DataSet& batch, bool wantInputGradient) {
   requireInit("computeGradientAndScore");
+  if (wantInputGradient && numFrozenLayers_ > 0)
+    throw ConfigError(fmt::format(
+        "MultiLayerNetwork::computeGradientAndScore: no input gradient can be computed: layers 0 "
+        "to {} are frozen, and no gradient passes through a frozen layer",
+        numFrozenLayers_ - 1));
   const int64_t n = checkBatch(batch, true, "fit");
   context_->bindToCurrentThread();
   stageInputs(batch.features, batch.labels);
@@ -249,14 +279,17 @@ double MultiLayerNetwork::computeGradientAndScore(const DataSet& batch, bool wan
   profileLayer(LayerProfiler::kNetwork);
   context_->backend().scale(outputGrads_[last], 1.0f / static_cast<float>(n));
 
-  // Backward, step by step from the last; the first step writes an input gradient only when
-  // asked to, and may skip whatever only feeds it.
+  // Backward, step by step from the last, down to the lowest layer with trainable parameters (to
+  // the input when its gradient is asked for): no step below it runs, and the step holding it
+  // writes no input gradient and may skip whatever only feeds one. Frozen layers lie below it.
+  const int lowest = wantInputGradient ? 0 : lowestTrainableLayer_;
   const LayerTensors tensors{inputs_, outputs_, outputGrads_};
   for (size_t s = steps_.size(); s-- > 0;) {
     NetworkStep& step = *steps_[s];
+    if (step.last() < lowest) break;
     const auto first = static_cast<size_t>(step.first());
     Tensor inputGrad;
-    if (first > 0)
+    if (step.first() > lowest)
       inputGrad = outputGrads_[first - 1].reshape(inputs_[first].shape());
     else if (wantInputGradient) {
       inputGrad = inputGradStore_.view(0, inputs_[0].shape());

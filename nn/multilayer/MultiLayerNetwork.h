@@ -85,7 +85,8 @@ class MultiLayerNetwork {
 
   // The learning rate layer `layer`'s weights step with at the current iteration and epoch counts
   // (DL4J's getLearningRate): its updater's rate, or its schedule's value, times
-  // learningRateScale(). Empty for a layer without parameters; ConfigError for no such layer.
+  // learningRateScale(). Empty for a layer without parameters or a frozen one (it takes no
+  // updates); ConfigError for no such layer.
   std::optional<double> getLearningRate(int layer) const;
   // Multiplies every layer's learning rate after its schedule (ParallelWrapper's learning-rate
   // scaling by worker count). Default 1; copied by clone(), not saved in model files. ConfigError
@@ -99,6 +100,8 @@ class MultiLayerNetwork {
   // --- Gradients without an update (gradient checks, ParallelWrapper's shared gradients) ---------
   // Forward + backward on `batch`; leaves dL/dparams (of the mean data loss, no regularisation)
   // in gradient() and, when wanted, dL/dfeatures in inputGradient(). Returns the mean data loss.
+  // Frozen layers' gradients stay zero; with frozen layers there is no input gradient (ConfigError
+  // when one is asked for).
   double computeGradientAndScore(const DataSet& batch, bool wantInputGradient = false);
   // Applies one updater step with the current gradient(), in DL4J's order: each layer's gradient
   // normalisation, then l1 and l2 (added to gradient()), the updater, and weight decay.
@@ -172,6 +175,11 @@ class MultiLayerNetwork {
   int64_t getMinibatchesInEpoch() const { return minibatchesInEpoch_; }
   void setMinibatchesInEpoch(int64_t n) { minibatchesInEpoch_ = n; }
   int numLayers() const { return static_cast<int>(layers_.size()); }
+  // Frozen layers (Layer::frozen, TransferLearning's setFeatureExtractor): the first
+  // numFrozenLayers() layers, whose numFrozenParams() parameters are the start of params(). Their
+  // parameters and layer state never change in training, and they have no updater state.
+  int numFrozenLayers() const { return numFrozenLayers_; }
+  int64_t numFrozenParams() const { return numFrozenParams_; }
   // CPU threads this network's ops use (the constructor's numThreads, 0 resolved to all cores).
   int numThreads() const;
   // The device context ops run in (nn/tensor/DeviceContext.h; for layer and backend code).
@@ -209,7 +217,12 @@ class MultiLayerNetwork {
   // The last layer's runtime as the LossOutputRuntime that computes the loss (inside
   // layers_.back(), which may wrap it in input dropout), set by init().
   layers::LossOutputRuntime* lossOutput_ = nullptr;
-  std::vector<ParamSegment> segments_;
+  std::vector<ParamSegment> segments_;  // the trainable parameters (frozen layers have none)
+  int numFrozenLayers_ = 0;
+  int64_t numFrozenParams_ = 0;
+  // The lowest layer with trainable parameters (numLayers() when none has): where the backward
+  // pass stops.
+  int lowestTrainableLayer_ = 0;
   std::vector<StateSegment> stateLayout_;
   Tensor params_, gradients_, updaterState_, layerState_;
 

@@ -81,8 +81,8 @@ struct Layout {
 // Format versions 1 to 4: after the preamble, section count and header CRC32 (over the 16 bytes
 // before it), then the sections, in any order, each at most once; CONF, PARM and CNTR required.
 // Version 2 adds STAT (the layer state), present when the configuration has layer state;
-// version 3 NORM (a normalizer), present when one was saved with the network; version 4 has
-// version 3's layout (its configuration may hold schedules).
+// version 3 NORM (a normalizer), present when one was saved with the network; versions 4 and 5
+// have version 3's layout (their configurations may hold schedules, and from 5 frozen layers).
 Layout readSections(Reader& r, const ReadAt& readAt, uint32_t version, const std::string& source) {
   const uint32_t sectionCount = r.u32("the section count");
   const uint32_t storedHeaderCrc = r.u32("the header checksum");
@@ -146,6 +146,7 @@ Layout readLayout(const ReadAt& readAt, uint64_t size, const std::string& source
     case 2:
     case 3:
     case 4:  // version 3's layout; its configuration may hold schedules (docs/model-format.md)
+    case 5:  // version 4's layout; its configuration may hold frozen layers
       return readSections(r, readAt, version, source);
     default:
       throw VersionError(fmt::format(

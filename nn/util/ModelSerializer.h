@@ -64,7 +64,7 @@ struct ModelAndNormalizer {
 class ModelSerializer {
  public:
   // The format version writeModel() writes, and the newest restore*() reads.
-  static constexpr uint32_t kFormatVersion = 4;
+  static constexpr uint32_t kFormatVersion = 5;
 
   // Writes `model` (initialised) to `path` atomically. saveUpdater: include the updater state
   // (needed to continue training exactly; not for inference). normalizer: saved with the network

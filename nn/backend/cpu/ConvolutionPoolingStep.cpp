@@ -24,10 +24,12 @@ class ConvolutionMaxPoolingStep final : public NetworkStep {
     const Tensor& x = t.inputs[first()];
     Tensor& convOutput = t.outputs[first()];
     enterLayer(ctx, first());
+    // Whether the pooling keeps its arg-max follows the pooling layer's mode (the convolution,
+    // with the identity activation, has none): a frozen pair runs in inference mode.
     ctx.backend().runPlanned(
         OpPass::FORWARD, convolutionFlops(x.shape(), w_.shape(), convOutput.shape()), [&] {
           backend_.convolutionMaxPoolingForward(x, w_, b_, convOutput, t.outputs[last()], convG_,
-                                                poolG_, pass.training, workspace_);
+                                                poolG_, pass.trainingFor(last()), workspace_);
         });
   }
 

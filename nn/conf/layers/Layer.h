@@ -98,6 +98,15 @@ class Layer {
   std::optional<WeightDecay> weightDecayBias;
   std::optional<GradientNormalization> gradientNormalization;
   std::optional<double> gradientNormalizationThreshold;
+  // DL4J's FrozenLayer (what TransferLearning's setFeatureExtractor makes of layers 0 to k): the
+  // layer's parameters and state never change. It runs in inference mode in every pass (no
+  // dropout; batch normalisation uses and keeps its running statistics), its parameter gradients
+  // are not computed, and it has no updater state, regularisation or gradient normalisation.
+  // Frozen layers must be the network's first layers (the list builder checks), so no gradient
+  // ever has to pass through one: the backward pass stops at the lowest trainable layer.
+  // A flag rather than DL4J's wrapper type, so a frozen layer keeps its own type (and everything
+  // that asks for it: nIn inference, the loss of the last layer, the backends' plans).
+  bool frozen = false;
 
   // Resolved values (valid after resolve()).
   Activation resolvedActivation() const { return *activation; }

@@ -225,6 +225,8 @@ TEST_SUITE("nn.conf.json") {
     const std::string kernel =
         configError(edited(json, "\"kernel\": [\n        5,", "\"kernel\": [\n        true,"));
     CHECK(kernel.find("$.layers[0].kernel[0]") != std::string::npos);
+    const std::string frozen = configError(edited(json, "\"frozen\": false", "\"frozen\": 1"));
+    CHECK(frozen.find("$.layers[0].frozen: expected true or false") != std::string::npos);
 
     const std::string layerType = configError(edited(json, "\"DenseLayer\"", "\"LSTM\""));
     CHECK(layerType.find("$.layers[4].type") != std::string::npos);

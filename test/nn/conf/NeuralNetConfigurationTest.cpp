@@ -450,6 +450,26 @@ TEST_SUITE("nn/conf") {
                       "layer 0 (OutputLayer)", "last");
   }
 
+  TEST_CASE("validation: a frozen layer above a trainable one") {
+    DenseLayer frozen = DenseLayer::Builder().nOut(8).build();
+    frozen.frozen = true;
+    expectConfigError(denseBase()
+                          .list()
+                          .layer(DenseLayer::Builder().nIn(4).nOut(8).build())
+                          .layer(frozen)
+                          .layer(softmaxOut(3)),
+                      "layer 1 (DenseLayer) is frozen but layer 0 (DenseLayer)",
+                      "must be the first layers");
+    // Frozen layers from the first on build.
+    DenseLayer first = DenseLayer::Builder().nIn(4).nOut(8).build();
+    first.frozen = true;
+    const MultiLayerConfiguration conf =
+        denseBase().list().layer(first).layer(frozen).layer(softmaxOut(3)).build();
+    CHECK(conf.layers[1]->frozen);
+    CHECK_FALSE(conf.layers[2]->frozen);
+    CHECK(conf.summary().find("(frozen)") != std::string::npos);
+  }
+
   TEST_CASE("validation: a last layer that is not an OutputLayer") {
     expectConfigError(denseBase()
                           .list()

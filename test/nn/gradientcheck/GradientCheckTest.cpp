@@ -7,6 +7,7 @@
 #include <string>
 
 #include "nn/gradientcheck/CorruptedGradientLayer.h"
+#include "nn/transferlearning/FrozenNetworkTestUtil.h"
 
 using namespace dl4cpp;
 
@@ -345,5 +346,20 @@ TEST_SUITE("nn/gradientcheck") {
     const auto result = GradientCheckUtil::checkGradients(bad, data);
     CHECK_FALSE(result.passed);
     CHECK(result.failed >= 20);  // the dense layer's 25 parameters and the 12 inputs
+  }
+
+  TEST_CASE("GradientCheck: the trainable layers above frozen ones (no gradient reaches below)") {
+    // Frozen dense (with dropout) and batch normalisation, in inference mode; trainable dense,
+    // batch normalisation and output above them.
+    MultiLayerNetwork model = testutil::withFrozenLayers(testutil::pretrainedTestNet(), 1);
+    const DataSet data = randomData(5, 6, 3, LossFunction::MCXENT, 17);
+    GradientCheckUtil::Options options;
+    options.checkInputGradient = false;
+    const auto result = GradientCheckUtil::checkGradients(model, data, options);
+    INFO(result.report);
+    CHECK(result.passed);
+    CHECK(result.checked == model.numParams() - model.numFrozenParams());
+    // There is no input gradient to check through frozen layers.
+    CHECK_THROWS_AS(GradientCheckUtil::checkGradients(model, data), ConfigError);
   }
 }

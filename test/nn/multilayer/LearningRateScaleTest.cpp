@@ -69,6 +69,30 @@ TEST_SUITE("nn") {
     CHECK_THROWS_WITH_AS(model.getLearningRate(-1), doctest::Contains("no layer -1"), ConfigError);
   }
 
+  TEST_CASE("MultiLayerNetwork: a frozen layer has no learning rate, and the scale leaves it be") {
+    MultiLayerNetwork scaled =
+        TransferLearning::Builder(denseNet(Sgd(0.05))).setFeatureExtractor(0).build();
+    MultiLayerNetwork doubled =
+        TransferLearning::Builder(denseNet(Sgd(0.05)))
+            .fineTuneConfiguration(FineTuneConfiguration::Builder().updater(Sgd(0.1)).build())
+            .setFeatureExtractor(0)
+            .build();
+    scaled.setLearningRateScale(2.0);
+    CHECK_FALSE(scaled.getLearningRate(0).has_value());
+    CHECK(*scaled.getLearningRate(2) == doctest::Approx(0.1));
+    REQUIRE(scaled.numFrozenParams() > 0);
+    const auto frozenPart = [&] {
+      auto p = scaled.params().toVector();
+      p.resize(static_cast<size_t>(scaled.numFrozenParams()));
+      return p;
+    };
+    const auto frozenBefore = frozenPart();
+    for (int i = 0; i < 3; ++i)
+      for (MultiLayerNetwork* m : {&scaled, &doubled}) m->fit(batch());
+    CHECK(sameParams(scaled, doubled));
+    CHECK(frozenPart() == frozenBefore);
+  }
+
   TEST_CASE(
       "MultiLayerNetwork: a learning-rate scale that is not finite and positive is a ConfigError") {
     MultiLayerNetwork model = denseNet(Sgd(0.1));

@@ -1,0 +1,233 @@
+#include <dl4cpp/nn/conf/layers/BatchNormalization.h>
+#include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
+#include <dl4cpp/nn/transferlearning/TransferLearning.h>
+#include <fmt/format.h>
+
+namespace dl4cpp {
+
+namespace {
+
+// The nIn and nOut fields of the layer types that have them (dense, output, convolution).
+struct Sizes {
+  int64_t* nIn;
+  int64_t* nOut;
+};
+
+std::optional<Sizes> sizesOf(Layer& layer) {
+  if (auto* f = dynamic_cast<FeedForwardLayer*>(&layer)) return Sizes{&f->nIn, &f->nOut};
+  if (auto* c = dynamic_cast<ConvolutionLayer*>(&layer)) return Sizes{&c->nIn, &c->nOut};
+  return std::nullopt;
+}
+
+std::string describe(int index, const Layer& layer) {
+  return fmt::format("layer {} ({})", index, layer.typeName());
+}
+
+// Whether `a` and `b` have the same parameters and state, shape for shape.
+bool sameShapes(const Layer& a, const Layer& b) {
+  const auto pa = a.paramSpecs(), pb = b.paramSpecs();
+  const auto sa = a.stateSpecs(), sb = b.stateSpecs();
+  if (pa.size() != pb.size() || sa.size() != sb.size()) return false;
+  for (size_t i = 0; i < pa.size(); ++i)
+    if (pa[i].name != pb[i].name || !(pa[i].shape == pb[i].shape)) return false;
+  for (size_t i = 0; i < sa.size(); ++i)
+    if (sa[i].name != sb[i].name || !(sa[i].shape == sb[i].shape)) return false;
+  return true;
+}
+
+// Where each layer's parameters and state start in the network's flat buffers (layer order).
+struct Offsets {
+  std::vector<int64_t> params, state;
+};
+
+Offsets offsetsOf(const MultiLayerConfiguration& conf) {
+  Offsets o;
+  int64_t params = 0, state = 0;
+  for (const auto& layer : conf.layers) {
+    o.params.push_back(params);
+    o.state.push_back(state);
+    params += layer->numParams();
+    state += layer->stateSize();
+  }
+  return o;
+}
+
+void copyRange(const Tensor& to, int64_t toOffset, const Tensor& from, int64_t fromOffset,
+               int64_t count) {
+  if (count == 0) return;
+  to.view(toOffset, Shape{count}).copyFrom(from.view(fromOffset, Shape{count}));
+}
+
+}  // namespace
+
+TransferLearning::Builder::Builder(const MultiLayerNetwork& original) : original_(&original) {
+  if (!original.isInitialized())
+    throw ConfigError(
+        "TransferLearning::Builder: the original network must be initialised (call init())");
+}
+
+int TransferLearning::Builder::originalLayers() const {
+  return static_cast<int>(original_->getConfiguration().layers.size());
+}
+
+TransferLearning::Builder& TransferLearning::Builder::fineTuneConfiguration(
+    const FineTuneConfiguration& fineTune) {
+  fineTune_ = fineTune;
+  return *this;
+}
+
+TransferLearning::Builder& TransferLearning::Builder::setFeatureExtractor(int layer) {
+  if (layer < 0)
+    throw ConfigError(fmt::format(
+        "TransferLearning::Builder::setFeatureExtractor({}): a layer index is >= 0", layer));
+  frozenTill_ = layer;
+  return *this;
+}
+
+TransferLearning::Builder& TransferLearning::Builder::nOutReplace(int layer, int64_t nOut,
+                                                                  const WeightInitScheme& scheme) {
+  return nOutReplace(layer, nOut, scheme, scheme);
+}
+
+TransferLearning::Builder& TransferLearning::Builder::nOutReplace(
+    int layer, int64_t nOut, const WeightInitScheme& scheme, const WeightInitScheme& schemeNext) {
+  const std::string call =
+      fmt::format("TransferLearning::Builder::nOutReplace({}, {})", layer, nOut);
+  if (layer < 0 || layer >= originalLayers())
+    throw ConfigError(
+        fmt::format("{}: the network has layers 0 to {}", call, originalLayers() - 1));
+  const std::shared_ptr<Layer> target =
+      original_->getConfiguration().layers[static_cast<size_t>(layer)]->clone();
+  if (!sizesOf(*target))
+    throw ConfigError(fmt::format("{}: {} has no nOut (dense, output and convolution layers do)",
+                                  call, describe(layer, *target)));
+  nOutEdits_[layer] = NOutEdit{nOut, scheme, schemeNext};
+  return *this;
+}
+
+TransferLearning::Builder& TransferLearning::Builder::removeOutputLayer() {
+  return removeLayersFromOutput(1);
+}
+
+TransferLearning::Builder& TransferLearning::Builder::removeLayersFromOutput(int count) {
+  const std::string call =
+      fmt::format("TransferLearning::Builder::removeLayersFromOutput({})", count);
+  if (removed_)
+    throw ConfigError(fmt::format("{}: layers were already removed ({}); remove them in one call",
+                                  call, *removed_));
+  if (count < 1 || count > originalLayers())
+    throw ConfigError(fmt::format("{}: the network has {} layers; remove 1 to {}", call,
+                                  originalLayers(), originalLayers()));
+  removed_ = count;
+  return *this;
+}
+
+TransferLearning::Builder& TransferLearning::Builder::addLayer(const Layer& layer) {
+  added_.push_back(layer.clone());
+  return *this;
+}
+
+std::vector<std::shared_ptr<Layer>> TransferLearning::Builder::editedLayers(
+    std::vector<bool>& reinitialised) const {
+  const auto& original = original_->getConfiguration().layers;
+  const int kept = originalLayers() - removed_.value_or(0);
+  std::vector<std::shared_ptr<Layer>> layers;
+  for (int i = 0; i < kept; ++i) layers.push_back(original[static_cast<size_t>(i)]->clone());
+  reinitialised.assign(static_cast<size_t>(kept), false);
+
+  for (const auto& [index, edit] : nOutEdits_) {
+    if (index >= kept)
+      throw ConfigError(
+          fmt::format("TransferLearning::Builder::build: nOutReplace({}, {}) edits a layer that "
+                      "removeLayersFromOutput({}) removes",
+                      index, edit.nOut, *removed_));
+    Layer& target = *layers[static_cast<size_t>(index)];
+    *sizesOf(target)->nOut = edit.nOut;
+    target.weightInit = edit.scheme;
+    reinitialised[static_cast<size_t>(index)] = true;
+    // The next layer with an nIn takes the new size (inferred again); batch normalisation between
+    // follows it by itself, and parameterless layers pass it on.
+    for (int j = index + 1; j < kept; ++j) {
+      Layer& next = *layers[static_cast<size_t>(j)];
+      if (auto* bn = dynamic_cast<BatchNormalization*>(&next)) bn->nOut = 0;
+      if (const auto sizes = sizesOf(next)) {
+        *sizes->nIn = 0;
+        next.weightInit = edit.schemeNext;
+        reinitialised[static_cast<size_t>(j)] = true;
+        break;
+      }
+    }
+  }
+
+  for (int i = 0; i < kept; ++i) {
+    Layer& layer = *layers[static_cast<size_t>(i)];
+    layer.frozen = layer.frozen || i <= frozenTill_;
+    if (!layer.frozen && fineTune_) fineTune_->applyTo(layer);
+  }
+  for (const auto& added : added_) {
+    std::shared_ptr<Layer> layer = added->clone();
+    layer->frozen = layer->frozen || static_cast<int>(layers.size()) <= frozenTill_;
+    layers.push_back(std::move(layer));
+  }
+  return layers;
+}
+
+MultiLayerNetwork TransferLearning::Builder::build() const {
+  const MultiLayerConfiguration& original = original_->getConfiguration();
+  const int kept = originalLayers() - removed_.value_or(0);
+  const int total = kept + static_cast<int>(added_.size());
+  if (total == 0)
+    throw ConfigError(
+        fmt::format("TransferLearning::Builder::build: the edited network has no layers "
+                    "(removeLayersFromOutput({}) removed all {} and none was added)",
+                    removed_.value_or(0), originalLayers()));
+  if (frozenTill_ >= total)
+    throw ConfigError(
+        fmt::format("TransferLearning::Builder::build: setFeatureExtractor({}) is beyond the "
+                    "edited network, which has layers 0 to {}",
+                    frozenTill_, total - 1));
+
+  std::vector<bool> reinitialised;
+  const std::vector<std::shared_ptr<Layer>> layers = editedLayers(reinitialised);
+  const uint64_t seed = fineTune_ ? fineTune_->seedOr(original.seed) : original.seed;
+  NeuralNetConfiguration::ListBuilder list(
+      seed, fineTune_ ? fineTune_->applyTo(original.defaults) : original.defaults);
+  list.setInputType(original.inputType);
+  for (const auto& layer : layers) list.layer(*layer);
+  MultiLayerConfiguration conf;
+  try {
+    conf = list.build();
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string("TransferLearning::Builder::build: ") + e.what());
+  }
+
+  // The layers whose parameters and state carry over: kept ones that no edit re-initialises.
+  std::vector<bool> carried(static_cast<size_t>(total), false);
+  for (int i = 0; i < total; ++i) {
+    const auto u = static_cast<size_t>(i);
+    const Layer& layer = *conf.layers[u];
+    carried[u] = i < kept && !reinitialised[u] && sameShapes(*original.layers[u], layer);
+    if (!carried[u] && layer.frozen && (layer.numParams() > 0 || layer.stateSize() > 0))
+      throw ConfigError(
+          fmt::format("TransferLearning::Builder::build: {} is frozen, but its parameters would be "
+                      "initialised afresh ({}): a frozen layer keeps trained parameters",
+                      describe(i, layer),
+                      i < kept ? "nOutReplace edits it or its input" : "it is added by addLayer"));
+  }
+
+  const Offsets from = offsetsOf(original), to = offsetsOf(conf);
+  MultiLayerNetwork network(std::move(conf), original_->params().device(), original_->numThreads());
+  network.init();
+  for (int i = 0; i < kept; ++i) {
+    const auto u = static_cast<size_t>(i);
+    if (!carried[u]) continue;
+    const Layer& layer = *original.layers[u];
+    copyRange(network.params(), to.params[u], original_->params(), from.params[u],
+              layer.numParams());
+    copyRange(network.layerState(), to.state[u], original_->layerState(), from.state[u],
+              layer.stateSize());
+  }
+  return network;
+}
+
+}  // namespace dl4cpp
