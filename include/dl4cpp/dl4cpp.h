@@ -54,3 +54,8 @@
 #include <dl4cpp/iterators/NormalizerMinMaxScaler.h>
 #include <dl4cpp/iterators/NormalizerStandardize.h>
 #include <dl4cpp/nn/util/NormalizerSerializer.h>
+// Training statistics: StatsListener records a run into a StatsStorage, HtmlReport writes it as a
+// self-contained page.
+#include <dl4cpp/nn/listeners/HtmlReport.h>
+#include <dl4cpp/nn/listeners/StatsListener.h>
+#include <dl4cpp/nn/listeners/StatsStorage.h>
