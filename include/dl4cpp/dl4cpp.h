@@ -55,7 +55,8 @@
 #include <dl4cpp/iterators/NormalizerStandardize.h>
 #include <dl4cpp/nn/util/NormalizerSerializer.h>
 // Training statistics: StatsListener records a run into a StatsStorage, HtmlReport writes it as a
-// self-contained page.
+// self-contained page. The live training page, UIServer, is <dl4cpp/ui/UIServer.h> in the library
+// dl4cpp::dl4cpp_ui (it needs cpp-httplib).
 #include <dl4cpp/nn/listeners/HtmlReport.h>
 #include <dl4cpp/nn/listeners/StatsListener.h>
 #include <dl4cpp/nn/listeners/StatsStorage.h>
