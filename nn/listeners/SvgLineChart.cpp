@@ -74,7 +74,7 @@ std::string yTickLabel(double v, ChartScale scale) {
     case ChartScale::Linear:
       break;
   }
-  return fmt::format("{:.4g}", v);
+  return fmt::format("{:.6g}", v);
 }
 
 }  // namespace
