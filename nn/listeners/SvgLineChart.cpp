@@ -40,8 +40,13 @@ Axis niceAxis(double low, double high, double count = 4) {
   Axis axis;
   axis.low = std::floor(low / step) * step;
   axis.high = std::ceil(high / step) * step;
-  for (double v = axis.low; v <= axis.high + step * 1e-9; v += step)
+  // Counted in whole steps, so rounding cannot add or lose the last tick; a span too wide for
+  // doubles (a NaN count) draws no ticks rather than looping.
+  const double steps = std::round((axis.high - axis.low) / step);
+  for (int i = 0; i <= steps; ++i) {
+    const double v = axis.low + i * step;
     axis.ticks.push_back(std::fabs(v) < step * 1e-9 ? 0.0 : v);
+  }
   return axis;
 }
 
@@ -51,8 +56,9 @@ Axis logAxis(double low, double high) {
   axis.low = std::floor(low);
   axis.high = std::ceil(high);
   if (axis.high <= axis.low) axis.high = axis.low + 1;
-  const double step = axis.high - axis.low > 8 ? 2 : 1;
-  for (double v = axis.low; v <= axis.high; v += step) axis.ticks.push_back(v);
+  // log10 of a finite double lies within +-324: whole decades fit an int.
+  const int step = axis.high - axis.low > 8 ? 2 : 1;
+  for (int v = static_cast<int>(axis.low); v <= axis.high; v += step) axis.ticks.push_back(v);
   return axis;
 }
 

@@ -48,7 +48,7 @@ double ratio(const std::vector<float>& before, const std::vector<float>& after, 
 }
 
 // smallNet's layers: Dense 6 -> 10 (70 parameters), then Output 10 -> 3 (33).
-constexpr size_t kDenseParams = 6 * 10 + 10, kAllParams = kDenseParams + 10 * 3 + 3;
+constexpr size_t kDenseParams = size_t{6} * 10 + 10, kAllParams = kDenseParams + size_t{10} * 3 + 3;
 
 }  // namespace
 
