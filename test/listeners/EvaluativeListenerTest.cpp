@@ -182,6 +182,28 @@ TEST_SUITE("listeners") {
           second.evaluate(validation).confusionMatrix());
   }
 
+  TEST_CASE("EvaluativeListener: its callback feeds a StatsStorage's validation series") {
+    VectorIterator validation(validationData());
+    auto listener = std::make_shared<EvaluativeListener>(validation, 3);
+    auto storage = std::make_shared<StatsStorage>();
+    listener->setCallback([&](const ValidationResult& r) {
+      storage->addValidation(r.iteration, r.epoch, r.accuracy);
+    });
+    MultiLayerNetwork model = initialized();
+    model.setListeners({std::make_shared<StatsListener>(storage), listener});
+    VectorIterator train(testutil::batches(5, 4));
+    model.fit(train, 2);  // iterations 1..10
+    const StatsSnapshot snapshot = storage->snapshot();
+    REQUIRE(snapshot.validation.size() == 3);
+    for (size_t i = 0; i < snapshot.validation.size(); ++i) {
+      CAPTURE(i);
+      CHECK(snapshot.validation[i].iteration == listener->results()[i].iteration);
+      CHECK(snapshot.validation[i].epoch == listener->results()[i].epoch);
+      CHECK(snapshot.validation[i].accuracy == listener->results()[i].accuracy);
+    }
+    CHECK(snapshot.iterations.size() == 10);
+  }
+
   TEST_CASE("EvaluativeListener: bad settings and an empty validation iterator") {
     VectorIterator validation(validationData());
     CHECK_THROWS_WITH_AS(EvaluativeListener(validation, 0),
