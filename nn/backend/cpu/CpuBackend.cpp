@@ -9,6 +9,7 @@
 #include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
 #include <dl4cpp/nn/backend/cpu/InnerProduct.h>
 #include <dl4cpp/nn/backend/cpu/MaxPooling.h>
+#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -178,15 +179,7 @@ dnnl::engine cpuEngine() {
 // a DeviceContext of its own): it is kept within OMP_THREAD_LIMIT from the start.
 CpuBackend::CpuBackend() : engine_(cpuEngine()), stream_(engine_) { bindToCurrentThread(0); }
 
-void CpuBackend::bindToCurrentThread(int numThreads) {
-  // Never ask for more than OMP_THREAD_LIMIT allows, not even by default (numThreads 0 keeps the
-  // thread's current count, which OMP_THREAD_LIMIT does not lower): oneDNN partitions work for
-  // omp_get_max_threads() threads, and in a team capped below that its kernels wait at their
-  // barriers for threads that never come, or (aarch64's sgemm) leave the missing threads' part of
-  // the output unwritten.
-  const int wanted = numThreads > 0 ? numThreads : omp_get_max_threads();
-  omp_set_num_threads(std::min(wanted, omp_get_thread_limit()));
-}
+void CpuBackend::bindToCurrentThread(int numThreads) { cpu::setThreadsWithinLimit(numThreads); }
 
 float* CpuBackend::scratch(int64_t floats) {
   if (scratch_.numel() < floats) scratch_ = Tensor(Shape{floats});

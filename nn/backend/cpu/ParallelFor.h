@@ -10,6 +10,17 @@
 
 namespace dl4cpp::cpu {
 
+// Sets the calling thread's OpenMP thread count to `numThreads` (0: its current count), never above
+// OMP_THREAD_LIMIT, which omp_set_num_threads and the default count ignore: oneDNN partitions work
+// for omp_get_max_threads() threads, and in a team capped below that its kernels wait at their
+// barriers for threads that never come, or (aarch64's sgemm) leave the missing threads' part of
+// the output unwritten.
+inline void setThreadsWithinLimit(int numThreads) {
+  const int wanted = numThreads > 0 ? numThreads : omp_get_max_threads();
+  const int allowed = wanted < omp_get_thread_limit() ? wanted : omp_get_thread_limit();
+  if (allowed != omp_get_max_threads()) omp_set_num_threads(allowed);
+}
+
 // A parallel region opened here would run on the calling thread alone.
 inline bool singleThreaded() { return omp_in_parallel() || omp_get_max_threads() == 1; }
 

@@ -311,6 +311,7 @@ void sgemm(char transA, char transB, int64_t m, int64_t n, int64_t k, const floa
   }
 #endif
   (void)scratch;
+  setThreadsWithinLimit(0);  // a caller's thread that never bound to a backend
   throwIfSgemmFailed(dnnl_sgemm(transA, transB, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc),
                      "sgemm");
 }
