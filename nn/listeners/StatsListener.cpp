@@ -1,4 +1,5 @@
 #include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/listeners/HtmlReport.h>
 #include <dl4cpp/nn/listeners/StatsListener.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <fmt/format.h>
@@ -34,6 +35,12 @@ double StatsListener::secondsSinceStart(TimePoint now) {
 bool StatsListener::reportBetween(int64_t from, int64_t to) const {
   // A multiple of reportEvery_ in (from, to].
   return to > from && to / reportEvery_ != from / reportEvery_;
+}
+
+void StatsListener::onEpochEnd(const MultiLayerNetwork& model, int epoch) {
+  (void)model;
+  (void)epoch;
+  if (!reportPath_.empty()) HtmlReport::write(*storage_, reportPath_);
 }
 
 void StatsListener::onEpochStart(const MultiLayerNetwork& model, int epoch) {

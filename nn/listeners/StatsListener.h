@@ -25,12 +25,17 @@
 // parameters per report; a report the copy did not precede (a round longer than the last)
 // records no ratios.
 //
+// With writeReportAtEpochEnd(path) it also writes the HTML report (HtmlReport) at the end of every
+// epoch, so when fit() returns the file shows the whole run, and a run that fails later still
+// leaves the epochs before.
+//
 // Runs on the fit() thread like every listener; the storage may be read from other threads.
 #include <dl4cpp/nn/listeners/StatsStorage.h>
 #include <dl4cpp/nn/listeners/TrainingListener.h>
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -53,6 +58,11 @@ class StatsListener : public TrainingListener {
 
   void onEpochStart(const MultiLayerNetwork& model, int epoch) override;
   void iterationDone(const MultiLayerNetwork& model, const IterationInfo& info) override;
+  // Writes the report when one was asked for (IoError when it cannot be written).
+  void onEpochEnd(const MultiLayerNetwork& model, int epoch) override;
+
+  // The HTML report's file, rewritten atomically at every epoch's end; empty: no report.
+  void writeReportAtEpochEnd(std::filesystem::path path) { reportPath_ = std::move(path); }
 
   const std::shared_ptr<StatsStorage>& storage() const { return storage_; }
   int reportEvery() const { return reportEvery_; }
@@ -69,6 +79,7 @@ class StatsListener : public TrainingListener {
 
   std::shared_ptr<StatsStorage> storage_;
   int reportEvery_;
+  std::filesystem::path reportPath_;
   Clock clock_;
   std::optional<TimePoint> start_;
   TimePoint lastEvent_{};

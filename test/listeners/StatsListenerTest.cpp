@@ -5,7 +5,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 
+#include "TempDir.h"
 #include "parallel/ParallelTestUtil.h"
 
 using namespace dl4cpp;
@@ -49,6 +52,18 @@ double ratio(const std::vector<float>& before, const std::vector<float>& after, 
 
 // smallNet's layers: Dense 6 -> 10 (70 parameters), then Output 10 -> 3 (33).
 constexpr size_t kDenseParams = size_t{6} * 10 + 10, kAllParams = kDenseParams + size_t{10} * 3 + 3;
+
+// What a file held at each epoch's end (after the listeners before this one).
+struct FileAtEpochEnd : TrainingListener {
+  explicit FileAtEpochEnd(std::filesystem::path p) : path(std::move(p)) {}
+  void iterationDone(const MultiLayerNetwork&, const IterationInfo&) override {}
+  void onEpochEnd(const MultiLayerNetwork&, int) override {
+    std::ifstream in(path);
+    contents.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::filesystem::path path;
+  std::vector<std::string> contents;
+};
 
 }  // namespace
 
@@ -174,6 +189,29 @@ TEST_SUITE("listeners") {
     CHECK(r.ratios[1] ==
           doctest::Approx(ratio(log->params[0], log->params[1], kDenseParams, kAllParams)));
     CHECK(r.ratios[0] != doctest::Approx(ratio(initial, log->params[1], 0, kDenseParams)));
+  }
+
+  TEST_CASE("StatsListener: the report written at every epoch's end shows the run so far") {
+    testutil::TempDir dir;
+    const auto path = dir / "report.html";
+    MultiLayerNetwork model(testutil::smallNet(Sgd(0.1)));
+    model.init();
+    auto storage = std::make_shared<StatsStorage>();
+    auto stats = std::make_shared<StatsListener>(storage);
+    stats->writeReportAtEpochEnd(path);
+    auto reader = std::make_shared<FileAtEpochEnd>(path);
+    model.setListeners({stats, reader});
+    VectorIterator data(testutil::batches(3, 8));
+    model.fit(data, 2);
+    const auto& atEpochEnd = reader->contents;
+    REQUIRE(atEpochEnd.size() == 2);
+    CHECK(atEpochEnd[0].find("data-series=\"score\" data-points=\"3\"") != std::string::npos);
+    CHECK(atEpochEnd[1].find("data-series=\"score\" data-points=\"6\"") != std::string::npos);
+
+    // An unwritable path is the IoError of the epoch's end, out of fit().
+    stats->writeReportAtEpochEnd(dir / "no-such-dir" / "report.html");
+    data.reset();
+    CHECK_THROWS_AS(model.fit(data), IoError);
   }
 
   TEST_CASE("StatsListener: bad settings are ConfigErrors") {
