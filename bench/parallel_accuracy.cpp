@@ -7,10 +7,12 @@
 // configuration runs --repeats times, interleaved; accuracies are the same every repeat (the runs
 // are deterministic), times are medians.
 //   bench_parallel_accuracy [--epochs 4] [--eval-every 7680] [--repeats 3] [--target 0.985]
-//                           [--json results.json] [--configs single,tutorial,recipe]
+//                           [--json results.json] [--svg curves.svg]
+//                           [--configs single,tutorial,recipe]
 //                           [--recipe-batch 64] [--averaging-warmup 100] [--scaling linear]
 //                           [--scaling-warmup 100]
 #include <dl4cpp/dl4cpp.h>
+#include <dl4cpp/nn/listeners/SvgLineChart.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -133,6 +135,7 @@ int run(int argc, char** argv) {
        {"repeats", "runs per configuration, interleaved (default 3)"},
        {"target", "test accuracy to time (default 0.985)"},
        {"json", "also write the results as JSON to this file"},
+       {"svg", "also draw test error against training time to this SVG file"},
        {"recipe-batch", "the recipe's minibatch per worker (default 64: 128 in all)"},
        {"averaging-warmup", "the recipe's averaging warm-up, iterations (default 100)"},
        {"scaling", "the recipe's learning-rate scaling: linear, sqrt or none (default linear)"},
@@ -175,6 +178,9 @@ int run(int argc, char** argv) {
     }
 
   nlohmann::json out = nlohmann::json::array();
+  // Test error on a log axis, so the last points, where the configurations differ, are not flat.
+  LineChart chart{"test-error", "LeNet on MNIST: test error (%) against training time",
+                  "training seconds (median of the repeats)", ChartScale::Log10};
   std::cout << fmt::format("{:<26} {:>8} {:>10} {:>12} {:>14}\n", "configuration", "epochs",
                            "accuracy", "train s", fmt::format("s to {:.1f}%", 100 * target));
   for (size_t c = 0; c < configs.size(); ++c) {
@@ -191,13 +197,16 @@ int run(int argc, char** argv) {
                              100 * first.back().accuracy, median(total),
                              reached ? fmt::format("{:.1f}", median(toTarget)) : "not reached");
     nlohmann::json curve = nlohmann::json::array();
+    std::vector<ChartPoint> points;
     for (size_t i = 0; i < first.size(); ++i) {
       std::vector<double> seconds;
       for (const auto& t : traces[c]) seconds.push_back(t[i].seconds);
       curve.push_back({{"examples", first[i].examples},
                        {"seconds", median(seconds)},
                        {"accuracy", first[i].accuracy}});
+      points.push_back({median(seconds), 100 * (1 - first[i].accuracy)});
     }
+    chart.series.push_back({fmt::format("config-{}", c), configs[c].name, std::move(points)});
     out.push_back(
         {{"name", configs[c].name},
          {"workers", configs[c].workers},
@@ -215,6 +224,12 @@ int run(int argc, char** argv) {
     file << nlohmann::json{{"target", target}, {"epochs", epochs}, {"configurations", out}}.dump(1)
          << "\n";
     if (!file) throw std::runtime_error("cannot write " + json);
+  }
+  const std::string svg = options.getString("svg", "");
+  if (!svg.empty()) {
+    std::ofstream file(svg);
+    file << renderSvg(chart) << "\n";
+    if (!file) throw std::runtime_error("cannot write " + svg);
   }
   return 0;
 }
