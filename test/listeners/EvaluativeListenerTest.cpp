@@ -9,6 +9,7 @@
 #include "parallel/ParallelTestUtil.h"
 
 using namespace dl4cpp;
+using testutil::NoResetIterator;
 using testutil::VectorIterator;
 
 namespace {
@@ -59,13 +60,6 @@ std::vector<int> epochsOf(const EvaluativeListener& listener) {
   for (const ValidationResult& r : listener.results()) out.push_back(r.epoch);
   return out;
 }
-
-class NoResetIterator : public VectorIterator {
- public:
-  using VectorIterator::VectorIterator;
-  bool resetSupported() const override { return false; }
-  void reset() override { throw DataError("NoResetIterator cannot be reset"); }
-};
 
 }  // namespace
 

@@ -82,6 +82,14 @@ class VectorIterator : public dl4cpp::DataSetIterator {
   int64_t served_ = 0;
 };
 
+// A VectorIterator that cannot be reset (a stream read once), as resetSupported() says.
+class NoResetIterator : public VectorIterator {
+ public:
+  using VectorIterator::VectorIterator;
+  bool resetSupported() const override { return false; }
+  void reset() override { throw dl4cpp::DataError("NoResetIterator cannot be reset"); }
+};
+
 // The same values, bit for bit.
 inline bool bitIdentical(const dl4cpp::Tensor& a, const dl4cpp::Tensor& b) {
   const auto x = a.toVector(), y = b.toVector();

@@ -12,6 +12,7 @@
 #include "nn/util/ModelFileTestUtil.h"
 
 using namespace dl4cpp;
+using testutil::NoResetIterator;
 using testutil::VectorIterator;
 using Reason = EarlyStoppingResult::TerminationReason;
 
@@ -39,13 +40,6 @@ struct Run {
     EarlyStoppingTrainer trainer(conf, model, train);
     return trainer.fit();
   }
-};
-
-class NoResetIterator : public VectorIterator {
- public:
-  using VectorIterator::VectorIterator;
-  bool resetSupported() const override { return false; }
-  void reset() override { throw DataError("NoResetIterator cannot be reset"); }
 };
 
 // Fails on its `failAt`-th minibatch (0-based, counted over every epoch).

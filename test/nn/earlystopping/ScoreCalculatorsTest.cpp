@@ -7,6 +7,7 @@
 #include "nn/util/ModelFileTestUtil.h"
 
 using namespace dl4cpp;
+using testutil::NoResetIterator;
 using testutil::VectorIterator;
 
 namespace {
@@ -21,13 +22,6 @@ MultiLayerNetwork trainedModel() {
   m.fit(train, 3);
   return m;
 }
-
-class NoResetIterator : public VectorIterator {
- public:
-  using VectorIterator::VectorIterator;
-  bool resetSupported() const override { return false; }
-  void reset() override { throw DataError("NoResetIterator cannot be reset"); }
-};
 
 }  // namespace
 
