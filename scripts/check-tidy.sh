@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs clang-tidy with the project's .clang-tidy over the library's translation units (the .cpp
-# files of nn/, parallel/ and iterators/ in a build's compile_commands.json; not the tests,
+# files of nn/, parallel/, iterators/ and ui/ in a build's compile_commands.json; not the tests,
 # benchmarks, samples or CUDA kernels), one clang-tidy per core. Prints the findings and exits
 # non-zero on any warning. Needs Debian 12's clang-tidy 14 (scripts/install-deps.sh) and a
 # configured build (CMake writes compile_commands.json).
@@ -24,7 +24,7 @@ command -v clang-tidy >/dev/null 2>&1 || {
 
 # CMake writes one "file": "<absolute path>" line per entry.
 mapfile -t units < <(sed -n 's/^ *"file": "\(.*\)",\{0,1\}$/\1/p' "$build/compile_commands.json" |
-  grep -E "^$root/(nn|parallel|iterators)/.*\.cpp$" | sort -u)
+  grep -E "^$root/(nn|parallel|iterators|ui)/.*\.cpp$" | sort -u)
 if [[ ${#units[@]} -eq 0 ]]; then
   echo "check-tidy: no library sources of $root in $build/compile_commands.json" >&2
   exit 1

@@ -132,6 +132,7 @@ std::vector<std::shared_ptr<Layer>> TransferLearning::Builder::editedLayers(
   const auto& original = original_->getConfiguration().layers;
   const int kept = originalLayers() - removed_.value_or(0);
   std::vector<std::shared_ptr<Layer>> layers;
+  layers.reserve(static_cast<size_t>(kept) + added_.size());
   for (int i = 0; i < kept; ++i) layers.push_back(original[static_cast<size_t>(i)]->clone());
   reinitialised.assign(static_cast<size_t>(kept), false);
 

@@ -1,11 +1,15 @@
 #include <dl4cpp/nn/earlystopping/trainer/EarlyStoppingTrainer.h>
 
+#include <exception>
+
 namespace dl4cpp {
 
 namespace {
 // Thrown by stopEpoch() from the trainer's listener, through MultiLayerNetwork::fit (which ends on
 // a listener's exception, leaving the model as the last iteration made it), to trainEpoch().
-struct StopEpoch {};
+struct StopEpoch : std::exception {
+  const char* what() const noexcept override { return "early stopping ends the epoch"; }
+};
 
 // Gives the model back its own listeners however the epoch ends.
 class ListenersRestorer {
