@@ -66,10 +66,11 @@ TEST_SUITE("nn/transferlearning") {
       CHECK(*layer->gradientNormalizationThreshold == 2);
     }
     // Subsampling and activation layers keep theirs (the activation layer's is its function).
+    const MultiLayerConfiguration original = everyKind();
     for (size_t i : {1, 2}) {
       INFO("layer " << i);
       const auto layer = tuned(fineTune, i);
-      const auto& before = *everyKind().layers[i];
+      const Layer& before = *original.layers[i];
       CHECK((*layer->activation == *before.activation));
       CHECK((layer->updater->kind == UpdaterKind::SGD));
       CHECK(*layer->dropOut == *before.dropOut);
