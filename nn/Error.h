@@ -76,6 +76,13 @@ struct CublasError : BackendError {
   using BackendError::BackendError;
 };
 
+// A training run across processes (parallel/Cluster.h) failed: another rank reported an error,
+// a collective did not complete within the cluster's timeout (a rank died or hangs), or the
+// library was built without the transport asked for. The message names the rank and the cause.
+struct ClusterError : Error {
+  using Error::Error;
+};
+
 // Training produced a non-finite loss (diverged); the message names iteration and score.
 struct NumericalError : Error {
   using Error::Error;
