@@ -33,6 +33,10 @@ class DataSetIterator {
   virtual bool hasNext() = 0;
   virtual DataSet next() = 0;
   virtual void reset() = 0;
+  // Passes over the next batch without returning it (a rank skipping the batches of other ranks:
+  // RankShardIterator). DataError when hasNext() is false. Iterators that can skip without
+  // reading or decoding the batch override it.
+  virtual void skipNext() { next(); }
   virtual bool resetSupported() const { return true; }
   virtual bool asyncSupported() const { return true; }
 

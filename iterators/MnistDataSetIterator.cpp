@@ -110,6 +110,11 @@ DataSet MnistDataSetIterator::next() {
   return preProcessed(std::move(ds));
 }
 
+void MnistDataSetIterator::skipNext() {
+  if (!hasNext()) throwNoNext("MnistDataSetIterator");
+  cursor_ += std::min<int64_t>(batch_, static_cast<int64_t>(order_.size()) - cursor_);
+}
+
 void MnistDataSetIterator::reset() {
   cursor_ = 0;
   if (shuffle_) shuffleOrder();

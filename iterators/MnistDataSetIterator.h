@@ -42,6 +42,7 @@ class MnistDataSetIterator : public DataSetIterator {
 
   bool hasNext() override;
   DataSet next() override;
+  void skipNext() override;  // moves the cursor; copies nothing
   void reset() override;
 
   int batch() const override { return batch_; }

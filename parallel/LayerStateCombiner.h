@@ -10,6 +10,7 @@
 // may live on any device (their state is copied to the host and back).
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
+#include <dl4cpp/parallel/cluster/Cluster.h>
 
 #include <cstdint>
 #include <vector>
@@ -29,6 +30,12 @@ class LayerStateCombiner {
   void combine(const std::vector<Tensor>& replicaStates, const std::vector<int64_t>& examples,
                Tensor root);
 
+  // combine() over every rank of `cluster` (a collective: every rank calls it, in the same
+  // round): `examples` are this rank's replicas' and `total` counts the examples of every
+  // replica of every rank (> 0). PerReplica segments of the root take rank 0's replica 0.
+  void combineAcross(Cluster& cluster, const std::vector<Tensor>& replicaStates,
+                     const std::vector<int64_t>& examples, int64_t total, Tensor root);
+
   // The combination of host buffers `states` (same layout) into `out`, by the segments' rules:
   // what combine() computes, exposed for tests.
   static void combineHost(const std::vector<MultiLayerNetwork::StateSegment>& layout,
@@ -36,9 +43,22 @@ class LayerStateCombiner {
                           Tensor& out);
 
  private:
+  // This process's share of the combination, in doubles, one per state value: weighted sums
+  // (of values, or of variance + mean^2), and replica 0's value where holdsReplicaZero (zeros
+  // elsewhere), so the shares of all processes sum to the whole.
+  static void partialHost(const std::vector<MultiLayerNetwork::StateSegment>& layout,
+                          const std::vector<Tensor>& states, const std::vector<int64_t>& examples,
+                          int64_t total, bool holdsReplicaZero, std::vector<double>& partial);
+  // The combined state from the summed shares.
+  static void finishHost(const std::vector<MultiLayerNetwork::StateSegment>& layout,
+                         const std::vector<double>& partial, Tensor& out);
+  void stage(const std::vector<Tensor>& replicaStates);
+  void distribute(const std::vector<Tensor>& replicaStates, Tensor root);
+
   std::vector<MultiLayerNetwork::StateSegment> layout_;
-  std::vector<Tensor> staged_;  // host copies of the replicas' state
-  Tensor combined_;             // host result
+  std::vector<Tensor> staged_;   // host copies of the replicas' state
+  Tensor combined_;              // host result
+  std::vector<double> partial_;  // shares, summed across ranks by combineAcross
 };
 
 }  // namespace dl4cpp::parallel

@@ -1,11 +1,14 @@
 #include <dl4cpp/iterators/AsyncDataSetIterator.h>
+#include <dl4cpp/iterators/RankShardIterator.h>
 #include <dl4cpp/nn/backend/Devices.h>
+#include <dl4cpp/nn/backend/cpu/WeightedMean.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <dl4cpp/parallel/CpuAffinity.h>
 #include <dl4cpp/parallel/LayerStateCombiner.h>
 #include <dl4cpp/parallel/ParallelWrapper.h>
 #include <dl4cpp/parallel/ParameterAverager.h>
 #include <dl4cpp/parallel/WorkerPool.h>
+#include <dl4cpp/parallel/cluster/RoundExchange.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -78,7 +81,62 @@ struct ParallelWrapper::Impl {
   std::atomic<bool> stopRequested{false};
   ParallelStatistics stats;
 
+  // Training across processes (null: this one alone). Each averaging stages this rank's share of
+  // the means in host buffers and all-reduces them.
+  std::shared_ptr<Cluster> cluster;
+  Tensor sharedParams, sharedStates;
+  // A failure caught on this rank, reported at the next vote (clusters only: alone, failures
+  // propagate at once).
+  std::exception_ptr pendingFailure;
+  // stopFit() as every rank agreed on it at a vote; alone, stopRequested itself.
+  bool stoppedByVote = false;
+
   int workers() const { return static_cast<int>(replicas.size()); }
+  int rank() const { return cluster ? cluster->rank() : 0; }
+  int ranks() const { return cluster ? cluster->size() : 1; }
+  bool clustered() const { return ranks() > 1; }
+  bool stopped() const { return clustered() ? stoppedByVote : stopRequested.load(); }
+
+  // Runs `step`; on a cluster a failure is kept for the next vote, so that every rank leaves fit()
+  // at the same collective. Skipped once this rank has a failure to report.
+  template <typename Step>
+  void guarded(Step&& step) {
+    if (!clustered()) {
+      step();
+      return;
+    }
+    if (pendingFailure) return;
+    try {
+      step();
+    } catch (...) {
+      pendingFailure = std::current_exception();
+    }
+  }
+  // The vote: every rank's `mine`, summed. Throws on every rank when any rank failed: this
+  // rank's own exception, or a ClusterError naming the rank that failed first.
+  RoundTotals vote(RoundVote mine) {
+    if (!clustered()) {
+      RoundTotals alone{mine.examples, mine.lossSum, mine.iterations, mine.minibatches,
+                        mine.stop,     -1,           {mine}};
+      return alone;
+    }
+    mine.failed = pendingFailure != nullptr;
+    mine.stop = stopRequested.load();
+    mine.workers = workers();
+    mine.params = root->numParams();
+    RoundTotals totals = exchangeVotes(*cluster, mine);
+    if (totals.firstFailedRank >= 0) {
+      if (auto failure = std::exchange(pendingFailure, nullptr)) std::rethrow_exception(failure);
+      throw ClusterError(
+          fmt::format("ParallelWrapper on {}: rank {} failed; fit() ends on every rank",
+                      cluster->describe(), totals.firstFailedRank));
+    }
+    return totals;
+  }
+  // A vote that only settles failures (the start and end of a fit or an epoch).
+  void settle() {
+    if (clustered()) vote(RoundVote{});
+  }
   Device deviceOf(int w) const { return devices[static_cast<size_t>(w) % devices.size()]; }
   void requireOpen() const {
     if (!pool) throw ConfigError("ParallelWrapper: used after close()");
@@ -125,7 +183,7 @@ struct ParallelWrapper::Impl {
     return frequency;
   }
   double learningRateScale(int64_t iteration) const {
-    return learningRateScaleAt(scaling, workers(), scalingWarmup, iteration);
+    return learningRateScaleAt(scaling, workers() * ranks(), scalingWarmup, iteration);
   }
 
   void trainPhase(int w) {
@@ -177,6 +235,46 @@ struct ParallelWrapper::Impl {
     average(w, replicaStates, stateDestinations, begin, end);
   }
 
+  // Clusters, in three steps: each worker forms this rank's share of the means of its slice in
+  // the host buffers (weights: examples over every rank's `total`), the coordinator all-reduces
+  // the buffers, and each worker copies its slice of the sums to the destinations.
+  void shareSlicePhase(int w, int64_t total) {
+    const int64_t frozen = root->numFrozenParams();
+    auto [begin, end] = ParameterAverager::slice(root->numParams() - frozen, w, workers());
+    const auto& sources = mode == TrainingMode::SHARED_GRADIENTS ? replicaGradients : replicaParams;
+    cpu::weightedPartialSum(sources, weights, total, sharedParams, begin + frozen, end + frozen);
+    if (mode == TrainingMode::SHARED_GRADIENTS) return;
+    std::tie(begin, end) = ParameterAverager::slice(root->updaterState().numel(), w, workers());
+    cpu::weightedPartialSum(replicaStates, weights, total, sharedStates, begin, end);
+  }
+  void takeSlicePhase(int w) {
+    auto copyTo = [](const Tensor& from, std::vector<Tensor>& to, int64_t begin, int64_t end) {
+      for (Tensor& d : to)
+        d.view(begin, Shape{end - begin}).copyFrom(from.view(begin, Shape{end - begin}));
+    };
+    const int64_t frozen = root->numFrozenParams();
+    auto [begin, end] = ParameterAverager::slice(root->numParams() - frozen, w, workers());
+    if (mode == TrainingMode::SHARED_GRADIENTS) {
+      copyTo(sharedParams, replicaGradients, begin + frozen, end + frozen);
+      return;
+    }
+    copyTo(sharedParams, paramDestinations, begin + frozen, end + frozen);
+    std::tie(begin, end) = ParameterAverager::slice(root->updaterState().numel(), w, workers());
+    copyTo(sharedStates, stateDestinations, begin, end);
+  }
+  void averageAcrossRanks(int64_t total) {
+    pool->run([this, total](int w) { shareSlicePhase(w, total); });
+    const int64_t frozen = root->numFrozenParams();
+    cluster->allReduceSum(std::span<float>(sharedParams.data() + frozen,
+                                           static_cast<size_t>(sharedParams.numel() - frozen)));
+    if (mode == TrainingMode::AVERAGING && sharedStates.numel() > 0)
+      cluster->allReduceSum(
+          std::span<float>(sharedStates.data(), static_cast<size_t>(sharedStates.numel())));
+    pool->run([this](int w) { takeSlicePhase(w); });
+    layerStateCombiner->combineAcross(*cluster, replicaLayerStates, weights, total,
+                                      root->layerState());
+  }
+
   // SHARED_GRADIENTS: every replica applies the averaged gradient; replica 0's result is copied
   // to the root slice by slice in a second phase.
   void updatePhase(int w) {
@@ -197,25 +295,34 @@ struct ParallelWrapper::Impl {
 
   // Checkpoints at the boundary just reached, if the policy asks for one here.
   void checkpointAfterRound() {
-    if (!checkpoint || checkpoint->unit() != Checkpoint::Unit::Iterations) return;
+    if (rank() != 0 || !checkpoint || checkpoint->unit() != Checkpoint::Unit::Iterations) return;
     const int64_t n = checkpoint->every(), iteration = root->getIterationCount();
     if (iteration / n == checkpointMark / n) return;
     Checkpoints::write(*root, checkpointDirectory, keepLast, checkpointNormalizer.get());
     checkpointMark = iteration;
   }
   void checkpointAfterEpoch() {
-    if (checkpoint && checkpoint->unit() == Checkpoint::Unit::Epochs &&
+    if (rank() == 0 && checkpoint && checkpoint->unit() == Checkpoint::Unit::Epochs &&
         root->getEpochCount() % checkpoint->every() == 0)
       Checkpoints::write(*root, checkpointDirectory, keepLast, checkpointNormalizer.get());
   }
+  // Every rank starts from rank 0's model (clusters).
   void beginFit() {
     requireOpen();
     stopRequested = false;
+    stoppedByVote = false;
+    pendingFailure = nullptr;
     stats = ParallelStatistics{};
+    guarded([this] {
+      if (checkpoint && rank() == 0)
+        Checkpoints::requireNoneAfter(checkpointDirectory, root->getIterationCount(),
+                                      root->getEpochCount());
+    });
+    if (clustered()) {
+      requireSameShape(*cluster, vote(RoundVote{}));
+      broadcastModel(*cluster, *root);
+    }
     checkpointMark = root->getIterationCount();
-    if (checkpoint)
-      Checkpoints::requireNoneAfter(checkpointDirectory, root->getIterationCount(),
-                                    root->getEpochCount());
   }
 
   // One epoch; `alreadyTrained` minibatches of it were trained before (resume()) and have been
@@ -286,6 +393,14 @@ ParallelWrapper ParallelWrapper::Builder::build() {
     impl->checkpointNormalizer = checkpointNormalizer_;
   }
   impl->devices = devices_.empty() ? defaultDevices() : devices_;
+  impl->cluster = cluster_;
+  if (impl->clustered())
+    for (const Device& d : impl->devices)
+      if (!devices::isHostMemory(d))
+        throw ConfigError(fmt::format(
+            "ParallelWrapper: a cluster averages through host memory, and device {} is not "
+            "host memory; GPU workers across processes are not supported yet",
+            d.toString()));
   const int workers = workers_ > 0 ? workers_ : static_cast<int>(impl->devices.size());
   impl->threadsPerWorker =
       threadsPerWorker_ > 0 ? threadsPerWorker_ : std::max(1, hardwareConcurrency() / workers);
@@ -306,7 +421,8 @@ ParallelWrapper ParallelWrapper::Builder::build() {
     auto replica = std::make_unique<MultiLayerNetwork>(p->root->getConfiguration(), device,
                                                        p->threadsPerWorker);
     replica->init();
-    replica->setReplicaIndex(w);
+    // Numbered as the workers of one process dealt this cluster's batches would be.
+    replica->setReplicaIndex(p->rank() + p->ranks() * w);
     p->replicas[static_cast<size_t>(w)] = std::move(replica);
   });
   for (auto& r : impl->replicas) {
@@ -319,6 +435,10 @@ ParallelWrapper ParallelWrapper::Builder::build() {
       std::make_unique<LayerStateCombiner>(impl->replicas.front()->layerStateLayout(), workers);
   impl->paramDestinations = impl->replicaParams;
   impl->paramDestinations.push_back(Tensor());  // the root's, set by each fit()
+  if (impl->clustered()) {
+    impl->sharedParams = Tensor(Shape{model_->numParams()});
+    impl->sharedStates = Tensor(Shape{model_->updaterState().numel()});
+  }
   impl->stateDestinations = {Tensor()};
   if (impl->averageUpdaters)
     impl->stateDestinations.insert(impl->stateDestinations.end(), impl->replicaStates.begin(),
@@ -360,87 +480,106 @@ void ParallelWrapper::fit(DataSetIterator& iterator) {
 
 void ParallelWrapper::fit(DataSetIterator& iterator, int epochs) {
   impl_->beginFit();
-  for (int e = 0; e < epochs && !impl_->stopRequested; ++e) {
+  for (int e = 0; e < epochs && !impl_->stopped(); ++e) {
     if (e > 0) {
-      if (!iterator.resetSupported())
-        throw DataError(
-            "ParallelWrapper::fit(iterator, epochs): the iterator cannot be reset, "
-            "so it cannot serve more than one epoch");
-      iterator.reset();
+      impl_->guarded([&] {
+        if (!iterator.resetSupported())
+          throw DataError(
+              "ParallelWrapper::fit(iterator, epochs): the iterator cannot be reset, "
+              "so it cannot serve more than one epoch");
+        iterator.reset();
+      });
     }
     impl_->fitEpoch(iterator);
   }
 }
 
 void ParallelWrapper::resume(DataSetIterator& iterator, int totalEpochs) {
-  impl_->beginFit();
+  impl_->beginFit();  // on a cluster, every rank now holds rank 0's model and counters
   MultiLayerNetwork& root = *impl_->root;
   const int finished = root.getEpochCount();
   const int64_t trained = root.getMinibatchesInEpoch();
   if (finished >= totalEpochs) return;
-  if (finished > 0 && !iterator.resetSupported())
-    throw DataError(
-        "ParallelWrapper::resume: the iterator cannot be reset, so it cannot replay "
-        "the epochs the run had finished");
-  // The original run reset its iterator once before each epoch after the first.
-  for (int e = 0; e < finished; ++e) iterator.reset();
-  for (int64_t i = 0; i < trained; ++i) {
-    if (!iterator.hasNext())
+  impl_->guarded([&] {
+    if (finished > 0 && !iterator.resetSupported())
       throw DataError(
-          fmt::format("ParallelWrapper::resume: the model had trained {} minibatches "
-                      "of epoch {}, but the iterator holds only {}",
-                      trained, finished, i));
-    iterator.next();
-  }
+          "ParallelWrapper::resume: the iterator cannot be reset, so it cannot replay "
+          "the epochs the run had finished");
+    // The original run reset its iterator once before each epoch after the first.
+    for (int e = 0; e < finished; ++e) iterator.reset();
+    for (int64_t i = 0; i < trained; ++i) {
+      if (!iterator.hasNext())
+        throw DataError(
+            fmt::format("ParallelWrapper::resume: the model had trained {} minibatches "
+                        "of epoch {}, but the iterator holds only {}",
+                        trained, finished, i));
+      iterator.skipNext();
+    }
+  });
   impl_->fitEpoch(iterator, trained);
-  for (int e = finished + 1; e < totalEpochs && !impl_->stopRequested; ++e) {
-    iterator.reset();
+  for (int e = finished + 1; e < totalEpochs && !impl_->stopped(); ++e) {
+    impl_->guarded([&] { iterator.reset(); });
     impl_->fitEpoch(iterator);
   }
 }
 
 void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator, int64_t alreadyTrained) {
-  // A resumed epoch may have nothing left (its last round was checkpointed); a new one must.
-  if (alreadyTrained == 0) requireBatchForEpoch(iterator, "ParallelWrapper::fit");
-  synchronizeReplicas();
-  root->setMinibatchesInEpoch(alreadyTrained);
+  std::unique_ptr<RankShardIterator> shard;
   std::unique_ptr<AsyncDataSetIterator> async;
   DataSetIterator* source = &iterator;
-  if (prefetch > 0 && iterator.asyncSupported()) {
-    async = std::make_unique<AsyncDataSetIterator>(iterator, prefetch);
-    source = async.get();
-  }
-  for (auto& l : listeners) l->onEpochStart(*root, root->getEpochCount());
-
   IterationInfo info;
-  info.epoch = root->getEpochCount();
-  info.examplesPerEpoch = source->totalExamples();
   RoundTiming timing;
-  double dataWait = deal(*source, current, roundLength(root->getIterationCount()));
-  while (!empty(current) && !stopRequested) {
-    const auto start = Clock::now();
-    pool->start([this](int w) { trainPhase(w); });
-    // Deal the next round while the workers train; only time beyond their finish is a stall.
-    const int64_t roundStart = root->getIterationCount();
-    try {
-      deal(*source, next, roundLength(roundStart + iterationsIn(current)));
-    } catch (...) {
-      pool->waitNoThrow();
-      throw;
+  double dataWait = 0;
+  guarded([&] {
+    // A resumed epoch may have nothing left (its last round was checkpointed); a new one must.
+    if (alreadyTrained == 0) requireBatchForEpoch(iterator, "ParallelWrapper::fit");
+    synchronizeReplicas();
+    root->setMinibatchesInEpoch(alreadyTrained);
+    if (clustered()) {
+      shard = std::make_unique<RankShardIterator>(iterator, rank(), ranks());
+      source = shard.get();
     }
-    const auto dealt = Clock::now();
-    pool->wait();
-    const auto trained = Clock::now();
+    if (prefetch > 0 && source->asyncSupported()) {
+      async = std::make_unique<AsyncDataSetIterator>(*source, prefetch);
+      source = async.get();
+    }
+    if (rank() == 0)
+      for (auto& l : listeners) l->onEpochStart(*root, root->getEpochCount());
+    info.epoch = root->getEpochCount();
+    info.examplesPerEpoch = iterator.totalExamples();
+    dataWait = deal(*source, current, roundLength(root->getIterationCount()));
+  });
+  settle();
 
-    int64_t examples = 0;
-    double lossSum = 0, compute = 0, barrierWait = 0;
-    int iterations = 0;
+  // On a cluster every rank goes round, with or without data, until the vote finds that no rank
+  // trained anything, or that one asked to stop.
+  while (clustered() || (!empty(current) && !stopRequested)) {
+    const auto start = Clock::now();
+    const int64_t roundStart = root->getIterationCount();
+    auto dealt = start, trained = start;
+    guarded([&] {
+      pool->start([this](int w) { trainPhase(w); });
+      // Deal the next round while the workers train; only time beyond their finish is a stall.
+      try {
+        deal(*source, next, roundLength(roundStart + iterationsIn(current)));
+      } catch (...) {
+        pool->waitNoThrow();
+        throw;
+      }
+      dealt = Clock::now();
+      pool->wait();
+      trained = Clock::now();
+    });
+
+    RoundVote mine;
+    double compute = 0, barrierWait = 0;
     Clock::time_point lastFinish = start;
     for (size_t w = 0; w < current.size(); ++w) {
       weights[w] = current[w].examples;
-      examples += current[w].examples;
-      lossSum += current[w].lossSum;
-      iterations = std::max(iterations, current[w].iterations);
+      mine.examples += current[w].examples;
+      mine.lossSum += current[w].lossSum;
+      mine.iterations = std::max<int64_t>(mine.iterations, current[w].iterations);
+      mine.minibatches += static_cast<int64_t>(current[w].batches.size());
       lastFinish = std::max(lastFinish, current[w].finished);
     }
     for (size_t w = 0; w < current.size(); ++w) {
@@ -449,7 +588,15 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator, int64_t alreadyT
       barrierWait += seconds(lastFinish - r.finished);
       workerTimings[w] = WorkerTiming{r.examples, r.compute};
     }
-    double score = lossSum / static_cast<double>(examples);
+    const RoundTotals totals = vote(mine);
+    if (clustered()) {
+      // Every worker waited for the slowest rank.
+      const auto voted = Clock::now();
+      barrierWait += seconds(voted - trained) * static_cast<double>(current.size());
+      trained = voted;
+      if (totals.examples == 0) break;  // every rank's shard is exhausted
+    }
+    double score = totals.lossSum / static_cast<double>(totals.examples);
     if (mode == TrainingMode::SHARED_GRADIENTS) score += regularization;
     if (!std::isfinite(score))
       throw NumericalError(
@@ -457,8 +604,12 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator, int64_t alreadyT
                       "(training diverged or the data holds NaN/Inf)",
                       score, root->getIterationCount()));
 
-    pool->run([this](int w) { averagePhase(w); });
-    layerStateCombiner->combine(replicaLayerStates, weights, root->layerState());
+    if (clustered()) {
+      averageAcrossRanks(totals.examples);
+    } else {
+      pool->run([this](int w) { averagePhase(w); });
+      layerStateCombiner->combine(replicaLayerStates, weights, root->layerState());
+    }
     double averaging = seconds(Clock::now() - trained);
     if (mode == TrainingMode::SHARED_GRADIENTS) {
       // The update is training work (every worker applies it); only the copy is averaging cost.
@@ -471,14 +622,11 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator, int64_t alreadyT
     }
     const auto averaged = Clock::now();
 
-    root->setIterationCount(root->getIterationCount() + iterations);
+    root->setIterationCount(root->getIterationCount() + totals.iterations);
     // The schedules' count (SHARED_GRADIENTS replicas never count their own iterations).
     for (auto& r : replicas) r->setIterationCount(root->getIterationCount());
     root->setScore(score);
-    int64_t minibatches = 0;
-    for (const auto& r : current) minibatches += static_cast<int64_t>(r.batches.size());
-    root->setMinibatchesInEpoch(root->getMinibatchesInEpoch() + minibatches);
-    checkpointAfterRound();
+    root->setMinibatchesInEpoch(root->getMinibatchesInEpoch() + totals.minibatches);
 
     const double workers = static_cast<double>(current.size());
     timing.wall = seconds(averaged - start) + dataWait;
@@ -487,37 +635,53 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator, int64_t alreadyT
     timing.averaging = averaging;
     timing.dataWait = dataWait;
     stats.rounds += 1;
-    stats.examples += examples;
+    stats.examples += mine.examples;
     stats.total.wall += timing.wall;
     stats.total.compute += timing.compute;
     stats.total.barrierWait += timing.barrierWait;
     stats.total.averaging += timing.averaging;
     stats.total.dataWait += timing.dataWait;
 
-    if (report)
-      std::clog << fmt::format(
-          "ParallelWrapper: averaged score {:.6f} at iteration {} (averaging "
-          "took {:.3f} ms)\n",
-          score, root->getIterationCount(), timing.averaging * 1e3);
     info.iteration = root->getIterationCount();
     info.score = score;
-    info.examples = examples;
-    info.examplesInEpoch += examples;
+    info.examples = totals.examples;
+    info.examplesInEpoch += totals.examples;
     info.timing = &timing;
     info.workers = workerTimings;
-    info.learningRateScale = learningRateScale(roundStart + iterations - 1);
-    for (auto& l : listeners) l->iterationDone(*root, info);
+    info.learningRateScale = learningRateScale(roundStart + totals.iterations - 1);
+    if (rank() == 0) {
+      guarded([&] {
+        checkpointAfterRound();
+        if (report)
+          std::clog << fmt::format(
+              "ParallelWrapper: averaged score {:.6f} at iteration {} (averaging "
+              "took {:.3f} ms)\n",
+              score, root->getIterationCount(), timing.averaging * 1e3);
+        for (auto& l : listeners) l->iterationDone(*root, info);
+      });
+    }
 
     std::swap(current, next);
     // The next round was dealt while this one trained: only dealing beyond the workers' last
     // finish kept them waiting for data.
     dataWait = std::max(0.0, seconds(dealt - lastFinish));
+    if (clustered() && totals.stop) {
+      stoppedByVote = true;
+      break;
+    }
   }
-  if (stopRequested) return;
-  for (auto& l : listeners) l->onEpochEnd(*root, root->getEpochCount());
+  if (stopped()) {
+    settle();
+    return;
+  }
+  if (rank() == 0)
+    guarded([&] {
+      for (auto& l : listeners) l->onEpochEnd(*root, root->getEpochCount());
+    });
   root->setEpochCount(root->getEpochCount() + 1);
   root->setMinibatchesInEpoch(0);
-  checkpointAfterEpoch();
+  guarded([&] { checkpointAfterEpoch(); });
+  settle();
 }
 
 }  // namespace dl4cpp::parallel

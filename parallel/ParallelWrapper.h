@@ -51,6 +51,24 @@
 // count, threads per worker and options (tested with 1 and 2 workers). With averageUpdaters(false)
 // the replicas' own updater states are not in the checkpoint, so a resumed run is close, not exact.
 //
+// Clusters. With cluster(c) (MpiCluster::world(), say), every process (rank) of c runs this
+// wrapper with its own workers (the same count on every rank) on the same network and the same
+// data: each rank passes fit() the whole data set, constructed alike (same seed), and trains
+// only its shard, batch i of every epoch on rank i mod size (RankShardIterator). At fit()'s
+// start every rank takes rank 0's model (parameters, updater and layer state, counters). Each
+// round ends with a vote (examples, loss, stop, failure) and, at every averaging, the
+// example-weighted sums of every rank's parameters, updater state (SHARED_GRADIENTS: gradients)
+// and layer state are all-reduced, so every rank holds the same averaged model and reports the
+// same score, the mean over every worker of every rank. A rank whose shard has run out trains
+// nothing and has no vote until the epoch ends on every rank. Listeners, the score report and
+// checkpoints run on rank 0 only; stopFit() on any rank stops every rank after the same round.
+// An exception on one rank ends fit() on every rank: that rank throws its own, the others a
+// ClusterError naming it, at the next vote; a rank that dies or hangs makes the others throw
+// ClusterError after the cluster's timeout. Workers must run on host memory for now (GPU
+// workers: ConfigError). With one worker per rank the dealing is that of one process with
+// `size` workers, and two ranks end with the same parameters as one process with two workers,
+// bit for bit. docs/cluster.md.
+//
 // Failures. An exception in a worker, in the prefetch thread or in a listener ends fit() with
 // that exception on the caller's thread once the current phase has finished on every worker;
 // no thread is left behind. stopFit() (from any thread) ends fit() at the next round boundary
@@ -61,6 +79,7 @@
 #include <dl4cpp/nn/tensor/Device.h>
 #include <dl4cpp/parallel/Checkpoint.h>
 #include <dl4cpp/parallel/LearningRateScaling.h>
+#include <dl4cpp/parallel/cluster/Cluster.h>
 
 #include <atomic>
 #include <filesystem>
@@ -200,6 +219,11 @@ class ParallelWrapper::Builder {
     checkpointNormalizer_ = std::move(n);
     return *this;
   }
+  // Trains across the processes of `c` (see Clusters above). Default: this process alone.
+  Builder& cluster(std::shared_ptr<Cluster> c) {
+    cluster_ = std::move(c);
+    return *this;
+  }
   Builder& setListeners(std::vector<std::shared_ptr<TrainingListener>> l) {
     listeners_ = std::move(l);
     return *this;
@@ -226,6 +250,7 @@ class ParallelWrapper::Builder {
   int keepLast_ = 3;
   std::shared_ptr<const DataNormalization> checkpointNormalizer_;
   std::vector<std::shared_ptr<TrainingListener>> listeners_;
+  std::shared_ptr<Cluster> cluster_;
 };
 
 }  // namespace dl4cpp::parallel

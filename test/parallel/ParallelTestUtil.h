@@ -68,6 +68,11 @@ class VectorIterator : public dl4cpp::DataSetIterator {
     ++served_;
     return data_[position_++];
   }
+  // Skipped batches are not served (served() counts next() only).
+  void skipNext() override {
+    if (!hasNext()) throwNoNext("VectorIterator");
+    ++position_;
+  }
   void reset() override { position_ = 0; }
   int batch() const override {
     return data_.empty() ? 0 : static_cast<int>(data_.front().numExamples());
