@@ -20,6 +20,7 @@
 using namespace dl4cpp;
 using namespace dl4cpp::parallel;
 using testutil::bitIdentical;
+using testutil::ShufflingIterator;
 using testutil::TempDir;
 using testutil::VectorIterator;
 
@@ -39,23 +40,6 @@ std::vector<std::string> names(const std::vector<std::filesystem::path>& paths) 
 
 // Like MnistDataSetIterator with shuffling: the order is permuted at construction and again at
 // every reset(), by one generator that continues across epochs. Resuming must replay that.
-class ShufflingIterator : public VectorIterator {
- public:
-  explicit ShufflingIterator(std::vector<DataSet> data, uint64_t seed)
-      : VectorIterator(std::move(data)), rng_(seed) {
-    shuffle();
-  }
-  void reset() override {
-    VectorIterator::reset();
-    shuffle();
-  }
-
- private:
-  void shuffle() {
-    for (size_t i = data_.size(); i > 1; --i) std::swap(data_[i - 1], data_[rng_() % i]);
-  }
-  std::mt19937_64 rng_;
-};
 
 // Records the root's parameters at every averaging boundary; throws at the first boundary at or
 // after iteration `throwAt` (a crash).

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <future>
+#include <random>
 #include <vector>
 
 namespace testutil {
@@ -85,6 +86,26 @@ class VectorIterator : public dl4cpp::DataSetIterator {
   std::vector<dl4cpp::DataSet> data_;
   size_t position_ = 0;
   int64_t served_ = 0;
+};
+
+// A VectorIterator that reshuffles its minibatches at construction and at every reset(), from
+// `seed`: two constructed alike serve the same orders.
+class ShufflingIterator : public VectorIterator {
+ public:
+  explicit ShufflingIterator(std::vector<dl4cpp::DataSet> data, uint64_t seed)
+      : VectorIterator(std::move(data)), rng_(seed) {
+    shuffle();
+  }
+  void reset() override {
+    VectorIterator::reset();
+    shuffle();
+  }
+
+ private:
+  void shuffle() {
+    for (size_t i = data_.size(); i > 1; --i) std::swap(data_[i - 1], data_[rng_() % i]);
+  }
+  std::mt19937_64 rng_;
 };
 
 // A VectorIterator that cannot be reset (a stream read once), as resetSupported() says.

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 
+#include "TempDir.h"
 #include "parallel/ClusterTestUtil.h"
 #include "parallel/ParallelTestUtil.h"
 
@@ -14,6 +15,7 @@ using namespace dl4cpp;
 using namespace dl4cpp::parallel;
 using testutil::messageOf;
 using testutil::runRanks;
+using testutil::ShufflingIterator;
 using testutil::VectorIterator;
 
 namespace {
@@ -291,6 +293,73 @@ TEST_SUITE("parallel") {
         CHECK_THROWS_AS(std::rethrow_exception(f), ConfigError);
         CHECK(messageOf(f).find("rank 0 has 1 workers") != std::string::npos);
       }
+    });
+  }
+
+  TEST_CASE(
+      "ParallelWrapper on a cluster: checkpoints on rank 0, resumed on every rank, end as "
+      "the uninterrupted run, bit for bit") {
+    testutil::withinSeconds(120, [] {
+      const auto conf = testutil::smallNet(Adam(0.01));
+      const auto data = testutil::batches(14, 4, 5, 3);
+      const int epochs = 3;
+      testutil::TempDir dir;
+      auto builder = [&](MultiLayerNetwork& model, std::shared_ptr<Cluster> cluster) {
+        return testutil::wrapperOnCpu(model)
+            .workers(1)
+            .threadsPerWorker(1)
+            .averagingFrequency(2)
+            .cluster(std::move(cluster))
+            .checkpointEvery(Checkpoint::iterations(4), dir.path(), 2);  // rank 0 writes
+      };
+      struct CrashAt : TrainingListener {
+        void iterationDone(const MultiLayerNetwork&, const IterationInfo& info) override {
+          if (info.iteration >= 14) throw std::runtime_error("simulated crash");  // in epoch 1
+        }
+      };
+
+      std::vector<Result> uninterrupted(2), resumed(2);
+      auto failures = runRanks(2, [&](int rank, std::shared_ptr<Cluster> cluster) {
+        MultiLayerNetwork root(conf);
+        root.init();
+        auto wrapper = testutil::wrapperOnCpu(root)
+                           .workers(1)
+                           .threadsPerWorker(1)
+                           .averagingFrequency(2)
+                           .cluster(std::move(cluster))
+                           .build();
+        ShufflingIterator it(data, 11);
+        wrapper.fit(it, epochs);
+        uninterrupted[static_cast<size_t>(rank)] = resultOf(root);
+      });
+      for (const auto& f : failures) REQUIRE(messageOf(f) == "");
+
+      failures = runRanks(2, [&](int, std::shared_ptr<Cluster> cluster) {
+        MultiLayerNetwork root(conf);
+        root.init();
+        auto wrapper =
+            builder(root, std::move(cluster)).setListeners({std::make_shared<CrashAt>()}).build();
+        ShufflingIterator it(data, 11);
+        wrapper.fit(it, epochs);
+      });
+      CHECK(messageOf(failures[0]) == "simulated crash");
+      CHECK(messageOf(failures[1]).find("rank 0 failed") != std::string::npos);
+
+      failures = runRanks(2, [&](int rank, std::shared_ptr<Cluster> cluster) {
+        // Rank 0 loads its checkpoint; rank 1 has none and starts from a fresh model.
+        MultiLayerConfiguration other = conf;
+        other.seed += 1;
+        MultiLayerNetwork root = rank == 0
+                                     ? MultiLayerNetwork::load(*Checkpoints::latest(dir.path()))
+                                     : MultiLayerNetwork(other);
+        if (rank != 0) root.init();
+        ShufflingIterator it(data, 11);
+        builder(root, std::move(cluster)).build().resume(it, epochs);
+        resumed[static_cast<size_t>(rank)] = resultOf(root);
+      });
+      for (const auto& f : failures) REQUIRE(messageOf(f) == "");
+      for (const Result& r : resumed) checkSame(r, uninterrupted[0]);
+      checkSame(uninterrupted[1], uninterrupted[0]);
     });
   }
 }
