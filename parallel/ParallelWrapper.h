@@ -124,7 +124,9 @@ class ParallelWrapper {
   // arguments, seed included): resume() replays its epochs (one reset() per finished epoch, so
   // a shuffling iterator reaches the same order), skips the minibatches already trained, and
   // trains the rest. The run must have started from epoch 0. DataError when the iterator cannot
-  // be reset or holds fewer minibatches than the checkpoint says were trained.
+  // be reset or holds fewer minibatches than the checkpoint says were trained. On a cluster every
+  // rank calls resume(): rank 0 with the checkpoint, the others with any model of the same
+  // configuration (they take rank 0's, counters included).
   void resume(DataSetIterator& iterator, int totalEpochs);
   // Ends a running fit() at the next round boundary. Thread-safe; a no-op when none runs.
   void stopFit();

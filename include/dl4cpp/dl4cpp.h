@@ -8,6 +8,7 @@
 #include <dl4cpp/iterators/DataSetIterator.h>
 #include <dl4cpp/iterators/ListDataSetIterator.h>
 #include <dl4cpp/iterators/MnistDataSetIterator.h>
+#include <dl4cpp/iterators/RankShardIterator.h>
 #include <dl4cpp/iterators/RecordReaderDataSetIterator.h>
 #include <dl4cpp/iterators/image/ImageDataSetIterator.h>
 #include <dl4cpp/iterators/image/ImageRecordReader.h>
@@ -42,6 +43,7 @@
 #include <dl4cpp/parallel/InferenceErrors.h>
 #include <dl4cpp/parallel/ParallelInference.h>
 #include <dl4cpp/parallel/ParallelWrapper.h>
+#include <dl4cpp/parallel/cluster/InProcessCluster.h>
 // Image augmentation: DataVec's image transforms and a pipeline with a probability per step.
 #include <dl4cpp/iterators/image/transform/BrightnessContrastTransform.h>
 #include <dl4cpp/iterators/image/transform/CropImageTransform.h>
