@@ -1,10 +1,14 @@
 #include <dl4cpp/config.h>
 #include <dl4cpp/nn/Error.h>
+#include <dl4cpp/parallel/cluster/CountChunks.h>
 #include <dl4cpp/parallel/cluster/MpiCluster.h>
 #include <doctest/doctest.h>
 
+#include <climits>
 #include <iostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 using namespace dl4cpp;
 using namespace dl4cpp::parallel;
@@ -28,5 +32,23 @@ TEST_SUITE("parallel") {
     // Every call says so, not only the first.
     CHECK_THROWS_AS(MpiCluster::world(), ClusterError);
 #endif
+  }
+
+  TEST_CASE("MpiCluster: buffers beyond MPI's int counts go in pieces of at most INT_MAX") {
+    std::vector<std::pair<std::size_t, std::size_t>> pieces;
+    const auto record = [&](std::size_t offset, std::size_t count) {
+      pieces.emplace_back(offset, count);
+    };
+    const std::size_t limit = INT_MAX;
+    forEachCountChunk(0, limit, record);
+    CHECK(pieces.empty());
+    forEachCountChunk(431080, limit, record);
+    CHECK(pieces == decltype(pieces){{0, 431080}});
+    pieces.clear();
+    forEachCountChunk(limit, limit, record);
+    CHECK(pieces == decltype(pieces){{0, limit}});
+    pieces.clear();
+    forEachCountChunk(2 * limit + 5, limit, record);
+    CHECK(pieces == decltype(pieces){{0, limit}, {limit, limit}, {2 * limit, 5}});
   }
 }
