@@ -218,21 +218,19 @@ std::shared_ptr<MpiCluster> MpiCluster::world() {
       const int code = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
       if (code != MPI_SUCCESS)
         throw ClusterError("MpiCluster::world(): MPI_Init_thread failed: " + mpiErrorText(code));
-      if (provided < MPI_THREAD_SERIALIZED)
-        throw ClusterError(fmt::format(
-            "MpiCluster::world(): this MPI library gives thread level {} but dl4cpp needs "
-            "MPI_THREAD_SERIALIZED ({}): ParallelWrapper calls MPI from whichever thread runs "
-            "fit(); use an MPI built with thread support (Open MPI is)",
-            provided, MPI_THREAD_SERIALIZED));
     } else {
       MPI_Query_thread(&provided);
-      if (provided < MPI_THREAD_SERIALIZED)
-        throw ClusterError(fmt::format(
-            "MpiCluster::world(): the program initialised MPI at thread level {} but dl4cpp "
-            "needs MPI_THREAD_SERIALIZED ({}): initialise it with MPI_Init_thread(&argc, &argv, "
-            "MPI_THREAD_SERIALIZED, &provided), or leave MPI to dl4cpp",
-            provided, MPI_THREAD_SERIALIZED));
     }
+    // ParallelWrapper calls MPI from whichever thread runs fit(), one call at a time.
+    if (provided < MPI_THREAD_SERIALIZED)
+      throw ClusterError(fmt::format(
+          "MpiCluster::world(): {} thread level {}, but dl4cpp needs MPI_THREAD_SERIALIZED ({}): "
+          "{}",
+          initialized == 0 ? "this MPI library gives" : "the program initialised MPI at", provided,
+          MPI_THREAD_SERIALIZED,
+          initialized == 0 ? "use an MPI built with thread support (Open MPI is)"
+                           : "initialise it with MPI_Init_thread(&argc, &argv, "
+                             "MPI_THREAD_SERIALIZED, &provided), or leave MPI to dl4cpp"));
     auto state = std::make_unique<State>();
     MPI_Comm_rank(MPI_COMM_WORLD, &state->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &state->size);
