@@ -7,8 +7,8 @@
 
 namespace dl4cpp::cluster_check {
 
-void say(const parallel::Cluster& cluster, std::string_view line) {
-  std::printf("rank %d: %.*s\n", cluster.rank(), static_cast<int>(line.size()), line.data());
+void say(int rank, std::string_view line) {
+  std::printf("rank %d: %.*s\n", rank, static_cast<int>(line.size()), line.data());
   std::fflush(stdout);
 }
 
@@ -17,17 +17,17 @@ bool Checks::expect(bool ok, std::string_view what, std::source_location where) 
     ++passed_;
   } else {
     ++failed_;
-    say(cluster_, fmt::format("FAILED: {} ({}:{})", what, where.file_name(), where.line()));
+    say(rank_, fmt::format("FAILED: {} ({}:{})", what, where.file_name(), where.line()));
   }
   return ok;
 }
 
 int Checks::finish(std::string_view scenario) const {
   if (failed_ > 0) {
-    say(cluster_, fmt::format("{}: FAILED, {} of {} checks", scenario, failed_, failed_ + passed_));
+    say(rank_, fmt::format("{}: FAILED, {} of {} checks", scenario, failed_, failed_ + passed_));
     return 1;
   }
-  say(cluster_, fmt::format("{}: OK, {} checks", scenario, passed_));
+  say(rank_, fmt::format("{}: OK, {} checks", scenario, passed_));
   return 0;
 }
 

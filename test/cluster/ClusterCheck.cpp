@@ -14,11 +14,14 @@ namespace {
 
 using namespace dl4cpp;
 using Run = int (*)(parallel::MpiCluster&);
+using RunOwnMpi = int (*)();
 
+// `run` gets MpiCluster::world(); a scenario that starts MPI itself has `runOwnMpi` instead.
 struct Scenario {
   std::string_view name;
   Run run;
   std::string_view what;
+  RunOwnMpi runOwnMpi = nullptr;
 };
 
 constexpr Scenario kScenarios[] = {
@@ -30,12 +33,18 @@ constexpr Scenario kScenarios[] = {
      "rank 1 never joins: rank 0 gets ClusterError within the timeout, then at once"},
     {"killed-rank", cluster_check::killedRank,
      "rank 1 SIGKILLs itself between all-reduces: the launcher must end the job"},
+    {"program-mpi-single", nullptr,
+     "the program initialised MPI at MPI_THREAD_SINGLE: world() is a ClusterError",
+     cluster_check::programMpiSingle},
+    {"program-mpi-serialized", nullptr,
+     "the program initialised MPI at MPI_THREAD_SERIALIZED: world() works, the program finalises",
+     cluster_check::programMpiSerialized},
 };
 
 int usage() {
   std::fprintf(stderr, "usage: dl4cpp_cluster_check SCENARIO (run under mpirun)\n");
   for (const Scenario& s : kScenarios)
-    std::fprintf(stderr, "  %-12.*s %.*s\n", static_cast<int>(s.name.size()), s.name.data(),
+    std::fprintf(stderr, "  %-22.*s %.*s\n", static_cast<int>(s.name.size()), s.name.data(),
                  static_cast<int>(s.what.size()), s.what.data());
   return 2;
 }
@@ -48,6 +57,7 @@ int main(int argc, char** argv) {
   for (const Scenario& s : kScenarios) {
     if (s.name != name) continue;
     try {
+      if (s.runOwnMpi != nullptr) return s.runOwnMpi();
       parallel::MpiCluster& cluster = *parallel::MpiCluster::world();
       // Which rank ran where: scripts/test-cluster-netns.sh checks it.
       cluster_check::say(cluster, cluster.describe());
