@@ -56,6 +56,12 @@ for tool in ip unshare mpirun timeout; do
   command -v "$tool" >/dev/null 2>&1 || skip "$tool not found"
 done
 
+# Namespaces left by an earlier run of this script that was killed before its cleanup (the number
+# is that run's process id, no longer alive).
+for ns in $(ip netns list 2>/dev/null | grep -oE '^dl4cpp-[ab]-[0-9]+' || true); do
+  kill -0 "${ns##*-}" 2>/dev/null || ip netns del "$ns" 2>/dev/null || true
+done
+
 # Names of this run's own (a concurrent run gets others); the addresses can repeat, each pair of
 # namespaces has a network of its own.
 ns_a="dl4cpp-a-$$"
@@ -100,8 +106,11 @@ exec ip netns exec "$ns_b" unshare --uts sh -c 'hostname dl4cpp-netns-b && exec 
 EOF
 chmod +x "$tmp/agent"
 
+# Each job ends within DL4CPP_NETNS_JOB_TIMEOUT seconds (default 240), well inside CTest's limit
+# (test/cluster/CMakeLists.txt), so that a hang still reaches the cleanup below.
+job_timeout="${DL4CPP_NETNS_JOB_TIMEOUT:-240}"
 run_job() {
-  timeout --kill-after=10 300 ip netns exec "$ns_a" unshare --uts \
+  timeout --kill-after=10 "$job_timeout" ip netns exec "$ns_a" unshare --uts \
     sh -c 'hostname dl4cpp-netns-a && exec "$@"' sh \
     mpirun --allow-run-as-root -np 2 --hostfile "$tmp/hosts" --bind-to none \
     --mca plm_rsh_agent "$tmp/agent" --mca plm_rsh_no_tree_spawn 1 \
@@ -127,10 +136,10 @@ for scenario in "${scenarios[@]}"; do
   # Rank 0 receives rank 1's share of every collective, over 6 MB in `collectives`: much less
   # means the data went another way.
   [[ $moved -ge 1000000 ]] || problems+=("only $moved bytes crossed the veth")
-  if [[ ${#problems[@]} -gt 0 ]]; then
-    printf 'test-cluster-netns: FAILED: %s: %s\n' "$scenario" "${problems[@]}" >&2
+  for problem in "${problems[@]}"; do
+    echo "test-cluster-netns: FAILED: $scenario: $problem" >&2
     failed=1
-  fi
+  done
 done
 
 if [[ $bench -eq 1 ]]; then
