@@ -33,7 +33,7 @@ poison="$tmp/poison"
 for header in dnnl.hpp dnnl.h oneapi/dnnl/dnnl.hpp oneapi/dnnl/dnnl.h cuda.h cuda_runtime.h \
   cuda_runtime_api.h cublas_v2.h nccl.h nlohmann/json.hpp concurrentqueue.h \
   blockingconcurrentqueue.h concurrentqueue/moodycamel/concurrentqueue.h zlib.h \
-  png.h pngconf.h jpeglib.h jerror.h jconfig.h jmorecfg.h httplib.h; do
+  png.h pngconf.h jpeglib.h jerror.h jconfig.h jmorecfg.h httplib.h mpi.h; do
   mkdir -p "$(dirname "$poison/$header")"
   echo "#error \"$header reached from an installed dl4cpp header\"" >"$poison/$header"
 done

