@@ -1,6 +1,7 @@
 // dl4cpp_cluster_check SCENARIO: one rank of a check of the MPI transport, started by CTest under
 // mpirun (test/cluster/CMakeLists.txt says which scenario expects what). New scenarios (for
 // example ParallelWrapper across ranks) go into the table below and get a CTest of their own.
+#include <dl4cpp/nn/Error.h>
 #include <dl4cpp/parallel/cluster/MpiCluster.h>
 
 #include <cstdio>
@@ -33,6 +34,15 @@ constexpr Scenario kScenarios[] = {
      "rank 1 never joins: rank 0 gets ClusterError within the timeout, then at once"},
     {"killed-rank", cluster_check::killedRank,
      "rank 1 SIGKILLs itself between all-reduces: the launcher must end the job"},
+    {"wrapper-equals-one-process", cluster_check::wrapperEqualsOneProcess,
+     "ParallelWrapper, N ranks x 1 worker on MNIST: the same model on every rank, equal to 1 "
+     "process x N workers (2 ranks: bit for bit)"},
+    {"wrapper-throwing-rank", cluster_check::wrapperThrowingRank,
+     "rank 1's data throws: its fit() rethrows, the others' end with a ClusterError naming it"},
+    {"wrapper-stop", cluster_check::wrapperStop,
+     "stopFit() on rank 1 stops every rank after the same round, with the same model"},
+    {"wrapper-killed-rank", cluster_check::wrapperKilledRank,
+     "rank 1 SIGKILLs itself mid-fit: the launcher ends the job (or rank 0 times out)"},
     {"program-mpi-single", nullptr,
      "the program initialised MPI at MPI_THREAD_SINGLE: world() is a ClusterError",
      cluster_check::programMpiSingle},
@@ -62,6 +72,11 @@ int main(int argc, char** argv) {
       // Which rank ran where: scripts/test-cluster-netns.sh checks it.
       cluster_check::say(cluster, cluster.describe());
       return s.run(cluster);
+    } catch (const DataNotFoundError& e) {
+      // The MNIST scenarios where scripts/get-mnist.sh has not run: CTest's skip.
+      std::printf("skipped: %s: %s\n", argv[1], e.what());
+      std::fflush(stdout);
+      return 77;
     } catch (const std::exception& e) {
       std::printf("FAILED: %s: uncaught %s: %s\n", argv[1], typeid(e).name(), e.what());
       std::fflush(stdout);

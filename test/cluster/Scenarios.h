@@ -35,6 +35,10 @@ int collectives(parallel::MpiCluster& cluster);  // CollectiveScenarios.cpp
 int singleton(parallel::MpiCluster& cluster);
 int timeout(parallel::MpiCluster& cluster);  // FailureScenarios.cpp
 int killedRank(parallel::MpiCluster& cluster);
+int wrapperEqualsOneProcess(parallel::MpiCluster& cluster);  // WrapperScenarios.cpp
+int wrapperThrowingRank(parallel::MpiCluster& cluster);
+int wrapperStop(parallel::MpiCluster& cluster);
+int wrapperKilledRank(parallel::MpiCluster& cluster);
 int programMpiSingle();  // ProgramMpiScenarios.cpp
 int programMpiSerialized();
 
