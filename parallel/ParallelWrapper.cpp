@@ -82,9 +82,10 @@ struct ParallelWrapper::Impl {
   ParallelStatistics stats;
 
   // Training across processes (null: this one alone). Each averaging stages this rank's share of
-  // the means in host buffers and all-reduces them.
+  // the means in one host buffer (parameters or gradients, then updater state), so that a single
+  // all-reduce carries them.
   std::shared_ptr<Cluster> cluster;
-  Tensor sharedParams, sharedStates;
+  Tensor shared, sharedParams, sharedStates;  // the last two: views of `shared`
   // A failure caught on this rank, reported at the next vote (clusters only: alone, failures
   // propagate at once).
   std::exception_ptr pendingFailure;
@@ -264,12 +265,12 @@ struct ParallelWrapper::Impl {
   }
   void averageAcrossRanks(int64_t total) {
     pool->run([this, total](int w) { shareSlicePhase(w, total); });
+    // Frozen parameters are equal everywhere and not averaged; SHARED_GRADIENTS has no state to
+    // average.
     const int64_t frozen = root->numFrozenParams();
-    cluster->allReduceSum(std::span<float>(sharedParams.data() + frozen,
-                                           static_cast<size_t>(sharedParams.numel() - frozen)));
-    if (mode == TrainingMode::AVERAGING && sharedStates.numel() > 0)
-      cluster->allReduceSum(
-          std::span<float>(sharedStates.data(), static_cast<size_t>(sharedStates.numel())));
+    const int64_t end = mode == TrainingMode::AVERAGING ? shared.numel() : sharedParams.numel();
+    cluster->allReduceSum(
+        std::span<float>(shared.data() + frozen, static_cast<size_t>(end - frozen)));
     pool->run([this](int w) { takeSlicePhase(w); });
     layerStateCombiner->combineAcross(*cluster, replicaLayerStates, weights, total,
                                       root->layerState());
@@ -436,8 +437,10 @@ ParallelWrapper ParallelWrapper::Builder::build() {
   impl->paramDestinations = impl->replicaParams;
   impl->paramDestinations.push_back(Tensor());  // the root's, set by each fit()
   if (impl->clustered()) {
-    impl->sharedParams = Tensor(Shape{model_->numParams()});
-    impl->sharedStates = Tensor(Shape{model_->updaterState().numel()});
+    const int64_t params = model_->numParams(), states = model_->updaterState().numel();
+    impl->shared = Tensor(Shape{params + states});
+    impl->sharedParams = impl->shared.view(0, Shape{params});
+    impl->sharedStates = impl->shared.view(params, Shape{states});
   }
   impl->stateDestinations = {Tensor()};
   if (impl->averageUpdaters)

@@ -1,8 +1,10 @@
 // LeNet on MNIST trained by ParallelWrapper: DL4J's multi-GPU tutorial (MultiGpuLenetMnistExample)
 // in C++. Workers are replicas on every visible GPU (--device cuda, the default when there is one)
-// or on the CPU (--device cpu).
+// or on the CPU (--device cpu). With --cluster mpi, every process of an MPI job trains its shard
+// of each epoch with its own workers, and the ranks average together (docs/cluster.md):
 //   parallel_lenet_mnist [--workers 2] [--averaging-frequency 3] [--prefetch 24] [--epochs 1]
 //                        [--save PATH] [--ui-port N] [--report PATH]
+//   mpirun -np 2 parallel_lenet_mnist --cluster mpi --workers 1
 #include <dl4cpp/dl4cpp.h>
 #include <fmt/format.h>
 
@@ -44,8 +46,23 @@ int run(int argc, char** argv) {
            {"train-examples", "use only the first N training examples (default: all 60000)"},
            {"test-examples", "use only the first N test examples (default: all 10000)"},
            {"min-accuracy", "exit with status 1 when test accuracy is below this (default 0)"},
-           {"save", "write the trained model to this file (MultiLayerNetwork::load reads it)"}}));
+           {"save", "write the trained model to this file (MultiLayerNetwork::load reads it)"},
+           {"cluster",
+            "mpi: train across the ranks of the MPI job this process belongs to (start it with "
+            "mpirun or srun; rank 0 prints, evaluates and saves); none (default)"},
+           {"cluster-timeout",
+            "seconds a rank waits for the others at a collective before it fails (default 300)"}}));
   const int epochs = static_cast<int>(options.getInt("epochs", 1));
+  const std::string clusterName = options.getString("cluster", "none");
+  if (clusterName != "none" && clusterName != "mpi")
+    throw std::invalid_argument("--cluster must be mpi or none, not " + clusterName);
+  std::shared_ptr<parallel::Cluster> cluster;
+  if (clusterName == "mpi") {
+    cluster = parallel::MpiCluster::world();
+    cluster->setTimeout(std::chrono::seconds(options.getInt("cluster-timeout", 300)));
+  }
+  const int ranks = cluster ? cluster->size() : 1;
+  const bool rankZero = !cluster || cluster->rank() == 0;
   // ParallelWrapper deals whole minibatches, so N workers on minibatches of b train like one
   // model on minibatches of N*b: with the single-model sample's b = 128 an epoch holds half the
   // steps and ends less accurate. Keeping the global batch at 128
@@ -54,8 +71,8 @@ int run(int argc, char** argv) {
   const int globalBatch = static_cast<int>(options.getInt("batch", 128));
   if (workers < 1 || globalBatch < 1)
     throw std::invalid_argument("--workers and --batch must be >= 1");
-  const int batch =
-      static_cast<int>(options.getInt("worker-batch", (globalBatch + workers - 1) / workers));
+  const int batch = static_cast<int>(
+      options.getInt("worker-batch", (globalBatch + workers * ranks - 1) / (workers * ranks)));
   const std::string modeName = options.getString("mode", "averaging");
   if (modeName != "averaging" && modeName != "shared-gradients")
     throw std::invalid_argument("--mode must be averaging or shared-gradients, not " + modeName);
@@ -69,7 +86,7 @@ int run(int argc, char** argv) {
 
   MultiLayerNetwork model(samples::lenetConfiguration());
   model.init();
-  std::cout << model.summary() << samples::cpuIsaLine();
+  if (rankZero) std::cout << model.summary() << samples::cpuIsaLine();
 
   // As DL4J's tutorial: ParallelWrapper::Builder(model).prefetchBuffer(24).workers(2)
   //     .averagingFrequency(3).reportScoreAfterAveraging(true).build()
@@ -88,14 +105,20 @@ int run(int argc, char** argv) {
           .devices(samples::devicesFromOption(options.getString("device", "")))
           .trainingMode(modeName == "averaging" ? parallel::TrainingMode::AVERAGING
                                                 : parallel::TrainingMode::SHARED_GRADIENTS)
+          .cluster(cluster)
           .build();
+  if (!rankZero) {
+    for (int epoch = 0; epoch < epochs; ++epoch) wrapper.fit(mnistTrain);
+    return 0;
+  }
   samples::TrainingUi ui(options);
   if (ui.enabled()) wrapper.setListeners({ui.listener()});
+  if (cluster) std::cout << cluster->describe() << ", " << ranks << " ranks\n";
   std::cout << fmt::format(
-      "{} workers x {} thread(s) on {}, minibatch {} per worker, {} examples "
-      "per epoch\n",
-      wrapper.workers(), wrapper.threadsPerWorker(), wrapper.devices().front().toString(), batch,
-      mnistTrain.totalExamples());
+      "{} workers x {} thread(s) on {} per rank, {} rank(s), minibatch {} per worker, {} "
+      "examples per epoch\n",
+      wrapper.workers(), wrapper.threadsPerWorker(), wrapper.devices().front().toString(), ranks,
+      batch, mnistTrain.totalExamples());
 
   for (int epoch = 0; epoch < epochs; ++epoch) {
     const auto start = std::chrono::steady_clock::now();
@@ -103,11 +126,14 @@ int run(int argc, char** argv) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const auto& s = wrapper.statistics();
+    // On a cluster the epoch's examples were trained once across all ranks; s counts this rank's.
+    const double examples =
+        cluster ? static_cast<double>(mnistTrain.totalExamples()) : static_cast<double>(s.examples);
     std::cout << fmt::format(
         "epoch {}: {:.2f} s, {:.0f} samples/s, averaged score {:.4f}; time shares: averaging "
         "{:.2f}%, waiting at the barrier {:.2f}%, waiting for data {:.2f}%\n",
-        epoch + 1, seconds, static_cast<double>(s.examples) / seconds, model.score(),
-        100 * s.averagingShare(), 100 * s.barrierWaitShare(), 100 * s.dataWaitShare());
+        epoch + 1, seconds, examples / seconds, model.score(), 100 * s.averagingShare(),
+        100 * s.barrierWaitShare(), 100 * s.dataWaitShare());
     ui.afterEpoch(model, mnistTest);
   }
 

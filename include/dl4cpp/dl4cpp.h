@@ -44,6 +44,7 @@
 #include <dl4cpp/parallel/ParallelInference.h>
 #include <dl4cpp/parallel/ParallelWrapper.h>
 #include <dl4cpp/parallel/cluster/InProcessCluster.h>
+#include <dl4cpp/parallel/cluster/MpiCluster.h>
 // Image augmentation: DataVec's image transforms and a pipeline with a probability per step.
 #include <dl4cpp/iterators/image/transform/BrightnessContrastTransform.h>
 #include <dl4cpp/iterators/image/transform/CropImageTransform.h>
