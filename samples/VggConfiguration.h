@@ -9,6 +9,8 @@
 // the peer benchmark and the per-layer breakdown.
 #include <dl4cpp/dl4cpp.h>
 
+#include "SoftmaxOutput.h"
+
 namespace samples {
 
 inline dl4cpp::MultiLayerConfiguration vggConfiguration(uint64_t seed = 123) {
@@ -36,11 +38,7 @@ inline dl4cpp::MultiLayerConfiguration vggConfiguration(uint64_t seed = 123) {
       .layer(conv(64))
       .layer(pool())
       .layer(DenseLayer::Builder().activation(Activation::RELU).nOut(256).build())
-      .layer(OutputLayer::Builder(LossFunction::NEGATIVELOGLIKELIHOOD)
-                 .nOut(10)
-                 .activation(Activation::SOFTMAX)
-                 .weightInit(WeightInit::XAVIER)
-                 .build())
+      .layer(xavierSoftmaxOutput())
       .setInputType(InputType::convolutionalFlat(28, 28, 1))
       .build();
 }
