@@ -1,9 +1,9 @@
 // Where a training step goes (LeNet on MNIST, or with --network batchnorm the conv-BN-ReLU network
-// on Fashion-MNIST): per layer and phase, on real data (batch 128), for a single
-// model at 1 and N threads, with a LayerProfiler attached. Each row gives ms per iteration, its
-// share of the whole step (data included), and the achieved GFLOP/s of the GEMM-like ops (FLOPs
-// counted analytically: conv = 2·N·O·outH·outW·C·kH·kW for each of its three passes, dense =
-// 2·N·nIn·nOut). Rows below the table:
+// and with --network vgg the VGG-style network, on Fashion-MNIST): per layer and phase, on real
+// data (batch 128), for a single model at 1 and N threads, with a LayerProfiler attached. Each row
+// gives ms per iteration, its share of the whole step (data included), and the achieved GFLOP/s of
+// the GEMM-like ops (FLOPs counted analytically: conv = 2·N·O·outH·outW·C·kH·kW for each of its
+// three passes, dense = 2·N·nIn·nOut). Rows below the table:
 //   data            the iterator's next() (MNIST is in memory: batch assembly only);
 //   outside ops     fit()'s own bookkeeping between backend calls (step wall minus every op);
 //   unprofiled step the same iterations without a profiler, to show what profiling costs.
@@ -28,6 +28,7 @@
 #include "BatchNormConfiguration.h"
 #include "LenetConfiguration.h"
 #include "SampleSupport.h"
+#include "VggConfiguration.h"
 
 using namespace dl4cpp;
 using Clock = std::chrono::steady_clock;
@@ -162,7 +163,8 @@ int main(int argc, char** argv) try {
        {"json", "also write the results to this JSON file"},
        {"network",
         "lenet (samples/LenetConfiguration.h, on MNIST) | batchnorm "
-        "(samples/BatchNormConfiguration.h, on Fashion-MNIST) (default lenet)"},
+        "(samples/BatchNormConfiguration.h) | vgg (samples/VggConfiguration.h), both on "
+        "Fashion-MNIST (default lenet)"},
        {"data-dir", "MNIST (or Fashion-MNIST) directory"},
        {"feature-extractor", "freeze layers 0 to K (default: none frozen)"}});
   const int warmup = static_cast<int>(options.getInt("warmup", 100));
@@ -171,19 +173,21 @@ int main(int argc, char** argv) try {
   if (iterations < 1 || repeats < 1 || warmup < 0)
     throw std::invalid_argument("--iterations and --repeats must be >= 1, --warmup >= 0");
   const std::string network = options.getString("network", "lenet");
-  if (network != "lenet" && network != "batchnorm")
-    throw std::invalid_argument("--network must be lenet or batchnorm, not " + network);
+  if (network != "lenet" && network != "batchnorm" && network != "vgg")
+    throw std::invalid_argument("--network must be lenet, batchnorm or vgg, not " + network);
   const bool lenet = network == "lenet";
   const int frozenTill = static_cast<int>(options.getInt("feature-extractor", -1));
   const std::string modelName =
-      std::string(lenet ? "LeNet (samples/LenetConfiguration.h)"
-                        : "conv-BN-ReLU x3 (samples/BatchNormConfiguration.h)") +
+      std::string(lenet                    ? "LeNet (samples/LenetConfiguration.h)"
+                  : network == "batchnorm" ? "conv-BN-ReLU x3 (samples/BatchNormConfiguration.h)"
+                                           : "VGG-style (samples/VggConfiguration.h)") +
       (frozenTill >= 0 ? fmt::format(", layers 0 to {} frozen", frozenTill) : "");
   MnistDataSetIterator data(
       128, 60000, false, true, true, 123,
       options.getString("data-dir", lenet ? "" : MnistDataSetIterator::fashionMnistDirectory()));
-  const MultiLayerConfiguration conf =
-      lenet ? samples::lenetConfiguration() : samples::batchNormConfiguration();
+  const MultiLayerConfiguration conf = lenet                    ? samples::lenetConfiguration()
+                                       : network == "batchnorm" ? samples::batchNormConfiguration()
+                                                                : samples::vggConfiguration();
   const int cores = hardwareConcurrency();
   std::vector<int> threadCounts{1};
   if (cores > 1) threadCounts.push_back(cores);

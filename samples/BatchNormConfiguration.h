@@ -6,6 +6,8 @@
 // activation). Shared by the sample and the benchmarks.
 #include <dl4cpp/dl4cpp.h>
 
+#include "SoftmaxOutput.h"
+
 namespace samples {
 
 inline dl4cpp::MultiLayerConfiguration batchNormConfiguration(uint64_t seed = 123) {
@@ -30,11 +32,7 @@ inline dl4cpp::MultiLayerConfiguration batchNormConfiguration(uint64_t seed = 12
       .layer(bnRelu())
       .layer(conv(3, 1))
       .layer(bnRelu())
-      .layer(OutputLayer::Builder(LossFunction::NEGATIVELOGLIKELIHOOD)
-                 .nOut(10)
-                 .activation(Activation::SOFTMAX)
-                 .weightInit(WeightInit::XAVIER)
-                 .build())
+      .layer(xavierSoftmaxOutput())
       .setInputType(InputType::convolutionalFlat(28, 28, 1))
       .build();
 }

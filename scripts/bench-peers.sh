@@ -3,10 +3,25 @@
 # under the protocol of bench/peers/PeerProtocol.h.
 #
 #   scripts/bench-peers.sh [RUNS]      (default 5)
-#   PEER_NETWORK=batchnorm scripts/bench-peers.sh [RUNS]
+#   PEER_NETWORK=batchnorm|vgg PEER_ISA=avx512|avx2 scripts/bench-peers.sh [RUNS]
 #
 # PEER_NETWORK=batchnorm compares the conv-BN-ReLU network of samples/BatchNormConfiguration.h on
-# Fashion-MNIST instead (results in docs/bench/peers-batchnorm.json by default).
+# Fashion-MNIST instead, PEER_NETWORK=vgg the VGG-style network of samples/VggConfiguration.h (3x3
+# pad-1 convolutions, 32 and 64 channels) on Fashion-MNIST. Results go to docs/bench/peers.json,
+# peers-batchnorm.json or peers-vgg.json by default, with "-$PEER_ISA" before ".json" when
+# PEER_ISA is set.
+#
+# PEER_TRAIN_EXAMPLES=N trains on the first N training examples (the epoch order is the same
+# shuffle, cut short); the default is all 60,000, except for vgg: 12,800 (100 batches; a full
+# epoch of it takes about a minute per run on one core).
+#
+# PEER_ISA caps both libraries to one CPU ISA level, so that an AVX-512 machine runs what an AVX2
+# one would (issue 17): dl4cpp through DL4CPP_MAX_CPU_ISA (its own kernels and its oneDNN);
+# libtorch's oneDNN through ONEDNN_MAX_CPU_ISA (Debian's libtorch links the system libdnnl) and,
+# at avx2, its ATen kernels through ATEN_CPU_CAPABILITY=avx2 and its OpenBLAS through
+# OPENBLAS_CORETYPE=Haswell. (Debian's libtorch 1.13 already picks AVX2 for its ATen kernels on an
+# AVX-512 machine, and OpenBLAS 0.3.21 picks its Haswell kernels on Zen 5, so on this project's
+# machines the caps change only oneDNN.) Unset, each library runs at what the processor has.
 #
 # Needs scripts/install-deps.sh and scripts/install-peers.sh (libtorch, OpenBLAS-openmp, python3).
 # Builds dl4cpp_lenet and libtorch_lenet (Release, in build/), fetches MNIST, then for each thread
@@ -28,12 +43,32 @@ if ! [[ "$runs" =~ ^[1-9][0-9]*$ ]]; then
 fi
 threads_list="${PEER_THREADS:-1 2}"
 network="${PEER_NETWORK:-lenet}"
-if [[ "$network" != lenet && "$network" != batchnorm ]]; then
-  echo "error: PEER_NETWORK must be lenet or batchnorm, not '$network'" >&2
+if [[ "$network" != lenet && "$network" != batchnorm && "$network" != vgg ]]; then
+  echo "error: PEER_NETWORK must be lenet, batchnorm or vgg, not '$network'" >&2
+  exit 2
+fi
+isa="${PEER_ISA:-}"
+case "$isa" in
+  "") ;;
+  avx512) export DL4CPP_MAX_CPU_ISA=avx512 ONEDNN_MAX_CPU_ISA=AVX512_CORE ;;
+  avx2)
+    export DL4CPP_MAX_CPU_ISA=avx2 ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 \
+      OPENBLAS_CORETYPE=Haswell
+    ;;
+  *)
+    echo "error: PEER_ISA must be avx512 or avx2 (or unset), not '$isa'" >&2
+    exit 2
+    ;;
+esac
+train_examples="${PEER_TRAIN_EXAMPLES:-}"
+[[ -z "$train_examples" && "$network" == vgg ]] && train_examples=12800
+if ! [[ "${train_examples:-0}" =~ ^[0-9]+$ ]]; then
+  echo "error: PEER_TRAIN_EXAMPLES must be a non-negative integer, not '$train_examples'" >&2
   exit 2
 fi
 default_json=docs/bench/peers.json
-[[ "$network" == batchnorm ]] && default_json=docs/bench/peers-batchnorm.json
+[[ "$network" != lenet ]] && default_json="docs/bench/peers-$network.json"
+[[ -n "$isa" ]] && default_json="${default_json%.json}-$isa.json"
 json_out="${PEER_JSON:-$default_json}"
 build_dir="${PEER_BUILD_DIR:-build}"
 
@@ -66,7 +101,8 @@ lines="$work/runs.jsonl"
 : >"$lines"
 
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
-echo "bench-peers: $runs run(s) per program and thread count; load average before: $load_before"
+echo "bench-peers: $runs run(s) per program and thread count; network $network;" \
+  "ISA cap: ${isa:-none}; training examples: ${train_examples:-all}; load average before: $load_before"
 for t in $threads_list; do
   for ((r = 1; r <= runs; r++)); do
     # Odd rounds: dl4cpp first; even rounds: libtorch first.
@@ -74,7 +110,8 @@ for t in $threads_list; do
     ((r % 2 == 0)) && order=(2 0)
     for i in "${order[@]}"; do
       name="${programs[i]}" program="${programs[i + 1]}"
-      if ! line="$("$program" --threads "$t" --network "$network" 2>"$work/stderr")"; then
+      if ! line="$("$program" --threads "$t" --network "$network" \
+        --train-examples "${train_examples:-0}" 2>"$work/stderr")"; then
         echo "error: $name (--threads $t, round $r) failed:" >&2
         cat "$work/stderr" >&2
         exit 1
@@ -90,7 +127,8 @@ load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 mkdir -p "$(dirname "$json_out")"
 python3 scripts/summarize-peers.py "$lines" "$json_out" \
   --cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -1)" --cores "$(nproc)" \
-  --blas "${blas:-unknown}" --load-before "$load_before" --load-after "$load_after"
+  --blas "${blas:-unknown}" --load-before "$load_before" --load-after "$load_after" \
+  --network "$network" --isa "${isa:-native}"
 
 # Redraw docs/bench/throughput.png when the results went to their usual place.
 if [[ "$json_out" == docs/bench/peers.json ]]; then

@@ -3,7 +3,7 @@
 dl4cpp/libtorch throughput ratio taken pair by pair (the two runs of the same round).
 
     summarize-peers.py RUNS.jsonl OUT.json [--cpu ...] [--cores N] [--blas ...]
-                       [--load-before ...] [--load-after ...]
+                       [--load-before ...] [--load-after ...] [--network lenet] [--isa ...]
 
 RUNS.jsonl holds one program line per row (bench/peers/PeerProtocol.h) plus its "round". Fails
 when the programs did not train on the same examples in the same order (epoch_order_fnv1a), or
@@ -16,6 +16,9 @@ import statistics
 import sys
 
 LIBRARIES = ("dl4cpp", "libtorch")
+NETWORKS = {"lenet": "LeNet on MNIST",
+            "batchnorm": "conv-BN-ReLU x3 (samples/BatchNormConfiguration.h) on Fashion-MNIST",
+            "vgg": "VGG-style 3x3 pad-1 convolutions (samples/VggConfiguration.h) on Fashion-MNIST"}
 
 
 def spread(values, digits=4):
@@ -85,8 +88,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs")
     parser.add_argument("out")
-    for flag in ("--cpu", "--cores", "--blas", "--load-before", "--load-after"):
+    for flag in ("--cpu", "--cores", "--blas", "--load-before", "--load-after", "--isa"):
         parser.add_argument(flag, default="")
+    parser.add_argument("--network", default="lenet")
     args = parser.parse_args()
     with open(args.runs) as f:
         runs = [json.loads(line) for line in f if line.strip()]
@@ -97,7 +101,9 @@ def main():
     print("\nAs markdown (medians, min-max in parentheses):\n")
     print(markdown_table(results))
     report = {
-        "benchmark": "LeNet on MNIST, 1 epoch, batch 128, bench/peers (scripts/bench-peers.sh)",
+        "benchmark": f"{NETWORKS.get(args.network, args.network)}, 1 epoch (train_examples of the "
+                     "runs), batch 128, bench/peers (scripts/bench-peers.sh)",
+        "isa_cap": args.isa,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": {"cpu": args.cpu, "cores": int(args.cores) if args.cores else None, "blas": args.blas,
                     "load_average_before": args.load_before, "load_average_after": args.load_after},

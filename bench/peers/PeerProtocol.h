@@ -33,8 +33,9 @@ namespace peers {
 
 struct PeerOptions {
   int threads = 1;
-  // "lenet" (samples/LenetConfiguration.h, on MNIST) or "batchnorm" (the conv-BN-ReLU network of
-  // samples/BatchNormConfiguration.h, on Fashion-MNIST).
+  // "lenet" (samples/LenetConfiguration.h, on MNIST), "batchnorm" (the conv-BN-ReLU network of
+  // samples/BatchNormConfiguration.h) or "vgg" (the VGG-style network of
+  // samples/VggConfiguration.h), both on Fashion-MNIST.
   std::string network = "lenet";
   std::string dataDir;     // the MNIST (or Fashion-MNIST) directory
   int trainExamples = 0;   // the first N examples of the training file; 0 = all
@@ -59,10 +60,11 @@ inline PeerOptions parsePeerOptions(int argc, char** argv) {
   const std::map<std::string, std::string> known{
       {"threads", "CPU threads for training and evaluation (default 1)"},
       {"network",
-       "lenet (on MNIST) | batchnorm (conv-BN-ReLU x3, on Fashion-MNIST) (default lenet)"},
+       "lenet (on MNIST) | batchnorm (conv-BN-ReLU x3) | vgg (3x3 pad-1 convolutions 32-64 "
+       "channels, VGG-style), both on Fashion-MNIST (default lenet)"},
       {"data-dir",
        "MNIST directory (default $DL4CPP_DATA_DIR/MNIST or ~/.dl4cpp/data/MNIST; for batchnorm "
-       "Debian's Fashion-MNIST, /usr/share/datasets/fashion-mnist)"},
+       "and vgg Debian's Fashion-MNIST, /usr/share/datasets/fashion-mnist)"},
       {"train-examples", "use only the first N training examples (default: all 60000)"},
       {"test-examples", "use only the first N test examples (default: all 10000)"},
       {"min-accuracy", "exit with status 1 when test accuracy is below this (default 0)"}};
@@ -98,12 +100,13 @@ inline PeerOptions parsePeerOptions(int argc, char** argv) {
   o.testExamples = static_cast<int>(number("test-examples", 0, true));
   o.minAccuracy = number("min-accuracy", 0, false);
   if (auto network = values.find("network"); network != values.end()) o.network = network->second;
-  if (o.network != "lenet" && o.network != "batchnorm")
-    throw std::invalid_argument("--network must be lenet or batchnorm, got '" + o.network + "'");
+  if (o.network != "lenet" && o.network != "batchnorm" && o.network != "vgg")
+    throw std::invalid_argument("--network must be lenet, batchnorm or vgg, got '" + o.network +
+                                "'");
   auto dir = values.find("data-dir");
-  o.dataDir = dir != values.end()        ? dir->second
-              : o.network == "batchnorm" ? "/usr/share/datasets/fashion-mnist"
-                                         : defaultMnistDirectory();
+  o.dataDir = dir != values.end()    ? dir->second
+              : o.network != "lenet" ? "/usr/share/datasets/fashion-mnist"
+                                     : defaultMnistDirectory();
   if (o.threads < 1)
     throw std::invalid_argument("--threads must be >= 1, got " + std::to_string(o.threads));
   if (o.trainExamples < 0 || o.testExamples < 0)

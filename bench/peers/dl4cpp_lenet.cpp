@@ -1,6 +1,7 @@
 // dl4cpp's side of the peer benchmark: the LeNet of samples/LenetConfiguration.h (or, with
-// --network batchnorm, the network of samples/BatchNormConfiguration.h) under the protocol of
-// PeerProtocol.h (one JSON line on stdout), the yardstick for libtorch_lenet.
+// --network batchnorm, the network of samples/BatchNormConfiguration.h, with --network vgg that of
+// samples/VggConfiguration.h) under the protocol of PeerProtocol.h (one JSON line on stdout), the
+// yardstick for libtorch_lenet.
 //   dl4cpp_lenet [--threads 1] [--network lenet] [--data-dir DIR] [--train-examples N]
 //                [--test-examples N]
 // The batches come from MnistDataSetIterator(128, ..., shuffle, seed 123), drained into memory
@@ -14,6 +15,7 @@
 #include "BatchNormConfiguration.h"
 #include "LenetConfiguration.h"
 #include "PeerProtocol.h"
+#include "VggConfiguration.h"
 
 using namespace dl4cpp;
 
@@ -46,8 +48,9 @@ peers::PeerResult run(const peers::PeerOptions& options) {
   const std::vector<DataSet> train = drain(trainIterator, &orderHash);
   const std::vector<DataSet> test = drain(testIterator, nullptr);
 
-  MultiLayerNetwork model(options.network == "lenet" ? samples::lenetConfiguration()
-                                                     : samples::batchNormConfiguration(),
+  MultiLayerNetwork model(options.network == "lenet"       ? samples::lenetConfiguration()
+                          : options.network == "batchnorm" ? samples::batchNormConfiguration()
+                                                           : samples::vggConfiguration(),
                           Device::cpu(), options.threads);
   model.init();
 

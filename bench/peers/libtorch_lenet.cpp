@@ -1,6 +1,7 @@
 // libtorch's side of the peer benchmark: the LeNet of samples/LenetConfiguration.h (or, with
-// --network batchnorm, the conv-BN-ReLU network of samples/BatchNormConfiguration.h), trained the
-// way dl4cpp trains it, under the protocol of PeerProtocol.h (one JSON line on stdout).
+// --network batchnorm, the conv-BN-ReLU network of samples/BatchNormConfiguration.h, with
+// --network vgg the VGG-style network of samples/VggConfiguration.h), trained the way dl4cpp
+// trains it, under the protocol of PeerProtocol.h (one JSON line on stdout).
 //   libtorch_lenet [--threads 1] [--network lenet] [--data-dir DIR] [--train-examples N]
 //                  [--test-examples N]
 //
@@ -10,6 +11,11 @@
 // running-statistics momentum 0.1 (dl4cpp's decay 0.9); torch::optim::Adam(1e-3) (dl4cpp's Adam
 // adds epsilon to the bias-corrected sqrt(v) as ND4J does, torch to sqrt(v) scaled: the same
 // update up to where the 1e-8 enters).
+//
+// The vgg network: conv 3x3x32 pad 1 -> ReLU -> conv 3x3x32 pad 1 -> ReLU -> max pool 2x2/2 ->
+// conv 3x3x64 pad 1 -> ReLU -> conv 3x3x64 pad 1 -> ReLU -> max pool 2x2/2 -> dense 256 -> ReLU ->
+// dense 10, softmax + NLL; convolutions and the dense layer He-normal (WeightInit::RELU), the
+// output XAVIER, biases 0; torch::optim::Adam(1e-3), as for batchnorm.
 //
 // LeNet:
 // Same algorithm as dl4cpp, not only the same architecture:
@@ -115,6 +121,48 @@ struct BatchNormNetImpl : torch::nn::Module {
 };
 TORCH_MODULE(BatchNormNet);
 
+struct VggNetImpl : torch::nn::Module {
+  VggNetImpl()
+      : conv1(register_module("conv1", conv(1, 32))),
+        conv2(register_module("conv2", conv(32, 32))),
+        conv3(register_module("conv3", conv(32, 64))),
+        conv4(register_module("conv4", conv(64, 64))),
+        dense(register_module("dense", torch::nn::Linear(64 * 7 * 7, 256))),
+        output(register_module("output", torch::nn::Linear(256, 10))) {}
+
+  static torch::nn::Conv2d conv(int64_t in, int64_t out) {
+    return torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 3).padding(1));
+  }
+
+  // x: (N, 1, 28, 28) -> logits (N, 10)
+  torch::Tensor forward(torch::Tensor x) {
+    x = torch::relu(conv2(torch::relu(conv1(x))));
+    x = torch::max_pool2d(x, 2, 2);  // (N, 32, 14, 14)
+    x = torch::relu(conv4(torch::relu(conv3(x))));
+    x = torch::max_pool2d(x, 2, 2);        // (N, 64, 7, 7)
+    x = torch::relu(dense(x.flatten(1)));  // flattened channel-major, as dl4cpp
+    return output(x);
+  }
+
+  // He-normal (sd sqrt(2 / fanIn)) but the output layer, XAVIER; zero biases.
+  void initLikeDl4cpp() {
+    torch::NoGradGuard noGrad;
+    conv1->weight.normal_(0.0, std::sqrt(2.0 / 9));
+    conv2->weight.normal_(0.0, std::sqrt(2.0 / (32 * 9)));
+    conv3->weight.normal_(0.0, std::sqrt(2.0 / (32 * 9)));
+    conv4->weight.normal_(0.0, std::sqrt(2.0 / (64 * 9)));
+    dense->weight.normal_(0.0, std::sqrt(2.0 / (64 * 7 * 7)));
+    output->weight.normal_(0.0, std::sqrt(2.0 / (256 + 10)));
+    for (auto* bias :
+         {&conv1->bias, &conv2->bias, &conv3->bias, &conv4->bias, &dense->bias, &output->bias})
+      bias->zero_();
+  }
+
+  torch::nn::Conv2d conv1, conv2, conv3, conv4;
+  torch::nn::Linear dense, output;
+};
+TORCH_MODULE(VggNet);
+
 struct Batch {
   torch::Tensor features;  // (n, 1, 28, 28) float, pixel/255
   torch::Tensor labels;    // (n) int64 class indices
@@ -177,6 +225,24 @@ double testAccuracy(Model& model, const std::vector<Batch>& test) {
   return total == 0 ? 0.0 : static_cast<double>(correct) / static_cast<double>(total);
 }
 
+// One epoch of Adam(1e-3) on the clock, then the test accuracy, into `result`.
+template <typename Model>
+void trainWithAdam(Model& model, const std::vector<Batch>& train, const std::vector<Batch>& test,
+                   peers::PeerResult& result) {
+  model->initLikeDl4cpp();
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
+  model->train();
+  result.epochSeconds = peers::timeEpoch([&] {
+    for (const Batch& b : train) {
+      adam.zero_grad();
+      torch::nll_loss(torch::log_softmax(model->forward(b.features), 1), b.labels).backward();
+      adam.step();
+    }
+  });
+  model->eval();
+  result.testAccuracy = testAccuracy(model, test);
+}
+
 peers::PeerResult run(const peers::PeerOptions& options) {
   at::set_num_interop_threads(1);  // one model, one stream of ops: no inter-op parallelism
   torch::set_num_threads(options.threads);
@@ -206,20 +272,12 @@ peers::PeerResult run(const peers::PeerOptions& options) {
     });
     model->eval();
     result.testAccuracy = testAccuracy(model, test);
-  } else {
+  } else if (options.network == "batchnorm") {
     BatchNormNet model;
-    model->initLikeDl4cpp();
-    torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(1e-3));
-    model->train();
-    result.epochSeconds = peers::timeEpoch([&] {
-      for (const Batch& b : train) {
-        adam.zero_grad();
-        torch::nll_loss(torch::log_softmax(model->forward(b.features), 1), b.labels).backward();
-        adam.step();
-      }
-    });
-    model->eval();
-    result.testAccuracy = testAccuracy(model, test);
+    trainWithAdam(model, train, test, result);
+  } else {
+    VggNet model;
+    trainWithAdam(model, train, test, result);
   }
   result.library = "libtorch";
   result.network = options.network;

@@ -1,7 +1,8 @@
 // The CPU backend's convolutions against a plain double-precision reference: the direct AVX-512
 // forward and weight-gradient kernels for stride-1 convolutions with rows of 8 or multiples of 16
 // outputs (the forward kernel also any multiple of 8), and otherwise both paths it picks by input
-// channel count (below 8: im2col + sgemm
+// channel count (input and output channels multiples of 16: oneDNN's blocked kernels in every
+// pass; below 8 input channels: im2col + sgemm
 // forward, and backward weights by the direct AVX-512 kernel at stride 1 without padding, else by
 // oneDNN's blocked kernels; from 8: oneDNN's channels-last kernels), and backward data both as
 // sgemm + col2im (its gather and scatter versions, which must agree bit for bit) and, for large
@@ -238,6 +239,13 @@ TEST_SUITE("nn/backend/cpu") {
     checkAgainstReference({2, 3, 12, 44, 7, 5, 1, 0});   // 8x40: 16 + 16 + 8, halves across rows
     checkAgainstReference({2, 2, 10, 26, 6, 3, 1, 0, 1, false});  // 8x24, without bias
     checkAgainstReference({2, 2, 7, 28, 5, 5, 1, 0});             // 3x24: 72 outputs, not direct
+  }
+
+  TEST_CASE("Convolution: channel counts in whole blocks of 16 (oneDNN's blocked kernels)") {
+    checkAgainstReference({3, 32, 28, 28, 32, 3, 1, 1});          // VGG-style: 3x3 pad 1, 28x28
+    checkAgainstReference({2, 32, 14, 14, 64, 3, 1, 1});          // 14x14, 32 -> 64
+    checkAgainstReference({2, 16, 9, 9, 16, 3, 2, 1, 1, false});  // stride 2, without bias
+    checkAgainstReference({2, 16, 12, 12, 32, 5, 1, 0});  // unpadded 8x8 rows: the direct kernels
   }
 
   TEST_CASE("Convolution: many input channels (channels-last kernels) match the reference") {
