@@ -91,7 +91,8 @@ namespace dl4cpp::parallel {
 
 enum class TrainingMode { AVERAGING, SHARED_GRADIENTS };
 
-// Totals over the last fit() call (seconds; worker figures are per-worker means).
+// Totals over the last fit() call (seconds; worker figures are per-worker means); on a cluster,
+// this rank's examples and times.
 struct ParallelStatistics {
   int64_t rounds = 0;
   int64_t examples = 0;
