@@ -117,9 +117,9 @@ struct ParallelWrapper::Impl {
   // rank's own exception, or a ClusterError naming the rank that failed first.
   RoundTotals vote(RoundVote mine) {
     if (!clustered()) {
-      RoundTotals alone{mine.examples, mine.lossSum, mine.iterations, mine.minibatches,
-                        mine.stop,     -1,           {mine}};
-      return alone;
+      // No per-rank list: a round of one process allocates nothing here.
+      return RoundTotals{
+          mine.examples, mine.lossSum, mine.iterations, mine.minibatches, mine.stop, -1, {}};
     }
     mine.failed = pendingFailure != nullptr;
     mine.stop = stopRequested.load();

@@ -31,8 +31,8 @@ struct RoundTotals {
   int64_t iterations = 0;
   int64_t minibatches = 0;
   bool stop = false;
-  int firstFailedRank = -1;  // -1: none failed
-  std::vector<RoundVote> ranks;
+  int firstFailedRank = -1;      // -1: none failed
+  std::vector<RoundVote> ranks;  // every rank's vote, in rank order (exchangeVotes)
 };
 
 // Gathers every rank's vote. A collective: every rank calls it at the same point.

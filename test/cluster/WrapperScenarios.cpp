@@ -76,7 +76,7 @@ double fingerprint(const MultiLayerNetwork& m) {
   return static_cast<double>(h >> 12);  // exact in a double
 }
 
-parallel::ParallelWrapper::Builder wrapper(MultiLayerNetwork& model, int workers) {
+parallel::ParallelWrapper::Builder builderFor(MultiLayerNetwork& model, int workers) {
   return parallel::ParallelWrapper::Builder(model)
       .devices({Device::cpu()})
       .workers(workers)
@@ -84,6 +84,17 @@ parallel::ParallelWrapper::Builder wrapper(MultiLayerNetwork& model, int workers
       .averagingFrequency(3)
       .prefetchBuffer(4);
 }
+
+// This rank's model and its wrapper of one worker on MpiCluster::world().
+struct RankTraining {
+  MultiLayerNetwork model{network()};
+  parallel::ParallelWrapper wrapper = build(model);
+
+  static parallel::ParallelWrapper build(MultiLayerNetwork& m) {
+    m.init();
+    return builderFor(m, 1).cluster(parallel::MpiCluster::world()).build();
+  }
+};
 
 // Every rank's fingerprint of `model`, checked equal.
 void expectSameOnEveryRank(parallel::Cluster& c, Checks& checks, const MultiLayerNetwork& model) {
@@ -109,12 +120,11 @@ float maxDifference(const Tensor& a, const Tensor& b) {
 int wrapperEqualsOneProcess(parallel::MpiCluster& c) {
   Checks checks(c);
   c.setTimeout(120s);
-  MultiLayerNetwork model(network());
-  model.init();
-  auto cluster = wrapper(model, 1).cluster(parallel::MpiCluster::world()).build();
+  RankTraining t;
+  MultiLayerNetwork& model = t.model;
   Mnist data;
   const auto start = Clock::now();
-  cluster.fit(data, 2);
+  t.wrapper.fit(data, 2);
   say(c, fmt::format("trained 2 epochs in {:.2f} s, score {:.6f}, {} iterations",
                      std::chrono::duration<double>(Clock::now() - start).count(), model.score(),
                      model.getIterationCount()));
@@ -124,7 +134,7 @@ int wrapperEqualsOneProcess(parallel::MpiCluster& c) {
     MultiLayerNetwork alone(network());
     alone.init();
     Mnist same;
-    wrapper(alone, c.size()).build().fit(same, 2);
+    builderFor(alone, c.size()).build().fit(same, 2);
     const float difference = maxDifference(model.params(), alone.params());
     say(c, fmt::format("against 1 process x {} workers: largest parameter difference {:g}",
                        c.size(), difference));
@@ -146,9 +156,9 @@ int wrapperEqualsOneProcess(parallel::MpiCluster& c) {
 int wrapperThrowingRank(parallel::MpiCluster& c) {
   Checks checks(c);
   c.setTimeout(60s);
-  MultiLayerNetwork model(network());
-  model.init();
-  auto w = wrapper(model, 1).cluster(parallel::MpiCluster::world()).build();
+  RankTraining t;
+  MultiLayerNetwork& model = t.model;
+  parallel::ParallelWrapper& w = t.wrapper;
   Mnist data([&](int64_t n) {
     if (c.rank() == 1 && n == 4) throw DataError("rank 1's disk failed at batch 4");
   });
@@ -174,9 +184,9 @@ int wrapperThrowingRank(parallel::MpiCluster& c) {
 int wrapperStop(parallel::MpiCluster& c) {
   Checks checks(c);
   c.setTimeout(60s);
-  MultiLayerNetwork model(network());
-  model.init();
-  auto w = wrapper(model, 1).cluster(parallel::MpiCluster::world()).build();
+  RankTraining t;
+  MultiLayerNetwork& model = t.model;
+  parallel::ParallelWrapper& w = t.wrapper;
   Mnist data([&](int64_t n) {
     if (c.rank() == 1 && n == 5) w.stopFit();
   });
@@ -194,9 +204,9 @@ int wrapperStop(parallel::MpiCluster& c) {
 int wrapperKilledRank(parallel::MpiCluster& c) {
   Checks checks(c);
   c.setTimeout(5s);
-  MultiLayerNetwork model(network());
-  model.init();
-  auto w = wrapper(model, 1).cluster(parallel::MpiCluster::world()).build();
+  RankTraining t;
+  MultiLayerNetwork& model = t.model;
+  parallel::ParallelWrapper& w = t.wrapper;
   Mnist data([&](int64_t n) {
     if (c.rank() == 1 && n == 6) {
       say(c, "raising SIGKILL mid-fit");
