@@ -36,10 +36,9 @@ RoundVote decode(const double* f) {
 
 void broadcastTensor(Cluster& cluster, Tensor tensor) {  // a handle: writes reach the model
   if (tensor.numel() == 0) return;
-  Tensor host(Shape{tensor.numel()});
-  host.copyFrom(tensor);
+  Tensor host = tensor.toHost();  // the tensor itself when in host memory: no copy
   cluster.broadcast(std::span<float>(host.data(), static_cast<size_t>(host.numel())), 0);
-  tensor.copyFrom(host);
+  if (!tensor.onHost()) tensor.copyFrom(host);
 }
 }  // namespace
 

@@ -43,7 +43,7 @@ RoundTotals exchangeVotes(Cluster& cluster, const RoundVote& mine);
 void requireSameShape(const Cluster& cluster, const RoundTotals& totals);
 
 // Replaces `model`'s parameters, updater state, layer state and counters with rank 0's, on every
-// rank (a collective). The buffers travel through host memory.
+// rank (a collective). Buffers on a device travel through host memory.
 void broadcastModel(Cluster& cluster, MultiLayerNetwork& model);
 
 }  // namespace dl4cpp::parallel
