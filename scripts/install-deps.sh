@@ -14,6 +14,7 @@ packages=(
   libdnnl-dev libconcurrentqueue-dev libfmt-dev zlib1g-dev        # the library
   ocl-icd-opencl-dev                                              # dnnl-config.cmake needs OpenCL (only a Recommends of libdnnl-dev)
   nlohmann-json3-dev                                              # the library (private, header-only)
+  libhwy-dev                                                      # the library's x86 kernels, one source per level (private, header-only)
   doctest-dev dataset-fashion-mnist                               # the tests
   python3-sklearn                                                 # the tests: its CSV tables (iris, wine, breast cancer)
   libcpp-httplib-dev libpng-dev                                   # the inference server sample

@@ -87,6 +87,11 @@ struct WindowGeometry {
   int64_t outW(int64_t inW) const {
     return outExtent(inW, kernelW, strideW, padLeft, padRight, dilationW);
   }
+  // Stride and dilation 1, no padding: every output's window lies inside the input, one step on.
+  bool plain() const {
+    return strideH == 1 && strideW == 1 && dilationH == 1 && dilationW == 1 && padTop == 0 &&
+           padLeft == 0 && padBottom == 0 && padRight == 0;
+  }
 };
 
 // Hyperparameters of one updater step; which fields are used depends on `kind`.

@@ -1,176 +1,198 @@
+// Highway compiles this file once per x86 level (HighwayTargets.h): the kernels below are written
+// once, for vectors of kLanes floats (16 at avx512, 8 at avx2), with register blocks sized to each
+// level's register file.
+#include <dl4cpp/nn/backend/cpu/HighwayTargets.h>
+
+#ifdef DL4CPP_X86_KERNELS
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "dl4cpp/nn/backend/cpu/DirectConvolution.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+#endif
+
 #include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/cpu/Avx512Sum.h>
-#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
 #include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
 #include <dl4cpp/nn/backend/cpu/KernelTable.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-#include <dl4cpp/nn/backend/cpu/X86Kernels.h>
 
 #include <algorithm>
 
-namespace dl4cpp::cpu {
-
+#ifdef DL4CPP_X86_KERNELS
+HWY_BEFORE_NAMESPACE();
+namespace dl4cpp::cpu::HWY_NAMESPACE {
+#if DL4CPP_HWY_KERNEL_TARGET
 namespace {
+namespace hn = hwy::HWY_NAMESPACE;
+using D = hn::ScalableTag<float>;
+using V = hn::Vec<D>;
+constexpr int64_t kLanes = HWY_LANES(float);
+
+// Register blocks. Forward: B output channels x V output vectors of sums, V input vectors and a
+// broadcast weight; weight gradient: B output channels x T adjacent taps of sums, T input vectors
+// and one dy vector. AVX-512 has 32 registers, AVX2 16.
+#if HWY_TARGET == HWY_AVX3
+constexpr int kForwardChannels = 5, kForwardVectors = 4;  // 20 + 4 + 1
+constexpr int kGradientChannels = 5, kGradientTaps = 5;   // 25 + 5 + 1
+#else
+constexpr int kForwardChannels = 4, kForwardVectors = 3;  // 12 + 3 + 1
+constexpr int kGradientChannels = 2, kGradientTaps = 5;   // 10 + 5 + 1
+#endif
+static_assert(kForwardChannels <= DirectForward::kMaxChannels);
+static_assert(kLanes <= kDirectConvolutionMaxLanes);
+// Images per pass over the weight-gradient blocks: their x and one block's dy stay in cache while
+// every block of taps is accumulated (LeNet's second convolution: 16 images' dy for 5 channels is
+// 20 KiB).
+constexpr int64_t kGradientImages = 16;
 
 struct Extents {
   int64_t channels, inH, inW, outH, outW, kernelH, kernelW;
   int64_t inPlane() const { return inH * inW; }
   int64_t outPlane() const { return outH * outW; }
-  int64_t vectors() const { return outPlane() / 16; }
+  int64_t vectors() const { return outPlane() / kLanes; }
   int64_t taps() const { return kernelH * kernelW; }
-  // Where in an input plane the first tap of output vector v starts: rows of 8 pair up (the upper
-  // 8 lanes one input row further down), wider rows split into runs of 16.
+  // A vector's outputs lie in one row (runs of kLanes along rows a multiple of kLanes wide), or,
+  // at 16 lanes, in two halves of 8 wherever their rows put them (rows 8, 24, ... wide).
+  bool halves() const { return outW % kLanes != 0; }
+  // Where in an input plane the first tap of output vector v starts, for runs.
   int64_t inputOffset(int64_t v) const {
-    if (outW == 8) return 2 * v * inW;
-    const int64_t runs = outW / 16;
-    return v / runs * inW + v % runs * 16;
+    const int64_t runs = outW / kLanes;
+    return v / runs * inW + v % runs * kLanes;
   }
-  // The same for the forward pass's half vectors, when rows are a multiple of 8 wide but not of
-  // 16: half h covers outputs 8h .. 8h + 7 of the plane, which lie in one row (LeNet's first
-  // convolution: 24-wide rows, a vector's halves in one row or in two).
+  // The same for half vector h (outputs 8h .. 8h + 7 of the plane, in one row).
   int64_t halfOffset(int64_t h) const { return 8 * h / outW * inW + 8 * h % outW; }
 };
 
-#ifdef DL4CPP_X86_KERNELS
-// 8 floats from `low` in lanes 0-7, 8 from `high` in lanes 8-15.
-__attribute__((target("avx512f"), always_inline)) inline __m512 loadHalves(const float* low,
-                                                                           const float* high) {
-  const __m256d l = _mm256_castps_pd(_mm256_loadu_ps(low));
-  const __m256d h = _mm256_castps_pd(_mm256_loadu_ps(high));
-  // (The maskz form: GCC 12's plain one reads an undefined register and warns.)
-  return _mm512_castpd_ps(_mm512_maskz_insertf64x4(0xFF, _mm512_castpd256_pd512(l), h, 1));
+Extents extentsOf(const Shape& x, const Shape& w, int64_t outH, int64_t outW) {
+  return {x[1], x[2], x[3], outH, outW, w[2], w[3]};
 }
 
-// 16 inputs seen by one tap for one output vector: two 8-wide rows, or 16 of one row.
-template <bool kRowPairs>
-__attribute__((target("avx512f"), always_inline)) inline __m512 loadInputs(const float* p,
-                                                                           int64_t inW) {
-  if constexpr (kRowPairs) {
-    return loadHalves(p, p + inW);
+// kLanes inputs from `low`, or (kHalves) 8 from `low` in the lower lanes and 8 from `high`.
+template <bool kHalves>
+HWY_INLINE V loadInputs(const float* low, const float* high) {
+  const D d;
+  if constexpr (kHalves) {
+    const hn::Half<D> half;
+    return hn::Combine(d, hn::LoadU(half, high), hn::LoadU(half, low));
   } else {
-    (void)inW;
-    return _mm512_loadu_ps(p);
+    (void)high;
+    return hn::LoadU(d, low);
   }
 }
 
 // --- Forward
 // ---------------------------------------------------------------------------------------
 
-// Blocks of up to 5 output channels x 4 output vectors: 20 sums, 4 input vectors and a broadcast
-// weight in registers. (LeNet's 50 channels and 64-output planes split into 10 such blocks per
-// image, each covering its whole plane.)
-constexpr int kForwardChannels = DirectForward::kMaxChannels;
-constexpr int kForwardVectors = 4;
-
-// Outputs [firstVector, firstVector + V) of B output channels of one image. `x` is the image,
+// Outputs [firstVector, firstVector + NV) of B output channels of one image. `x` is the image,
 // `w` the first channel's weights, `bias` its bias (or null), `y` its output plane.
-template <int B, int V, bool kHalfRows>
-__attribute__((target("avx512f"))) void forwardBlock(const float* x, const float* w,
-                                                     const float* bias, float* y,
-                                                     int64_t firstVector, const Extents& e) {
+template <int B, int NV, bool kHalves>
+void forwardBlock(const float* x, const float* w, const float* bias, float* y, int64_t firstVector,
+                  const Extents& e) {
+  const D d;
   const int64_t inW = e.inW, inPlane = e.inPlane(), kernelW = e.kernelW;
   const int64_t weightStride = e.channels * e.taps();
-  // Input offsets of each vector's low and high 8 lanes (with runs of 16, the high half follows).
-  int64_t low[V], high[V];
-#pragma GCC unroll 8
-  for (int v = 0; v < V; ++v) {
-    low[v] = kHalfRows ? e.halfOffset(2 * (firstVector + v)) : e.inputOffset(firstVector + v);
-    high[v] = kHalfRows ? e.halfOffset(2 * (firstVector + v) + 1) : low[v] + 8;
+  int64_t low[NV], high[NV];
+  HWY_UNROLL(8)
+  for (int v = 0; v < NV; ++v) {
+    low[v] = kHalves ? e.halfOffset(2 * (firstVector + v)) : e.inputOffset(firstVector + v);
+    high[v] = kHalves ? e.halfOffset(2 * (firstVector + v) + 1) : 0;
   }
-  __m512 acc[B][V];
-#pragma GCC unroll 8
+  V acc[B][NV];
+  HWY_UNROLL(8)
   for (int j = 0; j < B; ++j) {
-    const __m512 start = bias ? _mm512_set1_ps(bias[j]) : _mm512_setzero_ps();
-#pragma GCC unroll 8
-    for (int v = 0; v < V; ++v) acc[j][v] = start;
+    const V start = bias ? hn::Set(d, bias[j]) : hn::Zero(d);
+    HWY_UNROLL(8)
+    for (int v = 0; v < NV; ++v) acc[j][v] = start;
   }
   for (int64_t c = 0; c < e.channels; ++c)
     for (int64_t kh = 0; kh < e.kernelH; ++kh) {
       const float* row = x + c * inPlane + kh * inW;
       const float* weights = w + (c * e.kernelH + kh) * kernelW;
       for (int64_t kw = 0; kw < kernelW; ++kw) {
-        __m512 in[V];
-#pragma GCC unroll 8
-        for (int v = 0; v < V; ++v)
-          in[v] = kHalfRows ? loadHalves(row + kw + low[v], row + kw + high[v])
-                            : _mm512_loadu_ps(row + kw + low[v]);
-#pragma GCC unroll 8
+        V in[NV];
+        HWY_UNROLL(8)
+        for (int v = 0; v < NV; ++v)
+          in[v] = loadInputs<kHalves>(row + kw + low[v], row + kw + high[v]);
+        HWY_UNROLL(8)
         for (int j = 0; j < B; ++j) {
-          const __m512 weight = _mm512_set1_ps(weights[j * weightStride + kw]);
-#pragma GCC unroll 8
-          for (int v = 0; v < V; ++v) acc[j][v] = _mm512_fmadd_ps(in[v], weight, acc[j][v]);
+          const V weight = hn::Set(d, weights[j * weightStride + kw]);
+          HWY_UNROLL(8)
+          for (int v = 0; v < NV; ++v) acc[j][v] = hn::MulAdd(in[v], weight, acc[j][v]);
         }
       }
     }
   const int64_t outPlane = e.outPlane();
-#pragma GCC unroll 8
-  for (int j = 0; j < B; ++j)
-#pragma GCC unroll 8
-    for (int v = 0; v < V; ++v)
-      _mm512_storeu_ps(y + j * outPlane + (firstVector + v) * 16, acc[j][v]);
+  HWY_UNROLL(8)
+  for (int j = 0; j < B; ++j) HWY_UNROLL(8)
+  for (int v = 0; v < NV; ++v)
+    hn::StoreU(acc[j][v], d, y + j * outPlane + (firstVector + v) * kLanes);
 }
 
 using ForwardKernel = void (*)(const float*, const float*, const float*, float*, int64_t,
                                const Extents&);
 
-// kForwardKernels<kHalfRows>[B - 1][V - 1] handles B output channels and V vectors.
-template <bool kHalfRows>
+// kForwardKernels<kHalves>[B - 1][NV - 1] handles B output channels and NV vectors.
+template <bool kHalves>
 struct ForwardFor {
-  template <int B, int V>
+  template <int B, int NV>
   struct Pick {
-    static constexpr ForwardKernel kernel = &forwardBlock<B, V, kHalfRows>;
+    static constexpr ForwardKernel kernel = &forwardBlock<B, NV, kHalves>;
   };
 };
-template <bool kHalfRows>
+template <bool kHalves>
 constexpr auto kForwardKernels =
-    kernelTable<ForwardFor<kHalfRows>::template Pick, kForwardChannels, kForwardVectors>();
+    kernelTable<ForwardFor<kHalves>::template Pick, kForwardChannels, kForwardVectors>();
+
+void forwardItem(const DirectForward::Item& item, float* y) {
+  const Extents e = extentsOf(item.x->shape(), item.w->shape(), item.outH, item.outW);
+  const float* x = item.x->data() + item.image * e.channels * e.inPlane();
+  const float* w = item.w->data() + item.firstChannel * e.channels * e.taps();
+  const float* bias = item.b->empty() ? nullptr : item.b->data() + item.firstChannel;
+  const auto* kernels = &kForwardKernels<false>;
+  if constexpr (kLanes == 16)
+    if (e.halves()) kernels = &kForwardKernels<true>;
+  for (int64_t v = 0; v < e.vectors(); v += kForwardVectors) {
+    const int64_t vectors = std::min<int64_t>(kForwardVectors, e.vectors() - v);
+    (*kernels)[static_cast<size_t>(item.channels - 1)][static_cast<size_t>(vectors - 1)](x, w, bias,
+                                                                                         y, v, e);
+  }
+}
 
 // --- Weight gradient
 // -------------------------------------------------------------------------------
 
-// Blocks of up to 5 output channels x 5 adjacent taps: 25 sums, 5 input vectors and one dy vector
-// in registers (31 of 32).
-constexpr int kGradientChannels = 5;
-constexpr int kGradientTaps = 5;
-// Images per pass over the blocks: their x and one block's dy stay in cache while every block of
-// taps is accumulated (LeNet's second convolution: 16 images' dy for 5 channels is 20 KiB).
-constexpr int64_t kGradientImages = 16;
-
 // Adds to `sums` (B x T vectors: [j * stride + t] for channel j, tap t) the products of T adjacent
 // taps' inputs with B output channels' dy over images [0, images). `x` is the first image's input
 // at the first tap (channel plane + kh·W + kw), `dy` the first image's gradient plane of the first
-// channel; images are `xImage` and `dyImage` floats apart.
+// channel; images are `xImage` and `dyImage` floats apart. At 16 lanes, rows 8 wide pair up (a
+// vector's upper 8 lanes one row further down).
 template <int B, int T, bool kRowPairs>
-__attribute__((target("avx512f"))) void gradientBlock(const float* x, const float* dy,
-                                                      int64_t images, int64_t xImage,
-                                                      int64_t dyImage, float* sums, int64_t stride,
-                                                      bool first, const Extents& e) {
+void gradientBlock(const float* x, const float* dy, int64_t images, int64_t xImage, int64_t dyImage,
+                   float* sums, int64_t stride, bool first, const Extents& e) {
+  const D d;
   const int64_t inW = e.inW, outPlane = e.outPlane(), vectors = e.vectors();
-  __m512 acc[B][T];
-#pragma GCC unroll 8
-  for (int j = 0; j < B; ++j)
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t)
-      acc[j][t] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(sums + (j * stride + t) * 16);
+  V acc[B][T];
+  HWY_UNROLL(8)
+  for (int j = 0; j < B; ++j) HWY_UNROLL(8)
+  for (int t = 0; t < T; ++t)
+    acc[j][t] = first ? hn::Zero(d) : hn::LoadU(d, sums + (j * stride + t) * kLanes);
   for (int64_t n = 0; n < images; ++n, x += xImage, dy += dyImage)
     for (int64_t v = 0; v < vectors; ++v) {
-      const float* in = x + e.inputOffset(v);
-      __m512 inputs[T];
-#pragma GCC unroll 8
-      for (int t = 0; t < T; ++t) inputs[t] = loadInputs<kRowPairs>(in + t, inW);
-#pragma GCC unroll 8
+      const float* in = x + (kRowPairs ? 2 * v * inW : e.inputOffset(v));
+      V inputs[T];
+      HWY_UNROLL(8)
+      for (int t = 0; t < T; ++t) inputs[t] = loadInputs<kRowPairs>(in + t, in + t + inW);
+      HWY_UNROLL(8)
       for (int j = 0; j < B; ++j) {
-        __m512 g = _mm512_loadu_ps(dy + j * outPlane + v * 16);
+        V g = hn::LoadU(d, dy + j * outPlane + v * kLanes);
         // Keeps g in a register: GCC would otherwise fold the load into each of the T FMAs.
-        asm("" : "+v"(g));
-#pragma GCC unroll 8
-        for (int t = 0; t < T; ++t) acc[j][t] = _mm512_fmadd_ps(inputs[t], g, acc[j][t]);
+        asm("" : "+v"(g.raw));
+        HWY_UNROLL(8)
+        for (int t = 0; t < T; ++t) acc[j][t] = hn::MulAdd(inputs[t], g, acc[j][t]);
       }
     }
-#pragma GCC unroll 8
-  for (int j = 0; j < B; ++j)
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) _mm512_storeu_ps(sums + (j * stride + t) * 16, acc[j][t]);
+  HWY_UNROLL(8)
+  for (int j = 0; j < B; ++j) HWY_UNROLL(8)
+  for (int t = 0; t < T; ++t) hn::StoreU(acc[j][t], d, sums + (j * stride + t) * kLanes);
 }
 
 using GradientKernel = void (*)(const float*, const float*, int64_t, int64_t, int64_t, float*,
@@ -188,114 +210,30 @@ template <bool kRowPairs>
 constexpr auto kGradientKernels =
     kernelTable<GradientFor<kRowPairs>::template Pick, kGradientChannels, kGradientTaps>();
 
-// grad[i] = the sum of the 16 partial sums of weight i, for i in [begin, end).
-__attribute__((target("avx512f"))) void sumPartials(const float* partials, float* grad,
-                                                    int64_t begin, int64_t end) {
-  for (int64_t i = begin; i < end; ++i) grad[i] = sumOfLanes(_mm512_loadu_ps(partials + i * 16));
+// grad[i] = the sum of the kLanes partial sums of weight i, for i in [begin, end).
+void sumPartials(const float* partials, float* grad, int64_t begin, int64_t end) {
+  const D d;
+  for (int64_t i = begin; i < end; ++i)
+    grad[i] = hn::GetLane(hn::SumOfLanes(d, hn::LoadU(d, partials + i * kLanes)));
 }
 
 // Σ dy over channel o's planes, images in order; planes are whole vectors.
-__attribute__((target("avx512f"))) float channelSum(const float* dy, int64_t o, int64_t images,
-                                                    int64_t outChannels, int64_t outPlane) {
-  __m512 sum = _mm512_setzero_ps();
+float channelSum(const float* dy, int64_t o, int64_t images, int64_t outChannels,
+                 int64_t outPlane) {
+  const D d;
+  V sum = hn::Zero(d);
   for (int64_t n = 0; n < images; ++n) {
-    const float* d = dy + (n * outChannels + o) * outPlane;
-    for (int64_t i = 0; i < outPlane; i += 16) sum = _mm512_add_ps(sum, _mm512_loadu_ps(d + i));
+    const float* p = dy + (n * outChannels + o) * outPlane;
+    for (int64_t i = 0; i < outPlane; i += kLanes) sum = hn::Add(sum, hn::LoadU(d, p + i));
   }
-  return sumOfLanes(sum);
+  return hn::GetLane(hn::SumOfLanes(d, sum));
 }
 
-Extents extentsOf(const Tensor& x, const Shape& w, const Shape& y) {
-  return {x.dim(1), x.dim(2), x.dim(3), y[2], y[3], w[2], w[3]};
-}
-#endif
-
-bool plainWindow(const WindowGeometry& g) {
-  return g.strideH == 1 && g.strideW == 1 && g.dilationH == 1 && g.dilationW == 1 &&
-         g.padTop == 0 && g.padLeft == 0 && g.padBottom == 0 && g.padRight == 0;
-}
-
-}  // namespace
-
-bool directConvolutionFits(const WindowGeometry& g, int64_t outH, int64_t outW) {
-  const bool rows = (outW == 8 && outH % 2 == 0) || (outW > 0 && outW % 16 == 0);
-  return plainWindow(g) && rows && outH > 0;
-}
-
-bool directConvolutionForwardFits(const WindowGeometry& g, int64_t outH, int64_t outW) {
-  const bool rows = outW > 0 && outW % 8 == 0 && outH > 0 && outH * outW % 16 == 0;
-  return plainWindow(g) && rows;
-}
-
-bool directConvolutionSupported(const WindowGeometry& g, int64_t outH, int64_t outW) {
-  return cpuIsa() >= CpuIsa::Avx512 && directConvolutionFits(g, outH, outW);
-}
-
-bool directConvolutionForwardSupported(const WindowGeometry& g, int64_t outH, int64_t outW) {
-  return cpuIsa() >= CpuIsa::Avx512 && directConvolutionForwardFits(g, outH, outW);
-}
-
-DirectForward::DirectForward(const Tensor& x, const Tensor& w, const Tensor& b, int64_t outH,
-                             int64_t outW, const WindowGeometry& g)
-    : x_(x),
-      w_(w),
-      b_(b),
-      outH_(outH),
-      outW_(outW),
-      blocks_((w.dim(0) + kMaxChannels - 1) / kMaxChannels) {
-  if (!directConvolutionForwardSupported(g, outH, outW))
-    throw BackendError(
-        "direct convolution forward: needs AVX-512, stride 1, no padding or dilation, and output "
-        "rows a multiple of 8 wide with planes a multiple of 16");
-}
-
-int64_t DirectForward::items() const { return x_.dim(0) * blocks_; }
-int64_t DirectForward::image(int64_t item) const { return item / blocks_; }
-int64_t DirectForward::firstChannel(int64_t item) const { return item % blocks_ * kMaxChannels; }
-int64_t DirectForward::channels(int64_t item) const {
-  return std::min<int64_t>(kMaxChannels, w_.dim(0) - firstChannel(item));
-}
-
-void DirectForward::run(int64_t item, float* y) const {
-#ifdef DL4CPP_X86_KERNELS
-  const Extents e = extentsOf(x_, w_.shape(), Shape{x_.dim(0), w_.dim(0), outH_, outW_});
-  const auto& kernels = e.outW % 16 == 0 ? kForwardKernels<false> : kForwardKernels<true>;
-  const int64_t o = firstChannel(item), count = channels(item);
-  const float* x = x_.data() + image(item) * e.channels * e.inPlane();
-  const float* w = w_.data() + o * e.channels * e.taps();
-  const float* bias = b_.empty() ? nullptr : b_.data() + o;
-  for (int64_t v = 0; v < e.vectors(); v += kForwardVectors) {
-    const int64_t vectors = std::min<int64_t>(kForwardVectors, e.vectors() - v);
-    kernels[static_cast<size_t>(count - 1)][static_cast<size_t>(vectors - 1)](x, w, bias, y, v, e);
-  }
-#else
-  (void)item, (void)y;
-#endif
-}
-
-void directConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
-                              const WindowGeometry& g) {
-  const DirectForward forward(x, w, b, y.dim(2), y.dim(3), g);
-  const int64_t outPlane = y.dim(2) * y.dim(3), outChannels = w.dim(0);
-  float* ys = y.data();
-  // A batch of one still splits over the threads (by channel block).
-  parallelFor(forward.items(), [&](int64_t item) {
-    const int64_t plane = forward.image(item) * outChannels + forward.firstChannel(item);
-    forward.run(item, ys + plane * outPlane);
-  });
-}
-
-int64_t directConvolutionWeightGradientScratchFloats(const Shape& w) { return w.numel() * 16; }
-
-void directConvolutionWeightGradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
-                                     const WindowGeometry& g, float* scratch) {
-  if (!directConvolutionSupported(g, dy.dim(2), dy.dim(3)))
-    throw BackendError(
-        "direct convolution weight gradient: needs AVX-512, stride 1, no padding or dilation, "
-        "and output rows 8 wide (an even number of them) or a multiple of 16 wide");
-#ifdef DL4CPP_X86_KERNELS
-  const Extents e = extentsOf(x, dw.shape(), dy.shape());
-  const auto& kernels = e.outW == 8 ? kGradientKernels<true> : kGradientKernels<false>;
+void weightGradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db, float* scratch) {
+  const Extents e = extentsOf(x.shape(), dw.shape(), dy.dim(2), dy.dim(3));
+  const auto* kernels = &kGradientKernels<false>;
+  if constexpr (kLanes == 16)
+    if (e.halves()) kernels = &kGradientKernels<true>;
   const int64_t images = x.dim(0), outChannels = dw.dim(0), taps = e.taps();
   const int64_t inImage = e.channels * e.inPlane(), outPlane = e.outPlane();
   const int64_t outImage = outChannels * outPlane, stride = e.channels * taps;
@@ -318,10 +256,10 @@ void directConvolutionWeightGradient(const Tensor& x, const Tensor& dy, Tensor& 
         const int64_t channels = std::min<int64_t>(kGradientChannels, outChannels - o);
         const int64_t width = std::min<int64_t>(kGradientTaps, e.kernelW - kw);
         const int64_t tap = c * taps + kh * e.kernelW + kw;
-        kernels[static_cast<size_t>(channels - 1)][static_cast<size_t>(width - 1)](
+        (*kernels)[static_cast<size_t>(channels - 1)][static_cast<size_t>(width - 1)](
             xs + firstImage * inImage + c * e.inPlane() + kh * e.inW + kw,
             dys + firstImage * outImage + o * outPlane, count, inImage, outImage,
-            scratch + (o * stride + tap) * 16, stride, firstImage == 0, e);
+            scratch + (o * stride + tap) * kLanes, stride, firstImage == 0, e);
       }
     }
   });
@@ -332,9 +270,103 @@ void directConvolutionWeightGradient(const Tensor& x, const Tensor& dy, Tensor& 
   float* bias = db.data();
   parallelFor(outChannels,
               [&](int64_t o) { bias[o] = channelSum(dys, o, images, outChannels, outPlane); });
+}
+
+}  // namespace
+#endif  // DL4CPP_HWY_KERNEL_TARGET
+}  // namespace dl4cpp::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+#endif  // DL4CPP_X86_KERNELS
+
+#if !defined(DL4CPP_X86_KERNELS) || HWY_ONCE
+namespace dl4cpp::cpu {
+
+namespace {
+
+#ifdef DL4CPP_X86_KERNELS
+int64_t forwardChannelsPerItem() {
+  return cpuIsa() >= CpuIsa::Avx512 ? N_AVX3::kForwardChannels : N_AVX2::kForwardChannels;
+}
+#else
+int64_t forwardChannelsPerItem() { return DirectForward::kMaxChannels; }
+#endif
+
+}  // namespace
+
+bool directConvolutionFits(const WindowGeometry& g, int64_t outH, int64_t outW) {
+  const bool rows = (outW == 8 && outH % 2 == 0) || (outW > 0 && outW % 16 == 0);
+  return g.plain() && rows && outH > 0;
+}
+
+bool directConvolutionForwardFits(const WindowGeometry& g, int64_t outH, int64_t outW) {
+  const bool rows = outW > 0 && outW % 8 == 0 && outH > 0 && outH * outW % 16 == 0;
+  return g.plain() && rows;
+}
+
+bool directConvolutionSupported(const WindowGeometry& g, int64_t outH, int64_t outW) {
+  return cpuIsa() >= CpuIsa::Avx2 && directConvolutionFits(g, outH, outW);
+}
+
+bool directConvolutionForwardSupported(const WindowGeometry& g, int64_t outH, int64_t outW) {
+  return cpuIsa() >= CpuIsa::Avx2 && directConvolutionForwardFits(g, outH, outW);
+}
+
+DirectForward::DirectForward(const Tensor& x, const Tensor& w, const Tensor& b, int64_t outH,
+                             int64_t outW, const WindowGeometry& g)
+    : x_(x), w_(w), b_(b), outH_(outH), outW_(outW), channelsPerItem_(forwardChannelsPerItem()) {
+  if (!directConvolutionForwardSupported(g, outH, outW))
+    throw BackendError(
+        "direct convolution forward: needs AVX2 or AVX-512, stride 1, no padding or dilation, "
+        "and output rows a multiple of 8 wide with planes a multiple of 16");
+  blocks_ = (w.dim(0) + channelsPerItem_ - 1) / channelsPerItem_;
+}
+
+int64_t DirectForward::items() const { return x_.dim(0) * blocks_; }
+int64_t DirectForward::image(int64_t item) const { return item / blocks_; }
+int64_t DirectForward::firstChannel(int64_t item) const {
+  return item % blocks_ * channelsPerItem_;
+}
+int64_t DirectForward::channels(int64_t item) const {
+  return std::min<int64_t>(channelsPerItem_, w_.dim(0) - firstChannel(item));
+}
+
+void DirectForward::run(int64_t item, float* y) const {
+#ifdef DL4CPP_X86_KERNELS
+  const Item work{&x_, &w_, &b_, outH_, outW_, image(item), firstChannel(item), channels(item)};
+  highwayKernel(&N_AVX3::forwardItem, &N_AVX2::forwardItem)(work, y);
+#else
+  (void)item, (void)y;
+#endif
+}
+
+void directConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                              const WindowGeometry& g) {
+  const DirectForward forward(x, w, b, y.dim(2), y.dim(3), g);
+  const int64_t outPlane = y.dim(2) * y.dim(3), outChannels = w.dim(0);
+  float* ys = y.data();
+  // A batch of one still splits over the threads (by channel block).
+  parallelFor(forward.items(), [&](int64_t item) {
+    const int64_t plane = forward.image(item) * outChannels + forward.firstChannel(item);
+    forward.run(item, ys + plane * outPlane);
+  });
+}
+
+int64_t directConvolutionWeightGradientScratchFloats(const Shape& w) {
+  return w.numel() * kDirectConvolutionMaxLanes;
+}
+
+void directConvolutionWeightGradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
+                                     const WindowGeometry& g, float* scratch) {
+  if (!directConvolutionSupported(g, dy.dim(2), dy.dim(3)))
+    throw BackendError(
+        "direct convolution weight gradient: needs AVX2 or AVX-512, stride 1, no padding or "
+        "dilation, and output rows 8 wide (an even number of them) or a multiple of 16 wide");
+#ifdef DL4CPP_X86_KERNELS
+  highwayKernel(&N_AVX3::weightGradient, &N_AVX2::weightGradient)(x, dy, dw, db, scratch);
 #else
   (void)x, (void)dw, (void)db, (void)scratch;
 #endif
 }
 
 }  // namespace dl4cpp::cpu
+#endif  // HWY_ONCE

@@ -1,18 +1,21 @@
 #pragma once
 // Forward pass and weight gradient of a convolution at stride 1 without padding or dilation whose
-// output rows are 8 wide (an even number of them) or a multiple of 16 wide, as direct AVX-512
-// kernels on plain NCHW tensors: LeNet's second convolution (20 -> 50 channels, 5x5, 12x12 input,
-// 8x8 output); the forward pass also for rows of any multiple of 8 (LeNet's first, 24 wide).
+// output rows are 8 wide (an even number of them) or a multiple of 16 wide, as direct kernels on
+// plain NCHW tensors at the avx512 and avx2 levels (one Highway source, HighwayTargets.h): LeNet's
+// second convolution (20 -> 50 channels, 5x5, 12x12 input, 8x8 output); the forward pass also for
+// rows of any multiple of 8 (LeNet's first, 24 wide).
 //
 // oneDNN's fastest kernels for that convolution run in channels-last layout, so every call
 // reordered its activations from NCHW and back (four reorders per step), and each primitive
-// execution allocates. Here every 16-lane vector holds 16 consecutive outputs of a plane (two
-// 8-wide rows, or 16 outputs of one row), so the plane is read and written where it lies.
+// execution allocates. Here every vector holds consecutive outputs of a plane (16 lanes: two 8-wide
+// rows, or 16 outputs of one row; 8 lanes: 8 outputs of one row), so the plane is read and written
+// where it lies.
 //
-// Forward: a block of up to 5 output channels times up to 4 output vectors keeps its 20 sums in
-// registers while the input vectors of every tap are loaded once and each weight is broadcast
-// once. Weight gradient: a block of up to 5 output channels times up to 5 horizontally adjacent
-// taps keeps 25 sums in registers over a chunk of images, with dy loaded once per output vector.
+// Forward: a block of output channels times output vectors (5 x 4 at avx512, 4 x 3 at avx2) keeps
+// its sums in registers while the input vectors of every tap are loaded once and each weight is
+// broadcast once. Weight gradient: a block of output channels times horizontally adjacent taps
+// (5 x 5 at avx512, 2 x 5 at avx2) keeps its sums in registers over a chunk of images, with dy
+// loaded once per output vector.
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 
@@ -29,7 +32,7 @@ bool directConvolutionFits(const WindowGeometry& g, int64_t outH, int64_t outW);
 // convolution, 24-wide rows).
 bool directConvolutionForwardFits(const WindowGeometry& g, int64_t outH, int64_t outW);
 
-// The kernels run: the shape fits and cpuIsa() is AVX-512.
+// The kernels run: the shape fits and cpuIsa() is avx2 or avx512.
 bool directConvolutionSupported(const WindowGeometry& g, int64_t outH, int64_t outW);
 bool directConvolutionForwardSupported(const WindowGeometry& g, int64_t outH, int64_t outW);
 
@@ -39,12 +42,21 @@ bool directConvolutionForwardSupported(const WindowGeometry& g, int64_t outH, in
 void directConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
                               const WindowGeometry& g);
 
-// directConvolutionForward's work items, (image, block of up to 5 output channels), for callers
-// that use each item's output while it is in cache (ConvolutionPooling.h); the forward pass is a
-// loop over run(item). x, w and b must outlive the object.
+// The most lanes of a direct kernel's vectors at any level (avx512's).
+inline constexpr int64_t kDirectConvolutionMaxLanes = 16;
+
+// directConvolutionForward's work items, (image, block of up to kMaxChannels output channels), for
+// callers that use each item's output while it is in cache (ConvolutionPooling.h); the forward pass
+// is a loop over run(item). x, w and b must outlive the object.
 class DirectForward {
  public:
-  static constexpr int64_t kMaxChannels = 5;  // output channels per item
+  static constexpr int64_t kMaxChannels = 5;  // output channels per item, at any level
+
+  // One item's work, as the level's kernel takes it.
+  struct Item {
+    const Tensor *x, *w, *b;
+    int64_t outH, outW, image, firstChannel, channels;
+  };
 
   // Throws BackendError unless directConvolutionForwardSupported(g, outH, outW).
   DirectForward(const Tensor& x, const Tensor& w, const Tensor& b, int64_t outH, int64_t outW,
@@ -60,10 +72,10 @@ class DirectForward {
   const Tensor& x_;
   const Tensor& w_;
   const Tensor& b_;
-  int64_t outH_, outW_, blocks_;
+  int64_t outH_, outW_, channelsPerItem_, blocks_ = 0;
 };
 
-// Floats of scratch directConvolutionWeightGradient needs: 16 partial sums per weight.
+// Floats of scratch directConvolutionWeightGradient needs: a vector of partial sums per weight.
 int64_t directConvolutionWeightGradientScratchFloats(const Shape& w);
 
 // dw (O, C, kH, kW) and db (O, or empty) from x (N, C, H, W) and dy (N, O, outH, outW), where

@@ -1,21 +1,42 @@
+// Highway compiles this file once per x86 level (HighwayTargets.h): the kernels below are written
+// once, for vectors of kLanes floats (16 at avx512, 8 at avx2), with register blocks sized to each
+// level's register file.
+#include <dl4cpp/nn/backend/cpu/HighwayTargets.h>
+
+#ifdef DL4CPP_X86_KERNELS
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "dl4cpp/nn/backend/cpu/DirectWeightGradient.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+#endif
+
 #include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/cpu/Avx512Sum.h>
-#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
 #include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
 #include <dl4cpp/nn/backend/cpu/KernelTable.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-#include <dl4cpp/nn/backend/cpu/X86Kernels.h>
 
 #include <algorithm>
 
-namespace dl4cpp::cpu {
-
+#ifdef DL4CPP_X86_KERNELS
+HWY_BEFORE_NAMESPACE();
+namespace dl4cpp::cpu::HWY_NAMESPACE {
+#if DL4CPP_HWY_KERNEL_TARGET
 namespace {
+namespace hn = hwy::HWY_NAMESPACE;
+using D = hn::ScalableTag<float>;
+using V = hn::Vec<D>;
+using M = hn::Mask<D>;
+constexpr int64_t kLanes = HWY_LANES(float);
 
-// A block of up to kMaxChannels output channels times up to kMaxTaps adjacent taps: 25
-// accumulators and 5 input vectors, of AVX-512's 32 registers. A square block needs the fewest
-// loads per FMA (5 x 5: 10 loads for 25 FMAs; 10 channels x 2 taps: 12 for 20).
+// A block of up to kMaxChannels output channels times up to kMaxTaps adjacent taps of sums, and
+// the taps' input vectors: of AVX-512's 32 registers 25 + 5 (a square block needs the fewest loads
+// per FMA: 5 x 5 is 10 loads for 25 FMAs; 10 channels x 2 taps 12 for 20); of AVX2's 16, 2 x 5 +
+// 5 and the dy vector.
+#if HWY_TARGET == HWY_AVX3
 constexpr int kMaxChannels = 5;
+#else
+constexpr int kMaxChannels = 2;
+#endif
 constexpr int kMaxTaps = 5;
 
 struct Extents {
@@ -23,22 +44,34 @@ struct Extents {
   int64_t taps() const { return channels * kernelH * kernelW; }
 };
 
-#ifdef DL4CPP_X86_KERNELS
-// One run of 16 outputs of a row for adjacentTapGradients (masked lanes load zeros, so they add
-// nothing).
-template <int B, int K>
-__attribute__((target("avx512f"), always_inline)) inline void accumulateRun(
-    const float* in, const float* d, int64_t outPlane, __mmask16 lanes, __m512 (&acc)[K][B]) {
-  __m512 v[K];
-#pragma GCC unroll 8
-  for (int k = 0; k < K; ++k) v[k] = _mm512_maskz_loadu_ps(lanes, in + k);
-#pragma GCC unroll 8
+Extents extentsOf(const Shape& x, const Shape& dw, const WindowGeometry& g) {
+  return {x[1], x[2], x[3], g.outH(x[2]), g.outW(x[3]), dw[2], dw[3]};
+}
+
+// kLanes floats from p, or (kTail) only those in `lanes`, zeros elsewhere.
+template <bool kTail>
+HWY_INLINE V load(const float* p, M lanes) {
+  const D d;
+  if constexpr (kTail) return hn::MaskedLoad(lanes, d, p);
+  (void)lanes;
+  return hn::LoadU(d, p);
+}
+
+// One run of kLanes outputs of a row for adjacentTapGradients, or (kTail) of the row's last
+// outputs, in `lanes` (the lanes outside load zeros, so they add nothing).
+template <int B, int K, bool kTail>
+HWY_INLINE void accumulateRun(const float* in, const float* d, int64_t outPlane, M lanes,
+                              V (&acc)[K][B]) {
+  V v[K];
+  HWY_UNROLL(8)
+  for (int k = 0; k < K; ++k) v[k] = load<kTail>(in + k, lanes);
+  HWY_UNROLL(8)
   for (int j = 0; j < B; ++j) {
-    __m512 g = _mm512_maskz_loadu_ps(lanes, d + j * outPlane);
+    V g = load<kTail>(d + j * outPlane, lanes);
     // Keeps g in a register: GCC would otherwise fold the load into each of the K FMAs.
-    asm("" : "+v"(g));
-#pragma GCC unroll 8
-    for (int k = 0; k < K; ++k) acc[k][j] = _mm512_fmadd_ps(v[k], g, acc[k][j]);
+    asm("" : "+v"(g.raw));
+    HWY_UNROLL(8)
+    for (int k = 0; k < K; ++k) acc[k][j] = hn::MulAdd(v[k], g, acc[k][j]);
   }
 }
 
@@ -47,28 +80,26 @@ __attribute__((target("avx512f"), always_inline)) inline void accumulateRun(
 // the input at the first tap's offset (channel plane + kh·W + kw), `dy` the first channel's
 // gradient plane.
 template <int B, int K>
-__attribute__((target("avx512f"))) void adjacentTapGradients(const float* x, const float* dy,
-                                                             float* grad, int64_t stride,
-                                                             const Extents& e) {
+void adjacentTapGradients(const float* x, const float* dy, float* grad, int64_t stride,
+                          const Extents& e) {
+  const D d;
   const int64_t inW = e.inW, outW = e.outW, outH = e.outH, outPlane = outH * outW;
-  const auto tail = static_cast<__mmask16>((1u << (outW % 16)) - 1);
-  const int64_t fullRuns = outW / 16;
-  __m512 acc[K][B];
-#pragma GCC unroll 8
-  for (int k = 0; k < K; ++k)
-#pragma GCC unroll 8
-    for (int j = 0; j < B; ++j) acc[k][j] = _mm512_setzero_ps();
+  const int64_t fullRuns = outW / kLanes, tail = outW % kLanes;
+  const M tailLanes = hn::FirstN(d, static_cast<size_t>(tail));
+  V acc[K][B];
+  HWY_UNROLL(8)
+  for (int k = 0; k < K; ++k) HWY_UNROLL(8)
+  for (int j = 0; j < B; ++j) acc[k][j] = hn::Zero(d);
   for (int64_t oh = 0; oh < outH; ++oh) {
     const float* in = x + oh * inW;
-    const float* d = dy + oh * outW;
-    for (int64_t r = 0; r < fullRuns; ++r, in += 16, d += 16)
-      accumulateRun<B, K>(in, d, outPlane, 0xFFFF, acc);
-    if (tail) accumulateRun<B, K>(in, d, outPlane, tail, acc);
+    const float* dRow = dy + oh * outW;
+    for (int64_t r = 0; r < fullRuns; ++r, in += kLanes, dRow += kLanes)
+      accumulateRun<B, K, false>(in, dRow, outPlane, tailLanes, acc);
+    if (tail) accumulateRun<B, K, true>(in, dRow, outPlane, tailLanes, acc);
   }
-#pragma GCC unroll 8
-  for (int k = 0; k < K; ++k)
-#pragma GCC unroll 8
-    for (int j = 0; j < B; ++j) grad[j * stride + k] = sumOfLanes(acc[k][j]);
+  HWY_UNROLL(8)
+  for (int k = 0; k < K; ++k) HWY_UNROLL(8)
+  for (int j = 0; j < B; ++j) grad[j * stride + k] = hn::GetLane(hn::SumOfLanes(d, acc[k][j]));
 }
 
 using TapKernel = void (*)(const float*, const float*, float*, int64_t, const Extents&);
@@ -82,9 +113,9 @@ constexpr auto kTapKernels = kernelTable<TapKernelFor, kMaxChannels, kMaxTaps>()
 
 // B = `channels` output channels' gradients from one image: grad[j * stride + t] for every tap t,
 // and grad[j * stride + taps] = Σ dy[j] (the bias).
-__attribute__((target("avx512f"))) void channelBlockGradients(const float* x, const float* dy,
-                                                              int64_t channels, float* grad,
-                                                              int64_t stride, const Extents& e) {
+void channelBlockGradients(const float* x, const float* dy, int64_t channels, float* grad,
+                           int64_t stride, const Extents& e) {
+  const D d;
   const auto& kernels = kTapKernels[static_cast<size_t>(channels - 1)];
   const int64_t inPlane = e.inH * e.inW, outPlane = e.outH * e.outW;
   int64_t t = 0;
@@ -98,31 +129,39 @@ __attribute__((target("avx512f"))) void channelBlockGradients(const float* x, co
         t += run;
       }
   for (int64_t j = 0; j < channels; ++j) {
-    const float* d = dy + j * outPlane;
-    __m512 sum = _mm512_setzero_ps();
+    const float* p = dy + j * outPlane;
+    V sum = hn::Zero(d);
     int64_t i = 0;
-    for (; i + 16 <= outPlane; i += 16) sum = _mm512_add_ps(sum, _mm512_loadu_ps(d + i));
-    const auto rest = static_cast<__mmask16>((1u << (outPlane - i)) - 1);
-    sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(rest, d + i));
-    grad[j * stride + t] = sumOfLanes(sum);
+    for (; i + kLanes <= outPlane; i += kLanes) sum = hn::Add(sum, hn::LoadU(d, p + i));
+    const M rest = hn::FirstN(d, static_cast<size_t>(outPlane - i));
+    sum = hn::Add(sum, hn::MaskedLoad(rest, d, p + i));
+    grad[j * stride + t] = hn::GetLane(hn::SumOfLanes(d, sum));
   }
 }
 
-Extents extentsOf(const Shape& x, const Shape& dw, const WindowGeometry& g) {
-  return {x[1], x[2], x[3], g.outH(x[2]), g.outW(x[3]), dw[2], dw[3]};
+void imageGradients(const float* x, const float* dy, float* sums, const Shape& xShape,
+                    const Shape& dwShape, const WindowGeometry& g) {
+  const Extents e = extentsOf(xShape, dwShape, g);
+  const int64_t outChannels = dwShape[0], stride = e.taps() + 1, outPlane = e.outH * e.outW;
+  for (int64_t first = 0; first < outChannels; first += kMaxChannels)
+    channelBlockGradients(x, dy + first * outPlane,
+                          std::min<int64_t>(kMaxChannels, outChannels - first),
+                          sums + first * stride, stride, e);
 }
-
-#endif
 
 }  // namespace
+#endif  // DL4CPP_HWY_KERNEL_TARGET
+}  // namespace dl4cpp::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+#endif  // DL4CPP_X86_KERNELS
 
-bool directWeightGradientFits(const WindowGeometry& g) {
-  return g.strideH == 1 && g.strideW == 1 && g.dilationH == 1 && g.dilationW == 1 &&
-         g.padTop == 0 && g.padLeft == 0 && g.padBottom == 0 && g.padRight == 0;
-}
+#if !defined(DL4CPP_X86_KERNELS) || HWY_ONCE
+namespace dl4cpp::cpu {
+
+bool directWeightGradientFits(const WindowGeometry& g) { return g.plain(); }
 
 bool directWeightGradientSupported(const WindowGeometry& g) {
-  return cpuIsa() >= CpuIsa::Avx512 && directWeightGradientFits(g);
+  return cpuIsa() >= CpuIsa::Avx2 && directWeightGradientFits(g);
 }
 
 int64_t directWeightGradientScratchFloats(const Shape& x, const Shape& w) {
@@ -132,12 +171,7 @@ int64_t directWeightGradientScratchFloats(const Shape& x, const Shape& w) {
 void directWeightGradientImage(const float* x, const float* dy, float* sums, const Shape& xShape,
                                const Shape& dwShape, const WindowGeometry& g) {
 #ifdef DL4CPP_X86_KERNELS
-  const Extents e = extentsOf(xShape, dwShape, g);
-  const int64_t outChannels = dwShape[0], stride = e.taps() + 1, outPlane = e.outH * e.outW;
-  for (int64_t first = 0; first < outChannels; first += kMaxChannels)
-    channelBlockGradients(x, dy + first * outPlane,
-                          std::min<int64_t>(kMaxChannels, outChannels - first),
-                          sums + first * stride, stride, e);
+  highwayKernel(&N_AVX3::imageGradients, &N_AVX2::imageGradients)(x, dy, sums, xShape, dwShape, g);
 #else
   (void)x, (void)dy, (void)sums, (void)xShape, (void)dwShape, (void)g;
 #endif
@@ -164,7 +198,8 @@ void directWeightGradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor&
                           const WindowGeometry& g, float* scratch) {
   if (!directWeightGradientSupported(g))
     throw BackendError(
-        "direct convolution weight gradient: needs AVX-512, stride 1, no padding or dilation");
+        "direct convolution weight gradient: needs AVX2 or AVX-512, stride 1, no padding or "
+        "dilation");
   const int64_t perImage = dw.dim(0) * (dw.numel() / dw.dim(0) + 1);
   const int64_t inImage = x.numel() / x.dim(0), outImage = dy.numel() / dy.dim(0);
   const float* xs = x.data();
@@ -177,3 +212,4 @@ void directWeightGradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor&
 }
 
 }  // namespace dl4cpp::cpu
+#endif  // HWY_ONCE

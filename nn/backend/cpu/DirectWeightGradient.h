@@ -1,14 +1,14 @@
 #pragma once
 // The weight gradient of a convolution with few input channels at stride 1 without padding or
-// dilation (a network's first layer; LeNet's 1 -> 20 channels, 5x5), as a direct AVX-512 kernel
-// on plain NCHW tensors.
+// dilation (a network's first layer; LeNet's 1 -> 20 channels, 5x5), as a direct kernel on plain
+// NCHW tensors at the avx512 and avx2 levels (one Highway source, HighwayTargets.h).
 //
 // oneDNN's kernel for it runs in its blocked layout, so dy (N, 20, 24, 24) would first be
 // reordered into 16-channel blocks padded to 32 channels: 9.4 MB at batch 128, written and read
-// again per step. Here dy is read where it lies. For each run of 16 outputs along a row, a few
-// output channels' dy vectors and the input row at a few horizontally adjacent taps are loaded once
-// each, and every (channel, tap) pair accumulates their product in its own register; the registers'
-// lanes are summed when the image is done.
+// again per step. Here dy is read where it lies. For each run of 16 outputs along a row (8 at
+// avx2), a few output channels' dy vectors and the input row at a few horizontally adjacent taps
+// are loaded once each, and every (channel, tap) pair accumulates their product in its own
+// register; the registers' lanes are summed when the image is done.
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 
@@ -18,7 +18,7 @@ namespace dl4cpp::cpu {
 
 // The shapes the kernel takes: `g` has a stride and dilation of 1 and no padding.
 bool directWeightGradientFits(const WindowGeometry& g);
-// The kernel runs: the shape fits and cpuIsa() is AVX-512.
+// The kernel runs: the shape fits and cpuIsa() is avx2 or avx512.
 bool directWeightGradientSupported(const WindowGeometry& g);
 
 // Floats of scratch directWeightGradient needs: each image's sums, [O, C·kH·kW + 1].

@@ -1,13 +1,12 @@
-// The CPU backend's convolutions against a plain double-precision reference: the direct AVX-512
-// forward and weight-gradient kernels for stride-1 convolutions with rows of 8 or multiples of 16
-// outputs (the forward kernel also any multiple of 8), and otherwise both paths it picks by input
-// channel count (input and output channels multiples of 16: oneDNN's blocked kernels in every
-// pass; below 8 input channels: im2col + sgemm
-// forward, and backward weights by the direct AVX-512 kernel at stride 1 without padding, else by
-// oneDNN's blocked kernels; from 8: oneDNN's channels-last kernels), and backward data both as
-// sgemm + col2im (its gather and scatter versions, which must agree bit for bit) and, for large
-// column matrices, as oneDNN's kernel: forward with bias, backward data, backward weights and bias,
-// with stride, padding and dilation.
+// The CPU backend's convolutions against a plain double-precision reference: the direct forward
+// and weight-gradient kernels (avx512 and avx2 levels) for stride-1 convolutions with rows of 8 or
+// multiples of 16 outputs (the forward kernel also any multiple of 8), and otherwise both paths it
+// picks by input channel count (input and output channels multiples of 16: oneDNN's blocked kernels
+// in every pass; below 8 input channels: im2col + sgemm forward, and backward weights by the direct
+// AVX-512 kernel at stride 1 without padding, else by oneDNN's blocked kernels; from 8: oneDNN's
+// channels-last kernels), and backward data both as sgemm + col2im (its gather and scatter
+// versions, which must agree bit for bit) and, for large column matrices, as oneDNN's kernel:
+// forward with bias, backward data, backward weights and bias, with stride, padding and dilation.
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
 #include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
@@ -146,7 +145,7 @@ void checkAgainstReference(const Case& c) {
 
   // The direct forward pass and weight gradient for rows of 8 or multiples of 16, called directly
   // where they apply, on 1 and 2 threads: the same bits either way.
-  if (cpu::directConvolutionFits(g, outH, outW) && runsAt(CpuIsa::Avx512)) {
+  if (cpu::directConvolutionFits(g, outH, outW) && runsAt(CpuIsa::Avx2)) {
     std::vector<float> partials(
         static_cast<size_t>(cpu::directConvolutionWeightGradientScratchFloats(wShape)));
     Tensor yDirect[2] = {Tensor(yShape), Tensor(yShape)};
