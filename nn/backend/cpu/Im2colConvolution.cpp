@@ -1,13 +1,104 @@
-#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
+// Highway compiles this file once per x86 level (HighwayTargets.h) for col2imGather, written once
+// for vectors of kLanes floats (16 at avx512, 8 at avx2); the rest is compiled once (HWY_ONCE).
+#include <dl4cpp/nn/backend/cpu/HighwayTargets.h>
+
+#ifdef DL4CPP_X86_KERNELS
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "dl4cpp/nn/backend/cpu/Im2colConvolution.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+#endif
+
 #include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
 #include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 #include <dl4cpp/nn/backend/cpu/Sgemm.h>
-#include <dl4cpp/nn/backend/cpu/X86Kernels.h>
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdint>
 
+#ifdef DL4CPP_X86_KERNELS
+HWY_BEFORE_NAMESPACE();
+namespace dl4cpp::cpu::HWY_NAMESPACE {
+#if DL4CPP_HWY_KERNEL_TARGET
+namespace {
+namespace hn = hwy::HWY_NAMESPACE;
+using D = hn::ScalableTag<float>;
+using M = hn::Mask<D>;
+constexpr int64_t kLanes = HWY_LANES(float);
+
+// Lanes [lo, hi) of a vector.
+HWY_INLINE M laneRange(int64_t lo, int64_t hi) {
+  const D d;
+  return hn::AndNot(hn::FirstN(d, static_cast<size_t>(lo)), hn::FirstN(d, static_cast<size_t>(hi)));
+}
+
+// col2im for a horizontal stride of 1, as a gather: each run of kLanes pixels of an input row sums
+// its kH·kW shifted column rows in registers and is stored once. The scatter (col2im) adds
+// overlapping runs into the same row, one kw after another, and each such add waits for the store
+// before it (store-to-load forwarding fails on a partial overlap). Each pixel's sum stays one
+// chain of adds: its latency is not what limits the gather, so splitting it (even and odd kw) to
+// shorten the chain does not pay.
+void col2imGather(const float* col, float* dx, const ConvolutionExtents& e,
+                  const WindowGeometry& g) {
+  const D d;
+  // Locals, so that the compiler need not reload them after each store to dx.
+  const int64_t channels = e.channels, inH = e.inH, inW = e.inW, outH = e.outH, outW = e.outW;
+  const int64_t kernelH = g.kernelH, kernelW = g.kernelW, strideH = g.strideH;
+  const int64_t dilationH = g.dilationH, dilationW = g.dilationW, padTop = g.padTop,
+                padLeft = g.padLeft;
+  const int64_t positions = outH * outW;
+  // Per kw, for the current run of pixels [x0, x0 + width): the lanes that tap kw feeds, and the
+  // byte offset from the start of a column row to the element lane 0 would read (negative where
+  // the first lanes are masked).
+  M lanes[kCol2imGatherMaxKernelW];
+  int64_t laneZeroBytes[kCol2imGatherMaxKernelW];
+  for (int64_t x0 = 0; x0 < inW; x0 += kLanes) {
+    const int64_t width = std::min<int64_t>(kLanes, inW - x0);
+    for (int64_t kw = 0; kw < kernelW; ++kw) {
+      // Lane j is pixel iw = x0 + j, fed by output column ow = iw - shift when 0 <= ow < outW.
+      const int64_t shift = kw * dilationW - padLeft;
+      const int64_t lo = std::clamp<int64_t>(shift - x0, 0, width);
+      const int64_t hi = std::clamp<int64_t>(outW + shift - x0, lo, width);
+      lanes[kw] = laneRange(lo, hi);
+      laneZeroBytes[kw] = (x0 - shift) * static_cast<int64_t>(sizeof(float));
+    }
+    const M store = hn::FirstN(d, static_cast<size_t>(width));
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t ih = 0; ih < inH; ++ih) {
+        auto sum = hn::Zero(d);
+        for (int64_t kh = 0; kh < kernelH; ++kh) {
+          int64_t oh = ih + padTop - kh * dilationH;  // times strideH
+          if (oh < 0) continue;
+          if (strideH != 1) {  // a 64-bit division costs more than this row's adds
+            if (oh % strideH != 0) continue;
+            oh /= strideH;
+          }
+          if (oh >= outH) continue;
+          const auto outRow = reinterpret_cast<uintptr_t>(
+              col + (c * kernelH + kh) * kernelW * positions + oh * outW);
+          for (int64_t kw = 0; kw < kernelW; ++kw) {
+            // Formed as an integer: the address may lie before the row, in masked lanes (as a
+            // pointer that would be out-of-bounds arithmetic, undefined behaviour).
+            // NOLINTNEXTLINE(performance-no-int-to-ptr): deliberate, see above.
+            const auto lane0 = reinterpret_cast<const float*>(
+                outRow + kw * positions * static_cast<int64_t>(sizeof(float)) + laneZeroBytes[kw]);
+            sum = hn::Add(sum, hn::MaskedLoad(lanes[kw], d, lane0));
+          }
+        }
+        hn::BlendedStore(sum, store, d, dx + (c * inH + ih) * inW + x0);
+      }
+  }
+}
+
+}  // namespace
+#endif  // DL4CPP_HWY_KERNEL_TARGET
+}  // namespace dl4cpp::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+#endif  // DL4CPP_X86_KERNELS
+
+#if !defined(DL4CPP_X86_KERNELS) || HWY_ONCE
 namespace dl4cpp::cpu {
 
 namespace {
@@ -77,70 +168,6 @@ void col2im(const float* __restrict col, float* __restrict dx, const Extents& e,
       }
 }
 
-// The gather below keeps one mask per kernel column.
-constexpr int64_t kGatherMaxKernelW = 32;
-
-#ifdef DL4CPP_X86_KERNELS
-// col2im for a horizontal stride of 1, as a gather: each run of 16 pixels of an input row sums
-// its kH·kW shifted column rows in registers and is stored once. The scatter above adds
-// overlapping runs into the same row, one kw after another, and each such add waits for the store
-// before it (store-to-load forwarding fails on a partial overlap). Each pixel's sum stays one
-// chain of adds: its latency is not what limits the gather, so splitting it (even and odd kw) to
-// shorten the chain does not pay.
-
-__attribute__((target("avx512f"))) void col2imGather(const float* col, float* dx, const Extents& e,
-                                                     const WindowGeometry& g) {
-  // Locals, so that the compiler need not reload them after each store to dx.
-  const int64_t channels = e.channels, inH = e.inH, inW = e.inW, outH = e.outH, outW = e.outW;
-  const int64_t kernelH = g.kernelH, kernelW = g.kernelW, strideH = g.strideH;
-  const int64_t dilationH = g.dilationH, dilationW = g.dilationW, padTop = g.padTop,
-                padLeft = g.padLeft;
-  const int64_t positions = outH * outW;
-  // Per kw, for the current run of pixels [x0, x0 + width): the lanes that tap kw feeds, and the
-  // byte offset from the start of a column row to the element lane 0 would read (negative where
-  // the first lanes are masked).
-  __mmask16 lanes[kGatherMaxKernelW];
-  int64_t laneZeroBytes[kGatherMaxKernelW];
-  for (int64_t x0 = 0; x0 < inW; x0 += 16) {
-    const int64_t width = std::min<int64_t>(16, inW - x0);
-    for (int64_t kw = 0; kw < kernelW; ++kw) {
-      // Lane j is pixel iw = x0 + j, fed by output column ow = iw - shift when 0 <= ow < outW.
-      const int64_t shift = kw * dilationW - padLeft;
-      const int64_t lo = std::clamp<int64_t>(shift - x0, 0, width);
-      const int64_t hi = std::clamp<int64_t>(outW + shift - x0, lo, width);
-      lanes[kw] = static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
-      laneZeroBytes[kw] = (x0 - shift) * static_cast<int64_t>(sizeof(float));
-    }
-    const auto store = static_cast<__mmask16>((1u << width) - 1);
-    for (int64_t c = 0; c < channels; ++c)
-      for (int64_t ih = 0; ih < inH; ++ih) {
-        __m512 sum = _mm512_setzero_ps();
-        for (int64_t kh = 0; kh < kernelH; ++kh) {
-          int64_t oh = ih + padTop - kh * dilationH;  // times strideH
-          if (oh < 0) continue;
-          if (strideH != 1) {  // a 64-bit division costs more than this row's adds
-            if (oh % strideH != 0) continue;
-            oh /= strideH;
-          }
-          if (oh >= outH) continue;
-          const auto outRow = reinterpret_cast<uintptr_t>(
-              col + (c * kernelH + kh) * kernelW * positions + oh * outW);
-          for (int64_t kw = 0; kw < kernelW; ++kw) {
-            // Formed as an integer: the address may lie before the row, in masked lanes (as a
-            // pointer that would be out-of-bounds arithmetic, undefined behaviour).
-            // NOLINTNEXTLINE(performance-no-int-to-ptr): deliberate, see above.
-            const auto lane0 = reinterpret_cast<const float*>(
-                outRow + kw * positions * static_cast<int64_t>(sizeof(float)) + laneZeroBytes[kw]);
-            sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(lanes[kw], lane0));
-          }
-        }
-        _mm512_mask_storeu_ps(dx + (c * inH + ih) * inW + x0, store, sum);
-      }
-  }
-}
-
-#endif
-
 // Rows of a column matrix, and columns of the extended weights: the kernel taps plus the row of
 // ones that multiplies the bias. Scratch holds the weights [O, depth] first, then per thread one
 // column matrix [depth, outH * outW] and sgemm's packing space.
@@ -149,11 +176,11 @@ int64_t scratchDepth(const Shape& x, const Shape& w) { return x[1] * w[2] * w[3]
 }  // namespace
 
 bool col2imGatherFits(const WindowGeometry& g) {
-  return g.strideW == 1 && g.kernelW <= kGatherMaxKernelW;
+  return g.strideW == 1 && g.kernelW <= kCol2imGatherMaxKernelW;
 }
 
 bool col2imGatherSupported(const WindowGeometry& g) {
-  return cpuIsa() >= CpuIsa::Avx512 && col2imGatherFits(g);
+  return cpuIsa() >= CpuIsa::Avx2 && col2imGatherFits(g);
 }
 
 int64_t im2colScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g, int threads) {
@@ -234,7 +261,7 @@ void im2colConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx
     float* image = dxs + n * e.channels * e.inH * e.inW;
 #ifdef DL4CPP_X86_KERNELS
     if (gather) {
-      col2imGather(col, image, e, g);
+      highwayKernel(&N_AVX3::col2imGather, &N_AVX2::col2imGather)(col, image, e, g);
       return;
     }
 #endif
@@ -275,3 +302,4 @@ void im2colConvolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor&
 }
 
 }  // namespace dl4cpp::cpu
+#endif  // HWY_ONCE

@@ -66,15 +66,17 @@ int64_t col2imScratchFloats(const Shape& x, const Shape& w, const WindowGeometry
 // then each column entry is added to the input pixel it came from (col2im). `scratch` holds
 // col2imScratchFloats(..., omp_get_max_threads()) floats. Each image is one thread's, summed in a
 // fixed order, so results do not depend on the thread count. col2im runs as a gather with
-// AVX-512 where col2imGatherSupported(g), else as a scatter (allowGather = false forces the
+// AVX2 or AVX-512 where col2imGatherSupported(g), else as a scatter (allowGather = false forces the
 // scatter, for tests).
 void im2colConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
                                    const WindowGeometry& g, float* scratch,
                                    bool allowGather = true);
 
-// The shapes the gather takes: a horizontal stride of 1 and a kernel at most 32 wide.
+// The shapes the gather takes: a horizontal stride of 1 and a kernel at most 32 wide (it keeps one
+// mask per kernel column).
+inline constexpr int64_t kCol2imGatherMaxKernelW = 32;
 bool col2imGatherFits(const WindowGeometry& g);
-// The gather runs: the shape fits and cpuIsa() is AVX-512.
+// The gather runs: the shape fits and cpuIsa() is avx2 or avx512.
 bool col2imGatherSupported(const WindowGeometry& g);
 
 // Floats of scratch im2colConvolutionBackwardWeights needs with `threads` OpenMP threads: each
