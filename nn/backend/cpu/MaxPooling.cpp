@@ -1,12 +1,122 @@
-#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
+// Highway compiles this file once per x86 level (HighwayTargets.h) for the 2x2 backward kernel,
+// written once for vectors of kLanes floats (16 at avx512, 8 at avx2); the rest is compiled once
+// (HWY_ONCE).
+#include <dl4cpp/nn/backend/cpu/HighwayTargets.h>
+
+#ifdef DL4CPP_X86_KERNELS
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "dl4cpp/nn/backend/cpu/MaxPooling.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+#endif
+
 #include <dl4cpp/nn/backend/cpu/MaxPooling.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-#include <dl4cpp/nn/backend/cpu/X86Kernels.h>
 
 #include <algorithm>
 #include <bit>
 #include <limits>
 
+#ifdef DL4CPP_X86_KERNELS
+HWY_BEFORE_NAMESPACE();
+namespace dl4cpp::cpu::HWY_NAMESPACE {
+#if DL4CPP_HWY_KERNEL_TARGET
+namespace {
+namespace hn = hwy::HWY_NAMESPACE;
+using D = hn::ScalableTag<float>;
+using DI = hn::RebindToSigned<D>;
+constexpr int64_t kLanes = HWY_LANES(float);
+constexpr int64_t kOutputs = kLanes / 2;  // outputs per vector: two pixels of each window row
+
+// Lane j of a vector is pixel j of a window row's run: output j / 2's window, column j % 2.
+class WindowLanes {
+ public:
+  WindowLanes() {
+    int32_t output[kLanes], column[kLanes];
+    for (int64_t j = 0; j < kLanes; ++j) {
+      output[j] = static_cast<int32_t>(j / 2);
+      column[j] = static_cast<int32_t>(j % 2);
+    }
+    pairs_ = hn::SetTableIndices(D(), output);
+    pairInts_ = hn::SetTableIndices(DI(), output);
+    top_ = hn::LoadU(DI(), column);
+    bottom_ = hn::Add(top_, hn::Set(DI(), 2));
+  }
+
+  // kOutputs outputs' dy and arg-max, or (kPartial) the first n of them, into the top and bottom
+  // rows' 2 kOutputs pixels (or 2n): each dy and arg-max is repeated for its window's two
+  // columns, and a pixel keeps its dy where the arg-max names its (row, column).
+  template <bool kPartial>
+  HWY_INLINE void scatter(const float* dy, const uint8_t* argmax, int64_t n, float* top,
+                          float* bottom) const {
+    const D d;
+    const hn::Half<D> half;
+    const hn::Half<DI> halfInts;
+    const hn::Rebind<uint8_t, hn::Half<DI>> bytes;
+    hn::Vec<hn::Half<D>> dyHalf;
+    hn::Vec<hn::Half<DI>> argmaxHalf;
+    if constexpr (kPartial) {  // nothing read past the row
+      dyHalf = hn::MaskedLoad(hn::FirstN(half, static_cast<size_t>(n)), half, dy);
+#if HWY_TARGET == HWY_AVX3
+      argmaxHalf = hn::PromoteTo(
+          halfInts, hn::MaskedLoad(hn::FirstN(bytes, static_cast<size_t>(n)), bytes, argmax));
+#else  // AVX2 has no masked byte load (Highway's loads the whole vector, then blends)
+      uint8_t first[kOutputs] = {};
+      for (int64_t k = 0; k < n; ++k) first[k] = argmax[k];
+      argmaxHalf = hn::PromoteTo(halfInts, hn::LoadU(bytes, first));
+#endif
+    } else {
+      dyHalf = hn::LoadU(half, dy);
+      argmaxHalf = hn::PromoteTo(halfInts, hn::LoadU(bytes, argmax));
+    }
+    const auto values = hn::TableLookupLanes(hn::ZeroExtendVector(d, dyHalf), pairs_);
+    const auto at = hn::TableLookupLanes(hn::ZeroExtendVector(DI(), argmaxHalf), pairInts_);
+    const auto t = hn::IfThenElseZero(hn::RebindMask(d, hn::Eq(at, top_)), values);
+    const auto b = hn::IfThenElseZero(hn::RebindMask(d, hn::Eq(at, bottom_)), values);
+    if constexpr (kPartial) {
+      const auto pixels = hn::FirstN(d, static_cast<size_t>(2 * n));
+      hn::BlendedStore(t, pixels, d, top);
+      hn::BlendedStore(b, pixels, d, bottom);
+    } else {
+      hn::StoreU(t, d, top);
+      hn::StoreU(b, d, bottom);
+    }
+  }
+
+ private:
+  using FloatIndices = decltype(hn::SetTableIndices(D(), static_cast<const int32_t*>(nullptr)));
+  using IntIndices = decltype(hn::SetTableIndices(DI(), static_cast<const int32_t*>(nullptr)));
+  FloatIndices pairs_;
+  IntIndices pairInts_;
+  hn::Vec<DI> top_, bottom_;
+};
+
+// Backward of one plane, 2x2 windows of stride 2, kOutputs outputs per step. Same bits as the
+// scalar loop.
+void backwardPlane2x2(const float* dy, const uint8_t* argmax, float* dx, int64_t inW, int64_t outH,
+                      int64_t outW) {
+  const WindowLanes lanes;
+  const int64_t full = outW / kOutputs * kOutputs;
+  for (int64_t oh = 0; oh < outH; ++oh) {
+    float* top = dx + 2 * oh * inW;
+    float* bottom = top + inW;
+    const float* dyRow = dy + oh * outW;
+    const uint8_t* argmaxRow = argmax + oh * outW;
+    for (int64_t ow = 0; ow < full; ow += kOutputs)
+      lanes.scatter<false>(dyRow + ow, argmaxRow + ow, kOutputs, top + 2 * ow, bottom + 2 * ow);
+    if (full < outW)
+      lanes.scatter<true>(dyRow + full, argmaxRow + full, outW - full, top + 2 * full,
+                          bottom + 2 * full);
+  }
+}
+
+}  // namespace
+#endif  // DL4CPP_HWY_KERNEL_TARGET
+}  // namespace dl4cpp::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+#endif  // DL4CPP_X86_KERNELS
+
+#if !defined(DL4CPP_X86_KERNELS) || HWY_ONCE
 namespace dl4cpp::cpu {
 
 namespace {
@@ -94,53 +204,6 @@ void backwardPlane2x2(const float* dy, const uint8_t* argmax, float* dx, int64_t
   }
 }
 
-#ifdef DL4CPP_X86_KERNELS
-// Lanes 0-7. (This and the maskz forms below: GCC 12's plain ones read an undefined register and
-// warn.)
-__attribute__((target("avx512f,avx512bw,avx512vl"))) inline __m256 lowHalf(__m512 v) {
-  return _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0xF, _mm512_castps_pd(v), 0));
-}
-
-// The same, 8 outputs (16 pixels of the top and of the bottom row) per step: each dy and arg-max
-// is repeated for its window's two columns, and a lane keeps its dy where the arg-max names its
-// (row, column). Rows of 16 and 8 pixels (LeNet's 24 and 8) take full-width stores only. Same
-// bits as the scalar loop.
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void backwardPlane2x2Avx512(
-    const float* dy, const uint8_t* argmax, float* dx, int64_t inW, int64_t outH, int64_t outW) {
-  constexpr __mmask16 kAll = 0xFFFF;
-  const __m512i pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
-  const __m512i topColumn = _mm512_set_epi32(1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0);
-  const __m512i bottomColumn = _mm512_add_epi32(topColumn, _mm512_set1_epi32(2));
-  for (int64_t oh = 0; oh < outH; ++oh) {
-    float* top = dx + 2 * oh * inW;
-    float* bottom = top + inW;
-    const float* d = dy + oh * outW;
-    const uint8_t* a = argmax + oh * outW;
-    for (int64_t ow = 0; ow < outW; ow += 8) {
-      const int64_t n = std::min<int64_t>(8, outW - ow);
-      const auto outputs = static_cast<__mmask16>((1u << n) - 1);
-      const __m512 values =
-          _mm512_maskz_permutexvar_ps(kAll, pairs, _mm512_maskz_loadu_ps(outputs, d + ow));
-      const __m512i at = _mm512_maskz_permutexvar_epi32(
-          kAll, pairs, _mm512_maskz_cvtepu8_epi32(kAll, _mm_maskz_loadu_epi8(outputs, a + ow)));
-      const __m512 t = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(at, topColumn), values);
-      const __m512 b = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(at, bottomColumn), values);
-      if (n == 8) {
-        _mm512_storeu_ps(top + 2 * ow, t);
-        _mm512_storeu_ps(bottom + 2 * ow, b);
-      } else if (n == 4) {
-        _mm256_storeu_ps(top + 2 * ow, lowHalf(t));
-        _mm256_storeu_ps(bottom + 2 * ow, lowHalf(b));
-      } else {
-        const auto pixels = static_cast<__mmask16>((1u << (2 * n)) - 1);
-        _mm512_mask_storeu_ps(top + 2 * ow, pixels, t);
-        _mm512_mask_storeu_ps(bottom + 2 * ow, pixels, b);
-      }
-    }
-  }
-}
-#endif
-
 bool isTwoByTwoStrideTwo(const WindowGeometry& g) {
   return g.kernelH == 2 && g.kernelW == 2 && g.strideH == 2 && g.strideW == 2;
 }
@@ -172,18 +235,19 @@ void maxPoolingForwardPlanes(const float* x, float* y, uint8_t* argmax, int64_t 
 }
 
 void maxPoolingBackwardPlanes(const float* dy, float* dx, const uint8_t* argmax, int64_t planes,
-                              const PlaneExtents& e, const WindowGeometry& g, bool allowAvx512) {
+                              const PlaneExtents& e, const WindowGeometry& g, bool allowVectors) {
   const int64_t inH = e.inH, inW = e.inW, outH = e.outH, outW = e.outW;
   const bool twoByTwo = isTwoByTwoStrideTwo(g);
-  [[maybe_unused]] const bool avx512 = allowAvx512 && cpuIsa() >= CpuIsa::Avx512;
+  [[maybe_unused]] const bool vectors = allowVectors && cpuIsa() >= CpuIsa::Avx2;
   for (int64_t p = 0; p < planes; ++p) {
     float* dxp = dx + p * inH * inW;
     const float* dyp = dy + p * outH * outW;
     const uint8_t* ap = argmax + p * outH * outW;
     if (twoByTwo) {
 #ifdef DL4CPP_X86_KERNELS
-      if (avx512)
-        backwardPlane2x2Avx512(dyp, ap, dxp, inW, outH, outW);
+      if (vectors)
+        highwayKernel(&N_AVX3::backwardPlane2x2, &N_AVX2::backwardPlane2x2)(dyp, ap, dxp, inW, outH,
+                                                                            outW);
       else
         backwardPlane2x2(dyp, ap, dxp, inW, outH, outW);
 #else
@@ -219,7 +283,7 @@ void maxPoolingForward(const Tensor& x, Tensor& y, const WindowGeometry& g, uint
 }
 
 void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
-                        const uint8_t* argmax, bool allowAvx512) {
+                        const uint8_t* argmax, bool allowVectors) {
   const PlaneExtents e{dx.dim(2), dx.dim(3), dy.dim(2), dy.dim(3)};
   const int64_t outPlane = e.outH * e.outW;
   const float* dys = dy.data();
@@ -227,8 +291,9 @@ void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
   // Planes are independent, so overlapping windows add without races.
   parallelFor(dx.dim(0) * dx.dim(1), [&](int64_t p) {
     maxPoolingBackwardPlanes(dys + p * outPlane, dxs + p * e.inH * e.inW, argmax + p * outPlane, 1,
-                             e, g, allowAvx512);
+                             e, g, allowVectors);
   });
 }
 
 }  // namespace dl4cpp::cpu
+#endif  // HWY_ONCE

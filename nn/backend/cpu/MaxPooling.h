@@ -22,10 +22,10 @@ int64_t maxPoolingWorkspaceFloats(const Shape& y);
 // position in its window (kh * kernelW + kw) there, one byte per output.
 void maxPoolingForward(const Tensor& x, Tensor& y, const WindowGeometry& g, uint8_t* argmax);
 
-// dx = 0, then dx[arg-max of each output] += dy. 2x2 windows of stride 2 run with AVX-512 where
-// cpuIsa() is AVX-512; allowAvx512 = false forces the scalar loop (for tests).
+// dx = 0, then dx[arg-max of each output] += dy. 2x2 windows of stride 2 run on vectors where
+// cpuIsa() is avx2 or avx512; allowVectors = false forces the scalar loop (for tests).
 void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
-                        const uint8_t* argmax, bool allowAvx512 = true);
+                        const uint8_t* argmax, bool allowVectors = true);
 
 // The extents of one (n, c) plane: input inH x inW, output outH x outW.
 struct PlaneExtents {
@@ -39,6 +39,6 @@ void maxPoolingForwardPlanes(const float* x, float* y, uint8_t* argmax, int64_t 
                              const PlaneExtents& e, const WindowGeometry& g);
 void maxPoolingBackwardPlanes(const float* dy, float* dx, const uint8_t* argmax, int64_t planes,
                               const PlaneExtents& e, const WindowGeometry& g,
-                              bool allowAvx512 = true);
+                              bool allowVectors = true);
 
 }  // namespace dl4cpp::cpu

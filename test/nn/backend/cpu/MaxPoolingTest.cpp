@@ -1,7 +1,7 @@
 // The CPU backend's direct MAX pooling (windows without padding) against a plain reference:
 // values, first-maximum tie-breaking (inputs full of equal values, as MNIST's background gives),
-// gradients routed to the arg-max and summed where windows overlap (2x2/2 by both the AVX-512 and
-// the scalar backward), odd input extents, and the missing-workspace error.
+// gradients routed to the arg-max and summed where windows overlap (2x2/2 by both the vector (avx2,
+// avx512) and the scalar backward), odd input extents, and the missing-workspace error.
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/backend/cpu/MaxPooling.h>
 #include <doctest/doctest.h>
@@ -63,7 +63,7 @@ void checkAgainstReference(const Shape& inShape, const WindowGeometry& g) {
   CHECK(yDiffer == 0);
   CHECK(dxDiffer == 0);
 
-  // The scalar backward (the backend runs the AVX-512 one at that level): same bits.
+  // The scalar backward (the backend runs the vector one at avx2 and avx512): same bits.
   Tensor dxScalar(inShape);
   dxScalar.fill(123.0f);
   cpu::maxPoolingBackward(dy, dxScalar, g, reinterpret_cast<const uint8_t*>(workspace.data()),
