@@ -60,6 +60,13 @@ class Mnist final : public DataSetIterator {
   int64_t read_ = 0;
 };
 
+// The same data, running `action` on rank 1 as it reads its batch-th batch.
+Mnist onRankOneAt(const parallel::Cluster& c, int64_t batch, std::function<void()> action) {
+  return Mnist([&c, batch, action = std::move(action)](int64_t n) {
+    if (c.rank() == 1 && n == batch) action();
+  });
+}
+
 // FNV-1a over the bytes of the model's buffers and counters.
 double fingerprint(const MultiLayerNetwork& m) {
   uint64_t h = 1469598103934665603ull;
@@ -157,14 +164,10 @@ int wrapperThrowingRank(parallel::MpiCluster& c) {
   Checks checks(c);
   c.setTimeout(60s);
   RankTraining t;
-  MultiLayerNetwork& model = t.model;
-  parallel::ParallelWrapper& w = t.wrapper;
-  Mnist data([&](int64_t n) {
-    if (c.rank() == 1 && n == 4) throw DataError("rank 1's disk failed at batch 4");
-  });
+  Mnist data = onRankOneAt(c, 4, [] { throw DataError("rank 1's disk failed at batch 4"); });
   const auto start = Clock::now();
   try {
-    w.fit(data);
+    t.wrapper.fit(data);
     checks.expect(false, "fit returned although rank 1 failed");
   } catch (const DataError& e) {
     say(c, fmt::format("DataError: {}", e.what()));
@@ -187,9 +190,7 @@ int wrapperStop(parallel::MpiCluster& c) {
   RankTraining t;
   MultiLayerNetwork& model = t.model;
   parallel::ParallelWrapper& w = t.wrapper;
-  Mnist data([&](int64_t n) {
-    if (c.rank() == 1 && n == 5) w.stopFit();
-  });
+  Mnist data = onRankOneAt(c, 5, [&w] { w.stopFit(); });
   w.fit(data, 3);
   say(c, fmt::format("stopped at iteration {}, epoch {}", model.getIterationCount(),
                      model.getEpochCount()));
@@ -205,17 +206,13 @@ int wrapperKilledRank(parallel::MpiCluster& c) {
   Checks checks(c);
   c.setTimeout(5s);
   RankTraining t;
-  MultiLayerNetwork& model = t.model;
-  parallel::ParallelWrapper& w = t.wrapper;
-  Mnist data([&](int64_t n) {
-    if (c.rank() == 1 && n == 6) {
-      say(c, "raising SIGKILL mid-fit");
-      std::raise(SIGKILL);
-    }
+  Mnist data = onRankOneAt(c, 6, [&c] {
+    say(c, "raising SIGKILL mid-fit");
+    std::raise(SIGKILL);
   });
   const auto start = Clock::now();
   try {
-    w.fit(data, 3);
+    t.wrapper.fit(data, 3);
     checks.expect(false, "fit returned although rank 1 was killed");
   } catch (const ClusterError& e) {
     say(c, fmt::format("ClusterError after {:.3f} s: {}",

@@ -238,21 +238,17 @@ void maxPoolingBackwardPlanes(const float* dy, float* dx, const uint8_t* argmax,
                               const PlaneExtents& e, const WindowGeometry& g, bool allowVectors) {
   const int64_t inH = e.inH, inW = e.inW, outH = e.outH, outW = e.outW;
   const bool twoByTwo = isTwoByTwoStrideTwo(g);
-  [[maybe_unused]] const bool vectors = allowVectors && cpuIsa() >= CpuIsa::Avx2;
+  auto* backward2x2 = &backwardPlane2x2;
+#ifdef DL4CPP_X86_KERNELS
+  if (allowVectors && cpuIsa() >= CpuIsa::Avx2)
+    backward2x2 = highwayKernel(&N_AVX3::backwardPlane2x2, &N_AVX2::backwardPlane2x2);
+#endif
   for (int64_t p = 0; p < planes; ++p) {
     float* dxp = dx + p * inH * inW;
     const float* dyp = dy + p * outH * outW;
     const uint8_t* ap = argmax + p * outH * outW;
     if (twoByTwo) {
-#ifdef DL4CPP_X86_KERNELS
-      if (vectors)
-        highwayKernel(&N_AVX3::backwardPlane2x2, &N_AVX2::backwardPlane2x2)(dyp, ap, dxp, inW, outH,
-                                                                            outW);
-      else
-        backwardPlane2x2(dyp, ap, dxp, inW, outH, outW);
-#else
-      backwardPlane2x2(dyp, ap, dxp, inW, outH, outW);
-#endif
+      backward2x2(dyp, ap, dxp, inW, outH, outW);
       // An odd input extent leaves a last row / column that no window covers.
       for (int64_t h = 2 * outH; h < inH; ++h) std::fill(dxp + h * inW, dxp + (h + 1) * inW, 0.0f);
       if (inW > 2 * outW)

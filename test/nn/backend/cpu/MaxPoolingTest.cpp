@@ -1,7 +1,8 @@
 // The CPU backend's direct MAX pooling (windows without padding) against a plain reference:
 // values, first-maximum tie-breaking (inputs full of equal values, as MNIST's background gives),
-// gradients routed to the arg-max and summed where windows overlap (2x2/2 by both the vector (avx2,
-// avx512) and the scalar backward), odd input extents, and the missing-workspace error.
+// gradients routed to the arg-max and summed where windows overlap (2x2/2 by both the vector
+// backward of the avx2 and avx512 levels and the scalar one), odd input extents, and the
+// missing-workspace error.
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/backend/cpu/MaxPooling.h>
 #include <doctest/doctest.h>
