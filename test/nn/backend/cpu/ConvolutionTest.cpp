@@ -2,15 +2,17 @@
 // and weight-gradient kernels (avx512 and avx2 levels) for stride-1 convolutions with rows of 8 or
 // multiples of 16 outputs (the forward kernel also any multiple of 8), and otherwise both paths it
 // picks by input channel count (input and output channels multiples of 16: oneDNN's blocked kernels
-// in every pass; below 8 input channels: im2col + sgemm forward, and backward weights by the direct
-// AVX-512 kernel at stride 1 without padding, else by oneDNN's blocked kernels; from 8: oneDNN's
-// channels-last kernels), and backward data both as sgemm + col2im (its gather and scatter
-// versions, which must agree bit for bit) and, for large column matrices, as oneDNN's kernel:
-// forward with bias, backward data, backward weights and bias, with stride, padding and dilation.
+// in every pass, its Winograd ones forward and backward data at 3x3 stride 1 at avx512; below 8
+// input channels: im2col + sgemm forward, and backward weights by the direct AVX-512 kernel at
+// stride 1 without padding, else by oneDNN's blocked kernels; from 8: oneDNN's channels-last
+// kernels), and backward data both as sgemm + col2im (its gather and scatter versions, which must
+// agree bit for bit) and, for large column matrices, as oneDNN's kernel: forward with bias,
+// backward data, backward weights and bias, with stride, padding and dilation.
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
 #include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
 #include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
+#include <dl4cpp/nn/backend/cpu/WinogradConvolution.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -168,6 +170,28 @@ void checkAgainstReference(const Case& c) {
     if (c.bias) CHECK(dbDirect[0].toVector() == dbDirect[1].toVector());
   }
 
+  // The Winograd forward pass and backward data, called directly where they apply, on 1 and 2
+  // threads: the same bits either way.
+  if (cpu::winogradConvolutionFits(g) && runsAt(CpuIsa::Avx2)) {
+    std::vector<float> scratch(static_cast<size_t>(
+        std::max(cpu::winogradForwardScratchFloats(xShape, wShape, g, 2),
+                 cpu::winogradBackwardDataScratchFloats(xShape, wShape, g, 2))));
+    Tensor yWinograd[2] = {Tensor(yShape), Tensor(yShape)};
+    Tensor dxWinograd[2] = {Tensor(xShape), Tensor(xShape)};
+    for (int threads = 1; threads <= 2; ++threads) {
+      setOmpThreads(threads);
+      const auto t = static_cast<size_t>(threads - 1);
+      yWinograd[t].fill(123.0f);
+      dxWinograd[t].fill(123.0f);
+      cpu::winogradConvolutionForward(x, w, b, yWinograd[t], g, scratch.data());
+      cpu::winogradConvolutionBackwardData(dy, w, dxWinograd[t], g, scratch.data());
+      checkClose(yWinograd[t], y, "forward, Winograd");
+      checkClose(dxWinograd[t], dx, "backward data, Winograd");
+    }
+    CHECK(yWinograd[0].toVector() == yWinograd[1].toVector());
+    CHECK(dxWinograd[0].toVector() == dxWinograd[1].toVector());
+  }
+
   // The im2col weight gradient (below the direct kernel's level), called directly for every shape,
   // on 1 and 2 threads: the same bits either way.
   {
@@ -242,9 +266,19 @@ TEST_SUITE("nn/backend/cpu") {
 
   TEST_CASE("Convolution: channel counts in whole blocks of 16 (oneDNN's blocked kernels)") {
     checkAgainstReference({3, 32, 28, 28, 32, 3, 1, 1});          // VGG-style: 3x3 pad 1, 28x28
+                                                                  // (Winograd at avx512)
     checkAgainstReference({2, 32, 14, 14, 64, 3, 1, 1});          // 14x14, 32 -> 64
     checkAgainstReference({2, 16, 9, 9, 16, 3, 2, 1, 1, false});  // stride 2, without bias
     checkAgainstReference({2, 16, 12, 12, 32, 5, 1, 0});  // unpadded 8x8 rows: the direct kernels
+  }
+
+  TEST_CASE("Convolution: 3x3 at stride 1 (Winograd F(2x2, 3x3)) matches the reference") {
+    checkAgainstReference({3, 20, 24, 24, 20, 3, 1, 1});  // conv-BN-ReLU network: 12 tiles a row
+    checkAgainstReference({2, 8, 9, 11, 5, 3, 1, 1});     // odd rows and columns; 5 outputs
+    checkAgainstReference({2, 13, 7, 40, 25, 3, 1, 0});   // unpadded; 19 tiles a row
+    checkAgainstReference({1, 9, 5, 5, 3, 3, 1, 2});      // padding 2: 7x7 outputs
+    checkAgainstReference({2, 10, 70, 9, 7, 3, 1, 1, 1, false});  // items of 7 tile rows; no bias
+    checkAgainstReference({2, 12, 1, 1, 4, 3, 1, 1});             // a 1x1 image
   }
 
   TEST_CASE("Convolution: many input channels (channels-last kernels) match the reference") {

@@ -1,0 +1,44 @@
+#pragma once
+// Forward pass and backward data of 3x3 convolutions at stride 1 as Winograd F(2x2, 3x3) on plain
+// NCHW tensors, at the avx512 and avx2 levels (one Highway source, HighwayTargets.h): the VGG-style
+// layers (32 and 64 channels, padding 1), for which oneDNN has no Winograd kernel below AVX-512.
+//
+// Each 2x2 block of outputs (a tile) is computed from the 4x4 input patch around it: the patch is
+// transformed (V = Bᵀ d B), the weights once per call (U = G g Gᵀ), and the 16 products of the
+// transformed tile are sums over input channels: for each of the 16 positions, a matrix product
+// of U (output x input channels) and V (input channels x tiles), 16 multiply-adds per 2x2 outputs
+// and input channel where a direct convolution needs 36. The products go back to outputs through
+// Aᵀ M A. Work is split into items of one image's tile rows, each item's transformed tiles held in
+// per-thread scratch while they are in cache, and each output is one item's sum in a fixed order:
+// results do not depend on the thread count.
+//
+// Backward data is the same forward pass over dy, with each weight plane turned by 180 degrees,
+// input and output channels swapped and the padding 2 - p.
+#include <dl4cpp/nn/backend/OpTypes.h>
+#include <dl4cpp/nn/tensor/Tensor.h>
+
+#include <cstdint>
+
+namespace dl4cpp::cpu {
+
+// The shapes the kernels take: a 3x3 kernel at stride 1 without dilation, each padding 0, 1 or 2.
+bool winogradConvolutionFits(const WindowGeometry& g);
+
+// The kernels run: the shape fits and cpuIsa() is avx2 or avx512.
+bool winogradConvolutionSupported(const WindowGeometry& g);
+
+// Floats of scratch the passes need on `threads` OpenMP threads (x and dx: the layer's input).
+int64_t winogradForwardScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g,
+                                     int threads);
+int64_t winogradBackwardDataScratchFloats(const Shape& dx, const Shape& w, const WindowGeometry& g,
+                                          int threads);
+
+// y (N, O, outH, outW) = conv(x (N, C, H, W), w (O, C, 3, 3)) + b (O, or empty).
+void winogradConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                                const WindowGeometry& g, float* scratch);
+
+// dx (N, C, H, W) = the gradient of that convolution's input, from dy (N, O, outH, outW).
+void winogradConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
+                                     const WindowGeometry& g, float* scratch);
+
+}  // namespace dl4cpp::cpu
