@@ -87,9 +87,10 @@ auto winogradOrDirect(bool winograd, Make&& make) {
   }
   return make(algorithm::convolution_direct);
 }
-// Other 3x3 convolutions at stride 1 with 8 or more input channels run forward and backward data
-// as dl4cpp's own Winograd kernels (WinogradConvolution.h), 1.1-1.8x faster than oneDNN's direct
-// kernels at avx2 and, on shapes oneDNN's Winograd does not take, at avx512 (docs/performance.md).
+// Other 3x3 convolutions at stride 1 with 8 or more input channels run every pass on dl4cpp's own
+// Winograd kernels (WinogradConvolution.h): 1.1-1.8x faster than oneDNN's direct kernels at avx2
+// and, on shapes oneDNN's Winograd does not take, at avx512 (docs/performance.md). (On those it
+// does take, oneDNN's direct weight gradient beats dl4cpp's Winograd one too.)
 bool runsOwnWinograd(const Shape& weights, const WindowGeometry& g) {
   return !hasFewInputChannels(weights) && winogradConvolutionSupported(g) &&
          !suitsWinograd(weights, g);
@@ -368,6 +369,12 @@ void CpuBackend::convolutionBackwardData(const Tensor& dy, const Tensor& w, Tens
 
 void CpuBackend::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
                                             Tensor& db, const WindowGeometry& g) {
+  if (runsOwnWinograd(dw.shape(), g)) {
+    const int64_t floats =
+        winogradBackwardWeightsScratchFloats(x.shape(), dw.shape(), g, omp_get_max_threads());
+    winogradConvolutionBackwardWeights(x, dy, dw, db, g, scratch(floats));
+    return;
+  }
   if (directConvolutionSupported(g, dy.dim(2), dy.dim(3))) {
     const int64_t floats = directConvolutionWeightGradientScratchFloats(dw.shape());
     directConvolutionWeightGradient(x, dy, dw, db, g, scratch(floats));

@@ -78,42 +78,52 @@ void transformInputChannel(const float* padded, int64_t tileRows, const Plan& p,
     }
 }
 
-// The item's input rows of one channel into padded rows at column padLeft: whole vectors, the last
-// one loaded under a mask and stored whole (its zeros land in the padding, which has room). Only
-// rows inside the input are written; everything else stays as transformInput zeroed it.
-void padChannel(const float* plane, int64_t firstRow, int64_t first, int64_t last, const Plan& p,
-                float* padded) {
+// Rows [first, last) of a plane `width` floats wide, from row firstRow on, into padded rows at
+// column `column`: whole vectors, the last one loaded under a mask and stored whole (its zeros land
+// in the padding, which has room). Nothing else is written: the rest stays as its caller zeroed it.
+void padChannel(const float* plane, int64_t width, int64_t firstRow, int64_t first, int64_t last,
+                int64_t column, const Plan& p, float* padded) {
   const D d;
   for (int64_t r = first; r < last; ++r) {
-    const float* src = plane + (firstRow + r) * p.inW;
-    float* dst = padded + r * p.paddedW + p.padLeft;
-    for (int64_t j = 0; j < p.inW; j += kLanes) {
-      const auto lanes = hn::FirstN(d, static_cast<size_t>(p.inW - j));
+    const float* src = plane + (firstRow + r) * width;
+    float* dst = padded + r * p.paddedW + column;
+    for (int64_t j = 0; j < width; j += kLanes) {
+      const auto lanes = hn::FirstN(d, static_cast<size_t>(width - j));
       hn::StoreU(hn::MaskedLoad(lanes, d, src + j), d, dst + j);
     }
   }
 }
 
-// Channel by channel: its padded rows, then its tiles' transforms. The rows go to two alternating
-// slots, the next channel's written while this one's are transformed: a load right behind the
-// stores it overlaps would wait for them (no store-to-load forwarding across unaligned vectors).
-void transformInput(const float* image, int64_t firstTileRow, int64_t tileRows, const Plan& p,
-                    const ItemScratch& s) {
+// Channel by channel, a plane's padded rows, then transform(channel, its rows). The rows go to two
+// alternating slots, the next channel's written while this one's are transformed: a load right
+// behind the stores it overlaps would wait for them (no store-to-load forwarding across unaligned
+// vectors).
+template <typename Transform>
+void padChannels(const float* image, int64_t channels, int64_t height, int64_t width,
+                 int64_t firstRow, int64_t rows, int64_t column, const Plan& p, float* padded,
+                 const Transform& transform) {
   const D d;
-  const int64_t rows = 2 * tileRows + 2, firstRow = 2 * firstTileRow - p.padTop;
-  const int64_t slot = p.paddedRows() * p.paddedW, plane = p.inH * p.inW;
-  for (int64_t i = 0; i < 2 * slot; i += kLanes) hn::StoreU(hn::Zero(d), d, s.padded + i);
+  const int64_t slot = p.paddedRows() * p.paddedW;
+  for (int64_t i = 0; i < 2 * slot; i += kLanes) hn::StoreU(hn::Zero(d), d, padded + i);
   const int64_t first = std::max<int64_t>(0, -firstRow);
-  const int64_t last = std::min<int64_t>(rows, p.inH - firstRow);
-  padChannel(image, firstRow, first, last, p, s.padded);
-  for (int64_t c = 0; c < p.inChannels; ++c) {
-    const float* padded = s.padded + (c % 2) * slot;
-    if (c + 1 < p.inChannels)
-      padChannel(image + (c + 1) * plane, firstRow, first, last, p,
-                 s.padded + ((c + 1) % 2) * slot);
-    transformInputChannel(padded, tileRows, p, s.transformed + c * p.tileStride,
-                          p.inChannels * p.tileStride);
+  const int64_t last = std::min<int64_t>(rows, height - firstRow);
+  padChannel(image, width, firstRow, first, last, column, p, padded);
+  for (int64_t c = 0; c < channels; ++c) {
+    if (c + 1 < channels)
+      padChannel(image + (c + 1) * height * width, width, firstRow, first, last, column, p,
+                 padded + ((c + 1) % 2) * slot);
+    transform(c, padded + (c % 2) * slot);
   }
+}
+
+// The tiles of an image's tile rows [firstTileRow, + tileRows), from tile `first` of the item on.
+void transformInput(const float* image, int64_t firstTileRow, int64_t tileRows, const Plan& p,
+                    const ItemScratch& s, int64_t first = 0) {
+  padChannels(image, p.inChannels, p.inH, p.inW, 2 * firstTileRow - p.padTop, 2 * tileRows + 2,
+              p.padLeft, p, s.padded, [&](int64_t c, const float* padded) {
+                transformInputChannel(padded, tileRows, p, s.transformed + c * p.tileStride + first,
+                                      p.inChannels * p.tileStride);
+              });
 }
 
 // products[o][t] = Σ_c weights[c][o] · tiles[c][t] for kOut output channels and kVectors vectors
@@ -235,6 +245,127 @@ void runItem(const float* in, const float* weights, const float* bias, float* ou
   transformOutput(bias, firstTileRow, tileRows, p, s, out);
 }
 
+// --- Weight gradient: dU[position][o][c] = Σ over tiles of dM[position][o][t] · V[position][c][t],
+// dM = A dY Aᵀ the transformed output gradient of each tile, then dW = Gᵀ dU G (in HWY_ONCE below).
+
+// One output channel's tiles of dy: dM = A dY Aᵀ (2x2 to 4x4), from its padded rows (two per tile
+// row, zeros past the output), into out[position * positionStride + tile] as the input's tiles.
+void transformGradientChannel(const float* padded, int64_t tileRows, const Plan& p, float* out,
+                              int64_t positionStride) {
+  const D d;
+  const auto expand = [](V a, V b, V(&out)[4]) {  // A (a, b): a, a + b, a - b, -b
+    out[0] = a;
+    out[1] = hn::Add(a, b);
+    out[2] = hn::Sub(a, b);
+    out[3] = hn::Neg(b);
+  };
+  for (int64_t tr = 0; tr < tileRows; ++tr)
+    for (int64_t t0 = 0; t0 < p.tilesW; t0 += kLanes) {
+      V h[2][4];
+      for (int row = 0; row < 2; ++row) {
+        V even, odd;
+        hn::LoadInterleaved2(d, padded + (2 * tr + row) * p.paddedW + 2 * t0, even, odd);
+        expand(even, odd, h[row]);
+      }
+      float* dst = out + tr * p.tilesW + t0;
+      for (int j = 0; j < 4; ++j) {
+        V v[4];
+        expand(h[0][j], h[1][j], v);
+        for (int i = 0; i < 4; ++i) hn::StoreU(v[i], d, dst + (i * 4 + j) * positionStride);
+      }
+    }
+}
+
+// Output channels x input channels of sums of one position, each a vector over the tiles reduced
+// at the end: at AVX-512 4 x 5 (20 sums, 9 loads a step), at AVX2 3 x 3 (9 sums, 6 loads).
+#if HWY_TARGET == HWY_AVX3
+constexpr int kGradientOuts = 4, kGradientIns = 5;
+#else
+constexpr int kGradientOuts = 3, kGradientIns = 3;
+#endif
+
+template <int kOut, int kIn>
+void gradientBlock(const float* dm, const float* v, int64_t tileStride, int64_t vectors, float* du,
+                   int64_t duRow) {
+  const D d;
+  V acc[kOut][kIn];
+  HWY_UNROLL(4)
+  for (int o = 0; o < kOut; ++o) HWY_UNROLL(5)
+  for (int c = 0; c < kIn; ++c) acc[o][c] = hn::Zero(d);
+  for (int64_t t = 0; t < vectors * kLanes; t += kLanes) {
+    V g[kOut];
+    HWY_UNROLL(4)
+    for (int o = 0; o < kOut; ++o) g[o] = hn::LoadU(d, dm + o * tileStride + t);
+    HWY_UNROLL(5)
+    for (int c = 0; c < kIn; ++c) {
+      const V x = hn::LoadU(d, v + c * tileStride + t);
+      HWY_UNROLL(4)
+      for (int o = 0; o < kOut; ++o) acc[o][c] = hn::MulAdd(g[o], x, acc[o][c]);
+    }
+  }
+  HWY_UNROLL(4)
+  for (int o = 0; o < kOut; ++o) HWY_UNROLL(5)
+  for (int c = 0; c < kIn; ++c) du[o * duRow + c] += hn::GetLane(hn::SumOfLanes(d, acc[o][c]));
+}
+
+using GradientKernel = void (*)(const float*, const float*, int64_t, int64_t, float*, int64_t);
+template <int kOut, int kIn>
+struct GradientKernelFor {
+  static constexpr GradientKernel kernel = &gradientBlock<kOut, kIn>;
+};
+constexpr auto kGradientKernels = kernelTable<GradientKernelFor, kGradientOuts, kGradientIns>();
+
+// One item's part of dU (`du`, [position][out][in]) and of the bias gradient (the sum of a tile's
+// dy is its dM at position (1, 1)): tile rows of one image, or (imagesPerItem > 1) whole images,
+// their tiles one after the other.
+void gradientItem(const float* x, const float* dy, int64_t images, int64_t firstTileRow,
+                  const Plan& p, float* scratch, float* du, float* dbias) {
+  const D d;
+  const int64_t padded = 2 * p.paddedRows() * p.paddedW;
+  const ItemScratch s{scratch, scratch + padded, scratch + padded + p.transformedFloats()};
+  const int64_t tileRows = std::min(p.tileRowsPerItem, p.tilesH - firstTileRow);
+  const int64_t imageTiles = tileRows * p.tilesW;
+  const int64_t vectors = (images * imageTiles + kLanes - 1) / kLanes;
+  const int64_t positionStride = p.outChannels * p.tileStride;
+  for (int64_t n = 0; n < images; ++n) {
+    transformInput(x + n * p.inChannels * p.inH * p.inW, firstTileRow, tileRows, p, s,
+                   n * imageTiles);
+    padChannels(dy + n * p.outChannels * p.outH * p.outW, p.outChannels, p.outH, p.outW,
+                2 * firstTileRow, 2 * tileRows, 0, p, s.padded, [&](int64_t o, const float* rows) {
+                  transformGradientChannel(rows, tileRows, p,
+                                           s.products + o * p.tileStride + n * imageTiles,
+                                           positionStride);
+                });
+  }
+  // The last vector's lanes past the item's tiles hold what an earlier item left: zero them in dM,
+  // so that they add nothing.
+  const int64_t tiles = images * imageTiles;
+  for (int64_t row = 0; row < kPositions * p.outChannels; ++row)
+    std::fill(s.products + row * p.tileStride + tiles,
+              s.products + row * p.tileStride + vectors * kLanes, 0.0f);
+  for (int64_t position = 0; position < kPositions; ++position) {
+    const float* dm = s.products + position * positionStride;
+    const float* v = s.transformed + position * p.inChannels * p.tileStride;
+    float* part = du + position * p.outChannels * p.inChannels;
+    for (int64_t o = 0; o < p.outChannels; o += kGradientOuts) {
+      const int64_t outs = std::min<int64_t>(kGradientOuts, p.outChannels - o);
+      for (int64_t c = 0; c < p.inChannels; c += kGradientIns) {
+        const int64_t ins = std::min<int64_t>(kGradientIns, p.inChannels - c);
+        kGradientKernels[static_cast<size_t>(outs - 1)][static_cast<size_t>(ins - 1)](
+            dm + o * p.tileStride, v + c * p.tileStride, p.tileStride, vectors,
+            part + o * p.inChannels + c, p.inChannels);
+      }
+    }
+  }
+  for (int64_t o = 0; o < p.outChannels; ++o) {
+    const float* sums = s.products + 5 * positionStride + o * p.tileStride;
+    V total = hn::Zero(d);
+    for (int64_t t = 0; t < vectors * kLanes; t += kLanes)
+      total = hn::Add(total, hn::LoadU(d, sums + t));
+    dbias[o] += hn::GetLane(hn::SumOfLanes(d, total));
+  }
+}
+
 }  // namespace
 #endif  // DL4CPP_HWY_KERNEL_TARGET
 }  // namespace dl4cpp::cpu::HWY_NAMESPACE
@@ -248,7 +379,7 @@ namespace winograd {
 namespace {
 
 Plan planFor(const Shape& in, int64_t outChannels, int64_t outH, int64_t outW, int64_t padTop,
-             int64_t padLeft) {
+             int64_t padLeft, int64_t targetTiles = kTargetTilesPerItem, bool wholeImages = false) {
   Plan p{};
   p.images = in[0];
   p.inChannels = in[1];
@@ -261,10 +392,14 @@ Plan planFor(const Shape& in, int64_t outChannels, int64_t outH, int64_t outW, i
   p.padLeft = padLeft;
   p.tilesH = (outH + 1) / 2;
   p.tilesW = (outW + 1) / 2;
-  p.tileRowsPerItem = std::clamp<int64_t>(kTargetTilesPerItem / std::max<int64_t>(p.tilesW, 1), 1,
+  p.tileRowsPerItem = std::clamp<int64_t>(targetTiles / std::max<int64_t>(p.tilesW, 1), 1,
                                           std::max<int64_t>(p.tilesH, 1));
   p.itemsPerImage = (p.tilesH + p.tileRowsPerItem - 1) / p.tileRowsPerItem;
-  p.tileStride = roundUp(p.tileRowsPerItem * p.tilesW, kMaxLanes) + kMaxLanes;
+  p.imagesPerItem = 1;
+  if (wholeImages && p.itemsPerImage == 1)
+    p.imagesPerItem = std::clamp<int64_t>(targetTiles / std::max<int64_t>(p.tilesH * p.tilesW, 1),
+                                          1, std::max<int64_t>(p.images, 1));
+  p.tileStride = roundUp(p.imagesPerItem * p.tileRowsPerItem * p.tilesW, kMaxLanes) + kMaxLanes;
   // Interleaved loads of a row's last vector read 2 kMaxLanes + 2 floats from its first column.
   // (in whole vectors, so that rows are zeroed a vector at a time).
   p.paddedW =
@@ -281,6 +416,38 @@ Plan forwardPlan(const Shape& x, const Shape& w, const WindowGeometry& g) {
 Plan backwardDataPlan(const Shape& dx, const Shape& w, const WindowGeometry& g) {
   const Shape dy{dx[0], w[0], g.outH(dx[2]), g.outW(dx[3])};
   return planFor(dy, w[1], dx[2], dx[3], 2 - g.padTop, 2 - g.padLeft);
+}
+
+// The weight gradient reduces over tiles, so its items are larger: each ends in reductions of
+// vectors of sums, one per (position, output, input channel), whatever its tile count.
+Plan gradientPlan(const Shape& x, const Shape& dw, const WindowGeometry& g) {
+  return planFor(x, dw[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft,
+                 kTargetGradientTilesPerItem, true);
+}
+
+// Per thread, after the item scratch: its part of dU and of the bias gradient.
+int64_t gradientThreadFloats(const Plan& p) {
+  return p.threadFloats() + p.weightFloats() + roundUp(p.outChannels, kMaxLanes);
+}
+
+// dW = Gᵀ dU G of every weight plane, dU [position][out][in].
+void weightsFromTransformed(const float* du, Tensor& dw) {
+  static constexpr float kG[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
+  const int64_t outs = dw.dim(0), ins = dw.dim(1);
+  float* grad = dw.data();
+  for (int64_t o = 0; o < outs; ++o)
+    for (int64_t c = 0; c < ins; ++c) {
+      float u[4][4];
+      for (int a = 0; a < 4; ++a)
+        for (int b = 0; b < 4; ++b) u[a][b] = du[((a * 4 + b) * outs + o) * ins + c];
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+          float sum = 0.0f;
+          for (int a = 0; a < 4; ++a)
+            for (int b = 0; b < 4; ++b) sum += kG[a][i] * u[a][b] * kG[b][j];
+          grad[(o * ins + c) * 9 + i * 3 + j] = sum;
+        }
+    }
 }
 
 // U = G g Gᵀ of every weight plane, into u[position][in][out]: g = w[out][in] (forward), or
@@ -365,6 +532,44 @@ void winogradConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& 
   const winograd::Plan p = winograd::forwardPlan(x.shape(), w.shape(), g);
   winograd::transformWeights(w, false, scratch);
   winograd::run(p, x.data(), b.empty() ? nullptr : b.data(), y.data(), scratch);
+}
+
+int64_t winogradBackwardWeightsScratchFloats(const Shape& x, const Shape& dw,
+                                             const WindowGeometry& g, int threads) {
+  return threads * winograd::gradientThreadFloats(winograd::gradientPlan(x, dw, g));
+}
+
+void winogradConvolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
+                                        const WindowGeometry& g, float* scratch) {
+  winograd::checkSupported(g, dw.shape(), "backward weights");
+#ifdef DL4CPP_X86_KERNELS
+  const winograd::Plan p = winograd::gradientPlan(x.shape(), dw.shape(), g);
+  const int threads = singleThreaded() ? 1 : omp_get_max_threads();
+  const int64_t perThread = winograd::gradientThreadFloats(p);
+  const auto partsOf = [&](int thread) { return scratch + thread * perThread + p.threadFloats(); };
+  const int64_t partFloats = p.weightFloats() + p.outChannels;
+  for (int t = 0; t < threads; ++t) std::fill(partsOf(t), partsOf(t) + partFloats, 0.0f);
+  const auto item = highwayKernel(&N_AVX3::gradientItem, &N_AVX2::gradientItem);
+  const int64_t inImage = p.inChannels * p.inH * p.inW, outImage = p.outChannels * p.outH * p.outW;
+  const int64_t imageGroups = (p.images + p.imagesPerItem - 1) / p.imagesPerItem;
+  parallelForOnThreads(imageGroups * p.itemsPerImage, [&](int64_t i, int thread) {
+    const int64_t n = i / p.itemsPerImage * p.imagesPerItem;
+    const int64_t firstTileRow = i % p.itemsPerImage * p.tileRowsPerItem;
+    float* parts = partsOf(thread);
+    item(x.data() + n * inImage, dy.data() + n * outImage, std::min(p.imagesPerItem, p.images - n),
+         firstTileRow, p, scratch + thread * perThread, parts, parts + p.weightFloats());
+  });
+  // The threads' parts, added in thread order into thread 0's.
+  float* total = partsOf(0);
+  for (int t = 1; t < threads; ++t) {
+    const float* part = partsOf(t);
+    for (int64_t i = 0; i < partFloats; ++i) total[i] += part[i];
+  }
+  winograd::weightsFromTransformed(total, dw);
+  if (!db.empty()) std::copy(total + p.weightFloats(), total + partFloats, db.data());
+#else
+  (void)x, (void)dy, (void)dw, (void)db, (void)scratch;
+#endif
 }
 
 void winogradConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,

@@ -41,4 +41,12 @@ void winogradConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& 
 void winogradConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
                                      const WindowGeometry& g, float* scratch);
 
+// dw (O, C, 3, 3) and db (O, or empty) = the gradients of the weights and bias, from x and dy.
+// Each thread sums its images' part; the parts are added in thread order, so the last bits depend
+// on the thread count (not on the run).
+int64_t winogradBackwardWeightsScratchFloats(const Shape& x, const Shape& dw,
+                                             const WindowGeometry& g, int threads);
+void winogradConvolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
+                                        const WindowGeometry& g, float* scratch);
+
 }  // namespace dl4cpp::cpu

@@ -14,6 +14,7 @@ inline constexpr int64_t kMaxLanes = 16;
 // Tiles per work item the planner aims at: an item's transformed input and products (16 positions
 // x channels x tiles, both) then stay within a core's L2 for 64 channels.
 inline constexpr int64_t kTargetTilesPerItem = 64;
+inline constexpr int64_t kTargetGradientTilesPerItem = 192;
 
 constexpr int64_t roundUp(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
 
@@ -24,8 +25,9 @@ struct Plan {
   int64_t images, inChannels, inH, inW, outChannels, outH, outW, padTop, padLeft;
   int64_t tilesH, tilesW;  // tiles per image: 2x2 outputs each
   int64_t tileRowsPerItem, itemsPerImage;
-  int64_t tileStride;  // floats from one channel's (or position's) tiles to the next in scratch
-  int64_t paddedW;     // the zero-padded input rows an item transforms: 2 tile rows + 2 of them
+  int64_t imagesPerItem;  // the weight gradient's items of small images: whole images, several
+  int64_t tileStride;     // floats from one channel's (or position's) tiles to the next in scratch
+  int64_t paddedW;        // the zero-padded input rows an item transforms: 2 tile rows + 2 of them
   int64_t paddedRows() const { return 2 * tileRowsPerItem + 2; }
   int64_t transformedFloats() const { return kPositions * inChannels * tileStride; }
   int64_t productFloats() const { return kPositions * outChannels * tileStride; }

@@ -170,14 +170,17 @@ void checkAgainstReference(const Case& c) {
     if (c.bias) CHECK(dbDirect[0].toVector() == dbDirect[1].toVector());
   }
 
-  // The Winograd forward pass and backward data, called directly where they apply, on 1 and 2
-  // threads: the same bits either way.
+  // The Winograd kernels, called directly where they apply, on 1 and 2 threads: the forward pass
+  // and backward data the same bits either way (the weight gradient's parts add up per thread).
   if (cpu::winogradConvolutionFits(g) && runsAt(CpuIsa::Avx2)) {
     std::vector<float> scratch(static_cast<size_t>(
         std::max(cpu::winogradForwardScratchFloats(xShape, wShape, g, 2),
                  cpu::winogradBackwardDataScratchFloats(xShape, wShape, g, 2))));
+    std::vector<float> gradientScratch(
+        static_cast<size_t>(cpu::winogradBackwardWeightsScratchFloats(xShape, wShape, g, 2)));
     Tensor yWinograd[2] = {Tensor(yShape), Tensor(yShape)};
     Tensor dxWinograd[2] = {Tensor(xShape), Tensor(xShape)};
+    Tensor dwWinograd(wShape), dbWinograd = c.bias ? Tensor(b.shape()) : Tensor();
     for (int threads = 1; threads <= 2; ++threads) {
       setOmpThreads(threads);
       const auto t = static_cast<size_t>(threads - 1);
@@ -187,6 +190,11 @@ void checkAgainstReference(const Case& c) {
       cpu::winogradConvolutionBackwardData(dy, w, dxWinograd[t], g, scratch.data());
       checkClose(yWinograd[t], y, "forward, Winograd");
       checkClose(dxWinograd[t], dx, "backward data, Winograd");
+      dwWinograd.fill(123.0f);
+      cpu::winogradConvolutionBackwardWeights(x, dy, dwWinograd, dbWinograd, g,
+                                              gradientScratch.data());
+      checkClose(dwWinograd, dw, "backward weights, Winograd");
+      if (c.bias) checkClose(dbWinograd, db, "backward bias, Winograd");
     }
     CHECK(yWinograd[0].toVector() == yWinograd[1].toVector());
     CHECK(dxWinograd[0].toVector() == dxWinograd[1].toVector());
@@ -273,6 +281,8 @@ TEST_SUITE("nn/backend/cpu") {
   }
 
   TEST_CASE("Convolution: 3x3 at stride 1 (Winograd F(2x2, 3x3)) matches the reference") {
+    checkAgainstReference({5, 16, 28, 28, 32, 3, 1, 1});  // items of 13 tile rows and the rest
+    checkAgainstReference({7, 16, 14, 14, 16, 3, 1, 1});  // gradient items of 3, 3 and 1 images
     checkAgainstReference({3, 20, 24, 24, 20, 3, 1, 1});  // conv-BN-ReLU network: 12 tiles a row
     checkAgainstReference({2, 8, 9, 11, 5, 3, 1, 1});     // odd rows and columns; 5 outputs
     checkAgainstReference({2, 13, 7, 40, 25, 3, 1, 0});   // unpadded; 19 tiles a row
