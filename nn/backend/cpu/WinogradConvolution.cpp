@@ -445,7 +445,7 @@ void weightsFromTransformed(const float* du, Tensor& dw) {
           float sum = 0.0f;
           for (int a = 0; a < 4; ++a)
             for (int b = 0; b < 4; ++b) sum += kG[a][i] * u[a][b] * kG[b][j];
-          grad[(o * ins + c) * 9 + i * 3 + j] = sum;
+          grad[(o * ins + c) * 9 + int64_t{i} * 3 + j] = sum;
         }
     }
 }
