@@ -17,7 +17,6 @@
 #include <dl4cpp/nn/backend/cpu/WinogradPlan.h>
 
 #include <algorithm>
-#include <cstring>
 #include <string>
 
 #ifdef DL4CPP_X86_KERNELS
@@ -34,7 +33,8 @@ constexpr int64_t kLanes = HWY_LANES(float);
 // Output channels x vectors of tiles of one position's product held in registers over the input
 // channels, as many output channels as the registers hold beside the tile vectors and the
 // broadcast weight: at AVX-512 (32 registers) 8 x 3, 12 x 2 or 24 x 1; at AVX2 (16) 4 x 3, 6 x 2 or
-// 12 x 1. Fewer than 12 sums do not hide the FMAs' latency.
+// 12 x 1. Every block keeps 24 or 12 independent sums, more than the 8 FMAs two pipes need in
+// flight to hide their latency.
 constexpr int kMaxTileVectors = 3;
 #if HWY_TARGET == HWY_AVX3
 constexpr int kSums = 24;
@@ -53,11 +53,11 @@ HWY_INLINE void transform4(V d0, V d1, V d2, V d3, V (&out)[4]) {
 }
 
 // One input channel of an item: every tile's V = Bᵀ d B, from the zero-padded rows of the
-// channel, into transformed[position * channelStride + tile] (tile = row · tilesW + column).
+// channel, into out[position * positionStride + tile] (tile = row · tilesW + column).
 // A row's last vector may run past tilesW: the next row's vectors, stored after it, overwrite
 // those lanes, and the item's last row runs into the slack of tileStride.
 void transformInputChannel(const float* padded, int64_t tileRows, const Plan& p, float* out,
-                           int64_t channelStride) {
+                           int64_t positionStride) {
   const D d;
   for (int64_t tr = 0; tr < tileRows; ++tr)
     for (int64_t t0 = 0; t0 < p.tilesW; t0 += kLanes) {
@@ -73,7 +73,7 @@ void transformInputChannel(const float* padded, int64_t tileRows, const Plan& p,
       for (int j = 0; j < 4; ++j) {
         V v[4];
         transform4(h[0][j], h[1][j], h[2][j], h[3][j], v);
-        for (int i = 0; i < 4; ++i) hn::StoreU(v[i], d, dst + (i * 4 + j) * channelStride);
+        for (int i = 0; i < 4; ++i) hn::StoreU(v[i], d, dst + (i * 4 + j) * positionStride);
       }
     }
 }
@@ -235,10 +235,14 @@ void transformOutput(const float* bias, int64_t firstTileRow, int64_t tileRows, 
   }
 }
 
+ItemScratch itemScratch(const Plan& p, float* scratch) {
+  const int64_t padded = 2 * p.paddedRows() * p.paddedW;
+  return {scratch, scratch + padded, scratch + padded + p.transformedFloats()};
+}
+
 void runItem(const float* in, const float* weights, const float* bias, float* out,
              int64_t firstTileRow, const Plan& p, float* scratch) {
-  const int64_t padded = 2 * p.paddedRows() * p.paddedW;
-  const ItemScratch s{scratch, scratch + padded, scratch + padded + p.transformedFloats()};
+  const ItemScratch s = itemScratch(p, scratch);
   const int64_t tileRows = std::min(p.tileRowsPerItem, p.tilesH - firstTileRow);
   transformInput(in, firstTileRow, tileRows, p, s);
   multiply(weights, tileRows * p.tilesW, p, s);
@@ -321,8 +325,7 @@ constexpr auto kGradientKernels = kernelTable<GradientKernelFor, kGradientOuts, 
 void gradientItem(const float* x, const float* dy, int64_t images, int64_t firstTileRow,
                   const Plan& p, float* scratch, float* du, float* dbias) {
   const D d;
-  const int64_t padded = 2 * p.paddedRows() * p.paddedW;
-  const ItemScratch s{scratch, scratch + padded, scratch + padded + p.transformedFloats()};
+  const ItemScratch s = itemScratch(p, scratch);
   const int64_t tileRows = std::min(p.tileRowsPerItem, p.tilesH - firstTileRow);
   const int64_t imageTiles = tileRows * p.tilesW;
   const int64_t vectors = (images * imageTiles + kLanes - 1) / kLanes;
