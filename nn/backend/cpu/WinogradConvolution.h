@@ -1,7 +1,8 @@
 #pragma once
-// Forward pass and backward data of 3x3 convolutions at stride 1 as Winograd F(2x2, 3x3) on plain
-// NCHW tensors, at the avx512 and avx2 levels (one Highway source, HighwayTargets.h): the VGG-style
-// layers (32 and 64 channels, padding 1), for which oneDNN has no Winograd kernel below AVX-512.
+// The three passes of 3x3 convolutions at stride 1 (forward, backward data, weight gradient) as
+// Winograd F(2x2, 3x3) on plain NCHW tensors, at the avx512 and avx2 levels (one Highway source,
+// HighwayTargets.h): the VGG-style layers (32 and 64 channels, padding 1), for which oneDNN has no
+// Winograd kernel below AVX-512.
 //
 // Each 2x2 block of outputs (a tile) is computed from the 4x4 input patch around it: the patch is
 // transformed (V = Bᵀ d B), the weights once per call (U = G g Gᵀ), and the 16 products of the
