@@ -433,9 +433,11 @@ int64_t gradientThreadFloats(const Plan& p) {
   return p.threadFloats() + p.weightFloats() + roundUp(p.outChannels, kMaxLanes);
 }
 
+// G, the weight transform of F(2x2, 3x3): U = G g Gᵀ, and the weight gradient dW = Gᵀ dU G.
+constexpr float kG[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
+
 // dW = Gᵀ dU G of every weight plane, dU [position][out][in].
 void weightsFromTransformed(const float* du, Tensor& dw) {
-  static constexpr float kG[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
   const int64_t outs = dw.dim(0), ins = dw.dim(1);
   float* grad = dw.data();
   for (int64_t o = 0; o < outs; ++o)
@@ -456,7 +458,6 @@ void weightsFromTransformed(const float* du, Tensor& dw) {
 // U = G g Gᵀ of every weight plane, into u[position][in][out]: g = w[out][in] (forward), or
 // (backwardData) w[in][out] turned by 180 degrees.
 void transformWeights(const Tensor& w, bool backwardData, float* u) {
-  static constexpr float kG[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
   const int64_t outs = backwardData ? w.dim(1) : w.dim(0);
   const int64_t ins = backwardData ? w.dim(0) : w.dim(1);
   const float* weights = w.data();
