@@ -376,7 +376,7 @@ void CpuBackend::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, T
     return;
   }
   if (directConvolutionSupported(g, dy.dim(2), dy.dim(3))) {
-    const int64_t floats = directConvolutionWeightGradientScratchFloats(dw.shape());
+    const int64_t floats = directConvolutionWeightGradientScratchFloats(x.shape(), dw.shape());
     directConvolutionWeightGradient(x, dy, dw, db, g, scratch(floats));
     return;
   }

@@ -11,6 +11,7 @@
 #endif
 
 #include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/backend/cpu/AlignedRows.h>
 #include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
 #include <dl4cpp/nn/backend/cpu/KernelTable.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
@@ -43,6 +44,15 @@ static_assert(kLanes <= kDirectConvolutionMaxLanes);
 // every block of taps is accumulated (LeNet's second convolution: 16 images' dy for 5 channels is
 // 20 KiB).
 constexpr int64_t kGradientImages = 16;
+// At avx2 the weight gradient reads its input from a copy whose rows start on cache lines and are
+// whole lines long (AlignedRows.h), so that no load of a row's taps straddles two lines: on
+// LeNet's 12-wide rows two loads in five did (docs/performance.md). At avx512, where its loads
+// are half rows, the kernel runs as it was measured there.
+#if HWY_TARGET == HWY_AVX3
+constexpr bool kAlignRows = false;
+#else
+constexpr bool kAlignRows = true;
+#endif
 
 struct Extents {
   int64_t channels, inH, inW, outH, outW, kernelH, kernelW;
@@ -170,14 +180,22 @@ void gradientBlock(const float* x, const float* dy, int64_t images, int64_t xIma
                    float* sums, int64_t stride, bool first, const Extents& e) {
   const D d;
   const int64_t inW = e.inW, outPlane = e.outPlane(), vectors = e.vectors();
+  // Vector v's first input, advanced as v goes: a row pair further down (kRowPairs), or kLanes
+  // along a row and on to the next row after `runs` (e.inputOffset(v) would put a 64-bit
+  // division in the innermost loop).
+  const int64_t runs = kRowPairs ? 1 : e.outW / kLanes;
+  const int64_t rowStep = kRowPairs ? 2 * inW : inW;
   V acc[B][T];
   HWY_UNROLL(8)
   for (int j = 0; j < B; ++j) HWY_UNROLL(8)
   for (int t = 0; t < T; ++t)
     acc[j][t] = first ? hn::Zero(d) : hn::LoadU(d, sums + (j * stride + t) * kLanes);
-  for (int64_t n = 0; n < images; ++n, x += xImage, dy += dyImage)
+  for (int64_t n = 0; n < images; ++n, x += xImage, dy += dyImage) {
+    const float* row = x;
+    int64_t run = 0;
     for (int64_t v = 0; v < vectors; ++v) {
-      const float* in = x + (kRowPairs ? 2 * v * inW : e.inputOffset(v));
+      const float* in = row + run * kLanes;
+      if (++run == runs) run = 0, row += rowStep;
       V inputs[T];
       HWY_UNROLL(8)
       for (int t = 0; t < T; ++t) inputs[t] = loadInputs<kRowPairs>(in + t, in + t + inW);
@@ -190,6 +208,7 @@ void gradientBlock(const float* x, const float* dy, int64_t images, int64_t xIma
         for (int t = 0; t < T; ++t) acc[j][t] = hn::MulAdd(inputs[t], g, acc[j][t]);
       }
     }
+  }
   HWY_UNROLL(8)
   for (int j = 0; j < B; ++j) HWY_UNROLL(8)
   for (int t = 0; t < T; ++t) hn::StoreU(acc[j][t], d, sums + (j * stride + t) * kLanes);
@@ -230,7 +249,13 @@ float channelSum(const float* dy, int64_t o, int64_t images, int64_t outChannels
 }
 
 void weightGradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db, float* scratch) {
-  const Extents e = extentsOf(x.shape(), dw.shape(), dy.dim(2), dy.dim(3));
+  Extents e = extentsOf(x.shape(), dw.shape(), dy.dim(2), dy.dim(3));
+  const float* xs = x.data();
+  if (kAlignRows && e.inW % kCacheLineFloats != 0) {
+    xs = copyToAlignedRows(xs, x.dim(0) * e.channels * e.inH, e.inW,
+                           scratch + dw.numel() * kDirectConvolutionMaxLanes);
+    e.inW = alignedRowWidth(e.inW);
+  }
   const auto* kernels = &kGradientKernels<false>;
   if constexpr (kLanes == 16)
     if (e.halves()) kernels = &kGradientKernels<true>;
@@ -241,7 +266,6 @@ void weightGradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db, f
   const int64_t tapRuns = (e.kernelW + kGradientTaps - 1) / kGradientTaps;
   // A work item: one block of output channels, one input channel, one kernel row, one run of taps.
   const int64_t items = channelBlocks * e.channels * e.kernelH * tapRuns;
-  const float* xs = x.data();
   const float* dys = dy.data();
   // Each thread owns a range of items and passes over it once per chunk of images; an item's
   // chunks are added in image order.
@@ -351,8 +375,10 @@ void directConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b,
   });
 }
 
-int64_t directConvolutionWeightGradientScratchFloats(const Shape& w) {
-  return w.numel() * kDirectConvolutionMaxLanes;
+int64_t directConvolutionWeightGradientScratchFloats(const Shape& x, const Shape& w) {
+  const int64_t partials = w.numel() * kDirectConvolutionMaxLanes;
+  if (x[3] % kCacheLineFloats == 0) return partials;
+  return partials + alignedRowsFloats(x[0] * x[1] * x[2], x[3]);
 }
 
 void directConvolutionWeightGradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,

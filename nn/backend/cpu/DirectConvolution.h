@@ -75,8 +75,9 @@ class DirectForward {
   int64_t outH_, outW_, channelsPerItem_, blocks_ = 0;
 };
 
-// Floats of scratch directConvolutionWeightGradient needs: a vector of partial sums per weight.
-int64_t directConvolutionWeightGradientScratchFloats(const Shape& w);
+// Floats of scratch directConvolutionWeightGradient needs for x and w: a vector of partial sums per
+// weight, and a copy of x with rows on whole cache lines unless they are already.
+int64_t directConvolutionWeightGradientScratchFloats(const Shape& x, const Shape& w);
 
 // dw (O, C, kH, kW) and db (O, or empty) from x (N, C, H, W) and dy (N, O, outH, outW), where
 // directConvolutionSupported. The weights are spread over the OpenMP threads; each weight's sum

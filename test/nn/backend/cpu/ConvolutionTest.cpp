@@ -149,7 +149,7 @@ void checkAgainstReference(const Case& c) {
   // where they apply, on 1 and 2 threads: the same bits either way.
   if (cpu::directConvolutionFits(g, outH, outW) && runsAt(CpuIsa::Avx2)) {
     std::vector<float> partials(
-        static_cast<size_t>(cpu::directConvolutionWeightGradientScratchFloats(wShape)));
+        static_cast<size_t>(cpu::directConvolutionWeightGradientScratchFloats(xShape, wShape)));
     Tensor yDirect[2] = {Tensor(yShape), Tensor(yShape)};
     Tensor dwDirect[2] = {Tensor(w.shape()), Tensor(w.shape())};
     Tensor dbDirect[2] = {c.bias ? Tensor(b.shape()) : Tensor(),
@@ -261,6 +261,8 @@ TEST_SUITE("nn/backend/cpu") {
     checkAgainstReference({2, 3, 5, 34, 4, 3, 1, 0});     // 3x32: 4 + 2 vectors, 2 runs per row
     checkAgainstReference({2, 2, 14, 14, 3, 7, 1, 0});    // 7x7 kernel: 5 + 2 taps per row
     checkAgainstReference({2, 9, 8, 8, 11, 1, 1, 0});     // 1x1 kernel
+    checkAgainstReference({2, 3, 4, 16, 5, 1, 1, 0});     // 16-wide input rows: whole cache
+                                                          // lines, read where they lie
     checkAgainstReference({2, 4, 10, 10, 5, 3, 1, 0, 1, false});  // without bias
     checkAgainstReference({2, 4, 11, 10, 5, 3, 1, 0});            // 9x8, odd rows: not direct
   }
