@@ -65,9 +65,15 @@ void col2imGather(const float* col, float* dx, const ConvolutionExtents& e,
       laneZeroBytes[kw] = (x0 - shift) * static_cast<int64_t>(sizeof(float));
     }
     const M store = hn::FirstN(d, static_cast<size_t>(width));
-    for (int64_t c = 0; c < channels; ++c)
+    // The pixels of kChannels channels at once: their sums are independent chains of adds, which
+    // the core overlaps (one chain at a time waits on each add's latency).
+    const int64_t channelBytes =
+        kernelH * kernelW * positions * static_cast<int64_t>(sizeof(float));
+    auto gather = [&]<int kChannels>(int64_t c) {
       for (int64_t ih = 0; ih < inH; ++ih) {
-        auto sum = hn::Zero(d);
+        hn::Vec<D> sum[kChannels];
+        HWY_UNROLL(4)
+        for (int j = 0; j < kChannels; ++j) sum[j] = hn::Zero(d);
         for (int64_t kh = 0; kh < kernelH; ++kh) {
           int64_t oh = ih + padTop - kh * dilationH;  // times strideH
           if (oh < 0) continue;
@@ -81,14 +87,24 @@ void col2imGather(const float* col, float* dx, const ConvolutionExtents& e,
           for (int64_t kw = 0; kw < kernelW; ++kw) {
             // Formed as an integer: the address may lie before the row, in masked lanes (as a
             // pointer that would be out-of-bounds arithmetic, undefined behaviour).
-            // NOLINTNEXTLINE(performance-no-int-to-ptr): deliberate, see above.
-            const auto lane0 = reinterpret_cast<const float*>(
-                outRow + kw * positions * static_cast<int64_t>(sizeof(float)) + laneZeroBytes[kw]);
-            sum = hn::Add(sum, hn::MaskedLoad(lanes[kw], d, lane0));
+            const uintptr_t lane0 =
+                outRow + kw * positions * static_cast<int64_t>(sizeof(float)) + laneZeroBytes[kw];
+            HWY_UNROLL(4)
+            for (int j = 0; j < kChannels; ++j)
+              // NOLINTNEXTLINE(performance-no-int-to-ptr): deliberate, see above.
+              sum[j] = hn::Add(
+                  sum[j], hn::MaskedLoad(lanes[kw], d,
+                                         reinterpret_cast<const float*>(lane0 + j * channelBytes)));
           }
         }
-        hn::BlendedStore(sum, store, d, dx + (c * inH + ih) * inW + x0);
+        HWY_UNROLL(4)
+        for (int j = 0; j < kChannels; ++j)
+          hn::BlendedStore(sum[j], store, d, dx + ((c + j) * inH + ih) * inW + x0);
       }
+    };
+    int64_t c = 0;
+    for (; c + 4 <= channels; c += 4) gather.template operator()<4>(c);
+    for (; c < channels; ++c) gather.template operator()<1>(c);
   }
 }
 
