@@ -184,6 +184,12 @@ void col2im(const float* __restrict col, float* __restrict dx, const Extents& e,
       }
 }
 
+// Images whose weight-gradient terms im2colConvolutionBackwardWeights accumulates into one sum, in
+// image order, before the sums are added: a fixed grouping, so that results do not depend on the
+// thread count, and a small one, so that the sums stay few (one per image was 12.8 MB for LeNet's
+// second convolution at batch 128).
+constexpr int64_t kImagesPerSum = 16;
+
 // Rows of a column matrix, and columns of the extended weights: the kernel taps plus the row of
 // ones that multiplies the bias. Scratch holds the weights [O, depth] first, then per thread one
 // column matrix [depth, outH * outW] and sgemm's packing space.
@@ -290,7 +296,8 @@ int64_t im2colWeightGradientScratchFloats(const Shape& x, const Shape& w, const 
   const int64_t depth = scratchDepth(x, w), positions = g.outH(x[2]) * g.outW(x[3]);
   const int64_t perThread =
       depth * positions + sgemmScratchFloats('N', 'T', w[0], depth, positions, 1);
-  return x[0] * w[0] * depth + threads * perThread;
+  const int64_t chunks = (x[0] + kImagesPerSum - 1) / kImagesPerSum;
+  return chunks * w[0] * depth + threads * perThread;
 }
 
 void im2colConvolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
@@ -298,23 +305,28 @@ void im2colConvolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor&
   const Extents e{x.dim(1), x.dim(2), x.dim(3), dy.dim(2), dy.dim(3)};
   const int64_t images = x.dim(0), outChannels = dw.dim(0);
   const int64_t taps = e.channels * g.kernelH * g.kernelW, depth = taps + 1;
-  const int64_t positions = e.outH * e.outW, perImage = outChannels * depth;
+  const int64_t positions = e.outH * e.outW, perChunk = outChannels * depth;
   const int64_t perThread =
       depth * positions + sgemmScratchFloats('N', 'T', outChannels, depth, positions, 1);
+  const int64_t chunks = (images + kImagesPerSum - 1) / kImagesPerSum;
   float* sums = scratch;
-  float* columns = scratch + images * perImage;
+  float* columns = scratch + chunks * perChunk;
   const float* xs = x.data();
   const float* dys = dy.data();
   // Inside the loop's region sgemm runs on the calling thread only.
-  parallelForOnThreads(images, [&](int64_t n, int thread) {
+  parallelForOnThreads(chunks, [&](int64_t chunk, int thread) {
     float* col = columns + thread * perThread;
-    im2col(xs + n * e.channels * e.inH * e.inW, col, e, g);
-    std::fill(col + taps * positions, col + depth * positions, 1.0f);  // the bias's column
-    // Row-major sums_n[O, depth] = dy_n[O, P] · col[depth, P]ᵀ.
-    sgemm('N', 'T', outChannels, depth, positions, dys + n * outChannels * positions, positions,
-          col, positions, 0.0f, sums + n * perImage, depth, col + depth * positions);
+    const int64_t first = chunk * kImagesPerSum;
+    for (int64_t n = first; n < std::min(images, first + kImagesPerSum); ++n) {
+      im2col(xs + n * e.channels * e.inH * e.inW, col, e, g);
+      std::fill(col + taps * positions, col + depth * positions, 1.0f);  // the bias's column
+      // Row-major sums_chunk[O, depth] (+)= dy_n[O, P] · col[depth, P]ᵀ.
+      sgemm('N', 'T', outChannels, depth, positions, dys + n * outChannels * positions, positions,
+            col, positions, n == first ? 0.0f : 1.0f, sums + chunk * perChunk, depth,
+            col + depth * positions);
+    }
   });
-  directWeightGradientSum(sums, images, dw, db);
+  directWeightGradientSum(sums, chunks, dw, db);
 }
 
 }  // namespace dl4cpp::cpu

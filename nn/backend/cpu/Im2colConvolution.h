@@ -79,17 +79,18 @@ bool col2imGatherFits(const WindowGeometry& g);
 // The gather runs: the shape fits and cpuIsa() is avx2 or avx512.
 bool col2imGatherSupported(const WindowGeometry& g);
 
-// Floats of scratch im2colConvolutionBackwardWeights needs with `threads` OpenMP threads: each
-// image's sums, [O, C·kH·kW + 1], and per thread one image's column matrix with a row of ones,
-// [C·kH·kW + 1, outH·outW], and sgemm's packing space.
+// Floats of scratch im2colConvolutionBackwardWeights needs with `threads` OpenMP threads: the sums
+// of each group of 16 images, [O, C·kH·kW + 1], and per thread one image's column matrix with a
+// row of ones, [C·kH·kW + 1, outH·outW], and sgemm's packing space.
 int64_t im2colWeightGradientScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g,
                                           int threads);
 
 // dw (O, C, kH, kW) and db (O, or empty) from x (N, C, H, W) and dy (N, O, outH, outW), with any
-// stride, padding and dilation: per image, [dw | db]_n = dy_n · [col_n; 1]ᵀ (sgemm), then the
-// images' sums added in image order (directWeightGradientSum), so results do not depend on the
-// thread count. For convolutions with few input channels below the level of the direct kernel
-// (DirectWeightGradient.h), where oneDNN's kernels run them several times slower.
+// stride, padding and dilation: per image, [dw | db]_n = dy_n · [col_n; 1]ᵀ (sgemm), accumulated
+// in image order within each group of 16 images, then the groups' sums added in order
+// (directWeightGradientSum), so results do not depend on the thread count. For convolutions with
+// few input channels below the level of the direct kernel (DirectWeightGradient.h), where oneDNN's
+// kernels run them several times slower.
 void im2colConvolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
                                       const WindowGeometry& g, float* scratch);
 
