@@ -1,3 +1,4 @@
+#include <dl4cpp/nn/backend/cpu/AlignedRows.h>
 #include <dl4cpp/nn/backend/cpu/ConvolutionPooling.h>
 #include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
 #include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
@@ -11,9 +12,7 @@ namespace {
 // `planes` planes of the convolution's output, rounded up to whole cache lines so that the
 // threads' buffers never share one.
 int64_t outputPlanesFloats(int64_t planes, const Shape& x, const WindowGeometry& convG) {
-  constexpr int64_t kLine = 16;
-  const int64_t floats = planes * convG.outH(x[2]) * convG.outW(x[3]);
-  return (floats + kLine - 1) / kLine * kLine;
+  return wholeCacheLines(planes * convG.outH(x[2]) * convG.outW(x[3]));
 }
 // One image's convolution output, O x outH x outW floats.
 int64_t imageOutputFloats(const Shape& x, const Shape& w, const WindowGeometry& convG) {

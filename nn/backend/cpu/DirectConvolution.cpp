@@ -44,15 +44,6 @@ static_assert(kLanes <= kDirectConvolutionMaxLanes);
 // every block of taps is accumulated (LeNet's second convolution: 16 images' dy for 5 channels is
 // 20 KiB).
 constexpr int64_t kGradientImages = 16;
-// At avx2 the weight gradient reads its input from a copy whose rows start on cache lines and are
-// whole lines long (AlignedRows.h), so that no load of a row's taps straddles two lines: on
-// LeNet's 12-wide rows two loads in five did (docs/performance.md). At avx512, where its loads
-// are half rows, the kernel runs as it was measured there.
-#if HWY_TARGET == HWY_AVX3
-constexpr bool kAlignRows = false;
-#else
-constexpr bool kAlignRows = true;
-#endif
 
 struct Extents {
   int64_t channels, inH, inW, outH, outW, kernelH, kernelW;
@@ -248,13 +239,15 @@ float channelSum(const float* dy, int64_t o, int64_t images, int64_t outChannels
   return hn::GetLane(hn::SumOfLanes(d, sum));
 }
 
-void weightGradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db, float* scratch) {
+// `alignedCopy`: read x from a copy on whole cache lines (readsAlignedCopy below).
+void weightGradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db, float* scratch,
+                    bool alignedCopy) {
   Extents e = extentsOf(x.shape(), dw.shape(), dy.dim(2), dy.dim(3));
   const float* xs = x.data();
-  if (kAlignRows && e.inW % kCacheLineFloats != 0) {
+  if (alignedCopy) {
     xs = copyToAlignedRows(xs, x.dim(0) * e.channels * e.inH, e.inW,
                            scratch + dw.numel() * kDirectConvolutionMaxLanes);
-    e.inW = alignedRowWidth(e.inW);
+    e.inW = wholeCacheLines(e.inW);
   }
   const auto* kernels = &kGradientKernels<false>;
   if constexpr (kLanes == 16)
@@ -314,6 +307,16 @@ int64_t forwardChannelsPerItem() {
 #else
 int64_t forwardChannelsPerItem() { return DirectForward::kMaxChannels; }
 #endif
+
+// The weight gradient reads x from a copy whose rows start on cache lines and are whole lines long
+// (AlignedRows.h) at avx2 where each output row is one vector (LeNet's second convolution): there
+// every vector loads five taps of one input row, and on 12-wide rows two loads in five straddled
+// two lines (docs/performance.md). Rows several vectors wide straddle as often either way, and the
+// avx512 kernel's loads are half rows; neither was measured to gain, so they read x in place.
+bool readsAlignedCopy(const Shape& x, const Shape& w) {
+  const int64_t outW = x[3] - w[3] + 1;  // stride 1, no padding or dilation
+  return cpuIsa() == CpuIsa::Avx2 && outW == 8 && x[3] % kCacheLineFloats != 0;
+}
 
 }  // namespace
 
@@ -377,7 +380,7 @@ void directConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b,
 
 int64_t directConvolutionWeightGradientScratchFloats(const Shape& x, const Shape& w) {
   const int64_t partials = w.numel() * kDirectConvolutionMaxLanes;
-  if (x[3] % kCacheLineFloats == 0) return partials;
+  if (!readsAlignedCopy(x, w)) return partials;
   return partials + alignedRowsFloats(x[0] * x[1] * x[2], x[3]);
 }
 
@@ -388,7 +391,8 @@ void directConvolutionWeightGradient(const Tensor& x, const Tensor& dy, Tensor& 
         "direct convolution weight gradient: needs AVX2 or AVX-512, stride 1, no padding or "
         "dilation, and output rows 8 wide (an even number of them) or a multiple of 16 wide");
 #ifdef DL4CPP_X86_KERNELS
-  highwayKernel(&N_AVX3::weightGradient, &N_AVX2::weightGradient)(x, dy, dw, db, scratch);
+  highwayKernel(&N_AVX3::weightGradient, &N_AVX2::weightGradient)(
+      x, dy, dw, db, scratch, readsAlignedCopy(x.shape(), dw.shape()));
 #else
   (void)x, (void)dw, (void)db, (void)scratch;
 #endif

@@ -76,7 +76,8 @@ class DirectForward {
 };
 
 // Floats of scratch directConvolutionWeightGradient needs for x and w: a vector of partial sums per
-// weight, and a copy of x with rows on whole cache lines unless they are already.
+// weight, and where the avx2 kernel reads x from a copy with rows on whole cache lines (rows of 8
+// outputs, inputs not already on whole lines), that copy.
 int64_t directConvolutionWeightGradientScratchFloats(const Shape& x, const Shape& w);
 
 // dw (O, C, kH, kW) and db (O, or empty) from x (N, C, H, W) and dy (N, O, outH, outW), where

@@ -261,8 +261,8 @@ TEST_SUITE("nn/backend/cpu") {
     checkAgainstReference({2, 3, 5, 34, 4, 3, 1, 0});     // 3x32: 4 + 2 vectors, 2 runs per row
     checkAgainstReference({2, 2, 14, 14, 3, 7, 1, 0});    // 7x7 kernel: 5 + 2 taps per row
     checkAgainstReference({2, 9, 8, 8, 11, 1, 1, 0});     // 1x1 kernel
-    checkAgainstReference({2, 3, 4, 16, 5, 1, 1, 0});     // 16-wide input rows: whole cache
-                                                          // lines, read where they lie
+    checkAgainstReference({2, 2, 10, 16, 3, 9, 1, 0});    // rows of 8 from 16-wide input rows:
+                                                          // whole cache lines, read in place
     checkAgainstReference({2, 4, 10, 10, 5, 3, 1, 0, 1, false});  // without bias
     checkAgainstReference({2, 4, 11, 10, 5, 3, 1, 0});            // 9x8, odd rows: not direct
   }
