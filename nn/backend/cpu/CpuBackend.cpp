@@ -92,8 +92,18 @@ auto winogradOrDirect(bool winograd, Make&& make) {
 // and, on shapes oneDNN's Winograd does not take, at avx512 (docs/performance.md). (On those it
 // does take, oneDNN's direct weight gradient beats dl4cpp's Winograd one too.)
 bool runsOwnWinograd(const Shape& weights, const WindowGeometry& g) {
-  return !hasFewInputChannels(weights) && winogradConvolutionSupported(g) &&
+  return g.kernelH == 3 && !hasFewInputChannels(weights) && winogradConvolutionSupported(g) &&
          !suitsWinograd(weights, g);
+}
+// 5x5 convolutions with 8 or more input channels (LeNet's second) run the forward pass and the
+// weight gradient on dl4cpp's F(2x2, 5x5) kernels at avx2, where they beat the direct kernels
+// (docs/performance.md). Backward data stays on sgemm + col2im: as a forward pass over dy padded
+// by 4 it has more tiles than the forward pass (36 against 16 on LeNet's 8x8 outputs) and measured
+// slower. At avx512 the direct kernels keep every pass: they run LeNet at 73% of that level's peak,
+// and the Winograd ones were not measured there.
+bool runsOwnWinograd5x5(const Shape& weights, const WindowGeometry& g) {
+  return g.kernelH == 5 && cpuIsa() == CpuIsa::Avx2 && !hasFewInputChannels(weights) &&
+         winogradConvolutionSupported(g);
 }
 dnnl::memory::desc convActivationDesc(const Shape& s, const Shape& weights) {
   if (hasFewInputChannels(weights) || fillsChannelBlocks(weights)) return anyDesc(s);
@@ -262,6 +272,12 @@ void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> 
 
 void CpuBackend::convolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
                                     const WindowGeometry& g) {
+  if (runsOwnWinograd5x5(w.shape(), g)) {
+    const int64_t floats =
+        winogradForwardScratchFloats(x.shape(), w.shape(), g, omp_get_max_threads());
+    winogradConvolutionForward(x, w, b, y, g, scratch(floats));
+    return;
+  }
   if (directConvolutionForwardSupported(g, y.dim(2), y.dim(3))) {
     directConvolutionForward(x, w, b, y, g);
     return;
@@ -369,7 +385,7 @@ void CpuBackend::convolutionBackwardData(const Tensor& dy, const Tensor& w, Tens
 
 void CpuBackend::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
                                             Tensor& db, const WindowGeometry& g) {
-  if (runsOwnWinograd(dw.shape(), g)) {
+  if (runsOwnWinograd(dw.shape(), g) || runsOwnWinograd5x5(dw.shape(), g)) {
     const int64_t floats =
         winogradBackwardWeightsScratchFloats(x.shape(), dw.shape(), g, omp_get_max_threads());
     winogradConvolutionBackwardWeights(x, dy, dw, db, g, scratch(floats));
@@ -521,9 +537,10 @@ void CpuBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
 }
 
 // --- A convolution feeding MAX pooling -----------------------------------------------------------
-// Fused image by image (ConvolutionPooling.h) where the unfused ops would run the convolution on
-// the direct kernels or as im2col + sgemm (forward) or on the direct weight-gradient kernel
-// (backward) and the pooling on the direct loops, so that the results are the same bits;
+// Fused image by image (ConvolutionPooling.h, or WinogradConvolution.h forward) where the unfused
+// ops would run the convolution on the direct kernels, as im2col + sgemm or as dl4cpp's 5x5
+// Winograd (forward) or on the direct weight-gradient kernel (backward) and the pooling on the
+// direct loops, so that the results are the same bits;
 // elsewhere the two ops in turn. ConvolutionPoolingStep.h plans the pairs.
 
 std::vector<std::unique_ptr<NetworkStep>> CpuBackend::planSteps(
@@ -542,10 +559,11 @@ void CpuBackend::convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, 
                                               const WindowGeometry& convG,
                                               const WindowGeometry& poolG, bool training,
                                               Tensor& workspace) {
+  const bool winograd = runsOwnWinograd5x5(w.shape(), convG);
   const bool direct =
-      directConvolutionForwardSupported(convG, convOutput.dim(2), convOutput.dim(3));
-  const bool im2col = !direct && hasFewInputChannels(w.shape());
-  if (!(direct || im2col) || !directMaxPoolingApplies(poolG)) {
+      !winograd && directConvolutionForwardSupported(convG, convOutput.dim(2), convOutput.dim(3));
+  const bool im2col = !winograd && !direct && hasFewInputChannels(w.shape());
+  if (!(winograd || direct || im2col) || !directMaxPoolingApplies(poolG)) {
     convolutionForward(x, w, b, convOutput, convG);
     poolingForward(PoolingKind::MAX, convOutput, pooled, poolG, training, workspace);
     return;
@@ -557,6 +575,12 @@ void CpuBackend::convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, 
     argmax = reinterpret_cast<uint8_t*>(workspace.data());
   }
   const int threads = omp_get_max_threads();
+  if (winograd) {
+    const int64_t floats =
+        winogradConvolutionMaxPoolingForwardScratchFloats(x.shape(), w.shape(), convG, threads);
+    winogradConvolutionMaxPoolingForward(x, w, b, pooled, convG, poolG, argmax, scratch(floats));
+    return;
+  }
   if (direct) {
     const int64_t floats =
         directConvolutionMaxPoolingForwardScratchFloats(x.shape(), convG, threads);

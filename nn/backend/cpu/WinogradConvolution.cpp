@@ -12,6 +12,7 @@
 
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cpu/KernelTable.h>
+#include <dl4cpp/nn/backend/cpu/MaxPooling.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 #include <dl4cpp/nn/backend/cpu/WinogradConvolution.h>
 #include <dl4cpp/nn/backend/cpu/WinogradPlan.h>
@@ -44,37 +45,94 @@ constexpr int kSums = 12;
 constexpr int kMaxOutBlock = kSums;
 constexpr int64_t outBlockFor(int64_t vectors) { return kSums / vectors; }
 
-// The 1-D input transform Bᵀ d of 4 values: d0 - d2, d1 + d2, d2 - d1, d1 - d3.
-HWY_INLINE void transform4(V d0, V d1, V d2, V d3, V (&out)[4]) {
-  out[0] = hn::Sub(d0, d2);
-  out[1] = hn::Add(d1, d2);
-  out[2] = hn::Sub(d2, d1);
-  out[3] = hn::Sub(d1, d3);
+// The 1-D input transform Bᵀ d of kKernel + 1 values. F(2, 3): d0 - d2, d1 + d2, d2 - d1, d1 - d3.
+// F(2, 5), on the points 0, ±1, ±2 and ∞ (the input transform of Lavin and Gray's F(4, 3)):
+// 4 d0 - 5 d2 + d4, (d4 - 4 d2) ± (d3 - 4 d1), (d4 - d2) ± 2 (d3 - d1), 4 d1 - 5 d3 + d5.
+template <int kKernel>
+HWY_INLINE void inputTransform(const V (&d)[kKernel + 1], V (&out)[kKernel + 1]) {
+  if constexpr (kKernel == 3) {
+    out[0] = hn::Sub(d[0], d[2]);
+    out[1] = hn::Add(d[1], d[2]);
+    out[2] = hn::Sub(d[2], d[1]);
+    out[3] = hn::Sub(d[1], d[3]);
+  } else {
+    static_assert(kKernel == 5);
+    const D df;
+    const V two = hn::Set(df, 2.0f), four = hn::Set(df, 4.0f), five = hn::Set(df, 5.0f);
+    out[0] = hn::MulAdd(four, d[0], hn::NegMulAdd(five, d[2], d[4]));
+    const V a = hn::NegMulAdd(four, d[2], d[4]), b = hn::NegMulAdd(four, d[1], d[3]);
+    out[1] = hn::Add(a, b);
+    out[2] = hn::Sub(a, b);
+    const V c = hn::Sub(d[4], d[2]), e = hn::Sub(d[3], d[1]);
+    out[3] = hn::MulAdd(two, e, c);
+    out[4] = hn::NegMulAdd(two, e, c);
+    out[5] = hn::MulAdd(four, d[1], hn::NegMulAdd(five, d[3], d[5]));
+  }
 }
 
 // One input channel of an item: every tile's V = Bᵀ d B, from the zero-padded rows of the
-// channel, into out[position * positionStride + tile] (tile = row · tilesW + column).
-// A row's last vector may run past tilesW: the next row's vectors, stored after it, overwrite
-// those lanes, and the item's last row runs into the slack of tileStride.
-void transformInputChannel(const float* padded, int64_t tileRows, const Plan& p, float* out,
-                           int64_t positionStride) {
+// channel, into out[position * positionStride + tile] (tile = row · tilesW + column), a tile row's
+// tiles at a time. A row's last vector may run past tilesW: the next row's vectors, stored after
+// it, overwrite those lanes, and the item's last row runs into the slack of tileStride.
+template <int kKernel>
+void transformInputChannelByRows(const float* padded, int64_t tileRows, const Plan& p, float* out,
+                                 int64_t positionStride) {
+  constexpr int kPatch = kKernel + 1;
   const D d;
   for (int64_t tr = 0; tr < tileRows; ++tr)
     for (int64_t t0 = 0; t0 < p.tilesW; t0 += kLanes) {
-      V h[4][4];  // h[row][j]: the 1-D transform of patch row `row`
-      for (int row = 0; row < 4; ++row) {
+      V h[kPatch][kPatch];  // h[row][j]: the 1-D transform of patch row `row`
+      for (int row = 0; row < kPatch; ++row) {
         const float* in = padded + (2 * tr + row) * p.paddedW + 2 * t0;
-        V e0, o0, e1, o1;  // patch columns 0 and 1, then 2 and 3, of kLanes tiles
-        hn::LoadInterleaved2(d, in, e0, o0);
-        hn::LoadInterleaved2(d, in + 2, e1, o1);
-        transform4(e0, o0, e1, o1, h[row]);
+        V columns[kPatch];  // the patch's columns of kLanes tiles, two at a time
+        for (int j = 0; j < kPatch; j += 2)
+          hn::LoadInterleaved2(d, in + j, columns[j], columns[j + 1]);
+        inputTransform<kKernel>(columns, h[row]);
       }
       float* dst = out + tr * p.tilesW + t0;
-      for (int j = 0; j < 4; ++j) {
-        V v[4];
-        transform4(h[0][j], h[1][j], h[2][j], h[3][j], v);
-        for (int i = 0; i < 4; ++i) hn::StoreU(v[i], d, dst + (i * 4 + j) * positionStride);
+      for (int j = 0; j < kPatch; ++j) {
+        V column[kPatch], v[kPatch];
+        for (int i = 0; i < kPatch; ++i) column[i] = h[i][j];
+        inputTransform<kKernel>(column, v);
+        for (int i = 0; i < kPatch; ++i)
+          hn::StoreU(v[i], d, dst + (i * kPatch + j) * positionStride);
       }
+    }
+}
+
+// The same with flat tiles, in two steps. First Bᵀ along each padded row y = 2 r + parity: the
+// transform of the patch columns of every tile of the row, into plane (patch column j, parity) of
+// `rows`, at row r. A patch's row 2 q + parity of the tile in tile row tr is then padded row
+// 2 (tr + q) + parity: it sits q rows into that plane from the tile's own index. So the second
+// step, Bᵀ down the patch's rows, reads whole vectors of consecutive tiles across tile rows,
+// however narrow the rows. Vectors may run past a row's tiles (the next row's stores overwrite
+// those lanes, and the plane has a vector's slack) and past the item's last tile (into the slack
+// of tileStride).
+template <int kKernel>
+void transformInputChannelFlat(const float* padded, int64_t tileRows, const Plan& p, float* rows,
+                               float* out, int64_t positionStride) {
+  constexpr int kPatch = kKernel + 1;
+  const D d;
+  const int64_t plane = p.rowTransformPlane();
+  for (int64_t y = 0; y < 2 * tileRows + kKernel - 1; ++y) {
+    float* dst = rows + (y % 2) * plane + (y / 2) * p.tilesW;
+    for (int64_t t0 = 0; t0 < p.tilesW; t0 += kLanes) {
+      const float* in = padded + y * p.paddedW + 2 * t0;
+      V columns[kPatch], h[kPatch];  // the patch columns of kLanes tiles, loaded two at a time
+      for (int j = 0; j < kPatch; j += 2)
+        hn::LoadInterleaved2(d, in + j, columns[j], columns[j + 1]);
+      inputTransform<kKernel>(columns, h);
+      for (int j = 0; j < kPatch; ++j) hn::StoreU(h[j], d, dst + j * 2 * plane + t0);
+    }
+  }
+  for (int64_t t = 0; t < tileRows * p.tilesW; t += kLanes)
+    for (int j = 0; j < kPatch; ++j) {
+      V column[kPatch], v[kPatch];
+      for (int row = 0; row < kPatch; ++row)
+        column[row] = hn::LoadU(d, rows + (j * 2 + row % 2) * plane + row / 2 * p.tilesW + t);
+      inputTransform<kKernel>(column, v);
+      for (int i = 0; i < kPatch; ++i)
+        hn::StoreU(v[i], d, out + (i * kPatch + j) * positionStride + t);
     }
 }
 
@@ -117,12 +175,22 @@ void padChannels(const float* image, int64_t channels, int64_t height, int64_t w
 }
 
 // The tiles of an image's tile rows [firstTileRow, + tileRows), from tile `first` of the item on.
+template <int kKernel>
 void transformInput(const float* image, int64_t firstTileRow, int64_t tileRows, const Plan& p,
                     const ItemScratch& s, int64_t first = 0) {
-  padChannels(image, p.inChannels, p.inH, p.inW, 2 * firstTileRow - p.padTop, 2 * tileRows + 2,
-              p.padLeft, p, s.padded, [&](int64_t c, const float* padded) {
-                transformInputChannel(padded, tileRows, p, s.transformed + c * p.tileStride + first,
-                                      p.inChannels * p.tileStride);
+  // The planes' slack reaches the last vector's lanes past the item's tiles: zeros there keep
+  // whatever the scratch held before (NaN, say) out of the products.
+  std::fill(s.rowTransforms, s.rowTransforms + p.rowTransformFloats(), 0.0f);
+  padChannels(image, p.inChannels, p.inH, p.inW, 2 * firstTileRow - p.padTop,
+              2 * tileRows + kKernel - 1, p.padLeft, p, s.padded,
+              [&](int64_t c, const float* padded) {
+                float* out = s.transformed + c * p.tileStride + first;
+                const int64_t positionStride = p.inChannels * p.tileStride;
+                if constexpr (flatTiles(kKernel))
+                  transformInputChannelFlat<kKernel>(padded, tileRows, p, s.rowTransforms, out,
+                                                     positionStride);
+                else
+                  transformInputChannelByRows<kKernel>(padded, tileRows, p, out, positionStride);
               });
 }
 
@@ -162,7 +230,7 @@ constexpr auto kProductKernels = kernelTable<ProductKernelFor, kMaxOutBlock, kMa
 
 void multiply(const float* weights, int64_t tiles, const Plan& p, const ItemScratch& s) {
   const int64_t vectors = (tiles + kLanes - 1) / kLanes;
-  for (int64_t position = 0; position < kPositions; ++position) {
+  for (int64_t position = 0; position < p.positions(); ++position) {
     const float* u = weights + position * p.inChannels * p.outChannels;
     const float* v = s.transformed + position * p.inChannels * p.tileStride;
     float* m = s.products + position * p.outChannels * p.tileStride;
@@ -199,15 +267,39 @@ HWY_INLINE void storeRowPairs(V even, V odd, float* dst, int64_t n) {
   hn::BlendedStore(hn::Load(d, row + i), rest, d, dst + i);
 }
 
-// The 1-D output transform Aᵀ m of 4 values: m0 + m1 + m2, m1 - m2 - m3.
-HWY_INLINE void inverse4(V m0, V m1, V m2, V m3, V& out0, V& out1) {
-  out0 = hn::Add(hn::Add(m0, m1), m2);
-  out1 = hn::Sub(hn::Sub(m1, m2), m3);
+// The 1-D output transform Aᵀ m of kKernel + 1 values into two outputs. F(2, 3): m0 + m1 + m2,
+// m1 - m2 - m3; F(2, 5): m0 + m1 + m2 + m3 + m4, (m1 - m2) + 2 (m3 - m4) + m5.
+template <int kKernel>
+HWY_INLINE void outputTransform(const V (&m)[kKernel + 1], V& out0, V& out1) {
+  if constexpr (kKernel == 3) {
+    out0 = hn::Add(hn::Add(m[0], m[1]), m[2]);
+    out1 = hn::Sub(hn::Sub(m[1], m[2]), m[3]);
+  } else {
+    const D d;
+    out0 = hn::Add(hn::Add(hn::Add(m[0], m[1]), hn::Add(m[2], m[3])), m[4]);
+    out1 = hn::Add(hn::MulAdd(hn::Set(d, 2.0f), hn::Sub(m[3], m[4]), hn::Sub(m[1], m[2])), m[5]);
+  }
 }
 
-// Every output of the item's tiles: Aᵀ M A + bias, into the image's planes.
-void transformOutput(const float* bias, int64_t firstTileRow, int64_t tileRows, const Plan& p,
-                     const ItemScratch& s, float* image) {
+// Aᵀ M of kLanes tiles from `products` on: the two output rows' values at the patch's columns.
+template <int kKernel>
+HWY_INLINE void outputColumns(const float* products, int64_t positionStride,
+                              V (&columns)[2][kKernel + 1]) {
+  constexpr int kPatch = kKernel + 1;
+  const D d;
+  for (int j = 0; j < kPatch; ++j) {
+    V column[kPatch];
+    for (int i = 0; i < kPatch; ++i)
+      column[i] = hn::LoadU(d, products + (i * kPatch + j) * positionStride);
+    outputTransform<kKernel>(column, columns[0][j], columns[1][j]);
+  }
+}
+
+// Every output of the item's tiles: Aᵀ M A + bias, into the image's planes, a tile row's tiles at
+// a time.
+template <int kKernel>
+void transformOutputByRows(const float* bias, int64_t firstTileRow, int64_t tileRows, const Plan& p,
+                           const ItemScratch& s, float* image) {
   const D d;
   const int64_t positionStride = p.outChannels * p.tileStride;
   for (int64_t o = 0; o < p.outChannels; ++o) {
@@ -217,16 +309,12 @@ void transformOutput(const float* bias, int64_t firstTileRow, int64_t tileRows, 
     for (int64_t tr = 0; tr < tileRows; ++tr) {
       const int64_t outRow = 2 * (firstTileRow + tr);
       for (int64_t t0 = 0; t0 < p.tilesW; t0 += kLanes) {
-        const float* m = products + tr * p.tilesW + t0;
-        V columns[2][4];  // Aᵀ M: the two output rows' values at the 4 patch columns
-        for (int j = 0; j < 4; ++j)
-          inverse4(hn::LoadU(d, m + j * positionStride), hn::LoadU(d, m + (4 + j) * positionStride),
-                   hn::LoadU(d, m + (8 + j) * positionStride),
-                   hn::LoadU(d, m + (12 + j) * positionStride), columns[0][j], columns[1][j]);
+        V columns[2][kKernel + 1];
+        outputColumns<kKernel>(products + tr * p.tilesW + t0, positionStride, columns);
         const int64_t n = std::min<int64_t>(2 * kLanes, p.outW - 2 * t0);
         for (int64_t r = 0; r < 2 && outRow + r < p.outH; ++r) {
           V even, odd;
-          inverse4(columns[r][0], columns[r][1], columns[r][2], columns[r][3], even, odd);
+          outputTransform<kKernel>(columns[r], even, odd);
           storeRowPairs(hn::Add(even, b), hn::Add(odd, b), plane + (outRow + r) * p.outW + 2 * t0,
                         n);
         }
@@ -235,47 +323,115 @@ void transformOutput(const float* bias, int64_t firstTileRow, int64_t tileRows, 
   }
 }
 
-ItemScratch itemScratch(const Plan& p, float* scratch) {
-  const int64_t padded = 2 * p.paddedRows() * p.paddedW;
-  return {scratch, scratch + padded, scratch + padded + p.transformedFloats()};
+// n consecutive floats from src to dst: whole vectors, the rest under a mask.
+HWY_INLINE void storeRun(const float* src, float* dst, int64_t n) {
+  const D d;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
+  if (i < n)
+    hn::BlendedStore(hn::LoadU(d, src + i), hn::FirstN(d, static_cast<size_t>(n - i)), d, dst + i);
 }
 
+// The same with flat tiles: vectors of consecutive tiles across tile rows, each vector's two
+// output rows going out in runs of one tile row.
+template <int kKernel>
+void transformOutputFlat(const float* bias, int64_t firstTileRow, int64_t tileRows, const Plan& p,
+                         const ItemScratch& s, float* image) {
+  const D d;
+  const int64_t positionStride = p.outChannels * p.tileStride;
+  const int64_t tiles = tileRows * p.tilesW;
+  HWY_ALIGN float pairs[2][2 * kMaxLanes];  // each output row's two outputs per tile, interleaved
+  for (int64_t o = 0; o < p.outChannels; ++o) {
+    const V b = hn::Set(d, bias ? bias[o] : 0.0f);
+    float* plane = image + o * p.outH * p.outW;
+    const float* products = s.products + o * p.tileStride;
+    for (int64_t t0 = 0; t0 < tiles; t0 += kLanes) {
+      V columns[2][kKernel + 1];
+      outputColumns<kKernel>(products + t0, positionStride, columns);
+      for (int r = 0; r < 2; ++r) {
+        V even, odd;
+        outputTransform<kKernel>(columns[r], even, odd);
+        hn::StoreInterleaved2(hn::Add(even, b), hn::Add(odd, b), d, pairs[r]);
+      }
+      const int64_t end = std::min(t0 + kLanes, tiles);
+      for (int64_t t = t0; t < end;) {
+        const int64_t tr = t / p.tilesW, tc = t % p.tilesW;
+        const int64_t run = std::min(p.tilesW - tc, end - t);
+        const int64_t outRow = 2 * (firstTileRow + tr);
+        const int64_t n = std::min(2 * run, p.outW - 2 * tc);
+        for (int64_t r = 0; r < 2 && outRow + r < p.outH; ++r)
+          storeRun(pairs[r] + 2 * (t - t0), plane + (outRow + r) * p.outW + 2 * tc, n);
+        t += run;
+      }
+    }
+  }
+}
+
+ItemScratch itemScratch(const Plan& p, float* scratch) {
+  float* rowTransforms = scratch + 2 * p.paddedRows() * p.paddedW;
+  float* transformed = rowTransforms + p.rowTransformFloats();
+  return {scratch, rowTransforms, transformed, transformed + p.transformedFloats()};
+}
+
+template <int kKernel>
 void runItem(const float* in, const float* weights, const float* bias, float* out,
              int64_t firstTileRow, const Plan& p, float* scratch) {
   const ItemScratch s = itemScratch(p, scratch);
   const int64_t tileRows = std::min(p.tileRowsPerItem, p.tilesH - firstTileRow);
-  transformInput(in, firstTileRow, tileRows, p, s);
+  transformInput<kKernel>(in, firstTileRow, tileRows, p, s);
   multiply(weights, tileRows * p.tilesW, p, s);
-  transformOutput(bias, firstTileRow, tileRows, p, s, out);
+  if constexpr (flatTiles(kKernel))
+    transformOutputFlat<kKernel>(bias, firstTileRow, tileRows, p, s, out);
+  else
+    transformOutputByRows<kKernel>(bias, firstTileRow, tileRows, p, s, out);
 }
 
-// --- Weight gradient: dU[position][o][c] = Σ over tiles of dM[position][o][t] · V[position][c][t],
-// dM = A dY Aᵀ the transformed output gradient of each tile, then dW = Gᵀ dU G (in HWY_ONCE below).
+// --- Weight gradient: dU = Σ over tiles of dM ⊙ V per position, dM = A dY Aᵀ the transformed
+// output gradient of each tile, then dW = Gᵀ dU G (in HWY_ONCE below). With tiles in the lanes
+// (3x3) or with output channels in the lanes (5x5, flat tiles; WinogradPlan.h says why).
 
-// One output channel's tiles of dy: dM = A dY Aᵀ (2x2 to 4x4), from its padded rows (two per tile
-// row, zeros past the output), into out[position * positionStride + tile] as the input's tiles.
+// A (a, b): the 1-D expansion of two outputs' gradients to the patch's kKernel + 1 positions.
+// F(2, 3): a, a + b, a - b, -b; F(2, 5): a, a + b, a - b, a + 2b, a - 2b, b.
+template <int kKernel>
+HWY_INLINE void gradientExpansion(V a, V b, V (&out)[kKernel + 1]) {
+  out[0] = a;
+  out[1] = hn::Add(a, b);
+  out[2] = hn::Sub(a, b);
+  if constexpr (kKernel == 3) {
+    out[3] = hn::Neg(b);
+  } else {
+    const V two = hn::Set(D(), 2.0f);
+    out[3] = hn::MulAdd(two, b, a);
+    out[4] = hn::NegMulAdd(two, b, a);
+    out[5] = b;
+  }
+}
+
+// --- Weight gradient with tiles in the lanes (3x3): dU[position][o][c] = Σ over tiles of
+// dM[position][o][t] · V[position][c][t], each sum a vector over tiles reduced at the item's end.
+
+// One output channel's tiles of dy: dM = A dY Aᵀ (2x2 to the patch's size), from its padded rows
+// (two per tile row, zeros past the output), into out[position * positionStride + tile] as the
+// input's tiles.
+template <int kKernel>
 void transformGradientChannel(const float* padded, int64_t tileRows, const Plan& p, float* out,
                               int64_t positionStride) {
+  constexpr int kPatch = kKernel + 1;
   const D d;
-  const auto expand = [](V a, V b, V(&out)[4]) {  // A (a, b): a, a + b, a - b, -b
-    out[0] = a;
-    out[1] = hn::Add(a, b);
-    out[2] = hn::Sub(a, b);
-    out[3] = hn::Neg(b);
-  };
   for (int64_t tr = 0; tr < tileRows; ++tr)
     for (int64_t t0 = 0; t0 < p.tilesW; t0 += kLanes) {
-      V h[2][4];
+      V h[2][kPatch];
       for (int row = 0; row < 2; ++row) {
         V even, odd;
         hn::LoadInterleaved2(d, padded + (2 * tr + row) * p.paddedW + 2 * t0, even, odd);
-        expand(even, odd, h[row]);
+        gradientExpansion<kKernel>(even, odd, h[row]);
       }
       float* dst = out + tr * p.tilesW + t0;
-      for (int j = 0; j < 4; ++j) {
-        V v[4];
-        expand(h[0][j], h[1][j], v);
-        for (int i = 0; i < 4; ++i) hn::StoreU(v[i], d, dst + (i * 4 + j) * positionStride);
+      for (int j = 0; j < kPatch; ++j) {
+        V v[kPatch];
+        gradientExpansion<kKernel>(h[0][j], h[1][j], v);
+        for (int i = 0; i < kPatch; ++i)
+          hn::StoreU(v[i], d, dst + (i * kPatch + j) * positionStride);
       }
     }
 }
@@ -283,14 +439,14 @@ void transformGradientChannel(const float* padded, int64_t tileRows, const Plan&
 // Output channels x input channels of sums of one position, each a vector over the tiles reduced
 // at the end: at AVX-512 4 x 5 (20 sums, 9 loads a step), at AVX2 3 x 3 (9 sums, 6 loads).
 #if HWY_TARGET == HWY_AVX3
-constexpr int kGradientOuts = 4, kGradientIns = 5;
+constexpr int kTileLaneGradientOuts = 4, kTileLaneGradientIns = 5;
 #else
-constexpr int kGradientOuts = 3, kGradientIns = 3;
+constexpr int kTileLaneGradientOuts = 3, kTileLaneGradientIns = 3;
 #endif
 
 template <int kOut, int kIn>
-void gradientBlock(const float* dm, const float* v, int64_t tileStride, int64_t vectors, float* du,
-                   int64_t duRow) {
+void tileLaneGradientBlock(const float* dm, const float* v, int64_t tileStride, int64_t vectors,
+                           float* du, int64_t duRow) {
   const D d;
   V acc[kOut][kIn];
   HWY_UNROLL(4)
@@ -312,18 +468,21 @@ void gradientBlock(const float* dm, const float* v, int64_t tileStride, int64_t 
   for (int c = 0; c < kIn; ++c) du[o * duRow + c] += hn::GetLane(hn::SumOfLanes(d, acc[o][c]));
 }
 
-using GradientKernel = void (*)(const float*, const float*, int64_t, int64_t, float*, int64_t);
+using TileLaneGradientKernel = void (*)(const float*, const float*, int64_t, int64_t, float*,
+                                        int64_t);
 template <int kOut, int kIn>
-struct GradientKernelFor {
-  static constexpr GradientKernel kernel = &gradientBlock<kOut, kIn>;
+struct TileLaneGradientKernelFor {
+  static constexpr TileLaneGradientKernel kernel = &tileLaneGradientBlock<kOut, kIn>;
 };
-constexpr auto kGradientKernels = kernelTable<GradientKernelFor, kGradientOuts, kGradientIns>();
+constexpr auto kTileLaneGradientKernels =
+    kernelTable<TileLaneGradientKernelFor, kTileLaneGradientOuts, kTileLaneGradientIns>();
 
 // One item's part of dU (`du`, [position][out][in]) and of the bias gradient (the sum of a tile's
-// dy is its dM at position (1, 1)): tile rows of one image, or (imagesPerItem > 1) whole images,
-// their tiles one after the other.
-void gradientItem(const float* x, const float* dy, int64_t images, int64_t firstTileRow,
-                  const Plan& p, float* scratch, float* du, float* dbias) {
+// dy is its dM at position (1, 1)), with tiles in the lanes: tile rows of one image, or
+// (imagesPerItem > 1) whole images, their tiles one after the other.
+template <int kKernel>
+void gradientItemTileLanes(const float* x, const float* dy, int64_t images, int64_t firstTileRow,
+                           const Plan& p, float* scratch, float* du, float* dbias) {
   const D d;
   const ItemScratch s = itemScratch(p, scratch);
   const int64_t tileRows = std::min(p.tileRowsPerItem, p.tilesH - firstTileRow);
@@ -331,42 +490,184 @@ void gradientItem(const float* x, const float* dy, int64_t images, int64_t first
   const int64_t vectors = (images * imageTiles + kLanes - 1) / kLanes;
   const int64_t positionStride = p.outChannels * p.tileStride;
   for (int64_t n = 0; n < images; ++n) {
-    transformInput(x + n * p.inChannels * p.inH * p.inW, firstTileRow, tileRows, p, s,
-                   n * imageTiles);
+    transformInput<kKernel>(x + n * p.inChannels * p.inH * p.inW, firstTileRow, tileRows, p, s,
+                            n * imageTiles);
     padChannels(dy + n * p.outChannels * p.outH * p.outW, p.outChannels, p.outH, p.outW,
                 2 * firstTileRow, 2 * tileRows, 0, p, s.padded, [&](int64_t o, const float* rows) {
-                  transformGradientChannel(rows, tileRows, p,
-                                           s.products + o * p.tileStride + n * imageTiles,
-                                           positionStride);
+                  transformGradientChannel<kKernel>(rows, tileRows, p,
+                                                    s.products + o * p.tileStride + n * imageTiles,
+                                                    positionStride);
                 });
   }
   // The last vector's lanes past the item's tiles hold what an earlier item left: zero them in dM,
   // so that they add nothing.
   const int64_t tiles = images * imageTiles;
-  for (int64_t row = 0; row < kPositions * p.outChannels; ++row)
+  for (int64_t row = 0; row < p.positions() * p.outChannels; ++row)
     std::fill(s.products + row * p.tileStride + tiles,
               s.products + row * p.tileStride + vectors * kLanes, 0.0f);
-  for (int64_t position = 0; position < kPositions; ++position) {
+  for (int64_t position = 0; position < p.positions(); ++position) {
     const float* dm = s.products + position * positionStride;
     const float* v = s.transformed + position * p.inChannels * p.tileStride;
     float* part = du + position * p.outChannels * p.inChannels;
-    for (int64_t o = 0; o < p.outChannels; o += kGradientOuts) {
-      const int64_t outs = std::min<int64_t>(kGradientOuts, p.outChannels - o);
-      for (int64_t c = 0; c < p.inChannels; c += kGradientIns) {
-        const int64_t ins = std::min<int64_t>(kGradientIns, p.inChannels - c);
-        kGradientKernels[static_cast<size_t>(outs - 1)][static_cast<size_t>(ins - 1)](
+    for (int64_t o = 0; o < p.outChannels; o += kTileLaneGradientOuts) {
+      const int64_t outs = std::min<int64_t>(kTileLaneGradientOuts, p.outChannels - o);
+      for (int64_t c = 0; c < p.inChannels; c += kTileLaneGradientIns) {
+        const int64_t ins = std::min<int64_t>(kTileLaneGradientIns, p.inChannels - c);
+        kTileLaneGradientKernels[static_cast<size_t>(outs - 1)][static_cast<size_t>(ins - 1)](
             dm + o * p.tileStride, v + c * p.tileStride, p.tileStride, vectors,
             part + o * p.inChannels + c, p.inChannels);
       }
     }
   }
+  const float* sums = s.products + (kKernel + 2) * positionStride;  // position (1, 1)
   for (int64_t o = 0; o < p.outChannels; ++o) {
-    const float* sums = s.products + 5 * positionStride + o * p.tileStride;
     V total = hn::Zero(d);
     for (int64_t t = 0; t < vectors * kLanes; t += kLanes)
-      total = hn::Add(total, hn::LoadU(d, sums + t));
+      total = hn::Add(total, hn::LoadU(d, sums + o * p.tileStride + t));
     dbias[o] += hn::GetLane(hn::SumOfLanes(d, total));
   }
+}
+
+// --- Weight gradient with output channels in the lanes (5x5): dU[position][c][o] = Σ over tiles
+// of V[position][c][t] · dMᵀ[position][t][o]. Each block's sums are whole vectors of dU, added to
+// in place, so no sum is reduced across lanes and no item needs to be large.
+
+// One image's tile rows of dy: dMᵀ = A dY Aᵀ of each tile (2x2 to the patch's size), for vectors
+// of output channels, into out[position * positionStride + tile * paddedOutChannels + o]. The
+// rows are first transposed to rows[(row * 2 tilesW + column) * paddedOutChannels + o], zeros past
+// the output and past the channels.
+template <int kKernel>
+void transformGradientChannelLanes(const float* dyImage, int64_t firstTileRow, int64_t tileRows,
+                                   const Plan& p, float* rows, float* out, int64_t positionStride) {
+  constexpr int kPatch = kKernel + 1;
+  const D d;
+  const int64_t channels = p.paddedOutChannels(), width = 2 * p.tilesW;
+  const int64_t outRows = std::min(2 * tileRows, p.outH - 2 * firstTileRow);
+  std::fill(rows, rows + 2 * tileRows * width * channels, 0.0f);
+  for (int64_t o = 0; o < p.outChannels; ++o)
+    for (int64_t y = 0; y < outRows; ++y) {
+      const float* src = dyImage + (o * p.outH + 2 * firstTileRow + y) * p.outW;
+      for (int64_t x = 0; x < p.outW; ++x) rows[(y * width + x) * channels + o] = src[x];
+    }
+  for (int64_t tr = 0; tr < tileRows; ++tr)
+    for (int64_t tc = 0; tc < p.tilesW; ++tc)
+      for (int64_t o = 0; o < p.outChannels; o += kLanes) {
+        const float* at = rows + (2 * tr * width + 2 * tc) * channels + o;
+        V h[2][kPatch];
+        for (int r = 0; r < 2; ++r)
+          gradientExpansion<kKernel>(hn::LoadU(d, at + r * width * channels),
+                                     hn::LoadU(d, at + r * width * channels + channels), h[r]);
+        float* dst = out + (tr * p.tilesW + tc) * channels + o;
+        for (int j = 0; j < kPatch; ++j) {
+          V v[kPatch];
+          gradientExpansion<kKernel>(h[0][j], h[1][j], v);
+          for (int i = 0; i < kPatch; ++i)
+            hn::StoreU(v[i], d, dst + (i * kPatch + j) * positionStride);
+        }
+      }
+}
+
+// Input channels x vectors of output channels of one position's sums over the item's tiles, added
+// to du[c * duRow + o] (one sum per item, not one running sum over every tile, keeps the rounding
+// of large images in check): at AVX-512 5 x 4 (20 sums, 4 loads and 5 broadcasts a step), at AVX2
+// 4 x 3 (12 sums, 3 loads and 4 broadcasts).
+#if HWY_TARGET == HWY_AVX3
+constexpr int kChannelLaneGradientIns = 5, kChannelLaneGradientOutVectors = 4;
+#else
+constexpr int kChannelLaneGradientIns = 4, kChannelLaneGradientOutVectors = 3;
+#endif
+
+template <int kIns, int kOutVectors>
+void channelLaneGradientBlock(const float* v, int64_t tileStride, const float* dm, int64_t dmRow,
+                              int64_t tiles, float* du, int64_t duRow) {
+  const D d;
+  V acc[kIns][kOutVectors];
+  HWY_UNROLL(5)
+  for (int c = 0; c < kIns; ++c) HWY_UNROLL(4)
+  for (int o = 0; o < kOutVectors; ++o) acc[c][o] = hn::Zero(d);
+  for (int64_t t = 0; t < tiles; ++t) {
+    V g[kOutVectors];
+    HWY_UNROLL(4)
+    for (int o = 0; o < kOutVectors; ++o) g[o] = hn::LoadU(d, dm + t * dmRow + o * kLanes);
+    HWY_UNROLL(5)
+    for (int c = 0; c < kIns; ++c) {
+      const V x = hn::Set(d, v[c * tileStride + t]);
+      HWY_UNROLL(4)
+      for (int o = 0; o < kOutVectors; ++o) acc[c][o] = hn::MulAdd(x, g[o], acc[c][o]);
+    }
+  }
+  HWY_UNROLL(5)
+  for (int c = 0; c < kIns; ++c) HWY_UNROLL(4)
+  for (int o = 0; o < kOutVectors; ++o) {
+    float* sum = du + c * duRow + o * kLanes;
+    hn::StoreU(hn::Add(hn::LoadU(d, sum), acc[c][o]), d, sum);
+  }
+}
+
+using ChannelLaneGradientKernel = void (*)(const float*, int64_t, const float*, int64_t, int64_t,
+                                           float*, int64_t);
+template <int kIns, int kOutVectors>
+struct ChannelLaneGradientKernelFor {
+  static constexpr ChannelLaneGradientKernel kernel = &channelLaneGradientBlock<kIns, kOutVectors>;
+};
+constexpr auto kChannelLaneGradientKernels =
+    kernelTable<ChannelLaneGradientKernelFor, kChannelLaneGradientIns,
+                kChannelLaneGradientOutVectors>();
+
+// One item's part of dU (`du`, [position][in][padded out]) and of the bias gradient (`dbias`; the
+// sum of a tile's dy is its dM at position (1, 1)), with output channels in the lanes: tile rows of
+// one image, or (imagesPerItem > 1) whole images, their tiles one after the other.
+template <int kKernel>
+void gradientItemChannelLanes(const float* x, const float* dy, int64_t images, int64_t firstTileRow,
+                              const Plan& p, float* scratch, float* du, float* dbias) {
+  const D d;
+  const ItemScratch s = itemScratch(p, scratch);
+  float* dyRows = s.products + p.gradientTransformFloats();
+  const int64_t tileRows = std::min(p.tileRowsPerItem, p.tilesH - firstTileRow);
+  const int64_t imageTiles = tileRows * p.tilesW, tiles = images * imageTiles;
+  const int64_t channels = p.paddedOutChannels(), positionStride = p.gradientPositionStride();
+  for (int64_t n = 0; n < images; ++n) {
+    transformInput<kKernel>(x + n * p.inChannels * p.inH * p.inW, firstTileRow, tileRows, p, s,
+                            n * imageTiles);
+    transformGradientChannelLanes<kKernel>(dy + n * p.outChannels * p.outH * p.outW, firstTileRow,
+                                           tileRows, p, dyRows,
+                                           s.products + n * imageTiles * channels, positionStride);
+  }
+  const int64_t vectors = (p.outChannels + kLanes - 1) / kLanes;
+  const int64_t blocks =
+      (vectors + kChannelLaneGradientOutVectors - 1) / kChannelLaneGradientOutVectors;
+  for (int64_t position = 0; position < p.positions(); ++position) {
+    const float* dm = s.products + position * positionStride;
+    const float* v = s.transformed + position * p.inChannels * p.tileStride;
+    float* part = du + position * p.inChannels * channels;
+    // Blocks of output vectors as even as can be (7 vectors: 3 + 2 + 2).
+    for (int64_t i = 0, o = 0; i < blocks; ++i) {
+      const int64_t block = vectors / blocks + (i < vectors % blocks ? 1 : 0);
+      for (int64_t c = 0; c < p.inChannels; c += kChannelLaneGradientIns) {
+        const int64_t ins = std::min<int64_t>(kChannelLaneGradientIns, p.inChannels - c);
+        kChannelLaneGradientKernels[static_cast<size_t>(ins - 1)][static_cast<size_t>(block - 1)](
+            v + c * p.tileStride, p.tileStride, dm + o * kLanes, channels, tiles,
+            part + c * channels + o * kLanes, channels);
+      }
+      o += block;
+    }
+  }
+  const float* sums = s.products + (kKernel + 2) * positionStride;  // position (1, 1)
+  for (int64_t o = 0; o < vectors * kLanes; o += kLanes) {
+    V total = hn::LoadU(d, dbias + o);
+    for (int64_t t = 0; t < tiles; ++t)
+      total = hn::Add(total, hn::LoadU(d, sums + t * channels + o));
+    hn::StoreU(total, d, dbias + o);
+  }
+}
+
+template <int kKernel>
+void gradientItem(const float* x, const float* dy, int64_t images, int64_t firstTileRow,
+                  const Plan& p, float* scratch, float* du, float* dbias) {
+  if constexpr (flatTiles(kKernel))
+    gradientItemChannelLanes<kKernel>(x, dy, images, firstTileRow, p, scratch, du, dbias);
+  else
+    gradientItemTileLanes<kKernel>(x, dy, images, firstTileRow, p, scratch, du, dbias);
 }
 
 }  // namespace
@@ -381,9 +682,11 @@ namespace dl4cpp::cpu {
 namespace winograd {
 namespace {
 
-Plan planFor(const Shape& in, int64_t outChannels, int64_t outH, int64_t outW, int64_t padTop,
-             int64_t padLeft, int64_t targetTiles = kTargetTilesPerItem, bool wholeImages = false) {
+Plan planFor(int64_t kernel, const Shape& in, int64_t outChannels, int64_t outH, int64_t outW,
+             int64_t padTop, int64_t padLeft, int64_t targetTiles = kTargetTilesPerItem,
+             bool wholeImages = false) {
   Plan p{};
+  p.kernel = kernel;
   p.images = in[0];
   p.inChannels = in[1];
   p.inH = in[2];
@@ -403,54 +706,76 @@ Plan planFor(const Shape& in, int64_t outChannels, int64_t outH, int64_t outW, i
     p.imagesPerItem = std::clamp<int64_t>(targetTiles / std::max<int64_t>(p.tilesH * p.tilesW, 1),
                                           1, std::max<int64_t>(p.images, 1));
   p.tileStride = roundUp(p.imagesPerItem * p.tileRowsPerItem * p.tilesW, kMaxLanes) + kMaxLanes;
-  // Interleaved loads of a row's last vector read 2 kMaxLanes + 2 floats from its first column.
-  // (in whole vectors, so that rows are zeroed a vector at a time).
-  p.paddedW =
-      roundUp(std::max(2 * roundUp(p.tilesW, kMaxLanes) + 2, p.padLeft + roundUp(p.inW, kMaxLanes)),
-              kMaxLanes);
+  // Interleaved loads of a row's last vector read 2 kMaxLanes + kernel - 1 floats from its first
+  // column (in whole vectors, so that rows are zeroed a vector at a time).
+  p.paddedW = roundUp(std::max(2 * roundUp(p.tilesW, kMaxLanes) + kernel - 1,
+                               p.padLeft + roundUp(p.inW, kMaxLanes)),
+                      kMaxLanes);
   return p;
 }
 
 Plan forwardPlan(const Shape& x, const Shape& w, const WindowGeometry& g) {
-  return planFor(x, w[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft);
+  return planFor(g.kernelH, x, w[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft);
 }
 
-// Backward data as a forward pass over dy: O input channels, C outputs, padding 2 - p.
+// Backward data as a forward pass over dy: O input channels, C outputs, padding kernel - 1 - p.
 Plan backwardDataPlan(const Shape& dx, const Shape& w, const WindowGeometry& g) {
   const Shape dy{dx[0], w[0], g.outH(dx[2]), g.outW(dx[3])};
-  return planFor(dy, w[1], dx[2], dx[3], 2 - g.padTop, 2 - g.padLeft);
+  return planFor(g.kernelH, dy, w[1], dx[2], dx[3], g.kernelH - 1 - g.padTop,
+                 g.kernelW - 1 - g.padLeft);
 }
 
-// The weight gradient reduces over tiles, so its items are larger: each ends in reductions of
-// vectors of sums, one per (position, output, input channel), whatever its tile count.
+// The weight gradient's items: several whole images where they are small. With tiles in the lanes
+// they are larger: each ends in reductions of vectors of sums, one per (position, output, input
+// channel), whatever its tile count.
 Plan gradientPlan(const Shape& x, const Shape& dw, const WindowGeometry& g) {
-  return planFor(x, dw[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft,
-                 kTargetGradientTilesPerItem, true);
+  return planFor(
+      g.kernelH, x, dw[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft,
+      flatTiles(g.kernelH) ? kTargetFlatGradientTilesPerItem : kTargetGradientTilesPerItem, true);
 }
 
-// Per thread, after the item scratch: its part of dU and of the bias gradient.
+// Per thread: the item scratch, then its part of dU and of the bias gradient.
 int64_t gradientThreadFloats(const Plan& p) {
-  return p.threadFloats() + p.weightFloats() + roundUp(p.outChannels, kMaxLanes);
+  return p.gradientThreadFloats() + p.gradientPartFloats();
 }
 
-// G, the weight transform of F(2x2, 3x3): U = G g Gᵀ, and the weight gradient dW = Gᵀ dU G.
-constexpr float kG[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
+// G, the weight transform (kernel + 1 rows of `kernel`): U = G g Gᵀ, and the weight gradient
+// dW = Gᵀ dU G. F(2x2, 3x3), and F(2x2, 5x5) on the points 0, 1, -1, 2, -2 and ∞ (row i of a
+// finite point q: q^j / Π over the other points (q - point)).
+constexpr float kG3[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
+constexpr float kG5[6][5] = {{1.0f / 4, 0, 0, 0, 0},
+                             {-1.0f / 6, -1.0f / 6, -1.0f / 6, -1.0f / 6, -1.0f / 6},
+                             {-1.0f / 6, 1.0f / 6, -1.0f / 6, 1.0f / 6, -1.0f / 6},
+                             {1.0f / 24, 2.0f / 24, 4.0f / 24, 8.0f / 24, 16.0f / 24},
+                             {1.0f / 24, -2.0f / 24, 4.0f / 24, -8.0f / 24, 16.0f / 24},
+                             {0, 0, 0, 0, 1}};
 
-// dW = Gᵀ dU G of every weight plane, dU [position][out][in].
-void weightsFromTransformed(const float* du, Tensor& dw) {
-  const int64_t outs = dw.dim(0), ins = dw.dim(1);
+// G[a][i] of a kernel size's transform.
+float weightTransform(int64_t kernel, int64_t a, int64_t i) {
+  return kernel == 3 ? kG3[a][i] : kG5[a][i];
+}
+
+// dW = Gᵀ dU G of every weight plane, from the threads' summed part of dU (Plan's
+// gradientPartFloats: [position][in][padded out] with flat tiles, else [position][out][in]).
+void weightsFromTransformed(const float* du, const Plan& p, Tensor& dw) {
+  const int64_t outs = dw.dim(0), ins = dw.dim(1), k = dw.dim(2), patch = k + 1;
+  const bool flat = flatTiles(k);
+  const int64_t positionStride = flat ? ins * p.paddedOutChannels() : outs * ins;
+  const int64_t outStride = flat ? 1 : ins, inStride = flat ? p.paddedOutChannels() : 1;
   float* grad = dw.data();
   for (int64_t o = 0; o < outs; ++o)
     for (int64_t c = 0; c < ins; ++c) {
-      float u[4][4];
-      for (int a = 0; a < 4; ++a)
-        for (int b = 0; b < 4; ++b) u[a][b] = du[((a * 4 + b) * outs + o) * ins + c];
-      for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
+      float ug[6][5] = {};  // dU G
+      for (int64_t a = 0; a < patch; ++a)
+        for (int64_t b = 0; b < patch; ++b) {
+          const float u = du[(a * patch + b) * positionStride + o * outStride + c * inStride];
+          for (int64_t j = 0; j < k; ++j) ug[a][j] += u * weightTransform(k, b, j);
+        }
+      for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < k; ++j) {
           float sum = 0.0f;
-          for (int a = 0; a < 4; ++a)
-            for (int b = 0; b < 4; ++b) sum += kG[a][i] * u[a][b] * kG[b][j];
-          grad[(o * ins + c) * 9 + int64_t{i} * 3 + j] = sum;
+          for (int64_t a = 0; a < patch; ++a) sum += weightTransform(k, a, i) * ug[a][j];
+          grad[((o * ins + c) * k + i) * k + j] = sum;
         }
     }
 }
@@ -460,30 +785,39 @@ void weightsFromTransformed(const float* du, Tensor& dw) {
 void transformWeights(const Tensor& w, bool backwardData, float* u) {
   const int64_t outs = backwardData ? w.dim(1) : w.dim(0);
   const int64_t ins = backwardData ? w.dim(0) : w.dim(1);
+  const int64_t k = w.dim(2), patch = k + 1;
   const float* weights = w.data();
   for (int64_t o = 0; o < outs; ++o)
     for (int64_t c = 0; c < ins; ++c) {
-      const float* plane = weights + (backwardData ? c * outs + o : o * ins + c) * 9;
-      float g[3][3];
-      for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j)
-          g[i][j] = backwardData ? plane[(2 - i) * 3 + (2 - j)] : plane[i * 3 + j];
-      float gg[4][3] = {};  // G g
-      for (int a = 0; a < 4; ++a)
-        for (int j = 0; j < 3; ++j)
-          for (int i = 0; i < 3; ++i) gg[a][j] += kG[a][i] * g[i][j];
-      for (int a = 0; a < 4; ++a)
-        for (int b = 0; b < 4; ++b) {
+      const float* plane = weights + (backwardData ? c * outs + o : o * ins + c) * k * k;
+      const auto g = [&](int64_t i, int64_t j) {
+        return backwardData ? plane[(k - 1 - i) * k + (k - 1 - j)] : plane[i * k + j];
+      };
+      float gg[6][5] = {};  // G g
+      for (int64_t a = 0; a < patch; ++a)
+        for (int64_t j = 0; j < k; ++j)
+          for (int64_t i = 0; i < k; ++i) gg[a][j] += weightTransform(k, a, i) * g(i, j);
+      for (int64_t a = 0; a < patch; ++a)
+        for (int64_t b = 0; b < patch; ++b) {
           float sum = 0.0f;
-          for (int j = 0; j < 3; ++j) sum += gg[a][j] * kG[b][j];
-          u[((a * 4 + b) * ins + c) * outs + o] = sum;
+          for (int64_t j = 0; j < k; ++j) sum += gg[a][j] * weightTransform(k, b, j);
+          u[((a * patch + b) * ins + c) * outs + o] = sum;
         }
     }
 }
 
+#ifdef DL4CPP_X86_KERNELS
+using ItemKernel = void (*)(const float*, const float*, const float*, float*, int64_t, const Plan&,
+                            float*);
+ItemKernel itemKernel(const Plan& p) {
+  return p.kernel == 3 ? highwayKernel(&N_AVX3::runItem<3>, &N_AVX2::runItem<3>)
+                       : highwayKernel(&N_AVX3::runItem<5>, &N_AVX2::runItem<5>);
+}
+#endif
+
 void run(const Plan& p, const float* in, const float* bias, float* out, float* scratch) {
 #ifdef DL4CPP_X86_KERNELS
-  const auto item = highwayKernel(&N_AVX3::runItem, &N_AVX2::runItem);
+  const ItemKernel item = itemKernel(p);
   const float* weights = scratch;
   float* threadScratch = scratch + p.weightFloats();
   const int64_t inImage = p.inChannels * p.inH * p.inW, outImage = p.outChannels * p.outH * p.outW;
@@ -498,20 +832,20 @@ void run(const Plan& p, const float* in, const float* bias, float* out, float* s
 }
 
 void checkSupported(const WindowGeometry& g, const Shape& w, const char* pass) {
-  if (!winogradConvolutionSupported(g) || w.rank() != 4 || w[2] != 3 || w[3] != 3)
+  if (!winogradConvolutionSupported(g) || w.rank() != 4 || w[2] != g.kernelH || w[3] != g.kernelW)
     throw BackendError(std::string("Winograd convolution ") + pass +
-                       ": needs AVX2 or AVX-512 and a 3x3 kernel at stride 1 without dilation, "
-                       "padding 0 to 2");
+                       ": needs AVX2 or AVX-512 and a 3x3 or 5x5 kernel at stride 1 without "
+                       "dilation, each padding below the kernel size");
 }
 
 }  // namespace
 }  // namespace winograd
 
 bool winogradConvolutionFits(const WindowGeometry& g) {
-  const auto padFits = [](int64_t pad) { return pad >= 0 && pad <= 2; };
-  return g.kernelH == 3 && g.kernelW == 3 && g.strideH == 1 && g.strideW == 1 && g.dilationH == 1 &&
-         g.dilationW == 1 && padFits(g.padTop) && padFits(g.padLeft) && padFits(g.padBottom) &&
-         padFits(g.padRight);
+  const auto padFits = [&](int64_t pad) { return pad >= 0 && pad < g.kernelH; };
+  return (g.kernelH == 3 || g.kernelH == 5) && g.kernelW == g.kernelH && g.strideH == 1 &&
+         g.strideW == 1 && g.dilationH == 1 && g.dilationW == 1 && padFits(g.padTop) &&
+         padFits(g.padLeft) && padFits(g.padBottom) && padFits(g.padRight);
 }
 
 bool winogradConvolutionSupported(const WindowGeometry& g) {
@@ -550,10 +884,15 @@ void winogradConvolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tenso
   const winograd::Plan p = winograd::gradientPlan(x.shape(), dw.shape(), g);
   const int threads = singleThreaded() ? 1 : omp_get_max_threads();
   const int64_t perThread = winograd::gradientThreadFloats(p);
-  const auto partsOf = [&](int thread) { return scratch + thread * perThread + p.threadFloats(); };
-  const int64_t partFloats = p.weightFloats() + p.outChannels;
+  const auto partsOf = [&](int thread) {
+    return scratch + thread * perThread + p.gradientThreadFloats();
+  };
+  const int64_t partFloats = p.gradientPartFloats();
+  const int64_t biasOffset = partFloats - p.paddedOutChannels();
   for (int t = 0; t < threads; ++t) std::fill(partsOf(t), partsOf(t) + partFloats, 0.0f);
-  const auto item = highwayKernel(&N_AVX3::gradientItem, &N_AVX2::gradientItem);
+  const auto item = p.kernel == 3
+                        ? highwayKernel(&N_AVX3::gradientItem<3>, &N_AVX2::gradientItem<3>)
+                        : highwayKernel(&N_AVX3::gradientItem<5>, &N_AVX2::gradientItem<5>);
   const int64_t inImage = p.inChannels * p.inH * p.inW, outImage = p.outChannels * p.outH * p.outW;
   const int64_t imageGroups = (p.images + p.imagesPerItem - 1) / p.imagesPerItem;
   parallelForOnThreads(imageGroups * p.itemsPerImage, [&](int64_t i, int thread) {
@@ -561,7 +900,7 @@ void winogradConvolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tenso
     const int64_t firstTileRow = i % p.itemsPerImage * p.tileRowsPerItem;
     float* parts = partsOf(thread);
     item(x.data() + n * inImage, dy.data() + n * outImage, std::min(p.imagesPerItem, p.images - n),
-         firstTileRow, p, scratch + thread * perThread, parts, parts + p.weightFloats());
+         firstTileRow, p, scratch + thread * perThread, parts, parts + biasOffset);
   });
   // The threads' parts, added in thread order into thread 0's.
   float* total = partsOf(0);
@@ -569,10 +908,43 @@ void winogradConvolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tenso
     const float* part = partsOf(t);
     for (int64_t i = 0; i < partFloats; ++i) total[i] += part[i];
   }
-  winograd::weightsFromTransformed(total, dw);
-  if (!db.empty()) std::copy(total + p.weightFloats(), total + partFloats, db.data());
+  winograd::weightsFromTransformed(total, p, dw);
+  if (!db.empty()) std::copy(total + biasOffset, total + biasOffset + p.outChannels, db.data());
 #else
   (void)x, (void)dy, (void)dw, (void)db, (void)scratch;
+#endif
+}
+
+int64_t winogradConvolutionMaxPoolingForwardScratchFloats(const Shape& x, const Shape& w,
+                                                          const WindowGeometry& g, int threads) {
+  const winograd::Plan p = winograd::forwardPlan(x, w, g);
+  return p.weightFloats() + threads * (p.threadFloats() + p.outChannels * p.outH * p.outW);
+}
+
+void winogradConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                                          Tensor& pooled, const WindowGeometry& g,
+                                          const WindowGeometry& poolG, uint8_t* argmax,
+                                          float* scratch) {
+  winograd::checkSupported(g, w.shape(), "forward with max pooling");
+#ifdef DL4CPP_X86_KERNELS
+  const winograd::Plan p = winograd::forwardPlan(x.shape(), w.shape(), g);
+  winograd::transformWeights(w, false, scratch);
+  const winograd::ItemKernel item = winograd::itemKernel(p);
+  const float* bias = b.empty() ? nullptr : b.data();
+  const PlaneExtents e{p.outH, p.outW, pooled.dim(2), pooled.dim(3)};
+  const int64_t inImage = p.inChannels * p.inH * p.inW,
+                pooledImage = p.outChannels * e.outH * e.outW;
+  const int64_t perThread = p.threadFloats() + p.outChannels * p.outH * p.outW;
+  parallelForOnThreads(p.images, [&](int64_t n, int thread) {
+    float* itemScratch = scratch + p.weightFloats() + thread * perThread;
+    float* convolved = itemScratch + p.threadFloats();
+    for (int64_t row = 0; row < p.tilesH; row += p.tileRowsPerItem)
+      item(x.data() + n * inImage, scratch, bias, convolved, row, p, itemScratch);
+    maxPoolingForwardPlanes(convolved, pooled.data() + n * pooledImage,
+                            argmax ? argmax + n * pooledImage : nullptr, p.outChannels, e, poolG);
+  });
+#else
+  (void)x, (void)b, (void)pooled, (void)poolG, (void)argmax;
 #endif
 }
 

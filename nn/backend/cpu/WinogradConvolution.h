@@ -1,20 +1,21 @@
 #pragma once
-// The three passes of 3x3 convolutions at stride 1 (forward, backward data, weight gradient) as
-// Winograd F(2x2, 3x3) on plain NCHW tensors, at the avx512 and avx2 levels (one Highway source,
-// HighwayTargets.h): the VGG-style layers (32 and 64 channels, padding 1), for which oneDNN has no
-// Winograd kernel below AVX-512.
+// The three passes of 3x3 and 5x5 convolutions at stride 1 (forward, backward data, weight
+// gradient) as Winograd F(2x2, 3x3) and F(2x2, 5x5) on plain NCHW tensors, at the avx512 and avx2
+// levels (one Highway source, HighwayTargets.h): the VGG-style layers (32 and 64 channels, padding
+// 1), for which oneDNN has no Winograd kernel below AVX-512, and LeNet's second convolution.
 //
-// Each 2x2 block of outputs (a tile) is computed from the 4x4 input patch around it: the patch is
-// transformed (V = Bᵀ d B), the weights once per call (U = G g Gᵀ), and the 16 products of the
-// transformed tile are sums over input channels: for each of the 16 positions, a matrix product
-// of U (output x input channels) and V (input channels x tiles), 16 multiply-adds per 2x2 outputs
-// and input channel where a direct convolution needs 36. The products go back to outputs through
-// Aᵀ M A. Work is split into items of one image's tile rows, each item's transformed tiles held in
-// per-thread scratch while they are in cache, and each output is one item's sum in a fixed order:
-// results do not depend on the thread count.
+// Each 2x2 block of outputs (a tile) is computed from the (k + 1) x (k + 1) input patch around it
+// (k the kernel size): the patch is transformed (V = Bᵀ d B), the weights once per call
+// (U = G g Gᵀ), and the (k + 1)² products of the transformed tile are sums over input channels:
+// for each position, a matrix product of U (output x input channels) and V (input channels x
+// tiles). That is (k + 1)² multiply-adds per 2x2 outputs and input channel where a direct
+// convolution needs 4 k²: 16 against 36 at 3x3, 36 against 100 at 5x5. The products go back to
+// outputs through Aᵀ M A. Work is split into items of one image's tile rows, each item's
+// transformed tiles held in per-thread scratch while they are in cache, and each output is one
+// item's sum in a fixed order: results do not depend on the thread count.
 //
 // Backward data is the same forward pass over dy, with each weight plane turned by 180 degrees,
-// input and output channels swapped and the padding 2 - p.
+// input and output channels swapped and the padding k - 1 - p.
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 
@@ -22,7 +23,8 @@
 
 namespace dl4cpp::cpu {
 
-// The shapes the kernels take: a 3x3 kernel at stride 1 without dilation, each padding 0, 1 or 2.
+// The shapes the kernels take: a 3x3 or 5x5 kernel at stride 1 without dilation, each padding
+// from 0 to the kernel size - 1.
 bool winogradConvolutionFits(const WindowGeometry& g);
 
 // The kernels run: the shape fits and cpuIsa() is avx2 or avx512.
@@ -34,15 +36,26 @@ int64_t winogradForwardScratchFloats(const Shape& x, const Shape& w, const Windo
 int64_t winogradBackwardDataScratchFloats(const Shape& dx, const Shape& w, const WindowGeometry& g,
                                           int threads);
 
-// y (N, O, outH, outW) = conv(x (N, C, H, W), w (O, C, 3, 3)) + b (O, or empty).
+// y (N, O, outH, outW) = conv(x (N, C, H, W), w (O, C, k, k)) + b (O, or empty).
 void winogradConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
                                 const WindowGeometry& g, float* scratch);
+
+// pooled = maxpool(conv(x, w) + b), image by image: each image's convolution output stays in a
+// per-thread buffer and is pooled from there (maxPoolingForwardPlanes), with the same bits as the
+// forward pass and maxPoolingForward in turn; the arg-max as maxPoolingForward records it when
+// `argmax` is not null.
+int64_t winogradConvolutionMaxPoolingForwardScratchFloats(const Shape& x, const Shape& w,
+                                                          const WindowGeometry& g, int threads);
+void winogradConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                                          Tensor& pooled, const WindowGeometry& g,
+                                          const WindowGeometry& poolG, uint8_t* argmax,
+                                          float* scratch);
 
 // dx (N, C, H, W) = the gradient of that convolution's input, from dy (N, O, outH, outW).
 void winogradConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
                                      const WindowGeometry& g, float* scratch);
 
-// dw (O, C, 3, 3) and db (O, or empty) = the gradients of the weights and bias, from x and dy.
+// dw (O, C, k, k) and db (O, or empty) = the gradients of the weights and bias, from x and dy.
 // Each thread sums its images' part; the parts are added in thread order, so the last bits depend
 // on the thread count (not on the run).
 int64_t winogradBackwardWeightsScratchFloats(const Shape& x, const Shape& dw,

@@ -6,42 +6,87 @@
 namespace dl4cpp::cpu {
 namespace winograd {
 
-// Transformed tiles have 4x4 positions; each position's products are one matrix product.
-inline constexpr int64_t kPositions = 16;
 // Tiles are padded to this many lanes (the widest level's vector) wherever a vector may run past
 // the last tile of a row or item.
 inline constexpr int64_t kMaxLanes = 16;
-// Tiles per work item the planner aims at: an item's transformed input and products (16 positions
-// x channels x tiles, both) then stay within a core's L2 for 64 channels.
+// Tiles per work item the planner aims at: an item's transformed input and products (positions x
+// channels x tiles, both) then stay within a core's L2 for 64 channels at 3x3.
 inline constexpr int64_t kTargetTilesPerItem = 64;
 inline constexpr int64_t kTargetGradientTilesPerItem = 192;
+inline constexpr int64_t kTargetFlatGradientTilesPerItem = 16;
 
 constexpr int64_t roundUp(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
 
-// One pass's geometry: a forward convolution of `inChannels` planes of inH x inW into
-// `outChannels` planes of outH x outW, the input padded by padTop rows and padLeft columns (the
-// other sides read zeros wherever a tile reaches past the input).
+// How the kernels lay out their vectors, by kernel size, as measured (docs/performance.md). 3x3
+// (the VGG-style and conv-BN-ReLU layers, rows of 7 to 14 tiles): the transforms take a tile row's
+// tiles as vectors, and the weight gradient's sums run with tiles in the lanes. 5x5 (LeNet's
+// second convolution, rows of 4 tiles: half an AVX2 vector): the transforms take vectors of
+// consecutive tiles across rows, and the weight gradient's sums run with output channels in the
+// lanes, so that no item must be large (with tiles in the lanes each item ends in one reduction
+// per position, input and output channel, and 5x5's 36 positions put large items out of L2).
+constexpr bool flatTiles(int64_t kernel) { return kernel == 5; }
+
+// One pass's geometry: a forward convolution with a `kernel` x `kernel` window (3 or 5) of
+// `inChannels` planes of inH x inW into `outChannels` planes of outH x outW, the input padded by
+// padTop rows and padLeft columns (the other sides read zeros wherever a tile reaches past the
+// input). Each tile is 2x2 outputs from a (kernel + 1) x (kernel + 1) input patch.
 struct Plan {
+  int64_t kernel;
   int64_t images, inChannels, inH, inW, outChannels, outH, outW, padTop, padLeft;
   int64_t tilesH, tilesW;  // tiles per image: 2x2 outputs each
   int64_t tileRowsPerItem, itemsPerImage;
   int64_t imagesPerItem;  // the weight gradient's items of small images: whole images, several
   int64_t tileStride;     // floats from one channel's (or position's) tiles to the next in scratch
-  int64_t paddedW;        // the zero-padded input rows an item transforms: 2 tile rows + 2 of them
-  int64_t paddedRows() const { return 2 * tileRowsPerItem + 2; }
-  int64_t transformedFloats() const { return kPositions * inChannels * tileStride; }
-  int64_t productFloats() const { return kPositions * outChannels * tileStride; }
-  int64_t threadFloats() const {
-    return 2 * paddedRows() * paddedW + transformedFloats() + productFloats();
+  int64_t paddedW;        // the zero-padded input rows an item transforms
+  int64_t patch() const { return kernel + 1; }
+  // Transformed tiles have patch() x patch() positions; each position's products are one matrix
+  // product.
+  int64_t positions() const { return patch() * patch(); }
+  int64_t paddedRows() const { return 2 * tileRowsPerItem + kernel - 1; }
+  // With flat tiles, one channel's row transforms (Bᵀ along each padded row) are kept as patch() x
+  // 2 planes, one per patch column and row parity, of (tileRowsPerItem + kernel / 2) rows of tilesW
+  // tiles; each plane has a vector's slack after it.
+  int64_t rowTransformPlane() const { return (tileRowsPerItem + kernel / 2) * tilesW + kMaxLanes; }
+  int64_t rowTransformFloats() const {
+    return flatTiles(kernel) ? 2 * patch() * rowTransformPlane() : 0;
   }
-  int64_t weightFloats() const { return kPositions * inChannels * outChannels; }
+  int64_t transformedFloats() const { return positions() * inChannels * tileStride; }
+  int64_t productFloats() const { return positions() * outChannels * tileStride; }
+  int64_t threadFloats() const {
+    return 2 * paddedRows() * paddedW + rowTransformFloats() + transformedFloats() +
+           productFloats();
+  }
+  int64_t weightFloats() const { return positions() * inChannels * outChannels; }
+
+  // The weight gradient with flat tiles keeps output channels in the lanes, padded to whole
+  // vectors; with tiles in the lanes its dM [position][out][tile] takes the products' place.
+  int64_t paddedOutChannels() const { return roundUp(outChannels, kMaxLanes); }
+  int64_t itemTiles() const { return imagesPerItem * tileRowsPerItem * tilesW; }
+  // dMᵀ [position][tile][out] of an item, then one image's dy rows [row][column][out]. Positions
+  // are a cache line more than their tiles apart: at a multiple of 4 KB (16 tiles of 64 outputs)
+  // the stores of one tile's positions would all fall in one set of the L1 cache.
+  int64_t gradientPositionStride() const { return itemTiles() * paddedOutChannels() + kMaxLanes; }
+  int64_t gradientTransformFloats() const { return positions() * gradientPositionStride(); }
+  int64_t gradientRowFloats() const { return 4 * tileRowsPerItem * tilesW * paddedOutChannels(); }
+  int64_t gradientThreadFloats() const {
+    if (!flatTiles(kernel)) return threadFloats();
+    return 2 * paddedRows() * paddedW + rowTransformFloats() + transformedFloats() +
+           gradientTransformFloats() + gradientRowFloats();
+  }
+  // A thread's part of dU ([position][in][out], padded outputs, with flat tiles; else
+  // [position][out][in]) and of the bias gradient.
+  int64_t gradientPartFloats() const {
+    return flatTiles(kernel) ? (positions() * inChannels + 1) * paddedOutChannels()
+                             : weightFloats() + paddedOutChannels();
+  }
 };
 
-// Per thread: the item's padded input rows (two channels' worth), its transformed tiles V
-// [position][in][tile] and its products M [position][out][tile]. Before them, shared: the
-// transformed weights U [position][in][out].
+// Per thread: the item's padded input rows (two channels' worth), one channel's row transforms,
+// its transformed tiles V [position][in][tile] and its products M [position][out][tile]. Before
+// them, shared: the transformed weights U [position][in][out].
 struct ItemScratch {
   float* padded;
+  float* rowTransforms;
   float* transformed;
   float* products;
 };
