@@ -95,12 +95,10 @@ bool runsOwnWinograd(const Shape& weights, const WindowGeometry& g) {
   return g.kernelH == 3 && !hasFewInputChannels(weights) && winogradConvolutionSupported(g) &&
          !suitsWinograd(weights, g);
 }
-// 5x5 convolutions with 8 or more input channels (LeNet's second) run the forward pass and the
-// weight gradient on dl4cpp's F(2x2, 5x5) kernels at avx2, where they beat the direct kernels
-// (docs/performance.md). Backward data stays on sgemm + col2im: as a forward pass over dy padded
-// by 4 it has more tiles than the forward pass (36 against 16 on LeNet's 8x8 outputs) and measured
-// slower. At avx512 the direct kernels keep every pass: they run LeNet at 73% of that level's peak,
-// and the Winograd ones were not measured there.
+// 5x5 convolutions with 8 or more input channels (LeNet's second) run every pass on dl4cpp's
+// F(2x2, 5x5) kernels at avx2, where they beat the direct kernels and, backward data, sgemm +
+// col2im (docs/performance.md). At avx512 those keep every pass: they run LeNet at 73% of that
+// level's peak, and the Winograd ones were not measured there.
 bool runsOwnWinograd5x5(const Shape& weights, const WindowGeometry& g) {
   return g.kernelH == 5 && cpuIsa() == CpuIsa::Avx2 && !hasFewInputChannels(weights) &&
          winogradConvolutionSupported(g);
@@ -346,7 +344,7 @@ void CpuBackend::convolutionBackwardData(const Tensor& dy, const Tensor& w, Tens
   // sgemm + col2im (Im2colConvolution.h) unless one image's column matrix is large, where
   // oneDNN's direct kernel, which needs none, is the safer choice, or the channels fill oneDNN's
   // blocks, where its blocked kernel is faster (measured on 3x3 pad-1 layers of 32 and 64).
-  if (runsOwnWinograd(w.shape(), g)) {
+  if (runsOwnWinograd(w.shape(), g) || runsOwnWinograd5x5(w.shape(), g)) {
     const int64_t floats =
         winogradBackwardDataScratchFloats(dx.shape(), w.shape(), g, omp_get_max_threads());
     winogradConvolutionBackwardData(dy, w, dx, g, scratch(floats));

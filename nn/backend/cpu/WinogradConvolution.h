@@ -14,8 +14,15 @@
 // transformed tiles held in per-thread scratch while they are in cache, and each output is one
 // item's sum in a fixed order: results do not depend on the thread count.
 //
-// Backward data is the same forward pass over dy, with each weight plane turned by 180 degrees,
-// input and output channels swapped and the padding k - 1 - p.
+// Backward data at 3x3 is the same forward pass over dy, with each weight plane turned by 180
+// degrees, input and output channels swapped and the padding k - 1 - p. At 5x5 that would take a
+// tile per 2x2 of dx (36 on LeNet's 12x12 against the forward pass's 16), so it runs as the
+// forward pass's adjoint instead, on the forward pass's tiles: dM = A dY Aᵀ, the products with the
+// forward weights transposed, and each tile's B dV Bᵀ added into dx where its patch lies.
+//
+// The vector layouts differ by kernel size (WinogradPlan.h, flatTiles): 3x3 takes a tile row's
+// tiles as vectors, 5x5 vectors of consecutive tiles across rows (LeNet's rows of 4 tiles are half
+// an AVX2 vector) and sums its weight gradient with output channels in the lanes.
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 

@@ -58,6 +58,14 @@ struct Plan {
   }
   int64_t weightFloats() const { return positions() * inChannels * outChannels; }
 
+  // Backward data with flat tiles (the forward pass's adjoint): per thread, after the item scratch,
+  // the patch rows of one input channel's tiles, each with zeros before and after.
+  int64_t patchRowLead() const { return roundUp(kernel / 2 * tilesW, kMaxLanes); }
+  int64_t patchRowStride() const {
+    return 2 * patchRowLead() + roundUp(tileRowsPerItem * tilesW, kMaxLanes) + kMaxLanes;
+  }
+  int64_t adjointThreadFloats() const { return threadFloats() + positions() * patchRowStride(); }
+
   // The weight gradient with flat tiles keeps output channels in the lanes, padded to whole
   // vectors; with tiles in the lanes its dM [position][out][tile] takes the products' place.
   int64_t paddedOutChannels() const { return roundUp(outChannels, kMaxLanes); }
