@@ -499,12 +499,15 @@ void gradientItemTileLanes(const float* x, const float* dy, int64_t images, int6
                                                     positionStride);
                 });
   }
-  // The last vector's lanes past the item's tiles hold what an earlier item left: zero them in dM,
-  // so that they add nothing.
+  // The last vector's lanes past the item's tiles hold what the scratch held before (an earlier
+  // item's tiles, or anything, NaN included): zero them in dM and in V, so that they add nothing.
   const int64_t tiles = images * imageTiles;
   for (int64_t row = 0; row < p.positions() * p.outChannels; ++row)
     std::fill(s.products + row * p.tileStride + tiles,
               s.products + row * p.tileStride + vectors * kLanes, 0.0f);
+  for (int64_t row = 0; row < p.positions() * p.inChannels; ++row)
+    std::fill(s.transformed + row * p.tileStride + tiles,
+              s.transformed + row * p.tileStride + vectors * kLanes, 0.0f);
   for (int64_t position = 0; position < p.positions(); ++position) {
     const float* dm = s.products + position * positionStride;
     const float* v = s.transformed + position * p.inChannels * p.tileStride;

@@ -16,6 +16,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "BackendTestUtil.h"
@@ -79,8 +80,9 @@ void checkClose(const Tensor& actual, const Reference& expected, const char* wha
   double worst = 0;
   for (int64_t i = 0; i < actual.numel(); ++i) {
     const auto at = static_cast<size_t>(i);
-    worst = std::max(
-        worst, std::abs(actual.data()[i] - expected.value[at]) / (1.0 + expected.magnitude[at]));
+    const double error =
+        std::abs(actual.data()[i] - expected.value[at]) / (1.0 + expected.magnitude[at]);
+    worst = std::isfinite(error) ? std::max(worst, error) : HUGE_VAL;  // NaN fails too
   }
   INFO(std::string(what) << ": worst error relative to the terms' magnitude " << worst);
   CHECK(worst < 1e-5);
@@ -172,12 +174,15 @@ void checkAgainstReference(const Case& c) {
 
   // The Winograd kernels, called directly where they apply, on 1 and 2 threads: the forward pass
   // and backward data the same bits either way (the weight gradient's parts add up per thread).
+  // Their scratch starts as NaN: no lane may depend on what the kernels did not write.
   if (cpu::winogradConvolutionFits(g) && runsAt(CpuIsa::Avx2)) {
-    std::vector<float> scratch(static_cast<size_t>(
-        std::max(cpu::winogradForwardScratchFloats(xShape, wShape, g, 2),
-                 cpu::winogradBackwardDataScratchFloats(xShape, wShape, g, 2))));
+    constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> scratch(
+        static_cast<size_t>(std::max(cpu::winogradForwardScratchFloats(xShape, wShape, g, 2),
+                                     cpu::winogradBackwardDataScratchFloats(xShape, wShape, g, 2))),
+        kNaN);
     std::vector<float> gradientScratch(
-        static_cast<size_t>(cpu::winogradBackwardWeightsScratchFloats(xShape, wShape, g, 2)));
+        static_cast<size_t>(cpu::winogradBackwardWeightsScratchFloats(xShape, wShape, g, 2)), kNaN);
     Tensor yWinograd[2] = {Tensor(yShape), Tensor(yShape)};
     Tensor dxWinograd[2] = {Tensor(xShape), Tensor(xShape)};
     Tensor dwWinograd(wShape), dbWinograd = c.bias ? Tensor(b.shape()) : Tensor();
@@ -291,6 +296,17 @@ TEST_SUITE("nn/backend/cpu") {
     checkAgainstReference({1, 9, 5, 5, 3, 3, 1, 2});      // padding 2: 7x7 outputs
     checkAgainstReference({2, 10, 70, 9, 7, 3, 1, 1, 1, false});  // items of 7 tile rows; no bias
     checkAgainstReference({2, 12, 1, 1, 4, 3, 1, 1});             // a 1x1 image
+  }
+
+  TEST_CASE(
+      "Convolution: 5x5 at stride 1 (Winograd F(2x2, 5x5), flat tiles) matches the reference") {
+    checkAgainstReference({3, 20, 12, 12, 50, 5, 1, 0});  // LeNet's second: 4 tiles a row
+    checkAgainstReference({2, 9, 13, 11, 6, 5, 1, 0});    // 9x7 outputs: odd rows and columns
+    checkAgainstReference({2, 8, 70, 9, 5, 5, 1, 2});     // padding 2; items of 12 tile rows
+    checkAgainstReference({1, 10, 6, 5, 3, 5, 1, 4});     // padding 4: 10x9 outputs
+    checkAgainstReference({19, 8, 6, 6, 17, 5, 1, 0, 1, false});  // 1 tile an image: gradient
+                                                                  // items of 16 + 3 images; no bias
+    checkAgainstReference({2, 12, 1, 1, 4, 5, 1, 2});             // a 1x1 image
   }
 
   TEST_CASE("Convolution: many input channels (channels-last kernels) match the reference") {
