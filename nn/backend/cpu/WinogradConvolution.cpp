@@ -901,15 +901,23 @@ constexpr float kG5[6][5] = {{1.0f / 4, 0, 0, 0, 0},
                              {1.0f / 24, -2.0f / 24, 4.0f / 24, -8.0f / 24, 16.0f / 24},
                              {0, 0, 0, 0, 1}};
 
-// G[a][i] of a kernel size's transform.
-float weightTransform(int64_t kernel, int64_t a, int64_t i) {
-  return kernel == 3 ? kG3[a][i] : kG5[a][i];
+// G of a kernel size, as a compile-time table: the transforms below are templates on the size, so
+// that their small loops unroll (with the size a run-time value they took 4-6% of a pass).
+template <int K>
+constexpr const float (&weightTransform())[K + 1][K] {
+  if constexpr (K == 3)
+    return kG3;
+  else
+    return kG5;
 }
 
 // dW = Gᵀ dU G of every weight plane, from the threads' summed part of dU (Plan's
 // gradientPartFloats: [position][in][padded out] with flat tiles, else [position][out][in]).
-void weightsFromTransformed(const float* du, const Plan& p, Tensor& dw) {
-  const int64_t outs = dw.dim(0), ins = dw.dim(1), k = dw.dim(2), patch = k + 1;
+template <int K>
+void weightsFromTransformedOf(const float* du, const Plan& p, Tensor& dw) {
+  constexpr int64_t k = K, patch = K + 1;
+  constexpr const float(&G)[K + 1][K] = weightTransform<K>();
+  const int64_t outs = dw.dim(0), ins = dw.dim(1);
   const bool flat = flatTiles(k);
   const int64_t positionStride = flat ? ins * p.paddedOutChannels() : outs * ins;
   const int64_t outStride = flat ? 1 : ins, inStride = flat ? p.paddedOutChannels() : 1;
@@ -920,12 +928,12 @@ void weightsFromTransformed(const float* du, const Plan& p, Tensor& dw) {
       for (int64_t a = 0; a < patch; ++a)
         for (int64_t b = 0; b < patch; ++b) {
           const float u = du[(a * patch + b) * positionStride + o * outStride + c * inStride];
-          for (int64_t j = 0; j < k; ++j) ug[a][j] += u * weightTransform(k, b, j);
+          for (int64_t j = 0; j < k; ++j) ug[a][j] += u * G[b][j];
         }
       for (int64_t i = 0; i < k; ++i)
         for (int64_t j = 0; j < k; ++j) {
           float sum = 0.0f;
-          for (int64_t a = 0; a < patch; ++a) sum += weightTransform(k, a, i) * ug[a][j];
+          for (int64_t a = 0; a < patch; ++a) sum += G[a][i] * ug[a][j];
           grad[((o * ins + c) * k + i) * k + j] = sum;
         }
     }
@@ -938,12 +946,14 @@ enum class WeightsFor { Forward, ForwardOverGradient, Adjoint };
 
 // U = G g Gᵀ of every weight plane, into u[position][in][out]: g = w[out][in] (Forward), or
 // w[in][out] turned by 180 degrees (ForwardOverGradient) or not (Adjoint).
-void transformWeights(const Tensor& w, WeightsFor pass, float* u) {
+template <int K>
+void transformWeightsOf(const Tensor& w, WeightsFor pass, float* u) {
+  constexpr int64_t k = K, patch = K + 1;
+  constexpr const float(&G)[K + 1][K] = weightTransform<K>();
   const bool swapped = pass != WeightsFor::Forward;
   const bool turned = pass == WeightsFor::ForwardOverGradient;
   const int64_t outs = swapped ? w.dim(1) : w.dim(0);
   const int64_t ins = swapped ? w.dim(0) : w.dim(1);
-  const int64_t k = w.dim(2), patch = k + 1;
   const float* weights = w.data();
   for (int64_t o = 0; o < outs; ++o)
     for (int64_t c = 0; c < ins; ++c) {
@@ -954,11 +964,11 @@ void transformWeights(const Tensor& w, WeightsFor pass, float* u) {
       float gg[6][5] = {};  // G g
       for (int64_t a = 0; a < patch; ++a)
         for (int64_t j = 0; j < k; ++j)
-          for (int64_t i = 0; i < k; ++i) gg[a][j] += weightTransform(k, a, i) * g(i, j);
+          for (int64_t i = 0; i < k; ++i) gg[a][j] += G[a][i] * g(i, j);
       for (int64_t a = 0; a < patch; ++a)
         for (int64_t b = 0; b < patch; ++b) {
           float sum = 0.0f;
-          for (int64_t j = 0; j < k; ++j) sum += gg[a][j] * weightTransform(k, b, j);
+          for (int64_t j = 0; j < k; ++j) sum += gg[a][j] * G[b][j];
           u[((a * patch + b) * ins + c) * outs + o] = sum;
         }
     }
@@ -987,6 +997,20 @@ void run(const Plan& p, const float* in, const float* bias, float* out, float* s
 #else
   (void)p, (void)in, (void)bias, (void)out, (void)scratch;
 #endif
+}
+
+void weightsFromTransformed(const float* du, const Plan& p, Tensor& dw) {
+  if (dw.dim(2) == 3)
+    weightsFromTransformedOf<3>(du, p, dw);
+  else
+    weightsFromTransformedOf<5>(du, p, dw);
+}
+
+void transformWeights(const Tensor& w, WeightsFor pass, float* u) {
+  if (w.dim(2) == 3)
+    transformWeightsOf<3>(w, pass, u);
+  else
+    transformWeightsOf<5>(w, pass, u);
 }
 
 // Backward data with flat tiles: the forward pass's tiles, its input and output channels and
