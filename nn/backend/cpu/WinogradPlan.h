@@ -1,6 +1,11 @@
 #pragma once
-// The work plan WinogradConvolution.cpp's kernels share at every level (that file is compiled once
-// per level, so what all levels use lives here).
+// What the Winograd kernel files (WinogradConvolution.cpp, WinogradAdjoint.cpp,
+// WinogradWeightGradient.cpp) share at every level: each pass's plan, the weight transforms and the
+// checks (WinogradPlan.cpp; the kernel files are compiled once per level, so what all levels use
+// lives here).
+#include <dl4cpp/nn/backend/OpTypes.h>
+#include <dl4cpp/nn/tensor/Tensor.h>
+
 #include <cstdint>
 
 namespace dl4cpp::cpu {
@@ -98,6 +103,39 @@ struct ItemScratch {
   float* transformed;
   float* products;
 };
+
+// The passes' plans. Backward data at 3x3 runs as a forward pass over dy (O input channels, C
+// outputs, padding kernel - 1 - p); at 5x5 as the forward pass's adjoint, on the forward pass's
+// tiles with its input and output channels and extents swapped (dy is the input, dx the output).
+// The weight gradient's items are several whole images where those are small, larger with tiles in
+// the lanes: each then ends in reductions of vectors of sums, one per (position, output, input
+// channel), whatever its tile count.
+Plan forwardPlan(const Shape& x, const Shape& w, const WindowGeometry& g);
+Plan backwardDataPlan(const Shape& dx, const Shape& w, const WindowGeometry& g);
+Plan adjointPlan(const Shape& dx, const Shape& w, const WindowGeometry& g);
+Plan gradientPlan(const Shape& x, const Shape& dw, const WindowGeometry& g);
+
+// The weights a pass multiplies by: the forward pass's, the forward pass over dy's (backward data
+// with tiles of dx: w turned by 180 degrees, input and output channels swapped), or the forward
+// pass's transposed (its adjoint: backward data with the forward pass's tiles).
+enum class WeightsFor { Forward, ForwardOverGradient, Adjoint };
+
+// U = G g Gᵀ of every weight plane, into u[position][in][out]: g = w[out][in] (Forward), or
+// w[in][out] turned by 180 degrees (ForwardOverGradient) or not (Adjoint).
+void transformWeights(const Tensor& w, WeightsFor pass, float* u);
+
+// dW = Gᵀ dU G of every weight plane, from the threads' summed part of dU (Plan's
+// gradientPartFloats: [position][in][padded out] with flat tiles, else [position][out][in]).
+void weightsFromTransformed(const float* du, const Plan& p, Tensor& dw);
+
+// A BackendError naming `pass` unless the kernels run (winogradConvolutionSupported) and w is the
+// window's kernel.
+void checkSupported(const WindowGeometry& g, const Shape& w, const char* pass);
+
+// Backward data as the adjoint (WinogradAdjoint.cpp): dx from dy, `scratch` as
+// winogradBackwardDataScratchFloats sizes it. Images in parallel; an image's items one after the
+// other, since their patches overlap in dx.
+void runAdjoint(const Plan& p, const Tensor& dy, const Tensor& w, Tensor& dx, float* scratch);
 
 }  // namespace winograd
 }  // namespace dl4cpp::cpu

@@ -1,0 +1,168 @@
+// The Winograd kernels' plans and weight transforms (WinogradPlan.h): what every level and every
+// pass shares, compiled once.
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/backend/cpu/WinogradConvolution.h>
+#include <dl4cpp/nn/backend/cpu/WinogradPlan.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+namespace dl4cpp::cpu::winograd {
+namespace {
+
+Plan planFor(int64_t kernel, const Shape& in, int64_t outChannels, int64_t outH, int64_t outW,
+             int64_t padTop, int64_t padLeft, int64_t targetTiles = kTargetTilesPerItem,
+             bool wholeImages = false) {
+  Plan p{};
+  p.kernel = kernel;
+  p.images = in[0];
+  p.inChannels = in[1];
+  p.inH = in[2];
+  p.inW = in[3];
+  p.outChannels = outChannels;
+  p.outH = outH;
+  p.outW = outW;
+  p.padTop = padTop;
+  p.padLeft = padLeft;
+  p.tilesH = (outH + 1) / 2;
+  p.tilesW = (outW + 1) / 2;
+  p.tileRowsPerItem = std::clamp<int64_t>(targetTiles / std::max<int64_t>(p.tilesW, 1), 1,
+                                          std::max<int64_t>(p.tilesH, 1));
+  p.itemsPerImage = (p.tilesH + p.tileRowsPerItem - 1) / p.tileRowsPerItem;
+  p.imagesPerItem = 1;
+  if (wholeImages && p.itemsPerImage == 1)
+    p.imagesPerItem = std::clamp<int64_t>(targetTiles / std::max<int64_t>(p.tilesH * p.tilesW, 1),
+                                          1, std::max<int64_t>(p.images, 1));
+  p.tileStride = roundUp(p.imagesPerItem * p.tileRowsPerItem * p.tilesW, kMaxLanes) + kMaxLanes;
+  // Interleaved loads of a row's last vector read 2 kMaxLanes + kernel - 1 floats from its first
+  // column (in whole vectors, so that rows are zeroed a vector at a time).
+  p.paddedW = roundUp(std::max(2 * roundUp(p.tilesW, kMaxLanes) + kernel - 1,
+                               p.padLeft + roundUp(p.inW, kMaxLanes)),
+                      kMaxLanes);
+  return p;
+}
+
+// G, the weight transform (kernel + 1 rows of `kernel`): U = G g Gᵀ, and the weight gradient
+// dW = Gᵀ dU G. F(2x2, 3x3), and F(2x2, 5x5) on the points 0, 1, -1, 2, -2 and ∞ (row i of a
+// finite point q: q^j / Π over the other points (q - point)).
+constexpr float kG3[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
+constexpr float kG5[6][5] = {{1.0f / 4, 0, 0, 0, 0},
+                             {-1.0f / 6, -1.0f / 6, -1.0f / 6, -1.0f / 6, -1.0f / 6},
+                             {-1.0f / 6, 1.0f / 6, -1.0f / 6, 1.0f / 6, -1.0f / 6},
+                             {1.0f / 24, 2.0f / 24, 4.0f / 24, 8.0f / 24, 16.0f / 24},
+                             {1.0f / 24, -2.0f / 24, 4.0f / 24, -8.0f / 24, 16.0f / 24},
+                             {0, 0, 0, 0, 1}};
+
+// G of a kernel size, as a compile-time table: the transforms below are templates on the size, so
+// that their small loops unroll (with the size a run-time value they took 4-6% of a pass).
+template <int K>
+constexpr const float (&weightTransform())[K + 1][K] {
+  if constexpr (K == 3)
+    return kG3;
+  else
+    return kG5;
+}
+
+template <int K>
+void weightsFromTransformedOf(const float* du, const Plan& p, Tensor& dw) {
+  constexpr int64_t k = K, patch = K + 1;
+  constexpr const float(&G)[K + 1][K] = weightTransform<K>();
+  const int64_t outs = dw.dim(0), ins = dw.dim(1);
+  const bool flat = flatTiles(k);
+  const int64_t positionStride = flat ? ins * p.paddedOutChannels() : outs * ins;
+  const int64_t outStride = flat ? 1 : ins, inStride = flat ? p.paddedOutChannels() : 1;
+  float* grad = dw.data();
+  for (int64_t o = 0; o < outs; ++o)
+    for (int64_t c = 0; c < ins; ++c) {
+      float ug[6][5] = {};  // dU G
+      for (int64_t a = 0; a < patch; ++a)
+        for (int64_t b = 0; b < patch; ++b) {
+          const float u = du[(a * patch + b) * positionStride + o * outStride + c * inStride];
+          for (int64_t j = 0; j < k; ++j) ug[a][j] += u * G[b][j];
+        }
+      for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < k; ++j) {
+          float sum = 0.0f;
+          for (int64_t a = 0; a < patch; ++a) sum += G[a][i] * ug[a][j];
+          grad[((o * ins + c) * k + i) * k + j] = sum;
+        }
+    }
+}
+
+template <int K>
+void transformWeightsOf(const Tensor& w, WeightsFor pass, float* u) {
+  constexpr int64_t k = K, patch = K + 1;
+  constexpr const float(&G)[K + 1][K] = weightTransform<K>();
+  const bool swapped = pass != WeightsFor::Forward;
+  const bool turned = pass == WeightsFor::ForwardOverGradient;
+  const int64_t outs = swapped ? w.dim(1) : w.dim(0);
+  const int64_t ins = swapped ? w.dim(0) : w.dim(1);
+  const float* weights = w.data();
+  for (int64_t o = 0; o < outs; ++o)
+    for (int64_t c = 0; c < ins; ++c) {
+      const float* plane = weights + (swapped ? c * outs + o : o * ins + c) * k * k;
+      const auto g = [&](int64_t i, int64_t j) {
+        return turned ? plane[(k - 1 - i) * k + (k - 1 - j)] : plane[i * k + j];
+      };
+      float gg[6][5] = {};  // G g
+      for (int64_t a = 0; a < patch; ++a)
+        for (int64_t j = 0; j < k; ++j)
+          for (int64_t i = 0; i < k; ++i) gg[a][j] += G[a][i] * g(i, j);
+      for (int64_t a = 0; a < patch; ++a)
+        for (int64_t b = 0; b < patch; ++b) {
+          float sum = 0.0f;
+          for (int64_t j = 0; j < k; ++j) sum += gg[a][j] * G[b][j];
+          u[((a * patch + b) * ins + c) * outs + o] = sum;
+        }
+    }
+}
+
+}  // namespace
+
+Plan forwardPlan(const Shape& x, const Shape& w, const WindowGeometry& g) {
+  return planFor(g.kernelH, x, w[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft);
+}
+
+Plan backwardDataPlan(const Shape& dx, const Shape& w, const WindowGeometry& g) {
+  const Shape dy{dx[0], w[0], g.outH(dx[2]), g.outW(dx[3])};
+  return planFor(g.kernelH, dy, w[1], dx[2], dx[3], g.kernelH - 1 - g.padTop,
+                 g.kernelW - 1 - g.padLeft);
+}
+
+Plan gradientPlan(const Shape& x, const Shape& dw, const WindowGeometry& g) {
+  return planFor(
+      g.kernelH, x, dw[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft,
+      flatTiles(g.kernelH) ? kTargetFlatGradientTilesPerItem : kTargetGradientTilesPerItem, true);
+}
+
+void weightsFromTransformed(const float* du, const Plan& p, Tensor& dw) {
+  if (dw.dim(2) == 3)
+    weightsFromTransformedOf<3>(du, p, dw);
+  else
+    weightsFromTransformedOf<5>(du, p, dw);
+}
+
+void transformWeights(const Tensor& w, WeightsFor pass, float* u) {
+  if (w.dim(2) == 3)
+    transformWeightsOf<3>(w, pass, u);
+  else
+    transformWeightsOf<5>(w, pass, u);
+}
+
+Plan adjointPlan(const Shape& dx, const Shape& w, const WindowGeometry& g) {
+  Plan p = forwardPlan(dx, w, g);
+  std::swap(p.inChannels, p.outChannels);
+  std::swap(p.inH, p.outH);
+  std::swap(p.inW, p.outW);
+  return p;
+}
+
+void checkSupported(const WindowGeometry& g, const Shape& w, const char* pass) {
+  if (!winogradConvolutionSupported(g) || w.rank() != 4 || w[2] != g.kernelH || w[3] != g.kernelW)
+    throw BackendError(std::string("Winograd convolution ") + pass +
+                       ": needs AVX2 or AVX-512 and a 3x3 or 5x5 kernel at stride 1 without "
+                       "dilation, each padding below the kernel size");
+}
+
+}  // namespace dl4cpp::cpu::winograd
