@@ -63,8 +63,8 @@ void winogradConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& 
                                      const WindowGeometry& g, float* scratch);
 
 // dw (O, C, k, k) and db (O, or empty) = the gradients of the weights and bias, from x and dy.
-// Each thread sums its images' part; the parts are added in thread order, so the last bits depend
-// on the thread count (not on the run).
+// The images are summed in up to 16 chunks of consecutive images, the chunks' parts then added in
+// chunk order: the result does not depend on the thread count either.
 int64_t winogradBackwardWeightsScratchFloats(const Shape& x, const Shape& dw,
                                              const WindowGeometry& g, int threads);
 void winogradConvolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,

@@ -309,9 +309,19 @@ namespace dl4cpp::cpu {
 namespace winograd {
 namespace {
 
-// Per thread: the item scratch, then its part of dU and of the bias gradient.
-int64_t gradientThreadFloats(const Plan& p) {
-  return p.gradientThreadFloats() + p.gradientPartFloats();
+// The images' groups are summed in at most this many chunks of consecutive groups, each chunk's
+// part of dU and of the bias gradient on its own, the parts then added in chunk order: a split
+// that depends on the batch only, so that the result does not depend on the thread count.
+constexpr int64_t kMaxChunks = 16;
+
+struct Chunks {
+  int64_t count, groupsPerChunk;
+};
+
+Chunks chunksOf(const Plan& p) {
+  const int64_t groups = (p.images + p.imagesPerItem - 1) / p.imagesPerItem;
+  const int64_t perChunk = (groups + kMaxChunks - 1) / kMaxChunks;
+  return {(groups + perChunk - 1) / perChunk, perChunk};
 }
 
 }  // namespace
@@ -319,7 +329,8 @@ int64_t gradientThreadFloats(const Plan& p) {
 
 int64_t winogradBackwardWeightsScratchFloats(const Shape& x, const Shape& dw,
                                              const WindowGeometry& g, int threads) {
-  return threads * winograd::gradientThreadFloats(winograd::gradientPlan(x, dw, g));
+  const winograd::Plan p = winograd::gradientPlan(x, dw, g);
+  return threads * p.gradientThreadFloats() + winograd::chunksOf(p).count * p.gradientPartFloats();
 }
 
 void winogradConvolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
@@ -328,29 +339,31 @@ void winogradConvolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tenso
 #ifdef DL4CPP_X86_KERNELS
   const winograd::Plan p = winograd::gradientPlan(x.shape(), dw.shape(), g);
   const int threads = singleThreaded() ? 1 : omp_get_max_threads();
-  const int64_t perThread = winograd::gradientThreadFloats(p);
-  const auto partsOf = [&](int thread) {
-    return scratch + thread * perThread + p.gradientThreadFloats();
-  };
+  const winograd::Chunks chunks = winograd::chunksOf(p);
   const int64_t partFloats = p.gradientPartFloats();
   const int64_t biasOffset = partFloats - p.paddedOutChannels();
-  for (int t = 0; t < threads; ++t) std::fill(partsOf(t), partsOf(t) + partFloats, 0.0f);
+  float* parts = scratch + threads * p.gradientThreadFloats();
+  std::fill(parts, parts + chunks.count * partFloats, 0.0f);
   const auto item = p.kernel == 3
                         ? highwayKernel(&N_AVX3::gradientItem<3>, &N_AVX2::gradientItem<3>)
                         : highwayKernel(&N_AVX3::gradientItem<5>, &N_AVX2::gradientItem<5>);
   const int64_t inImage = p.inChannels * p.inH * p.inW, outImage = p.outChannels * p.outH * p.outW;
-  const int64_t imageGroups = (p.images + p.imagesPerItem - 1) / p.imagesPerItem;
-  parallelForOnThreads(imageGroups * p.itemsPerImage, [&](int64_t i, int thread) {
-    const int64_t n = i / p.itemsPerImage * p.imagesPerItem;
-    const int64_t firstTileRow = i % p.itemsPerImage * p.tileRowsPerItem;
-    float* parts = partsOf(thread);
-    item(x.data() + n * inImage, dy.data() + n * outImage, std::min(p.imagesPerItem, p.images - n),
-         firstTileRow, p, scratch + thread * perThread, parts, parts + biasOffset);
+  const int64_t groups = (p.images + p.imagesPerItem - 1) / p.imagesPerItem;
+  parallelForOnThreads(chunks.count, [&](int64_t chunk, int thread) {
+    float* part = parts + chunk * partFloats;
+    const int64_t last = std::min(groups, (chunk + 1) * chunks.groupsPerChunk);
+    for (int64_t group = chunk * chunks.groupsPerChunk; group < last; ++group)
+      for (int64_t row = 0; row < p.tilesH; row += p.tileRowsPerItem) {
+        const int64_t n = group * p.imagesPerItem;
+        item(x.data() + n * inImage, dy.data() + n * outImage,
+             std::min(p.imagesPerItem, p.images - n), row, p,
+             scratch + thread * p.gradientThreadFloats(), part, part + biasOffset);
+      }
   });
-  // The threads' parts, added in thread order into thread 0's.
-  float* total = partsOf(0);
-  for (int t = 1; t < threads; ++t) {
-    const float* part = partsOf(t);
+  // The chunks' parts, added in chunk order into the first.
+  float* total = parts;
+  for (int64_t chunk = 1; chunk < chunks.count; ++chunk) {
+    const float* part = parts + chunk * partFloats;
     for (int64_t i = 0; i < partFloats; ++i) total[i] += part[i];
   }
   winograd::weightsFromTransformed(total, p, dw);

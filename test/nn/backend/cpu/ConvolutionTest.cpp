@@ -172,8 +172,8 @@ void checkAgainstReference(const Case& c) {
     if (c.bias) CHECK(dbDirect[0].toVector() == dbDirect[1].toVector());
   }
 
-  // The Winograd kernels, called directly where they apply, on 1 and 2 threads: the forward pass
-  // and backward data the same bits either way (the weight gradient's parts add up per thread).
+  // The Winograd kernels, called directly where they apply, on 1 and 2 threads: every pass the
+  // same bits either way.
   // Their scratch starts as NaN: no lane may depend on what the kernels did not write.
   if (cpu::winogradConvolutionFits(g) && runsAt(CpuIsa::Avx2)) {
     constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -185,7 +185,9 @@ void checkAgainstReference(const Case& c) {
         static_cast<size_t>(cpu::winogradBackwardWeightsScratchFloats(xShape, wShape, g, 2)), kNaN);
     Tensor yWinograd[2] = {Tensor(yShape), Tensor(yShape)};
     Tensor dxWinograd[2] = {Tensor(xShape), Tensor(xShape)};
-    Tensor dwWinograd(wShape), dbWinograd = c.bias ? Tensor(b.shape()) : Tensor();
+    Tensor dwWinograd[2] = {Tensor(wShape), Tensor(wShape)};
+    Tensor dbWinograd[2] = {c.bias ? Tensor(b.shape()) : Tensor(),
+                            c.bias ? Tensor(b.shape()) : Tensor()};
     for (int threads = 1; threads <= 2; ++threads) {
       setOmpThreads(threads);
       const auto t = static_cast<size_t>(threads - 1);
@@ -195,14 +197,16 @@ void checkAgainstReference(const Case& c) {
       cpu::winogradConvolutionBackwardData(dy, w, dxWinograd[t], g, scratch.data());
       checkClose(yWinograd[t], y, "forward, Winograd");
       checkClose(dxWinograd[t], dx, "backward data, Winograd");
-      dwWinograd.fill(123.0f);
-      cpu::winogradConvolutionBackwardWeights(x, dy, dwWinograd, dbWinograd, g,
+      dwWinograd[t].fill(123.0f);
+      cpu::winogradConvolutionBackwardWeights(x, dy, dwWinograd[t], dbWinograd[t], g,
                                               gradientScratch.data());
-      checkClose(dwWinograd, dw, "backward weights, Winograd");
-      if (c.bias) checkClose(dbWinograd, db, "backward bias, Winograd");
+      checkClose(dwWinograd[t], dw, "backward weights, Winograd");
+      if (c.bias) checkClose(dbWinograd[t], db, "backward bias, Winograd");
     }
     CHECK(yWinograd[0].toVector() == yWinograd[1].toVector());
     CHECK(dxWinograd[0].toVector() == dxWinograd[1].toVector());
+    CHECK(dwWinograd[0].toVector() == dwWinograd[1].toVector());
+    if (c.bias) CHECK(dbWinograd[0].toVector() == dbWinograd[1].toVector());
   }
 
   // The im2col weight gradient (below the direct kernel's level), called directly for every shape,
