@@ -265,6 +265,20 @@ HWY_INLINE void gradientExpansion(V a, V b, V (&out)[kKernel + 1]) {
   }
 }
 
+// A tile's dM = A dY Aᵀ from its two rows already expanded (h[row] = A of the row's two outputs):
+// A down each patch column, into dst[position * positionStride].
+template <int kKernel>
+HWY_INLINE void storeGradientTile(const V (&h)[2][kKernel + 1], float* dst,
+                                  int64_t positionStride) {
+  constexpr int kPatch = kKernel + 1;
+  const D d;
+  for (int j = 0; j < kPatch; ++j) {
+    V v[kPatch];
+    gradientExpansion<kKernel>(h[0][j], h[1][j], v);
+    for (int i = 0; i < kPatch; ++i) hn::StoreU(v[i], d, dst + (i * kPatch + j) * positionStride);
+  }
+}
+
 inline ItemScratch itemScratch(const Plan& p, float* scratch) {
   float* rowTransforms = scratch + 2 * p.paddedRows() * p.paddedW;
   float* transformed = rowTransforms + p.rowTransformFloats();

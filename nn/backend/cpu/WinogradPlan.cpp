@@ -98,6 +98,7 @@ void transformWeightsOf(const Tensor& w, WeightsFor pass, float* u) {
   const bool turned = pass == WeightsFor::ForwardOverGradient;
   const int64_t outs = swapped ? w.dim(1) : w.dim(0);
   const int64_t ins = swapped ? w.dim(0) : w.dim(1);
+  if (w.numel() == 0) return;  // no channels: nothing to transform (and no storage to read)
   const float* weights = w.data();
   for (int64_t o = 0; o < outs; ++o)
     for (int64_t c = 0; c < ins; ++c) {

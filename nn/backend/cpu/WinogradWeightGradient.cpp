@@ -50,13 +50,7 @@ void transformGradientChannel(const float* padded, int64_t tileRows, const Plan&
         hn::LoadInterleaved2(d, padded + (2 * tr + row) * p.paddedW + 2 * t0, even, odd);
         gradientExpansion<kKernel>(even, odd, h[row]);
       }
-      float* dst = out + tr * p.tilesW + t0;
-      for (int j = 0; j < kPatch; ++j) {
-        V v[kPatch];
-        gradientExpansion<kKernel>(h[0][j], h[1][j], v);
-        for (int i = 0; i < kPatch; ++i)
-          hn::StoreU(v[i], d, dst + (i * kPatch + j) * positionStride);
-      }
+      storeGradientTile<kKernel>(h, out + tr * p.tilesW + t0, positionStride);
     }
 }
 
@@ -184,13 +178,7 @@ void transformGradientChannelLanes(const float* dyImage, int64_t firstTileRow, i
         for (int r = 0; r < 2; ++r)
           gradientExpansion<kKernel>(hn::LoadU(d, at + r * width * channels),
                                      hn::LoadU(d, at + r * width * channels + channels), h[r]);
-        float* dst = out + (tr * p.tilesW + tc) * channels + o;
-        for (int j = 0; j < kPatch; ++j) {
-          V v[kPatch];
-          gradientExpansion<kKernel>(h[0][j], h[1][j], v);
-          for (int i = 0; i < kPatch; ++i)
-            hn::StoreU(v[i], d, dst + (i * kPatch + j) * positionStride);
-        }
+        storeGradientTile<kKernel>(h, out + (tr * p.tilesW + tc) * channels + o, positionStride);
       }
 }
 
