@@ -264,7 +264,7 @@ void winogradConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, cons
                             argmax ? argmax + n * pooledImage : nullptr, p.outChannels, e, poolG);
   });
 #else
-  (void)x, (void)b, (void)pooled, (void)poolG, (void)argmax;
+  (void)x, (void)b, (void)pooled, (void)poolG, (void)argmax, (void)scratch;
 #endif
 }
 
