@@ -97,7 +97,7 @@ bool runsOwnWinograd(const Shape& weights, const WindowGeometry& g) {
 }
 // 5x5 convolutions with 8 or more input channels (LeNet's second) run every pass on dl4cpp's
 // F(2x2, 5x5) kernels at avx2, where they beat the direct kernels and, backward data, sgemm +
-// col2im (docs/performance.md). At avx512 those keep every pass: they run LeNet at 73% of that
+// col2im (docs/performance.md). At avx512 those keep every pass: they run LeNet at 72% of that
 // level's peak, and the Winograd ones were not measured there.
 bool runsOwnWinograd5x5(const Shape& weights, const WindowGeometry& g) {
   return g.kernelH == 5 && cpuIsa() == CpuIsa::Avx2 && !hasFewInputChannels(weights) &&

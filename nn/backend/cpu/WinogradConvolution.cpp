@@ -15,6 +15,7 @@
 // clang-format on
 #endif
 
+#include <dl4cpp/nn/backend/cpu/AlignedRows.h>
 #include <dl4cpp/nn/backend/cpu/MaxPooling.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 #include <dl4cpp/nn/backend/cpu/WinogradConvolution.h>
@@ -29,6 +30,15 @@ namespace dl4cpp::cpu::HWY_NAMESPACE {
 namespace {
 using namespace winograd_kernels;
 
+// n consecutive floats from src to dst: whole vectors, the rest under a mask.
+HWY_INLINE void storeRun(const float* src, float* dst, int64_t n) {
+  const D d;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
+  if (i < n)
+    hn::BlendedStore(hn::LoadU(d, src + i), hn::FirstN(d, static_cast<size_t>(n - i)), d, dst + i);
+}
+
 // n outputs of a row from two interleaved vectors (even and odd columns), n <= 2 kLanes.
 HWY_INLINE void storeRowPairs(V even, V odd, float* dst, int64_t n) {
   const D d;
@@ -38,13 +48,7 @@ HWY_INLINE void storeRowPairs(V even, V odd, float* dst, int64_t n) {
   }
   HWY_ALIGN float row[2 * kMaxLanes];
   hn::StoreInterleaved2(even, odd, d, row);
-  int64_t i = 0;
-  if (n >= kLanes) {
-    hn::StoreU(hn::Load(d, row), d, dst);
-    i = kLanes;
-  }
-  const auto rest = hn::FirstN(d, static_cast<size_t>(n - i));
-  hn::BlendedStore(hn::Load(d, row + i), rest, d, dst + i);
+  storeRun(row, dst, n);
 }
 
 // The 1-D output transform Aᵀ m of kKernel + 1 values into two outputs. F(2, 3): m0 + m1 + m2,
@@ -101,15 +105,6 @@ void transformOutputByRows(const float* bias, int64_t firstTileRow, int64_t tile
       }
     }
   }
-}
-
-// n consecutive floats from src to dst: whole vectors, the rest under a mask.
-HWY_INLINE void storeRun(const float* src, float* dst, int64_t n) {
-  const D d;
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
-  if (i < n)
-    hn::BlendedStore(hn::LoadU(d, src + i), hn::FirstN(d, static_cast<size_t>(n - i)), d, dst + i);
 }
 
 // The same with flat tiles: vectors of consecutive tiles across tile rows, each vector's two
@@ -197,6 +192,13 @@ void run(const Plan& p, const float* in, const float* bias, float* out, float* s
 #endif
 }
 
+// Per thread, with max pooling: the item scratch, then one image's convolution output, in whole
+// cache lines (after the weights, also in whole lines) so that the threads' buffers never share
+// one.
+int64_t fusedThreadFloats(const Plan& p) {
+  return wholeCacheLines(p.threadFloats() + p.outChannels * p.outH * p.outW);
+}
+
 }  // namespace
 }  // namespace winograd
 
@@ -238,7 +240,7 @@ void winogradConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& 
 int64_t winogradConvolutionMaxPoolingForwardScratchFloats(const Shape& x, const Shape& w,
                                                           const WindowGeometry& g, int threads) {
   const winograd::Plan p = winograd::forwardPlan(x, w, g);
-  return p.weightFloats() + threads * (p.threadFloats() + p.outChannels * p.outH * p.outW);
+  return wholeCacheLines(p.weightFloats()) + threads * winograd::fusedThreadFloats(p);
 }
 
 void winogradConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
@@ -254,9 +256,9 @@ void winogradConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, cons
   const PlaneExtents e{p.outH, p.outW, pooled.dim(2), pooled.dim(3)};
   const int64_t inImage = p.inChannels * p.inH * p.inW,
                 pooledImage = p.outChannels * e.outH * e.outW;
-  const int64_t perThread = p.threadFloats() + p.outChannels * p.outH * p.outW;
+  const int64_t perThread = winograd::fusedThreadFloats(p);
   parallelForOnThreads(p.images, [&](int64_t n, int thread) {
-    float* itemScratch = scratch + p.weightFloats() + thread * perThread;
+    float* itemScratch = scratch + wholeCacheLines(p.weightFloats()) + thread * perThread;
     float* convolved = itemScratch + p.threadFloats();
     for (int64_t row = 0; row < p.tilesH; row += p.tileRowsPerItem)
       item(x.data() + n * inImage, scratch, bias, convolved, row, p, itemScratch);

@@ -227,16 +227,22 @@ struct ProductKernelFor {
 };
 constexpr auto kProductKernels = kernelTable<ProductKernelFor, kMaxOutBlock, kMaxTileVectors>();
 
+// `count` vectors cut into blocks of at most `most`, as even as can be (7 into 3s: 3 + 2 + 2):
+// evenBlocks(count, most) blocks, block i of evenBlock(count, blocks, i) vectors.
+constexpr int64_t evenBlocks(int64_t count, int64_t most) { return (count + most - 1) / most; }
+constexpr int64_t evenBlock(int64_t count, int64_t blocks, int64_t i) {
+  return count / blocks + (i < count % blocks ? 1 : 0);
+}
+
 inline void multiply(const float* weights, int64_t tiles, const Plan& p, const ItemScratch& s) {
   const int64_t vectors = (tiles + kLanes - 1) / kLanes;
   for (int64_t position = 0; position < p.positions(); ++position) {
     const float* u = weights + position * p.inChannels * p.outChannels;
     const float* v = s.transformed + position * p.inChannels * p.tileStride;
     float* m = s.products + position * p.outChannels * p.tileStride;
-    // Blocks of tile vectors as even as can be (7 vectors: 3 + 2 + 2).
-    const int64_t blocks = (vectors + kMaxTileVectors - 1) / kMaxTileVectors;
+    const int64_t blocks = evenBlocks(vectors, kMaxTileVectors);
     for (int64_t i = 0, t = 0; i < blocks; ++i) {
-      const int64_t block = vectors / blocks + (i < vectors % blocks ? 1 : 0);
+      const int64_t block = evenBlock(vectors, blocks, i);
       for (int64_t o = 0; o < p.outChannels; o += outBlockFor(block)) {
         const int64_t outBlock = std::min<int64_t>(outBlockFor(block), p.outChannels - o);
         kProductKernels[static_cast<size_t>(outBlock - 1)][static_cast<size_t>(block - 1)](
@@ -262,20 +268,6 @@ HWY_INLINE void gradientExpansion(V a, V b, V (&out)[kKernel + 1]) {
     out[3] = hn::MulAdd(two, b, a);
     out[4] = hn::NegMulAdd(two, b, a);
     out[5] = b;
-  }
-}
-
-// A tile's dM = A dY Aᵀ from its two rows already expanded (h[row] = A of the row's two outputs):
-// A down each patch column, into dst[position * positionStride].
-template <int kKernel>
-HWY_INLINE void storeGradientTile(const V (&h)[2][kKernel + 1], float* dst,
-                                  int64_t positionStride) {
-  constexpr int kPatch = kKernel + 1;
-  const D d;
-  for (int j = 0; j < kPatch; ++j) {
-    V v[kPatch];
-    gradientExpansion<kKernel>(h[0][j], h[1][j], v);
-    for (int i = 0; i < kPatch; ++i) hn::StoreU(v[i], d, dst + (i * kPatch + j) * positionStride);
   }
 }
 

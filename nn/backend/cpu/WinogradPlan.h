@@ -18,6 +18,8 @@ inline constexpr int64_t kMaxLanes = 16;
 // channels x tiles, both) then stay within a core's L2 for 64 channels at 3x3.
 inline constexpr int64_t kTargetTilesPerItem = 64;
 inline constexpr int64_t kTargetGradientTilesPerItem = 192;
+// With flat tiles the weight gradient has no per-item reductions, so its items stay small: one of
+// LeNet's images, whose V, dMᵀ and dU (36 positions) then fit a 512 KiB L2 together.
 inline constexpr int64_t kTargetFlatGradientTilesPerItem = 16;
 
 constexpr int64_t roundUp(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
@@ -86,8 +88,9 @@ struct Plan {
     return 2 * paddedRows() * paddedW + rowTransformFloats() + transformedFloats() +
            gradientTransformFloats() + gradientRowFloats();
   }
-  // A thread's part of dU ([position][in][out], padded outputs, with flat tiles; else
-  // [position][out][in]) and of the bias gradient.
+  // A chunk's part of dU ([position][in][out], padded outputs, with flat tiles; else
+  // [position][out][in]) and of the bias gradient (WinogradWeightGradient.cpp sums the images in
+  // chunks).
   int64_t gradientPartFloats() const {
     return flatTiles(kernel) ? (positions() * inChannels + 1) * paddedOutChannels()
                              : weightFloats() + paddedOutChannels();
@@ -124,7 +127,7 @@ enum class WeightsFor { Forward, ForwardOverGradient, Adjoint };
 // w[in][out] turned by 180 degrees (ForwardOverGradient) or not (Adjoint).
 void transformWeights(const Tensor& w, WeightsFor pass, float* u);
 
-// dW = Gᵀ dU G of every weight plane, from the threads' summed part of dU (Plan's
+// dW = Gᵀ dU G of every weight plane, from the chunks' summed part of dU (Plan's
 // gradientPartFloats: [position][in][padded out] with flat tiles, else [position][out][in]).
 void weightsFromTransformed(const float* du, const Plan& p, Tensor& dw);
 

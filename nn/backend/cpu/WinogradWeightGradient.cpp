@@ -31,6 +31,20 @@ using namespace winograd_kernels;
 // output gradient of each tile, then dW = Gᵀ dU G (in HWY_ONCE below). With tiles in the lanes
 // (3x3) or with output channels in the lanes (5x5, flat tiles; WinogradPlan.h says why).
 
+// A tile's dM = A dY Aᵀ from its two rows already expanded (h[row] = A of the row's two outputs):
+// A down each patch column, into dst[position * positionStride].
+template <int kKernel>
+HWY_INLINE void storeGradientTile(const V (&h)[2][kKernel + 1], float* dst,
+                                  int64_t positionStride) {
+  constexpr int kPatch = kKernel + 1;
+  const D d;
+  for (int j = 0; j < kPatch; ++j) {
+    V v[kPatch];
+    gradientExpansion<kKernel>(h[0][j], h[1][j], v);
+    for (int i = 0; i < kPatch; ++i) hn::StoreU(v[i], d, dst + (i * kPatch + j) * positionStride);
+  }
+}
+
 // --- Weight gradient with tiles in the lanes (3x3): dU[position][o][c] = Σ over tiles of
 // dM[position][o][t] · V[position][c][t], each sum a vector over tiles reduced at the item's end.
 
@@ -249,15 +263,13 @@ void gradientItemChannelLanes(const float* x, const float* dy, int64_t images, i
                                            s.products + n * imageTiles * channels, positionStride);
   }
   const int64_t vectors = (p.outChannels + kLanes - 1) / kLanes;
-  const int64_t blocks =
-      (vectors + kChannelLaneGradientOutVectors - 1) / kChannelLaneGradientOutVectors;
+  const int64_t blocks = evenBlocks(vectors, kChannelLaneGradientOutVectors);
   for (int64_t position = 0; position < p.positions(); ++position) {
     const float* dm = s.products + position * positionStride;
     const float* v = s.transformed + position * p.inChannels * p.tileStride;
     float* part = du + position * p.inChannels * channels;
-    // Blocks of output vectors as even as can be (7 vectors: 3 + 2 + 2).
     for (int64_t i = 0, o = 0; i < blocks; ++i) {
-      const int64_t block = vectors / blocks + (i < vectors % blocks ? 1 : 0);
+      const int64_t block = evenBlock(vectors, blocks, i);
       for (int64_t c = 0; c < p.inChannels; c += kChannelLaneGradientIns) {
         const int64_t ins = std::min<int64_t>(kChannelLaneGradientIns, p.inChannels - c);
         kChannelLaneGradientKernels[static_cast<size_t>(ins - 1)][static_cast<size_t>(block - 1)](
