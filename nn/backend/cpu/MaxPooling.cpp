@@ -1,4 +1,4 @@
-// Highway compiles this file once per x86 level (HighwayTargets.h) for the 2x2 backward kernel,
+// Highway compiles this file once per x86 level (HighwayTargets.h) for the 2x2 kernels,
 // written once for vectors of kLanes floats (16 at avx512, 8 at avx2); the rest is compiled once
 // (HWY_ONCE).
 #include <dl4cpp/nn/backend/cpu/HighwayTargets.h>
@@ -107,6 +107,102 @@ void backwardPlane2x2(const float* dy, const uint8_t* argmax, float* dx, int64_t
     if (full < outW)
       lanes.scatter<true>(dyRow + full, argmaxRow + full, outW - full, top + 2 * full,
                           bottom + 2 * full);
+  }
+}
+
+// The running maximum of vectors of 2x2 windows, given as their four pixels (top-left,
+// top-right, bottom-left, bottom-right) in window order: the scalar loop's rule (RunningMax: a
+// strictly greater value replaces it) on whole vectors, so ties and NaN go as they go there.
+template <class DV>
+HWY_INLINE void windowMaximum(DV d, const hn::Vec<DV> (&window)[4], hn::Vec<DV>& best,
+                              hn::Vec<hn::RebindToSigned<DV>>& at) {
+  const hn::RebindToSigned<DV> di;
+  best = hn::Set(d, std::numeric_limits<float>::lowest());
+  at = hn::Zero(di);
+  for (int32_t position = 0; position < 4; ++position) {
+    const auto wins = hn::Gt(window[position], best);
+    best = hn::IfThenElse(wins, window[position], best);
+    at = hn::IfThenElse(hn::RebindMask(di, wins), hn::Set(di, position), at);
+  }
+}
+
+// kLanes outputs from their windows' top and bottom rows, 2 kLanes pixels each: each row's even
+// and odd pixels are split into a vector each.
+HWY_INLINE void poolRun(const float* top, const float* bottom, float* y, uint8_t* argmax) {
+  const D d;
+  const auto top0 = hn::LoadU(d, top), top1 = hn::LoadU(d, top + kLanes);
+  const auto bottom0 = hn::LoadU(d, bottom), bottom1 = hn::LoadU(d, bottom + kLanes);
+  const hn::Vec<D> window[4] = {hn::ConcatEven(d, top1, top0), hn::ConcatOdd(d, top1, top0),
+                                hn::ConcatEven(d, bottom1, bottom0),
+                                hn::ConcatOdd(d, bottom1, bottom0)};
+  hn::Vec<D> best;
+  hn::Vec<DI> at;
+  windowMaximum(d, window, best, at);
+  hn::StoreU(best, d, y);
+  const hn::Rebind<uint8_t, DI> bytes;
+  if (argmax) hn::StoreU(hn::DemoteTo(bytes, at), bytes, argmax);
+}
+
+// kLanes / 2 outputs from one vector of each window row (LeNet's 12-wide rows end with one), or
+// (kPartial) the first n < kLanes / 2 of them, reading nothing past the row.
+template <bool kPartial>
+HWY_INLINE void poolHalfRun(const float* top, const float* bottom, int64_t n, float* y,
+                            uint8_t* argmax) {
+  const D d;
+  const hn::Half<D> half;
+  hn::Vec<D> topRow, bottomRow;
+  if constexpr (kPartial) {
+    const auto pixels = hn::FirstN(d, static_cast<size_t>(2 * n));
+    topRow = hn::MaskedLoad(pixels, d, top);
+    bottomRow = hn::MaskedLoad(pixels, d, bottom);
+  } else {
+    topRow = hn::LoadU(d, top);
+    bottomRow = hn::LoadU(d, bottom);
+  }
+  const auto topLow = hn::LowerHalf(half, topRow), topHigh = hn::UpperHalf(half, topRow);
+  const auto bottomLow = hn::LowerHalf(half, bottomRow);
+  const auto bottomHigh = hn::UpperHalf(half, bottomRow);
+  const hn::Vec<hn::Half<D>> window[4] = {
+      hn::ConcatEven(half, topHigh, topLow), hn::ConcatOdd(half, topHigh, topLow),
+      hn::ConcatEven(half, bottomHigh, bottomLow), hn::ConcatOdd(half, bottomHigh, bottomLow)};
+  hn::Vec<hn::Half<D>> best;
+  hn::Vec<hn::Half<DI>> at;
+  windowMaximum(half, window, best, at);
+  const hn::Rebind<uint8_t, hn::Half<DI>> bytes;
+  if constexpr (kPartial) {  // through buffers: AVX2's masked stores are slow
+    float values[kLanes / 2];
+    hn::StoreU(best, half, values);
+    std::copy_n(values, n, y);
+    if (argmax) {
+      uint8_t positions[kLanes / 2];
+      hn::StoreU(hn::DemoteTo(bytes, at), bytes, positions);
+      std::copy_n(positions, n, argmax);
+    }
+  } else {
+    hn::StoreU(best, half, y);
+    if (argmax) hn::StoreU(hn::DemoteTo(bytes, at), bytes, argmax);
+  }
+}
+
+// Forward of one plane, 2x2 windows of stride 2: kLanes outputs per step, then half a vector,
+// then the rest. Same bits as the scalar loop.
+void forwardPlane2x2(const float* x, float* y, uint8_t* argmax, int64_t inW, int64_t outH,
+                     int64_t outW) {
+  constexpr int64_t kHalf = kLanes / 2;
+  for (int64_t oh = 0; oh < outH; ++oh) {
+    const float* top = x + 2 * oh * inW;
+    const float* bottom = top + inW;
+    float* yRow = y + oh * outW;
+    uint8_t* argmaxRow = argmax ? argmax + oh * outW : nullptr;
+    const auto at = [&](int64_t ow) { return argmaxRow ? argmaxRow + ow : nullptr; };
+    int64_t ow = 0;
+    for (; ow + kLanes <= outW; ow += kLanes)
+      poolRun(top + 2 * ow, bottom + 2 * ow, yRow + ow, at(ow));
+    if (ow + kHalf <= outW) {
+      poolHalfRun<false>(top + 2 * ow, bottom + 2 * ow, kHalf, yRow + ow, at(ow));
+      ow += kHalf;
+    }
+    if (ow < outW) poolHalfRun<true>(top + 2 * ow, bottom + 2 * ow, outW - ow, yRow + ow, at(ow));
   }
 }
 
@@ -221,14 +317,19 @@ int64_t maxPoolingWorkspaceFloats(const Shape& y) {
 }
 
 void maxPoolingForwardPlanes(const float* x, float* y, uint8_t* argmax, int64_t planes,
-                             const PlaneExtents& e, const WindowGeometry& g) {
+                             const PlaneExtents& e, const WindowGeometry& g, bool allowVectors) {
   const bool twoByTwo = isTwoByTwoStrideTwo(g);
+  auto* forward2x2 = &forwardPlane2x2;
+#ifdef DL4CPP_X86_KERNELS
+  if (allowVectors && cpuIsa() >= CpuIsa::Avx2)
+    forward2x2 = highwayKernel(&N_AVX3::forwardPlane2x2, &N_AVX2::forwardPlane2x2);
+#endif
   for (int64_t p = 0; p < planes; ++p) {
     const float* xp = x + p * e.inH * e.inW;
     float* yp = y + p * e.outH * e.outW;
     uint8_t* ap = argmax ? argmax + p * e.outH * e.outW : nullptr;
     if (twoByTwo)
-      forwardPlane2x2(xp, yp, ap, e.inW, e.outH, e.outW);
+      forward2x2(xp, yp, ap, e.inW, e.outH, e.outW);
     else
       forwardPlane(xp, yp, ap, e.inW, e.outH, e.outW, g);
   }
@@ -267,14 +368,15 @@ void maxPoolingBackwardPlanes(const float* dy, float* dx, const uint8_t* argmax,
   }
 }
 
-void maxPoolingForward(const Tensor& x, Tensor& y, const WindowGeometry& g, uint8_t* argmax) {
+void maxPoolingForward(const Tensor& x, Tensor& y, const WindowGeometry& g, uint8_t* argmax,
+                       bool allowVectors) {
   const PlaneExtents e{x.dim(2), x.dim(3), y.dim(2), y.dim(3)};
   const int64_t outPlane = e.outH * e.outW;
   const float* xs = x.data();
   float* ys = y.data();
   parallelFor(x.dim(0) * x.dim(1), [&](int64_t p) {
     maxPoolingForwardPlanes(xs + p * e.inH * e.inW, ys + p * outPlane,
-                            argmax ? argmax + p * outPlane : nullptr, 1, e, g);
+                            argmax ? argmax + p * outPlane : nullptr, 1, e, g, allowVectors);
   });
 }
 

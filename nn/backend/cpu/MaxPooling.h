@@ -19,11 +19,13 @@ bool directMaxPoolingApplies(const WindowGeometry& g);
 int64_t maxPoolingWorkspaceFloats(const Shape& y);
 
 // x (N, C, H, W) -> y (N, C, outH, outW). With `argmax` (training), records each output's
-// position in its window (kh * kernelW + kw) there, one byte per output.
-void maxPoolingForward(const Tensor& x, Tensor& y, const WindowGeometry& g, uint8_t* argmax);
+// position in its window (kh * kernelW + kw) there, one byte per output. 2x2 windows of stride 2
+// run on vectors where cpuIsa() is avx2 or avx512; allowVectors = false forces the scalar loop
+// (for tests), with the same bits.
+void maxPoolingForward(const Tensor& x, Tensor& y, const WindowGeometry& g, uint8_t* argmax,
+                       bool allowVectors = true);
 
-// dx = 0, then dx[arg-max of each output] += dy. 2x2 windows of stride 2 run on vectors where
-// cpuIsa() is avx2 or avx512; allowVectors = false forces the scalar loop (for tests).
+// dx = 0, then dx[arg-max of each output] += dy. Vectors as in maxPoolingForward.
 void maxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
                         const uint8_t* argmax, bool allowVectors = true);
 
@@ -36,7 +38,8 @@ struct PlaneExtents {
 // pool an image as soon as they have computed it; the functions above split planes over the
 // OpenMP threads and call these).
 void maxPoolingForwardPlanes(const float* x, float* y, uint8_t* argmax, int64_t planes,
-                             const PlaneExtents& e, const WindowGeometry& g);
+                             const PlaneExtents& e, const WindowGeometry& g,
+                             bool allowVectors = true);
 void maxPoolingBackwardPlanes(const float* dy, float* dx, const uint8_t* argmax, int64_t planes,
                               const PlaneExtents& e, const WindowGeometry& g,
                               bool allowVectors = true);

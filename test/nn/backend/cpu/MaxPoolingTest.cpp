@@ -1,13 +1,17 @@
 // The CPU backend's direct MAX pooling (windows without padding) against a plain reference:
 // values, first-maximum tie-breaking (inputs full of equal values, as MNIST's background gives),
 // gradients routed to the arg-max and summed where windows overlap (2x2/2 by both the vector
-// backward of the avx2 and avx512 levels and the scalar one), odd input extents, and the
-// missing-workspace error.
+// kernels of the avx2 and avx512 levels and the scalar loops), NaN and infinities, odd input
+// extents, and the missing-workspace error.
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/backend/cpu/MaxPooling.h>
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <bit>
+#include <iterator>
 #include <limits>
+#include <vector>
 
 #include "BackendTestUtil.h"
 
@@ -64,7 +68,14 @@ void checkAgainstReference(const Shape& inShape, const WindowGeometry& g) {
   CHECK(yDiffer == 0);
   CHECK(dxDiffer == 0);
 
-  // The scalar backward (the backend runs the vector one at avx2 and avx512): same bits.
+  // The scalar forward and backward (the backend runs the vector ones at avx2 and avx512): same
+  // bits, arg-max bytes included.
+  Tensor yScalar(outShape);
+  std::vector<uint8_t> argmaxScalar(static_cast<size_t>(y.numel()));
+  cpu::maxPoolingForward(x, yScalar, g, argmaxScalar.data(), false);
+  CHECK(yScalar.toVector() == yRef.toVector());
+  CHECK(std::equal(argmaxScalar.begin(), argmaxScalar.end(),
+                   reinterpret_cast<const uint8_t*>(workspace.data())));
   Tensor dxScalar(inShape);
   dxScalar.fill(123.0f);
   cpu::maxPoolingBackward(dy, dxScalar, g, reinterpret_cast<const uint8_t*>(workspace.data()),
@@ -99,6 +110,34 @@ TEST_SUITE("nn/backend/cpu") {
   TEST_CASE("MaxPooling: overlapping 3x3/2 and 2x2/1 windows sum their gradients") {
     checkAgainstReference(Shape{2, 4, 11, 10}, window(3, 2));
     checkAgainstReference(Shape{1, 2, 6, 6}, window(2, 1));
+  }
+  TEST_CASE(
+      "MaxPooling: 2x2/2 vector and scalar forward agree on NaN, infinities and signed zeros") {
+    // No value beats the lowest float in a window of NaN, -inf and the lowest float itself: the
+    // output is the lowest float, at position 0. A NaN never wins; -0 and +0 tie.
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    const float lowest = std::numeric_limits<float>::lowest();
+    const float specials[] = {nan, -inf, lowest, -0.0f, 0.0f, inf, 1.0f, -1.0f, nan, nan};
+    const Shape inShape{1, 3, 6, 38};  // rows of 19 outputs: full and partial vector steps
+    Tensor x(inShape);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      x.data()[i] = specials[(i * 7 + i / 5) % std::size(specials)];
+    for (int64_t i = 0; i < 4; ++i) x.data()[(i / 2) * 38 + i % 2] = i == 0 ? nan : -inf;
+    const WindowGeometry g = window(2, 2);
+    const Shape outShape{1, 3, 3, 19};
+    Tensor yVector(outShape), yScalar(outShape);
+    std::vector<uint8_t> atVector(static_cast<size_t>(yVector.numel())), atScalar(atVector.size());
+    cpu::maxPoolingForward(x, yVector, g, atVector.data());
+    cpu::maxPoolingForward(x, yScalar, g, atScalar.data(), false);
+    CHECK(yVector.data()[0] == lowest);
+    CHECK(atVector[0] == 0);
+    int64_t differ = 0;
+    for (int64_t i = 0; i < yVector.numel(); ++i)
+      differ +=
+          std::bit_cast<uint32_t>(yVector.data()[i]) != std::bit_cast<uint32_t>(yScalar.data()[i]);
+    CHECK(differ == 0);
+    CHECK(atVector == atScalar);
   }
   TEST_CASE("MaxPooling: backward without a training forward's workspace is a BackendError") {
     cpu::CpuBackend backend;
