@@ -54,13 +54,6 @@ struct Extents {
   // A vector's outputs lie in one row (runs of kLanes along rows a multiple of kLanes wide), or,
   // at 16 lanes, in two halves of 8 wherever their rows put them (rows 8, 24, ... wide).
   bool halves() const { return outW % kLanes != 0; }
-  // Where in an input plane the first tap of output vector v starts, for runs.
-  int64_t inputOffset(int64_t v) const {
-    const int64_t runs = outW / kLanes;
-    return v / runs * inW + v % runs * kLanes;
-  }
-  // The same for half vector h (outputs 8h .. 8h + 7 of the plane, in one row).
-  int64_t halfOffset(int64_t h) const { return 8 * h / outW * inW + 8 * h % outW; }
 };
 
 Extents extentsOf(const Shape& x, const Shape& w, int64_t outH, int64_t outW) {
@@ -83,52 +76,79 @@ HWY_INLINE V loadInputs(const float* low, const float* high) {
 // --- Forward
 // ---------------------------------------------------------------------------------------
 
-// Outputs [firstVector, firstVector + NV) of B output channels of one image. `x` is the image,
-// `w` the first channel's weights, `bias` its bias (or null), `y` its output plane.
+// Where in an input plane consecutive output vectors' first taps start, from vector
+// `firstVector` on, with no division per vector: each vector is one run of kLanes outputs along a
+// row, or (kHalves) two runs of 8.
+template <bool kHalves>
+class InputCursor {
+ public:
+  InputCursor(int64_t firstVector, const Extents& e) : inW_(e.inW), outW_(e.outW) {
+    const int64_t first = firstVector * kLanes;  // the plane's first output of the vector
+    rowStart_ = first / outW_ * inW_;
+    column_ = first % outW_;
+  }
+  // The next run's offset; the cursor moves on to the run after it.
+  int64_t next() {
+    const int64_t offset = rowStart_ + column_;
+    column_ += kRun;
+    if (column_ == outW_) column_ = 0, rowStart_ += inW_;
+    return offset;
+  }
+
+ private:
+  static constexpr int64_t kRun = kHalves ? 8 : kLanes;
+  int64_t inW_, outW_, rowStart_, column_;
+};
+
+// Outputs [firstVector, firstVector + groups · NV) of B output channels of one image, NV vectors
+// at a time. `x` is the image, `w` the first channel's weights, `bias` its bias (or null), `y` its
+// output plane.
 template <int B, int NV, bool kHalves>
 void forwardBlock(const float* x, const float* w, const float* bias, float* y, int64_t firstVector,
-                  const Extents& e) {
+                  int64_t groups, const Extents& e) {
   const D d;
   const int64_t inW = e.inW, inPlane = e.inPlane(), kernelW = e.kernelW;
-  const int64_t weightStride = e.channels * e.taps();
-  int64_t low[NV], high[NV];
-  HWY_UNROLL(8)
-  for (int v = 0; v < NV; ++v) {
-    low[v] = kHalves ? e.halfOffset(2 * (firstVector + v)) : e.inputOffset(firstVector + v);
-    high[v] = kHalves ? e.halfOffset(2 * (firstVector + v) + 1) : 0;
-  }
-  V acc[B][NV];
-  HWY_UNROLL(8)
-  for (int j = 0; j < B; ++j) {
-    const V start = bias ? hn::Set(d, bias[j]) : hn::Zero(d);
+  const int64_t weightStride = e.channels * e.taps(), outPlane = e.outPlane();
+  InputCursor<kHalves> cursor(firstVector, e);
+  for (int64_t group = 0; group < groups; ++group) {
+    int64_t low[NV], high[NV];
     HWY_UNROLL(8)
-    for (int v = 0; v < NV; ++v) acc[j][v] = start;
-  }
-  for (int64_t c = 0; c < e.channels; ++c)
-    for (int64_t kh = 0; kh < e.kernelH; ++kh) {
-      const float* row = x + c * inPlane + kh * inW;
-      const float* weights = w + (c * e.kernelH + kh) * kernelW;
-      for (int64_t kw = 0; kw < kernelW; ++kw) {
-        V in[NV];
-        HWY_UNROLL(8)
-        for (int v = 0; v < NV; ++v)
-          in[v] = loadInputs<kHalves>(row + kw + low[v], row + kw + high[v]);
-        HWY_UNROLL(8)
-        for (int j = 0; j < B; ++j) {
-          const V weight = hn::Set(d, weights[j * weightStride + kw]);
+    for (int v = 0; v < NV; ++v) {
+      low[v] = cursor.next();
+      high[v] = kHalves ? cursor.next() : 0;
+    }
+    V acc[B][NV];
+    HWY_UNROLL(8)
+    for (int j = 0; j < B; ++j) {
+      const V start = bias ? hn::Set(d, bias[j]) : hn::Zero(d);
+      HWY_UNROLL(8)
+      for (int v = 0; v < NV; ++v) acc[j][v] = start;
+    }
+    for (int64_t c = 0; c < e.channels; ++c)
+      for (int64_t kh = 0; kh < e.kernelH; ++kh) {
+        const float* row = x + c * inPlane + kh * inW;
+        const float* weights = w + (c * e.kernelH + kh) * kernelW;
+        for (int64_t kw = 0; kw < kernelW; ++kw) {
+          V in[NV];
           HWY_UNROLL(8)
-          for (int v = 0; v < NV; ++v) acc[j][v] = hn::MulAdd(in[v], weight, acc[j][v]);
+          for (int v = 0; v < NV; ++v)
+            in[v] = loadInputs<kHalves>(row + kw + low[v], row + kw + high[v]);
+          HWY_UNROLL(8)
+          for (int j = 0; j < B; ++j) {
+            const V weight = hn::Set(d, weights[j * weightStride + kw]);
+            HWY_UNROLL(8)
+            for (int v = 0; v < NV; ++v) acc[j][v] = hn::MulAdd(in[v], weight, acc[j][v]);
+          }
         }
       }
-    }
-  const int64_t outPlane = e.outPlane();
-  HWY_UNROLL(8)
-  for (int j = 0; j < B; ++j) HWY_UNROLL(8)
-  for (int v = 0; v < NV; ++v)
-    hn::StoreU(acc[j][v], d, y + j * outPlane + (firstVector + v) * kLanes);
+    float* out = y + (firstVector + group * NV) * kLanes;
+    HWY_UNROLL(8)
+    for (int j = 0; j < B; ++j) HWY_UNROLL(8)
+    for (int v = 0; v < NV; ++v) hn::StoreU(acc[j][v], d, out + j * outPlane + v * kLanes);
+  }
 }
 
-using ForwardKernel = void (*)(const float*, const float*, const float*, float*, int64_t,
+using ForwardKernel = void (*)(const float*, const float*, const float*, float*, int64_t, int64_t,
                                const Extents&);
 
 // kForwardKernels<kHalves>[B - 1][NV - 1] handles B output channels and NV vectors.
@@ -151,11 +171,11 @@ void forwardItem(const DirectForward::Item& item, float* y) {
   const auto* kernels = &kForwardKernels<false>;
   if constexpr (kLanes == 16)
     if (e.halves()) kernels = &kForwardKernels<true>;
-  for (int64_t v = 0; v < e.vectors(); v += kForwardVectors) {
-    const int64_t vectors = std::min<int64_t>(kForwardVectors, e.vectors() - v);
-    (*kernels)[static_cast<size_t>(item.channels - 1)][static_cast<size_t>(vectors - 1)](x, w, bias,
-                                                                                         y, v, e);
-  }
+  const auto& channelKernels = (*kernels)[static_cast<size_t>(item.channels - 1)];
+  const int64_t groups = e.vectors() / kForwardVectors, rest = e.vectors() % kForwardVectors;
+  if (groups > 0) channelKernels[kForwardVectors - 1](x, w, bias, y, 0, groups, e);
+  if (rest > 0)
+    channelKernels[static_cast<size_t>(rest - 1)](x, w, bias, y, groups * kForwardVectors, 1, e);
 }
 
 // --- Weight gradient
@@ -172,7 +192,7 @@ void gradientBlock(const float* x, const float* dy, int64_t images, int64_t xIma
   const D d;
   const int64_t inW = e.inW, outPlane = e.outPlane(), vectors = e.vectors();
   // Vector v's first input, advanced as v goes: a row pair further down (kRowPairs), or kLanes
-  // along a row and on to the next row after `runs` (e.inputOffset(v) would put a 64-bit
+  // along a row and on to the next row after `runs` (a division per vector would put a 64-bit
   // division in the innermost loop).
   const int64_t runs = kRowPairs ? 1 : e.outW / kLanes;
   const int64_t rowStep = kRowPairs ? 2 * inW : inW;

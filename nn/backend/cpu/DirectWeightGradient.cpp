@@ -62,13 +62,17 @@ HWY_INLINE V load(const float* p, M lanes) {
 template <int B, int K, bool kTail>
 HWY_INLINE void accumulateRun(const float* in, const float* d, int64_t outPlane, M lanes,
                               V (&acc)[K][B]) {
+  // The asm statements keep the loaded vectors in registers: GCC would otherwise fold each input
+  // load into the B FMAs that use it, and each dy load into its K FMAs, loading them again.
   V v[K];
   HWY_UNROLL(8)
-  for (int k = 0; k < K; ++k) v[k] = load<kTail>(in + k, lanes);
+  for (int k = 0; k < K; ++k) {
+    v[k] = load<kTail>(in + k, lanes);
+    asm("" : "+v"(v[k].raw));
+  }
   HWY_UNROLL(8)
   for (int j = 0; j < B; ++j) {
     V g = load<kTail>(d + j * outPlane, lanes);
-    // Keeps g in a register: GCC would otherwise fold the load into each of the K FMAs.
     asm("" : "+v"(g.raw));
     HWY_UNROLL(8)
     for (int k = 0; k < K; ++k) acc[k][j] = hn::MulAdd(v[k], g, acc[k][j]);

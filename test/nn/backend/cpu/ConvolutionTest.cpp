@@ -3,11 +3,11 @@
 // multiples of 16 outputs (the forward kernel also any multiple of 8), and otherwise both paths it
 // picks by input channel count (input and output channels multiples of 16: oneDNN's blocked kernels
 // in every pass, its Winograd ones forward and backward data at 3x3 stride 1 at avx512; below 8
-// input channels: im2col + sgemm forward, and backward weights by the direct AVX-512 kernel at
-// stride 1 without padding, else by oneDNN's blocked kernels; from 8: oneDNN's channels-last
-// kernels), and backward data both as sgemm + col2im (its gather and scatter versions, which must
-// agree bit for bit) and, for large column matrices, as oneDNN's kernel: forward with bias,
-// backward data, backward weights and bias, with stride, padding and dilation.
+// input channels: im2col + sgemm forward, and backward weights by the direct kernel (avx512 and
+// avx2) at stride 1 without padding, else by oneDNN's blocked kernels; from 8: oneDNN's
+// channels-last kernels), and backward data both as sgemm + col2im (its gather and scatter
+// versions, which must agree bit for bit) and, for large column matrices, as oneDNN's kernel:
+// forward with bias, backward data, backward weights and bias, with stride, padding and dilation.
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
 #include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
@@ -127,9 +127,9 @@ void checkAgainstReference(const Case& c) {
     if (c.bias) checkClose(dbOut, db, "backward bias");
   }
 
-  // The direct weight gradient, called directly where it applies, on 1 and 2 threads: the same
-  // bits either way.
-  if (cpu::directWeightGradientFits(g) && runsAt(CpuIsa::Avx512)) {
+  // The direct weight gradient, called directly where it applies (avx2 and avx512), on 1 and 2
+  // threads: the same bits either way.
+  if (cpu::directWeightGradientFits(g) && runsAt(CpuIsa::Avx2)) {
     std::vector<float> sums(
         static_cast<size_t>(cpu::directWeightGradientScratchFloats(xShape, wShape)));
     Tensor dwDirect[2] = {Tensor(w.shape()), Tensor(w.shape())};
