@@ -343,14 +343,15 @@ void winogradConvolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tenso
   const int64_t partFloats = p.gradientPartFloats();
   const int64_t biasOffset = partFloats - p.paddedOutChannels();
   float* parts = scratch + threads * p.gradientThreadFloats();
-  std::fill(parts, parts + chunks.count * partFloats, 0.0f);
   const auto item = p.kernel == 3
                         ? highwayKernel(&N_AVX3::gradientItem<3>, &N_AVX2::gradientItem<3>)
                         : highwayKernel(&N_AVX3::gradientItem<5>, &N_AVX2::gradientItem<5>);
   const int64_t inImage = p.inChannels * p.inH * p.inW, outImage = p.outChannels * p.outH * p.outW;
   const int64_t groups = (p.images + p.imagesPerItem - 1) / p.imagesPerItem;
   parallelForOnThreads(chunks.count, [&](int64_t chunk, int thread) {
+    // Zeroed here, on the thread that adds into it, so that it is in that thread's cache.
     float* part = parts + chunk * partFloats;
+    std::fill(part, part + partFloats, 0.0f);
     const int64_t last = std::min(groups, (chunk + 1) * chunks.groupsPerChunk);
     for (int64_t group = chunk * chunks.groupsPerChunk; group < last; ++group)
       for (int64_t row = 0; row < p.tilesH; row += p.tileRowsPerItem) {
@@ -362,10 +363,12 @@ void winogradConvolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tenso
   });
   // The chunks' parts, added in chunk order into the first.
   float* total = parts;
-  for (int64_t chunk = 1; chunk < chunks.count; ++chunk) {
-    const float* part = parts + chunk * partFloats;
-    for (int64_t i = 0; i < partFloats; ++i) total[i] += part[i];
-  }
+  parallelRanges(partFloats, [&](int64_t begin, int64_t end) {
+    for (int64_t chunk = 1; chunk < chunks.count; ++chunk) {
+      const float* part = parts + chunk * partFloats;
+      for (int64_t i = begin; i < end; ++i) total[i] += part[i];
+    }
+  });
   winograd::weightsFromTransformed(total, p, dw);
   if (!db.empty()) std::copy(total + biasOffset, total + biasOffset + p.outChannels, db.data());
 #else
