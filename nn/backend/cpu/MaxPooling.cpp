@@ -317,7 +317,8 @@ int64_t maxPoolingWorkspaceFloats(const Shape& y) {
 }
 
 void maxPoolingForwardPlanes(const float* x, float* y, uint8_t* argmax, int64_t planes,
-                             const PlaneExtents& e, const WindowGeometry& g, bool allowVectors) {
+                             const PlaneExtents& e, const WindowGeometry& g,
+                             [[maybe_unused]] bool allowVectors) {
   const bool twoByTwo = isTwoByTwoStrideTwo(g);
   auto* forward2x2 = &forwardPlane2x2;
 #ifdef DL4CPP_X86_KERNELS
@@ -336,7 +337,8 @@ void maxPoolingForwardPlanes(const float* x, float* y, uint8_t* argmax, int64_t 
 }
 
 void maxPoolingBackwardPlanes(const float* dy, float* dx, const uint8_t* argmax, int64_t planes,
-                              const PlaneExtents& e, const WindowGeometry& g, bool allowVectors) {
+                              const PlaneExtents& e, const WindowGeometry& g,
+                              [[maybe_unused]] bool allowVectors) {
   const int64_t inH = e.inH, inW = e.inW, outH = e.outH, outW = e.outW;
   const bool twoByTwo = isTwoByTwoStrideTwo(g);
   auto* backward2x2 = &backwardPlane2x2;
