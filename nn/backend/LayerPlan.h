@@ -13,9 +13,10 @@
 //
 // Why a plan rather than fused ops in Backend: a fused pair such as the CPU backend's convolution
 // + MAX pooling (cpu/ConvolutionPoolingStep.h) is only valid when nothing else reads the
-// intermediate output and the activation between them is the identity. As Backend ops, such pairs
-// would be carried by every backend and decorator, recognised by the network, and their layers
-// would expose their internals to each other; as a step, the one backend that fuses owns it all.
+// intermediate output and the activation between them is one the step knows. As Backend ops, such
+// pairs would be carried by every backend and decorator, recognised by the network, and their
+// layers would expose their internals to each other; as a step, the one backend that fuses owns it
+// all.
 //
 // What a step must and may do:
 //  - it must compute the same numbers as its layers one by one (tests compare them bit for bit);

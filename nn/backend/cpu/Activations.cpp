@@ -2,6 +2,7 @@
 #include <dl4cpp/nn/backend/SoftmaxLines.h>
 #include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
+#include <dl4cpp/nn/conf/Enums.h>
 
 #include <algorithm>
 #include <cmath>
@@ -114,6 +115,25 @@ void reluBackward(float alpha, const Tensor& y, const Tensor& dy, Tensor& dx) {
   float* dxs = dx.data();
   forRange(y.numel(), y.numel(),
            [=](int64_t begin, int64_t end) { reluBackwardRange(alpha, ys, dys, dxs, begin, end); });
+}
+
+bool fusableActivation(ActivationKind kind) {
+  return kind == ActivationKind::IDENTITY || kind == ActivationKind::RELU ||
+         kind == ActivationKind::LEAKYRELU;
+}
+
+void checkFusedActivation(const FusedActivation& f, const char* op) {
+  if (!fusableActivation(f.kind))
+    throw BackendError(std::string(op) + ": the activation " + toString(f.kind) +
+                       " is not IDENTITY, RELU or LEAKYRELU");
+  if (f.kind == ActivationKind::LEAKYRELU) requireNonNegativeSlope(f.alpha);
+}
+
+void applyFusedActivation(const FusedActivation& f, float* v, int64_t n) {
+  if (f.kind == ActivationKind::RELU)
+    reluRange(v, v, 0, n);
+  else if (f.kind == ActivationKind::LEAKYRELU)
+    leakyReluRange(f.alpha, v, v, 0, n);
 }
 
 ClippedLinear clippedLinear(ActivationKind kind) {

@@ -30,6 +30,21 @@ void leakyReluForward(float alpha, const Tensor& x, Tensor& y);
 // a negative dy). dx may alias dy. BackendError for a negative alpha, as forward.
 void reluBackward(float alpha, const Tensor& y, const Tensor& dy, Tensor& dx);
 
+// An activation a fused kernel applies to a buffer of its own output on the calling thread, while
+// the buffer is in cache (ConvolutionPooling.h): IDENTITY, RELU or LEAKYRELU, with the bits of
+// reluForward and leakyReluForward.
+struct FusedActivation {
+  ActivationKind kind = ActivationKind::IDENTITY;
+  float alpha = 0.0f;  // LEAKYRELU's slope, >= 0
+};
+// Whether `kind` is one FusedActivation takes.
+bool fusableActivation(ActivationKind kind);
+// BackendError naming `op` for another activation or a negative slope: what callers check before
+// their kernels run.
+void checkFusedActivation(const FusedActivation& f, const char* op);
+// v[0, n) = f(v[0, n)), on the calling thread, for an f that checkFusedActivation accepts.
+void applyFusedActivation(const FusedActivation& f, float* v, int64_t n);
+
 // y = min(max(scale * x + shift, low), high): HARDTANH, HARDSIGMOID and RELU6 (clippedLinear()).
 struct ClippedLinear {
   float scale, shift, low, high;

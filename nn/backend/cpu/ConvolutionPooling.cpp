@@ -26,8 +26,8 @@ int64_t convolutionMaxPoolingForwardScratchFloats(const Shape& x, const Shape& w
 }
 
 void convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& pooled,
-                                  const WindowGeometry& convG, const WindowGeometry& poolG,
-                                  uint8_t* argmax, float* scratch) {
+                                  const FusedActivation& f, const WindowGeometry& convG,
+                                  const WindowGeometry& poolG, uint8_t* argmax, float* scratch) {
   const int threads = omp_get_max_threads();
   const Im2colForward convolution(x, w, b, convG, scratch);
   float* outputs = scratch + im2colScratchFloats(x.shape(), w.shape(), convG, threads);
@@ -39,6 +39,7 @@ void convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor
   parallelForOnThreads(x.dim(0), [&](int64_t n, int thread) {
     float* y = outputs + thread * perThread;
     convolution.image(n, y, thread);
+    applyFusedActivation(f, y, channels * e.inH * e.inW);
     maxPoolingForwardPlanes(y, ys + n * pooledImage, argmax ? argmax + n * pooledImage : nullptr,
                             channels, e, poolG);
   });
@@ -50,9 +51,9 @@ int64_t directConvolutionMaxPoolingForwardScratchFloats(const Shape& x, const Wi
 }
 
 void directConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
-                                        Tensor& pooled, const WindowGeometry& convG,
-                                        const WindowGeometry& poolG, uint8_t* argmax,
-                                        float* scratch) {
+                                        Tensor& pooled, const FusedActivation& f,
+                                        const WindowGeometry& convG, const WindowGeometry& poolG,
+                                        uint8_t* argmax, float* scratch) {
   const int64_t convH = convG.outH(x.dim(2)), convW = convG.outW(x.dim(3));
   const DirectForward convolution(x, w, b, convH, convW, convG);
   const int64_t perThread = directConvolutionMaxPoolingForwardScratchFloats(x.shape(), convG, 1);
@@ -62,6 +63,7 @@ void directConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const 
   parallelForOnThreads(convolution.items(), [&](int64_t item, int thread) {
     float* y = scratch + thread * perThread;
     convolution.run(item, y);
+    applyFusedActivation(f, y, convolution.channels(item) * convH * convW);
     const int64_t plane = convolution.image(item) * outChannels + convolution.firstChannel(item);
     maxPoolingForwardPlanes(y, ys + plane * pooledPlane,
                             argmax ? argmax + plane * pooledPlane : nullptr,

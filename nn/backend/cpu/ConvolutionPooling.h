@@ -1,8 +1,9 @@
 #pragma once
-// A convolution with an identity activation whose output only feeds a MAX pooling layer (LeNet's
-// conv 1 -> pool 1), computed image by image so that the convolution's output never leaves the
-// cache: the kernels of CpuBackend::convolutionMaxPoolingForward / ...BackwardWeights, which the
-// planned step ConvolutionPoolingStep.h runs.
+// A convolution whose output only feeds a MAX pooling layer (LeNet's conv 1 -> pool 1, with the
+// identity activation; a VGG-style network's conv -> ReLU -> pool), computed image by image so that
+// the convolution's output never leaves the cache: the kernels of
+// CpuBackend::convolutionMaxPoolingForward / ...BackwardWeights, which the planned step
+// ConvolutionPoolingStep.h runs.
 //
 // Unfused, LeNet's first convolution wrote its 5.9 MB output (128 x 20 x 24 x 24 floats), pooling
 // read it back, pooling's backward wrote a gradient of the same size and the weight gradient read
@@ -12,6 +13,7 @@
 // it. Each image runs the same kernels in the same order as the unfused ops, so results are equal
 // bit for bit (tests check it) and do not depend on the thread count.
 #include <dl4cpp/nn/backend/OpTypes.h>
+#include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 
 #include <cstdint>
@@ -27,11 +29,12 @@ namespace dl4cpp::cpu {
 int64_t convolutionMaxPoolingForwardScratchFloats(const Shape& x, const Shape& w,
                                                   const WindowGeometry& convG, int threads);
 
-// pooled (N, O, pH, pW) = maxpool(conv(x, w) + b), recording pooling's arg-max (one byte per
-// pooled output) in `argmax` when it is not null, as poolingForward's training mode does.
+// pooled (N, O, pH, pW) = maxpool(f(conv(x, w) + b)), recording pooling's arg-max (one byte per
+// pooled output) in `argmax` when it is not null, as poolingForward's training mode does. f, the
+// convolution layer's activation, runs on each image's output in its buffer.
 void convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& pooled,
-                                  const WindowGeometry& convG, const WindowGeometry& poolG,
-                                  uint8_t* argmax, float* scratch);
+                                  const FusedActivation& f, const WindowGeometry& convG,
+                                  const WindowGeometry& poolG, uint8_t* argmax, float* scratch);
 
 // The same where the convolution runs on the direct kernels (DirectConvolution.h): each work
 // item, an image's block of up to 5 output channels, is pooled as soon as it is computed.
@@ -39,9 +42,9 @@ void convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor
 int64_t directConvolutionMaxPoolingForwardScratchFloats(const Shape& x, const WindowGeometry& convG,
                                                         int threads);
 void directConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
-                                        Tensor& pooled, const WindowGeometry& convG,
-                                        const WindowGeometry& poolG, uint8_t* argmax,
-                                        float* scratch);
+                                        Tensor& pooled, const FusedActivation& f,
+                                        const WindowGeometry& convG, const WindowGeometry& poolG,
+                                        uint8_t* argmax, float* scratch);
 
 // Floats of scratch the fused weight gradient needs with `threads` OpenMP threads: every image's
 // sums (directWeightGradientScratchFloats) plus one image's convolution-output gradient per thread.

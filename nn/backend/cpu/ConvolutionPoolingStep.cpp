@@ -1,4 +1,5 @@
 #include <dl4cpp/nn/backend/OpFlops.h>
+#include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/backend/cpu/ConvolutionPoolingStep.h>
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
@@ -17,6 +18,7 @@ class ConvolutionMaxPoolingStep final : public NetworkStep {
         b_(convolution.b),
         dw_(convolution.dw),
         db_(convolution.db),
+        activation_{convolution.activation, convolution.alpha},
         convG_(convolution.geometry),
         poolG_(pooling.geometry) {}
 
@@ -24,18 +26,20 @@ class ConvolutionMaxPoolingStep final : public NetworkStep {
     const Tensor& x = t.inputs[first()];
     Tensor& convOutput = t.outputs[first()];
     enterLayer(ctx, first());
-    // Whether the pooling keeps its arg-max follows the pooling layer's mode (the convolution,
-    // with the identity activation, has none): a frozen pair runs in inference mode.
+    // Whether the pooling keeps its arg-max follows the pooling layer's mode (the convolution's
+    // activation keeps nothing: its backward pass reads the pooled output): a frozen pair runs in
+    // inference mode.
     ctx.backend().runPlanned(
         OpPass::FORWARD, convolutionFlops(x.shape(), w_.shape(), convOutput.shape()), [&] {
-          backend_.convolutionMaxPoolingForward(x, w_, b_, convOutput, t.outputs[last()], convG_,
-                                                poolG_, pass.trainingFor(last()), workspace_);
+          backend_.convolutionMaxPoolingForward(x, w_, b_, activation_, convOutput,
+                                                t.outputs[last()], convG_, poolG_,
+                                                pass.trainingFor(last()), workspace_);
         });
   }
 
   void backward(DeviceContext& ctx, const LayerTensors& t, Tensor* inputGradient) override {
     const Tensor& x = t.inputs[first()];
-    const Tensor& dPooled = t.gradients[last()];
+    const Tensor dPooled = activationGradient(ctx, t);
     Tensor& convGrad = t.gradients[first()];
     if (inputGradient == nullptr) {
       enterLayer(ctx, first());
@@ -55,10 +59,28 @@ class ConvolutionMaxPoolingStep final : public NetworkStep {
   }
 
  private:
+  // The pooled output's gradient with the activation's backward pass applied. The gradient of the
+  // convolution's output is the pooled gradient at each window's arg-max and 0 elsewhere, and the
+  // arg-max's activated value is the pooled output itself: f'(z) read from the pooled output is
+  // the same number at a quarter of the elements (the windows do not overlap, so no element sums
+  // two windows' gradients). The pooled gradient itself is left as the network gave it.
+  Tensor activationGradient(DeviceContext& ctx, const LayerTensors& t) {
+    const Tensor& dPooled = t.gradients[last()];
+    if (activation_.kind == ActivationKind::IDENTITY) return dPooled;
+    if (activated_.numel() < dPooled.numel()) activated_ = Tensor(Shape{dPooled.numel()});
+    Tensor gradient = activated_.view(0, dPooled.shape());
+    enterLayer(ctx, first());
+    ctx.backend().activationBackward(activation_.kind, activation_.alpha, Tensor(),
+                                     t.outputs[last()], dPooled, gradient);
+    return gradient;
+  }
+
   CpuBackend& backend_;
   Tensor w_, b_, dw_, db_;
+  FusedActivation activation_;
   WindowGeometry convG_, poolG_;
   Tensor workspace_;  // the pooling's arg-max of the last training forward
+  Tensor activated_;  // storage of the pooled gradient through the activation, grown to the batch
 };
 
 }  // namespace
@@ -72,10 +94,16 @@ std::unique_ptr<NetworkStep> planConvolutionMaxPooling(CpuBackend& backend,
   const LayerDescription& convolution = layers[i];
   const LayerDescription& pooling = layers[i + 1];
   const bool pair = convolution.kind == Kind::CONVOLUTION &&
-                    convolution.activation == ActivationKind::IDENTITY &&
+                    fusableActivation(convolution.activation) &&
                     convolution.readers == std::vector<int>{first + 1} &&
                     pooling.kind == Kind::POOLING && pooling.pooling == PoolingKind::MAX;
-  if (!pair) return nullptr;
+  // With an activation between them, backward reads f' from the pooled output, which is only the
+  // same as the layers' numbers where each convolution output is in one window at most.
+  const WindowGeometry& g = pooling.geometry;
+  const bool windowsDisjoint = g.strideH >= (g.kernelH - 1) * g.dilationH + 1 &&
+                               g.strideW >= (g.kernelW - 1) * g.dilationW + 1;
+  if (!pair || (convolution.activation != ActivationKind::IDENTITY && !windowsDisjoint))
+    return nullptr;
   return std::make_unique<ConvolutionMaxPoolingStep>(backend, first, convolution, pooling);
 }
 

@@ -536,10 +536,10 @@ void CpuBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
 
 // --- A convolution feeding MAX pooling -----------------------------------------------------------
 // Fused image by image (ConvolutionPooling.h, or WinogradConvolution.h forward) where the unfused
-// ops would run the convolution on the direct kernels, as im2col + sgemm or as dl4cpp's 5x5
-// Winograd (forward) or on the direct weight-gradient kernel (backward) and the pooling on the
-// direct loops, so that the results are the same bits;
-// elsewhere the two ops in turn. ConvolutionPoolingStep.h plans the pairs.
+// ops would run the convolution on the direct kernels, as im2col + sgemm or as dl4cpp's Winograd
+// kernels (forward) or on the direct weight-gradient kernel (backward) and the pooling on the
+// direct loops, so that the results are the same bits; elsewhere the ops in turn.
+// ConvolutionPoolingStep.h plans the pairs.
 
 std::vector<std::unique_ptr<NetworkStep>> CpuBackend::planSteps(
     const std::vector<LayerDescription>& layers) {
@@ -553,16 +553,18 @@ std::vector<std::unique_ptr<NetworkStep>> CpuBackend::planSteps(
 }
 
 void CpuBackend::convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
-                                              Tensor& convOutput, Tensor& pooled,
-                                              const WindowGeometry& convG,
+                                              const FusedActivation& f, Tensor& convOutput,
+                                              Tensor& pooled, const WindowGeometry& convG,
                                               const WindowGeometry& poolG, bool training,
                                               Tensor& workspace) {
-  const bool winograd = runsOwnWinograd5x5(w.shape(), convG);
+  checkFusedActivation(f, "convolutionMaxPoolingForward");
+  const bool winograd = runsOwnWinograd5x5(w.shape(), convG) || runsOwnWinograd(w.shape(), convG);
   const bool direct =
       !winograd && directConvolutionForwardSupported(convG, convOutput.dim(2), convOutput.dim(3));
   const bool im2col = !winograd && !direct && hasFewInputChannels(w.shape());
   if (!(winograd || direct || im2col) || !directMaxPoolingApplies(poolG)) {
     convolutionForward(x, w, b, convOutput, convG);
+    activationForward(f.kind, f.alpha, convOutput, convOutput);
     poolingForward(PoolingKind::MAX, convOutput, pooled, poolG, training, workspace);
     return;
   }
@@ -576,18 +578,18 @@ void CpuBackend::convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, 
   if (winograd) {
     const int64_t floats =
         winogradConvolutionMaxPoolingForwardScratchFloats(x.shape(), w.shape(), convG, threads);
-    winogradConvolutionMaxPoolingForward(x, w, b, pooled, convG, poolG, argmax, scratch(floats));
+    winogradConvolutionMaxPoolingForward(x, w, b, pooled, f, convG, poolG, argmax, scratch(floats));
     return;
   }
   if (direct) {
     const int64_t floats =
         directConvolutionMaxPoolingForwardScratchFloats(x.shape(), convG, threads);
-    directConvolutionMaxPoolingForward(x, w, b, pooled, convG, poolG, argmax, scratch(floats));
+    directConvolutionMaxPoolingForward(x, w, b, pooled, f, convG, poolG, argmax, scratch(floats));
     return;
   }
   const int64_t floats =
       convolutionMaxPoolingForwardScratchFloats(x.shape(), w.shape(), convG, threads);
-  cpu::convolutionMaxPoolingForward(x, w, b, pooled, convG, poolG, argmax, scratch(floats));
+  cpu::convolutionMaxPoolingForward(x, w, b, pooled, f, convG, poolG, argmax, scratch(floats));
 }
 
 void CpuBackend::convolutionMaxPoolingBackwardWeights(const Tensor& x, const Tensor& dPooled,

@@ -11,6 +11,7 @@
 // input channel count, see CpuBackend.cpp, reordering at their boundary into scratch_, which only
 // lives during one call), AVG pooling and the activations that need exp or tanh.
 #include <dl4cpp/nn/backend/Backend.h>
+#include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/backend/cpu/PrimitiveCache.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -76,13 +77,14 @@ class CpuBackend final : public Backend {
   void clipByValue(Tensor& y, float threshold) override;
 
   // A convolution feeding MAX pooling, the kernels of the fused step (ConvolutionPoolingStep.h):
-  // pooled = maxpool(conv(x, w) + b), with the arg-max in `workspace` when training, the same
-  // numbers as convolutionForward into convOutput followed by poolingForward(MAX) from it. Image
-  // by image (ConvolutionPooling.h) where the kernels allow, which leaves convOutput
-  // (N, O, outH, outW) untouched; elsewhere the two ops through it.
+  // pooled = maxpool(f(conv(x, w) + b)), with the arg-max in `workspace` when training, the same
+  // numbers as convolutionForward into convOutput, activationForward(f) on it and
+  // poolingForward(MAX) from it. Image by image (ConvolutionPooling.h) where the kernels allow,
+  // which leaves convOutput (N, O, outH, outW) untouched; elsewhere the three ops through it.
   void convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
-                                    Tensor& convOutput, Tensor& pooled, const WindowGeometry& convG,
-                                    const WindowGeometry& poolG, bool training, Tensor& workspace);
+                                    const FusedActivation& f, Tensor& convOutput, Tensor& pooled,
+                                    const WindowGeometry& convG, const WindowGeometry& poolG,
+                                    bool training, Tensor& workspace);
   // dw, db (db may be empty) from x and the pooled output's gradient dPooled: the same numbers as
   // poolingBackward(MAX) into convOutputGrad followed by convolutionBackwardWeights, and likewise
   // fused where the kernels allow, leaving convOutputGrad untouched.

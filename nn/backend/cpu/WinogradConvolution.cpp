@@ -244,9 +244,9 @@ int64_t winogradConvolutionMaxPoolingForwardScratchFloats(const Shape& x, const 
 }
 
 void winogradConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
-                                          Tensor& pooled, const WindowGeometry& g,
-                                          const WindowGeometry& poolG, uint8_t* argmax,
-                                          float* scratch) {
+                                          Tensor& pooled, const FusedActivation& f,
+                                          const WindowGeometry& g, const WindowGeometry& poolG,
+                                          uint8_t* argmax, float* scratch) {
   winograd::checkSupported(g, w.shape(), "forward with max pooling");
 #ifdef DL4CPP_X86_KERNELS
   const winograd::Plan p = winograd::forwardPlan(x.shape(), w.shape(), g);
@@ -262,11 +262,12 @@ void winogradConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, cons
     float* convolved = itemScratch + p.threadFloats();
     for (int64_t row = 0; row < p.tilesH; row += p.tileRowsPerItem)
       item(x.data() + n * inImage, scratch, bias, convolved, row, p, itemScratch);
+    applyFusedActivation(f, convolved, p.outChannels * p.outH * p.outW);
     maxPoolingForwardPlanes(convolved, pooled.data() + n * pooledImage,
                             argmax ? argmax + n * pooledImage : nullptr, p.outChannels, e, poolG);
   });
 #else
-  (void)x, (void)b, (void)pooled, (void)poolG, (void)argmax, (void)scratch;
+  (void)x, (void)b, (void)pooled, (void)f, (void)poolG, (void)argmax, (void)scratch;
 #endif
 }
 

@@ -24,6 +24,7 @@
 // tiles as vectors, 5x5 vectors of consecutive tiles across rows (LeNet's rows of 4 tiles are half
 // an AVX2 vector) and sums its weight gradient with output channels in the lanes.
 #include <dl4cpp/nn/backend/OpTypes.h>
+#include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 
 #include <cstdint>
@@ -47,16 +48,16 @@ int64_t winogradBackwardDataScratchFloats(const Shape& dx, const Shape& w, const
 void winogradConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
                                 const WindowGeometry& g, float* scratch);
 
-// pooled = maxpool(conv(x, w) + b), image by image: each image's convolution output stays in a
-// per-thread buffer and is pooled from there (maxPoolingForwardPlanes), with the same bits as the
-// forward pass and maxPoolingForward in turn; the arg-max as maxPoolingForward records it when
-// `argmax` is not null.
+// pooled = maxpool(f(conv(x, w) + b)), image by image: each image's convolution output stays in a
+// per-thread buffer, f runs on it there and it is pooled from there (maxPoolingForwardPlanes),
+// with the same bits as the forward pass, the activation and maxPoolingForward in turn; the
+// arg-max as maxPoolingForward records it when `argmax` is not null.
 int64_t winogradConvolutionMaxPoolingForwardScratchFloats(const Shape& x, const Shape& w,
                                                           const WindowGeometry& g, int threads);
 void winogradConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, const Tensor& b,
-                                          Tensor& pooled, const WindowGeometry& g,
-                                          const WindowGeometry& poolG, uint8_t* argmax,
-                                          float* scratch);
+                                          Tensor& pooled, const FusedActivation& f,
+                                          const WindowGeometry& g, const WindowGeometry& poolG,
+                                          uint8_t* argmax, float* scratch);
 
 // dx (N, C, H, W) = the gradient of that convolution's input, from dy (N, O, outH, outW).
 void winogradConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,

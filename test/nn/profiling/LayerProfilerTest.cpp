@@ -15,10 +15,10 @@ namespace {
 
 constexpr int64_t kBatch = 8;
 
-// conv 3x3 (1 -> 4, 12x12 -> 10x10, RELU), max pool 2x2 (-> 5x5), dense 100 -> 16 (TANH),
-// output 16 -> 10 (softmax + NLL); l2 on the three weight tensors. (With IDENTITY the convolution
-// runs the pooling layer inside its own passes.)
-MultiLayerConfiguration smallConvNet(Activation convActivation = Activation::RELU) {
+// conv 3x3 (1 -> 4, 12x12 -> 10x10, HARDTANH), max pool 2x2 (-> 5x5), dense 100 -> 16 (TANH),
+// output 16 -> 10 (softmax + NLL); l2 on the three weight tensors. (With IDENTITY, RELU or
+// LEAKYRELU the convolution runs the pooling layer inside its own passes.)
+MultiLayerConfiguration smallConvNet(Activation convActivation = Activation::HARDTANH) {
   return NeuralNetConfiguration::Builder()
       .seed(7)
       .updater(Nesterovs(0.01, 0.9))
@@ -109,27 +109,32 @@ TEST_SUITE("nn/profiling") {
   }
 
   TEST_CASE("LayerProfiler: a convolution fused with its MAX pooling layer is charged for both") {
-    MultiLayerNetwork model(smallConvNet(Activation::IDENTITY), Device::cpu(), 1);
-    model.init();
-    auto profiler = std::make_shared<LayerProfiler>();
-    model.setProfiler(profiler);
-    constexpr int64_t kIterations = 3;
-    for (int i = 0; i < kIterations; ++i) model.fit(smallBatch());
-    using P = ProfilePhase;
-    // One fused forward call and one fused weight-gradient call; no activation calls (identity);
-    // the pooling layer records nothing, its gradient into the convolution's output included.
-    const int perIteration[2][kProfilePhaseCount] = {{1, 0, 0, 0, 0, 1, 2, 0},
-                                                     {0, 0, 0, 0, 0, 0, 0, 0}};
-    for (int layer = 0; layer < 2; ++layer)
-      for (int phase = 0; phase < kProfilePhaseCount; ++phase) {
-        CAPTURE(layer);
-        CAPTURE(profilePhaseName(static_cast<P>(phase)));
-        CHECK(profiler->totals(layer, static_cast<P>(phase)).calls ==
-              perIteration[layer][phase] * kIterations);
-      }
-    const double conv = 2.0 * kBatch * 4 * 10 * 10 * 1 * 3 * 3;
-    CHECK(profiler->totals(0, P::FORWARD).flops == doctest::Approx(kIterations * conv));
-    CHECK(profiler->totals(0, P::BACKWARD_WEIGHTS).flops == doctest::Approx(kIterations * conv));
+    for (Activation activation : {Activation::IDENTITY, Activation::RELU}) {
+      CAPTURE(toString(activation));
+      MultiLayerNetwork model(smallConvNet(activation), Device::cpu(), 1);
+      model.init();
+      auto profiler = std::make_shared<LayerProfiler>();
+      model.setProfiler(profiler);
+      constexpr int64_t kIterations = 3;
+      for (int i = 0; i < kIterations; ++i) model.fit(smallBatch());
+      using P = ProfilePhase;
+      // One fused forward call (the activation inside it) and one fused weight-gradient call;
+      // ReLU's backward pass, on the pooled gradient, is one activation call; the pooling layer
+      // records nothing, its gradient into the convolution's output included.
+      const int relu = activation == Activation::RELU ? 1 : 0;
+      const int perIteration[2][kProfilePhaseCount] = {{1, 0, 0, relu, 0, 1, 2, 0},
+                                                       {0, 0, 0, 0, 0, 0, 0, 0}};
+      for (int layer = 0; layer < 2; ++layer)
+        for (int phase = 0; phase < kProfilePhaseCount; ++phase) {
+          CAPTURE(layer);
+          CAPTURE(profilePhaseName(static_cast<P>(phase)));
+          CHECK(profiler->totals(layer, static_cast<P>(phase)).calls ==
+                perIteration[layer][phase] * kIterations);
+        }
+      const double conv = 2.0 * kBatch * 4 * 10 * 10 * 1 * 3 * 3;
+      CHECK(profiler->totals(0, P::FORWARD).flops == doctest::Approx(kIterations * conv));
+      CHECK(profiler->totals(0, P::BACKWARD_WEIGHTS).flops == doctest::Approx(kIterations * conv));
+    }
   }
 
   TEST_CASE(

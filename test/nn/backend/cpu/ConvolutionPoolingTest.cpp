@@ -1,10 +1,12 @@
-// The CPU backend's fused convolution + MAX pooling (ConvolutionPooling.h) against the two ops it
-// replaces, run one after the other on the same backend: the pooled output, the arg-max bytes and
-// the weight and bias gradients must be the same bits, on one thread and on two, for shapes where
-// it fuses (direct, im2col or 5x5 Winograd forward, direct weight gradient) and where it falls
-// back to the two ops. Where it fuses, the convolution's output buffer must stay untouched: that is
-// the point.
+// The CPU backend's fused convolution + activation + MAX pooling (ConvolutionPooling.h) against
+// the ops it replaces, run one after the other on the same backend: the pooled output, the arg-max
+// bytes and the weight and bias gradients must be the same bits, on one thread and on two, for
+// shapes where it fuses (direct, im2col or Winograd forward, direct weight gradient) and where it
+// falls back to the ops. With an activation, the fused backward pass takes f' from the pooled
+// output (as ConvolutionPoolingStep.h does), the unfused one from the convolution's. Where it
+// fuses, the convolution's output buffer must stay untouched: that is the point.
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
+#include <dl4cpp/nn/conf/Enums.h>
 #include <doctest/doctest.h>
 #include <omp.h>
 
@@ -28,6 +30,7 @@ struct Case {
   int64_t convStride = 1, convPad = 0;
   int64_t poolKernel = 2, poolStride = 2;
   bool bias = true;
+  cpu::FusedActivation f{};
 };
 
 std::vector<uint8_t> bytes(const Tensor& workspace, int64_t count) {
@@ -65,15 +68,20 @@ Result run(const Case& c, bool fused, int threads) {
   Tensor dw(wShape), db = c.bias ? Tensor(Shape{c.outChannels}) : Tensor();
   convOutput.fill(NAN);
   convGrad.fill(NAN);
+  const ActivationKind kind = c.f.kind;
   if (fused) {
-    backend.convolutionMaxPoolingForward(x, w, b, convOutput, pooled, convG, poolG, true,
+    backend.convolutionMaxPoolingForward(x, w, b, c.f, convOutput, pooled, convG, poolG, true,
                                          workspace);
-    backend.convolutionMaxPoolingBackwardWeights(x, dPooled, workspace, convGrad, dw, db, convG,
+    Tensor activated(pooledShape);
+    backend.activationBackward(kind, c.f.alpha, Tensor(), pooled, dPooled, activated);
+    backend.convolutionMaxPoolingBackwardWeights(x, activated, workspace, convGrad, dw, db, convG,
                                                  poolG);
   } else {
     backend.convolutionForward(x, w, b, convOutput, convG);
+    backend.activationForward(kind, c.f.alpha, convOutput, convOutput);
     backend.poolingForward(PoolingKind::MAX, convOutput, pooled, poolG, true, workspace);
     backend.poolingBackward(PoolingKind::MAX, dPooled, convGrad, poolG, workspace);
+    backend.activationBackward(kind, c.f.alpha, Tensor(), convOutput, convGrad, convGrad);
     backend.convolutionBackwardWeights(x, convGrad, dw, db, convG);
   }
   Result r{pooled.toVector(),
@@ -163,16 +171,55 @@ TEST_SUITE("nn/backend/cpu") {
     CHECK_FALSE(r.convGradUntouched);
   }
 
+  TEST_CASE("ConvolutionPooling: RELU and LEAKYRELU between them, fused, equal the three ops") {
+    const cpu::FusedActivation relu{ActivationKind::RELU, 0.0f};
+    const cpu::FusedActivation leaky{ActivationKind::LEAKYRELU, 0.1f};
+    const cpu::FusedActivation leakyZero{ActivationKind::LEAKYRELU, 0.0f};  // -0 for negatives
+    for (const cpu::FusedActivation& f : {relu, leaky, leakyZero}) {
+      INFO("activation " << toString(f.kind) << " alpha " << f.alpha);
+      // A VGG-style 3x3 convolution with padding 1: on the 3x3 Winograd kernels at avx2, on
+      // oneDNN's at avx512 (unfused there); then the direct kernels, im2col and LeNet's 5x5
+      // Winograd shape, each fused.
+      Case vgg{2, 16, 12, 16, 3, 1, 1};
+      vgg.f = f;
+      CHECK(checkEqualsUnfused(vgg).convOutputUntouched ==
+            (runsAt(CpuIsa::Avx2) && !runsAt(CpuIsa::Avx512)));
+      Case lenetFirst{5, 1, 28, 20, 5};
+      lenetFirst.f = f;
+      const Result first = checkEqualsUnfused(lenetFirst);
+      CHECK(first.convOutputUntouched);
+      CHECK(first.convGradUntouched == runsAt(CpuIsa::Avx2));
+      Case direct{2, 3, 20, 7, 5};
+      direct.f = f;
+      CHECK(checkEqualsUnfused(direct).convOutputUntouched);
+      Case lenetSecond{3, 20, 12, 50, 5};
+      lenetSecond.f = f;
+      CHECK(checkEqualsUnfused(lenetSecond).convOutputUntouched == runsAt(CpuIsa::Avx2));
+    }
+  }
+
+  TEST_CASE("ConvolutionPooling: another activation or a negative slope is a BackendError") {
+    cpu::CpuBackend backend;
+    const Tensor x = filled(Shape{1, 1, 12, 12}, 1), w = filled(Shape{4, 1, 5, 5}, 2);
+    Tensor convOutput(Shape{1, 4, 8, 8}), pooled(Shape{1, 4, 4, 4}), workspace;
+    for (const cpu::FusedActivation& f : {cpu::FusedActivation{ActivationKind::TANH, 0.0f},
+                                          cpu::FusedActivation{ActivationKind::LEAKYRELU, -0.1f}})
+      CHECK_THROWS_AS(
+          backend.convolutionMaxPoolingForward(x, w, Tensor(), f, convOutput, pooled, window(5, 1),
+                                               window(2, 2), true, workspace),
+          BackendError);
+  }
+
   TEST_CASE("ConvolutionPooling: inference records no arg-max and pools the same values") {
     cpu::CpuBackend backend;
     const Tensor x = filled(Shape{2, 1, 12, 12}, 1), w = filled(Shape{4, 1, 5, 5}, 2);
     const Tensor b = filled(Shape{4}, 3);
     Tensor convOutput(Shape{2, 4, 8, 8}), training(Shape{2, 4, 4, 4}), inference(Shape{2, 4, 4, 4});
     Tensor workspace, none;
-    backend.convolutionMaxPoolingForward(x, w, b, convOutput, training, window(5, 1), window(2, 2),
-                                         true, workspace);
-    backend.convolutionMaxPoolingForward(x, w, b, convOutput, inference, window(5, 1), window(2, 2),
-                                         false, none);
+    backend.convolutionMaxPoolingForward(x, w, b, {}, convOutput, training, window(5, 1),
+                                         window(2, 2), true, workspace);
+    backend.convolutionMaxPoolingForward(x, w, b, {}, convOutput, inference, window(5, 1),
+                                         window(2, 2), false, none);
     CHECK(inference.toVector() == training.toVector());
     CHECK(none.numel() == 0);
   }
