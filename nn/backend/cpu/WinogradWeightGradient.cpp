@@ -69,11 +69,13 @@ void transformGradientChannel(const float* padded, int64_t tileRows, const Plan&
 }
 
 // Output channels x input channels of sums of one position, each a vector over the tiles reduced
-// at the end: at AVX-512 4 x 5 (20 sums, 9 loads a step), at AVX2 3 x 3 (9 sums, 6 loads).
+// at the end: at AVX-512 4 x 5 (20 sums, 9 loads a step), at AVX2 3 x 4 (12 sums, 7 loads; the
+// input vectors go straight from memory into the FMAs, so the 12 sums and 3 dM vectors fit the 16
+// registers).
 #if HWY_TARGET == HWY_AVX3
 constexpr int kTileLaneGradientOuts = 4, kTileLaneGradientIns = 5;
 #else
-constexpr int kTileLaneGradientOuts = 3, kTileLaneGradientIns = 3;
+constexpr int kTileLaneGradientOuts = 3, kTileLaneGradientIns = 4;
 #endif
 
 template <int kOut, int kIn>

@@ -300,6 +300,9 @@ TEST_SUITE("nn/backend/cpu") {
     checkAgainstReference({1, 9, 5, 5, 3, 3, 1, 2});      // padding 2: 7x7 outputs
     checkAgainstReference({2, 10, 70, 9, 7, 3, 1, 1, 1, false});  // items of 7 tile rows; no bias
     checkAgainstReference({2, 12, 1, 1, 4, 3, 1, 1});             // a 1x1 image
+    // 11 input channels, 7 outputs: the weight gradient's last blocks (3 x 4 sums at avx2) take
+    // 3 inputs and 1 output.
+    checkAgainstReference({2, 11, 9, 9, 7, 3, 1, 1});
   }
 
   TEST_CASE(
