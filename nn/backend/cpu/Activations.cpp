@@ -136,6 +136,14 @@ void applyFusedActivation(const FusedActivation& f, float* v, int64_t n) {
     leakyReluRange(f.alpha, v, v, 0, n);
 }
 
+void applyFusedActivationBackward(const FusedActivation& f, const float* y, const float* dy,
+                                  float* dx, int64_t n) {
+  if (f.kind == ActivationKind::IDENTITY)
+    std::copy(dy, dy + n, dx);
+  else
+    reluBackwardRange(f.kind == ActivationKind::RELU ? 0.0f : f.alpha, y, dy, dx, 0, n);
+}
+
 ClippedLinear clippedLinear(ActivationKind kind) {
   switch (kind) {
     case ActivationKind::HARDTANH:

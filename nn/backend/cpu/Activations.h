@@ -44,6 +44,10 @@ bool fusableActivation(ActivationKind kind);
 void checkFusedActivation(const FusedActivation& f, const char* op);
 // v[0, n) = f(v[0, n)), on the calling thread, for an f that checkFusedActivation accepts.
 void applyFusedActivation(const FusedActivation& f, float* v, int64_t n);
+// dx[0, n) = f'(y) * dy[0, n) from f's output y, on the calling thread, with the bits of
+// reluBackward (a copy for the identity).
+void applyFusedActivationBackward(const FusedActivation& f, const float* y, const float* dy,
+                                  float* dx, int64_t n);
 
 // y = min(max(scale * x + shift, low), high): HARDTANH, HARDSIGMOID and RELU6 (clippedLinear()).
 struct ClippedLinear {

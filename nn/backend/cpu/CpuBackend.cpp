@@ -1,5 +1,6 @@
 #include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/backend/cpu/BatchNormalization.h>
+#include <dl4cpp/nn/backend/cpu/ConvolutionActivationStep.h>
 #include <dl4cpp/nn/backend/cpu/ConvolutionPooling.h>
 #include <dl4cpp/nn/backend/cpu/ConvolutionPoolingStep.h>
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
@@ -102,6 +103,15 @@ bool runsOwnWinograd(const Shape& weights, const WindowGeometry& g) {
 bool runsOwnWinograd5x5(const Shape& weights, const WindowGeometry& g) {
   return g.kernelH == 5 && cpuIsa() == CpuIsa::Avx2 && !hasFewInputChannels(weights) &&
          winogradConvolutionSupported(g);
+}
+// The weight gradient CpuBackend::convolutionBackwardWeights runs as im2col + sgemm. Below AVX-512
+// oneDNN's kernels run a first layer's weight gradient several times slower than that
+// (docs/performance.md); at AVX-512 they are the measured choice for the shapes the direct kernel
+// does not take.
+bool runsIm2colWeightGradient(const Shape& weights, const WindowGeometry& g, const Tensor& dy) {
+  return !runsOwnWinograd(weights, g) && !runsOwnWinograd5x5(weights, g) &&
+         !directConvolutionSupported(g, dy.dim(2), dy.dim(3)) && hasFewInputChannels(weights) &&
+         !directWeightGradientSupported(g) && cpuIsa() < CpuIsa::Avx512;
 }
 dnnl::memory::desc convActivationDesc(const Shape& s, const Shape& weights) {
   if (hasFewInputChannels(weights) || fillsChannelBlocks(weights)) return anyDesc(s);
@@ -268,29 +278,56 @@ void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> 
 // --- Convolution
 // -----------------------------------------------------------------------------------
 
-void CpuBackend::convolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
-                                    const WindowGeometry& g) {
-  if (runsOwnWinograd5x5(w.shape(), g)) {
+bool CpuBackend::ownConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                                       const FusedActivation& f, Tensor& y,
+                                       const WindowGeometry& g) {
+  if (runsOwnWinograd5x5(w.shape(), g) ||
+      (!directConvolutionForwardSupported(g, y.dim(2), y.dim(3)) &&
+       runsOwnWinograd(w.shape(), g))) {
     const int64_t floats =
         winogradForwardScratchFloats(x.shape(), w.shape(), g, omp_get_max_threads());
-    winogradConvolutionForward(x, w, b, y, g, scratch(floats));
-    return;
+    winogradConvolutionForward(x, w, b, y, g, scratch(floats), f);
+    return true;
   }
   if (directConvolutionForwardSupported(g, y.dim(2), y.dim(3))) {
-    directConvolutionForward(x, w, b, y, g);
-    return;
-  }
-  if (runsOwnWinograd(w.shape(), g)) {
-    const int64_t floats =
-        winogradForwardScratchFloats(x.shape(), w.shape(), g, omp_get_max_threads());
-    winogradConvolutionForward(x, w, b, y, g, scratch(floats));
-    return;
+    directConvolutionForward(x, w, b, y, g, f);
+    return true;
   }
   if (hasFewInputChannels(w.shape())) {
     const int64_t floats = im2colScratchFloats(x.shape(), w.shape(), g, omp_get_max_threads());
-    im2colConvolutionForward(x, w, b, y, g, scratch(floats));
+    im2colConvolutionForward(x, w, b, y, g, scratch(floats), f);
+    return true;
+  }
+  return false;
+}
+
+void CpuBackend::convolutionActivationForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                                              const FusedActivation& f, Tensor& y,
+                                              const WindowGeometry& g) {
+  checkFusedActivation(f, "convolutionActivationForward");
+  if (ownConvolutionForward(x, w, b, f, y, g)) return;
+  convolutionForward(x, w, b, y, g);
+  activationForward(f.kind, f.alpha, y, y);
+}
+
+void CpuBackend::convolutionActivationBackwardWeights(const Tensor& x, const Tensor& y,
+                                                      const Tensor& dy, const FusedActivation& f,
+                                                      Tensor& dz, Tensor& dw, Tensor& db,
+                                                      const WindowGeometry& g) {
+  checkFusedActivation(f, "convolutionActivationBackwardWeights");
+  if (runsIm2colWeightGradient(dw.shape(), g, dy)) {
+    const int64_t floats = im2colActivationWeightGradientScratchFloats(x.shape(), dw.shape(), g,
+                                                                       omp_get_max_threads());
+    im2colConvolutionActivationBackwardWeights(x, y, dy, f, dw, db, g, scratch(floats));
     return;
   }
+  activationBackward(f.kind, f.alpha, Tensor(), y, dy, dz);
+  convolutionBackwardWeights(x, dz, dw, db, g);
+}
+
+void CpuBackend::convolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                                    const WindowGeometry& g) {
+  if (ownConvolutionForward(x, w, b, {}, y, g)) return;
   const bool bias = !b.empty();
   PrimitiveKey key;
   key.add(static_cast<int64_t>(OpId::ConvForward)).add(bias);
@@ -399,10 +436,7 @@ void CpuBackend::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, T
     directWeightGradient(x, dy, dw, db, g, scratch(floats));
     return;
   }
-  // Below AVX-512 oneDNN's kernels run a first layer's weight gradient several times slower than
-  // im2col + sgemm (docs/performance.md); at AVX-512 they are the measured choice for the shapes
-  // the direct kernel does not take.
-  if (hasFewInputChannels(dw.shape()) && cpuIsa() < CpuIsa::Avx512) {
+  if (runsIm2colWeightGradient(dw.shape(), g, dy)) {
     const int64_t floats =
         im2colWeightGradientScratchFloats(x.shape(), dw.shape(), g, omp_get_max_threads());
     im2colConvolutionBackwardWeights(x, dy, dw, db, g, scratch(floats));
@@ -544,11 +578,14 @@ void CpuBackend::poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
 std::vector<std::unique_ptr<NetworkStep>> CpuBackend::planSteps(
     const std::vector<LayerDescription>& layers) {
   std::vector<std::unique_ptr<NetworkStep>> steps;
-  for (size_t i = 0; i < layers.size(); ++i)
-    if (auto step = planConvolutionMaxPooling(*this, layers, static_cast<int>(i))) {
-      i += static_cast<size_t>(step->count() - 1);
-      steps.push_back(std::move(step));
-    }
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const int first = static_cast<int>(i);
+    std::unique_ptr<NetworkStep> step = planConvolutionMaxPooling(*this, layers, first);
+    if (!step) step = planConvolutionActivation(*this, layers, first);
+    if (!step) continue;
+    i += static_cast<size_t>(step->count() - 1);
+    steps.push_back(std::move(step));
+  }
   return steps;
 }
 

@@ -93,10 +93,27 @@ class CpuBackend final : public Backend {
                                             Tensor& dw, Tensor& db, const WindowGeometry& convG,
                                             const WindowGeometry& poolG);
 
+  // A convolution and its activation f (FusedActivation), the kernels of the planned step
+  // ConvolutionActivationStep.h: y = f(conv(x, w) + b), the same numbers as convolutionForward
+  // and activationForward(f) on y in turn, f applied to each work item's output while it is in
+  // cache where dl4cpp's own kernels run the convolution.
+  void convolutionActivationForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                                    const FusedActivation& f, Tensor& y, const WindowGeometry& g);
+  // dw, db from x, f's output y and its gradient dy: the same numbers as activationBackward(f)
+  // into dz followed by convolutionBackwardWeights from dz. Where the weight gradient runs as
+  // im2col + sgemm, image by image, each image's dz in cache, leaving dz untouched.
+  void convolutionActivationBackwardWeights(const Tensor& x, const Tensor& y, const Tensor& dy,
+                                            const FusedActivation& f, Tensor& dz, Tensor& dw,
+                                            Tensor& db, const WindowGeometry& g);
+
   // Number of cached primitives (tests use it to prove shapes are cached, not rebuilt).
   size_t cachedPrimitives() const { return cache_.size(); }
 
  private:
+  // The forward pass on dl4cpp's own kernels, f applied as they go; false (nothing done) where
+  // oneDNN runs it.
+  bool ownConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                             const FusedActivation& f, Tensor& y, const WindowGeometry& g);
   // Binds `pointers` to the entry's memories (same order as argIds) and executes it.
   void execute(CachedPrimitive& entry, std::initializer_list<const void*> pointers);
   // scratch_ holding at least `floats` floats (it grows only for new shapes).

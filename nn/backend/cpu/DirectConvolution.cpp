@@ -387,7 +387,7 @@ void DirectForward::run(int64_t item, float* y) const {
 }
 
 void directConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
-                              const WindowGeometry& g) {
+                              const WindowGeometry& g, const FusedActivation& f) {
   const DirectForward forward(x, w, b, y.dim(2), y.dim(3), g);
   const int64_t outPlane = y.dim(2) * y.dim(3), outChannels = w.dim(0);
   float* ys = y.data();
@@ -395,6 +395,7 @@ void directConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b,
   parallelFor(forward.items(), [&](int64_t item) {
     const int64_t plane = forward.image(item) * outChannels + forward.firstChannel(item);
     forward.run(item, ys + plane * outPlane);
+    applyFusedActivation(f, ys + plane * outPlane, forward.channels(item) * outPlane);
   });
 }
 

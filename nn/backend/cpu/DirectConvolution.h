@@ -17,6 +17,7 @@
 // (5 x 5 at avx512, 2 x 5 at avx2) keeps its sums in registers over a chunk of images, with dy
 // loaded once per output vector.
 #include <dl4cpp/nn/backend/OpTypes.h>
+#include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 
 #include <cstdint>
@@ -36,11 +37,12 @@ bool directConvolutionForwardFits(const WindowGeometry& g, int64_t outH, int64_t
 bool directConvolutionSupported(const WindowGeometry& g, int64_t outH, int64_t outW);
 bool directConvolutionForwardSupported(const WindowGeometry& g, int64_t outH, int64_t outW);
 
-// y (N, O, outH, outW) = conv(x (N, C, H, W), w (O, C, kH, kW)) + b (O, or empty), where
-// directConvolutionForwardSupported. Images are spread over the OpenMP threads; every output is
-// one thread's sum in a fixed order, so results do not depend on the thread count.
+// y (N, O, outH, outW) = f(conv(x (N, C, H, W), w (O, C, kH, kW)) + b (O, or empty)), where
+// directConvolutionForwardSupported, f applied to each work item's planes while they are in cache.
+// Images are spread over the OpenMP threads; every output is one thread's sum in a fixed order, so
+// results do not depend on the thread count.
 void directConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
-                              const WindowGeometry& g);
+                              const WindowGeometry& g, const FusedActivation& f = {});
 
 // The most lanes of a direct kernel's vectors at any level (avx512's).
 inline constexpr int64_t kDirectConvolutionMaxLanes = 16;

@@ -9,6 +9,7 @@
 #include <hwy/highway.h>
 #endif
 
+#include <dl4cpp/nn/backend/cpu/AlignedRows.h>
 #include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
 #include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
@@ -195,6 +196,45 @@ constexpr int64_t kImagesPerSum = 16;
 // column matrix [depth, outH * outW] and sgemm's packing space.
 int64_t scratchDepth(const Shape& x, const Shape& w) { return x[1] * w[2] * w[3] + 1; }
 
+// The weight gradient from dy, or (activated not null) from f'(activated) · dy, each image's dz in
+// its thread's buffer after the column matrices.
+void weightGradient(const Tensor& x, const Tensor& dy, const float* activated,
+                    const FusedActivation& f, Tensor& dw, Tensor& db, const WindowGeometry& g,
+                    float* scratch) {
+  const Extents e{x.dim(1), x.dim(2), x.dim(3), dy.dim(2), dy.dim(3)};
+  const int64_t images = x.dim(0), outChannels = dw.dim(0);
+  const int64_t taps = e.channels * g.kernelH * g.kernelW, depth = taps + 1;
+  const int64_t positions = e.outH * e.outW, perChunk = outChannels * depth;
+  const int64_t perThread =
+      depth * positions + sgemmScratchFloats('N', 'T', outChannels, depth, positions, 1);
+  const int64_t chunks = (images + kImagesPerSum - 1) / kImagesPerSum;
+  float* sums = scratch;
+  float* columns = scratch + chunks * perChunk;
+  const int64_t imageGradient = outChannels * positions;
+  float* masked = columns + static_cast<int64_t>(omp_get_max_threads()) * perThread;
+  const float* xs = x.data();
+  const float* dys = dy.data();
+  // Inside the loop's region sgemm runs on the calling thread only.
+  parallelForOnThreads(chunks, [&](int64_t chunk, int thread) {
+    float* col = columns + thread * perThread;
+    const int64_t first = chunk * kImagesPerSum;
+    for (int64_t n = first; n < std::min(images, first + kImagesPerSum); ++n) {
+      im2col(xs + n * e.channels * e.inH * e.inW, col, e, g);
+      std::fill(col + taps * positions, col + depth * positions, 1.0f);  // the bias's column
+      const float* dyImage = dys + n * imageGradient;
+      if (activated != nullptr) {
+        float* dz = masked + thread * wholeCacheLines(imageGradient);
+        applyFusedActivationBackward(f, activated + n * imageGradient, dyImage, dz, imageGradient);
+        dyImage = dz;
+      }
+      // Row-major sums_chunk[O, depth] (+)= dy_n[O, P] · col[depth, P]ᵀ.
+      sgemm('N', 'T', outChannels, depth, positions, dyImage, positions, col, positions,
+            n == first ? 0.0f : 1.0f, sums + chunk * perChunk, depth, col + depth * positions);
+    }
+  });
+  directWeightGradientSum(sums, chunks, dw, db);
+}
+
 }  // namespace
 
 bool col2imGatherFits(const WindowGeometry& g) {
@@ -250,13 +290,15 @@ void Im2colForward::image(int64_t n, float* y, int thread) const {
 }
 
 void im2colConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
-                              const WindowGeometry& g, float* scratch) {
+                              const WindowGeometry& g, float* scratch, const FusedActivation& f) {
   const Im2colForward forward(x, w, b, g, scratch);
   const int64_t perImage = y.numel() / y.dim(0);
   float* ys = y.data();
   // Inside the loop's region sgemm runs on the calling thread only.
-  parallelForOnThreads(x.dim(0),
-                       [&](int64_t n, int thread) { forward.image(n, ys + n * perImage, thread); });
+  parallelForOnThreads(x.dim(0), [&](int64_t n, int thread) {
+    forward.image(n, ys + n * perImage, thread);
+    applyFusedActivation(f, ys + n * perImage, perImage);
+  });
 }
 
 int64_t col2imScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g, int threads) {
@@ -302,31 +344,19 @@ int64_t im2colWeightGradientScratchFloats(const Shape& x, const Shape& w, const 
 
 void im2colConvolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
                                       const WindowGeometry& g, float* scratch) {
-  const Extents e{x.dim(1), x.dim(2), x.dim(3), dy.dim(2), dy.dim(3)};
-  const int64_t images = x.dim(0), outChannels = dw.dim(0);
-  const int64_t taps = e.channels * g.kernelH * g.kernelW, depth = taps + 1;
-  const int64_t positions = e.outH * e.outW, perChunk = outChannels * depth;
-  const int64_t perThread =
-      depth * positions + sgemmScratchFloats('N', 'T', outChannels, depth, positions, 1);
-  const int64_t chunks = (images + kImagesPerSum - 1) / kImagesPerSum;
-  float* sums = scratch;
-  float* columns = scratch + chunks * perChunk;
-  const float* xs = x.data();
-  const float* dys = dy.data();
-  // Inside the loop's region sgemm runs on the calling thread only.
-  parallelForOnThreads(chunks, [&](int64_t chunk, int thread) {
-    float* col = columns + thread * perThread;
-    const int64_t first = chunk * kImagesPerSum;
-    for (int64_t n = first; n < std::min(images, first + kImagesPerSum); ++n) {
-      im2col(xs + n * e.channels * e.inH * e.inW, col, e, g);
-      std::fill(col + taps * positions, col + depth * positions, 1.0f);  // the bias's column
-      // Row-major sums_chunk[O, depth] (+)= dy_n[O, P] · col[depth, P]ᵀ.
-      sgemm('N', 'T', outChannels, depth, positions, dys + n * outChannels * positions, positions,
-            col, positions, n == first ? 0.0f : 1.0f, sums + chunk * perChunk, depth,
-            col + depth * positions);
-    }
-  });
-  directWeightGradientSum(sums, chunks, dw, db);
+  weightGradient(x, dy, nullptr, {}, dw, db, g, scratch);
+}
+
+int64_t im2colActivationWeightGradientScratchFloats(const Shape& x, const Shape& w,
+                                                    const WindowGeometry& g, int threads) {
+  return im2colWeightGradientScratchFloats(x, w, g, threads) +
+         threads * wholeCacheLines(w[0] * g.outH(x[2]) * g.outW(x[3]));
+}
+
+void im2colConvolutionActivationBackwardWeights(const Tensor& x, const Tensor& y, const Tensor& dy,
+                                                const FusedActivation& f, Tensor& dw, Tensor& db,
+                                                const WindowGeometry& g, float* scratch) {
+  weightGradient(x, dy, y.data(), f, dw, db, g, scratch);
 }
 
 }  // namespace dl4cpp::cpu

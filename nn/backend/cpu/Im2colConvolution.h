@@ -11,6 +11,7 @@
 // (CpuBackend.cpp). oneDNN 2.6 has no brgemm kernel for this pass, and its direct channels-last
 // kernel runs well below sgemm's speed at the same shape, plus a reorder of each argument.
 #include <dl4cpp/nn/backend/OpTypes.h>
+#include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 
 #include <cstdint>
@@ -22,12 +23,14 @@ namespace dl4cpp::cpu {
 // sgemm's packing space.
 int64_t im2colScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g, int threads);
 
-// y (N, O, outH, outW) = conv(x (N, C, H, W), w (O, C, kH, kW)) + b (O, or empty), with any
-// stride, padding and dilation. Images are spread over the OpenMP threads; `scratch` holds
-// im2colScratchFloats(..., omp_get_max_threads()) floats. Every output is computed by one
-// thread in a fixed order, so results do not depend on the thread count.
+// y (N, O, outH, outW) = f(conv(x (N, C, H, W), w (O, C, kH, kW)) + b (O, or empty)), with any
+// stride, padding and dilation, f applied to each image's output while it is in cache. Images are
+// spread over the OpenMP threads; `scratch` holds im2colScratchFloats(..., omp_get_max_threads())
+// floats. Every output is computed by one thread in a fixed order, so results do not depend on
+// the thread count.
 void im2colConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
-                              const WindowGeometry& g, float* scratch);
+                              const WindowGeometry& g, float* scratch,
+                              const FusedActivation& f = {});
 
 // One image's input and output extents.
 struct ConvolutionExtents {
@@ -93,5 +96,16 @@ int64_t im2colWeightGradientScratchFloats(const Shape& x, const Shape& w, const 
 // kernels run them several times slower.
 void im2colConvolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
                                       const WindowGeometry& g, float* scratch);
+
+// The same from the gradient of f's output, dy: each image's dz = f'(y) · dy, from f's output y
+// (N, O, outH, outW), goes into a per-thread buffer while it is in cache and the image's sgemm
+// reads it there, the same numbers as activationBackward into dz followed by the pass above. For a
+// network's first layer, whose dz nothing else reads. Scratch: the pass's, plus one image's dz per
+// thread.
+int64_t im2colActivationWeightGradientScratchFloats(const Shape& x, const Shape& w,
+                                                    const WindowGeometry& g, int threads);
+void im2colConvolutionActivationBackwardWeights(const Tensor& x, const Tensor& y, const Tensor& dy,
+                                                const FusedActivation& f, Tensor& dw, Tensor& db,
+                                                const WindowGeometry& g, float* scratch);
 
 }  // namespace dl4cpp::cpu

@@ -176,19 +176,28 @@ ItemKernel itemKernel(const Plan& p) {
 }
 #endif
 
-void run(const Plan& p, const float* in, const float* bias, float* out, float* scratch) {
+// Every item, then f on the item's output rows of each plane while they are in cache.
+void run(const Plan& p, const float* in, const float* bias, float* out, float* scratch,
+         const FusedActivation& f) {
 #ifdef DL4CPP_X86_KERNELS
   const ItemKernel item = itemKernel(p);
   const float* weights = scratch;
   float* threadScratch = scratch + p.weightFloats();
   const int64_t inImage = p.inChannels * p.inH * p.inW, outImage = p.outChannels * p.outH * p.outW;
+  const int64_t outPlane = p.outH * p.outW;
   parallelForOnThreads(p.images * p.itemsPerImage, [&](int64_t i, int thread) {
     const int64_t n = i / p.itemsPerImage, firstTileRow = i % p.itemsPerImage * p.tileRowsPerItem;
-    item(in + n * inImage, weights, bias, out + n * outImage, firstTileRow, p,
+    float* image = out + n * outImage;
+    item(in + n * inImage, weights, bias, image, firstTileRow, p,
          threadScratch + thread * p.threadFloats());
+    if (f.kind == ActivationKind::IDENTITY) return;
+    const int64_t firstRow = 2 * firstTileRow;
+    const int64_t rows = std::min(2 * p.tileRowsPerItem, p.outH - firstRow);
+    for (int64_t o = 0; o < p.outChannels; ++o)
+      applyFusedActivation(f, image + o * outPlane + firstRow * p.outW, rows * p.outW);
   });
 #else
-  (void)p, (void)in, (void)bias, (void)out, (void)scratch;
+  (void)p, (void)in, (void)bias, (void)out, (void)scratch, (void)f;
 #endif
 }
 
@@ -230,11 +239,11 @@ int64_t winogradBackwardDataScratchFloats(const Shape& dx, const Shape& w, const
 }
 
 void winogradConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
-                                const WindowGeometry& g, float* scratch) {
+                                const WindowGeometry& g, float* scratch, const FusedActivation& f) {
   winograd::checkSupported(g, w.shape(), "forward");
   const winograd::Plan p = winograd::forwardPlan(x.shape(), w.shape(), g);
   winograd::transformWeights(w, winograd::WeightsFor::Forward, scratch);
-  winograd::run(p, x.data(), b.empty() ? nullptr : b.data(), y.data(), scratch);
+  winograd::run(p, x.data(), b.empty() ? nullptr : b.data(), y.data(), scratch, f);
 }
 
 int64_t winogradConvolutionMaxPoolingForwardScratchFloats(const Shape& x, const Shape& w,
@@ -280,7 +289,7 @@ void winogradConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& 
   }
   const winograd::Plan p = winograd::backwardDataPlan(dx.shape(), w.shape(), g);
   winograd::transformWeights(w, winograd::WeightsFor::ForwardOverGradient, scratch);
-  winograd::run(p, dy.data(), nullptr, dx.data(), scratch);
+  winograd::run(p, dy.data(), nullptr, dx.data(), scratch, {});
 }
 
 }  // namespace dl4cpp::cpu

@@ -44,9 +44,11 @@ int64_t winogradForwardScratchFloats(const Shape& x, const Shape& w, const Windo
 int64_t winogradBackwardDataScratchFloats(const Shape& dx, const Shape& w, const WindowGeometry& g,
                                           int threads);
 
-// y (N, O, outH, outW) = conv(x (N, C, H, W), w (O, C, k, k)) + b (O, or empty).
+// y (N, O, outH, outW) = f(conv(x (N, C, H, W), w (O, C, k, k)) + b (O, or empty)), f applied to
+// each item's rows while they are in cache.
 void winogradConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
-                                const WindowGeometry& g, float* scratch);
+                                const WindowGeometry& g, float* scratch,
+                                const FusedActivation& f = {});
 
 // pooled = maxpool(f(conv(x, w) + b)), image by image: each image's convolution output stays in a
 // per-thread buffer, f runs on it there and it is pooled from there (maxPoolingForwardPlanes),
