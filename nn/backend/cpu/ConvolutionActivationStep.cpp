@@ -1,7 +1,7 @@
 #include <dl4cpp/nn/backend/OpFlops.h>
-#include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/backend/cpu/ConvolutionActivationStep.h>
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
+#include <dl4cpp/nn/backend/cpu/PlannedConvolution.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
 
 namespace dl4cpp::cpu {
@@ -11,23 +11,18 @@ namespace {
 class ConvolutionActivationStep final : public NetworkStep {
  public:
   ConvolutionActivationStep(CpuBackend& backend, int first, const LayerDescription& convolution)
-      : NetworkStep(first, 1),
-        backend_(backend),
-        w_(convolution.w),
-        b_(convolution.b),
-        dw_(convolution.dw),
-        db_(convolution.db),
-        activation_{convolution.activation, convolution.alpha},
-        g_(convolution.geometry) {}
+      : NetworkStep(first, 1), backend_(backend), conv_(convolution) {}
 
   void forward(DeviceContext& ctx, const LayerTensors& t, const ForwardContext& pass) override {
     (void)pass;  // RELU and LEAKYRELU keep nothing for their backward pass but the output
     const Tensor& x = t.inputs[first()];
     Tensor& y = t.outputs[first()];
     enterLayer(ctx, first());
-    ctx.backend().runPlanned(
-        OpPass::FORWARD, convolutionFlops(x.shape(), w_.shape(), y.shape()),
-        [&] { backend_.convolutionActivationForward(x, w_, b_, activation_, y, g_); });
+    ctx.backend().runPlanned(OpPass::FORWARD,
+                             convolutionFlops(x.shape(), conv_.w.shape(), y.shape()), [&] {
+                               backend_.convolutionActivationForward(
+                                   x, conv_.w, conv_.b, conv_.activation, y, conv_.geometry);
+                             });
   }
 
   void backward(DeviceContext& ctx, const LayerTensors& t, Tensor* inputGradient) override {
@@ -37,23 +32,21 @@ class ConvolutionActivationStep final : public NetworkStep {
     enterLayer(ctx, first());
     if (inputGradient == nullptr) {
       ctx.backend().runPlanned(OpPass::BACKWARD_WEIGHTS,
-                               convolutionFlops(x.shape(), dw_.shape(), grad.shape()), [&] {
+                               convolutionFlops(x.shape(), conv_.dw.shape(), grad.shape()), [&] {
                                  backend_.convolutionActivationBackwardWeights(
-                                     x, y, grad, activation_, grad, dw_, db_, g_);
+                                     x, y, grad, conv_.activation, grad, conv_.dw, conv_.db,
+                                     conv_.geometry);
                                });
       return;
     }
     Backend& ops = ctx.backend();
-    ops.activationBackward(activation_.kind, activation_.alpha, Tensor(), y, grad, grad);
-    ops.convolutionBackwardWeights(x, grad, dw_, db_, g_);
-    ops.convolutionBackwardData(grad, w_, *inputGradient, g_);
+    ops.activationBackward(conv_.activation.kind, conv_.activation.alpha, Tensor(), y, grad, grad);
+    conv_.gradients(ops, x, grad, *inputGradient);
   }
 
  private:
   CpuBackend& backend_;
-  Tensor w_, b_, dw_, db_;
-  FusedActivation activation_;
-  WindowGeometry g_;
+  PlannedConvolution conv_;
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
 #include <dl4cpp/nn/backend/OpFlops.h>
-#include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/backend/cpu/ConvolutionPoolingStep.h>
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
+#include <dl4cpp/nn/backend/cpu/PlannedConvolution.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
 
 namespace dl4cpp::cpu {
@@ -12,15 +12,7 @@ class ConvolutionMaxPoolingStep final : public NetworkStep {
  public:
   ConvolutionMaxPoolingStep(CpuBackend& backend, int first, const LayerDescription& convolution,
                             const LayerDescription& pooling)
-      : NetworkStep(first, 2),
-        backend_(backend),
-        w_(convolution.w),
-        b_(convolution.b),
-        dw_(convolution.dw),
-        db_(convolution.db),
-        activation_{convolution.activation, convolution.alpha},
-        convG_(convolution.geometry),
-        poolG_(pooling.geometry) {}
+      : NetworkStep(first, 2), backend_(backend), conv_(convolution), poolG_(pooling.geometry) {}
 
   void forward(DeviceContext& ctx, const LayerTensors& t, const ForwardContext& pass) override {
     const Tensor& x = t.inputs[first()];
@@ -30,9 +22,9 @@ class ConvolutionMaxPoolingStep final : public NetworkStep {
     // activation keeps nothing: its backward pass reads the pooled output): a frozen pair runs in
     // inference mode.
     ctx.backend().runPlanned(
-        OpPass::FORWARD, convolutionFlops(x.shape(), w_.shape(), convOutput.shape()), [&] {
-          backend_.convolutionMaxPoolingForward(x, w_, b_, activation_, convOutput,
-                                                t.outputs[last()], convG_, poolG_,
+        OpPass::FORWARD, convolutionFlops(x.shape(), conv_.w.shape(), convOutput.shape()), [&] {
+          backend_.convolutionMaxPoolingForward(x, conv_.w, conv_.b, conv_.activation, convOutput,
+                                                t.outputs[last()], conv_.geometry, poolG_,
                                                 pass.trainingFor(last()), workspace_);
         });
   }
@@ -43,19 +35,19 @@ class ConvolutionMaxPoolingStep final : public NetworkStep {
     Tensor& convGrad = t.gradients[first()];
     if (inputGradient == nullptr) {
       enterLayer(ctx, first());
-      ctx.backend().runPlanned(OpPass::BACKWARD_WEIGHTS,
-                               convolutionFlops(x.shape(), dw_.shape(), convGrad.shape()), [&] {
-                                 backend_.convolutionMaxPoolingBackwardWeights(
-                                     x, dPooled, workspace_, convGrad, dw_, db_, convG_, poolG_);
-                               });
+      ctx.backend().runPlanned(
+          OpPass::BACKWARD_WEIGHTS, convolutionFlops(x.shape(), conv_.dw.shape(), convGrad.shape()),
+          [&] {
+            backend_.convolutionMaxPoolingBackwardWeights(
+                x, dPooled, workspace_, convGrad, conv_.dw, conv_.db, conv_.geometry, poolG_);
+          });
       return;
     }
     Backend& ops = ctx.backend();
     enterLayer(ctx, last());
     ops.poolingBackward(PoolingKind::MAX, dPooled, convGrad, poolG_, workspace_);
     enterLayer(ctx, first());
-    ops.convolutionBackwardWeights(x, convGrad, dw_, db_, convG_);
-    ops.convolutionBackwardData(convGrad, w_, *inputGradient, convG_);
+    conv_.gradients(ops, x, convGrad, *inputGradient);
   }
 
  private:
@@ -66,19 +58,18 @@ class ConvolutionMaxPoolingStep final : public NetworkStep {
   // two windows' gradients). The pooled gradient itself is left as the network gave it.
   Tensor activationGradient(DeviceContext& ctx, const LayerTensors& t) {
     const Tensor& dPooled = t.gradients[last()];
-    if (activation_.kind == ActivationKind::IDENTITY) return dPooled;
+    if (conv_.activation.kind == ActivationKind::IDENTITY) return dPooled;
     if (activated_.numel() < dPooled.numel()) activated_ = Tensor(Shape{dPooled.numel()});
     Tensor gradient = activated_.view(0, dPooled.shape());
     enterLayer(ctx, first());
-    ctx.backend().activationBackward(activation_.kind, activation_.alpha, Tensor(),
+    ctx.backend().activationBackward(conv_.activation.kind, conv_.activation.alpha, Tensor(),
                                      t.outputs[last()], dPooled, gradient);
     return gradient;
   }
 
   CpuBackend& backend_;
-  Tensor w_, b_, dw_, db_;
-  FusedActivation activation_;
-  WindowGeometry convG_, poolG_;
+  PlannedConvolution conv_;
+  WindowGeometry poolG_;
   Tensor workspace_;  // the pooling's arg-max of the last training forward
   Tensor activated_;  // storage of the pooled gradient through the activation, grown to the batch
 };

@@ -113,6 +113,18 @@ bool runsIm2colWeightGradient(const Shape& weights, const WindowGeometry& g, con
          !directConvolutionSupported(g, dy.dim(2), dy.dim(3)) && hasFewInputChannels(weights) &&
          !directWeightGradientSupported(g) && cpuIsa() < CpuIsa::Avx512;
 }
+// Which kernel runs a convolution's forward pass (y of outH x outW): one choice for the pass alone
+// and for the fused kernels that must compute its bits (ConvolutionPooling.h).
+enum class ForwardKernel { WINOGRAD, DIRECT, IM2COL, ONEDNN };
+ForwardKernel forwardKernel(const Shape& weights, const WindowGeometry& g, int64_t outH,
+                            int64_t outW) {
+  const bool direct = directConvolutionForwardSupported(g, outH, outW);
+  if (runsOwnWinograd5x5(weights, g) || (!direct && runsOwnWinograd(weights, g)))
+    return ForwardKernel::WINOGRAD;
+  if (direct) return ForwardKernel::DIRECT;
+  if (hasFewInputChannels(weights)) return ForwardKernel::IM2COL;
+  return ForwardKernel::ONEDNN;
+}
 dnnl::memory::desc convActivationDesc(const Shape& s, const Shape& weights) {
   if (hasFewInputChannels(weights) || fillsChannelBlocks(weights)) return anyDesc(s);
   return {dimsOf(s), kF32, Tag::nhwc};
@@ -281,22 +293,22 @@ void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> 
 bool CpuBackend::ownConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b,
                                        const FusedActivation& f, Tensor& y,
                                        const WindowGeometry& g) {
-  if (runsOwnWinograd5x5(w.shape(), g) ||
-      (!directConvolutionForwardSupported(g, y.dim(2), y.dim(3)) &&
-       runsOwnWinograd(w.shape(), g))) {
-    const int64_t floats =
-        winogradForwardScratchFloats(x.shape(), w.shape(), g, omp_get_max_threads());
-    winogradConvolutionForward(x, w, b, y, g, scratch(floats), f);
-    return true;
-  }
-  if (directConvolutionForwardSupported(g, y.dim(2), y.dim(3))) {
-    directConvolutionForward(x, w, b, y, g, f);
-    return true;
-  }
-  if (hasFewInputChannels(w.shape())) {
-    const int64_t floats = im2colScratchFloats(x.shape(), w.shape(), g, omp_get_max_threads());
-    im2colConvolutionForward(x, w, b, y, g, scratch(floats), f);
-    return true;
+  const int threads = omp_get_max_threads();
+  switch (forwardKernel(w.shape(), g, y.dim(2), y.dim(3))) {
+    case ForwardKernel::WINOGRAD:
+      winogradConvolutionForward(
+          x, w, b, y, g, scratch(winogradForwardScratchFloats(x.shape(), w.shape(), g, threads)),
+          f);
+      return true;
+    case ForwardKernel::DIRECT:
+      directConvolutionForward(x, w, b, y, g, f);
+      return true;
+    case ForwardKernel::IM2COL:
+      im2colConvolutionForward(x, w, b, y, g,
+                               scratch(im2colScratchFloats(x.shape(), w.shape(), g, threads)), f);
+      return true;
+    case ForwardKernel::ONEDNN:
+      break;
   }
   return false;
 }
@@ -595,11 +607,9 @@ void CpuBackend::convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, 
                                               const WindowGeometry& poolG, bool training,
                                               Tensor& workspace) {
   checkFusedActivation(f, "convolutionMaxPoolingForward");
-  const bool winograd = runsOwnWinograd5x5(w.shape(), convG) || runsOwnWinograd(w.shape(), convG);
-  const bool direct =
-      !winograd && directConvolutionForwardSupported(convG, convOutput.dim(2), convOutput.dim(3));
-  const bool im2col = !winograd && !direct && hasFewInputChannels(w.shape());
-  if (!(winograd || direct || im2col) || !directMaxPoolingApplies(poolG)) {
+  const ForwardKernel kernel =
+      forwardKernel(w.shape(), convG, convOutput.dim(2), convOutput.dim(3));
+  if (kernel == ForwardKernel::ONEDNN || !directMaxPoolingApplies(poolG)) {
     convolutionForward(x, w, b, convOutput, convG);
     activationForward(f.kind, f.alpha, convOutput, convOutput);
     poolingForward(PoolingKind::MAX, convOutput, pooled, poolG, training, workspace);
@@ -612,13 +622,13 @@ void CpuBackend::convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, 
     argmax = reinterpret_cast<uint8_t*>(workspace.data());
   }
   const int threads = omp_get_max_threads();
-  if (winograd) {
+  if (kernel == ForwardKernel::WINOGRAD) {
     const int64_t floats =
         winogradConvolutionMaxPoolingForwardScratchFloats(x.shape(), w.shape(), convG, threads);
     winogradConvolutionMaxPoolingForward(x, w, b, pooled, f, convG, poolG, argmax, scratch(floats));
     return;
   }
-  if (direct) {
+  if (kernel == ForwardKernel::DIRECT) {
     const int64_t floats =
         directConvolutionMaxPoolingForwardScratchFloats(x.shape(), convG, threads);
     directConvolutionMaxPoolingForward(x, w, b, pooled, f, convG, poolG, argmax, scratch(floats));

@@ -15,6 +15,7 @@
 
 #include "BackendTestUtil.h"
 #include "CpuIsaTestUtil.h"
+#include "PlannedStepTestUtil.h"
 
 using namespace dl4cpp;
 using testutil::filled;
@@ -54,21 +55,10 @@ Run runConvolution(const Shape2d& s, Activation activation, bool planned, bool w
   const MultiLayerConfiguration conf = configuration(s, activation);
   // The output layer too, though only the convolution's step runs: the network's last layer gets
   // a gradient already through its activation.
-  Layers layers;
-  for (const auto& layer : conf.layers) layers.push_back(layer->instantiate());
-  std::vector<Tensor> params, grads;
-  int64_t salt = 1;
-  for (const auto& spec : conf.layers[0]->paramSpecs()) {
-    params.push_back(filled(spec.shape, ++salt));
-    grads.emplace_back(spec.shape);
-  }
-  layers[0]->bindParams(params, grads);
-
   DeviceContext ctx(Device::cpu(), threads);
   ctx.bindToCurrentThread();
-  std::vector<std::unique_ptr<NetworkStep>> steps =
-      planned ? completePlan(ctx.backend().planSteps(describeSequence(layers)), layers)
-              : completePlan({}, layers);
+  testutil::SteppedLayers stepped = testutil::steppedLayers(conf, conf.layers.size(), ctx, planned);
+  std::vector<std::unique_ptr<NetworkStep>>& steps = stepped.steps;
   REQUIRE(steps.size() == 2u);
 
   constexpr int64_t kBatch = 3;
@@ -81,7 +71,7 @@ Run runConvolution(const Shape2d& s, Activation activation, bool planned, bool w
   Tensor inputGradient(inputs[0].shape());
   steps[0]->forward(ctx, t, ForwardContext{true, 0});
   steps[0]->backward(ctx, t, wantInputGradient ? &inputGradient : nullptr);
-  return {outputs[0].toVector(), grads[1].toVector(), grads[0].toVector(),
+  return {outputs[0].toVector(), stepped.grads[1].toVector(), stepped.grads[0].toVector(),
           inputGradient.toVector()};
 }
 

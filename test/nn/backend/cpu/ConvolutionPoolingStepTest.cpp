@@ -14,6 +14,7 @@
 #include "BackendTestUtil.h"
 #include "CpuIsaTestUtil.h"
 #include "LenetConfiguration.h"
+#include "PlannedStepTestUtil.h"
 
 using namespace dl4cpp;
 using testutil::filled;
@@ -91,21 +92,10 @@ PairRun runPair(const Pair& pair, bool planned, bool wantInputGradient, int thre
           .layer(output())
           .setInputType(InputType::convolutionalFlat(size, size, inChannels))
           .build();
-  Layers layers;  // the pair alone
-  for (size_t i = 0; i < 2; ++i) layers.push_back(conf.layers[i]->instantiate());
-  std::vector<Tensor> params, grads;
-  int64_t salt = 1;
-  for (const auto& spec : conf.layers[0]->paramSpecs()) {
-    params.push_back(filled(spec.shape, ++salt));
-    grads.emplace_back(spec.shape);
-  }
-  layers[0]->bindParams(params, grads);
-
   DeviceContext ctx(Device::cpu(), threads);
   ctx.bindToCurrentThread();
-  std::vector<std::unique_ptr<NetworkStep>> steps =
-      planned ? completePlan(ctx.backend().planSteps(describeSequence(layers)), layers)
-              : completePlan({}, layers);
+  testutil::SteppedLayers pairLayers = testutil::steppedLayers(conf, 2, ctx, planned);  // the pair
+  std::vector<std::unique_ptr<NetworkStep>>& steps = pairLayers.steps;
   REQUIRE(steps.size() == (planned ? 1u : 2u));
 
   constexpr int64_t kBatch = 3;
@@ -129,7 +119,8 @@ PairRun runPair(const Pair& pair, bool planned, bool wantInputGradient, int thre
     steps[s]->backward(ctx, t, target);
   }
   CHECK(gradients[1].toVector() == pooledGradient);  // the step's input is left as it was given
-  return {outputs[1].toVector(), grads[1].toVector(), grads[0].toVector(), inputGradient.toVector(),
+  return {outputs[1].toVector(), pairLayers.grads[1].toVector(), pairLayers.grads[0].toVector(),
+          inputGradient.toVector(),
           std::all_of(convOutput.begin(), convOutput.end(), [](float v) { return std::isnan(v); })};
 }
 

@@ -192,6 +192,11 @@ TEST_SUITE("nn/backend/cpu") {
       Case direct{2, 3, 20, 7, 5};
       direct.f = f;
       CHECK(checkEqualsUnfused(direct).convOutputUntouched);
+      // 3x3 without padding on 16-wide rows: the direct kernels take it before the 3x3 Winograd
+      // ones, fused or not.
+      Case direct3x3{2, 8, 18, 6, 3};
+      direct3x3.f = f;
+      CHECK(checkEqualsUnfused(direct3x3).convOutputUntouched == runsAt(CpuIsa::Avx2));
       Case lenetSecond{3, 20, 12, 50, 5};
       lenetSecond.f = f;
       CHECK(checkEqualsUnfused(lenetSecond).convOutputUntouched == runsAt(CpuIsa::Avx2));
