@@ -146,7 +146,7 @@ void backwardDataItem(const float* dyImage, const float* weights, float* dxImage
               [&](int64_t o, const float* padded) {
                 transformGradientChannelFlat<kKernel>(padded, tileRows, p, s.rowTransforms,
                                                       s.transformed + o * p.tileStride,
-                                                      p.inChannels * p.tileStride);
+                                                      p.transformedPositionStride());
               });
   multiply(weights, tiles, p, s);  // dV, in s.products
   // Per input channel, B dV Bᵀ added into a zeroed padded plane, then into dx.
@@ -157,9 +157,8 @@ void backwardDataItem(const float* dyImage, const float* weights, float* dxImage
   const int64_t firstRow = 2 * firstTileRow - p.padTop;
   for (int64_t c = 0; c < p.outChannels; ++c) {
     for (int64_t i = 0; i < accRows * p.paddedW; i += kLanes) hn::StoreU(hn::Zero(d), d, acc + i);
-    transformInputGradientChannel<kKernel>(s.products + c * p.tileStride,
-                                           p.outChannels * p.tileStride, tileRows, p, patchRows,
-                                           s.rowTransforms, acc);
+    transformInputGradientChannel<kKernel>(s.products + c * p.tileStride, p.productPositionStride(),
+                                           tileRows, p, patchRows, s.rowTransforms, acc);
     float* plane = dxImage + c * p.outH * p.outW;
     for (int64_t y = std::max<int64_t>(0, -firstRow); y < accRows && firstRow + y < p.outH; ++y) {
       const float* src = acc + y * p.paddedW + p.padLeft;
@@ -183,7 +182,7 @@ namespace winograd {
 // Images in parallel; an image's items one after the other, since their patches overlap in dx.
 void runAdjoint(const Plan& p, const Tensor& dy, const Tensor& w, Tensor& dx, float* scratch) {
 #ifdef DL4CPP_X86_KERNELS
-  transformWeights(w, WeightsFor::Adjoint, scratch);
+  transformWeights(w, WeightsFor::Adjoint, p.tile, scratch);
   const auto item = highwayKernel(&N_AVX3::backwardDataItem<5>, &N_AVX2::backwardDataItem<5>);
   const int64_t dyImage = p.inChannels * p.inH * p.inW, dxImage = p.outChannels * p.outH * p.outW;
   parallelForOnThreads(p.images, [&](int64_t n, int thread) {

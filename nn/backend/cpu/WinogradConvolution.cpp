@@ -30,129 +30,119 @@ namespace dl4cpp::cpu::HWY_NAMESPACE {
 namespace {
 using namespace winograd_kernels;
 
-// n consecutive floats from src to dst: whole vectors, the rest under a mask.
+// n consecutive floats from src to dst in vectors of kPiece lanes (at most kLanes), the last one
+// ending at n (it stores some values again), n >= kPiece. Each vector's offset is clamped to
+// n - kPiece: as a plain copy loop GCC turned it into a call of memcpy.
+template <size_t kPiece>
+HWY_INLINE void storeOverlapping(const float* src, float* dst, int64_t n) {
+  const hn::CappedTag<float, kPiece> d;
+  constexpr auto piece = static_cast<int64_t>(kPiece);
+  for (int64_t i = 0; i < n; i += piece) {
+    const int64_t at = std::min(i, n - piece);
+    hn::StoreU(hn::LoadU(d, src + at), d, dst + at);
+  }
+}
+
+// n consecutive floats from src to dst without masked stores (AVX2's are slow on AMD's Zen
+// cores).
 HWY_INLINE void storeRun(const float* src, float* dst, int64_t n) {
-  const D d;
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
-  if (i < n)
-    hn::BlendedStore(hn::LoadU(d, src + i), hn::FirstN(d, static_cast<size_t>(n - i)), d, dst + i);
-}
-
-// n outputs of a row from two interleaved vectors (even and odd columns), n <= 2 kLanes.
-HWY_INLINE void storeRowPairs(V even, V odd, float* dst, int64_t n) {
-  const D d;
-  if (n == 2 * kLanes) {
-    hn::StoreInterleaved2(even, odd, d, dst);
-    return;
-  }
-  HWY_ALIGN float row[2 * kMaxLanes];
-  hn::StoreInterleaved2(even, odd, d, row);
-  storeRun(row, dst, n);
-}
-
-// The 1-D output transform Aᵀ m of kKernel + 1 values into two outputs. F(2, 3): m0 + m1 + m2,
-// m1 - m2 - m3; F(2, 5): m0 + m1 + m2 + m3 + m4, (m1 - m2) + 2 (m3 - m4) + m5.
-template <int kKernel>
-HWY_INLINE void outputTransform(const V (&m)[kKernel + 1], V& out0, V& out1) {
-  if constexpr (kKernel == 3) {
-    out0 = hn::Add(hn::Add(m[0], m[1]), m[2]);
-    out1 = hn::Sub(hn::Sub(m[1], m[2]), m[3]);
+  if (n >= kLanes) {
+    storeOverlapping<kLanes>(src, dst, n);
+  } else if (n >= 8) {
+    storeOverlapping<8>(src, dst, n);
+  } else if (n >= 4) {
+    storeOverlapping<4>(src, dst, n);
   } else {
-    const D d;
-    out0 = hn::Add(hn::Add(hn::Add(m[0], m[1]), hn::Add(m[2], m[3])), m[4]);
-    out1 = hn::Add(hn::MulAdd(hn::Set(d, 2.0f), hn::Sub(m[3], m[4]), hn::Sub(m[1], m[2])), m[5]);
+    for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
   }
 }
 
-// Aᵀ M of kLanes tiles from `products` on: the two output rows' values at the patch's columns.
-template <int kKernel>
+// The 1-D output transform Aᵀ m of a patch's values into kTile outputs, on the points 0, ±1, ±2
+// and ∞. F(2, 5): m0 + m1 + m2 + m3 + m4,
+// (m1 - m2) + 2 (m3 - m4) + m5; F(4, 3): m0 + m1 + m2 + m3 + m4, (m1 - m2) + 2 (m3 - m4),
+// (m1 + m2) + 4 (m3 + m4), (m1 - m2) + 8 (m3 - m4) + m5.
+template <int kKernel, int kTile>
+HWY_INLINE void outputTransform(const V (&m)[kKernel + kTile - 1], V (&out)[kTile]) {
+  const D d;
+  if constexpr (kKernel == 5) {
+    static_assert(kTile == 2);
+    out[0] = hn::Add(hn::Add(hn::Add(m[0], m[1]), hn::Add(m[2], m[3])), m[4]);
+    out[1] = hn::Add(hn::MulAdd(hn::Set(d, 2.0f), hn::Sub(m[3], m[4]), hn::Sub(m[1], m[2])), m[5]);
+  } else {
+    static_assert(kKernel == 3 && kTile == 4);
+    const V sum12 = hn::Add(m[1], m[2]), diff12 = hn::Sub(m[1], m[2]);
+    const V sum34 = hn::Add(m[3], m[4]), diff34 = hn::Sub(m[3], m[4]);
+    out[0] = hn::Add(hn::Add(m[0], sum12), sum34);
+    out[1] = hn::MulAdd(hn::Set(d, 2.0f), diff34, diff12);
+    out[2] = hn::MulAdd(hn::Set(d, 4.0f), sum34, sum12);
+    out[3] = hn::Add(hn::MulAdd(hn::Set(d, 8.0f), diff34, diff12), m[5]);
+  }
+}
+
+// Aᵀ M of kLanes tiles from `products` on: the kTile output rows' values at the patch's columns.
+template <int kKernel, int kTile>
 HWY_INLINE void outputColumns(const float* products, int64_t positionStride,
-                              V (&columns)[2][kKernel + 1]) {
-  constexpr int kPatch = kKernel + 1;
+                              V (&columns)[kTile][kKernel + kTile - 1]) {
+  constexpr int kPatch = kKernel + kTile - 1;
   const D d;
   for (int j = 0; j < kPatch; ++j) {
-    V column[kPatch];
+    V column[kPatch], out[kTile];
     for (int i = 0; i < kPatch; ++i)
       column[i] = hn::LoadU(d, products + (i * kPatch + j) * positionStride);
-    outputTransform<kKernel>(column, columns[0][j], columns[1][j]);
+    outputTransform<kKernel, kTile>(column, out);
+    for (int r = 0; r < kTile; ++r) columns[r][j] = out[r];
   }
 }
 
-// Every output of the item's tiles: Aᵀ M A + bias, into the image's planes, a tile row's tiles at
-// a time.
-template <int kKernel>
-void transformOutputByRows(const float* bias, int64_t firstTileRow, int64_t tileRows, const Plan& p,
-                           const ItemScratch& s, float* image) {
+// Every output of the item's tiles: Aᵀ M A + bias, into the image's planes. Vectors of consecutive
+// tiles across tile rows (flat tiles), each vector's kTile output rows going out in runs of one
+// tile row.
+template <int kKernel, int kTile>
+void transformOutput(const float* bias, int64_t firstTileRow, int64_t tileRows, const Plan& p,
+                     const ItemScratch& s, float* image) {
   const D d;
-  const int64_t positionStride = p.outChannels * p.tileStride;
-  for (int64_t o = 0; o < p.outChannels; ++o) {
-    const V b = hn::Set(d, bias ? bias[o] : 0.0f);
-    float* plane = image + o * p.outH * p.outW;
-    const float* products = s.products + o * p.tileStride;
-    for (int64_t tr = 0; tr < tileRows; ++tr) {
-      const int64_t outRow = 2 * (firstTileRow + tr);
-      for (int64_t t0 = 0; t0 < p.tilesW; t0 += kLanes) {
-        V columns[2][kKernel + 1];
-        outputColumns<kKernel>(products + tr * p.tilesW + t0, positionStride, columns);
-        const int64_t n = std::min<int64_t>(2 * kLanes, p.outW - 2 * t0);
-        for (int64_t r = 0; r < 2 && outRow + r < p.outH; ++r) {
-          V even, odd;
-          outputTransform<kKernel>(columns[r], even, odd);
-          storeRowPairs(hn::Add(even, b), hn::Add(odd, b), plane + (outRow + r) * p.outW + 2 * t0,
-                        n);
-        }
-      }
-    }
-  }
-}
-
-// The same with flat tiles: vectors of consecutive tiles across tile rows, each vector's two
-// output rows going out in runs of one tile row.
-template <int kKernel>
-void transformOutputFlat(const float* bias, int64_t firstTileRow, int64_t tileRows, const Plan& p,
-                         const ItemScratch& s, float* image) {
-  const D d;
-  const int64_t positionStride = p.outChannels * p.tileStride;
+  const int64_t positionStride = p.productPositionStride();
   const int64_t tiles = tileRows * p.tilesW;
-  HWY_ALIGN float pairs[2][2 * kMaxLanes];  // each output row's two outputs per tile, interleaved
+  HWY_ALIGN float outputRows[kTile][kTile * kMaxLanes];  // each row's outputs, tile by tile
   for (int64_t o = 0; o < p.outChannels; ++o) {
     const V b = hn::Set(d, bias ? bias[o] : 0.0f);
     float* plane = image + o * p.outH * p.outW;
     const float* products = s.products + o * p.tileStride;
     for (int64_t t0 = 0; t0 < tiles; t0 += kLanes) {
-      V columns[2][kKernel + 1];
-      outputColumns<kKernel>(products + t0, positionStride, columns);
-      for (int r = 0; r < 2; ++r) {
-        V even, odd;
-        outputTransform<kKernel>(columns[r], even, odd);
-        hn::StoreInterleaved2(hn::Add(even, b), hn::Add(odd, b), d, pairs[r]);
+      V columns[kTile][kKernel + kTile - 1];
+      outputColumns<kKernel, kTile>(products + t0, positionStride, columns);
+      for (int r = 0; r < kTile; ++r) {
+        V out[kTile];
+        outputTransform<kKernel, kTile>(columns[r], out);
+        for (V& v : out) v = hn::Add(v, b);
+        if constexpr (kTile == 2)
+          hn::StoreInterleaved2(out[0], out[1], d, outputRows[r]);
+        else
+          hn::StoreInterleaved4(out[0], out[1], out[2], out[3], d, outputRows[r]);
       }
       const int64_t end = std::min(t0 + kLanes, tiles);
       for (int64_t t = t0; t < end;) {
         const int64_t tr = t / p.tilesW, tc = t % p.tilesW;
         const int64_t run = std::min(p.tilesW - tc, end - t);
-        const int64_t outRow = 2 * (firstTileRow + tr);
-        const int64_t n = std::min(2 * run, p.outW - 2 * tc);
-        for (int64_t r = 0; r < 2 && outRow + r < p.outH; ++r)
-          storeRun(pairs[r] + 2 * (t - t0), plane + (outRow + r) * p.outW + 2 * tc, n);
+        const int64_t outRow = kTile * (firstTileRow + tr);
+        const int64_t n = std::min(kTile * run, p.outW - kTile * tc);
+        for (int64_t r = 0; r < kTile && outRow + r < p.outH; ++r)
+          storeRun(outputRows[r] + kTile * (t - t0), plane + (outRow + r) * p.outW + kTile * tc, n);
         t += run;
       }
     }
   }
 }
 
-template <int kKernel>
+template <int kKernel, int kTile>
 void runItem(const float* in, const float* weights, const float* bias, float* out,
              int64_t firstTileRow, const Plan& p, float* scratch) {
+  static_assert(flatTiles(kKernel, kTile), "the forward pass runs flat tiles");
   const ItemScratch s = itemScratch(p, scratch);
   const int64_t tileRows = std::min(p.tileRowsPerItem, p.tilesH - firstTileRow);
-  transformInput<kKernel>(in, firstTileRow, tileRows, p, s);
+  transformInput<kKernel, kTile>(in, firstTileRow, tileRows, p, s);
   multiply(weights, tileRows * p.tilesW, p, s);
-  if constexpr (flatTiles(kKernel))
-    transformOutputFlat<kKernel>(bias, firstTileRow, tileRows, p, s, out);
-  else
-    transformOutputByRows<kKernel>(bias, firstTileRow, tileRows, p, s, out);
+  transformOutput<kKernel, kTile>(bias, firstTileRow, tileRows, p, s, out);
 }
 
 }  // namespace
@@ -171,8 +161,8 @@ namespace {
 using ItemKernel = void (*)(const float*, const float*, const float*, float*, int64_t, const Plan&,
                             float*);
 ItemKernel itemKernel(const Plan& p) {
-  return p.kernel == 3 ? highwayKernel(&N_AVX3::runItem<3>, &N_AVX2::runItem<3>)
-                       : highwayKernel(&N_AVX3::runItem<5>, &N_AVX2::runItem<5>);
+  return p.kernel == 3 ? highwayKernel(&N_AVX3::runItem<3, 4>, &N_AVX2::runItem<3, 4>)
+                       : highwayKernel(&N_AVX3::runItem<5, 2>, &N_AVX2::runItem<5, 2>);
 }
 #endif
 
@@ -191,8 +181,8 @@ void run(const Plan& p, const float* in, const float* bias, float* out, float* s
     item(in + n * inImage, weights, bias, image, firstTileRow, p,
          threadScratch + thread * p.threadFloats());
     if (f.kind == ActivationKind::IDENTITY) return;
-    const int64_t firstRow = 2 * firstTileRow;
-    const int64_t rows = std::min(2 * p.tileRowsPerItem, p.outH - firstRow);
+    const int64_t firstRow = p.tile * firstTileRow;
+    const int64_t rows = std::min(p.tile * p.tileRowsPerItem, p.outH - firstRow);
     for (int64_t o = 0; o < p.outChannels; ++o)
       applyFusedActivation(f, image + o * outPlane + firstRow * p.outW, rows * p.outW);
   });
@@ -230,7 +220,7 @@ int64_t winogradForwardScratchFloats(const Shape& x, const Shape& w, const Windo
 
 int64_t winogradBackwardDataScratchFloats(const Shape& dx, const Shape& w, const WindowGeometry& g,
                                           int threads) {
-  if (winograd::flatTiles(g.kernelH)) {
+  if (winograd::backwardDataAsAdjoint(g.kernelH)) {
     const winograd::Plan p = winograd::adjointPlan(dx, w, g);
     return p.weightFloats() + threads * p.adjointThreadFloats();
   }
@@ -242,7 +232,7 @@ void winogradConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& 
                                 const WindowGeometry& g, float* scratch, const FusedActivation& f) {
   winograd::checkSupported(g, w.shape(), "forward");
   const winograd::Plan p = winograd::forwardPlan(x.shape(), w.shape(), g);
-  winograd::transformWeights(w, winograd::WeightsFor::Forward, scratch);
+  winograd::transformWeights(w, winograd::WeightsFor::Forward, p.tile, scratch);
   winograd::run(p, x.data(), b.empty() ? nullptr : b.data(), y.data(), scratch, f);
 }
 
@@ -259,7 +249,7 @@ void winogradConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, cons
   winograd::checkSupported(g, w.shape(), "forward with max pooling");
 #ifdef DL4CPP_X86_KERNELS
   const winograd::Plan p = winograd::forwardPlan(x.shape(), w.shape(), g);
-  winograd::transformWeights(w, winograd::WeightsFor::Forward, scratch);
+  winograd::transformWeights(w, winograd::WeightsFor::Forward, p.tile, scratch);
   const winograd::ItemKernel item = winograd::itemKernel(p);
   const float* bias = b.empty() ? nullptr : b.data();
   const PlaneExtents e{p.outH, p.outW, pooled.dim(2), pooled.dim(3)};
@@ -283,12 +273,12 @@ void winogradConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, cons
 void winogradConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
                                      const WindowGeometry& g, float* scratch) {
   winograd::checkSupported(g, w.shape(), "backward data");
-  if (winograd::flatTiles(g.kernelH)) {
+  if (winograd::backwardDataAsAdjoint(g.kernelH)) {
     winograd::runAdjoint(winograd::adjointPlan(dx.shape(), w.shape(), g), dy, w, dx, scratch);
     return;
   }
   const winograd::Plan p = winograd::backwardDataPlan(dx.shape(), w.shape(), g);
-  winograd::transformWeights(w, winograd::WeightsFor::ForwardOverGradient, scratch);
+  winograd::transformWeights(w, winograd::WeightsFor::ForwardOverGradient, p.tile, scratch);
   winograd::run(p, dy.data(), nullptr, dx.data(), scratch, {});
 }
 

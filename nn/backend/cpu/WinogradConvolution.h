@@ -1,18 +1,21 @@
 #pragma once
 // The three passes of 3x3 and 5x5 convolutions at stride 1 (forward, backward data, weight
-// gradient) as Winograd F(2x2, 3x3) and F(2x2, 5x5) on plain NCHW tensors, at the avx512 and avx2
-// levels (one Highway source, HighwayTargets.h): the VGG-style layers (32 and 64 channels, padding
-// 1), for which oneDNN has no Winograd kernel below AVX-512, and LeNet's second convolution.
+// gradient) as Winograd convolutions on plain NCHW tensors, at the avx512 and avx2 levels (one
+// Highway source, HighwayTargets.h): the VGG-style layers (32 and 64 channels, padding 1), for
+// which oneDNN has no Winograd kernel below AVX-512, and LeNet's second convolution.
 //
-// Each 2x2 block of outputs (a tile) is computed from the (k + 1) x (k + 1) input patch around it
-// (k the kernel size): the patch is transformed (V = Bᵀ d B), the weights once per call
-// (U = G g Gᵀ), and the (k + 1)² products of the transformed tile are sums over input channels:
+// Each block of t x t outputs (a tile) is computed from the (t + k - 1) x (t + k - 1) input patch
+// around it (k the kernel size): the patch is transformed (V = Bᵀ d B), the weights once per call
+// (U = G g Gᵀ), and the (t + k - 1)² products of the transformed tile are sums over input channels:
 // for each position, a matrix product of U (output x input channels) and V (input channels x
-// tiles). That is (k + 1)² multiply-adds per 2x2 outputs and input channel where a direct
-// convolution needs 4 k²: 16 against 36 at 3x3, 36 against 100 at 5x5. The products go back to
-// outputs through Aᵀ M A. Work is split into items of one image's tile rows, each item's
-// transformed tiles held in per-thread scratch while they are in cache, and each output is one
-// item's sum in a fixed order: results do not depend on the thread count.
+// tiles). The products go back to outputs through Aᵀ M A. The schemes (WinogradPlan.h,
+// forwardTile): F(4x4, 3x3) for the 3x3 forward pass and backward data, 36 multiply-adds per 4x4
+// outputs and input channel where a direct convolution needs 144 (F(2x2, 3x3): 64); F(2x2, 5x5)
+// for 5x5, 36 against 100; the weight gradients F(2x2, 3x3) and F(2x2, 5x5). F(4x4, 3x3)'s
+// transforms have larger coefficients: its results are about ten times further from the exact sums
+// than F(2x2, 3x3)'s (ConvolutionTest bounds both). Work is split into items of one image's tile
+// rows, each item's transformed tiles held in per-thread scratch while they are in cache, and each
+// output is one item's sum in a fixed order: results do not depend on the thread count.
 //
 // Backward data at 3x3 is the same forward pass over dy, with each weight plane turned by 180
 // degrees, input and output channels swapped and the padding k - 1 - p. At 5x5 that would take a
@@ -20,9 +23,10 @@
 // forward pass's adjoint instead, on the forward pass's tiles: dM = A dY Aᵀ, the products with the
 // forward weights transposed, and each tile's B dV Bᵀ added into dx where its patch lies.
 //
-// The vector layouts differ by kernel size (WinogradPlan.h, flatTiles): 3x3 takes a tile row's
-// tiles as vectors, 5x5 vectors of consecutive tiles across rows (LeNet's rows of 4 tiles are half
-// an AVX2 vector) and sums its weight gradient with output channels in the lanes.
+// The vector layouts differ by scheme (WinogradPlan.h, flatTiles): the forward passes take vectors
+// of consecutive tiles across rows (LeNet's rows of 4 tiles are half an AVX2 vector, VGG's 14x14
+// planes rows of 4 tiles of 4x4); the 3x3 weight gradient takes a tile row's tiles as vectors, and
+// the 5x5 one sums with output channels in the lanes.
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/tensor/Tensor.h>

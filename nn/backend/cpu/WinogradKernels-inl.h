@@ -12,9 +12,11 @@
 #define DL4CPP_WINOGRAD_KERNELS_INL_H_
 #endif
 
+#include <dl4cpp/nn/backend/cpu/AlignedRows.h>
 #include <dl4cpp/nn/backend/cpu/HighwayTargets.h>
 #include <dl4cpp/nn/backend/cpu/KernelTable.h>
 #include <dl4cpp/nn/backend/cpu/WinogradPlan.h>
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 #include <algorithm>
@@ -44,18 +46,18 @@ constexpr int kSums = 12;
 constexpr int kMaxOutBlock = kSums;
 constexpr int64_t outBlockFor(int64_t vectors) { return kSums / vectors; }
 
-// The 1-D input transform Bᵀ d of kKernel + 1 values. F(2, 3): d0 - d2, d1 + d2, d2 - d1, d1 - d3.
-// F(2, 5), on the points 0, ±1, ±2 and ∞ (the input transform of Lavin and Gray's F(4, 3)):
-// 4 d0 - 5 d2 + d4, (d4 - 4 d2) ± (d3 - 4 d1), (d4 - d2) ± 2 (d3 - d1), 4 d1 - 5 d3 + d5.
-template <int kKernel>
-HWY_INLINE void inputTransform(const V (&d)[kKernel + 1], V (&out)[kKernel + 1]) {
-  if constexpr (kKernel == 3) {
+// The 1-D input transform Bᵀ d of a patch of kPatch values. F(2, 3) (4 values): d0 - d2, d1 + d2,
+// d2 - d1, d1 - d3. F(2, 5) and F(4, 3) (6 values), on the points 0, ±1, ±2 and ∞ (Lavin and
+// Gray's): 4 d0 - 5 d2 + d4, (d4 - 4 d2) ± (d3 - 4 d1), (d4 - d2) ± 2 (d3 - d1), 4 d1 - 5 d3 + d5.
+template <int kPatch>
+HWY_INLINE void inputTransform(const V (&d)[kPatch], V (&out)[kPatch]) {
+  if constexpr (kPatch == 4) {
     out[0] = hn::Sub(d[0], d[2]);
     out[1] = hn::Add(d[1], d[2]);
     out[2] = hn::Sub(d[2], d[1]);
     out[3] = hn::Sub(d[1], d[3]);
   } else {
-    static_assert(kKernel == 5);
+    static_assert(kPatch == 6);
     const D df;
     const V two = hn::Set(df, 2.0f), four = hn::Set(df, 4.0f), five = hn::Set(df, 5.0f);
     out[0] = hn::MulAdd(four, d[0], hn::NegMulAdd(five, d[2], d[4]));
@@ -86,50 +88,64 @@ void transformInputChannelByRows(const float* padded, int64_t tileRows, const Pl
         V columns[kPatch];  // the patch's columns of kLanes tiles, two at a time
         for (int j = 0; j < kPatch; j += 2)
           hn::LoadInterleaved2(d, in + j, columns[j], columns[j + 1]);
-        inputTransform<kKernel>(columns, h[row]);
+        inputTransform<kPatch>(columns, h[row]);
       }
       float* dst = out + tr * p.tilesW + t0;
       for (int j = 0; j < kPatch; ++j) {
         V column[kPatch], v[kPatch];
         for (int i = 0; i < kPatch; ++i) column[i] = h[i][j];
-        inputTransform<kKernel>(column, v);
+        inputTransform<kPatch>(column, v);
         for (int i = 0; i < kPatch; ++i)
           hn::StoreU(v[i], d, dst + (i * kPatch + j) * positionStride);
       }
     }
 }
 
-// The same with flat tiles, in two steps. First Bᵀ along each padded row y = 2 r + parity: the
-// transform of the patch columns of every tile of the row, into plane (patch column j, parity) of
-// `rows`, at row r. A patch's row 2 q + parity of the tile in tile row tr is then padded row
-// 2 (tr + q) + parity: it sits q rows into that plane from the tile's own index. So the second
+// A row's patch columns for kLanes tiles of kTile outputs from `in` on (the first tile's first
+// column): column j of tile t is in[kTile t + j], loaded as interleaved groups of kTile vectors.
+template <int kTile, int kPatch>
+HWY_INLINE void loadPatchColumns(const float* in, V (&columns)[kPatch]) {
+  const D d;
+  if constexpr (kTile == 2) {
+    for (int j = 0; j < kPatch; j += 2) hn::LoadInterleaved2(d, in + j, columns[j], columns[j + 1]);
+  } else {
+    static_assert(kTile == 4 && kPatch == 6);
+    V unused[2];
+    hn::LoadInterleaved4(d, in, columns[0], columns[1], columns[2], columns[3]);
+    hn::LoadInterleaved4(d, in + 4, columns[4], columns[5], unused[0], unused[1]);
+  }
+}
+
+// The same with flat tiles, in two steps. First Bᵀ along each padded row y = kTile r + phase: the
+// transform of the patch columns of every tile of the row, into plane (patch column j, phase) of
+// `rows`, at row r. A patch's row kTile q + phase of the tile in tile row tr is then padded row
+// kTile (tr + q) + phase: it sits q rows into that plane from the tile's own index. So the second
 // step, Bᵀ down the patch's rows, reads whole vectors of consecutive tiles across tile rows,
 // however narrow the rows. Vectors may run past a row's tiles (the next row's stores overwrite
 // those lanes, and the plane has a vector's slack) and past the item's last tile (into the slack
 // of tileStride).
-template <int kKernel>
+template <int kKernel, int kTile>
 void transformInputChannelFlat(const float* padded, int64_t tileRows, const Plan& p, float* rows,
                                float* out, int64_t positionStride) {
-  constexpr int kPatch = kKernel + 1;
+  constexpr int kPatch = kKernel + kTile - 1;
   const D d;
   const int64_t plane = p.rowTransformPlane();
-  for (int64_t y = 0; y < 2 * tileRows + kKernel - 1; ++y) {
-    float* dst = rows + (y % 2) * plane + (y / 2) * p.tilesW;
+  for (int64_t y = 0; y < kTile * tileRows + kKernel - 1; ++y) {
+    float* dst = rows + (y % kTile) * plane + (y / kTile) * p.tilesW;
     for (int64_t t0 = 0; t0 < p.tilesW; t0 += kLanes) {
-      const float* in = padded + y * p.paddedW + 2 * t0;
-      V columns[kPatch], h[kPatch];  // the patch columns of kLanes tiles, loaded two at a time
-      for (int j = 0; j < kPatch; j += 2)
-        hn::LoadInterleaved2(d, in + j, columns[j], columns[j + 1]);
-      inputTransform<kKernel>(columns, h);
-      for (int j = 0; j < kPatch; ++j) hn::StoreU(h[j], d, dst + j * 2 * plane + t0);
+      V columns[kPatch], h[kPatch];
+      loadPatchColumns<kTile>(padded + y * p.paddedW + kTile * t0, columns);
+      inputTransform<kPatch>(columns, h);
+      for (int j = 0; j < kPatch; ++j) hn::StoreU(h[j], d, dst + j * kTile * plane + t0);
     }
   }
   for (int64_t t = 0; t < tileRows * p.tilesW; t += kLanes)
     for (int j = 0; j < kPatch; ++j) {
       V column[kPatch], v[kPatch];
       for (int row = 0; row < kPatch; ++row)
-        column[row] = hn::LoadU(d, rows + (j * 2 + row % 2) * plane + row / 2 * p.tilesW + t);
-      inputTransform<kKernel>(column, v);
+        column[row] =
+            hn::LoadU(d, rows + (j * kTile + row % kTile) * plane + row / kTile * p.tilesW + t);
+      inputTransform<kPatch>(column, v);
       for (int i = 0; i < kPatch; ++i)
         hn::StoreU(v[i], d, out + (i * kPatch + j) * positionStride + t);
     }
@@ -166,6 +182,13 @@ void padChannels(const float* image, int64_t channels, int64_t height, int64_t w
   const int64_t last = std::min<int64_t>(rows, height - firstRow);
   padChannel(image, width, firstRow, first, last, column, p, padded);
   for (int64_t c = 0; c < channels; ++c) {
+    // The rows two channels ahead: a short run of lines per channel, too short for the
+    // hardware's prefetchers (without it the copies below stall on loads of x from L3).
+    if (c + 2 < channels) {
+      const float* ahead = image + (c + 2) * height * width + (firstRow + first) * width;
+      for (int64_t i = 0; i < (last - first) * width; i += kCacheLineFloats)
+        hwy::Prefetch(ahead + i);
+    }
     if (c + 1 < channels)
       padChannel(image + (c + 1) * height * width, width, firstRow, first, last, column, p,
                  padded + ((c + 1) % 2) * slot);
@@ -174,20 +197,20 @@ void padChannels(const float* image, int64_t channels, int64_t height, int64_t w
 }
 
 // The tiles of an image's tile rows [firstTileRow, + tileRows), from tile `first` of the item on.
-template <int kKernel>
+template <int kKernel, int kTile = 2>
 void transformInput(const float* image, int64_t firstTileRow, int64_t tileRows, const Plan& p,
                     const ItemScratch& s, int64_t first = 0) {
   // The planes' slack reaches the last vector's lanes past the item's tiles: zeros there keep
   // whatever the scratch held before (NaN, say) out of the products.
   std::fill(s.rowTransforms, s.rowTransforms + p.rowTransformFloats(), 0.0f);
-  padChannels(image, p.inChannels, p.inH, p.inW, 2 * firstTileRow - p.padTop,
-              2 * tileRows + kKernel - 1, p.padLeft, p, s.padded,
+  padChannels(image, p.inChannels, p.inH, p.inW, kTile * firstTileRow - p.padTop,
+              kTile * tileRows + kKernel - 1, p.padLeft, p, s.padded,
               [&](int64_t c, const float* padded) {
                 float* out = s.transformed + c * p.tileStride + first;
-                const int64_t positionStride = p.inChannels * p.tileStride;
-                if constexpr (flatTiles(kKernel))
-                  transformInputChannelFlat<kKernel>(padded, tileRows, p, s.rowTransforms, out,
-                                                     positionStride);
+                const int64_t positionStride = p.transformedPositionStride();
+                if constexpr (flatTiles(kKernel, kTile))
+                  transformInputChannelFlat<kKernel, kTile>(padded, tileRows, p, s.rowTransforms,
+                                                            out, positionStride);
                 else
                   transformInputChannelByRows<kKernel>(padded, tileRows, p, out, positionStride);
               });
@@ -238,8 +261,8 @@ inline void multiply(const float* weights, int64_t tiles, const Plan& p, const I
   const int64_t vectors = (tiles + kLanes - 1) / kLanes;
   for (int64_t position = 0; position < p.positions(); ++position) {
     const float* u = weights + position * p.inChannels * p.outChannels;
-    const float* v = s.transformed + position * p.inChannels * p.tileStride;
-    float* m = s.products + position * p.outChannels * p.tileStride;
+    const float* v = s.transformed + position * p.transformedPositionStride();
+    float* m = s.products + position * p.productPositionStride();
     const int64_t blocks = evenBlocks(vectors, kMaxTileVectors);
     for (int64_t i = 0, t = 0; i < blocks; ++i) {
       const int64_t block = evenBlock(vectors, blocks, i);

@@ -11,11 +11,12 @@
 namespace dl4cpp::cpu::winograd {
 namespace {
 
-Plan planFor(int64_t kernel, const Shape& in, int64_t outChannels, int64_t outH, int64_t outW,
-             int64_t padTop, int64_t padLeft, int64_t targetTiles = kTargetTilesPerItem,
+Plan planFor(int64_t kernel, int64_t tile, const Shape& in, int64_t outChannels, int64_t outH,
+             int64_t outW, int64_t padTop, int64_t padLeft, int64_t targetTiles,
              bool wholeImages = false) {
   Plan p{};
   p.kernel = kernel;
+  p.tile = tile;
   p.images = in[0];
   p.inChannels = in[1];
   p.inH = in[2];
@@ -25,8 +26,8 @@ Plan planFor(int64_t kernel, const Shape& in, int64_t outChannels, int64_t outH,
   p.outW = outW;
   p.padTop = padTop;
   p.padLeft = padLeft;
-  p.tilesH = (outH + 1) / 2;
-  p.tilesW = (outW + 1) / 2;
+  p.tilesH = (outH + tile - 1) / tile;
+  p.tilesW = (outW + tile - 1) / tile;
   p.tileRowsPerItem = std::clamp<int64_t>(targetTiles / std::max<int64_t>(p.tilesW, 1), 1,
                                           std::max<int64_t>(p.tilesH, 1));
   p.itemsPerImage = (p.tilesH + p.tileRowsPerItem - 1) / p.tileRowsPerItem;
@@ -35,39 +36,51 @@ Plan planFor(int64_t kernel, const Shape& in, int64_t outChannels, int64_t outH,
     p.imagesPerItem = std::clamp<int64_t>(targetTiles / std::max<int64_t>(p.tilesH * p.tilesW, 1),
                                           1, std::max<int64_t>(p.images, 1));
   p.tileStride = roundUp(p.imagesPerItem * p.tileRowsPerItem * p.tilesW, kMaxLanes) + kMaxLanes;
-  // Interleaved loads of a row's last vector read 2 kMaxLanes + kernel - 1 floats from its first
-  // column (in whole vectors, so that rows are zeroed a vector at a time).
-  p.paddedW = roundUp(std::max(2 * roundUp(p.tilesW, kMaxLanes) + kernel - 1,
-                               p.padLeft + roundUp(p.inW, kMaxLanes)),
-                      kMaxLanes);
+  // A row's patch columns are loaded as interleaved groups of `tile` vectors: the last vector's
+  // groups reach tile kMaxLanes floats past its first column, plus the patch's columns beyond the
+  // tile rounded up to a group (in whole vectors, so that rows are zeroed a vector at a time).
+  p.paddedW =
+      roundUp(std::max(tile * roundUp(p.tilesW, kMaxLanes) + roundUp(p.patch() - tile, tile),
+                       p.padLeft + roundUp(p.inW, kMaxLanes)),
+              kMaxLanes);
   return p;
 }
 
-// G, the weight transform (kernel + 1 rows of `kernel`): U = G g Gᵀ, and the weight gradient
-// dW = Gᵀ dU G. F(2x2, 3x3), and F(2x2, 5x5) on the points 0, 1, -1, 2, -2 and ∞ (row i of a
-// finite point q: q^j / Π over the other points (q - point)).
-constexpr float kG3[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
-constexpr float kG5[6][5] = {{1.0f / 4, 0, 0, 0, 0},
-                             {-1.0f / 6, -1.0f / 6, -1.0f / 6, -1.0f / 6, -1.0f / 6},
-                             {-1.0f / 6, 1.0f / 6, -1.0f / 6, 1.0f / 6, -1.0f / 6},
-                             {1.0f / 24, 2.0f / 24, 4.0f / 24, 8.0f / 24, 16.0f / 24},
-                             {1.0f / 24, -2.0f / 24, 4.0f / 24, -8.0f / 24, 16.0f / 24},
-                             {0, 0, 0, 0, 1}};
+// G, the weight transform (patch rows of `kernel`): U = G g Gᵀ, and the weight gradient
+// dW = Gᵀ dU G. F(2x2, 3x3); F(2x2, 5x5) and F(4x4, 3x3) on the points 0, 1, -1, 2, -2 and ∞ (row i
+// of a finite point q: q^j / Π over the other points (q - point)).
+constexpr float kG23[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
+constexpr float kG25[6][5] = {{1.0f / 4, 0, 0, 0, 0},
+                              {-1.0f / 6, -1.0f / 6, -1.0f / 6, -1.0f / 6, -1.0f / 6},
+                              {-1.0f / 6, 1.0f / 6, -1.0f / 6, 1.0f / 6, -1.0f / 6},
+                              {1.0f / 24, 2.0f / 24, 4.0f / 24, 8.0f / 24, 16.0f / 24},
+                              {1.0f / 24, -2.0f / 24, 4.0f / 24, -8.0f / 24, 16.0f / 24},
+                              {0, 0, 0, 0, 1}};
+constexpr float kG43[6][3] = {{1.0f / 4, 0, 0},
+                              {-1.0f / 6, -1.0f / 6, -1.0f / 6},
+                              {-1.0f / 6, 1.0f / 6, -1.0f / 6},
+                              {1.0f / 24, 2.0f / 24, 4.0f / 24},
+                              {1.0f / 24, -2.0f / 24, 4.0f / 24},
+                              {0, 0, 1}};
 
-// G of a kernel size, as a compile-time table: the transforms below are templates on the size, so
-// that their small loops unroll (with the size a run-time value they took 4-6% of a pass).
-template <int K>
-constexpr const float (&weightTransform())[K + 1][K] {
-  if constexpr (K == 3)
-    return kG3;
+// G of a scheme (K: kernel size, M: tile), as a compile-time table: the transforms below are
+// templates on the scheme, so that their small loops unroll (with the size a run-time value they
+// took 4-6% of a pass).
+template <int K, int M>
+constexpr const float (&weightTransform())[K + M - 1][K] {
+  if constexpr (M == 4)
+    return kG43;
+  else if constexpr (K == 3)
+    return kG23;
   else
-    return kG5;
+    return kG25;
 }
 
+// Weight gradients run F(2x2, k x k) only.
 template <int K>
 void weightsFromTransformedOf(const float* du, const Plan& p, Tensor& dw) {
   constexpr int64_t k = K, patch = K + 1;
-  constexpr const float(&G)[K + 1][K] = weightTransform<K>();
+  constexpr const float(&G)[K + 1][K] = weightTransform<K, 2>();
   const int64_t outs = dw.dim(0), ins = dw.dim(1);
   const bool flat = flatTiles(k);
   const int64_t positionStride = flat ? ins * p.paddedOutChannels() : outs * ins;
@@ -90,10 +103,10 @@ void weightsFromTransformedOf(const float* du, const Plan& p, Tensor& dw) {
     }
 }
 
-template <int K>
+template <int K, int M>
 void transformWeightsOf(const Tensor& w, WeightsFor pass, float* u) {
-  constexpr int64_t k = K, patch = K + 1;
-  constexpr const float(&G)[K + 1][K] = weightTransform<K>();
+  constexpr int64_t k = K, patch = K + M - 1;
+  constexpr const float(&G)[K + M - 1][K] = weightTransform<K, M>();
   const bool swapped = pass != WeightsFor::Forward;
   const bool turned = pass == WeightsFor::ForwardOverGradient;
   const int64_t outs = swapped ? w.dim(1) : w.dim(0);
@@ -106,7 +119,7 @@ void transformWeightsOf(const Tensor& w, WeightsFor pass, float* u) {
       const auto g = [&](int64_t i, int64_t j) {
         return turned ? plane[(k - 1 - i) * k + (k - 1 - j)] : plane[i * k + j];
       };
-      float gg[6][5] = {};  // G g
+      float gg[6][5] = {};  // G g (at most 6 x 5)
       for (int64_t a = 0; a < patch; ++a)
         for (int64_t j = 0; j < k; ++j)
           for (int64_t i = 0; i < k; ++i) gg[a][j] += G[a][i] * g(i, j);
@@ -122,18 +135,21 @@ void transformWeightsOf(const Tensor& w, WeightsFor pass, float* u) {
 }  // namespace
 
 Plan forwardPlan(const Shape& x, const Shape& w, const WindowGeometry& g) {
-  return planFor(g.kernelH, x, w[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft);
+  const int64_t tile = forwardTile(g.kernelH);
+  return planFor(g.kernelH, tile, x, w[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft,
+                 targetTilesPerItem(tile));
 }
 
 Plan backwardDataPlan(const Shape& dx, const Shape& w, const WindowGeometry& g) {
   const Shape dy{dx[0], w[0], g.outH(dx[2]), g.outW(dx[3])};
-  return planFor(g.kernelH, dy, w[1], dx[2], dx[3], g.kernelH - 1 - g.padTop,
-                 g.kernelW - 1 - g.padLeft);
+  const int64_t tile = forwardTile(g.kernelH);
+  return planFor(g.kernelH, tile, dy, w[1], dx[2], dx[3], g.kernelH - 1 - g.padTop,
+                 g.kernelW - 1 - g.padLeft, targetTilesPerItem(tile));
 }
 
 Plan gradientPlan(const Shape& x, const Shape& dw, const WindowGeometry& g) {
   return planFor(
-      g.kernelH, x, dw[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft,
+      g.kernelH, 2, x, dw[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft,
       flatTiles(g.kernelH) ? kTargetFlatGradientTilesPerItem : kTargetGradientTilesPerItem, true);
 }
 
@@ -144,11 +160,13 @@ void weightsFromTransformed(const float* du, const Plan& p, Tensor& dw) {
     weightsFromTransformedOf<5>(du, p, dw);
 }
 
-void transformWeights(const Tensor& w, WeightsFor pass, float* u) {
-  if (w.dim(2) == 3)
-    transformWeightsOf<3>(w, pass, u);
+void transformWeights(const Tensor& w, WeightsFor pass, int64_t tile, float* u) {
+  if (w.dim(2) == 5)
+    transformWeightsOf<5, 2>(w, pass, u);
+  else if (tile == 4)
+    transformWeightsOf<3, 4>(w, pass, u);
   else
-    transformWeightsOf<5>(w, pass, u);
+    transformWeightsOf<3, 2>(w, pass, u);
 }
 
 Plan adjointPlan(const Shape& dx, const Shape& w, const WindowGeometry& g) {

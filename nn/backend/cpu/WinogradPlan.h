@@ -17,6 +17,9 @@ inline constexpr int64_t kMaxLanes = 16;
 // Tiles per work item the planner aims at: an item's transformed input and products (positions x
 // channels x tiles, both) then stay within a core's L2 for 64 channels at 3x3.
 inline constexpr int64_t kTargetTilesPerItem = 64;
+// F(4x4, 3x3)'s tiles have 36 positions where F(2x2, 3x3)'s have 16: fewer tiles keep an item in
+// L2.
+inline constexpr int64_t kTargetLargeTilesPerItem = 32;
 inline constexpr int64_t kTargetGradientTilesPerItem = 192;
 // With flat tiles the weight gradient has no per-item reductions, so its items stay small: one of
 // LeNet's images, whose V, dMᵀ and dU (36 positions) then fit a 512 KiB L2 together.
@@ -24,41 +27,62 @@ inline constexpr int64_t kTargetFlatGradientTilesPerItem = 16;
 
 constexpr int64_t roundUp(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
 
-// How the kernels lay out their vectors, by kernel size, as measured (docs/performance.md). 3x3
-// (the VGG-style and conv-BN-ReLU layers, rows of 7 to 14 tiles): the transforms take a tile row's
-// tiles as vectors, and the weight gradient's sums run with tiles in the lanes. 5x5 (LeNet's
-// second convolution, rows of 4 tiles: half an AVX2 vector): the transforms take vectors of
-// consecutive tiles across rows, and the weight gradient's sums run with output channels in the
-// lanes, so that no item must be large (with tiles in the lanes each item ends in one reduction
-// per position, input and output channel, and 5x5's 36 positions put large items out of L2).
-constexpr bool flatTiles(int64_t kernel) { return kernel == 5; }
+// How the kernels lay out their vectors, by scheme, as measured (docs/performance.md). F(2x2, 3x3)
+// (the weight gradient of the VGG-style and conv-BN-ReLU layers, rows of 7 to 14 tiles): the
+// transforms take a tile row's tiles as vectors, and the weight gradient's sums run with tiles in
+// the lanes. F(2x2, 5x5) (LeNet's second convolution, rows of 4 tiles: half an AVX2 vector) and
+// F(4x4, 3x3) (the 3x3 layers' forward pass and backward data, rows of 4 to 7 tiles): the
+// transforms take vectors of consecutive tiles across rows; F(2x2, 5x5) sums its weight gradient
+// with output channels in the lanes, so that no item must be large (with tiles in the lanes each
+// item ends in one reduction per position, input and output channel, and 5x5's 36 positions put
+// large items out of L2).
+constexpr bool flatTiles(int64_t kernel, int64_t tile = 2) { return kernel == 5 || tile == 4; }
+
+// The forward pass and backward data (a forward pass over dy at 3x3) run F(4x4, 3x3) at 3x3 (2.25
+// multiplications per output and input channel where F(2x2, 3x3) has 4, and fewer transformed
+// values per output) and F(2x2, 5x5) at 5x5; the weight gradients F(2x2, k x k).
+constexpr int64_t forwardTile(int64_t kernel) { return kernel == 3 ? 4 : 2; }
+constexpr int64_t targetTilesPerItem(int64_t tile) {
+  return tile == 4 ? kTargetLargeTilesPerItem : kTargetTilesPerItem;
+}
+
+// Backward data at 5x5 runs as the forward pass's adjoint (WinogradConvolution.h).
+constexpr bool backwardDataAsAdjoint(int64_t kernel) { return kernel == 5; }
 
 // One pass's geometry: a forward convolution with a `kernel` x `kernel` window (3 or 5) of
 // `inChannels` planes of inH x inW into `outChannels` planes of outH x outW, the input padded by
 // padTop rows and padLeft columns (the other sides read zeros wherever a tile reaches past the
-// input). Each tile is 2x2 outputs from a (kernel + 1) x (kernel + 1) input patch.
+// input). Each tile is tile x tile outputs (2, or 4 for F(4x4, 3x3)) from a patch() x patch() input
+// patch.
 struct Plan {
-  int64_t kernel;
+  int64_t kernel, tile;
   int64_t images, inChannels, inH, inW, outChannels, outH, outW, padTop, padLeft;
-  int64_t tilesH, tilesW;  // tiles per image: 2x2 outputs each
+  int64_t tilesH, tilesW;  // tiles per image
   int64_t tileRowsPerItem, itemsPerImage;
   int64_t imagesPerItem;  // the weight gradient's items of small images: whole images, several
   int64_t tileStride;     // floats from one channel's (or position's) tiles to the next in scratch
   int64_t paddedW;        // the zero-padded input rows an item transforms
-  int64_t patch() const { return kernel + 1; }
+  int64_t patch() const { return kernel + tile - 1; }
+  bool flat() const { return flatTiles(kernel, tile); }
   // Transformed tiles have patch() x patch() positions; each position's products are one matrix
   // product.
   int64_t positions() const { return patch() * patch(); }
-  int64_t paddedRows() const { return 2 * tileRowsPerItem + kernel - 1; }
+  int64_t paddedRows() const { return tile * tileRowsPerItem + kernel - 1; }
   // With flat tiles, one channel's row transforms (Bᵀ along each padded row) are kept as patch() x
-  // 2 planes, one per patch column and row parity, of (tileRowsPerItem + kernel / 2) rows of tilesW
-  // tiles; each plane has a vector's slack after it.
-  int64_t rowTransformPlane() const { return (tileRowsPerItem + kernel / 2) * tilesW + kMaxLanes; }
-  int64_t rowTransformFloats() const {
-    return flatTiles(kernel) ? 2 * patch() * rowTransformPlane() : 0;
+  // tile planes, one per patch column and padded row modulo the tile, of (tileRowsPerItem +
+  // ceil((kernel - 1) / tile)) rows of tilesW tiles; each plane has a vector's slack after it.
+  int64_t rowTransformPlane() const {
+    return (tileRowsPerItem + (kernel - 1 + tile - 1) / tile) * tilesW + kMaxLanes;
   }
-  int64_t transformedFloats() const { return positions() * inChannels * tileStride; }
-  int64_t productFloats() const { return positions() * outChannels * tileStride; }
+  int64_t rowTransformFloats() const { return flat() ? tile * patch() * rowTransformPlane() : 0; }
+  // Floats from one position's transformed tiles (or products) to the next: a cache line more than
+  // the channels' tiles, since with power-of-two channel counts those are a multiple of 2 KB, and
+  // the 16 or 36 positions one vector of tiles stores to would all fall in one or two sets of the
+  // L1 cache.
+  int64_t transformedPositionStride() const { return inChannels * tileStride + kMaxLanes; }
+  int64_t productPositionStride() const { return outChannels * tileStride + kMaxLanes; }
+  int64_t transformedFloats() const { return positions() * transformedPositionStride(); }
+  int64_t productFloats() const { return positions() * productPositionStride(); }
   int64_t threadFloats() const {
     return 2 * paddedRows() * paddedW + rowTransformFloats() + transformedFloats() +
            productFloats();
@@ -84,7 +108,7 @@ struct Plan {
   int64_t gradientTransformFloats() const { return positions() * gradientPositionStride(); }
   int64_t gradientRowFloats() const { return 4 * tileRowsPerItem * tilesW * paddedOutChannels(); }
   int64_t gradientThreadFloats() const {
-    if (!flatTiles(kernel)) return threadFloats();
+    if (!flat()) return threadFloats();
     return 2 * paddedRows() * paddedW + rowTransformFloats() + transformedFloats() +
            gradientTransformFloats() + gradientRowFloats();
   }
@@ -92,8 +116,8 @@ struct Plan {
   // [position][out][in]) and of the bias gradient (WinogradWeightGradient.cpp sums the images in
   // chunks).
   int64_t gradientPartFloats() const {
-    return flatTiles(kernel) ? (positions() * inChannels + 1) * paddedOutChannels()
-                             : weightFloats() + paddedOutChannels();
+    return flat() ? (positions() * inChannels + 1) * paddedOutChannels()
+                  : weightFloats() + paddedOutChannels();
   }
 };
 
@@ -123,9 +147,10 @@ Plan gradientPlan(const Shape& x, const Shape& dw, const WindowGeometry& g);
 // pass's transposed (its adjoint: backward data with the forward pass's tiles).
 enum class WeightsFor { Forward, ForwardOverGradient, Adjoint };
 
-// U = G g Gᵀ of every weight plane, into u[position][in][out]: g = w[out][in] (Forward), or
-// w[in][out] turned by 180 degrees (ForwardOverGradient) or not (Adjoint).
-void transformWeights(const Tensor& w, WeightsFor pass, float* u);
+// U = G g Gᵀ of every weight plane for tiles of `tile` outputs, into u[position][in][out]:
+// g = w[out][in] (Forward), or w[in][out] turned by 180 degrees (ForwardOverGradient) or not
+// (Adjoint).
+void transformWeights(const Tensor& w, WeightsFor pass, int64_t tile, float* u);
 
 // dW = Gᵀ dU G of every weight plane, from the chunks' summed part of dU (Plan's
 // gradientPartFloats: [position][in][padded out] with flat tiles, else [position][out][in]).

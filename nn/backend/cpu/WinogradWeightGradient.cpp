@@ -122,7 +122,7 @@ void gradientItemTileLanes(const float* x, const float* dy, int64_t images, int6
   const int64_t tileRows = std::min(p.tileRowsPerItem, p.tilesH - firstTileRow);
   const int64_t imageTiles = tileRows * p.tilesW;
   const int64_t vectors = (images * imageTiles + kLanes - 1) / kLanes;
-  const int64_t positionStride = p.outChannels * p.tileStride;
+  const int64_t positionStride = p.productPositionStride();
   for (int64_t n = 0; n < images; ++n) {
     transformInput<kKernel>(x + n * p.inChannels * p.inH * p.inW, firstTileRow, tileRows, p, s,
                             n * imageTiles);
@@ -136,15 +136,18 @@ void gradientItemTileLanes(const float* x, const float* dy, int64_t images, int6
   // The last vector's lanes past the item's tiles hold what the scratch held before (an earlier
   // item's tiles, or anything, NaN included): zero them in dM and in V, so that they add nothing.
   const int64_t tiles = images * imageTiles;
-  for (int64_t row = 0; row < p.positions() * p.outChannels; ++row)
-    std::fill(s.products + row * p.tileStride + tiles,
-              s.products + row * p.tileStride + vectors * kLanes, 0.0f);
-  for (int64_t row = 0; row < p.positions() * p.inChannels; ++row)
-    std::fill(s.transformed + row * p.tileStride + tiles,
-              s.transformed + row * p.tileStride + vectors * kLanes, 0.0f);
+  const auto zeroPastTiles = [&](float* rows, int64_t channels, int64_t positionStride) {
+    for (int64_t position = 0; position < p.positions(); ++position)
+      for (int64_t c = 0; c < channels; ++c) {
+        float* row = rows + position * positionStride + c * p.tileStride;
+        std::fill(row + tiles, row + vectors * kLanes, 0.0f);
+      }
+  };
+  zeroPastTiles(s.products, p.outChannels, positionStride);
+  zeroPastTiles(s.transformed, p.inChannels, p.transformedPositionStride());
   for (int64_t position = 0; position < p.positions(); ++position) {
     const float* dm = s.products + position * positionStride;
-    const float* v = s.transformed + position * p.inChannels * p.tileStride;
+    const float* v = s.transformed + position * p.transformedPositionStride();
     float* part = du + position * p.outChannels * p.inChannels;
     for (int64_t o = 0; o < p.outChannels; o += kTileLaneGradientOuts) {
       const int64_t outs = std::min<int64_t>(kTileLaneGradientOuts, p.outChannels - o);
@@ -268,7 +271,7 @@ void gradientItemChannelLanes(const float* x, const float* dy, int64_t images, i
   const int64_t blocks = evenBlocks(vectors, kChannelLaneGradientOutVectors);
   for (int64_t position = 0; position < p.positions(); ++position) {
     const float* dm = s.products + position * positionStride;
-    const float* v = s.transformed + position * p.inChannels * p.tileStride;
+    const float* v = s.transformed + position * p.transformedPositionStride();
     float* part = du + position * p.inChannels * channels;
     for (int64_t i = 0, o = 0; i < blocks; ++i) {
       const int64_t block = evenBlock(vectors, blocks, i);

@@ -291,15 +291,25 @@ TEST_SUITE("nn/backend/cpu") {
     checkAgainstReference({2, 16, 12, 12, 32, 5, 1, 0});  // unpadded 8x8 rows: the direct kernels
   }
 
-  TEST_CASE("Convolution: 3x3 at stride 1 (Winograd F(2x2, 3x3)) matches the reference") {
-    checkAgainstReference({5, 16, 28, 28, 32, 3, 1, 1});  // items of 13 tile rows and the rest
-    checkAgainstReference({7, 16, 14, 14, 16, 3, 1, 1});  // gradient items of 3, 3 and 1 images
-    checkAgainstReference({3, 20, 24, 24, 20, 3, 1, 1});  // conv-BN-ReLU network: 12 tiles a row
-    checkAgainstReference({2, 8, 9, 11, 5, 3, 1, 1});     // odd rows and columns; 5 outputs
-    checkAgainstReference({2, 13, 7, 40, 25, 3, 1, 0});   // unpadded; 19 tiles a row
+  // Forward and backward data run F(4x4, 3x3) (tiles of 4x4 outputs, items of about 32 tiles,
+  // flat tiles), the weight gradient F(2x2, 3x3) (items of about 192 tiles, a tile row's tiles in
+  // the vectors): each case names what it exercises in each.
+  TEST_CASE(
+      "Convolution: 3x3 at stride 1 (Winograd F(4x4, 3x3), weight gradient F(2x2, 3x3)) matches "
+      "the reference") {
+    checkAgainstReference({5, 16, 28, 28, 32, 3, 1, 1});  // items of 4 + 3 tile rows (13 + 1)
+    checkAgainstReference({7, 16, 14, 14, 16, 3, 1, 1});  // 4 tiles a row, the last 2 outputs
+                                                          // wide; gradient items of 3, 3, 1 images
+    checkAgainstReference({3, 20, 24, 24, 20, 3, 1, 1});  // conv-BN-ReLU network: 6 tiles a row
+                                                          // (12 in the gradient)
+    checkAgainstReference({2, 8, 9, 11, 5, 3, 1, 1});     // 9x11 outputs: the last tiles 1 row
+                                                          // and 3 columns; 5 outputs
+    checkAgainstReference({2, 13, 7, 40, 25, 3, 1, 0});   // unpadded 5x38: 10 tiles a row (19)
     checkAgainstReference({1, 9, 5, 5, 3, 3, 1, 2});      // padding 2: 7x7 outputs
-    checkAgainstReference({2, 10, 70, 9, 7, 3, 1, 1, 1, false});  // items of 7 tile rows; no bias
+    checkAgainstReference({2, 10, 70, 9, 7, 3, 1, 1, 1, false});  // 3 tiles a row, items of
+                                                                  // 10 + 8 tile rows; no bias
     checkAgainstReference({2, 12, 1, 1, 4, 3, 1, 1});             // a 1x1 image
+    checkAgainstReference({3, 6, 13, 13, 9, 3, 1, 1});  // 4 tiles a row, the last 1 output wide
     // 11 input channels, 7 outputs: the weight gradient's last blocks (3 x 4 sums at avx2) take
     // 3 inputs and 1 output.
     checkAgainstReference({2, 11, 9, 9, 7, 3, 1, 1});
