@@ -70,8 +70,10 @@ bool fillsChannelBlocks(const Shape& weights) {
 // oneDNN's f32 Winograd kernels (F(4x4, 3x3), AVX-512 only in oneDNN 2.6) run the forward and
 // backward-data passes of such convolutions at 3x3, stride 1, 1.3-1.5x faster than its direct
 // blocked kernels (a quarter of the multiplications, at the cost of the tile transforms), and
-// faster than dl4cpp's own F(2x2, 3x3) kernels below, which save fewer. Its Winograd weight
-// gradient measured slower than the direct one (docs/performance.md), so that pass stays direct.
+// faster than dl4cpp's own kernels below when they ran F(2x2, 3x3) (they run oneDNN's scheme now,
+// F(4x4, 3x3), and have not been measured against it on an AVX-512 machine since). Its Winograd
+// weight gradient measured slower than the direct one (docs/performance.md), so that pass stays
+// direct.
 bool suitsWinograd(const Shape& weights, const WindowGeometry& g) {
   return cpuIsa() >= CpuIsa::Avx512 && fillsChannelBlocks(weights) && g.kernelH == 3 &&
          g.kernelW == 3 && g.strideH == 1 && g.strideW == 1 && g.dilationH == 1 && g.dilationW == 1;

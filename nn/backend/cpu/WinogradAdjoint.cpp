@@ -38,7 +38,7 @@ using namespace winograd_kernels;
 // 4 (v2 - v1) + 2 (v4 - v3) + 4 v5, -5 v0 - 4 (v1 + v2) - (v3 + v4), (v1 - v2) + 2 (v3 - v4) - 5
 // v5, v0 + v1 + v2 + v3 + v4, v5.
 template <int kKernel>
-HWY_INLINE void inputTransformTransposed(const V (&v)[kKernel + 1], V (&out)[kKernel + 1]) {
+HWY_INLINE void inputTransformTransposed(const V (&v)[kPatch], V (&out)[kPatch]) {
   static_assert(kKernel == 5, "backward data as the adjoint runs 5x5 only (flat tiles)");
   const D d;
   const V two = hn::Set(d, 2.0f), four = hn::Set(d, 4.0f), five = hn::Set(d, 5.0f);
@@ -59,7 +59,6 @@ HWY_INLINE void inputTransformTransposed(const V (&v)[kKernel + 1], V (&out)[kKe
 template <int kKernel>
 void transformGradientChannelFlat(const float* padded, int64_t tileRows, const Plan& p, float* rows,
                                   float* out, int64_t positionStride) {
-  constexpr int kPatch = kKernel + 1;
   const D d;
   const int64_t plane = p.rowTransformPlane();
   for (int64_t y = 0; y < 2 * tileRows; ++y) {
@@ -90,7 +89,6 @@ void transformGradientChannelFlat(const float* padded, int64_t tileRows, const P
 template <int kKernel>
 void transformInputGradientChannel(const float* dv, int64_t positionStride, int64_t tileRows,
                                    const Plan& p, float* patchRows, float* rows, float* acc) {
-  constexpr int kPatch = kKernel + 1;
   const D d;
   const int64_t lead = p.patchRowLead(), patchRowStride = p.patchRowStride();
   const int64_t tiles = tileRows * p.tilesW, plane = p.rowTransformPlane();
@@ -182,7 +180,7 @@ namespace winograd {
 // Images in parallel; an image's items one after the other, since their patches overlap in dx.
 void runAdjoint(const Plan& p, const Tensor& dy, const Tensor& w, Tensor& dx, float* scratch) {
 #ifdef DL4CPP_X86_KERNELS
-  transformWeights(w, WeightsFor::Adjoint, p.tile, scratch);
+  transformWeights(w, WeightsFor::Adjoint, scratch);
   const auto item = highwayKernel(&N_AVX3::backwardDataItem<5>, &N_AVX2::backwardDataItem<5>);
   const int64_t dyImage = p.inChannels * p.inH * p.inW, dxImage = p.outChannels * p.outH * p.outW;
   parallelForOnThreads(p.images, [&](int64_t n, int thread) {

@@ -62,7 +62,7 @@ HWY_INLINE void storeRun(const float* src, float* dst, int64_t n) {
 // (m1 - m2) + 2 (m3 - m4) + m5; F(4, 3): m0 + m1 + m2 + m3 + m4, (m1 - m2) + 2 (m3 - m4),
 // (m1 + m2) + 4 (m3 + m4), (m1 - m2) + 8 (m3 - m4) + m5.
 template <int kKernel, int kTile>
-HWY_INLINE void outputTransform(const V (&m)[kKernel + kTile - 1], V (&out)[kTile]) {
+HWY_INLINE void outputTransform(const V (&m)[kPatch], V (&out)[kTile]) {
   const D d;
   if constexpr (kKernel == 5) {
     static_assert(kTile == 2);
@@ -82,8 +82,7 @@ HWY_INLINE void outputTransform(const V (&m)[kKernel + kTile - 1], V (&out)[kTil
 // Aᵀ M of kLanes tiles from `products` on: the kTile output rows' values at the patch's columns.
 template <int kKernel, int kTile>
 HWY_INLINE void outputColumns(const float* products, int64_t positionStride,
-                              V (&columns)[kTile][kKernel + kTile - 1]) {
-  constexpr int kPatch = kKernel + kTile - 1;
+                              V (&columns)[kTile][kPatch]) {
   const D d;
   for (int j = 0; j < kPatch; ++j) {
     V column[kPatch], out[kTile];
@@ -95,7 +94,7 @@ HWY_INLINE void outputColumns(const float* products, int64_t positionStride,
 }
 
 // Every output of the item's tiles: Aᵀ M A + bias, into the image's planes. Vectors of consecutive
-// tiles across tile rows (flat tiles), each vector's kTile output rows going out in runs of one
+// tiles across tile rows, each vector's kTile output rows going out in runs of one
 // tile row.
 template <int kKernel, int kTile>
 void transformOutput(const float* bias, int64_t firstTileRow, int64_t tileRows, const Plan& p,
@@ -109,7 +108,7 @@ void transformOutput(const float* bias, int64_t firstTileRow, int64_t tileRows, 
     float* plane = image + o * p.outH * p.outW;
     const float* products = s.products + o * p.tileStride;
     for (int64_t t0 = 0; t0 < tiles; t0 += kLanes) {
-      V columns[kTile][kKernel + kTile - 1];
+      V columns[kTile][kPatch];
       outputColumns<kKernel, kTile>(products + t0, positionStride, columns);
       for (int r = 0; r < kTile; ++r) {
         V out[kTile];
@@ -137,7 +136,6 @@ void transformOutput(const float* bias, int64_t firstTileRow, int64_t tileRows, 
 template <int kKernel, int kTile>
 void runItem(const float* in, const float* weights, const float* bias, float* out,
              int64_t firstTileRow, const Plan& p, float* scratch) {
-  static_assert(flatTiles(kKernel, kTile), "the forward pass runs flat tiles");
   const ItemScratch s = itemScratch(p, scratch);
   const int64_t tileRows = std::min(p.tileRowsPerItem, p.tilesH - firstTileRow);
   transformInput<kKernel, kTile>(in, firstTileRow, tileRows, p, s);
@@ -232,7 +230,7 @@ void winogradConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& 
                                 const WindowGeometry& g, float* scratch, const FusedActivation& f) {
   winograd::checkSupported(g, w.shape(), "forward");
   const winograd::Plan p = winograd::forwardPlan(x.shape(), w.shape(), g);
-  winograd::transformWeights(w, winograd::WeightsFor::Forward, p.tile, scratch);
+  winograd::transformWeights(w, winograd::WeightsFor::Forward, scratch);
   winograd::run(p, x.data(), b.empty() ? nullptr : b.data(), y.data(), scratch, f);
 }
 
@@ -249,7 +247,7 @@ void winogradConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, cons
   winograd::checkSupported(g, w.shape(), "forward with max pooling");
 #ifdef DL4CPP_X86_KERNELS
   const winograd::Plan p = winograd::forwardPlan(x.shape(), w.shape(), g);
-  winograd::transformWeights(w, winograd::WeightsFor::Forward, p.tile, scratch);
+  winograd::transformWeights(w, winograd::WeightsFor::Forward, scratch);
   const winograd::ItemKernel item = winograd::itemKernel(p);
   const float* bias = b.empty() ? nullptr : b.data();
   const PlaneExtents e{p.outH, p.outW, pooled.dim(2), pooled.dim(3)};
@@ -278,7 +276,7 @@ void winogradConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& 
     return;
   }
   const winograd::Plan p = winograd::backwardDataPlan(dx.shape(), w.shape(), g);
-  winograd::transformWeights(w, winograd::WeightsFor::ForwardOverGradient, p.tile, scratch);
+  winograd::transformWeights(w, winograd::WeightsFor::ForwardOverGradient, scratch);
   winograd::run(p, dy.data(), nullptr, dx.data(), scratch, {});
 }
 

@@ -4,18 +4,17 @@
 // Highway source, HighwayTargets.h): the VGG-style layers (32 and 64 channels, padding 1), for
 // which oneDNN has no Winograd kernel below AVX-512, and LeNet's second convolution.
 //
-// Each block of t x t outputs (a tile) is computed from the (t + k - 1) x (t + k - 1) input patch
-// around it (k the kernel size): the patch is transformed (V = Bᵀ d B), the weights once per call
-// (U = G g Gᵀ), and the (t + k - 1)² products of the transformed tile are sums over input channels:
-// for each position, a matrix product of U (output x input channels) and V (input channels x
-// tiles). The products go back to outputs through Aᵀ M A. The schemes (WinogradPlan.h,
-// forwardTile): F(4x4, 3x3) for the 3x3 forward pass and backward data, 36 multiply-adds per 4x4
-// outputs and input channel where a direct convolution needs 144 (F(2x2, 3x3): 64); F(2x2, 5x5)
-// for 5x5, 36 against 100; the weight gradients F(2x2, 3x3) and F(2x2, 5x5). F(4x4, 3x3)'s
-// transforms have larger coefficients: its results are about ten times further from the exact sums
-// than F(2x2, 3x3)'s (ConvolutionTest bounds both). Work is split into items of one image's tile
-// rows, each item's transformed tiles held in per-thread scratch while they are in cache, and each
-// output is one item's sum in a fixed order: results do not depend on the thread count.
+// Each block of t x t outputs (a tile) is computed from the 6 x 6 input patch around it: the patch
+// is transformed (V = Bᵀ d B), the weights once per call (U = G g Gᵀ), and the 36 products of the
+// transformed tile are sums over input channels: for each position, a matrix product of U (output
+// x input channels) and V (input channels x tiles). The products go back to outputs through
+// Aᵀ M A. Every pass runs F(4x4, 3x3) at 3x3, 36 multiply-adds per 4x4 outputs and input channel
+// where a direct convolution needs 144 (F(2x2, 3x3) would need 64), and F(2x2, 5x5) at 5x5, 36
+// against 100 (WinogradPlan.h, tileFor). F(4x4, 3x3)'s transforms have larger coefficients: its
+// results are about ten times further from the exact sums than F(2x2, 3x3)'s were (ConvolutionTest
+// bounds them). Work is split into items of one image's tile rows (or of whole images), each
+// item's transformed tiles held in per-thread scratch while they are in cache, and each output is
+// one item's sum in a fixed order: results do not depend on the thread count.
 //
 // Backward data at 3x3 is the same forward pass over dy, with each weight plane turned by 180
 // degrees, input and output channels swapped and the padding k - 1 - p. At 5x5 that would take a
@@ -23,10 +22,8 @@
 // forward pass's adjoint instead, on the forward pass's tiles: dM = A dY Aᵀ, the products with the
 // forward weights transposed, and each tile's B dV Bᵀ added into dx where its patch lies.
 //
-// The vector layouts differ by scheme (WinogradPlan.h, flatTiles): the forward passes take vectors
-// of consecutive tiles across rows (LeNet's rows of 4 tiles are half an AVX2 vector, VGG's 14x14
-// planes rows of 4 tiles of 4x4); the 3x3 weight gradient takes a tile row's tiles as vectors, and
-// the 5x5 one sums with output channels in the lanes.
+// The transforms take vectors of consecutive tiles across tile rows (WinogradPlan.h); the 3x3
+// weight gradient sums with tiles in the lanes, the 5x5 one with output channels in the lanes.
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/tensor/Tensor.h>

@@ -46,88 +46,50 @@ constexpr int kSums = 12;
 constexpr int kMaxOutBlock = kSums;
 constexpr int64_t outBlockFor(int64_t vectors) { return kSums / vectors; }
 
-// The 1-D input transform Bᵀ d of a patch of kPatch values. F(2, 3) (4 values): d0 - d2, d1 + d2,
-// d2 - d1, d1 - d3. F(2, 5) and F(4, 3) (6 values), on the points 0, ±1, ±2 and ∞ (Lavin and
-// Gray's): 4 d0 - 5 d2 + d4, (d4 - 4 d2) ± (d3 - 4 d1), (d4 - d2) ± 2 (d3 - d1), 4 d1 - 5 d3 + d5.
-template <int kPatch>
+// The 1-D input transform Bᵀ d of a 6x6 patch's row or column, F(2, 5)'s and F(4, 3)'s (the same
+// points, 0, ±1, ±2 and ∞; Lavin and Gray's): 4 d0 - 5 d2 + d4, (d4 - 4 d2) ± (d3 - 4 d1),
+// (d4 - d2) ± 2 (d3 - d1), 4 d1 - 5 d3 + d5.
 HWY_INLINE void inputTransform(const V (&d)[kPatch], V (&out)[kPatch]) {
-  if constexpr (kPatch == 4) {
-    out[0] = hn::Sub(d[0], d[2]);
-    out[1] = hn::Add(d[1], d[2]);
-    out[2] = hn::Sub(d[2], d[1]);
-    out[3] = hn::Sub(d[1], d[3]);
-  } else {
-    static_assert(kPatch == 6);
-    const D df;
-    const V two = hn::Set(df, 2.0f), four = hn::Set(df, 4.0f), five = hn::Set(df, 5.0f);
-    out[0] = hn::MulAdd(four, d[0], hn::NegMulAdd(five, d[2], d[4]));
-    const V a = hn::NegMulAdd(four, d[2], d[4]), b = hn::NegMulAdd(four, d[1], d[3]);
-    out[1] = hn::Add(a, b);
-    out[2] = hn::Sub(a, b);
-    const V c = hn::Sub(d[4], d[2]), e = hn::Sub(d[3], d[1]);
-    out[3] = hn::MulAdd(two, e, c);
-    out[4] = hn::NegMulAdd(two, e, c);
-    out[5] = hn::MulAdd(four, d[1], hn::NegMulAdd(five, d[3], d[5]));
-  }
-}
-
-// One input channel of an item: every tile's V = Bᵀ d B, from the zero-padded rows of the
-// channel, into out[position * positionStride + tile] (tile = row · tilesW + column), a tile row's
-// tiles at a time. A row's last vector may run past tilesW: the next row's vectors, stored after
-// it, overwrite those lanes, and the item's last row runs into the slack of tileStride.
-template <int kKernel>
-void transformInputChannelByRows(const float* padded, int64_t tileRows, const Plan& p, float* out,
-                                 int64_t positionStride) {
-  constexpr int kPatch = kKernel + 1;
-  const D d;
-  for (int64_t tr = 0; tr < tileRows; ++tr)
-    for (int64_t t0 = 0; t0 < p.tilesW; t0 += kLanes) {
-      V h[kPatch][kPatch];  // h[row][j]: the 1-D transform of patch row `row`
-      for (int row = 0; row < kPatch; ++row) {
-        const float* in = padded + (2 * tr + row) * p.paddedW + 2 * t0;
-        V columns[kPatch];  // the patch's columns of kLanes tiles, two at a time
-        for (int j = 0; j < kPatch; j += 2)
-          hn::LoadInterleaved2(d, in + j, columns[j], columns[j + 1]);
-        inputTransform<kPatch>(columns, h[row]);
-      }
-      float* dst = out + tr * p.tilesW + t0;
-      for (int j = 0; j < kPatch; ++j) {
-        V column[kPatch], v[kPatch];
-        for (int i = 0; i < kPatch; ++i) column[i] = h[i][j];
-        inputTransform<kPatch>(column, v);
-        for (int i = 0; i < kPatch; ++i)
-          hn::StoreU(v[i], d, dst + (i * kPatch + j) * positionStride);
-      }
-    }
+  const D df;
+  const V two = hn::Set(df, 2.0f), four = hn::Set(df, 4.0f), five = hn::Set(df, 5.0f);
+  out[0] = hn::MulAdd(four, d[0], hn::NegMulAdd(five, d[2], d[4]));
+  const V a = hn::NegMulAdd(four, d[2], d[4]), b = hn::NegMulAdd(four, d[1], d[3]);
+  out[1] = hn::Add(a, b);
+  out[2] = hn::Sub(a, b);
+  const V c = hn::Sub(d[4], d[2]), e = hn::Sub(d[3], d[1]);
+  out[3] = hn::MulAdd(two, e, c);
+  out[4] = hn::NegMulAdd(two, e, c);
+  out[5] = hn::MulAdd(four, d[1], hn::NegMulAdd(five, d[3], d[5]));
 }
 
 // A row's patch columns for kLanes tiles of kTile outputs from `in` on (the first tile's first
 // column): column j of tile t is in[kTile t + j], loaded as interleaved groups of kTile vectors.
-template <int kTile, int kPatch>
+template <int kTile>
 HWY_INLINE void loadPatchColumns(const float* in, V (&columns)[kPatch]) {
   const D d;
   if constexpr (kTile == 2) {
     for (int j = 0; j < kPatch; j += 2) hn::LoadInterleaved2(d, in + j, columns[j], columns[j + 1]);
   } else {
-    static_assert(kTile == 4 && kPatch == 6);
+    static_assert(kTile == 4);
     V unused[2];
     hn::LoadInterleaved4(d, in, columns[0], columns[1], columns[2], columns[3]);
     hn::LoadInterleaved4(d, in + 4, columns[4], columns[5], unused[0], unused[1]);
   }
 }
 
-// The same with flat tiles, in two steps. First Bᵀ along each padded row y = kTile r + phase: the
-// transform of the patch columns of every tile of the row, into plane (patch column j, phase) of
-// `rows`, at row r. A patch's row kTile q + phase of the tile in tile row tr is then padded row
-// kTile (tr + q) + phase: it sits q rows into that plane from the tile's own index. So the second
-// step, Bᵀ down the patch's rows, reads whole vectors of consecutive tiles across tile rows,
-// however narrow the rows. Vectors may run past a row's tiles (the next row's stores overwrite
-// those lanes, and the plane has a vector's slack) and past the item's last tile (into the slack
-// of tileStride).
+// One input channel of an item: every tile's V = Bᵀ d B, from the zero-padded rows of the channel,
+// into out[position * positionStride + tile] (tile = row · tilesW + column), with vectors of
+// consecutive tiles across tile rows (WinogradPlan.h), in two steps. First Bᵀ along each padded row
+// y = kTile r + phase: the transform of the patch columns of every tile of the row, into plane
+// (patch column j, phase) of `rows`, at row r. A patch's row kTile q + phase of the tile in tile
+// row tr is then padded row kTile (tr + q) + phase: it sits q rows into that plane from the tile's
+// own index. So the second step, Bᵀ down the patch's rows, reads whole vectors of consecutive tiles
+// across tile rows, however narrow the rows. Vectors may run past a row's tiles (the next row's
+// stores overwrite those lanes, and the plane has a vector's slack) and past the item's last tile
+// (into the slack of tileStride).
 template <int kKernel, int kTile>
-void transformInputChannelFlat(const float* padded, int64_t tileRows, const Plan& p, float* rows,
-                               float* out, int64_t positionStride) {
-  constexpr int kPatch = kKernel + kTile - 1;
+void transformInputChannel(const float* padded, int64_t tileRows, const Plan& p, float* rows,
+                           float* out, int64_t positionStride) {
   const D d;
   const int64_t plane = p.rowTransformPlane();
   for (int64_t y = 0; y < kTile * tileRows + kKernel - 1; ++y) {
@@ -135,7 +97,7 @@ void transformInputChannelFlat(const float* padded, int64_t tileRows, const Plan
     for (int64_t t0 = 0; t0 < p.tilesW; t0 += kLanes) {
       V columns[kPatch], h[kPatch];
       loadPatchColumns<kTile>(padded + y * p.paddedW + kTile * t0, columns);
-      inputTransform<kPatch>(columns, h);
+      inputTransform(columns, h);
       for (int j = 0; j < kPatch; ++j) hn::StoreU(h[j], d, dst + j * kTile * plane + t0);
     }
   }
@@ -145,7 +107,7 @@ void transformInputChannelFlat(const float* padded, int64_t tileRows, const Plan
       for (int row = 0; row < kPatch; ++row)
         column[row] =
             hn::LoadU(d, rows + (j * kTile + row % kTile) * plane + row / kTile * p.tilesW + t);
-      inputTransform<kPatch>(column, v);
+      inputTransform(column, v);
       for (int i = 0; i < kPatch; ++i)
         hn::StoreU(v[i], d, out + (i * kPatch + j) * positionStride + t);
     }
@@ -197,7 +159,7 @@ void padChannels(const float* image, int64_t channels, int64_t height, int64_t w
 }
 
 // The tiles of an image's tile rows [firstTileRow, + tileRows), from tile `first` of the item on.
-template <int kKernel, int kTile = 2>
+template <int kKernel, int kTile>
 void transformInput(const float* image, int64_t firstTileRow, int64_t tileRows, const Plan& p,
                     const ItemScratch& s, int64_t first = 0) {
   // The planes' slack reaches the last vector's lanes past the item's tiles: zeros there keep
@@ -208,11 +170,8 @@ void transformInput(const float* image, int64_t firstTileRow, int64_t tileRows, 
               [&](int64_t c, const float* padded) {
                 float* out = s.transformed + c * p.tileStride + first;
                 const int64_t positionStride = p.transformedPositionStride();
-                if constexpr (flatTiles(kKernel, kTile))
-                  transformInputChannelFlat<kKernel, kTile>(padded, tileRows, p, s.rowTransforms,
-                                                            out, positionStride);
-                else
-                  transformInputChannelByRows<kKernel>(padded, tileRows, p, out, positionStride);
+                transformInputChannel<kKernel, kTile>(padded, tileRows, p, s.rowTransforms, out,
+                                                      positionStride);
               });
 }
 
@@ -277,21 +236,18 @@ inline void multiply(const float* weights, int64_t tiles, const Plan& p, const I
   }
 }
 
-// A (a, b): the 1-D expansion of two outputs' gradients to the patch's kKernel + 1 positions.
-// F(2, 3): a, a + b, a - b, -b; F(2, 5): a, a + b, a - b, a + 2b, a - 2b, b.
+// F(2, 5)'s A (a, b): the 1-D expansion of two outputs' gradients to the patch's six positions:
+// a, a + b, a - b, a + 2b, a - 2b, b.
 template <int kKernel>
-HWY_INLINE void gradientExpansion(V a, V b, V (&out)[kKernel + 1]) {
+HWY_INLINE void gradientExpansion(V a, V b, V (&out)[kPatch]) {
+  static_assert(kKernel == 5);
+  const V two = hn::Set(D(), 2.0f);
   out[0] = a;
   out[1] = hn::Add(a, b);
   out[2] = hn::Sub(a, b);
-  if constexpr (kKernel == 3) {
-    out[3] = hn::Neg(b);
-  } else {
-    const V two = hn::Set(D(), 2.0f);
-    out[3] = hn::MulAdd(two, b, a);
-    out[4] = hn::NegMulAdd(two, b, a);
-    out[5] = b;
-  }
+  out[3] = hn::MulAdd(two, b, a);
+  out[4] = hn::NegMulAdd(two, b, a);
+  out[5] = b;
 }
 
 inline ItemScratch itemScratch(const Plan& p, float* scratch) {

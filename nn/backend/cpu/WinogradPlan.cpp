@@ -46,49 +46,46 @@ Plan planFor(int64_t kernel, int64_t tile, const Shape& in, int64_t outChannels,
   return p;
 }
 
-// G, the weight transform (patch rows of `kernel`): U = G g Gᵀ, and the weight gradient
-// dW = Gᵀ dU G. F(2x2, 3x3); F(2x2, 5x5) and F(4x4, 3x3) on the points 0, 1, -1, 2, -2 and ∞ (row i
-// of a finite point q: q^j / Π over the other points (q - point)).
-constexpr float kG23[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
-constexpr float kG25[6][5] = {{1.0f / 4, 0, 0, 0, 0},
-                              {-1.0f / 6, -1.0f / 6, -1.0f / 6, -1.0f / 6, -1.0f / 6},
-                              {-1.0f / 6, 1.0f / 6, -1.0f / 6, 1.0f / 6, -1.0f / 6},
-                              {1.0f / 24, 2.0f / 24, 4.0f / 24, 8.0f / 24, 16.0f / 24},
-                              {1.0f / 24, -2.0f / 24, 4.0f / 24, -8.0f / 24, 16.0f / 24},
-                              {0, 0, 0, 0, 1}};
+// G, the weight transform (6 rows of `kernel`): U = G g Gᵀ, and the weight gradient
+// dW = Gᵀ dU G. F(4x4, 3x3) and F(2x2, 5x5), on the points 0, 1, -1, 2, -2 and ∞ (row i of a
+// finite point q: q^j / Π over the other points (q - point)).
 constexpr float kG43[6][3] = {{1.0f / 4, 0, 0},
                               {-1.0f / 6, -1.0f / 6, -1.0f / 6},
                               {-1.0f / 6, 1.0f / 6, -1.0f / 6},
                               {1.0f / 24, 2.0f / 24, 4.0f / 24},
                               {1.0f / 24, -2.0f / 24, 4.0f / 24},
                               {0, 0, 1}};
+constexpr float kG25[6][5] = {{1.0f / 4, 0, 0, 0, 0},
+                              {-1.0f / 6, -1.0f / 6, -1.0f / 6, -1.0f / 6, -1.0f / 6},
+                              {-1.0f / 6, 1.0f / 6, -1.0f / 6, 1.0f / 6, -1.0f / 6},
+                              {1.0f / 24, 2.0f / 24, 4.0f / 24, 8.0f / 24, 16.0f / 24},
+                              {1.0f / 24, -2.0f / 24, 4.0f / 24, -8.0f / 24, 16.0f / 24},
+                              {0, 0, 0, 0, 1}};
 
-// G of a scheme (K: kernel size, M: tile), as a compile-time table: the transforms below are
-// templates on the scheme, so that their small loops unroll (with the size a run-time value they
-// took 4-6% of a pass).
-template <int K, int M>
-constexpr const float (&weightTransform())[K + M - 1][K] {
-  if constexpr (M == 4)
+// G of a kernel size's scheme, as a compile-time table: the transforms below are templates on the
+// size, so that their small loops unroll (with the size a run-time value they took 4-6% of a
+// pass).
+template <int K>
+constexpr const float (&weightTransform())[kPatch][K] {
+  if constexpr (K == 3)
     return kG43;
-  else if constexpr (K == 3)
-    return kG23;
   else
     return kG25;
 }
 
-// Weight gradients run F(2x2, k x k) only.
 template <int K>
 void weightsFromTransformedOf(const float* du, const Plan& p, Tensor& dw) {
-  constexpr int64_t k = K, patch = K + 1;
-  constexpr const float(&G)[K + 1][K] = weightTransform<K, 2>();
+  constexpr int64_t k = K, patch = kPatch;
+  constexpr const float(&G)[kPatch][K] = weightTransform<K>();
   const int64_t outs = dw.dim(0), ins = dw.dim(1);
-  const bool flat = flatTiles(k);
-  const int64_t positionStride = flat ? ins * p.paddedOutChannels() : outs * ins;
-  const int64_t outStride = flat ? 1 : ins, inStride = flat ? p.paddedOutChannels() : 1;
+  const bool channelLanes = channelLanesGradient(k);
+  const int64_t positionStride = channelLanes ? ins * p.paddedOutChannels() : outs * ins;
+  const int64_t outStride = channelLanes ? 1 : ins;
+  const int64_t inStride = channelLanes ? p.paddedOutChannels() : 1;
   float* grad = dw.data();
   for (int64_t o = 0; o < outs; ++o)
     for (int64_t c = 0; c < ins; ++c) {
-      float ug[6][5] = {};  // dU G
+      float ug[kPatch][5] = {};  // dU G
       for (int64_t a = 0; a < patch; ++a)
         for (int64_t b = 0; b < patch; ++b) {
           const float u = du[(a * patch + b) * positionStride + o * outStride + c * inStride];
@@ -103,10 +100,10 @@ void weightsFromTransformedOf(const float* du, const Plan& p, Tensor& dw) {
     }
 }
 
-template <int K, int M>
+template <int K>
 void transformWeightsOf(const Tensor& w, WeightsFor pass, float* u) {
-  constexpr int64_t k = K, patch = K + M - 1;
-  constexpr const float(&G)[K + M - 1][K] = weightTransform<K, M>();
+  constexpr int64_t k = K, patch = kPatch;
+  constexpr const float(&G)[kPatch][K] = weightTransform<K>();
   const bool swapped = pass != WeightsFor::Forward;
   const bool turned = pass == WeightsFor::ForwardOverGradient;
   const int64_t outs = swapped ? w.dim(1) : w.dim(0);
@@ -119,7 +116,7 @@ void transformWeightsOf(const Tensor& w, WeightsFor pass, float* u) {
       const auto g = [&](int64_t i, int64_t j) {
         return turned ? plane[(k - 1 - i) * k + (k - 1 - j)] : plane[i * k + j];
       };
-      float gg[6][5] = {};  // G g (at most 6 x 5)
+      float gg[kPatch][5] = {};  // G g
       for (int64_t a = 0; a < patch; ++a)
         for (int64_t j = 0; j < k; ++j)
           for (int64_t i = 0; i < k; ++i) gg[a][j] += G[a][i] * g(i, j);
@@ -135,22 +132,20 @@ void transformWeightsOf(const Tensor& w, WeightsFor pass, float* u) {
 }  // namespace
 
 Plan forwardPlan(const Shape& x, const Shape& w, const WindowGeometry& g) {
-  const int64_t tile = forwardTile(g.kernelH);
-  return planFor(g.kernelH, tile, x, w[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft,
-                 targetTilesPerItem(tile));
+  return planFor(g.kernelH, tileFor(g.kernelH), x, w[0], g.outH(x[2]), g.outW(x[3]), g.padTop,
+                 g.padLeft, targetTilesPerItem(g.kernelH));
 }
 
 Plan backwardDataPlan(const Shape& dx, const Shape& w, const WindowGeometry& g) {
   const Shape dy{dx[0], w[0], g.outH(dx[2]), g.outW(dx[3])};
-  const int64_t tile = forwardTile(g.kernelH);
-  return planFor(g.kernelH, tile, dy, w[1], dx[2], dx[3], g.kernelH - 1 - g.padTop,
-                 g.kernelW - 1 - g.padLeft, targetTilesPerItem(tile));
+  return planFor(g.kernelH, tileFor(g.kernelH), dy, w[1], dx[2], dx[3], g.kernelH - 1 - g.padTop,
+                 g.kernelW - 1 - g.padLeft, targetTilesPerItem(g.kernelH));
 }
 
 Plan gradientPlan(const Shape& x, const Shape& dw, const WindowGeometry& g) {
   return planFor(
-      g.kernelH, 2, x, dw[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft,
-      flatTiles(g.kernelH) ? kTargetFlatGradientTilesPerItem : kTargetGradientTilesPerItem, true);
+      g.kernelH, tileFor(g.kernelH), x, dw[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft,
+      g.kernelH == 3 ? kTargetGradientTilesPerItem3x3 : kTargetGradientTilesPerItem5x5, true);
 }
 
 void weightsFromTransformed(const float* du, const Plan& p, Tensor& dw) {
@@ -160,13 +155,11 @@ void weightsFromTransformed(const float* du, const Plan& p, Tensor& dw) {
     weightsFromTransformedOf<5>(du, p, dw);
 }
 
-void transformWeights(const Tensor& w, WeightsFor pass, int64_t tile, float* u) {
-  if (w.dim(2) == 5)
-    transformWeightsOf<5, 2>(w, pass, u);
-  else if (tile == 4)
-    transformWeightsOf<3, 4>(w, pass, u);
+void transformWeights(const Tensor& w, WeightsFor pass, float* u) {
+  if (w.dim(2) == 3)
+    transformWeightsOf<3>(w, pass, u);
   else
-    transformWeightsOf<3, 2>(w, pass, u);
+    transformWeightsOf<5>(w, pass, u);
 }
 
 Plan adjointPlan(const Shape& dx, const Shape& w, const WindowGeometry& g) {

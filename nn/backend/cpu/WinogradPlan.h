@@ -14,37 +14,35 @@ namespace winograd {
 // Tiles are padded to this many lanes (the widest level's vector) wherever a vector may run past
 // the last tile of a row or item.
 inline constexpr int64_t kMaxLanes = 16;
-// Tiles per work item the planner aims at: an item's transformed input and products (positions x
-// channels x tiles, both) then stay within a core's L2 for 64 channels at 3x3.
-inline constexpr int64_t kTargetTilesPerItem = 64;
-// F(4x4, 3x3)'s tiles have 36 positions where F(2x2, 3x3)'s have 16: fewer tiles keep an item in
-// L2.
-inline constexpr int64_t kTargetLargeTilesPerItem = 32;
-inline constexpr int64_t kTargetGradientTilesPerItem = 192;
-// With flat tiles the weight gradient has no per-item reductions, so its items stay small: one of
-// LeNet's images, whose V, dMᵀ and dU (36 positions) then fit a 512 KiB L2 together.
-inline constexpr int64_t kTargetFlatGradientTilesPerItem = 16;
+// Tiles per work item the planner aims at, so that an item's transformed input and products
+// (positions x channels x tiles, both) stay within a core's L2 for 64 channels: 32 of F(4x4, 3x3)
+// (36 positions each), 64 of F(2x2, 5x5) (LeNet's images have 16). The 3x3 weight gradient's items
+// hold V and dM and end in one reduction per position, input and output channel, which wants them
+// as large as the same footprint allows: 96 tiles.
+inline constexpr int64_t kTargetTilesPerItem3x3 = 32;
+inline constexpr int64_t kTargetTilesPerItem5x5 = 64;
+inline constexpr int64_t kTargetGradientTilesPerItem3x3 = 96;
+// With output channels in the lanes (5x5) the weight gradient has no per-item reductions, so its
+// items stay small: one of LeNet's images, whose V, dMᵀ and dU (36 positions) then fit a 512 KiB
+// L2 together.
+inline constexpr int64_t kTargetGradientTilesPerItem5x5 = 16;
 
 constexpr int64_t roundUp(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
 
-// How the kernels lay out their vectors, by scheme, as measured (docs/performance.md). F(2x2, 3x3)
-// (the weight gradient of the VGG-style and conv-BN-ReLU layers, rows of 7 to 14 tiles): the
-// transforms take a tile row's tiles as vectors, and the weight gradient's sums run with tiles in
-// the lanes. F(2x2, 5x5) (LeNet's second convolution, rows of 4 tiles: half an AVX2 vector) and
-// F(4x4, 3x3) (the 3x3 layers' forward pass and backward data, rows of 4 to 7 tiles): the
-// transforms take vectors of consecutive tiles across rows; F(2x2, 5x5) sums its weight gradient
-// with output channels in the lanes, so that no item must be large (with tiles in the lanes each
-// item ends in one reduction per position, input and output channel, and 5x5's 36 positions put
-// large items out of L2).
-constexpr bool flatTiles(int64_t kernel, int64_t tile = 2) { return kernel == 5 || tile == 4; }
-
-// The forward pass and backward data (a forward pass over dy at 3x3) run F(4x4, 3x3) at 3x3 (2.25
-// multiplications per output and input channel where F(2x2, 3x3) has 4, and fewer transformed
-// values per output) and F(2x2, 5x5) at 5x5; the weight gradients F(2x2, k x k).
-constexpr int64_t forwardTile(int64_t kernel) { return kernel == 3 ? 4 : 2; }
-constexpr int64_t targetTilesPerItem(int64_t tile) {
-  return tile == 4 ? kTargetLargeTilesPerItem : kTargetTilesPerItem;
+// Every pass runs F(4x4, 3x3) at 3x3 (2.25 multiplications per output and input channel where
+// F(2x2, 3x3) would have 4, and fewer transformed values per output) and F(2x2, 5x5) at 5x5: tiles
+// of tileFor(kernel) x tileFor(kernel) outputs, both from 6x6 patches. The transforms take vectors
+// of consecutive tiles across tile rows, however narrow the rows: LeNet's 5x5 convolution has rows
+// of 4 tiles (half an AVX2 vector), VGG's 14x14 planes rows of 4 tiles of 4x4 outputs.
+constexpr int64_t tileFor(int64_t kernel) { return kernel == 3 ? 4 : 2; }
+inline constexpr int kPatch = 6;
+constexpr int64_t targetTilesPerItem(int64_t kernel) {
+  return kernel == 3 ? kTargetTilesPerItem3x3 : kTargetTilesPerItem5x5;
 }
+
+// The weight gradient sums with output channels in the lanes at 5x5, with tiles in the lanes at
+// 3x3 (WinogradWeightGradient.cpp).
+constexpr bool channelLanesGradient(int64_t kernel) { return kernel == 5; }
 
 // Backward data at 5x5 runs as the forward pass's adjoint (WinogradConvolution.h).
 constexpr bool backwardDataAsAdjoint(int64_t kernel) { return kernel == 5; }
@@ -63,18 +61,17 @@ struct Plan {
   int64_t tileStride;     // floats from one channel's (or position's) tiles to the next in scratch
   int64_t paddedW;        // the zero-padded input rows an item transforms
   int64_t patch() const { return kernel + tile - 1; }
-  bool flat() const { return flatTiles(kernel, tile); }
   // Transformed tiles have patch() x patch() positions; each position's products are one matrix
   // product.
   int64_t positions() const { return patch() * patch(); }
   int64_t paddedRows() const { return tile * tileRowsPerItem + kernel - 1; }
-  // With flat tiles, one channel's row transforms (Bᵀ along each padded row) are kept as patch() x
-  // tile planes, one per patch column and padded row modulo the tile, of (tileRowsPerItem +
-  // ceil((kernel - 1) / tile)) rows of tilesW tiles; each plane has a vector's slack after it.
+  // One channel's row transforms (Bᵀ along each padded row) are kept as patch() x tile planes, one
+  // per patch column and padded row modulo the tile, of (tileRowsPerItem + ceil((kernel - 1) /
+  // tile)) rows of tilesW tiles; each plane has a vector's slack after it.
   int64_t rowTransformPlane() const {
     return (tileRowsPerItem + (kernel - 1 + tile - 1) / tile) * tilesW + kMaxLanes;
   }
-  int64_t rowTransformFloats() const { return flat() ? tile * patch() * rowTransformPlane() : 0; }
+  int64_t rowTransformFloats() const { return tile * patch() * rowTransformPlane(); }
   // Floats from one position's transformed tiles (or products) to the next: a cache line more than
   // the channels' tiles, since with power-of-two channel counts those are a multiple of 2 KB, and
   // the 16 or 36 positions one vector of tiles stores to would all fall in one or two sets of the
@@ -89,7 +86,7 @@ struct Plan {
   }
   int64_t weightFloats() const { return positions() * inChannels * outChannels; }
 
-  // Backward data with flat tiles (the forward pass's adjoint): per thread, after the item scratch,
+  // Backward data at 5x5 (the forward pass's adjoint): per thread, after the item scratch,
   // the patch rows of one input channel's tiles, each with zeros before and after.
   int64_t patchRowLead() const { return roundUp(kernel / 2 * tilesW, kMaxLanes); }
   int64_t patchRowStride() const {
@@ -97,7 +94,7 @@ struct Plan {
   }
   int64_t adjointThreadFloats() const { return threadFloats() + positions() * patchRowStride(); }
 
-  // The weight gradient with flat tiles keeps output channels in the lanes, padded to whole
+  // The weight gradient at 5x5 keeps output channels in the lanes, padded to whole
   // vectors; with tiles in the lanes its dM [position][out][tile] takes the products' place.
   int64_t paddedOutChannels() const { return roundUp(outChannels, kMaxLanes); }
   int64_t itemTiles() const { return imagesPerItem * tileRowsPerItem * tilesW; }
@@ -108,16 +105,16 @@ struct Plan {
   int64_t gradientTransformFloats() const { return positions() * gradientPositionStride(); }
   int64_t gradientRowFloats() const { return 4 * tileRowsPerItem * tilesW * paddedOutChannels(); }
   int64_t gradientThreadFloats() const {
-    if (!flat()) return threadFloats();
+    if (!channelLanesGradient(kernel)) return threadFloats();
     return 2 * paddedRows() * paddedW + rowTransformFloats() + transformedFloats() +
            gradientTransformFloats() + gradientRowFloats();
   }
-  // A chunk's part of dU ([position][in][out], padded outputs, with flat tiles; else
+  // A chunk's part of dU ([position][in][out], padded outputs, at 5x5; else
   // [position][out][in]) and of the bias gradient (WinogradWeightGradient.cpp sums the images in
   // chunks).
   int64_t gradientPartFloats() const {
-    return flat() ? (positions() * inChannels + 1) * paddedOutChannels()
-                  : weightFloats() + paddedOutChannels();
+    return channelLanesGradient(kernel) ? (positions() * inChannels + 1) * paddedOutChannels()
+                                        : weightFloats() + paddedOutChannels();
   }
 };
 
@@ -147,13 +144,12 @@ Plan gradientPlan(const Shape& x, const Shape& dw, const WindowGeometry& g);
 // pass's transposed (its adjoint: backward data with the forward pass's tiles).
 enum class WeightsFor { Forward, ForwardOverGradient, Adjoint };
 
-// U = G g Gᵀ of every weight plane for tiles of `tile` outputs, into u[position][in][out]:
-// g = w[out][in] (Forward), or w[in][out] turned by 180 degrees (ForwardOverGradient) or not
-// (Adjoint).
-void transformWeights(const Tensor& w, WeightsFor pass, int64_t tile, float* u);
+// U = G g Gᵀ of every weight plane, into u[position][in][out]: g = w[out][in] (Forward), or
+// w[in][out] turned by 180 degrees (ForwardOverGradient) or not (Adjoint).
+void transformWeights(const Tensor& w, WeightsFor pass, float* u);
 
 // dW = Gᵀ dU G of every weight plane, from the chunks' summed part of dU (Plan's
-// gradientPartFloats: [position][in][padded out] with flat tiles, else [position][out][in]).
+// gradientPartFloats: [position][in][padded out] at 5x5, else [position][out][in]).
 void weightsFromTransformed(const float* du, const Plan& p, Tensor& dw);
 
 // A BackendError naming `pass` unless the kernels run (winogradConvolutionSupported) and w is the

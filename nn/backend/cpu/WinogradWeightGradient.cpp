@@ -1,6 +1,6 @@
-// The Winograd weight gradient (WinogradConvolution.h), with tiles in the lanes (3x3) or output
-// channels in the lanes (5x5; WinogradPlan.h, flatTiles). Highway compiles this file once per x86
-// level (HighwayTargets.h).
+// The Winograd weight gradient (WinogradConvolution.h), with tiles in the lanes (3x3, F(4x4, 3x3))
+// or output channels in the lanes (5x5, F(2x2, 5x5); WinogradPlan.h, channelLanesGradient). Highway
+// compiles this file once per x86 level (HighwayTargets.h).
 #include <dl4cpp/nn/backend/cpu/HighwayTargets.h>
 
 #ifdef DL4CPP_X86_KERNELS
@@ -29,14 +29,12 @@ using namespace winograd_kernels;
 
 // --- Weight gradient: dU = Σ over tiles of dM ⊙ V per position, dM = A dY Aᵀ the transformed
 // output gradient of each tile, then dW = Gᵀ dU G (in HWY_ONCE below). With tiles in the lanes
-// (3x3) or with output channels in the lanes (5x5, flat tiles; WinogradPlan.h says why).
+// (3x3) or with output channels in the lanes (5x5; WinogradPlan.h says why).
 
 // A tile's dM = A dY Aᵀ from its two rows already expanded (h[row] = A of the row's two outputs):
 // A down each patch column, into dst[position * positionStride].
 template <int kKernel>
-HWY_INLINE void storeGradientTile(const V (&h)[2][kKernel + 1], float* dst,
-                                  int64_t positionStride) {
-  constexpr int kPatch = kKernel + 1;
+HWY_INLINE void storeGradientTile(const V (&h)[2][kPatch], float* dst, int64_t positionStride) {
   const D d;
   for (int j = 0; j < kPatch; ++j) {
     V v[kPatch];
@@ -45,26 +43,48 @@ HWY_INLINE void storeGradientTile(const V (&h)[2][kKernel + 1], float* dst,
   }
 }
 
-// --- Weight gradient with tiles in the lanes (3x3): dU[position][o][c] = Σ over tiles of
-// dM[position][o][t] · V[position][c][t], each sum a vector over tiles reduced at the item's end.
+// --- Weight gradient with tiles in the lanes (3x3, F(4x4, 3x3)): dU[position][o][c] = Σ over
+// tiles of dM[position][o][t] · V[position][c][t], each sum a vector over tiles reduced at the
+// item's end.
 
-// One output channel's tiles of dy: dM = A dY Aᵀ (2x2 to the patch's size), from its padded rows
-// (two per tile row, zeros past the output), into out[position * positionStride + tile] as the
-// input's tiles.
-template <int kKernel>
+// F(4, 3)'s A: the 1-D expansion of four outputs' gradients y to the patch's six positions:
+// y0, y0 + y1 + y2 + y3, y0 - y1 + y2 - y3, y0 + 2 y1 + 4 y2 + 8 y3, y0 - 2 y1 + 4 y2 - 8 y3, y3.
+HWY_INLINE void gradientExpansion4(const V (&y)[4], V (&out)[6]) {
+  const D d;
+  const V even = hn::Add(y[0], y[2]), odd = hn::Add(y[1], y[3]);
+  const V near = hn::MulAdd(hn::Set(d, 4.0f), y[2], y[0]);
+  const V far = hn::MulAdd(hn::Set(d, 8.0f), y[3], hn::Add(y[1], y[1]));
+  out[0] = y[0];
+  out[1] = hn::Add(even, odd);
+  out[2] = hn::Sub(even, odd);
+  out[3] = hn::Add(near, far);
+  out[4] = hn::Sub(near, far);
+  out[5] = y[3];
+}
+
+// One output channel's tiles of dy: dM = A dY Aᵀ (4x4 to 6x6), from its padded rows (four per tile
+// row, zeros past the output), into out[position * positionStride + tile] as the input's tiles, a
+// tile row's tiles at a time. A row's last vector may run past tilesW: the next row's (or image's)
+// stores overwrite those lanes, and the item's last row runs into the slack of tileStride.
 void transformGradientChannel(const float* padded, int64_t tileRows, const Plan& p, float* out,
                               int64_t positionStride) {
-  constexpr int kPatch = kKernel + 1;
   const D d;
   for (int64_t tr = 0; tr < tileRows; ++tr)
     for (int64_t t0 = 0; t0 < p.tilesW; t0 += kLanes) {
-      V h[2][kPatch];
-      for (int row = 0; row < 2; ++row) {
-        V even, odd;
-        hn::LoadInterleaved2(d, padded + (2 * tr + row) * p.paddedW + 2 * t0, even, odd);
-        gradientExpansion<kKernel>(even, odd, h[row]);
+      V h[4][6];  // h[row]: A of the tile's output row `row`
+      for (int row = 0; row < 4; ++row) {
+        V y[4];
+        hn::LoadInterleaved4(d, padded + (4 * tr + row) * p.paddedW + 4 * t0, y[0], y[1], y[2],
+                             y[3]);
+        gradientExpansion4(y, h[row]);
       }
-      storeGradientTile<kKernel>(h, out + tr * p.tilesW + t0, positionStride);
+      float* dst = out + tr * p.tilesW + t0;
+      for (int j = 0; j < 6; ++j) {
+        const V column[4] = {h[0][j], h[1][j], h[2][j], h[3][j]};
+        V v[6];
+        gradientExpansion4(column, v);
+        for (int i = 0; i < 6; ++i) hn::StoreU(v[i], d, dst + (i * 6 + j) * positionStride);
+      }
     }
 }
 
@@ -114,9 +134,9 @@ constexpr auto kTileLaneGradientKernels =
 // One item's part of dU (`du`, [position][out][in]) and of the bias gradient (the sum of a tile's
 // dy is its dM at position (1, 1)), with tiles in the lanes: tile rows of one image, or
 // (imagesPerItem > 1) whole images, their tiles one after the other.
-template <int kKernel>
 void gradientItemTileLanes(const float* x, const float* dy, int64_t images, int64_t firstTileRow,
                            const Plan& p, float* scratch, float* du, float* dbias) {
+  constexpr int kKernel = 3, kTile = 4;
   const D d;
   const ItemScratch s = itemScratch(p, scratch);
   const int64_t tileRows = std::min(p.tileRowsPerItem, p.tilesH - firstTileRow);
@@ -124,14 +144,14 @@ void gradientItemTileLanes(const float* x, const float* dy, int64_t images, int6
   const int64_t vectors = (images * imageTiles + kLanes - 1) / kLanes;
   const int64_t positionStride = p.productPositionStride();
   for (int64_t n = 0; n < images; ++n) {
-    transformInput<kKernel>(x + n * p.inChannels * p.inH * p.inW, firstTileRow, tileRows, p, s,
-                            n * imageTiles);
-    padChannels(dy + n * p.outChannels * p.outH * p.outW, p.outChannels, p.outH, p.outW,
-                2 * firstTileRow, 2 * tileRows, 0, p, s.padded, [&](int64_t o, const float* rows) {
-                  transformGradientChannel<kKernel>(rows, tileRows, p,
-                                                    s.products + o * p.tileStride + n * imageTiles,
-                                                    positionStride);
-                });
+    transformInput<kKernel, kTile>(x + n * p.inChannels * p.inH * p.inW, firstTileRow, tileRows, p,
+                                   s, n * imageTiles);
+    padChannels(
+        dy + n * p.outChannels * p.outH * p.outW, p.outChannels, p.outH, p.outW,
+        kTile * firstTileRow, kTile * tileRows, 0, p, s.padded, [&](int64_t o, const float* rows) {
+          transformGradientChannel(rows, tileRows, p,
+                                   s.products + o * p.tileStride + n * imageTiles, positionStride);
+        });
   }
   // The last vector's lanes past the item's tiles hold what the scratch held before (an earlier
   // item's tiles, or anything, NaN included): zero them in dM and in V, so that they add nothing.
@@ -159,7 +179,7 @@ void gradientItemTileLanes(const float* x, const float* dy, int64_t images, int6
       }
     }
   }
-  const float* sums = s.products + (kKernel + 2) * positionStride;  // position (1, 1)
+  const float* sums = s.products + (kPatch + 1) * positionStride;  // position (1, 1)
   for (int64_t o = 0; o < p.outChannels; ++o) {
     V total = hn::Zero(d);
     for (int64_t t = 0; t < vectors * kLanes; t += kLanes)
@@ -179,7 +199,6 @@ void gradientItemTileLanes(const float* x, const float* dy, int64_t images, int6
 template <int kKernel>
 void transformGradientChannelLanes(const float* dyImage, int64_t firstTileRow, int64_t tileRows,
                                    const Plan& p, float* rows, float* out, int64_t positionStride) {
-  constexpr int kPatch = kKernel + 1;
   const D d;
   const int64_t channels = p.paddedOutChannels(), width = 2 * p.tilesW;
   const int64_t outRows = std::min(2 * tileRows, p.outH - 2 * firstTileRow);
@@ -261,8 +280,8 @@ void gradientItemChannelLanes(const float* x, const float* dy, int64_t images, i
   const int64_t imageTiles = tileRows * p.tilesW, tiles = images * imageTiles;
   const int64_t channels = p.paddedOutChannels(), positionStride = p.gradientPositionStride();
   for (int64_t n = 0; n < images; ++n) {
-    transformInput<kKernel>(x + n * p.inChannels * p.inH * p.inW, firstTileRow, tileRows, p, s,
-                            n * imageTiles);
+    transformInput<kKernel, 2>(x + n * p.inChannels * p.inH * p.inW, firstTileRow, tileRows, p, s,
+                               n * imageTiles);
     transformGradientChannelLanes<kKernel>(dy + n * p.outChannels * p.outH * p.outW, firstTileRow,
                                            tileRows, p, dyRows,
                                            s.products + n * imageTiles * channels, positionStride);
@@ -284,7 +303,7 @@ void gradientItemChannelLanes(const float* x, const float* dy, int64_t images, i
       o += block;
     }
   }
-  const float* sums = s.products + (kKernel + 2) * positionStride;  // position (1, 1)
+  const float* sums = s.products + (kPatch + 1) * positionStride;  // position (1, 1)
   for (int64_t o = 0; o < vectors * kLanes; o += kLanes) {
     V total = hn::LoadU(d, dbias + o);
     for (int64_t t = 0; t < tiles; ++t)
@@ -296,10 +315,10 @@ void gradientItemChannelLanes(const float* x, const float* dy, int64_t images, i
 template <int kKernel>
 void gradientItem(const float* x, const float* dy, int64_t images, int64_t firstTileRow,
                   const Plan& p, float* scratch, float* du, float* dbias) {
-  if constexpr (flatTiles(kKernel))
+  if constexpr (channelLanesGradient(kKernel))
     gradientItemChannelLanes<kKernel>(x, dy, images, firstTileRow, p, scratch, du, dbias);
   else
-    gradientItemTileLanes<kKernel>(x, dy, images, firstTileRow, p, scratch, du, dbias);
+    gradientItemTileLanes(x, dy, images, firstTileRow, p, scratch, du, dbias);
 }
 
 }  // namespace
