@@ -61,8 +61,9 @@ HWY_INLINE void storeRun(const float* src, float* dst, int64_t n) {
 // and ∞. F(2, 5): m0 + m1 + m2 + m3 + m4,
 // (m1 - m2) + 2 (m3 - m4) + m5; F(4, 3): m0 + m1 + m2 + m3 + m4, (m1 - m2) + 2 (m3 - m4),
 // (m1 + m2) + 4 (m3 + m4), (m1 - m2) + 8 (m3 - m4) + m5.
-template <int kKernel, int kTile>
-HWY_INLINE void outputTransform(const V (&m)[kPatch], V (&out)[kTile]) {
+template <int kKernel>
+HWY_INLINE void outputTransform(const V (&m)[kPatch], V (&out)[kTileOf<kKernel>]) {
+  constexpr int kTile = kTileOf<kKernel>;
   const D d;
   if constexpr (kKernel == 5) {
     static_assert(kTile == 2);
@@ -80,15 +81,16 @@ HWY_INLINE void outputTransform(const V (&m)[kPatch], V (&out)[kTile]) {
 }
 
 // Aᵀ M of kLanes tiles from `products` on: the kTile output rows' values at the patch's columns.
-template <int kKernel, int kTile>
+template <int kKernel>
 HWY_INLINE void outputColumns(const float* products, int64_t positionStride,
-                              V (&columns)[kTile][kPatch]) {
+                              V (&columns)[kTileOf<kKernel>][kPatch]) {
+  constexpr int kTile = kTileOf<kKernel>;
   const D d;
   for (int j = 0; j < kPatch; ++j) {
     V column[kPatch], out[kTile];
     for (int i = 0; i < kPatch; ++i)
       column[i] = hn::LoadU(d, products + (i * kPatch + j) * positionStride);
-    outputTransform<kKernel, kTile>(column, out);
+    outputTransform<kKernel>(column, out);
     for (int r = 0; r < kTile; ++r) columns[r][j] = out[r];
   }
 }
@@ -96,9 +98,10 @@ HWY_INLINE void outputColumns(const float* products, int64_t positionStride,
 // Every output of the item's tiles: Aᵀ M A + bias, into the image's planes. Vectors of consecutive
 // tiles across tile rows, each vector's kTile output rows going out in runs of one
 // tile row.
-template <int kKernel, int kTile>
+template <int kKernel>
 void transformOutput(const float* bias, int64_t firstTileRow, int64_t tileRows, const Plan& p,
                      const ItemScratch& s, float* image) {
+  constexpr int kTile = kTileOf<kKernel>;
   const D d;
   const int64_t positionStride = p.productPositionStride();
   const int64_t tiles = tileRows * p.tilesW;
@@ -109,10 +112,10 @@ void transformOutput(const float* bias, int64_t firstTileRow, int64_t tileRows, 
     const float* products = s.products + o * p.tileStride;
     for (int64_t t0 = 0; t0 < tiles; t0 += kLanes) {
       V columns[kTile][kPatch];
-      outputColumns<kKernel, kTile>(products + t0, positionStride, columns);
+      outputColumns<kKernel>(products + t0, positionStride, columns);
       for (int r = 0; r < kTile; ++r) {
         V out[kTile];
-        outputTransform<kKernel, kTile>(columns[r], out);
+        outputTransform<kKernel>(columns[r], out);
         for (V& v : out) v = hn::Add(v, b);
         if constexpr (kTile == 2)
           hn::StoreInterleaved2(out[0], out[1], d, outputRows[r]);
@@ -133,14 +136,14 @@ void transformOutput(const float* bias, int64_t firstTileRow, int64_t tileRows, 
   }
 }
 
-template <int kKernel, int kTile>
+template <int kKernel>
 void runItem(const float* in, const float* weights, const float* bias, float* out,
              int64_t firstTileRow, const Plan& p, float* scratch) {
   const ItemScratch s = itemScratch(p, scratch);
   const int64_t tileRows = std::min(p.tileRowsPerItem, p.tilesH - firstTileRow);
-  transformInput<kKernel, kTile>(in, firstTileRow, tileRows, p, s);
+  transformInput<kKernel>(in, firstTileRow, tileRows, p, s);
   multiply(weights, tileRows * p.tilesW, p, s);
-  transformOutput<kKernel, kTile>(bias, firstTileRow, tileRows, p, s, out);
+  transformOutput<kKernel>(bias, firstTileRow, tileRows, p, s, out);
 }
 
 }  // namespace
@@ -159,8 +162,8 @@ namespace {
 using ItemKernel = void (*)(const float*, const float*, const float*, float*, int64_t, const Plan&,
                             float*);
 ItemKernel itemKernel(const Plan& p) {
-  return p.kernel == 3 ? highwayKernel(&N_AVX3::runItem<3, 4>, &N_AVX2::runItem<3, 4>)
-                       : highwayKernel(&N_AVX3::runItem<5, 2>, &N_AVX2::runItem<5, 2>);
+  return p.kernel == 3 ? highwayKernel(&N_AVX3::runItem<3>, &N_AVX2::runItem<3>)
+                       : highwayKernel(&N_AVX3::runItem<5>, &N_AVX2::runItem<5>);
 }
 #endif
 
@@ -179,8 +182,8 @@ void run(const Plan& p, const float* in, const float* bias, float* out, float* s
     item(in + n * inImage, weights, bias, image, firstTileRow, p,
          threadScratch + thread * p.threadFloats());
     if (f.kind == ActivationKind::IDENTITY) return;
-    const int64_t firstRow = p.tile * firstTileRow;
-    const int64_t rows = std::min(p.tile * p.tileRowsPerItem, p.outH - firstRow);
+    const int64_t firstRow = p.tile() * firstTileRow;
+    const int64_t rows = std::min(p.tile() * p.tileRowsPerItem, p.outH - firstRow);
     for (int64_t o = 0; o < p.outChannels; ++o)
       applyFusedActivation(f, image + o * outPlane + firstRow * p.outW, rows * p.outW);
   });

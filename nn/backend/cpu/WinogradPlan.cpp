@@ -11,12 +11,11 @@
 namespace dl4cpp::cpu::winograd {
 namespace {
 
-Plan planFor(int64_t kernel, int64_t tile, const Shape& in, int64_t outChannels, int64_t outH,
-             int64_t outW, int64_t padTop, int64_t padLeft, int64_t targetTiles,
-             bool wholeImages = false) {
+Plan planFor(int64_t kernel, const Shape& in, int64_t outChannels, int64_t outH, int64_t outW,
+             int64_t padTop, int64_t padLeft, int64_t targetTiles, bool wholeImages = false) {
   Plan p{};
   p.kernel = kernel;
-  p.tile = tile;
+  const int64_t tile = p.tile();
   p.images = in[0];
   p.inChannels = in[1];
   p.inH = in[2];
@@ -132,20 +131,20 @@ void transformWeightsOf(const Tensor& w, WeightsFor pass, float* u) {
 }  // namespace
 
 Plan forwardPlan(const Shape& x, const Shape& w, const WindowGeometry& g) {
-  return planFor(g.kernelH, tileFor(g.kernelH), x, w[0], g.outH(x[2]), g.outW(x[3]), g.padTop,
-                 g.padLeft, targetTilesPerItem(g.kernelH));
+  return planFor(g.kernelH, x, w[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft,
+                 targetTilesPerItem(g.kernelH));
 }
 
 Plan backwardDataPlan(const Shape& dx, const Shape& w, const WindowGeometry& g) {
   const Shape dy{dx[0], w[0], g.outH(dx[2]), g.outW(dx[3])};
-  return planFor(g.kernelH, tileFor(g.kernelH), dy, w[1], dx[2], dx[3], g.kernelH - 1 - g.padTop,
+  return planFor(g.kernelH, dy, w[1], dx[2], dx[3], g.kernelH - 1 - g.padTop,
                  g.kernelW - 1 - g.padLeft, targetTilesPerItem(g.kernelH));
 }
 
 Plan gradientPlan(const Shape& x, const Shape& dw, const WindowGeometry& g) {
-  return planFor(
-      g.kernelH, tileFor(g.kernelH), x, dw[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft,
-      g.kernelH == 3 ? kTargetGradientTilesPerItem3x3 : kTargetGradientTilesPerItem5x5, true);
+  return planFor(g.kernelH, x, dw[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft,
+                 g.kernelH == 3 ? kTargetGradientTilesPerItem3x3 : kTargetGradientTilesPerItem5x5,
+                 true);
 }
 
 void weightsFromTransformed(const float* du, const Plan& p, Tensor& dw) {

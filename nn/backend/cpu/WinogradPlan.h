@@ -35,6 +35,8 @@ constexpr int64_t roundUp(int64_t n, int64_t to) { return (n + to - 1) / to * to
 // of consecutive tiles across tile rows, however narrow the rows: LeNet's 5x5 convolution has rows
 // of 4 tiles (half an AVX2 vector), VGG's 14x14 planes rows of 4 tiles of 4x4 outputs.
 constexpr int64_t tileFor(int64_t kernel) { return kernel == 3 ? 4 : 2; }
+template <int kKernel>
+inline constexpr int kTileOf = static_cast<int>(tileFor(kKernel));
 inline constexpr int kPatch = 6;
 constexpr int64_t targetTilesPerItem(int64_t kernel) {
   return kernel == 3 ? kTargetTilesPerItem3x3 : kTargetTilesPerItem5x5;
@@ -50,28 +52,28 @@ constexpr bool backwardDataAsAdjoint(int64_t kernel) { return kernel == 5; }
 // One pass's geometry: a forward convolution with a `kernel` x `kernel` window (3 or 5) of
 // `inChannels` planes of inH x inW into `outChannels` planes of outH x outW, the input padded by
 // padTop rows and padLeft columns (the other sides read zeros wherever a tile reaches past the
-// input). Each tile is tile x tile outputs (2, or 4 for F(4x4, 3x3)) from a patch() x patch() input
-// patch.
+// input). Each tile is tile() x tile() outputs from a patch() x patch() input patch.
 struct Plan {
-  int64_t kernel, tile;
+  int64_t kernel;
   int64_t images, inChannels, inH, inW, outChannels, outH, outW, padTop, padLeft;
   int64_t tilesH, tilesW;  // tiles per image
   int64_t tileRowsPerItem, itemsPerImage;
   int64_t imagesPerItem;  // the weight gradient's items of small images: whole images, several
   int64_t tileStride;     // floats from one channel's (or position's) tiles to the next in scratch
   int64_t paddedW;        // the zero-padded input rows an item transforms
-  int64_t patch() const { return kernel + tile - 1; }
+  int64_t tile() const { return tileFor(kernel); }
+  int64_t patch() const { return kernel + tile() - 1; }
   // Transformed tiles have patch() x patch() positions; each position's products are one matrix
   // product.
   int64_t positions() const { return patch() * patch(); }
-  int64_t paddedRows() const { return tile * tileRowsPerItem + kernel - 1; }
+  int64_t paddedRows() const { return tile() * tileRowsPerItem + kernel - 1; }
   // One channel's row transforms (Bᵀ along each padded row) are kept as patch() x tile planes, one
   // per patch column and padded row modulo the tile, of (tileRowsPerItem + ceil((kernel - 1) /
   // tile)) rows of tilesW tiles; each plane has a vector's slack after it.
   int64_t rowTransformPlane() const {
-    return (tileRowsPerItem + (kernel - 1 + tile - 1) / tile) * tilesW + kMaxLanes;
+    return (tileRowsPerItem + (kernel - 1 + tile() - 1) / tile()) * tilesW + kMaxLanes;
   }
-  int64_t rowTransformFloats() const { return tile * patch() * rowTransformPlane(); }
+  int64_t rowTransformFloats() const { return tile() * patch() * rowTransformPlane(); }
   // Floats from one position's transformed tiles (or products) to the next: a cache line more than
   // the channels' tiles, since with power-of-two channel counts those are a multiple of 2 KB, and
   // the 16 or 36 positions one vector of tiles stores to would all fall in one or two sets of the

@@ -136,7 +136,7 @@ constexpr auto kTileLaneGradientKernels =
 // (imagesPerItem > 1) whole images, their tiles one after the other.
 void gradientItemTileLanes(const float* x, const float* dy, int64_t images, int64_t firstTileRow,
                            const Plan& p, float* scratch, float* du, float* dbias) {
-  constexpr int kKernel = 3, kTile = 4;
+  constexpr int kKernel = 3, kTile = kTileOf<kKernel>;
   const D d;
   const ItemScratch s = itemScratch(p, scratch);
   const int64_t tileRows = std::min(p.tileRowsPerItem, p.tilesH - firstTileRow);
@@ -144,8 +144,8 @@ void gradientItemTileLanes(const float* x, const float* dy, int64_t images, int6
   const int64_t vectors = (images * imageTiles + kLanes - 1) / kLanes;
   const int64_t positionStride = p.productPositionStride();
   for (int64_t n = 0; n < images; ++n) {
-    transformInput<kKernel, kTile>(x + n * p.inChannels * p.inH * p.inW, firstTileRow, tileRows, p,
-                                   s, n * imageTiles);
+    transformInput<kKernel>(x + n * p.inChannels * p.inH * p.inW, firstTileRow, tileRows, p, s,
+                            n * imageTiles);
     padChannels(
         dy + n * p.outChannels * p.outH * p.outW, p.outChannels, p.outH, p.outW,
         kTile * firstTileRow, kTile * tileRows, 0, p, s.padded, [&](int64_t o, const float* rows) {
@@ -280,8 +280,8 @@ void gradientItemChannelLanes(const float* x, const float* dy, int64_t images, i
   const int64_t imageTiles = tileRows * p.tilesW, tiles = images * imageTiles;
   const int64_t channels = p.paddedOutChannels(), positionStride = p.gradientPositionStride();
   for (int64_t n = 0; n < images; ++n) {
-    transformInput<kKernel, 2>(x + n * p.inChannels * p.inH * p.inW, firstTileRow, tileRows, p, s,
-                               n * imageTiles);
+    transformInput<kKernel>(x + n * p.inChannels * p.inH * p.inW, firstTileRow, tileRows, p, s,
+                            n * imageTiles);
     transformGradientChannelLanes<kKernel>(dy + n * p.outChannels * p.outH * p.outW, firstTileRow,
                                            tileRows, p, dyRows,
                                            s.products + n * imageTiles * channels, positionStride);
