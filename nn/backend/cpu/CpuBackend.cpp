@@ -43,8 +43,9 @@ dnnl::memory::desc flatDesc(int64_t numel) { return {Dims{numel}, kF32, Tag::a};
 dnnl::memory::desc anyDesc(const Shape& s) { return {dimsOf(s), kF32, Tag::any}; }
 
 // Forward and backward weights of convolutions at stride 1 without padding whose output rows are
-// 8 or a multiple of 16 wide run on direct AVX-512 kernels on NCHW (DirectConvolution.h), faster
-// than oneDNN's channels-last kernels with their reorders. Otherwise:
+// 8 or a multiple of 16 wide run on direct kernels on NCHW (DirectConvolution.h), faster than
+// oneDNN's channels-last kernels with their reorders, unless dl4cpp's Winograd kernels take them
+// (below). Otherwise:
 //
 // How a convolution runs, by its input channel count (weights [O, C, kH, kW]). With many input
 // channels oneDNN's channels-last (NHWC) kernels vectorise over channels and beat its blocked
@@ -55,63 +56,44 @@ dnnl::memory::desc anyDesc(const Shape& s) { return {dimsOf(s), kF32, Tag::any};
 // backward weights at stride 1 without padding to a direct kernel (DirectWeightGradient.h), which
 // saves the reorder of dy into that layout. Backward data is sgemm + col2im (below) and uses
 // oneDNN only for large images. Input and output channel counts that are both multiples of 16
-// (fillsChannelBlocks) go to the blocked kernels in every pass instead: no channel is padded.
+// (fillsChannelBlocks) go to the blocked kernels instead (no channel is padded), in every pass
+// the Winograd kernels do not run.
 constexpr int64_t kChannelsLastMinInputChannels = 8;
 bool hasFewInputChannels(const Shape& weights) {
   return weights[1] < kChannelsLastMinInputChannels;
 }
 // Convolutions whose input and output channel counts are multiples of 16 (VGG-style 32 and 64)
 // fill oneDNN's 16-channel blocks without padding, and its blocked kernels beat the channels-last
-// ones on them, in every pass and at both the avx512 and the avx2 level (docs/performance.md,
-// "General networks").
+// ones on them, in every pass dl4cpp's own kernels do not run (docs/performance.md, "General
+// networks").
 bool fillsChannelBlocks(const Shape& weights) {
   return weights[0] % 16 == 0 && weights[1] % 16 == 0;
 }
-// oneDNN's f32 Winograd kernels (F(4x4, 3x3), AVX-512 only in oneDNN 2.6) run the forward and
-// backward-data passes of such convolutions at 3x3, stride 1, 1.3-1.5x faster than its direct
-// blocked kernels (a quarter of the multiplications, at the cost of the tile transforms), and
-// faster than dl4cpp's own kernels below when they ran F(2x2, 3x3) (they run oneDNN's scheme now,
-// F(4x4, 3x3), and have not been measured against it on an AVX-512 machine since). Its Winograd
-// weight gradient measured slower than the direct one (docs/performance.md), so that pass stays
-// direct.
-bool suitsWinograd(const Shape& weights, const WindowGeometry& g) {
-  return cpuIsa() >= CpuIsa::Avx512 && fillsChannelBlocks(weights) && g.kernelH == 3 &&
-         g.kernelW == 3 && g.strideH == 1 && g.strideW == 1 && g.dilationH == 1 && g.dilationW == 1;
-}
-// Describes a pass with `make(algorithm)`: Winograd where it suits, falling back to the direct
-// kernels where oneDNN has no Winograd implementation for the shape.
-template <typename Make>
-auto winogradOrDirect(bool winograd, Make&& make) {
-  if (winograd) {
-    try {
-      return make(algorithm::convolution_winograd);
-    } catch (const dnnl::error&) {
-    }
-  }
-  return make(algorithm::convolution_direct);
-}
-// Other 3x3 convolutions at stride 1 with 8 or more input channels run every pass on dl4cpp's own
-// Winograd kernels (WinogradConvolution.h): 1.1-1.8x faster than oneDNN's direct kernels at avx2
-// and, on shapes oneDNN's Winograd does not take, at avx512 (docs/performance.md). (On those it
-// does take, oneDNN's direct weight gradient beats dl4cpp's Winograd one too.)
+// 3x3 convolutions at stride 1 with 8 or more input channels run forward and backward data on
+// dl4cpp's Winograd F(4x4, 3x3) kernels (WinogradConvolution.h) at avx2 and avx512: faster than
+// oneDNN's direct kernels, and at avx512 than oneDNN's own F(4x4, 3x3) Winograd kernels on VGG's
+// 32- and 64-channel layers (docs/performance.md).
 bool runsOwnWinograd(const Shape& weights, const WindowGeometry& g) {
-  return g.kernelH == 3 && !hasFewInputChannels(weights) && winogradConvolutionSupported(g) &&
-         !suitsWinograd(weights, g);
+  return g.kernelH == 3 && !hasFewInputChannels(weights) && winogradConvolutionSupported(g);
+}
+// Their weight gradient too, except at avx512 on channels that fill oneDNN's blocks: there
+// oneDNN's direct blocked kernel measured 1.1-1.3x faster than dl4cpp's Winograd one.
+bool runsOwnWinogradWeightGradient(const Shape& weights, const WindowGeometry& g) {
+  return runsOwnWinograd(weights, g) &&
+         !(cpuIsa() >= CpuIsa::Avx512 && fillsChannelBlocks(weights));
 }
 // 5x5 convolutions with 8 or more input channels (LeNet's second) run every pass on dl4cpp's
-// F(2x2, 5x5) kernels at avx2, where they beat the direct kernels and, backward data, sgemm +
-// col2im (docs/performance.md). At avx512 those keep every pass: they run LeNet at 72% of that
-// level's peak, and the Winograd ones were not measured there.
+// F(2x2, 5x5) kernels at avx2 and avx512, where they beat the direct kernels and, backward data,
+// sgemm + col2im (docs/performance.md).
 bool runsOwnWinograd5x5(const Shape& weights, const WindowGeometry& g) {
-  return g.kernelH == 5 && cpuIsa() == CpuIsa::Avx2 && !hasFewInputChannels(weights) &&
-         winogradConvolutionSupported(g);
+  return g.kernelH == 5 && !hasFewInputChannels(weights) && winogradConvolutionSupported(g);
 }
 // The weight gradient CpuBackend::convolutionBackwardWeights runs as im2col + sgemm. Below AVX-512
 // oneDNN's kernels run a first layer's weight gradient several times slower than that
 // (docs/performance.md); at AVX-512 they are the measured choice for the shapes the direct kernel
 // does not take.
 bool runsIm2colWeightGradient(const Shape& weights, const WindowGeometry& g, const Tensor& dy) {
-  return !runsOwnWinograd(weights, g) && !runsOwnWinograd5x5(weights, g) &&
+  return !runsOwnWinogradWeightGradient(weights, g) && !runsOwnWinograd5x5(weights, g) &&
          !directConvolutionSupported(g, dy.dim(2), dy.dim(3)) && hasFewInputChannels(weights) &&
          !directWeightGradientSupported(g) && cpuIsa() < CpuIsa::Avx512;
 }
@@ -359,15 +341,14 @@ void CpuBackend::convolutionForward(const Tensor& x, const Tensor& w, const Tens
           const auto kernelWei = anyDesc(w.shape());
           const auto kernelDst = convActivationDesc(y.shape(), w.shape());
           constexpr auto kTraining = prop_kind::forward_training;
-          return winogradOrDirect(suitsWinograd(w.shape(), g), [&](algorithm algo) {
-            auto desc = bias ? dnnl::convolution_forward::desc(
-                                   kTraining, algo, kernelSrc, kernelWei, plainDesc(b.shape()),
-                                   kernelDst, strides(g), dilation(g), padBefore(g), padAfter(g))
-                             : dnnl::convolution_forward::desc(
-                                   kTraining, algo, kernelSrc, kernelWei, kernelDst, strides(g),
-                                   dilation(g), padBefore(g), padAfter(g));
-            return dnnl::convolution_forward::primitive_desc(desc, engine_);
-          });
+          constexpr auto kDirect = algorithm::convolution_direct;
+          auto desc = bias ? dnnl::convolution_forward::desc(
+                                 kTraining, kDirect, kernelSrc, kernelWei, plainDesc(b.shape()),
+                                 kernelDst, strides(g), dilation(g), padBefore(g), padAfter(g))
+                           : dnnl::convolution_forward::desc(
+                                 kTraining, kDirect, kernelSrc, kernelWei, kernelDst, strides(g),
+                                 dilation(g), padBefore(g), padAfter(g));
+          return dnnl::convolution_forward::primitive_desc(desc, engine_);
         },
         engine_, args);
   });
@@ -380,27 +361,26 @@ void CpuBackend::convolutionForward(const Tensor& x, const Tensor& w, const Tens
 namespace {
 dnnl::convolution_forward::primitive_desc convForwardHint(const dnnl::engine& engine,
                                                           const Shape& x, const Shape& w,
-                                                          const Shape& y, const WindowGeometry& g,
-                                                          algorithm algo) {
-  auto desc =
-      dnnl::convolution_forward::desc(prop_kind::forward_training, algo, convActivationDesc(x, w),
-                                      anyDesc(w), plainDesc(Shape{w[0]}), convActivationDesc(y, w),
-                                      strides(g), dilation(g), padBefore(g), padAfter(g));
+                                                          const Shape& y, const WindowGeometry& g) {
+  auto desc = dnnl::convolution_forward::desc(
+      prop_kind::forward_training, algorithm::convolution_direct, convActivationDesc(x, w),
+      anyDesc(w), plainDesc(Shape{w[0]}), convActivationDesc(y, w), strides(g), dilation(g),
+      padBefore(g), padAfter(g));
   return {desc, engine};
 }
 }  // namespace
 
 void CpuBackend::convolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
                                          const WindowGeometry& g) {
-  // sgemm + col2im (Im2colConvolution.h) unless one image's column matrix is large, where
-  // oneDNN's direct kernel, which needs none, is the safer choice, or the channels fill oneDNN's
-  // blocks, where its blocked kernel is faster (measured on 3x3 pad-1 layers of 32 and 64).
   if (runsOwnWinograd(w.shape(), g) || runsOwnWinograd5x5(w.shape(), g)) {
     const int64_t floats =
         winogradBackwardDataScratchFloats(dx.shape(), w.shape(), g, omp_get_max_threads());
     winogradConvolutionBackwardData(dy, w, dx, g, scratch(floats));
     return;
   }
+  // Else sgemm + col2im (Im2colConvolution.h) unless one image's column matrix is large, where
+  // oneDNN's direct kernel, which needs none, is the safer choice, or the channels fill oneDNN's
+  // blocks, where its blocked kernel is faster.
   if (col2imScratchFloats(dx.shape(), w.shape(), g, 1) <= kCol2imMaxColumnFloats &&
       !fillsChannelBlocks(w.shape())) {
     const int64_t floats = col2imScratchFloats(dx.shape(), w.shape(), g, omp_get_max_threads());
@@ -417,14 +397,12 @@ void CpuBackend::convolutionBackwardData(const Tensor& dy, const Tensor& w, Tens
                      dnnl::convolution_backward_data>(
         "convolution backward-data",
         [&] {
-          return winogradOrDirect(suitsWinograd(w.shape(), g), [&](algorithm algo) {
-            auto hint = convForwardHint(engine_, dx.shape(), w.shape(), dy.shape(), g, algo);
-            auto desc = dnnl::convolution_backward_data::desc(
-                algo, convActivationDesc(dx.shape(), w.shape()), anyDesc(w.shape()),
-                convActivationDesc(dy.shape(), w.shape()), strides(g), dilation(g), padBefore(g),
-                padAfter(g));
-            return dnnl::convolution_backward_data::primitive_desc(desc, engine_, hint);
-          });
+          auto hint = convForwardHint(engine_, dx.shape(), w.shape(), dy.shape(), g);
+          auto desc = dnnl::convolution_backward_data::desc(
+              algorithm::convolution_direct, convActivationDesc(dx.shape(), w.shape()),
+              anyDesc(w.shape()), convActivationDesc(dy.shape(), w.shape()), strides(g),
+              dilation(g), padBefore(g), padAfter(g));
+          return dnnl::convolution_backward_data::primitive_desc(desc, engine_, hint);
         },
         engine_,
         {{DNNL_ARG_DIFF_DST, diffDst}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, diffSrc}});
@@ -434,7 +412,7 @@ void CpuBackend::convolutionBackwardData(const Tensor& dy, const Tensor& w, Tens
 
 void CpuBackend::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
                                             Tensor& db, const WindowGeometry& g) {
-  if (runsOwnWinograd(dw.shape(), g) || runsOwnWinograd5x5(dw.shape(), g)) {
+  if (runsOwnWinogradWeightGradient(dw.shape(), g) || runsOwnWinograd5x5(dw.shape(), g)) {
     const int64_t floats =
         winogradBackwardWeightsScratchFloats(x.shape(), dw.shape(), g, omp_get_max_threads());
     winogradConvolutionBackwardWeights(x, dy, dw, db, g, scratch(floats));
@@ -470,8 +448,7 @@ void CpuBackend::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, T
                      dnnl::convolution_backward_weights>(
         "convolution backward-weights",
         [&] {
-          auto hint = convForwardHint(engine_, x.shape(), dw.shape(), dy.shape(), g,
-                                      algorithm::convolution_direct);
+          auto hint = convForwardHint(engine_, x.shape(), dw.shape(), dy.shape(), g);
           // The layouts the kernel runs in; makeEntry reorders from the plain ones above.
           const auto kernelSrc = convActivationDesc(x.shape(), dw.shape());
           const auto kernelDiffWei = anyDesc(dw.shape());

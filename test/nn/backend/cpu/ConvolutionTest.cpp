@@ -2,8 +2,8 @@
 // and weight-gradient kernels (avx512 and avx2 levels) for stride-1 convolutions with rows of 8 or
 // multiples of 16 outputs (the forward kernel also any multiple of 8), and otherwise both paths it
 // picks by input channel count (input and output channels multiples of 16: oneDNN's blocked kernels
-// in every pass, its Winograd ones forward and backward data at 3x3 stride 1 at avx512; below 8
-// input channels: im2col + sgemm forward, and backward weights by the direct kernel (avx512 and
+// in every pass dl4cpp's Winograd kernels do not run, e.g. the 3x3 weight gradient at avx512; below
+// 8 input channels: im2col + sgemm forward, and backward weights by the direct kernel (avx512 and
 // avx2) at stride 1 without padding, else by oneDNN's blocked kernels; from 8: oneDNN's
 // channels-last kernels), and backward data both as sgemm + col2im (its gather and scatter
 // versions, which must agree bit for bit) and, for large column matrices, as oneDNN's kernel:
@@ -284,11 +284,12 @@ TEST_SUITE("nn/backend/cpu") {
   }
 
   TEST_CASE("Convolution: channel counts in whole blocks of 16 (oneDNN's blocked kernels)") {
-    checkAgainstReference({3, 32, 28, 28, 32, 3, 1, 1});          // VGG-style: 3x3 pad 1, 28x28
-                                                                  // (Winograd at avx512)
+    // VGG-style 3x3 pad 1, 28x28: Winograd from avx2, but the weight gradient at avx512
+    checkAgainstReference({3, 32, 28, 28, 32, 3, 1, 1});
     checkAgainstReference({2, 32, 14, 14, 64, 3, 1, 1});          // 14x14, 32 -> 64
     checkAgainstReference({2, 16, 9, 9, 16, 3, 2, 1, 1, false});  // stride 2, without bias
-    checkAgainstReference({2, 16, 12, 12, 32, 5, 1, 0});  // unpadded 8x8 rows: the direct kernels
+    checkAgainstReference({2, 16, 12, 12, 32, 5, 1, 0});  // 5x5 Winograd from avx2; 8x8 rows: the
+                                                          // direct kernels, called directly
   }
 
   // Every pass runs F(4x4, 3x3): tiles of 4x4 outputs; forward and backward data in items of
