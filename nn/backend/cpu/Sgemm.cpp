@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 
 namespace dl4cpp::cpu {
 
@@ -312,8 +313,30 @@ void sgemm(char transA, char transB, int64_t m, int64_t n, int64_t k, const floa
 #endif
   (void)scratch;
   setThreadsWithinLimit(0);  // a caller's thread that never bound to a backend
-  throwIfSgemmFailed(dnnl_sgemm(transA, transB, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc),
-                     "sgemm");
+  // On several threads dnnl_sgemm splits K for some shapes (LeNet's output layer, 128 x 10 x 500,
+  // at avx2), so its bits would follow the thread count. C goes instead in fixed panels of its
+  // longer side, each a single-threaded dnnl_sgemm (oneDNN runs one thread inside a parallel
+  // region), shared out among the threads: every panel, and so every element, is the same
+  // whatever the thread count. On LeNet's dense layers this costs 2-15% of dnnl_sgemm's own
+  // threading (docs/performance.md).
+  constexpr int64_t kPanel = 64;
+  const bool byColumns = n >= m;
+  const int64_t extent = byColumns ? n : m;
+  std::atomic<int> failure{dnnl_success};
+  parallelRanges((extent + kPanel - 1) / kPanel, [&](int64_t first, int64_t last) {
+    for (int64_t panel = first; panel < last; ++panel) {
+      const int64_t begin = panel * kPanel, size = std::min(kPanel, extent - begin);
+      const dnnl_status_t status =
+          byColumns
+              ? dnnl_sgemm(transA, transB, m, size, k, 1.0f, a, lda,
+                           transB == 'N' ? b + begin : b + begin * ldb, ldb, beta, c + begin, ldc)
+              : dnnl_sgemm(transA, transB, size, n, k, 1.0f,
+                           transA == 'N' ? a + begin * lda : a + begin, lda, b, ldb, beta,
+                           c + begin * ldc, ldc);
+      if (status != dnnl_success) failure = status;
+    }
+  });
+  throwIfSgemmFailed(static_cast<dnnl_status_t>(failure.load()), "sgemm");
 }
 
 }  // namespace dl4cpp::cpu

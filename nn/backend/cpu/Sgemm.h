@@ -3,7 +3,8 @@
 // InnerProduct.h). It computes what their dnnl_sgemm calls did, but packs into scratch the caller
 // provides and allocates nothing: oneDNN's sgemm mallocs its packing buffers on every call, and a
 // training step must not allocate (AllocationTest). Below the AVX-512 level (cpuIsa()) it calls
-// dnnl_sgemm, and those allocations remain.
+// dnnl_sgemm, and those allocations remain, on fixed panels of C so that its results too are the
+// same bits whatever the thread count.
 //
 // The AVX-512 version (Sgemm.cpp) is BLIS-style: 12 x 32 register tiles over blocks of K, M and N,
 // each operand packed where that pays and read in place where not. Each element of C sums its K
