@@ -44,8 +44,6 @@ int64_t perThreadFloats(bool transA, bool transB, int64_t m, int64_t n, int64_t 
   return kAlignFloats + packedAFloats(transA, m, n) + packedB;
 }
 
-#ifdef DL4CPP_X86_KERNELS
-
 // One product, or the part of it one thread computes.
 struct Problem {
   bool transA, transB, accumulate;
@@ -57,6 +55,23 @@ struct Problem {
   float* c;
   int64_t ldc;
 };
+
+// Rows [begin, end) of g's product, or columns when `byColumns`.
+Problem part(const Problem& g, bool byColumns, int64_t begin, int64_t end) {
+  Problem p = g;
+  if (byColumns) {
+    p.n = end - begin;
+    p.b += g.transB ? begin * g.ldb : begin;
+    p.c += begin;
+  } else {
+    p.m = end - begin;
+    p.a += g.transA ? begin : begin * g.lda;
+    p.c += begin * g.ldc;
+  }
+  return p;
+}
+
+#ifdef DL4CPP_X86_KERNELS
 
 // --- Micro-kernel --------------------------------------------------------------------------------
 
@@ -253,21 +268,6 @@ __attribute__((target("avx512f"))) void gemmOnThread(const Problem& g, float* sc
   }
 }
 
-// Rows [begin, end) of g's product, or columns when `byColumns`.
-Problem part(const Problem& g, bool byColumns, int64_t begin, int64_t end) {
-  Problem p = g;
-  if (byColumns) {
-    p.n = end - begin;
-    p.b += g.transB ? begin * g.ldb : begin;
-    p.c += begin;
-  } else {
-    p.m = end - begin;
-    p.a += g.transA ? begin : begin * g.lda;
-    p.c += begin * g.ldc;
-  }
-  return p;
-}
-
 // Splits C over the threads along the dimension with more panels, columns in units of one vector
 // (16) and rows of MR (each thread packs what its part needs, with its own scratch). Vectors, not
 // panels, so that LeNet's 800 columns split evenly (its 25 panels of 32 would not).
@@ -304,10 +304,10 @@ void sgemm(char transA, char transB, int64_t m, int64_t n, int64_t k, const floa
       for (int64_t i = 0; i < m; ++i) std::fill_n(c + i * ldc, n, 0.0f);
     return;
   }
+  const Problem g{transA == 'T', transB == 'T', beta == 1.0f, m, n, k, a, lda, b, ldb, c, ldc};
 #ifdef DL4CPP_X86_KERNELS
   if (cpuIsa() >= CpuIsa::Avx512) {
-    avx512Sgemm({transA == 'T', transB == 'T', beta == 1.0f, m, n, k, a, lda, b, ldb, c, ldc},
-                scratch);
+    avx512Sgemm(g, scratch);
     return;
   }
 #endif
@@ -317,22 +317,16 @@ void sgemm(char transA, char transB, int64_t m, int64_t n, int64_t k, const floa
   // at avx2), so its bits would follow the thread count. C goes instead in fixed panels of its
   // longer side, each a single-threaded dnnl_sgemm (oneDNN runs one thread inside a parallel
   // region), shared out among the threads: every panel, and so every element, is the same
-  // whatever the thread count. On LeNet's dense layers this costs 2-15% of dnnl_sgemm's own
-  // threading (docs/performance.md).
+  // whatever the thread count. It costs 1-2% of LeNet's step at avx2 (docs/performance.md).
   constexpr int64_t kPanel = 64;
   const bool byColumns = n >= m;
   const int64_t extent = byColumns ? n : m;
   std::atomic<int> failure{dnnl_success};
   parallelRanges((extent + kPanel - 1) / kPanel, [&](int64_t first, int64_t last) {
     for (int64_t panel = first; panel < last; ++panel) {
-      const int64_t begin = panel * kPanel, size = std::min(kPanel, extent - begin);
+      const Problem p = part(g, byColumns, panel * kPanel, std::min((panel + 1) * kPanel, extent));
       const dnnl_status_t status =
-          byColumns
-              ? dnnl_sgemm(transA, transB, m, size, k, 1.0f, a, lda,
-                           transB == 'N' ? b + begin : b + begin * ldb, ldb, beta, c + begin, ldc)
-              : dnnl_sgemm(transA, transB, size, n, k, 1.0f,
-                           transA == 'N' ? a + begin * lda : a + begin, lda, b, ldb, beta,
-                           c + begin * ldc, ldc);
+          dnnl_sgemm(transA, transB, p.m, p.n, p.k, 1.0f, p.a, p.lda, p.b, p.ldb, beta, p.c, p.ldc);
       if (status != dnnl_success) failure = status;
     }
   });

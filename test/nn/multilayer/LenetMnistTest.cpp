@@ -2,6 +2,7 @@
 #include <dl4cpp/dl4cpp.h>
 #include <doctest/doctest.h>
 
+#include <string>
 #include <vector>
 
 #include "CpuIsaTestUtil.h"
@@ -32,6 +33,7 @@ TEST_SUITE("nn/multilayer") {
     // output layer's forward product at avx2). At baseline the convolutions run oneDNN's
     // primitives, whose weight gradients sum per thread.
     if (testutil::skippedBelow(CpuIsa::Avx2, "LeNet on dl4cpp's convolution kernels")) return;
+    MESSAGE("ISA level: " << std::string(cpuIsaName(cpuIsa())));
     std::vector<float> params[2];
     for (int threads = 1; threads <= 2; ++threads) {
       MnistDataSetIterator train(128, 640, false, true, true, 123);
