@@ -27,6 +27,7 @@ using D = hn::ScalableTag<float>;
 using DI = hn::RebindToSigned<D>;
 constexpr int64_t kLanes = HWY_LANES(float);
 constexpr int64_t kOutputs = kLanes / 2;  // outputs per vector: two pixels of each window row
+constexpr bool kMaskedRuns = HWY_TARGET == HWY_AVX3;
 
 // Lane j of a vector is pixel j of a window row's run: output j / 2's window, column j % 2.
 class WindowLanes {
@@ -126,21 +127,42 @@ HWY_INLINE void windowMaximum(DV d, const hn::Vec<DV> (&window)[4], hn::Vec<DV>&
   }
 }
 
-// kLanes outputs from their windows' top and bottom rows, 2 kLanes pixels each: each row's even
-// and odd pixels are split into a vector each.
-HWY_INLINE void poolRun(const float* top, const float* bottom, float* y, uint8_t* argmax) {
+// kLanes outputs from their windows' top and bottom rows, 2 kLanes pixels each, or (kPartial)
+// the first n < kLanes of them, reading and writing nothing past the row: each row's even and odd
+// pixels are split into a vector each.
+template <bool kPartial>
+HWY_INLINE void poolRun(const float* top, const float* bottom, int64_t n, float* y,
+                        uint8_t* argmax) {
   const D d;
-  const auto top0 = hn::LoadU(d, top), top1 = hn::LoadU(d, top + kLanes);
-  const auto bottom0 = hn::LoadU(d, bottom), bottom1 = hn::LoadU(d, bottom + kLanes);
+  const hn::Rebind<uint8_t, DI> bytes;
+  hn::Vec<D> top0, top1, bottom0, bottom1;
+  if constexpr (kPartial) {
+    const int64_t pixels = 2 * n;
+    const auto first = hn::FirstN(d, static_cast<size_t>(std::min(pixels, kLanes)));
+    const auto second = hn::FirstN(d, static_cast<size_t>(std::max<int64_t>(pixels - kLanes, 0)));
+    top0 = hn::MaskedLoad(first, d, top), top1 = hn::MaskedLoad(second, d, top + kLanes);
+    bottom0 = hn::MaskedLoad(first, d, bottom);
+    bottom1 = hn::MaskedLoad(second, d, bottom + kLanes);
+  } else {
+    (void)n;
+    top0 = hn::LoadU(d, top), top1 = hn::LoadU(d, top + kLanes);
+    bottom0 = hn::LoadU(d, bottom), bottom1 = hn::LoadU(d, bottom + kLanes);
+  }
   const hn::Vec<D> window[4] = {hn::ConcatEven(d, top1, top0), hn::ConcatOdd(d, top1, top0),
                                 hn::ConcatEven(d, bottom1, bottom0),
                                 hn::ConcatOdd(d, bottom1, bottom0)};
   hn::Vec<D> best;
   hn::Vec<DI> at;
   windowMaximum(d, window, best, at);
-  hn::StoreU(best, d, y);
-  const hn::Rebind<uint8_t, DI> bytes;
-  if (argmax) hn::StoreU(hn::DemoteTo(bytes, at), bytes, argmax);
+  if constexpr (kPartial) {
+    hn::BlendedStore(best, hn::FirstN(d, static_cast<size_t>(n)), d, y);
+    if (argmax)
+      hn::BlendedStore(hn::DemoteTo(bytes, at), hn::FirstN(bytes, static_cast<size_t>(n)), bytes,
+                       argmax);
+  } else {
+    hn::StoreU(best, d, y);
+    if (argmax) hn::StoreU(hn::DemoteTo(bytes, at), bytes, argmax);
+  }
 }
 
 // kLanes / 2 outputs from one vector of each window row (LeNet's 12-wide rows end with one), or
@@ -184,8 +206,10 @@ HWY_INLINE void poolHalfRun(const float* top, const float* bottom, int64_t n, fl
   }
 }
 
-// Forward of one plane, 2x2 windows of stride 2: kLanes outputs per step, then half a vector,
-// then the rest. Same bits as the scalar loop.
+// Forward of one plane, 2x2 windows of stride 2: kLanes outputs per step, then the rest of the
+// row in one masked run (AVX-512, whose masked loads and stores cost what plain ones do), or
+// half a vector and then the rest (AVX2, whose masked stores are slow). Same bits as the scalar
+// loop.
 void forwardPlane2x2(const float* x, float* y, uint8_t* argmax, int64_t inW, int64_t outH,
                      int64_t outW) {
   constexpr int64_t kHalf = kLanes / 2;
@@ -197,7 +221,11 @@ void forwardPlane2x2(const float* x, float* y, uint8_t* argmax, int64_t inW, int
     const auto at = [&](int64_t ow) { return argmaxRow ? argmaxRow + ow : nullptr; };
     int64_t ow = 0;
     for (; ow + kLanes <= outW; ow += kLanes)
-      poolRun(top + 2 * ow, bottom + 2 * ow, yRow + ow, at(ow));
+      poolRun<false>(top + 2 * ow, bottom + 2 * ow, kLanes, yRow + ow, at(ow));
+    if (kMaskedRuns && ow < outW) {
+      poolRun<true>(top + 2 * ow, bottom + 2 * ow, outW - ow, yRow + ow, at(ow));
+      continue;
+    }
     if (ow + kHalf <= outW) {
       poolHalfRun<false>(top + 2 * ow, bottom + 2 * ow, kHalf, yRow + ow, at(ow));
       ow += kHalf;

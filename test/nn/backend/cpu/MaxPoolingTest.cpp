@@ -104,6 +104,13 @@ TEST_SUITE("nn/backend/cpu") {
     checkAgainstReference(Shape{1, 2, 4, 14}, window(2, 2));
     checkAgainstReference(Shape{1, 2, 5, 35}, window(2, 2));  // and an uncovered last column
   }
+  TEST_CASE("MaxPooling: 2x2/2 rows of every width from 1 to 33 outputs") {
+    // Every split of a row into full, half and masked vector steps at 8 and 16 lanes.
+    for (int64_t outputs = 1; outputs <= 33; ++outputs) {
+      CAPTURE(outputs);
+      checkAgainstReference(Shape{1, 2, 4, 2 * outputs}, window(2, 2));
+    }
+  }
   TEST_CASE("MaxPooling: odd extents leave zero gradient on the uncovered row and column") {
     checkAgainstReference(Shape{2, 3, 9, 7}, window(2, 2));
   }
