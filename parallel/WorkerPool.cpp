@@ -1,6 +1,7 @@
 #include <dl4cpp/parallel/WorkerPool.h>
 
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 namespace dl4cpp::parallel {
@@ -16,6 +17,7 @@ WorkerPool::~WorkerPool() {
   {
     std::lock_guard lock(mutex_);
     exiting_ = true;
+    ++generation_;
   }
   workReady_.notify_all();
   for (auto& t : threads_) t.join();
@@ -43,10 +45,18 @@ void WorkerPool::wait() {
   if (std::exception_ptr error = waitNoThrow()) std::rethrow_exception(error);
 }
 
+void WorkerPool::awaitBriefly(uint64_t seen) const {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  while (generation_.load(std::memory_order_acquire) == seen &&
+         std::chrono::steady_clock::now() < until)
+    std::this_thread::yield();
+}
+
 void WorkerPool::loop(int worker) {
   uint64_t seen = 0;
   for (;;) {
     const std::function<void(int)>* task = nullptr;
+    awaitBriefly(seen);
     {
       std::unique_lock lock(mutex_);
       workReady_.wait(lock, [&] { return exiting_ || generation_ != seen; });

@@ -8,6 +8,14 @@
 // the others stuck at a barrier: the phase still completes, and the failure surfaces in wait().
 // Worker w is always the same thread, so per-worker state (a model replica, its DeviceContext,
 // the OpenMP thread budget, a CUDA device) stays on one thread for the pool's lifetime.
+//
+// A worker that has finished a phase polls for the next one for up to kSpin before it sleeps,
+// yielding its core to any other runnable thread meanwhile. ParallelWrapper starts the next phase
+// within that time (averaging follows training, training follows averaging), and a thread that
+// sleeps is woken late: 0.1-0.4 ms per phase on a virtual machine whose idle vCPUs halt, a few
+// percent of a LeNet round (bench/worker_pool.cpp, docs/performance.md).
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -38,14 +46,19 @@ class WorkerPool {
     wait();
   }
 
+  static constexpr std::chrono::microseconds kSpin{1000};
+
  private:
   void loop(int worker);
+  // Polls, for up to kSpin, for a phase (or the exit) after generation `seen`.
+  void awaitBriefly(uint64_t seen) const;
 
   std::mutex mutex_;
   std::condition_variable workReady_;
   std::condition_variable phaseDone_;
   std::function<void(int)> task_;
-  uint64_t generation_ = 0;
+  // Advanced under mutex_ by start() and by the destructor; polled without it by awaitBriefly.
+  std::atomic<uint64_t> generation_{0};
   int pending_ = 0;
   bool exiting_ = false;
   std::exception_ptr error_;
