@@ -1,9 +1,10 @@
 // dl4cpp's sgemm (nn/backend/cpu/Sgemm.h) against oneDNN's dnnl_sgemm on the GEMMs of a LeNet
 // training step at batch 128: the per-image convolution GEMMs as the convolutions run them (128
 // calls, one per image, on one thread), and the dense layers' whole-batch GEMMs on 1 and 2
-// threads. The two are timed alternately, call for call, so that both see the same state of a
-// noisy machine; each cell is the median of --calls timings. `diff` is the largest difference
-// between the two results relative to the largest magnitude, a check that both computed the same.
+// threads, those of a 1024 x 1024 dense layer at batch 256 too. The two are timed alternately, call
+// for call, so that both see the same state of a noisy machine; each cell is the median of --calls
+// timings. `diff` is the largest difference between the two results relative to the largest
+// magnitude, a check that both computed the same.
 //   bench_sgemm [--calls 200]
 #include <dl4cpp/dl4cpp.h>
 #include <dl4cpp/nn/backend/cpu/Sgemm.h>
@@ -127,12 +128,17 @@ int main(int argc, char** argv) try {
   const std::vector<Gemm> perImage{
       {"conv 1->20 forward (im2col)", 'N', 'N', 20, 576, 26, 0.0f, 128},
       {"conv 20->50 backward data (col2im)", 'T', 'N', 500, 64, 50, 0.0f, 128}};
-  const std::vector<Gemm> dense{{"dense 800->500 forward", 'N', 'T', 128, 500, 800, 1.0f},
-                                {"dense 800->500 backward data", 'N', 'N', 128, 800, 500, 0.0f},
-                                {"dense 800->500 backward weights", 'T', 'N', 500, 800, 128, 0.0f},
-                                {"output 500->10 forward", 'N', 'T', 128, 10, 500, 1.0f},
-                                {"output 500->10 backward data", 'N', 'N', 128, 500, 10, 0.0f},
-                                {"output 500->10 backward weights", 'T', 'N', 10, 500, 128, 0.0f}};
+  const std::vector<Gemm> dense{
+      {"dense 800->500 forward", 'N', 'T', 128, 500, 800, 1.0f},
+      {"dense 800->500 backward data", 'N', 'N', 128, 800, 500, 0.0f},
+      {"dense 800->500 backward weights", 'T', 'N', 500, 800, 128, 0.0f},
+      {"output 500->10 forward", 'N', 'T', 128, 10, 500, 1.0f},
+      {"output 500->10 backward data", 'N', 'N', 128, 500, 10, 0.0f},
+      {"output 500->10 backward weights", 'T', 'N', 10, 500, 128, 0.0f},
+      // A wider MLP layer: rows of 4 KiB, the stride that aliases in L1.
+      {"dense 1024->1024 forward", 'N', 'T', 256, 1024, 1024, 1.0f},
+      {"dense 1024->1024 backward data", 'N', 'N', 256, 1024, 1024, 0.0f},
+      {"dense 1024->1024 backward weights", 'T', 'N', 1024, 1024, 256, 0.0f}};
   std::cout << fmt::format(
       "Row-major C[M,N] = op(A)·op(B) (+ C), median of {} calls; ratio = dnnl ms / ours ms "
       "(> 1: ours faster)\n\n",

@@ -33,15 +33,21 @@ constexpr int64_t kSplitColumns = 16;
 
 int64_t roundUp(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
-// A is packed where its op does not transpose it, into rows of kKC floats (see packA below); B
-// where its op transposes it, into kc x NR panels. Floats of each for one thread (counting A
-// wherever it may be packed, whatever lda):
-int64_t packedAFloats(bool transA, int64_t m, int64_t n) {
-  return transA || n <= kInPlaceRowsMaxColumns ? 0 : roundUp(std::min(m, kMC), kMR) * kKC;
+// B without a transposed op may be packed where more than one MR-row panel reads a block too big
+// for L1 (the room for it is reserved whenever so); whether it is depends on ldb (packB below).
+constexpr int64_t kInCacheFloats = 8192;
+bool mayPackRowsOfB(int64_t m, int64_t n, int64_t k) {
+  return m > kMR && std::min(k, kKC) * std::min(n, kNC) > kInCacheFloats;
 }
-int64_t perThreadFloats(bool transA, bool transB, int64_t m, int64_t n, int64_t k) {
-  const int64_t packedB = transB ? std::min(k, kKC) * roundUp(std::min(n, kNC), kNR) : 0;
-  return kAlignFloats + packedAFloats(transA, m, n) + packedB;
+// Floats of the packed blocks for one thread (counting A wherever it may be packed, whatever
+// lda).
+int64_t packedAFloats(int64_t m, int64_t n) {
+  return n <= kInPlaceRowsMaxColumns ? 0 : roundUp(std::min(m, kMC), kMR) * kKC;
+}
+int64_t perThreadFloats(bool transB, int64_t m, int64_t n, int64_t k) {
+  const bool packedRoom = transB || mayPackRowsOfB(m, n, k);
+  const int64_t packedB = packedRoom ? std::min(k, kKC) * roundUp(std::min(n, kNC), kNR) : 0;
+  return kAlignFloats + packedAFloats(m, n) + packedB;
 }
 
 // One product, or the part of it one thread computes.
@@ -73,17 +79,37 @@ Problem part(const Problem& g, bool byColumns, int64_t begin, int64_t end) {
 
 #ifdef DL4CPP_X86_KERNELS
 
+// Whether a block of B is packed into kc x NR panels: always where its op transposes it. Without
+// one, its panel's rows are read in place ldb apart, and where ldb is a multiple of 2 KiB (layers
+// 512, 1024, 2048 wide) they fall in few L1 sets: the product runs up to 2.5x slower than packed,
+// whatever M. Elsewhere packing pays once 16 row panels share the copy (docs/performance.md).
+constexpr int64_t kAliasingLdb = 512, kPackedRowsMinM = 16 * kMR;
+bool packB(const Problem& g) {
+  if (g.transB) return true;
+  if (!mayPackRowsOfB(g.m, g.n, g.k)) return false;
+  return g.ldb % kAliasingLdb == 0 || g.m >= kPackedRowsMinM;
+}
+
+// Whether a block of A, nc columns of C wide, is packed. Without a transposed op (rows of kKC
+// floats), see kInPlaceRowsMaxLd above. With one, a panel's MR entries of a step are contiguous
+// but the steps lie lda apart, aliasing in L1 as B's rows do; packed into MR-interleaved panels
+// wherever several column panels read it.
+bool packA(bool transA, int64_t lda, int64_t nc) {
+  if (transA) return nc > kInPlaceRowsMaxColumns;
+  return lda > kInPlaceRowsMaxLd && nc > kInPlaceRowsMaxColumns;
+}
+
 // --- Micro-kernel --------------------------------------------------------------------------------
 
 // c[R, 16·V] (+)= Σ_p a_p · b_p over kc steps p, the sum of each element in p order from zero, then
 // added to c when `accumulate`. Column r of step p is a[r * rowStride + p * aStep], rowStride being
-// kRowStride, or aRow where kRowStride is 0: packed rows (kRowStride = kKC, aStep = 1), A in place
-// with a transposed op (kRowStride = 1, aStep = lda) or without (kRowStride = 0, aRow = lda,
-// aStep = 1). Row p of b is 16·V floats at b + p * bStep. Where kMasked, the last vector's lanes
-// are limited to `last`, in the loads of b (read in place, its last vector may end past the
-// matrix) and the loads and stores of c. Unmasked where all 16 lanes are in: in the loop, the mask
-// would be reloaded from the stack at every step, and masked stores to c are slower where c is not
-// in cache.
+// kRowStride, or aRow where kRowStride is 0: packed rows (kRowStride = kKC, aStep = 1), A with a
+// transposed op in place (kRowStride = 1, aStep = lda) or packed (kRowStride = 1, aStep = MR), A
+// without one in place (kRowStride = 0, aRow = lda, aStep = 1). Row p of b is 16·V floats at b + p
+// * bStep. Where kMasked, the last vector's lanes are limited to `last`, in the loads of b (read in
+// place, its last vector may end past the matrix) and the loads and stores of c. Unmasked where all
+// 16 lanes are in: in the loop, the mask would be reloaded from the stack at every step, and masked
+// stores to c are slower where c is not in cache.
 template <int R, int V, int64_t kRowStride, bool kMasked>
 __attribute__((target("avx512f"))) void microKernel(int64_t kc, const float* a, int64_t aRow,
                                                     int64_t aStep, const float* b, int64_t bStep,
@@ -210,24 +236,46 @@ __attribute__((target("avx512f"))) void packTransposed(const float* b, int64_t l
   }
 }
 
-// --- Blocking ------------------------------------------------------------------------------------
-
-// Whether a block of A, nc columns of C wide, is packed (kInPlaceRowsMaxLd above).
-bool packA(bool transA, int64_t lda, int64_t nc) {
-  return !transA && lda > kInPlaceRowsMaxLd && nc > kInPlaceRowsMaxColumns;
+// Columns [0, cols) of op(B) = B ('N'), rows [0, kc), into kc x NR panels (packed[p * NR + j] of
+// each panel).
+__attribute__((target("avx512f"))) void packPanels(const float* b, int64_t ldb, int64_t cols,
+                                                   int64_t kc, float* packed) {
+  for (int64_t j0 = 0; j0 < cols; j0 += kNR) {
+    const int64_t width = std::min(kNR, cols - j0);
+    float* dst = packed + j0 * kc;
+    if (width < kNR) {
+      for (int64_t p = 0; p < kc; ++p) std::copy_n(b + p * ldb + j0, width, dst + p * kNR);
+      continue;
+    }
+    for (int64_t p = 0; p < kc; ++p) {
+      const float* src = b + p * ldb + j0;
+      _mm512_storeu_ps(dst + p * kNR, _mm512_loadu_ps(src));
+      _mm512_storeu_ps(dst + p * kNR + 16, _mm512_loadu_ps(src + 16));
+    }
+  }
 }
 
-// The whole of `g` on the calling thread. Loops as BLIS: N blocks, K blocks (B packed where its op
-// transposes it), M blocks (A packed where packA says so), then
-// NR-wide column panels, each met by every MR-row panel of the M block. Operands not packed are
-// read in place: a panel of MR columns of Aᵀ or NR columns of B is already what the micro-kernel
-// reads, at a stride of lda or ldb per step, so packing them would only add a copy, whether the
-// operands are in cache or not.
+// Rows [0, rows) of op(A) = Aᵀ ('T': row i is column i of a), columns [0, kc), into MR-interleaved
+// panels (packed[p * MR + r] of each panel): MR contiguous floats per step.
+void packInterleaved(const float* a, int64_t lda, int64_t rows, int64_t kc, float* packed) {
+  for (int64_t i0 = 0; i0 < rows; i0 += kMR) {
+    const int64_t height = std::min(kMR, rows - i0);
+    float* dst = packed + i0 * kc;
+    for (int64_t p = 0; p < kc; ++p) std::copy_n(a + p * lda + i0, height, dst + p * kMR);
+  }
+}
+
+// --- Blocking ------------------------------------------------------------------------------------
+
+// The whole of `g` on the calling thread. Loops as BLIS: N blocks, K blocks (B packed where packB
+// says so), M blocks (A packed where packA says so), then NR-wide column panels, each met by every
+// MR-row panel of the M block. Operands not packed are read in place, at a stride of lda or ldb
+// per step: where a panel is read once or twice, a copy would cost more than the strides.
 __attribute__((target("avx512f"))) void gemmOnThread(const Problem& g, float* scratch) {
   const auto misalignment =
       static_cast<int64_t>(reinterpret_cast<uintptr_t>(scratch) / sizeof(float) % kAlignFloats);
   float* packedA = scratch + (kAlignFloats - misalignment) % kAlignFloats;
-  float* packedB = packedA + packedAFloats(g.transA, g.m, g.n);
+  float* packedB = packedA + packedAFloats(g.m, g.n);
   for (int64_t jc = 0; jc < g.n; jc += kNC) {
     const int64_t nc = std::min(kNC, g.n - jc);
     for (int64_t pc = 0; pc < g.k; pc += kKC) {
@@ -235,8 +283,11 @@ __attribute__((target("avx512f"))) void gemmOnThread(const Problem& g, float* sc
       const bool accumulate = g.accumulate || pc > 0;
       const float* bBlock = g.b + pc * g.ldb + jc;
       int64_t bStep = g.ldb, bPanel = kNR;
-      if (g.transB) {
-        packTransposed(g.b + jc * g.ldb + pc, g.ldb, nc, kc, packedB);
+      if (packB(g)) {
+        if (g.transB)
+          packTransposed(g.b + jc * g.ldb + pc, g.ldb, nc, kc, packedB);
+        else
+          packPanels(bBlock, g.ldb, nc, kc, packedB);
         bBlock = packedB, bStep = kNR, bPanel = kNR * kc;
       }
       for (int64_t ic = 0; ic < g.m; ic += kMC) {
@@ -244,7 +295,10 @@ __attribute__((target("avx512f"))) void gemmOnThread(const Problem& g, float* sc
         const float* aBlock = g.a + pc * g.lda + ic;
         int64_t aStep = g.lda, aPanel = kMR;
         const auto* kernels = &kTransposedAKernels;
-        if (packA(g.transA, g.lda, nc)) {
+        if (packA(g.transA, g.lda, nc) && g.transA) {
+          packInterleaved(aBlock, g.lda, mc, kc, packedA);
+          aBlock = packedA, aStep = kMR, aPanel = kMR * kc;
+        } else if (packA(g.transA, g.lda, nc)) {
           packRows(g.a + ic * g.lda + pc, g.lda, mc, kc, packedA);
           aBlock = packedA, aStep = 1, aPanel = kMR * kKC, kernels = &kPackedAKernels;
         } else if (!g.transA) {
@@ -276,7 +330,7 @@ void avx512Sgemm(const Problem& g, float* scratch) {
   const int64_t rowPanels = (g.m + kMR - 1) / kMR, columnPanels = (g.n + kNR - 1) / kNR;
   const bool byColumns = columnPanels >= rowPanels;
   const int64_t panel = byColumns ? kSplitColumns : kMR, extent = byColumns ? g.n : g.m;
-  const int64_t perThread = perThreadFloats(g.transA, g.transB, g.m, g.n, g.k);
+  const int64_t perThread = perThreadFloats(g.transB, g.m, g.n, g.k);
   const bool single = singleThreaded();
   parallelRanges((extent + panel - 1) / panel, [&](int64_t first, int64_t last) {
     if (first == last) return;
@@ -290,7 +344,8 @@ void avx512Sgemm(const Problem& g, float* scratch) {
 }  // namespace
 
 int64_t sgemmScratchFloats(char transA, char transB, int64_t m, int64_t n, int64_t k, int threads) {
-  return threads * perThreadFloats(transA == 'T', transB == 'T', m, n, k);
+  (void)transA;  // A is packed, or not, into the same room whichever its op
+  return threads * perThreadFloats(transB == 'T', m, n, k);
 }
 
 void sgemm(char transA, char transB, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,

@@ -171,6 +171,15 @@ TEST_SUITE("nn/backend/cpu") {
           checkAgainstReference({t[0], t[1], s[0], s[1], s[2], beta, 3});
   }
 
+  TEST_CASE("Sgemm: rows of B 2 KiB apart (packed whatever M), across K and N blocks") {
+    // ldb = n: 512, 1024, 1536 floats. M of 13 and 40 leaves a last row panel of 1 and 4.
+    const int64_t shapes[][3] = {{40, 512, 100}, {13, 1024, 70}, {25, 1536, 600}};
+    for (const auto& t : kTransposes)
+      for (const auto& s : shapes)
+        for (float beta : {0.0f, 1.0f})
+          checkAgainstReference({t[0], t[1], s[0], s[1], s[2], beta, 0});
+  }
+
   TEST_CASE("Sgemm: k = 0 gives beta times C") {
     for (float beta : {0.0f, 1.0f}) checkAgainstReference({'N', 'N', 13, 40, 0, beta, 2});
   }
