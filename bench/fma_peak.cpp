@@ -17,7 +17,10 @@
 #include <iostream>
 #include <vector>
 
+#include "Median.h"
 #include "SampleSupport.h"
+
+using bench::median;
 
 namespace {
 
@@ -70,12 +73,6 @@ double measure(const Level& level, int threads, int64_t steps, float& sink) {
   sink += sum;
   const double flopsPerStep = kChains * level.lanes * 2.0;  // multiply + add per lane
   return flopsPerStep * static_cast<double>(steps) * threads / seconds / 1e9;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace

@@ -29,7 +29,10 @@
 #include <vector>
 
 #include "LenetConfiguration.h"
+#include "Median.h"
 #include "SampleSupport.h"
+
+using bench::median;
 
 using namespace dl4cpp;
 using Clock = std::chrono::steady_clock;
@@ -56,12 +59,6 @@ struct GemmOp {
   }
   std::string formulation() const { return images > 0 ? "per image" : "whole batch"; }
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // The GEMMs of one training step of LeNet at batch 128, derived from the network's own layer
 // shapes (the first layer computes no input gradient, as MultiLayerNetwork skips it). Each op

@@ -18,17 +18,14 @@
 #include <vector>
 
 #include "AugmentationPipeline.h"
+#include "Median.h"
 #include "SampleSupport.h"
+
+using bench::median;
 
 using namespace dl4cpp;
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 std::vector<int> parseThreadCounts(const std::string& text) {
   std::vector<int> counts;

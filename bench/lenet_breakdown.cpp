@@ -27,8 +27,11 @@
 
 #include "BatchNormConfiguration.h"
 #include "LenetConfiguration.h"
+#include "Median.h"
 #include "SampleSupport.h"
 #include "VggConfiguration.h"
+
+using bench::median;
 
 using namespace dl4cpp;
 using Clock = std::chrono::steady_clock;
@@ -37,13 +40,6 @@ namespace {
 
 double seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // One (layer, phase) row of one measurement.

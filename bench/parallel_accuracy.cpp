@@ -25,7 +25,10 @@
 #include <vector>
 
 #include "LenetConfiguration.h"
+#include "Median.h"
 #include "SampleSupport.h"
+
+using bench::median;
 
 using namespace dl4cpp;
 using namespace dl4cpp::parallel;
@@ -113,12 +116,6 @@ std::vector<Point> trainAndTrace(const Config& c, int epochs, int64_t evalEvery,
   }
   trace->finish(model);
   return trace->points();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 std::optional<double> timeTo(const std::vector<Point>& points, double target) {

@@ -23,7 +23,10 @@
 #include <vector>
 
 #include "LenetConfiguration.h"
+#include "Median.h"
 #include "SampleSupport.h"
+
+using bench::median;
 
 using namespace dl4cpp;
 using namespace dl4cpp::parallel;
@@ -47,12 +50,6 @@ struct Sample {
   double meanBatch = 1;
   float maxDiff = 0;  // largest |result - output computed alone| over every request
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 double percentile(std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;

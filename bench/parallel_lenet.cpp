@@ -28,7 +28,10 @@
 #include <vector>
 
 #include "LenetConfiguration.h"
+#include "Median.h"
 #include "SampleSupport.h"
+
+using bench::median;
 
 using namespace dl4cpp;
 using namespace dl4cpp::parallel;
@@ -50,12 +53,6 @@ struct Sample {
   double samplesPerSecond = 0;
   double averaging = 0, barrier = 0, dataWait = 0;  // shares of wall time
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 using Clock = std::chrono::steady_clock;
 

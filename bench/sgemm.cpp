@@ -21,7 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "Median.h"
 #include "SampleSupport.h"
+
+using bench::median;
 
 using namespace dl4cpp;
 using Clock = std::chrono::steady_clock;
@@ -42,12 +45,6 @@ struct Gemm {
     return 2.0 * double(m) * double(n) * double(k) * double(std::max<int64_t>(images, 1));
   }
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 struct Operands {
   std::vector<float> a, b, c, scratch;

@@ -13,7 +13,10 @@
 #include <iostream>
 #include <vector>
 
+#include "Median.h"
 #include "SampleSupport.h"
+
+using bench::median;
 
 namespace {
 
@@ -24,12 +27,6 @@ void busyFor(Milliseconds work) {
   const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(work);
   while (Clock::now() < until) {
   }
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace
