@@ -46,9 +46,9 @@ class WorkerPool {
     wait();
   }
 
+ private:
   static constexpr std::chrono::microseconds kSpin{1000};
 
- private:
   void loop(int worker);
   // Polls, for up to kSpin, for a phase (or the exit) after generation `seen`.
   void awaitBriefly(uint64_t seen) const;

@@ -222,15 +222,15 @@ void forwardPlane2x2(const float* x, float* y, uint8_t* argmax, int64_t inW, int
     int64_t ow = 0;
     for (; ow + kLanes <= outW; ow += kLanes)
       poolRun<false>(top + 2 * ow, bottom + 2 * ow, kLanes, yRow + ow, at(ow));
-    if (kMaskedRuns && ow < outW) {
-      poolRun<true>(top + 2 * ow, bottom + 2 * ow, outW - ow, yRow + ow, at(ow));
-      continue;
+    if constexpr (kMaskedRuns) {
+      if (ow < outW) poolRun<true>(top + 2 * ow, bottom + 2 * ow, outW - ow, yRow + ow, at(ow));
+    } else {
+      if (ow + kHalf <= outW) {
+        poolHalfRun<false>(top + 2 * ow, bottom + 2 * ow, kHalf, yRow + ow, at(ow));
+        ow += kHalf;
+      }
+      if (ow < outW) poolHalfRun<true>(top + 2 * ow, bottom + 2 * ow, outW - ow, yRow + ow, at(ow));
     }
-    if (ow + kHalf <= outW) {
-      poolHalfRun<false>(top + 2 * ow, bottom + 2 * ow, kHalf, yRow + ow, at(ow));
-      ow += kHalf;
-    }
-    if (ow < outW) poolHalfRun<true>(top + 2 * ow, bottom + 2 * ow, outW - ow, yRow + ow, at(ow));
   }
 }
 

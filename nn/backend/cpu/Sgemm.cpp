@@ -295,10 +295,11 @@ __attribute__((target("avx512f"))) void gemmOnThread(const Problem& g, float* sc
         const float* aBlock = g.a + pc * g.lda + ic;
         int64_t aStep = g.lda, aPanel = kMR;
         const auto* kernels = &kTransposedAKernels;
-        if (packA(g.transA, g.lda, nc) && g.transA) {
+        const bool packed = packA(g.transA, g.lda, nc);
+        if (packed && g.transA) {
           packInterleaved(aBlock, g.lda, mc, kc, packedA);
           aBlock = packedA, aStep = kMR, aPanel = kMR * kc;
-        } else if (packA(g.transA, g.lda, nc)) {
+        } else if (packed) {
           packRows(g.a + ic * g.lda + pc, g.lda, mc, kc, packedA);
           aBlock = packedA, aStep = 1, aPanel = kMR * kKC, kernels = &kPackedAKernels;
         } else if (!g.transA) {
