@@ -215,6 +215,8 @@ bool winogradConvolutionSupported(const WindowGeometry& g) {
 
 int64_t winogradForwardScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g,
                                      int threads) {
+  if (g.kernelH == 5)
+    return winograd::laneForwardScratchFloats(winograd::lanePlan(x, w, g), threads);
   const winograd::Plan p = winograd::forwardPlan(x, w, g);
   return p.weightFloats() + threads * p.threadFloats();
 }
@@ -232,6 +234,11 @@ int64_t winogradBackwardDataScratchFloats(const Shape& dx, const Shape& w, const
 void winogradConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
                                 const WindowGeometry& g, float* scratch, const FusedActivation& f) {
   winograd::checkSupported(g, w.shape(), "forward");
+  if (g.kernelH == 5) {
+    winograd::runLaneForward(winograd::lanePlan(x.shape(), w.shape(), g), x, w,
+                             b.empty() ? nullptr : b.data(), y.data(), scratch, f);
+    return;
+  }
   const winograd::Plan p = winograd::forwardPlan(x.shape(), w.shape(), g);
   winograd::transformWeights(w, winograd::WeightsFor::Forward, scratch);
   winograd::run(p, x.data(), b.empty() ? nullptr : b.data(), y.data(), scratch, f);
@@ -239,6 +246,8 @@ void winogradConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& 
 
 int64_t winogradConvolutionMaxPoolingForwardScratchFloats(const Shape& x, const Shape& w,
                                                           const WindowGeometry& g, int threads) {
+  if (g.kernelH == 5)
+    return winograd::laneMaxPoolingForwardScratchFloats(winograd::lanePlan(x, w, g), threads);
   const winograd::Plan p = winograd::forwardPlan(x, w, g);
   return wholeCacheLines(p.weightFloats()) + threads * winograd::fusedThreadFloats(p);
 }
@@ -248,6 +257,12 @@ void winogradConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, cons
                                           const WindowGeometry& g, const WindowGeometry& poolG,
                                           uint8_t* argmax, float* scratch) {
   winograd::checkSupported(g, w.shape(), "forward with max pooling");
+  if (g.kernelH == 5) {
+    winograd::runLaneMaxPoolingForward(winograd::lanePlan(x.shape(), w.shape(), g), x, w,
+                                       b.empty() ? nullptr : b.data(), pooled, f, poolG, argmax,
+                                       scratch);
+    return;
+  }
 #ifdef DL4CPP_X86_KERNELS
   const winograd::Plan p = winograd::forwardPlan(x.shape(), w.shape(), g);
   winograd::transformWeights(w, winograd::WeightsFor::Forward, scratch);

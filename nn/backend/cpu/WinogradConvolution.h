@@ -24,6 +24,9 @@
 //
 // The transforms take vectors of consecutive tiles across tile rows (WinogradPlan.h); the 3x3
 // weight gradient sums with tiles in the lanes, the 5x5 one with output channels in the lanes.
+// The 5x5 forward pass runs F(4x4, 5x5) instead, with images in the lanes (WinogradPlan.h,
+// LanePlan; WinogradImageLanes.cpp): 16 multiply-adds per 4x4 outputs and input channel where
+// F(2x2, 5x5) has 36, its results about twice as far from the exact sums.
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/tensor/Tensor.h>

@@ -1,6 +1,7 @@
 // The Winograd kernels' plans and weight transforms (WinogradPlan.h): what every level and every
 // pass shares, compiled once.
 #include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
 #include <dl4cpp/nn/backend/cpu/WinogradConvolution.h>
 #include <dl4cpp/nn/backend/cpu/WinogradPlan.h>
 
@@ -60,6 +61,16 @@ constexpr float kG25[6][5] = {{1.0f / 4, 0, 0, 0, 0},
                               {1.0f / 24, 2.0f / 24, 4.0f / 24, 8.0f / 24, 16.0f / 24},
                               {1.0f / 24, -2.0f / 24, 4.0f / 24, -8.0f / 24, 16.0f / 24},
                               {0, 0, 0, 0, 1}};
+// F(4x4, 5x5), on the points 0, 1, -1, 2, -2, 1/2, -1/2 and ∞ (the row of 0 negated, as its input
+// transform's row is: WinogradImageLanes.cpp).
+constexpr float kG45[8][5] = {{1, 0, 0, 0, 0},
+                              {-2.0f / 9, -2.0f / 9, -2.0f / 9, -2.0f / 9, -2.0f / 9},
+                              {-2.0f / 9, 2.0f / 9, -2.0f / 9, 2.0f / 9, -2.0f / 9},
+                              {1.0f / 90, 1.0f / 45, 2.0f / 45, 4.0f / 45, 8.0f / 45},
+                              {1.0f / 90, -1.0f / 45, 2.0f / 45, -4.0f / 45, 8.0f / 45},
+                              {32.0f / 45, 16.0f / 45, 8.0f / 45, 4.0f / 45, 2.0f / 45},
+                              {32.0f / 45, -16.0f / 45, 8.0f / 45, -4.0f / 45, 2.0f / 45},
+                              {0, 0, 0, 0, 1}};
 
 // G of a kernel size's scheme, as a compile-time table: the transforms below are templates on the
 // size, so that their small loops unroll (with the size a run-time value they took 4-6% of a
@@ -99,10 +110,9 @@ void weightsFromTransformedOf(const float* du, const Plan& p, Tensor& dw) {
     }
 }
 
-template <int K>
-void transformWeightsOf(const Tensor& w, WeightsFor pass, float* u) {
-  constexpr int64_t k = K, patch = kPatch;
-  constexpr const float(&G)[kPatch][K] = weightTransform<K>();
+template <int K, int P>
+void transformWeightsWith(const float (&G)[P][K], const Tensor& w, WeightsFor pass, float* u) {
+  constexpr int64_t k = K, patch = P;
   const bool swapped = pass != WeightsFor::Forward;
   const bool turned = pass == WeightsFor::ForwardOverGradient;
   const int64_t outs = swapped ? w.dim(1) : w.dim(0);
@@ -115,7 +125,7 @@ void transformWeightsOf(const Tensor& w, WeightsFor pass, float* u) {
       const auto g = [&](int64_t i, int64_t j) {
         return turned ? plane[(k - 1 - i) * k + (k - 1 - j)] : plane[i * k + j];
       };
-      float gg[kPatch][5] = {};  // G g
+      float gg[P][K] = {};  // G g
       for (int64_t a = 0; a < patch; ++a)
         for (int64_t j = 0; j < k; ++j)
           for (int64_t i = 0; i < k; ++i) gg[a][j] += G[a][i] * g(i, j);
@@ -156,9 +166,31 @@ void weightsFromTransformed(const float* du, const Plan& p, Tensor& dw) {
 
 void transformWeights(const Tensor& w, WeightsFor pass, float* u) {
   if (w.dim(2) == 3)
-    transformWeightsOf<3>(w, pass, u);
+    transformWeightsWith(weightTransform<3>(), w, pass, u);
   else
-    transformWeightsOf<5>(w, pass, u);
+    transformWeightsWith(weightTransform<5>(), w, pass, u);
+}
+
+void transformLaneWeights(const Tensor& w, float* u) {
+  transformWeightsWith(kG45, w, WeightsFor::Forward, u);
+}
+
+LanePlan lanePlan(const Shape& x, const Shape& w, const WindowGeometry& g) {
+  LanePlan p{};
+  p.lanes = cpuIsa() >= CpuIsa::Avx512 ? 16 : 8;
+  p.images = x[0];
+  p.inChannels = x[1];
+  p.inH = x[2];
+  p.inW = x[3];
+  p.outChannels = w[0];
+  p.outH = g.outH(x[2]);
+  p.outW = g.outW(x[3]);
+  p.padTop = g.padTop;
+  p.padLeft = g.padLeft;
+  p.tilesH = (p.outH + kLaneTile - 1) / kLaneTile;
+  p.tilesW = (p.outW + kLaneTile - 1) / kLaneTile;
+  p.tilesPerChunk = std::min(kLaneTilesPerChunk, std::max<int64_t>(p.tilesW, 1));
+  return p;
 }
 
 Plan adjointPlan(const Shape& dx, const Shape& w, const WindowGeometry& g) {

@@ -4,6 +4,7 @@
 // checks (WinogradPlan.cpp; the kernel files are compiled once per level, so what all levels use
 // lives here).
 #include <dl4cpp/nn/backend/OpTypes.h>
+#include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 
 #include <cstdint>
@@ -120,6 +121,37 @@ struct Plan {
   }
 };
 
+// F(4x4, 5x5) with images in the lanes (WinogradImageLanes.cpp): the 5x5 forward pass. Each
+// vector holds one tile of `lanes` consecutive images (a group), so that the transforms run on
+// whole vectors whatever the image size: LeNet's 8x8 outputs are 2x2 tiles of 4x4, which as vectors
+// of tiles along rows would fill an eighth of a 16-lane vector. Each tile is computed from the 8x8
+// input patch around it, 64 positions: 4 multiplications per output and input channel where
+// F(2x2, 5x5) has 9 and a direct convolution 25.
+inline constexpr int64_t kLaneTile = 4, kLanePatch = 8, kLanePositions = kLanePatch * kLanePatch;
+// Tiles per item: an item is one tile row of a group, in chunks of this many tiles whose
+// transformed inputs V [position][in][tile][lane] and products M [position][out][tile][lane] stay
+// in a core's L2 (LeNet's second convolution: 82 KB of V and 205 KB of M per tile at 16 lanes).
+inline constexpr int64_t kLaneTilesPerChunk = 2;
+
+struct LanePlan {
+  int64_t lanes;  // images per group: the running level's vector width
+  int64_t images, inChannels, inH, inW, outChannels, outH, outW, padTop, padLeft;
+  int64_t tilesH, tilesW, tilesPerChunk;
+  int64_t groups() const { return (images + lanes - 1) / lanes; }
+  int64_t inImage() const { return inChannels * inH * inW; }
+  int64_t outImage() const { return outChannels * outH * outW; }
+  // Floats from one position's V (or M) to the next: a cache line more than its channels' tiles,
+  // so that a tile's 64 positions do not fall in a few sets of the L1 cache.
+  int64_t transformedStride() const { return inChannels * tilesPerChunk * lanes + kMaxLanes; }
+  int64_t productStride() const { return outChannels * tilesPerChunk * lanes + kMaxLanes; }
+  // Per thread: one input channel's patch of a tile (64 vectors), V and M of a chunk.
+  int64_t threadFloats() const {
+    return kLanePositions * (lanes + transformedStride() + productStride());
+  }
+  int64_t weightFloats() const { return kLanePositions * inChannels * outChannels; }
+};
+LanePlan lanePlan(const Shape& x, const Shape& w, const WindowGeometry& g);
+
 // Per thread: the item's padded input rows (two channels' worth), one channel's row transforms,
 // its transformed tiles V [position][in][tile] and its products M [position][out][tile]. Before
 // them, shared: the transformed weights U [position][in][out].
@@ -149,6 +181,8 @@ enum class WeightsFor { Forward, ForwardOverGradient, Adjoint };
 // U = G g Gᵀ of every weight plane, into u[position][in][out]: g = w[out][in] (Forward), or
 // w[in][out] turned by 180 degrees (ForwardOverGradient) or not (Adjoint).
 void transformWeights(const Tensor& w, WeightsFor pass, float* u);
+// The same for F(4x4, 5x5)'s 64 positions (the forward pass with images in the lanes).
+void transformLaneWeights(const Tensor& w, float* u);
 
 // dW = Gᵀ dU G of every weight plane, from the chunks' summed part of dU (Plan's
 // gradientPartFloats: [position][in][padded out] at 5x5, else [position][out][in]).
@@ -162,6 +196,18 @@ void checkSupported(const WindowGeometry& g, const Shape& w, const char* pass);
 // winogradBackwardDataScratchFloats sizes it. Images in parallel; an image's items one after the
 // other, since their patches overlap in dx.
 void runAdjoint(const Plan& p, const Tensor& dy, const Tensor& w, Tensor& dx, float* scratch);
+
+// The 5x5 forward pass with images in the lanes (WinogradImageLanes.cpp), alone (f on each item's
+// output rows) or with MAX pooling (each group's output in a per-thread buffer, f and the pooling
+// there, as winogradConvolutionMaxPoolingForward says), `scratch` as the functions before each size
+// it.
+int64_t laneForwardScratchFloats(const LanePlan& p, int threads);
+void runLaneForward(const LanePlan& p, const Tensor& x, const Tensor& w, const float* bias,
+                    float* y, float* scratch, const FusedActivation& f);
+int64_t laneMaxPoolingForwardScratchFloats(const LanePlan& p, int threads);
+void runLaneMaxPoolingForward(const LanePlan& p, const Tensor& x, const Tensor& w,
+                              const float* bias, Tensor& pooled, const FusedActivation& f,
+                              const WindowGeometry& poolG, uint8_t* argmax, float* scratch);
 
 }  // namespace winograd
 }  // namespace dl4cpp::cpu

@@ -1,0 +1,388 @@
+// The 5x5 forward pass (alone or with MAX pooling) as F(4x4, 5x5) with images in the lanes
+// (WinogradPlan.h, LanePlan): each vector holds one tile position of a group of kLanes images, so
+// that every transform runs on whole vectors however small the images are. Highway compiles this
+// file once per x86 level (HighwayTargets.h).
+//
+// An item is one tile row of a group. For each input channel, a tile's 8x8 patch of each image is
+// turned into vectors over the images (transposes of kLanes x kLanes blocks) and transformed
+// (V = Bᵀ d B); the products are, per position, a matrix product of U (output x input channels) and
+// V (input channels x the chunk's tiles), on the same register blocks as the other Winograd passes;
+// each output tile is Aᵀ M A, transposed back to one run of four outputs per image and row. Each
+// output is one item's sum in a fixed order: results do not depend on the thread count.
+#include <dl4cpp/nn/backend/cpu/HighwayTargets.h>
+
+#ifdef DL4CPP_X86_KERNELS
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "dl4cpp/nn/backend/cpu/WinogradImageLanes.cpp"
+// The per-target header after <hwy/highway.h>, on every pass of foreach_target:
+// clang-format off
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+#include <dl4cpp/nn/backend/cpu/WinogradKernels-inl.h>
+// clang-format on
+#endif
+
+#include <dl4cpp/nn/backend/cpu/AlignedRows.h>
+#include <dl4cpp/nn/backend/cpu/MaxPooling.h>
+#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
+#include <dl4cpp/nn/backend/cpu/WinogradConvolution.h>
+#include <dl4cpp/nn/backend/cpu/WinogradPlan.h>
+
+#include <algorithm>
+
+#ifdef DL4CPP_X86_KERNELS
+HWY_BEFORE_NAMESPACE();
+namespace dl4cpp::cpu::HWY_NAMESPACE {
+#if DL4CPP_HWY_KERNEL_TARGET
+namespace {
+using namespace winograd_kernels;
+constexpr int kTile = static_cast<int>(kLaneTile), kPatch8 = static_cast<int>(kLanePatch);
+
+// Row i of kLanes vectors becomes column i: lane j of vector i goes to lane i of vector j.
+// Unpacks within 128-bit blocks, then block shuffles (Highway 1.0 has no whole-block shuffle
+// across four blocks).
+// GCC 12 warns of the undefined first operand inside its own unpack and shuffle intrinsics, as
+// Highway's x86 headers say where they turn the warnings off for the same intrinsics.
+HWY_DIAGNOSTICS(push)
+HWY_DIAGNOSTICS_OFF(disable : 4701, ignored "-Wuninitialized")
+HWY_DIAGNOSTICS_OFF(disable : 4703 6001 26494, ignored "-Wmaybe-uninitialized")
+HWY_INLINE void transposeSquare(V (&v)[kLanes]) {
+#if HWY_TARGET == HWY_AVX3
+  __m512 t[16], u[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(v[2 * i].raw, v[2 * i + 1].raw);
+    t[2 * i + 1] = _mm512_unpackhi_ps(v[2 * i].raw, v[2 * i + 1].raw);
+  }
+  // u[4 i + k], block b: rows 4 i to 4 i + 3 at column 4 b + k.
+  for (int i = 0; i < 4; ++i) {
+    const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 2]);
+    const __m512d c = _mm512_castps_pd(t[4 * i + 1]), e = _mm512_castps_pd(t[4 * i + 3]);
+    u[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+    u[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+    u[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(c, e));
+    u[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, e));
+  }
+  for (int k = 0; k < 4; ++k) {
+    const __m512 even = _mm512_shuffle_f32x4(u[k], u[4 + k], 0x88);  // blocks 0, 2 of each
+    const __m512 odd = _mm512_shuffle_f32x4(u[k], u[4 + k], 0xdd);   // blocks 1, 3
+    const __m512 evenHigh = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0x88);
+    const __m512 oddHigh = _mm512_shuffle_f32x4(u[8 + k], u[12 + k], 0xdd);
+    v[k].raw = _mm512_shuffle_f32x4(even, evenHigh, 0x88);
+    v[4 + k].raw = _mm512_shuffle_f32x4(odd, oddHigh, 0x88);
+    v[8 + k].raw = _mm512_shuffle_f32x4(even, evenHigh, 0xdd);
+    v[12 + k].raw = _mm512_shuffle_f32x4(odd, oddHigh, 0xdd);
+  }
+#else
+  __m256 t[8], u[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(v[2 * i].raw, v[2 * i + 1].raw);
+    t[2 * i + 1] = _mm256_unpackhi_ps(v[2 * i].raw, v[2 * i + 1].raw);
+  }
+  for (int i = 0; i < 2; ++i) {
+    const __m256d a = _mm256_castps_pd(t[4 * i]), b = _mm256_castps_pd(t[4 * i + 2]);
+    const __m256d c = _mm256_castps_pd(t[4 * i + 1]), e = _mm256_castps_pd(t[4 * i + 3]);
+    u[4 * i] = _mm256_castpd_ps(_mm256_unpacklo_pd(a, b));
+    u[4 * i + 1] = _mm256_castpd_ps(_mm256_unpackhi_pd(a, b));
+    u[4 * i + 2] = _mm256_castpd_ps(_mm256_unpacklo_pd(c, e));
+    u[4 * i + 3] = _mm256_castpd_ps(_mm256_unpackhi_pd(c, e));
+  }
+  for (int k = 0; k < 4; ++k) {
+    v[k].raw = _mm256_permute2f128_ps(u[k], u[4 + k], 0x20);
+    v[4 + k].raw = _mm256_permute2f128_ps(u[k], u[4 + k], 0x31);
+  }
+#endif
+}
+HWY_DIAGNOSTICS(pop)
+
+// F(4, 5)'s 1-D input transform Bᵀ d on the points 0, ±1, ±2, ±1/2 and ∞: (d0 - d6) +
+// 21/4 (d4 - d2); (d2 - 17/4 d4 + d6) ± (d1 - 17/4 d3 + d5); (1/4 d2 - 5/4 d4 + d6) ± (1/2 d1 -
+// 5/2 d3 + 2 d5); (4 d2 - 5 d4 + d6) ± (2 d1 - 5/2 d3 + 1/2 d5); (d7 - d1) + 21/4 (d3 - d5).
+HWY_INLINE void inputTransform8(const V (&d)[kPatch8], V (&out)[kPatch8]) {
+  const D df;
+  const V c21_4 = hn::Set(df, 5.25f), c17_4 = hn::Set(df, 4.25f);
+  const V c5_4 = hn::Set(df, 1.25f), c5_2 = hn::Set(df, 2.5f), quarter = hn::Set(df, 0.25f);
+  const V half = hn::Set(df, 0.5f), two = hn::Set(df, 2.0f), four = hn::Set(df, 4.0f);
+  const V five = hn::Set(df, 5.0f);
+  out[0] = hn::MulAdd(c21_4, hn::Sub(d[4], d[2]), hn::Sub(d[0], d[6]));
+  out[7] = hn::MulAdd(c21_4, hn::Sub(d[3], d[5]), hn::Sub(d[7], d[1]));
+  const V a1 = hn::NegMulAdd(c17_4, d[4], hn::Add(d[2], d[6]));
+  const V b1 = hn::NegMulAdd(c17_4, d[3], hn::Add(d[1], d[5]));
+  out[1] = hn::Add(a1, b1);
+  out[2] = hn::Sub(a1, b1);
+  const V a3 = hn::MulAdd(quarter, d[2], hn::NegMulAdd(c5_4, d[4], d[6]));
+  const V b3 = hn::MulAdd(half, d[1], hn::NegMulAdd(c5_2, d[3], hn::Mul(two, d[5])));
+  out[3] = hn::Add(a3, b3);
+  out[4] = hn::Sub(a3, b3);
+  const V a5 = hn::MulAdd(four, d[2], hn::NegMulAdd(five, d[4], d[6]));
+  const V b5 = hn::MulAdd(two, d[1], hn::NegMulAdd(c5_2, d[3], hn::Mul(half, d[5])));
+  out[5] = hn::Add(a5, b5);
+  out[6] = hn::Sub(a5, b5);
+}
+
+// F(4, 5)'s 1-D output transform Aᵀ m: m0 + s1 + s3 + s5, e1 + 2 e3 + 1/2 e5, s1 + 4 s3 + 1/4 s5,
+// e1 + 8 e3 + 1/8 e5 + m7, with s and e the sums and differences of the pairs (1, 2), (3, 4) and
+// (5, 6).
+HWY_INLINE void outputTransform8(const V (&m)[kPatch8], V (&out)[kTile]) {
+  const D d;
+  const V s1 = hn::Add(m[1], m[2]), e1 = hn::Sub(m[1], m[2]);
+  const V s3 = hn::Add(m[3], m[4]), e3 = hn::Sub(m[3], m[4]);
+  const V s5 = hn::Add(m[5], m[6]), e5 = hn::Sub(m[5], m[6]);
+  out[0] = hn::Add(hn::Add(m[0], s1), hn::Add(s3, s5));
+  out[1] = hn::MulAdd(hn::Set(d, 2.0f), e3, hn::MulAdd(hn::Set(d, 0.5f), e5, e1));
+  out[2] = hn::MulAdd(hn::Set(d, 4.0f), s3, hn::MulAdd(hn::Set(d, 0.25f), s5, s1));
+  out[3] = hn::Add(hn::MulAdd(hn::Set(d, 8.0f), e3, hn::MulAdd(hn::Set(d, 0.125f), e5, e1)), m[7]);
+}
+
+// kRows patch rows of 8 pixels from `at` on, rows `width` floats apart, as one vector.
+template <int kRows>
+HWY_INLINE V loadPatchRows(const float* at, int64_t width) {
+  const D d;
+  if constexpr (kRows == 2) {
+    const hn::Half<D> half;
+    return hn::Combine(d, hn::LoadU(half, at + width), hn::LoadU(half, at));
+  } else {
+    static_assert(kRows == 1);
+    (void)width;
+    return hn::LoadU(d, at);
+  }
+}
+
+// One input channel's 8x8 patch of a tile for the group's `count` images (lanes past them zero),
+// its top-left input pixel at (y0, x0) (negative or past the plane where the tile meets the
+// padding: those pixels read zero), into patch[(row * 8 + column) * kLanes + image].
+void loadPatch(const float* channel, int64_t imageStride, int64_t count, int64_t y0, int64_t x0,
+               const LanePlan& p, float* patch) {
+  const D d;
+  if (y0 >= 0 && x0 >= 0 && y0 + kPatch8 <= p.inH && x0 + kPatch8 <= p.inW) {
+    // kLanes / 8 patch rows of every image per transpose.
+    constexpr int kRows = static_cast<int>(kLanes) / kPatch8;
+    for (int i = 0; i < kPatch8; i += kRows) {
+      V v[kLanes];
+      for (int64_t n = 0; n < kLanes; ++n) {
+        if (n >= count) {
+          v[n] = hn::Zero(d);
+          continue;
+        }
+        v[n] = loadPatchRows<kRows>(channel + n * imageStride + (y0 + i) * p.inW + x0, p.inW);
+      }
+      transposeSquare(v);
+      for (int64_t k = 0; k < kLanes; ++k) hn::StoreU(v[k], d, patch + (i * kPatch8 + k) * kLanes);
+    }
+    return;
+  }
+  for (int i = 0; i < kPatch8; ++i)
+    for (int j = 0; j < kPatch8; ++j) {
+      const int64_t y = y0 + i, x = x0 + j;
+      const bool inside = y >= 0 && y < p.inH && x >= 0 && x < p.inW;
+      float* lanes = patch + (i * kPatch8 + j) * kLanes;
+      for (int64_t n = 0; n < kLanes; ++n)
+        lanes[n] = inside && n < count ? channel[n * imageStride + y * p.inW + x] : 0.0f;
+    }
+}
+
+// V = Bᵀ d B of a patch: down each column in place, then along each row into
+// out[position * positionStride].
+void transformPatch(float* patch, float* out, int64_t positionStride) {
+  const D d;
+  for (int j = 0; j < kPatch8; ++j) {
+    V column[kPatch8], v[kPatch8];
+    for (int i = 0; i < kPatch8; ++i) column[i] = hn::LoadU(d, patch + (i * kPatch8 + j) * kLanes);
+    inputTransform8(column, v);
+    for (int i = 0; i < kPatch8; ++i) hn::StoreU(v[i], d, patch + (i * kPatch8 + j) * kLanes);
+  }
+  for (int i = 0; i < kPatch8; ++i) {
+    V row[kPatch8], v[kPatch8];
+    for (int j = 0; j < kPatch8; ++j) row[j] = hn::LoadU(d, patch + (i * kPatch8 + j) * kLanes);
+    inputTransform8(row, v);
+    for (int j = 0; j < kPatch8; ++j) hn::StoreU(v[j], d, out + (i * kPatch8 + j) * positionStride);
+  }
+}
+
+// M = U V for each position: `tiles` vectors per channel, output channels in even blocks of the
+// register block's size (50 at one vector: 17 + 17 + 16, not 24 + 24 + 2).
+void multiplyChunk(const float* weights, int64_t tiles, const LanePlan& p, const float* v,
+                   float* m) {
+  const int64_t tileStride = p.tilesPerChunk * kLanes;
+  const int64_t blocks = evenBlocks(p.outChannels, outBlockFor(tiles));
+  const auto kernels = kProductKernels;
+  for (int64_t position = 0; position < kLanePositions; ++position) {
+    const float* u = weights + position * p.inChannels * p.outChannels;
+    for (int64_t i = 0, o = 0; i < blocks; ++i) {
+      const int64_t block = evenBlock(p.outChannels, blocks, i);
+      kernels[static_cast<size_t>(block - 1)][static_cast<size_t>(tiles - 1)](
+          u + o, p.outChannels, v + position * p.transformedStride(), tileStride,
+          m + position * p.productStride() + o * tileStride, p.inChannels);
+      o += block;
+    }
+  }
+}
+
+// One output channel's tile: Aᵀ M A + bias for the group's images, each image's 4x4 outputs
+// stored from (4 tr, 4 tc) of its plane in `out` (images imageStride floats apart), clipped to the
+// plane.
+void storeOutputTile(const float* m, int64_t positionStride, float bias, int64_t count, int64_t tr,
+                     int64_t tc, const LanePlan& p, float* out, int64_t imageStride) {
+  const D d;
+  V rows[kTile][kPatch8];  // Aᵀ down each column: rows[r][column]
+  for (int j = 0; j < kPatch8; ++j) {
+    V column[kPatch8], o[kTile];
+    for (int i = 0; i < kPatch8; ++i)
+      column[i] = hn::LoadU(d, m + (i * kPatch8 + j) * positionStride);
+    outputTransform8(column, o);
+    for (int r = 0; r < kTile; ++r) rows[r][j] = o[r];
+  }
+  constexpr int kOutputs = kTile * kTile;  // 16: one or two blocks of kLanes
+  V outputs[kOutputs];
+  const V b = hn::Set(d, bias);
+  for (int r = 0; r < kTile; ++r) {
+    V o[kTile];
+    outputTransform8(rows[r], o);
+    for (int c = 0; c < kTile; ++c) outputs[r * kTile + c] = hn::Add(o[c], b);
+  }
+  HWY_ALIGN float tile[kMaxLanes][kOutputs];  // each image's 16 outputs, row by row
+  for (int first = 0; first < kOutputs; first += static_cast<int>(kLanes)) {
+    V block[kLanes];
+    for (int64_t k = 0; k < kLanes; ++k) block[k] = outputs[first + k];
+    transposeSquare(block);
+    for (int64_t n = 0; n < kLanes; ++n) hn::StoreU(block[n], d, tile[n] + first);
+  }
+  const int64_t rowsInPlane = std::min<int64_t>(kTile, p.outH - kTile * tr);
+  const int64_t columns = std::min<int64_t>(kTile, p.outW - kTile * tc);
+  const hn::Full128<float> run;  // one row's four outputs
+  for (int64_t n = 0; n < count; ++n) {
+    float* at = out + n * imageStride + kTile * tr * p.outW + kTile * tc;
+    for (int64_t r = 0; r < rowsInPlane; ++r) {
+      if (columns == kTile)
+        hn::StoreU(hn::Load(run, tile[n] + r * kTile), run, at + r * p.outW);
+      else
+        for (int64_t c = 0; c < columns; ++c) at[r * p.outW + c] = tile[n][r * kTile + c];
+    }
+  }
+}
+
+// Tile row tr of a group: `count` images from x on (an image every inImage floats) into y (every
+// outImage floats), in chunks of tilesPerChunk tiles.
+void forwardItem(const float* x, const float* weights, const float* bias, float* y, int64_t count,
+                 int64_t tr, const LanePlan& p, float* scratch) {
+  float* patch = scratch;
+  float* v = patch + kLanePositions * kLanes;
+  float* m = v + kLanePositions * p.transformedStride();
+  const int64_t planeIn = p.inH * p.inW, planeOut = p.outH * p.outW;
+  for (int64_t tc0 = 0; tc0 < p.tilesW; tc0 += p.tilesPerChunk) {
+    const int64_t tiles = std::min(p.tilesPerChunk, p.tilesW - tc0);
+    for (int64_t c = 0; c < p.inChannels; ++c)
+      for (int64_t t = 0; t < tiles; ++t) {
+        loadPatch(x + c * planeIn, p.inImage(), count, kTile * tr - p.padTop,
+                  kTile * (tc0 + t) - p.padLeft, p, patch);
+        transformPatch(patch, v + (c * p.tilesPerChunk + t) * kLanes, p.transformedStride());
+      }
+    multiplyChunk(weights, tiles, p, v, m);
+    for (int64_t o = 0; o < p.outChannels; ++o)
+      for (int64_t t = 0; t < tiles; ++t)
+        storeOutputTile(m + (o * p.tilesPerChunk + t) * kLanes, p.productStride(),
+                        bias ? bias[o] : 0.0f, count, tr, tc0 + t, p, y + o * planeOut,
+                        p.outImage());
+  }
+}
+
+}  // namespace
+
+// Tile rows [firstRow, lastRow) of the group of `count` images from x on, into y.
+void laneForwardRows(const float* x, const float* weights, const float* bias, float* y,
+                     int64_t count, int64_t firstRow, int64_t lastRow, const LanePlan& p,
+                     float* scratch) {
+  for (int64_t tr = firstRow; tr < lastRow; ++tr)
+    forwardItem(x, weights, bias, y, count, tr, p, scratch);
+}
+
+#endif  // DL4CPP_HWY_KERNEL_TARGET
+}  // namespace dl4cpp::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+#endif  // DL4CPP_X86_KERNELS
+
+#if !defined(DL4CPP_X86_KERNELS) || HWY_ONCE
+namespace dl4cpp::cpu {
+
+namespace winograd {
+
+#ifdef DL4CPP_X86_KERNELS
+namespace {
+using RowsKernel = void (*)(const float*, const float*, const float*, float*, int64_t, int64_t,
+                            int64_t, const LanePlan&, float*);
+RowsKernel rowsKernel() {
+  return highwayKernel(&N_AVX3::laneForwardRows, &N_AVX2::laneForwardRows);
+}
+}  // namespace
+#endif
+
+int64_t laneForwardScratchFloats(const LanePlan& p, int threads) {
+  return p.weightFloats() + threads * p.threadFloats();
+}
+
+// Items of one tile row of a group, then f on the item's output rows of each plane while they are
+// in cache.
+void runLaneForward(const LanePlan& p, const Tensor& x, const Tensor& w, const float* bias,
+                    float* y, float* scratch, const FusedActivation& f) {
+#ifdef DL4CPP_X86_KERNELS
+  transformLaneWeights(w, scratch);
+  const RowsKernel rows = rowsKernel();
+  float* threadScratch = scratch + p.weightFloats();
+  parallelForOnThreads(p.groups() * p.tilesH, [&](int64_t i, int thread) {
+    const int64_t group = i / p.tilesH, tr = i % p.tilesH;
+    const int64_t first = group * p.lanes, count = std::min(p.lanes, p.images - first);
+    float* out = y + first * p.outImage();
+    rows(x.data() + first * p.inImage(), scratch, bias, out, count, tr, tr + 1, p,
+         threadScratch + thread * p.threadFloats());
+    if (f.kind == ActivationKind::IDENTITY) return;
+    const int64_t firstRow = kLaneTile * tr;
+    const int64_t outRows = std::min(kLaneTile, p.outH - firstRow);
+    for (int64_t n = 0; n < count; ++n)
+      for (int64_t o = 0; o < p.outChannels; ++o)
+        applyFusedActivation(f, out + n * p.outImage() + (o * p.outH + firstRow) * p.outW,
+                             outRows * p.outW);
+  });
+#else
+  (void)p, (void)x, (void)w, (void)bias, (void)y, (void)scratch, (void)f;
+#endif
+}
+
+// Per thread, with max pooling: the item scratch, then one group's convolution output, in whole
+// cache lines so that the threads' buffers never share one.
+int64_t laneFusedThreadFloats(const LanePlan& p) {
+  return wholeCacheLines(p.threadFloats() + p.lanes * p.outImage());
+}
+
+int64_t laneMaxPoolingForwardScratchFloats(const LanePlan& p, int threads) {
+  return wholeCacheLines(p.weightFloats()) + threads * laneFusedThreadFloats(p);
+}
+
+void runLaneMaxPoolingForward(const LanePlan& p, const Tensor& x, const Tensor& w,
+                              const float* bias, Tensor& pooled, const FusedActivation& f,
+                              const WindowGeometry& poolG, uint8_t* argmax, float* scratch) {
+#ifdef DL4CPP_X86_KERNELS
+  transformLaneWeights(w, scratch);
+  const RowsKernel rows = rowsKernel();
+  const PlaneExtents e{p.outH, p.outW, pooled.dim(2), pooled.dim(3)};
+  const int64_t pooledImage = p.outChannels * e.outH * e.outW;
+  parallelForOnThreads(p.groups(), [&](int64_t group, int thread) {
+    float* itemScratch =
+        scratch + wholeCacheLines(p.weightFloats()) + thread * laneFusedThreadFloats(p);
+    float* convolved = itemScratch + p.threadFloats();
+    const int64_t first = group * p.lanes, count = std::min(p.lanes, p.images - first);
+    rows(x.data() + first * p.inImage(), scratch, bias, convolved, count, 0, p.tilesH, p,
+         itemScratch);
+    applyFusedActivation(f, convolved, count * p.outImage());
+    maxPoolingForwardPlanes(convolved, pooled.data() + first * pooledImage,
+                            argmax ? argmax + first * pooledImage : nullptr, count * p.outChannels,
+                            e, poolG);
+  });
+#else
+  (void)p, (void)x, (void)w, (void)bias, (void)pooled, (void)f, (void)poolG, (void)argmax,
+      (void)scratch;
+#endif
+}
+
+}  // namespace winograd
+
+}  // namespace dl4cpp::cpu
+#endif  // HWY_ONCE
