@@ -223,10 +223,8 @@ int64_t winogradForwardScratchFloats(const Shape& x, const Shape& w, const Windo
 
 int64_t winogradBackwardDataScratchFloats(const Shape& dx, const Shape& w, const WindowGeometry& g,
                                           int threads) {
-  if (winograd::backwardDataAsAdjoint(g.kernelH)) {
-    const winograd::Plan p = winograd::adjointPlan(dx, w, g);
-    return p.weightFloats() + threads * p.adjointThreadFloats();
-  }
+  if (g.kernelH == 5)
+    return winograd::laneBackwardDataScratchFloats(winograd::lanePlan(dx, w, g), threads);
   const winograd::Plan p = winograd::backwardDataPlan(dx, w, g);
   return p.weightFloats() + threads * p.threadFloats();
 }
@@ -289,8 +287,8 @@ void winogradConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, cons
 void winogradConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
                                      const WindowGeometry& g, float* scratch) {
   winograd::checkSupported(g, w.shape(), "backward data");
-  if (winograd::backwardDataAsAdjoint(g.kernelH)) {
-    winograd::runAdjoint(winograd::adjointPlan(dx.shape(), w.shape(), g), dy, w, dx, scratch);
+  if (g.kernelH == 5) {
+    winograd::runLaneBackwardData(winograd::lanePlan(dx.shape(), w.shape(), g), dy, w, dx, scratch);
     return;
   }
   const winograd::Plan p = winograd::backwardDataPlan(dx.shape(), w.shape(), g);

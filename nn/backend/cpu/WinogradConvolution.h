@@ -4,29 +4,30 @@
 // Highway source, HighwayTargets.h): the VGG-style layers (32 and 64 channels, padding 1), for
 // which oneDNN has no Winograd kernel below AVX-512, and LeNet's second convolution.
 //
-// Each block of t x t outputs (a tile) is computed from the 6 x 6 input patch around it: the patch
-// is transformed (V = Bᵀ d B), the weights once per call (U = G g Gᵀ), and the 36 products of the
+// Each block of t x t outputs (a tile) is computed from the input patch around it: the patch is
+// transformed (V = Bᵀ d B), the weights once per call (U = G g Gᵀ), and the products of the
 // transformed tile are sums over input channels: for each position, a matrix product of U (output
 // x input channels) and V (input channels x tiles). The products go back to outputs through
 // Aᵀ M A. Every pass runs F(4x4, 3x3) at 3x3, 36 multiply-adds per 4x4 outputs and input channel
-// where a direct convolution needs 144 (F(2x2, 3x3) would need 64), and F(2x2, 5x5) at 5x5, 36
-// against 100 (WinogradPlan.h, tileFor). F(4x4, 3x3)'s transforms have larger coefficients: its
-// results are about ten times further from the exact sums than F(2x2, 3x3)'s were (ConvolutionTest
-// bounds them). Work is split into items of one image's tile rows (or of whole images), each
-// item's transformed tiles held in per-thread scratch while they are in cache, and each output is
-// one item's sum in a fixed order: results do not depend on the thread count.
+// where a direct convolution needs 144 (F(2x2, 3x3) would need 64). F(4x4, 3x3)'s transforms have
+// larger coefficients: its results are about ten times further from the exact sums than
+// F(2x2, 3x3)'s were (ConvolutionTest bounds them). Work is split into items of one image's tile
+// rows (or of whole images), each item's transformed tiles held in per-thread scratch while they
+// are in cache, and each output is one item's sum in a fixed order: results do not depend on the
+// thread count. The transforms take vectors of consecutive tiles across tile rows (WinogradPlan.h);
+// the 3x3 weight gradient sums with tiles in the lanes.
 //
 // Backward data at 3x3 is the same forward pass over dy, with each weight plane turned by 180
-// degrees, input and output channels swapped and the padding k - 1 - p. At 5x5 that would take a
-// tile per 2x2 of dx (36 on LeNet's 12x12 against the forward pass's 16), so it runs as the
-// forward pass's adjoint instead, on the forward pass's tiles: dM = A dY Aᵀ, the products with the
-// forward weights transposed, and each tile's B dV Bᵀ added into dx where its patch lies.
+// degrees, input and output channels swapped and the padding k - 1 - p.
 //
-// The transforms take vectors of consecutive tiles across tile rows (WinogradPlan.h); the 3x3
-// weight gradient sums with tiles in the lanes, the 5x5 one with output channels in the lanes.
-// The 5x5 forward pass runs F(4x4, 5x5) instead, with images in the lanes (WinogradPlan.h,
-// LanePlan; WinogradImageLanes.cpp): 16 multiply-adds per 4x4 outputs and input channel where
-// F(2x2, 5x5) has 36, its results about twice as far from the exact sums.
+// At 5x5, forward and backward data run F(4x4, 5x5) with images in the lanes (WinogradPlan.h,
+// LanePlan; WinogradImageLanes.cpp): 64 multiply-adds per 4x4 outputs and input channel where a
+// direct convolution needs 400 and F(2x2, 5x5) 144, its results about twice as far from the exact
+// sums as F(2x2, 5x5)'s. Backward data runs as the forward pass's adjoint, on its tiles: dM =
+// A dY Aᵀ, the products with the forward weights transposed, and each tile's B dV Bᵀ added into dx
+// where its patch lies (as a forward pass over dy it would take a tile per 4x4 of dx: 9 on LeNet's
+// 12x12 against 4). The 5x5 weight gradient runs F(2x2, 5x5) on vectors of tiles, with output
+// channels in the lanes of its sums.
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/tensor/Tensor.h>

@@ -1,14 +1,17 @@
-// The 5x5 forward pass (alone or with MAX pooling) as F(4x4, 5x5) with images in the lanes
-// (WinogradPlan.h, LanePlan): each vector holds one tile position of a group of kLanes images, so
-// that every transform runs on whole vectors however small the images are. Highway compiles this
-// file once per x86 level (HighwayTargets.h).
+// The 5x5 forward pass (alone or with MAX pooling) and backward data as F(4x4, 5x5) with images in
+// the lanes (WinogradPlan.h, LanePlan): each vector holds one tile position of a group of kLanes
+// images, so that every transform runs on whole vectors however small the images are. Highway
+// compiles this file once per x86 level (HighwayTargets.h).
 //
-// An item is one tile row of a group. For each input channel, a tile's 8x8 patch of each image is
-// turned into vectors over the images (transposes of kLanes x kLanes blocks) and transformed
-// (V = Bᵀ d B); the products are, per position, a matrix product of U (output x input channels) and
-// V (input channels x the chunk's tiles), on the same register blocks as the other Winograd passes;
-// each output tile is Aᵀ M A, transposed back to one run of four outputs per image and row. Each
-// output is one item's sum in a fixed order: results do not depend on the thread count.
+// A forward item is one tile row of a group. For each input channel, a tile's 8x8 patch of each
+// image is turned into vectors over the images (transposes of kLanes x kLanes blocks) and
+// transformed (V = Bᵀ d B); the products are, per position, a matrix product of U (output x input
+// channels) and V (input channels x the chunk's tiles), on the same register blocks as the other
+// Winograd passes; each output tile is Aᵀ M A, transposed back to one run of four outputs per image
+// and row. Backward data runs a whole group's tile rows as the forward pass's adjoint
+// (WinogradConvolution.h), summing the input gradient with images in the lanes and transposing it
+// back once. Each output is one item's sum in a fixed order: results do not depend on the thread
+// count.
 #include <dl4cpp/nn/backend/cpu/HighwayTargets.h>
 
 #ifdef DL4CPP_X86_KERNELS
@@ -198,20 +201,23 @@ void transformPatch(float* patch, float* out, int64_t positionStride) {
   }
 }
 
-// M = U V for each position: `tiles` vectors per channel, output channels in even blocks of the
-// register block's size (50 at one vector: 17 + 17 + 16, not 24 + 24 + 2).
-void multiplyChunk(const float* weights, int64_t tiles, const LanePlan& p, const float* v,
-                   float* m) {
+// The products of a chunk, for each position: out[o][t] = Σ_c weights[c][o] · in[c][t] over `ins`
+// channels of `in` into `outs` of `out`, `tiles` vectors per channel (tilesPerChunk vectors
+// apart), output channels in even blocks of the register block's size (50 at one vector:
+// 17 + 17 + 16, not 24 + 24 + 2).
+void multiplyChunk(const float* weights, int64_t tiles, int64_t ins, int64_t outs,
+                   const LanePlan& p, const float* in, int64_t inStride, float* out,
+                   int64_t outStride) {
   const int64_t tileStride = p.tilesPerChunk * kLanes;
-  const int64_t blocks = evenBlocks(p.outChannels, outBlockFor(tiles));
+  const int64_t blocks = evenBlocks(outs, outBlockFor(tiles));
   const auto kernels = kProductKernels;
   for (int64_t position = 0; position < kLanePositions; ++position) {
-    const float* u = weights + position * p.inChannels * p.outChannels;
+    const float* u = weights + position * ins * outs;
     for (int64_t i = 0, o = 0; i < blocks; ++i) {
-      const int64_t block = evenBlock(p.outChannels, blocks, i);
+      const int64_t block = evenBlock(outs, blocks, i);
       kernels[static_cast<size_t>(block - 1)][static_cast<size_t>(tiles - 1)](
-          u + o, p.outChannels, v + position * p.transformedStride(), tileStride,
-          m + position * p.productStride() + o * tileStride, p.inChannels);
+          u + o, outs, in + position * inStride, tileStride,
+          out + position * outStride + o * tileStride, ins);
       o += block;
     }
   }
@@ -276,7 +282,8 @@ void forwardItem(const float* x, const float* weights, const float* bias, float*
                   kTile * (tc0 + t) - p.padLeft, p, patch);
         transformPatch(patch, v + (c * p.tilesPerChunk + t) * kLanes, p.transformedStride());
       }
-    multiplyChunk(weights, tiles, p, v, m);
+    multiplyChunk(weights, tiles, p.inChannels, p.outChannels, p, v, p.transformedStride(), m,
+                  p.productStride());
     for (int64_t o = 0; o < p.outChannels; ++o)
       for (int64_t t = 0; t < tiles; ++t)
         storeOutputTile(m + (o * p.tilesPerChunk + t) * kLanes, p.productStride(),
@@ -285,7 +292,171 @@ void forwardItem(const float* x, const float* weights, const float* bias, float*
   }
 }
 
+// --- Backward data: the forward pass's adjoint. dM = A dY Aᵀ of each output tile, dV = Uᵀ dM per
+// position (the forward weights transposed), and each tile's B dV Bᵀ added into the group's input
+// gradient, held with images in the lanes until every tile is in.
+
+// F(4, 5)'s A, the output transform's adjoint: four outputs' gradients to the patch's eight
+// positions: y0, (y0 + y2) ± (y1 + y3), (y0 + 4 y2) ± (2 y1 + 8 y3), (y0 + 1/4 y2) ± (1/2 y1 +
+// 1/8 y3), y3.
+HWY_INLINE void outputTransformTransposed8(const V (&y)[kTile], V (&out)[kPatch8]) {
+  const D d;
+  const V even1 = hn::Add(y[0], y[2]), odd1 = hn::Add(y[1], y[3]);
+  const V even3 = hn::MulAdd(hn::Set(d, 4.0f), y[2], y[0]);
+  const V odd3 = hn::MulAdd(hn::Set(d, 8.0f), y[3], hn::Add(y[1], y[1]));
+  const V even5 = hn::MulAdd(hn::Set(d, 0.25f), y[2], y[0]);
+  const V odd5 = hn::MulAdd(hn::Set(d, 0.125f), y[3], hn::Mul(hn::Set(d, 0.5f), y[1]));
+  out[0] = y[0];
+  out[1] = hn::Add(even1, odd1);
+  out[2] = hn::Sub(even1, odd1);
+  out[3] = hn::Add(even3, odd3);
+  out[4] = hn::Sub(even3, odd3);
+  out[5] = hn::Add(even5, odd5);
+  out[6] = hn::Sub(even5, odd5);
+  out[7] = y[3];
+}
+
+// The input transform's adjoint B v (out[k] = Σ_i Bᵀ[i][k] v_i), with s and e the sums and
+// differences of the pairs (1, 2), (3, 4) and (5, 6): v0; e1 + 1/2 e3 + 2 e5 - v7; s1 + 1/4 s3 +
+// 4 s5 - 21/4 v0; 21/4 v7 - 17/4 e1 - 5/2 (e3 + e5); 21/4 v0 - 17/4 s1 - 5/4 s3 - 5 s5; e1 + 2 e3
+// + 1/2 e5 - 21/4 v7; s1 + s3 + s5 - v0; v7.
+HWY_INLINE void inputTransformTransposed8(const V (&v)[kPatch8], V (&out)[kPatch8]) {
+  const D d;
+  const V c21_4 = hn::Set(d, 5.25f), c17_4 = hn::Set(d, 4.25f), half = hn::Set(d, 0.5f);
+  const V two = hn::Set(d, 2.0f);
+  const V s1 = hn::Add(v[1], v[2]), e1 = hn::Sub(v[1], v[2]);
+  const V s3 = hn::Add(v[3], v[4]), e3 = hn::Sub(v[3], v[4]);
+  const V s5 = hn::Add(v[5], v[6]), e5 = hn::Sub(v[5], v[6]);
+  out[0] = v[0];
+  out[1] = hn::Sub(hn::MulAdd(two, e5, hn::MulAdd(half, e3, e1)), v[7]);
+  out[2] = hn::NegMulAdd(c21_4, v[0],
+                         hn::MulAdd(hn::Set(d, 4.0f), s5, hn::MulAdd(hn::Set(d, 0.25f), s3, s1)));
+  out[3] = hn::NegMulAdd(hn::Set(d, 2.5f), hn::Add(e3, e5),
+                         hn::NegMulAdd(c17_4, e1, hn::Mul(c21_4, v[7])));
+  out[4] = hn::NegMulAdd(
+      hn::Set(d, 5.0f), s5,
+      hn::NegMulAdd(hn::Set(d, 1.25f), s3, hn::NegMulAdd(c17_4, s1, hn::Mul(c21_4, v[0]))));
+  out[5] = hn::NegMulAdd(c21_4, v[7], hn::MulAdd(half, e5, hn::MulAdd(two, e3, e1)));
+  out[6] = hn::Sub(hn::Add(s1, hn::Add(s3, s5)), v[0]);
+  out[7] = v[7];
+}
+
+// One output channel's tile of dy for the group's `count` images (lanes past them, and outputs past
+// the plane, zero): dM = A dY Aᵀ into out[position * positionStride].
+void transformOutputGradientTile(const float* plane, int64_t imageStride, int64_t count, int64_t tr,
+                                 int64_t tc, const LanePlan& p, float* out,
+                                 int64_t positionStride) {
+  const D d;
+  constexpr int kOutputs = kTile * kTile;
+  HWY_ALIGN float tile[kMaxLanes][kOutputs] = {};  // each image's 16 gradients, row by row
+  const int64_t rowsInPlane = std::min<int64_t>(kTile, p.outH - kTile * tr);
+  const int64_t columns = std::min<int64_t>(kTile, p.outW - kTile * tc);
+  const hn::Full128<float> run;
+  for (int64_t n = 0; n < count; ++n) {
+    const float* at = plane + n * imageStride + kTile * tr * p.outW + kTile * tc;
+    for (int64_t r = 0; r < rowsInPlane; ++r) {
+      if (columns == kTile)
+        hn::Store(hn::LoadU(run, at + r * p.outW), run, tile[n] + r * kTile);
+      else
+        for (int64_t c = 0; c < columns; ++c) tile[n][r * kTile + c] = at[r * p.outW + c];
+    }
+  }
+  V y[kOutputs];
+  for (int first = 0; first < kOutputs; first += static_cast<int>(kLanes)) {
+    V block[kLanes];
+    for (int64_t n = 0; n < kLanes; ++n) block[n] = hn::Load(d, tile[n] + first);
+    transposeSquare(block);
+    for (int64_t k = 0; k < kLanes; ++k) y[first + k] = block[k];
+  }
+  V rows[kTile][kPatch8];  // A along each output row: rows[r][column]
+  for (int r = 0; r < kTile; ++r) {
+    const V row[kTile] = {y[r * kTile], y[r * kTile + 1], y[r * kTile + 2], y[r * kTile + 3]};
+    outputTransformTransposed8(row, rows[r]);
+  }
+  for (int j = 0; j < kPatch8; ++j) {
+    const V column[kTile] = {rows[0][j], rows[1][j], rows[2][j], rows[3][j]};
+    V m[kPatch8];
+    outputTransformTransposed8(column, m);
+    for (int i = 0; i < kPatch8; ++i) hn::StoreU(m[i], d, out + (i * kPatch8 + j) * positionStride);
+  }
+}
+
+// One input channel's tile of dV: B dV Bᵀ, added into `acc` (the channel's gradient rows with
+// images in the lanes, kLanes floats a pixel) at the tile's patch, row 4 tr and column 4 tc.
+void addInputGradientTile(const float* dv, int64_t positionStride, int64_t tr, int64_t tc,
+                          const LanePlan& p, float* patch, float* acc) {
+  const D d;
+  for (int j = 0; j < kPatch8; ++j) {
+    V column[kPatch8], v[kPatch8];
+    for (int i = 0; i < kPatch8; ++i)
+      column[i] = hn::LoadU(d, dv + (i * kPatch8 + j) * positionStride);
+    inputTransformTransposed8(column, v);
+    for (int a = 0; a < kPatch8; ++a) hn::StoreU(v[a], d, patch + (a * kPatch8 + j) * kLanes);
+  }
+  const int64_t width = p.adjointWidth();
+  for (int a = 0; a < kPatch8; ++a) {
+    V row[kPatch8], v[kPatch8];
+    for (int j = 0; j < kPatch8; ++j) row[j] = hn::LoadU(d, patch + (a * kPatch8 + j) * kLanes);
+    inputTransformTransposed8(row, v);
+    float* at = acc + ((kTile * tr + a) * width + kTile * tc) * kLanes;
+    for (int b = 0; b < kPatch8; ++b)
+      hn::StoreU(hn::Add(hn::LoadU(d, at + b * kLanes), v[b]), d, at + b * kLanes);
+  }
+}
+
+// Each image's input gradient out of `acc` (input channels' rows with images in the lanes, the
+// padding around them) into dx, kLanes pixels of a row per transpose.
+void storeInputGradient(const float* acc, int64_t count, const LanePlan& p, float* dx) {
+  const D d;
+  const int64_t width = p.adjointWidth(), planeRows = p.adjointRows();
+  for (int64_t c = 0; c < p.inChannels; ++c)
+    for (int64_t y = 0; y < p.inH; ++y) {
+      const float* row = acc + ((c * planeRows + p.padTop + y) * width + p.padLeft) * kLanes;
+      for (int64_t x0 = 0; x0 < p.inW; x0 += kLanes) {
+        V pixels[kLanes];
+        for (int64_t k = 0; k < kLanes; ++k) pixels[k] = hn::LoadU(d, row + (x0 + k) * kLanes);
+        transposeSquare(pixels);
+        const int64_t columns = std::min<int64_t>(kLanes, p.inW - x0);
+        for (int64_t n = 0; n < count; ++n) {
+          float* at = dx + n * p.inImage() + (c * p.inH + y) * p.inW + x0;
+          if (columns == kLanes)
+            hn::StoreU(pixels[n], d, at);
+          else
+            hn::BlendedStore(pixels[n], hn::FirstN(d, static_cast<size_t>(columns)), d, at);
+        }
+      }
+    }
+}
+
 }  // namespace
+
+// One group's input gradient: `count` images of dy from `dy` on into dx, every pixel written.
+void laneBackwardDataGroup(const float* dy, const float* weights, float* dx, int64_t count,
+                           const LanePlan& p, float* scratch) {
+  float* patch = scratch;
+  float* dm = patch + kLanePositions * kLanes;
+  float* dv = dm + kLanePositions * p.productStride();
+  float* acc = dv + kLanePositions * p.transformedStride();
+  const int64_t accFloats = p.inChannels * p.adjointRows() * p.adjointWidth() * kLanes;
+  std::fill(acc, acc + accFloats, 0.0f);
+  const int64_t planeOut = p.outH * p.outW;
+  for (int64_t tr = 0; tr < p.tilesH; ++tr)
+    for (int64_t tc0 = 0; tc0 < p.tilesW; tc0 += p.tilesPerChunk) {
+      const int64_t tiles = std::min(p.tilesPerChunk, p.tilesW - tc0);
+      for (int64_t o = 0; o < p.outChannels; ++o)
+        for (int64_t t = 0; t < tiles; ++t)
+          transformOutputGradientTile(dy + o * planeOut, p.outImage(), count, tr, tc0 + t, p,
+                                      dm + (o * p.tilesPerChunk + t) * kLanes, p.productStride());
+      multiplyChunk(weights, tiles, p.outChannels, p.inChannels, p, dm, p.productStride(), dv,
+                    p.transformedStride());
+      for (int64_t c = 0; c < p.inChannels; ++c)
+        for (int64_t t = 0; t < tiles; ++t)
+          addInputGradientTile(dv + (c * p.tilesPerChunk + t) * kLanes, p.transformedStride(), tr,
+                               tc0 + t, p, patch,
+                               acc + c * p.adjointRows() * p.adjointWidth() * kLanes);
+    }
+  storeInputGradient(acc, count, p, dx);
+}
 
 // Tile rows [firstRow, lastRow) of the group of `count` images from x on, into y.
 void laneForwardRows(const float* x, const float* weights, const float* bias, float* y,
@@ -324,7 +495,7 @@ int64_t laneForwardScratchFloats(const LanePlan& p, int threads) {
 void runLaneForward(const LanePlan& p, const Tensor& x, const Tensor& w, const float* bias,
                     float* y, float* scratch, const FusedActivation& f) {
 #ifdef DL4CPP_X86_KERNELS
-  transformLaneWeights(w, scratch);
+  transformLaneWeights(w, WeightsFor::Forward, scratch);
   const RowsKernel rows = rowsKernel();
   float* threadScratch = scratch + p.weightFloats();
   parallelForOnThreads(p.groups() * p.tilesH, [&](int64_t i, int thread) {
@@ -360,7 +531,7 @@ void runLaneMaxPoolingForward(const LanePlan& p, const Tensor& x, const Tensor& 
                               const float* bias, Tensor& pooled, const FusedActivation& f,
                               const WindowGeometry& poolG, uint8_t* argmax, float* scratch) {
 #ifdef DL4CPP_X86_KERNELS
-  transformLaneWeights(w, scratch);
+  transformLaneWeights(w, WeightsFor::Forward, scratch);
   const RowsKernel rows = rowsKernel();
   const PlaneExtents e{p.outH, p.outW, pooled.dim(2), pooled.dim(3)};
   const int64_t pooledImage = p.outChannels * e.outH * e.outW;
@@ -379,6 +550,26 @@ void runLaneMaxPoolingForward(const LanePlan& p, const Tensor& x, const Tensor& 
 #else
   (void)p, (void)x, (void)w, (void)bias, (void)pooled, (void)f, (void)poolG, (void)argmax,
       (void)scratch;
+#endif
+}
+
+int64_t laneBackwardDataScratchFloats(const LanePlan& p, int threads) {
+  return wholeCacheLines(p.weightFloats()) + threads * wholeCacheLines(p.adjointThreadFloats());
+}
+
+void runLaneBackwardData(const LanePlan& p, const Tensor& dy, const Tensor& w, Tensor& dx,
+                         float* scratch) {
+#ifdef DL4CPP_X86_KERNELS
+  transformLaneWeights(w, WeightsFor::Adjoint, scratch);
+  const auto group = highwayKernel(&N_AVX3::laneBackwardDataGroup, &N_AVX2::laneBackwardDataGroup);
+  const int64_t perThread = wholeCacheLines(p.adjointThreadFloats());
+  parallelForOnThreads(p.groups(), [&](int64_t g, int thread) {
+    const int64_t first = g * p.lanes, count = std::min(p.lanes, p.images - first);
+    group(dy.data() + first * p.outImage(), scratch, dx.data() + first * p.inImage(), count, p,
+          scratch + wholeCacheLines(p.weightFloats()) + thread * perThread);
+  });
+#else
+  (void)p, (void)dy, (void)w, (void)dx, (void)scratch;
 #endif
 }
 

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <string>
-#include <utility>
 
 namespace dl4cpp::cpu::winograd {
 namespace {
@@ -142,13 +141,13 @@ void transformWeightsWith(const float (&G)[P][K], const Tensor& w, WeightsFor pa
 
 Plan forwardPlan(const Shape& x, const Shape& w, const WindowGeometry& g) {
   return planFor(g.kernelH, x, w[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft,
-                 targetTilesPerItem(g.kernelH));
+                 kTargetTilesPerItem3x3);
 }
 
 Plan backwardDataPlan(const Shape& dx, const Shape& w, const WindowGeometry& g) {
   const Shape dy{dx[0], w[0], g.outH(dx[2]), g.outW(dx[3])};
   return planFor(g.kernelH, dy, w[1], dx[2], dx[3], g.kernelH - 1 - g.padTop,
-                 g.kernelW - 1 - g.padLeft, targetTilesPerItem(g.kernelH));
+                 g.kernelW - 1 - g.padLeft, kTargetTilesPerItem3x3);
 }
 
 Plan gradientPlan(const Shape& x, const Shape& dw, const WindowGeometry& g) {
@@ -171,8 +170,8 @@ void transformWeights(const Tensor& w, WeightsFor pass, float* u) {
     transformWeightsWith(weightTransform<5>(), w, pass, u);
 }
 
-void transformLaneWeights(const Tensor& w, float* u) {
-  transformWeightsWith(kG45, w, WeightsFor::Forward, u);
+void transformLaneWeights(const Tensor& w, WeightsFor pass, float* u) {
+  transformWeightsWith(kG45, w, pass, u);
 }
 
 LanePlan lanePlan(const Shape& x, const Shape& w, const WindowGeometry& g) {
@@ -190,14 +189,6 @@ LanePlan lanePlan(const Shape& x, const Shape& w, const WindowGeometry& g) {
   p.tilesH = (p.outH + kLaneTile - 1) / kLaneTile;
   p.tilesW = (p.outW + kLaneTile - 1) / kLaneTile;
   p.tilesPerChunk = std::min(kLaneTilesPerChunk, std::max<int64_t>(p.tilesW, 1));
-  return p;
-}
-
-Plan adjointPlan(const Shape& dx, const Shape& w, const WindowGeometry& g) {
-  Plan p = forwardPlan(dx, w, g);
-  std::swap(p.inChannels, p.outChannels);
-  std::swap(p.inH, p.outH);
-  std::swap(p.inW, p.outW);
   return p;
 }
 

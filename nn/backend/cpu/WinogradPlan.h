@@ -7,6 +7,7 @@
 #include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace dl4cpp::cpu {
@@ -17,11 +18,10 @@ namespace winograd {
 inline constexpr int64_t kMaxLanes = 16;
 // Tiles per work item the planner aims at, so that an item's transformed input and products
 // (positions x channels x tiles, both) stay within a core's L2 for 64 channels: 32 of F(4x4, 3x3)
-// (36 positions each), 64 of F(2x2, 5x5) (LeNet's images have 16). The 3x3 weight gradient's items
+// (36 positions each). The 3x3 weight gradient's items
 // hold V and dM and end in one reduction per position, input and output channel, which wants them
 // as large as the same footprint allows: 96 tiles.
 inline constexpr int64_t kTargetTilesPerItem3x3 = 32;
-inline constexpr int64_t kTargetTilesPerItem5x5 = 64;
 inline constexpr int64_t kTargetGradientTilesPerItem3x3 = 96;
 // With output channels in the lanes (5x5) the weight gradient has no per-item reductions, so its
 // items stay small: one of LeNet's images, whose V, dMᵀ and dU (36 positions) then fit a 512 KiB
@@ -31,24 +31,20 @@ inline constexpr int64_t kTargetGradientTilesPerItem5x5 = 16;
 constexpr int64_t roundUp(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
 
 // Every pass runs F(4x4, 3x3) at 3x3 (2.25 multiplications per output and input channel where
-// F(2x2, 3x3) would have 4, and fewer transformed values per output) and F(2x2, 5x5) at 5x5: tiles
-// of tileFor(kernel) x tileFor(kernel) outputs, both from 6x6 patches. The transforms take vectors
-// of consecutive tiles across tile rows, however narrow the rows: LeNet's 5x5 convolution has rows
-// of 4 tiles (half an AVX2 vector), VGG's 14x14 planes rows of 4 tiles of 4x4 outputs.
+// F(2x2, 3x3) would have 4, and fewer transformed values per output) and the weight gradient
+// F(2x2, 5x5) at 5x5: tiles of tileFor(kernel) x tileFor(kernel) outputs, both from 6x6 patches.
+// The transforms take vectors of consecutive tiles across tile rows, however narrow the rows:
+// LeNet's 5x5 convolution has rows of 4 tiles (half an AVX2 vector), VGG's 14x14 planes rows of 4
+// tiles of 4x4 outputs. (The other 5x5 passes run F(4x4, 5x5) with images in the lanes: LanePlan
+// below.)
 constexpr int64_t tileFor(int64_t kernel) { return kernel == 3 ? 4 : 2; }
 template <int kKernel>
 inline constexpr int kTileOf = static_cast<int>(tileFor(kKernel));
 inline constexpr int kPatch = 6;
-constexpr int64_t targetTilesPerItem(int64_t kernel) {
-  return kernel == 3 ? kTargetTilesPerItem3x3 : kTargetTilesPerItem5x5;
-}
 
 // The weight gradient sums with output channels in the lanes at 5x5, with tiles in the lanes at
 // 3x3 (WinogradWeightGradient.cpp).
 constexpr bool channelLanesGradient(int64_t kernel) { return kernel == 5; }
-
-// Backward data at 5x5 runs as the forward pass's adjoint (WinogradConvolution.h).
-constexpr bool backwardDataAsAdjoint(int64_t kernel) { return kernel == 5; }
 
 // One pass's geometry: a forward convolution with a `kernel` x `kernel` window (3 or 5) of
 // `inChannels` planes of inH x inW into `outChannels` planes of outH x outW, the input padded by
@@ -88,14 +84,6 @@ struct Plan {
            productFloats();
   }
   int64_t weightFloats() const { return positions() * inChannels * outChannels; }
-
-  // Backward data at 5x5 (the forward pass's adjoint): per thread, after the item scratch,
-  // the patch rows of one input channel's tiles, each with zeros before and after.
-  int64_t patchRowLead() const { return roundUp(kernel / 2 * tilesW, kMaxLanes); }
-  int64_t patchRowStride() const {
-    return 2 * patchRowLead() + roundUp(tileRowsPerItem * tilesW, kMaxLanes) + kMaxLanes;
-  }
-  int64_t adjointThreadFloats() const { return threadFloats() + positions() * patchRowStride(); }
 
   // The weight gradient at 5x5 keeps output channels in the lanes, padded to whole
   // vectors; with tiles in the lanes its dM [position][out][tile] takes the products' place.
@@ -149,6 +137,20 @@ struct LanePlan {
     return kLanePositions * (lanes + transformedStride() + productStride());
   }
   int64_t weightFloats() const { return kLanePositions * inChannels * outChannels; }
+  // Backward data: each group's input gradient is summed with images in the lanes in rows of
+  // adjointWidth() pixels, adjointRows() per channel: every tile's patch, and the input with its
+  // padding on the top and left, the last pixels of a row rounded up to a vector.
+  int64_t adjointRows() const {
+    return std::max(kLaneTile * tilesH + kLanePatch - kLaneTile, padTop + inH);
+  }
+  int64_t adjointWidth() const {
+    return std::max(kLaneTile * tilesW + kLanePatch - kLaneTile, padLeft + roundUp(inW, lanes));
+  }
+  // Per thread: a patch, dM (output channels) and dV (input channels) of a chunk, and the group's
+  // input gradient.
+  int64_t adjointThreadFloats() const {
+    return threadFloats() + inChannels * adjointRows() * adjointWidth() * lanes;
+  }
 };
 LanePlan lanePlan(const Shape& x, const Shape& w, const WindowGeometry& g);
 
@@ -162,15 +164,13 @@ struct ItemScratch {
   float* products;
 };
 
-// The passes' plans. Backward data at 3x3 runs as a forward pass over dy (O input channels, C
-// outputs, padding kernel - 1 - p); at 5x5 as the forward pass's adjoint, on the forward pass's
-// tiles with its input and output channels and extents swapped (dy is the input, dx the output).
-// The weight gradient's items are several whole images where those are small, larger with tiles in
-// the lanes: each then ends in reductions of vectors of sums, one per (position, output, input
-// channel), whatever its tile count.
+// The passes' plans (the 3x3 forward pass and backward data, the weight gradient at 3x3 and 5x5).
+// Backward data at 3x3 runs as a forward pass over dy (O input channels, C outputs, padding
+// kernel - 1 - p). The weight gradient's items are several whole images where those are small,
+// larger with tiles in the lanes: each then ends in reductions of vectors of sums, one per
+// (position, output, input channel), whatever its tile count.
 Plan forwardPlan(const Shape& x, const Shape& w, const WindowGeometry& g);
 Plan backwardDataPlan(const Shape& dx, const Shape& w, const WindowGeometry& g);
-Plan adjointPlan(const Shape& dx, const Shape& w, const WindowGeometry& g);
 Plan gradientPlan(const Shape& x, const Shape& dw, const WindowGeometry& g);
 
 // The weights a pass multiplies by: the forward pass's, the forward pass over dy's (backward data
@@ -181,8 +181,9 @@ enum class WeightsFor { Forward, ForwardOverGradient, Adjoint };
 // U = G g Gᵀ of every weight plane, into u[position][in][out]: g = w[out][in] (Forward), or
 // w[in][out] turned by 180 degrees (ForwardOverGradient) or not (Adjoint).
 void transformWeights(const Tensor& w, WeightsFor pass, float* u);
-// The same for F(4x4, 5x5)'s 64 positions (the forward pass with images in the lanes).
-void transformLaneWeights(const Tensor& w, float* u);
+// The same for F(4x4, 5x5)'s 64 positions (the passes with images in the lanes): Forward or
+// Adjoint.
+void transformLaneWeights(const Tensor& w, WeightsFor pass, float* u);
 
 // dW = Gᵀ dU G of every weight plane, from the chunks' summed part of dU (Plan's
 // gradientPartFloats: [position][in][padded out] at 5x5, else [position][out][in]).
@@ -192,11 +193,6 @@ void weightsFromTransformed(const float* du, const Plan& p, Tensor& dw);
 // window's kernel.
 void checkSupported(const WindowGeometry& g, const Shape& w, const char* pass);
 
-// Backward data as the adjoint (WinogradAdjoint.cpp): dx from dy, `scratch` as
-// winogradBackwardDataScratchFloats sizes it. Images in parallel; an image's items one after the
-// other, since their patches overlap in dx.
-void runAdjoint(const Plan& p, const Tensor& dy, const Tensor& w, Tensor& dx, float* scratch);
-
 // The 5x5 forward pass with images in the lanes (WinogradImageLanes.cpp), alone (f on each item's
 // output rows) or with MAX pooling (each group's output in a per-thread buffer, f and the pooling
 // there, as winogradConvolutionMaxPoolingForward says), `scratch` as the functions before each size
@@ -205,6 +201,10 @@ int64_t laneForwardScratchFloats(const LanePlan& p, int threads);
 void runLaneForward(const LanePlan& p, const Tensor& x, const Tensor& w, const float* bias,
                     float* y, float* scratch, const FusedActivation& f);
 int64_t laneMaxPoolingForwardScratchFloats(const LanePlan& p, int threads);
+// Backward data as the forward pass's adjoint, groups in parallel (p: the forward pass's plan).
+int64_t laneBackwardDataScratchFloats(const LanePlan& p, int threads);
+void runLaneBackwardData(const LanePlan& p, const Tensor& dy, const Tensor& w, Tensor& dx,
+                         float* scratch);
 void runLaneMaxPoolingForward(const LanePlan& p, const Tensor& x, const Tensor& w,
                               const float* bias, Tensor& pooled, const FusedActivation& f,
                               const WindowGeometry& poolG, uint8_t* argmax, float* scratch);

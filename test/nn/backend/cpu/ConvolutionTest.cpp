@@ -314,8 +314,9 @@ TEST_SUITE("nn/backend/cpu") {
     checkAgainstReference({2, 11, 9, 9, 7, 3, 1, 1});
   }
 
-  // Backward at 5x5 runs F(2x2, 5x5) on flat tiles, forward F(4x4, 5x5) with images in the lanes
-  // (groups of 16 images at avx512, 8 at avx2; chunks of 2 tiles of a tile row).
+  // The 5x5 weight gradient runs F(2x2, 5x5) on flat tiles, forward and backward data F(4x4, 5x5)
+  // with images in the lanes (groups of 16 images at avx512, 8 at avx2; chunks of 2 tiles of a
+  // tile row).
   TEST_CASE(
       "Convolution: 5x5 at stride 1 (Winograd F(2x2, 5x5) and F(4x4, 5x5)) matches the "
       "reference") {
