@@ -83,9 +83,8 @@ bool runsOwnWinogradWeightGradient(const Shape& weights, const WindowGeometry& g
          !(cpuIsa() >= CpuIsa::Avx512 && fillsChannelBlocks(weights));
 }
 // 5x5 convolutions with 8 or more input channels (LeNet's second) run every pass on dl4cpp's
-// Winograd kernels (F(4x4, 5x5) forward and backward data, F(2x2, 5x5) weight gradient) at avx2
-// and avx512, where they beat
-// the direct kernels and, backward data, sgemm + col2im (docs/performance.md).
+// Winograd F(4x4, 5x5) kernels at avx2 and avx512, where they beat the direct kernels and, backward
+// data, sgemm + col2im (docs/performance.md).
 bool runsOwnWinograd5x5(const Shape& weights, const WindowGeometry& g) {
   return g.kernelH == 5 && !hasFewInputChannels(weights) && winogradConvolutionSupported(g);
 }

@@ -57,34 +57,25 @@ HWY_INLINE void storeRun(const float* src, float* dst, int64_t n) {
   }
 }
 
-// The 1-D output transform Aᵀ m of a patch's values into kTile outputs, on the points 0, ±1, ±2
-// and ∞. F(2, 5): m0 + m1 + m2 + m3 + m4,
-// (m1 - m2) + 2 (m3 - m4) + m5; F(4, 3): m0 + m1 + m2 + m3 + m4, (m1 - m2) + 2 (m3 - m4),
-// (m1 + m2) + 4 (m3 + m4), (m1 - m2) + 8 (m3 - m4) + m5.
+// F(4, 3)'s 1-D output transform Aᵀ m of a patch's values into kTile outputs, on the points 0,
+// ±1, ±2 and ∞: m0 + m1 + m2 + m3 + m4, (m1 - m2) + 2 (m3 - m4), (m1 + m2) + 4 (m3 + m4),
+// (m1 - m2) + 8 (m3 - m4) + m5.
 template <int kKernel>
-HWY_INLINE void outputTransform(const V (&m)[kPatch], V (&out)[kTileOf<kKernel>]) {
-  constexpr int kTile = kTileOf<kKernel>;
+HWY_INLINE void outputTransform(const V (&m)[kPatch], V (&out)[kTile]) {
+  static_assert(kKernel == 3 && kTile == 4);
   const D d;
-  if constexpr (kKernel == 5) {
-    static_assert(kTile == 2);
-    out[0] = hn::Add(hn::Add(hn::Add(m[0], m[1]), hn::Add(m[2], m[3])), m[4]);
-    out[1] = hn::Add(hn::MulAdd(hn::Set(d, 2.0f), hn::Sub(m[3], m[4]), hn::Sub(m[1], m[2])), m[5]);
-  } else {
-    static_assert(kKernel == 3 && kTile == 4);
-    const V sum12 = hn::Add(m[1], m[2]), diff12 = hn::Sub(m[1], m[2]);
-    const V sum34 = hn::Add(m[3], m[4]), diff34 = hn::Sub(m[3], m[4]);
-    out[0] = hn::Add(hn::Add(m[0], sum12), sum34);
-    out[1] = hn::MulAdd(hn::Set(d, 2.0f), diff34, diff12);
-    out[2] = hn::MulAdd(hn::Set(d, 4.0f), sum34, sum12);
-    out[3] = hn::Add(hn::MulAdd(hn::Set(d, 8.0f), diff34, diff12), m[5]);
-  }
+  const V sum12 = hn::Add(m[1], m[2]), diff12 = hn::Sub(m[1], m[2]);
+  const V sum34 = hn::Add(m[3], m[4]), diff34 = hn::Sub(m[3], m[4]);
+  out[0] = hn::Add(hn::Add(m[0], sum12), sum34);
+  out[1] = hn::MulAdd(hn::Set(d, 2.0f), diff34, diff12);
+  out[2] = hn::MulAdd(hn::Set(d, 4.0f), sum34, sum12);
+  out[3] = hn::Add(hn::MulAdd(hn::Set(d, 8.0f), diff34, diff12), m[5]);
 }
 
 // Aᵀ M of kLanes tiles from `products` on: the kTile output rows' values at the patch's columns.
 template <int kKernel>
 HWY_INLINE void outputColumns(const float* products, int64_t positionStride,
-                              V (&columns)[kTileOf<kKernel>][kPatch]) {
-  constexpr int kTile = kTileOf<kKernel>;
+                              V (&columns)[kTile][kPatch]) {
   const D d;
   for (int j = 0; j < kPatch; ++j) {
     V column[kPatch], out[kTile];
@@ -101,7 +92,6 @@ HWY_INLINE void outputColumns(const float* products, int64_t positionStride,
 template <int kKernel>
 void transformOutput(const float* bias, int64_t firstTileRow, int64_t tileRows, const Plan& p,
                      const ItemScratch& s, float* image) {
-  constexpr int kTile = kTileOf<kKernel>;
   const D d;
   const int64_t positionStride = p.productPositionStride();
   const int64_t tiles = tileRows * p.tilesW;
@@ -161,17 +151,14 @@ namespace {
 #ifdef DL4CPP_X86_KERNELS
 using ItemKernel = void (*)(const float*, const float*, const float*, float*, int64_t, const Plan&,
                             float*);
-ItemKernel itemKernel(const Plan& p) {
-  return p.kernel == 3 ? highwayKernel(&N_AVX3::runItem<3>, &N_AVX2::runItem<3>)
-                       : highwayKernel(&N_AVX3::runItem<5>, &N_AVX2::runItem<5>);
-}
+ItemKernel itemKernel() { return highwayKernel(&N_AVX3::runItem<3>, &N_AVX2::runItem<3>); }
 #endif
 
 // Every item, then f on the item's output rows of each plane while they are in cache.
 void run(const Plan& p, const float* in, const float* bias, float* out, float* scratch,
          const FusedActivation& f) {
 #ifdef DL4CPP_X86_KERNELS
-  const ItemKernel item = itemKernel(p);
+  const ItemKernel item = itemKernel();
   const float* weights = scratch;
   float* threadScratch = scratch + p.weightFloats();
   const int64_t inImage = p.inChannels * p.inH * p.inW, outImage = p.outChannels * p.outH * p.outW;
@@ -264,7 +251,7 @@ void winogradConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, cons
 #ifdef DL4CPP_X86_KERNELS
   const winograd::Plan p = winograd::forwardPlan(x.shape(), w.shape(), g);
   winograd::transformWeights(w, winograd::WeightsFor::Forward, scratch);
-  const winograd::ItemKernel item = winograd::itemKernel(p);
+  const winograd::ItemKernel item = winograd::itemKernel();
   const float* bias = b.empty() ? nullptr : b.data();
   const PlaneExtents e{p.outH, p.outW, pooled.dim(2), pooled.dim(3)};
   const int64_t inImage = p.inChannels * p.inH * p.inW,

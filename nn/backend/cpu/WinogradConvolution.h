@@ -20,14 +20,13 @@
 // Backward data at 3x3 is the same forward pass over dy, with each weight plane turned by 180
 // degrees, input and output channels swapped and the padding k - 1 - p.
 //
-// At 5x5, forward and backward data run F(4x4, 5x5) with images in the lanes (WinogradPlan.h,
-// LanePlan; WinogradImageLanes.cpp): 64 multiply-adds per 4x4 outputs and input channel where a
-// direct convolution needs 400 and F(2x2, 5x5) 144, its results about twice as far from the exact
-// sums as F(2x2, 5x5)'s. Backward data runs as the forward pass's adjoint, on its tiles: dM =
-// A dY Aᵀ, the products with the forward weights transposed, and each tile's B dV Bᵀ added into dx
-// where its patch lies (as a forward pass over dy it would take a tile per 4x4 of dx: 9 on LeNet's
-// 12x12 against 4). The 5x5 weight gradient runs F(2x2, 5x5) on vectors of tiles, with output
-// channels in the lanes of its sums.
+// At 5x5 every pass runs F(4x4, 5x5) with images in the lanes (WinogradPlan.h, LanePlan;
+// WinogradImageLanes.cpp): 64 multiply-adds per 4x4 outputs and input channel where a direct
+// convolution needs 400 and F(2x2, 5x5) 144, its results about twice as far from the exact sums as
+// F(2x2, 5x5)'s. Backward data runs as the forward pass's adjoint, on its tiles: dM = A dY Aᵀ, the
+// products with the forward weights transposed, and each tile's B dV Bᵀ added into dx where its
+// patch lies (as a forward pass over dy it would take a tile per 4x4 of dx: 9 on LeNet's 12x12
+// against 4). The weight gradient sums with output channels in the lanes.
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/backend/cpu/Activations.h>
 #include <dl4cpp/nn/tensor/Tensor.h>

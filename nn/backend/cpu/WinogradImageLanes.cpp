@@ -1,7 +1,7 @@
-// The 5x5 forward pass (alone or with MAX pooling) and backward data as F(4x4, 5x5) with images in
-// the lanes (WinogradPlan.h, LanePlan): each vector holds one tile position of a group of kLanes
-// images, so that every transform runs on whole vectors however small the images are. Highway
-// compiles this file once per x86 level (HighwayTargets.h).
+// The 5x5 passes (forward, alone or with MAX pooling, backward data and the weight gradient) as
+// F(4x4, 5x5) with images in the lanes (WinogradPlan.h, LanePlan): each vector holds one tile
+// position of a group of kLanes images, so that every transform runs on whole vectors however small
+// the images are. Highway compiles this file once per x86 level (HighwayTargets.h).
 //
 // A forward item is one tile row of a group. For each input channel, a tile's 8x8 patch of each
 // image is turned into vectors over the images (transposes of kLanes x kLanes blocks) and
@@ -10,8 +10,9 @@
 // Winograd passes; each output tile is Aᵀ M A, transposed back to one run of four outputs per image
 // and row. Backward data runs a whole group's tile rows as the forward pass's adjoint
 // (WinogradConvolution.h), summing the input gradient with images in the lanes and transposing it
-// back once. Each output is one item's sum in a fixed order: results do not depend on the thread
-// count.
+// back once. The weight gradient multiplies V by dMᵀ, the output gradient's tiles transformed with
+// output channels in the lanes, chunk by chunk of a group's tiles. Each output is one item's sum in
+// a fixed order: results do not depend on the thread count.
 #include <dl4cpp/nn/backend/cpu/HighwayTargets.h>
 
 #ifdef DL4CPP_X86_KERNELS
@@ -39,7 +40,7 @@ namespace dl4cpp::cpu::HWY_NAMESPACE {
 #if DL4CPP_HWY_KERNEL_TARGET
 namespace {
 using namespace winograd_kernels;
-constexpr int kTile = static_cast<int>(kLaneTile), kPatch8 = static_cast<int>(kLanePatch);
+constexpr int kTileSide = static_cast<int>(kLaneTile), kPatchSide = static_cast<int>(kLanePatch);
 
 // Row i of kLanes vectors becomes column i: lane j of vector i goes to lane i of vector j.
 // Unpacks within 128-bit blocks, then block shuffles (Highway 1.0 has no whole-block shuffle
@@ -100,7 +101,7 @@ HWY_DIAGNOSTICS(pop)
 // F(4, 5)'s 1-D input transform Bᵀ d on the points 0, ±1, ±2, ±1/2 and ∞: (d0 - d6) +
 // 21/4 (d4 - d2); (d2 - 17/4 d4 + d6) ± (d1 - 17/4 d3 + d5); (1/4 d2 - 5/4 d4 + d6) ± (1/2 d1 -
 // 5/2 d3 + 2 d5); (4 d2 - 5 d4 + d6) ± (2 d1 - 5/2 d3 + 1/2 d5); (d7 - d1) + 21/4 (d3 - d5).
-HWY_INLINE void inputTransform8(const V (&d)[kPatch8], V (&out)[kPatch8]) {
+HWY_INLINE void inputTransform8(const V (&d)[kPatchSide], V (&out)[kPatchSide]) {
   const D df;
   const V c21_4 = hn::Set(df, 5.25f), c17_4 = hn::Set(df, 4.25f);
   const V c5_4 = hn::Set(df, 1.25f), c5_2 = hn::Set(df, 2.5f), quarter = hn::Set(df, 0.25f);
@@ -125,7 +126,7 @@ HWY_INLINE void inputTransform8(const V (&d)[kPatch8], V (&out)[kPatch8]) {
 // F(4, 5)'s 1-D output transform Aᵀ m: m0 + s1 + s3 + s5, e1 + 2 e3 + 1/2 e5, s1 + 4 s3 + 1/4 s5,
 // e1 + 8 e3 + 1/8 e5 + m7, with s and e the sums and differences of the pairs (1, 2), (3, 4) and
 // (5, 6).
-HWY_INLINE void outputTransform8(const V (&m)[kPatch8], V (&out)[kTile]) {
+HWY_INLINE void outputTransform8(const V (&m)[kPatchSide], V (&out)[kTileSide]) {
   const D d;
   const V s1 = hn::Add(m[1], m[2]), e1 = hn::Sub(m[1], m[2]);
   const V s3 = hn::Add(m[3], m[4]), e3 = hn::Sub(m[3], m[4]);
@@ -156,10 +157,10 @@ HWY_INLINE V loadPatchRows(const float* at, int64_t width) {
 void loadPatch(const float* channel, int64_t imageStride, int64_t count, int64_t y0, int64_t x0,
                const LanePlan& p, float* patch) {
   const D d;
-  if (y0 >= 0 && x0 >= 0 && y0 + kPatch8 <= p.inH && x0 + kPatch8 <= p.inW) {
+  if (y0 >= 0 && x0 >= 0 && y0 + kPatchSide <= p.inH && x0 + kPatchSide <= p.inW) {
     // kLanes / 8 patch rows of every image per transpose.
-    constexpr int kRows = static_cast<int>(kLanes) / kPatch8;
-    for (int i = 0; i < kPatch8; i += kRows) {
+    constexpr int kRows = static_cast<int>(kLanes) / kPatchSide;
+    for (int i = 0; i < kPatchSide; i += kRows) {
       V v[kLanes];
       for (int64_t n = 0; n < kLanes; ++n) {
         if (n >= count) {
@@ -169,15 +170,16 @@ void loadPatch(const float* channel, int64_t imageStride, int64_t count, int64_t
         v[n] = loadPatchRows<kRows>(channel + n * imageStride + (y0 + i) * p.inW + x0, p.inW);
       }
       transposeSquare(v);
-      for (int64_t k = 0; k < kLanes; ++k) hn::StoreU(v[k], d, patch + (i * kPatch8 + k) * kLanes);
+      for (int64_t k = 0; k < kLanes; ++k)
+        hn::StoreU(v[k], d, patch + (i * kPatchSide + k) * kLanes);
     }
     return;
   }
-  for (int i = 0; i < kPatch8; ++i)
-    for (int j = 0; j < kPatch8; ++j) {
+  for (int i = 0; i < kPatchSide; ++i)
+    for (int j = 0; j < kPatchSide; ++j) {
       const int64_t y = y0 + i, x = x0 + j;
       const bool inside = y >= 0 && y < p.inH && x >= 0 && x < p.inW;
-      float* lanes = patch + (i * kPatch8 + j) * kLanes;
+      float* lanes = patch + (i * kPatchSide + j) * kLanes;
       for (int64_t n = 0; n < kLanes; ++n)
         lanes[n] = inside && n < count ? channel[n * imageStride + y * p.inW + x] : 0.0f;
     }
@@ -187,17 +189,20 @@ void loadPatch(const float* channel, int64_t imageStride, int64_t count, int64_t
 // out[position * positionStride].
 void transformPatch(float* patch, float* out, int64_t positionStride) {
   const D d;
-  for (int j = 0; j < kPatch8; ++j) {
-    V column[kPatch8], v[kPatch8];
-    for (int i = 0; i < kPatch8; ++i) column[i] = hn::LoadU(d, patch + (i * kPatch8 + j) * kLanes);
+  for (int j = 0; j < kPatchSide; ++j) {
+    V column[kPatchSide], v[kPatchSide];
+    for (int i = 0; i < kPatchSide; ++i)
+      column[i] = hn::LoadU(d, patch + (i * kPatchSide + j) * kLanes);
     inputTransform8(column, v);
-    for (int i = 0; i < kPatch8; ++i) hn::StoreU(v[i], d, patch + (i * kPatch8 + j) * kLanes);
+    for (int i = 0; i < kPatchSide; ++i) hn::StoreU(v[i], d, patch + (i * kPatchSide + j) * kLanes);
   }
-  for (int i = 0; i < kPatch8; ++i) {
-    V row[kPatch8], v[kPatch8];
-    for (int j = 0; j < kPatch8; ++j) row[j] = hn::LoadU(d, patch + (i * kPatch8 + j) * kLanes);
+  for (int i = 0; i < kPatchSide; ++i) {
+    V row[kPatchSide], v[kPatchSide];
+    for (int j = 0; j < kPatchSide; ++j)
+      row[j] = hn::LoadU(d, patch + (i * kPatchSide + j) * kLanes);
     inputTransform8(row, v);
-    for (int j = 0; j < kPatch8; ++j) hn::StoreU(v[j], d, out + (i * kPatch8 + j) * positionStride);
+    for (int j = 0; j < kPatchSide; ++j)
+      hn::StoreU(v[j], d, out + (i * kPatchSide + j) * positionStride);
   }
 }
 
@@ -229,21 +234,21 @@ void multiplyChunk(const float* weights, int64_t tiles, int64_t ins, int64_t out
 void storeOutputTile(const float* m, int64_t positionStride, float bias, int64_t count, int64_t tr,
                      int64_t tc, const LanePlan& p, float* out, int64_t imageStride) {
   const D d;
-  V rows[kTile][kPatch8];  // Aᵀ down each column: rows[r][column]
-  for (int j = 0; j < kPatch8; ++j) {
-    V column[kPatch8], o[kTile];
-    for (int i = 0; i < kPatch8; ++i)
-      column[i] = hn::LoadU(d, m + (i * kPatch8 + j) * positionStride);
+  V rows[kTileSide][kPatchSide];  // Aᵀ down each column: rows[r][column]
+  for (int j = 0; j < kPatchSide; ++j) {
+    V column[kPatchSide], o[kTileSide];
+    for (int i = 0; i < kPatchSide; ++i)
+      column[i] = hn::LoadU(d, m + (i * kPatchSide + j) * positionStride);
     outputTransform8(column, o);
-    for (int r = 0; r < kTile; ++r) rows[r][j] = o[r];
+    for (int r = 0; r < kTileSide; ++r) rows[r][j] = o[r];
   }
-  constexpr int kOutputs = kTile * kTile;  // 16: one or two blocks of kLanes
+  constexpr int kOutputs = kTileSide * kTileSide;  // 16: one or two blocks of kLanes
   V outputs[kOutputs];
   const V b = hn::Set(d, bias);
-  for (int r = 0; r < kTile; ++r) {
-    V o[kTile];
+  for (int r = 0; r < kTileSide; ++r) {
+    V o[kTileSide];
     outputTransform8(rows[r], o);
-    for (int c = 0; c < kTile; ++c) outputs[r * kTile + c] = hn::Add(o[c], b);
+    for (int c = 0; c < kTileSide; ++c) outputs[r * kTileSide + c] = hn::Add(o[c], b);
   }
   HWY_ALIGN float tile[kMaxLanes][kOutputs];  // each image's 16 outputs, row by row
   for (int first = 0; first < kOutputs; first += static_cast<int>(kLanes)) {
@@ -252,16 +257,16 @@ void storeOutputTile(const float* m, int64_t positionStride, float bias, int64_t
     transposeSquare(block);
     for (int64_t n = 0; n < kLanes; ++n) hn::StoreU(block[n], d, tile[n] + first);
   }
-  const int64_t rowsInPlane = std::min<int64_t>(kTile, p.outH - kTile * tr);
-  const int64_t columns = std::min<int64_t>(kTile, p.outW - kTile * tc);
+  const int64_t rowsInPlane = std::min<int64_t>(kTileSide, p.outH - kTileSide * tr);
+  const int64_t columns = std::min<int64_t>(kTileSide, p.outW - kTileSide * tc);
   const hn::Full128<float> run;  // one row's four outputs
   for (int64_t n = 0; n < count; ++n) {
-    float* at = out + n * imageStride + kTile * tr * p.outW + kTile * tc;
+    float* at = out + n * imageStride + kTileSide * tr * p.outW + kTileSide * tc;
     for (int64_t r = 0; r < rowsInPlane; ++r) {
-      if (columns == kTile)
-        hn::StoreU(hn::Load(run, tile[n] + r * kTile), run, at + r * p.outW);
+      if (columns == kTileSide)
+        hn::StoreU(hn::Load(run, tile[n] + r * kTileSide), run, at + r * p.outW);
       else
-        for (int64_t c = 0; c < columns; ++c) at[r * p.outW + c] = tile[n][r * kTile + c];
+        for (int64_t c = 0; c < columns; ++c) at[r * p.outW + c] = tile[n][r * kTileSide + c];
     }
   }
 }
@@ -278,8 +283,8 @@ void forwardItem(const float* x, const float* weights, const float* bias, float*
     const int64_t tiles = std::min(p.tilesPerChunk, p.tilesW - tc0);
     for (int64_t c = 0; c < p.inChannels; ++c)
       for (int64_t t = 0; t < tiles; ++t) {
-        loadPatch(x + c * planeIn, p.inImage(), count, kTile * tr - p.padTop,
-                  kTile * (tc0 + t) - p.padLeft, p, patch);
+        loadPatch(x + c * planeIn, p.inImage(), count, kTileSide * tr - p.padTop,
+                  kTileSide * (tc0 + t) - p.padLeft, p, patch);
         transformPatch(patch, v + (c * p.tilesPerChunk + t) * kLanes, p.transformedStride());
       }
     multiplyChunk(weights, tiles, p.inChannels, p.outChannels, p, v, p.transformedStride(), m,
@@ -299,7 +304,7 @@ void forwardItem(const float* x, const float* weights, const float* bias, float*
 // F(4, 5)'s A, the output transform's adjoint: four outputs' gradients to the patch's eight
 // positions: y0, (y0 + y2) ± (y1 + y3), (y0 + 4 y2) ± (2 y1 + 8 y3), (y0 + 1/4 y2) ± (1/2 y1 +
 // 1/8 y3), y3.
-HWY_INLINE void outputTransformTransposed8(const V (&y)[kTile], V (&out)[kPatch8]) {
+HWY_INLINE void outputTransformTransposed8(const V (&y)[kTileSide], V (&out)[kPatchSide]) {
   const D d;
   const V even1 = hn::Add(y[0], y[2]), odd1 = hn::Add(y[1], y[3]);
   const V even3 = hn::MulAdd(hn::Set(d, 4.0f), y[2], y[0]);
@@ -320,7 +325,7 @@ HWY_INLINE void outputTransformTransposed8(const V (&y)[kTile], V (&out)[kPatch8
 // differences of the pairs (1, 2), (3, 4) and (5, 6): v0; e1 + 1/2 e3 + 2 e5 - v7; s1 + 1/4 s3 +
 // 4 s5 - 21/4 v0; 21/4 v7 - 17/4 e1 - 5/2 (e3 + e5); 21/4 v0 - 17/4 s1 - 5/4 s3 - 5 s5; e1 + 2 e3
 // + 1/2 e5 - 21/4 v7; s1 + s3 + s5 - v0; v7.
-HWY_INLINE void inputTransformTransposed8(const V (&v)[kPatch8], V (&out)[kPatch8]) {
+HWY_INLINE void inputTransformTransposed8(const V (&v)[kPatchSide], V (&out)[kPatchSide]) {
   const D d;
   const V c21_4 = hn::Set(d, 5.25f), c17_4 = hn::Set(d, 4.25f), half = hn::Set(d, 0.5f);
   const V two = hn::Set(d, 2.0f);
@@ -347,18 +352,18 @@ void transformOutputGradientTile(const float* plane, int64_t imageStride, int64_
                                  int64_t tc, const LanePlan& p, float* out,
                                  int64_t positionStride) {
   const D d;
-  constexpr int kOutputs = kTile * kTile;
+  constexpr int kOutputs = kTileSide * kTileSide;
   HWY_ALIGN float tile[kMaxLanes][kOutputs] = {};  // each image's 16 gradients, row by row
-  const int64_t rowsInPlane = std::min<int64_t>(kTile, p.outH - kTile * tr);
-  const int64_t columns = std::min<int64_t>(kTile, p.outW - kTile * tc);
+  const int64_t rowsInPlane = std::min<int64_t>(kTileSide, p.outH - kTileSide * tr);
+  const int64_t columns = std::min<int64_t>(kTileSide, p.outW - kTileSide * tc);
   const hn::Full128<float> run;
   for (int64_t n = 0; n < count; ++n) {
-    const float* at = plane + n * imageStride + kTile * tr * p.outW + kTile * tc;
+    const float* at = plane + n * imageStride + kTileSide * tr * p.outW + kTileSide * tc;
     for (int64_t r = 0; r < rowsInPlane; ++r) {
-      if (columns == kTile)
-        hn::Store(hn::LoadU(run, at + r * p.outW), run, tile[n] + r * kTile);
+      if (columns == kTileSide)
+        hn::Store(hn::LoadU(run, at + r * p.outW), run, tile[n] + r * kTileSide);
       else
-        for (int64_t c = 0; c < columns; ++c) tile[n][r * kTile + c] = at[r * p.outW + c];
+        for (int64_t c = 0; c < columns; ++c) tile[n][r * kTileSide + c] = at[r * p.outW + c];
     }
   }
   V y[kOutputs];
@@ -368,16 +373,18 @@ void transformOutputGradientTile(const float* plane, int64_t imageStride, int64_
     transposeSquare(block);
     for (int64_t k = 0; k < kLanes; ++k) y[first + k] = block[k];
   }
-  V rows[kTile][kPatch8];  // A along each output row: rows[r][column]
-  for (int r = 0; r < kTile; ++r) {
-    const V row[kTile] = {y[r * kTile], y[r * kTile + 1], y[r * kTile + 2], y[r * kTile + 3]};
+  V rows[kTileSide][kPatchSide];  // A along each output row: rows[r][column]
+  for (int r = 0; r < kTileSide; ++r) {
+    const V row[kTileSide] = {y[r * kTileSide], y[r * kTileSide + 1], y[r * kTileSide + 2],
+                              y[r * kTileSide + 3]};
     outputTransformTransposed8(row, rows[r]);
   }
-  for (int j = 0; j < kPatch8; ++j) {
-    const V column[kTile] = {rows[0][j], rows[1][j], rows[2][j], rows[3][j]};
-    V m[kPatch8];
+  for (int j = 0; j < kPatchSide; ++j) {
+    const V column[kTileSide] = {rows[0][j], rows[1][j], rows[2][j], rows[3][j]};
+    V m[kPatchSide];
     outputTransformTransposed8(column, m);
-    for (int i = 0; i < kPatch8; ++i) hn::StoreU(m[i], d, out + (i * kPatch8 + j) * positionStride);
+    for (int i = 0; i < kPatchSide; ++i)
+      hn::StoreU(m[i], d, out + (i * kPatchSide + j) * positionStride);
   }
 }
 
@@ -386,20 +393,21 @@ void transformOutputGradientTile(const float* plane, int64_t imageStride, int64_
 void addInputGradientTile(const float* dv, int64_t positionStride, int64_t tr, int64_t tc,
                           const LanePlan& p, float* patch, float* acc) {
   const D d;
-  for (int j = 0; j < kPatch8; ++j) {
-    V column[kPatch8], v[kPatch8];
-    for (int i = 0; i < kPatch8; ++i)
-      column[i] = hn::LoadU(d, dv + (i * kPatch8 + j) * positionStride);
+  for (int j = 0; j < kPatchSide; ++j) {
+    V column[kPatchSide], v[kPatchSide];
+    for (int i = 0; i < kPatchSide; ++i)
+      column[i] = hn::LoadU(d, dv + (i * kPatchSide + j) * positionStride);
     inputTransformTransposed8(column, v);
-    for (int a = 0; a < kPatch8; ++a) hn::StoreU(v[a], d, patch + (a * kPatch8 + j) * kLanes);
+    for (int a = 0; a < kPatchSide; ++a) hn::StoreU(v[a], d, patch + (a * kPatchSide + j) * kLanes);
   }
   const int64_t width = p.adjointWidth();
-  for (int a = 0; a < kPatch8; ++a) {
-    V row[kPatch8], v[kPatch8];
-    for (int j = 0; j < kPatch8; ++j) row[j] = hn::LoadU(d, patch + (a * kPatch8 + j) * kLanes);
+  for (int a = 0; a < kPatchSide; ++a) {
+    V row[kPatchSide], v[kPatchSide];
+    for (int j = 0; j < kPatchSide; ++j)
+      row[j] = hn::LoadU(d, patch + (a * kPatchSide + j) * kLanes);
     inputTransformTransposed8(row, v);
-    float* at = acc + ((kTile * tr + a) * width + kTile * tc) * kLanes;
-    for (int b = 0; b < kPatch8; ++b)
+    float* at = acc + ((kTileSide * tr + a) * width + kTileSide * tc) * kLanes;
+    for (int b = 0; b < kPatchSide; ++b)
       hn::StoreU(hn::Add(hn::LoadU(d, at + b * kLanes), v[b]), d, at + b * kLanes);
   }
 }
@@ -427,6 +435,106 @@ void storeInputGradient(const float* acc, int64_t count, const LanePlan& p, floa
       }
     }
 }
+
+// --- Weight gradient: dU[position][c][o] = Σ over a group's tiles and images of V[position][c] ·
+// dMᵀ[position][o], V from the forward pass's input transform (images in the lanes), dM = A dY Aᵀ
+// with output channels in the lanes; each block's sums are whole vectors of dU, added to in place,
+// so no sum is reduced across lanes.
+
+// One image's dy rows of tile row tr transposed to rows[pixel * paddedOutChannels + o] (pixel =
+// row * outW + column), kLanes channels by kLanes pixels per transpose, zeros past the channels.
+void transposeGradientRows(const float* dyImage, int64_t tr, const LanePlan& p, float* rows) {
+  const D d;
+  const int64_t channels = p.paddedOutChannels();
+  const int64_t pixels = std::min<int64_t>(kTileSide, p.outH - kTileSide * tr) * p.outW;
+  const int64_t planeOut = p.outH * p.outW;
+  for (int64_t o0 = 0; o0 < channels; o0 += kLanes)
+    for (int64_t p0 = 0; p0 < pixels; p0 += kLanes) {
+      const auto present = hn::FirstN(d, static_cast<size_t>(std::min(kLanes, pixels - p0)));
+      V v[kLanes];
+      for (int64_t k = 0; k < kLanes; ++k)
+        v[k] = o0 + k < p.outChannels
+                   ? hn::MaskedLoad(present, d,
+                                    dyImage + (o0 + k) * planeOut + kTileSide * tr * p.outW + p0)
+                   : hn::Zero(d);
+      transposeSquare(v);
+      for (int64_t k = 0; k < kLanes && p0 + k < pixels; ++k)
+        hn::StoreU(v[k], d, rows + (p0 + k) * channels + o0);
+    }
+}
+
+// dMᵀ = A dY Aᵀ of one image's tile tc (of the tile row `rows` holds), vectors of output channels,
+// into out[position * positionStride + o]; gradients past the plane are zero.
+void transformGradientTileChannelLanes(const float* rows, int64_t tr, int64_t tc, const LanePlan& p,
+                                       float* out, int64_t positionStride) {
+  const D d;
+  const int64_t channels = p.paddedOutChannels();
+  const int64_t rowsInPlane = std::min<int64_t>(kTileSide, p.outH - kTileSide * tr);
+  const int64_t columns = std::min<int64_t>(kTileSide, p.outW - kTileSide * tc);
+  for (int64_t o = 0; o < channels; o += kLanes) {
+    V h[kTileSide][kPatchSide];  // A along each output row
+    for (int r = 0; r < kTileSide; ++r) {
+      V y[kTileSide];
+      for (int c = 0; c < kTileSide; ++c)
+        y[c] = r < rowsInPlane && c < columns
+                   ? hn::LoadU(d, rows + (r * p.outW + kTileSide * tc + c) * channels + o)
+                   : hn::Zero(d);
+      outputTransformTransposed8(y, h[r]);
+    }
+    for (int j = 0; j < kPatchSide; ++j) {
+      const V column[kTileSide] = {h[0][j], h[1][j], h[2][j], h[3][j]};
+      V m[kPatchSide];
+      outputTransformTransposed8(column, m);
+      for (int i = 0; i < kPatchSide; ++i)
+        hn::StoreU(m[i], d, out + (i * kPatchSide + j) * positionStride + o);
+    }
+  }
+}
+
+// Input channels x vectors of output channels of one position's sums over `tiles` (V's lanes
+// and dMᵀ's rows), added to du[c * duRow + o]: at AVX-512 5 x 4 (20 sums, 4 loads and 5
+// broadcasts a step), at AVX2 4 x 3 (12 sums, 3 loads and 4 broadcasts).
+#if HWY_TARGET == HWY_AVX3
+constexpr int kGradientIns = 5, kGradientOutVectors = 4;
+#else
+constexpr int kGradientIns = 4, kGradientOutVectors = 3;
+#endif
+
+template <int kIns, int kOutVectors>
+void gradientBlock(const float* v, int64_t tileStride, const float* dm, int64_t dmRow,
+                   int64_t tiles, float* du, int64_t duRow) {
+  const D d;
+  V acc[kIns][kOutVectors];
+  HWY_UNROLL(5)
+  for (int c = 0; c < kIns; ++c) HWY_UNROLL(4)
+  for (int o = 0; o < kOutVectors; ++o) acc[c][o] = hn::Zero(d);
+  for (int64_t t = 0; t < tiles; ++t) {
+    V g[kOutVectors];
+    HWY_UNROLL(4)
+    for (int o = 0; o < kOutVectors; ++o) g[o] = hn::LoadU(d, dm + t * dmRow + o * kLanes);
+    HWY_UNROLL(5)
+    for (int c = 0; c < kIns; ++c) {
+      const V x = hn::Set(d, v[c * tileStride + t]);
+      HWY_UNROLL(4)
+      for (int o = 0; o < kOutVectors; ++o) acc[c][o] = hn::MulAdd(x, g[o], acc[c][o]);
+    }
+  }
+  HWY_UNROLL(5)
+  for (int c = 0; c < kIns; ++c) HWY_UNROLL(4)
+  for (int o = 0; o < kOutVectors; ++o) {
+    float* sum = du + c * duRow + o * kLanes;
+    hn::StoreU(hn::Add(hn::LoadU(d, sum), acc[c][o]), d, sum);
+  }
+}
+
+using GradientKernel = void (*)(const float*, int64_t, const float*, int64_t, int64_t, float*,
+                                int64_t);
+template <int kIns, int kOutVectors>
+struct GradientKernelFor {
+  static constexpr GradientKernel kernel = &gradientBlock<kIns, kOutVectors>;
+};
+constexpr auto kGradientKernels =
+    kernelTable<GradientKernelFor, kGradientIns, kGradientOutVectors>();
 
 }  // namespace
 
@@ -456,6 +564,69 @@ void laneBackwardDataGroup(const float* dy, const float* weights, float* dx, int
                                acc + c * p.adjointRows() * p.adjointWidth() * kLanes);
     }
   storeInputGradient(acc, count, p, dx);
+}
+
+// One group's part of dU (`du`, [position][in][padded out]) and of the bias gradient (`dbias`; the
+// sum of a tile's dy is its dM at position (1, 1)): `count` images of x and dy from `x` and `dy`
+// on.
+void laneGradientGroup(const float* x, const float* dy, int64_t count, const LanePlan& p,
+                       float* scratch, float* du, float* dbias) {
+  const D d;
+  float* patch = scratch;
+  float* v = patch + kLanePositions * kLanes;
+  float* dm = v + kLanePositions * p.transformedStride();
+  float* rows = dm + kLanePositions * p.gradientPositionStride();
+  const int64_t channels = p.paddedOutChannels(), positionStride = p.gradientPositionStride();
+  const int64_t planeIn = p.inH * p.inW, tileStride = p.tilesPerChunk * kLanes;
+  const int64_t vectors = channels / kLanes;
+  const int64_t blocks = evenBlocks(vectors, kGradientOutVectors);
+  for (int64_t tr = 0; tr < p.tilesH; ++tr)
+    for (int64_t tc0 = 0; tc0 < p.tilesW; tc0 += p.tilesPerChunk) {
+      const int64_t tiles = std::min(p.tilesPerChunk, p.tilesW - tc0);
+      for (int64_t c = 0; c < p.inChannels; ++c)
+        for (int64_t t = 0; t < tiles; ++t) {
+          loadPatch(x + c * planeIn, p.inImage(), count, kTileSide * tr - p.padTop,
+                    kTileSide * (tc0 + t) - p.padLeft, p, patch);
+          transformPatch(patch, v + (c * p.tilesPerChunk + t) * kLanes, p.transformedStride());
+        }
+      // dMᵀ rows (tile, image); the rows of lanes past the group's images are zero, as V's are.
+      for (int64_t n = 0; n < kLanes; ++n) {
+        if (n < count) transposeGradientRows(dy + n * p.outImage(), tr, p, rows);
+        for (int64_t t = 0; t < tiles; ++t) {
+          float* out = dm + (t * kLanes + n) * channels;
+          if (n < count) {
+            transformGradientTileChannelLanes(rows, tr, tc0 + t, p, out, positionStride);
+            continue;
+          }
+          for (int64_t position = 0; position < kLanePositions; ++position)
+            for (int64_t o = 0; o < channels; o += kLanes)
+              hn::StoreU(hn::Zero(d), d, out + position * positionStride + o);
+        }
+      }
+      const int64_t sums = tiles * kLanes;
+      for (int64_t position = 0; position < kLanePositions; ++position) {
+        const float* vp = v + position * p.transformedStride();
+        const float* dmp = dm + position * positionStride;
+        float* part = du + position * p.inChannels * channels;
+        for (int64_t i = 0, o = 0; i < blocks; ++i) {
+          const int64_t block = evenBlock(vectors, blocks, i);
+          for (int64_t c = 0; c < p.inChannels; c += kGradientIns) {
+            const int64_t ins = std::min<int64_t>(kGradientIns, p.inChannels - c);
+            kGradientKernels[static_cast<size_t>(ins - 1)][static_cast<size_t>(block - 1)](
+                vp + c * tileStride, tileStride, dmp + o * kLanes, channels, sums,
+                part + c * channels + o * kLanes, channels);
+          }
+          o += block;
+        }
+      }
+      const float* totals = dm + (kPatchSide + 1) * positionStride;  // position (1, 1)
+      for (int64_t o = 0; o < channels; o += kLanes) {
+        V total = hn::LoadU(d, dbias + o);
+        for (int64_t k = 0; k < sums; ++k)
+          total = hn::Add(total, hn::LoadU(d, totals + k * channels + o));
+        hn::StoreU(total, d, dbias + o);
+      }
+    }
 }
 
 // Tile rows [firstRow, lastRow) of the group of `count` images from x on, into y.
@@ -550,6 +721,32 @@ void runLaneMaxPoolingForward(const LanePlan& p, const Tensor& x, const Tensor& 
 #else
   (void)p, (void)x, (void)w, (void)bias, (void)pooled, (void)f, (void)poolG, (void)argmax,
       (void)scratch;
+#endif
+}
+
+int64_t laneBackwardWeightsScratchFloats(const LanePlan& p, int threads) {
+  return threads * wholeCacheLines(p.gradientThreadFloats()) +
+         chunksOf(p.groups()).count * p.gradientPartFloats();
+}
+
+void runLaneBackwardWeights(const LanePlan& p, const Tensor& x, const Tensor& dy, Tensor& dw,
+                            Tensor& db, float* scratch) {
+#ifdef DL4CPP_X86_KERNELS
+  const int threads = singleThreaded() ? 1 : omp_get_max_threads();
+  const int64_t perThread = wholeCacheLines(p.gradientThreadFloats());
+  const int64_t partFloats = p.gradientPartFloats();
+  const int64_t biasOffset = partFloats - p.paddedOutChannels();
+  float* parts = scratch + threads * perThread;
+  const auto group = highwayKernel(&N_AVX3::laneGradientGroup, &N_AVX2::laneGradientGroup);
+  sumInChunks(p.groups(), partFloats, parts, [&](int64_t g, int thread, float* part) {
+    const int64_t first = g * p.lanes, count = std::min(p.lanes, p.images - first);
+    group(x.data() + first * p.inImage(), dy.data() + first * p.outImage(), count, p,
+          scratch + thread * perThread, part, part + biasOffset);
+  });
+  laneWeightsFromTransformed(parts, p, dw);
+  if (!db.empty()) std::copy(parts + biasOffset, parts + biasOffset + p.outChannels, db.data());
+#else
+  (void)p, (void)x, (void)dy, (void)dw, (void)db, (void)scratch;
 #endif
 }
 

@@ -90,7 +90,6 @@ HWY_INLINE void loadPatchColumns(const float* in, V (&columns)[kPatch]) {
 template <int kKernel>
 void transformInputChannel(const float* padded, int64_t tileRows, const Plan& p, float* rows,
                            float* out, int64_t positionStride) {
-  constexpr int kTile = kTileOf<kKernel>;
   const D d;
   const int64_t plane = p.rowTransformPlane();
   for (int64_t y = 0; y < kTile * tileRows + kKernel - 1; ++y) {
@@ -163,7 +162,6 @@ void padChannels(const float* image, int64_t channels, int64_t height, int64_t w
 template <int kKernel>
 void transformInput(const float* image, int64_t firstTileRow, int64_t tileRows, const Plan& p,
                     const ItemScratch& s, int64_t first = 0) {
-  constexpr int kTile = kTileOf<kKernel>;
   // The planes' slack reaches the last vector's lanes past the item's tiles: zeros there keep
   // whatever the scratch held before (NaN, say) out of the products.
   std::fill(s.rowTransforms, s.rowTransforms + p.rowTransformFloats(), 0.0f);
@@ -235,20 +233,6 @@ inline void multiply(const float* weights, int64_t tiles, const Plan& p, const I
       t += block;
     }
   }
-}
-
-// F(2, 5)'s A (a, b): the 1-D expansion of two outputs' gradients to the patch's six positions:
-// a, a + b, a - b, a + 2b, a - 2b, b.
-template <int kKernel>
-HWY_INLINE void gradientExpansion(V a, V b, V (&out)[kPatch]) {
-  static_assert(kKernel == 5);
-  const V two = hn::Set(D(), 2.0f);
-  out[0] = a;
-  out[1] = hn::Add(a, b);
-  out[2] = hn::Sub(a, b);
-  out[3] = hn::MulAdd(two, b, a);
-  out[4] = hn::NegMulAdd(two, b, a);
-  out[5] = b;
 }
 
 inline ItemScratch itemScratch(const Plan& p, float* scratch) {

@@ -45,21 +45,15 @@ Plan planFor(int64_t kernel, const Shape& in, int64_t outChannels, int64_t outH,
   return p;
 }
 
-// G, the weight transform (6 rows of `kernel`): U = G g Gᵀ, and the weight gradient
-// dW = Gᵀ dU G. F(4x4, 3x3) and F(2x2, 5x5), on the points 0, 1, -1, 2, -2 and ∞ (row i of a
-// finite point q: q^j / Π over the other points (q - point)).
+// G, the weight transform: U = G g Gᵀ, and the weight gradient dW = Gᵀ dU G. F(4x4, 3x3), on the
+// points 0, 1, -1, 2, -2 and ∞ (row i of a finite point q: q^j / Π over the other points
+// (q - point)).
 constexpr float kG43[6][3] = {{1.0f / 4, 0, 0},
                               {-1.0f / 6, -1.0f / 6, -1.0f / 6},
                               {-1.0f / 6, 1.0f / 6, -1.0f / 6},
                               {1.0f / 24, 2.0f / 24, 4.0f / 24},
                               {1.0f / 24, -2.0f / 24, 4.0f / 24},
                               {0, 0, 1}};
-constexpr float kG25[6][5] = {{1.0f / 4, 0, 0, 0, 0},
-                              {-1.0f / 6, -1.0f / 6, -1.0f / 6, -1.0f / 6, -1.0f / 6},
-                              {-1.0f / 6, 1.0f / 6, -1.0f / 6, 1.0f / 6, -1.0f / 6},
-                              {1.0f / 24, 2.0f / 24, 4.0f / 24, 8.0f / 24, 16.0f / 24},
-                              {1.0f / 24, -2.0f / 24, 4.0f / 24, -8.0f / 24, 16.0f / 24},
-                              {0, 0, 0, 0, 1}};
 // F(4x4, 5x5), on the points 0, 1, -1, 2, -2, 1/2, -1/2 and ∞ (the row of 0 negated, as its input
 // transform's row is: WinogradImageLanes.cpp).
 constexpr float kG45[8][5] = {{1, 0, 0, 0, 0},
@@ -71,30 +65,17 @@ constexpr float kG45[8][5] = {{1, 0, 0, 0, 0},
                               {32.0f / 45, -16.0f / 45, 8.0f / 45, -4.0f / 45, 2.0f / 45},
                               {0, 0, 0, 0, 1}};
 
-// G of a kernel size's scheme, as a compile-time table: the transforms below are templates on the
-// size, so that their small loops unroll (with the size a run-time value they took 4-6% of a
-// pass).
-template <int K>
-constexpr const float (&weightTransform())[kPatch][K] {
-  if constexpr (K == 3)
-    return kG43;
-  else
-    return kG25;
-}
-
-template <int K>
-void weightsFromTransformedOf(const float* du, const Plan& p, Tensor& dw) {
-  constexpr int64_t k = K, patch = kPatch;
-  constexpr const float(&G)[kPatch][K] = weightTransform<K>();
+// dW[o][c] = Gᵀ dU G, dU of the plane (o, c) at du[position * positionStride + o * outStride +
+// c * inStride].
+template <int K, int P>
+void weightsFromTransformedWith(const float (&G)[P][K], const float* du, int64_t positionStride,
+                                int64_t outStride, int64_t inStride, Tensor& dw) {
+  constexpr int64_t k = K, patch = P;
   const int64_t outs = dw.dim(0), ins = dw.dim(1);
-  const bool channelLanes = channelLanesGradient(k);
-  const int64_t positionStride = channelLanes ? ins * p.paddedOutChannels() : outs * ins;
-  const int64_t outStride = channelLanes ? 1 : ins;
-  const int64_t inStride = channelLanes ? p.paddedOutChannels() : 1;
   float* grad = dw.data();
   for (int64_t o = 0; o < outs; ++o)
     for (int64_t c = 0; c < ins; ++c) {
-      float ug[kPatch][5] = {};  // dU G
+      float ug[P][K] = {};  // dU G
       for (int64_t a = 0; a < patch; ++a)
         for (int64_t b = 0; b < patch; ++b) {
           const float u = du[(a * patch + b) * positionStride + o * outStride + c * inStride];
@@ -152,22 +133,20 @@ Plan backwardDataPlan(const Shape& dx, const Shape& w, const WindowGeometry& g) 
 
 Plan gradientPlan(const Shape& x, const Shape& dw, const WindowGeometry& g) {
   return planFor(g.kernelH, x, dw[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft,
-                 g.kernelH == 3 ? kTargetGradientTilesPerItem3x3 : kTargetGradientTilesPerItem5x5,
-                 true);
+                 kTargetGradientTilesPerItem3x3, true);
 }
 
 void weightsFromTransformed(const float* du, const Plan& p, Tensor& dw) {
-  if (dw.dim(2) == 3)
-    weightsFromTransformedOf<3>(du, p, dw);
-  else
-    weightsFromTransformedOf<5>(du, p, dw);
+  weightsFromTransformedWith(kG43, du, p.outChannels * p.inChannels, p.inChannels, 1, dw);
 }
 
 void transformWeights(const Tensor& w, WeightsFor pass, float* u) {
-  if (w.dim(2) == 3)
-    transformWeightsWith(weightTransform<3>(), w, pass, u);
-  else
-    transformWeightsWith(weightTransform<5>(), w, pass, u);
+  transformWeightsWith(kG43, w, pass, u);
+}
+
+void laneWeightsFromTransformed(const float* du, const LanePlan& p, Tensor& dw) {
+  weightsFromTransformedWith(kG45, du, p.inChannels * p.paddedOutChannels(), 1,
+                             p.paddedOutChannels(), dw);
 }
 
 void transformLaneWeights(const Tensor& w, WeightsFor pass, float* u) {

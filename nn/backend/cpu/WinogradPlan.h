@@ -5,6 +5,7 @@
 // lives here).
 #include <dl4cpp/nn/backend/OpTypes.h>
 #include <dl4cpp/nn/backend/cpu/Activations.h>
+#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 #include <dl4cpp/nn/tensor/Tensor.h>
 
 #include <algorithm>
@@ -18,35 +19,23 @@ namespace winograd {
 inline constexpr int64_t kMaxLanes = 16;
 // Tiles per work item the planner aims at, so that an item's transformed input and products
 // (positions x channels x tiles, both) stay within a core's L2 for 64 channels: 32 of F(4x4, 3x3)
-// (36 positions each). The 3x3 weight gradient's items
-// hold V and dM and end in one reduction per position, input and output channel, which wants them
-// as large as the same footprint allows: 96 tiles.
+// (36 positions each). The weight gradient's items hold V and dM and end in one reduction per
+// position, input and output channel, which wants them as large as the same footprint allows: 96
+// tiles.
 inline constexpr int64_t kTargetTilesPerItem3x3 = 32;
 inline constexpr int64_t kTargetGradientTilesPerItem3x3 = 96;
-// With output channels in the lanes (5x5) the weight gradient has no per-item reductions, so its
-// items stay small: one of LeNet's images, whose V, dMᵀ and dU (36 positions) then fit a 512 KiB
-// L2 together.
-inline constexpr int64_t kTargetGradientTilesPerItem5x5 = 16;
 
 constexpr int64_t roundUp(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
 
-// Every pass runs F(4x4, 3x3) at 3x3 (2.25 multiplications per output and input channel where
-// F(2x2, 3x3) would have 4, and fewer transformed values per output) and the weight gradient
-// F(2x2, 5x5) at 5x5: tiles of tileFor(kernel) x tileFor(kernel) outputs, both from 6x6 patches.
-// The transforms take vectors of consecutive tiles across tile rows, however narrow the rows:
-// LeNet's 5x5 convolution has rows of 4 tiles (half an AVX2 vector), VGG's 14x14 planes rows of 4
-// tiles of 4x4 outputs. (The other 5x5 passes run F(4x4, 5x5) with images in the lanes: LanePlan
-// below.)
-constexpr int64_t tileFor(int64_t kernel) { return kernel == 3 ? 4 : 2; }
-template <int kKernel>
-inline constexpr int kTileOf = static_cast<int>(tileFor(kKernel));
+// The passes on Plan run F(4x4, 3x3) (2.25 multiplications per output and input channel where
+// F(2x2, 3x3) would have 4, and fewer transformed values per output): tiles of 4x4 outputs from
+// 6x6 patches. The transforms take vectors of consecutive tiles across tile rows, however narrow
+// the rows: VGG's 14x14 planes have rows of 4 tiles. (5x5 convolutions run F(4x4, 5x5) with images
+// in the lanes: LanePlan below.)
+inline constexpr int kTile = 4;
 inline constexpr int kPatch = 6;
 
-// The weight gradient sums with output channels in the lanes at 5x5, with tiles in the lanes at
-// 3x3 (WinogradWeightGradient.cpp).
-constexpr bool channelLanesGradient(int64_t kernel) { return kernel == 5; }
-
-// One pass's geometry: a forward convolution with a `kernel` x `kernel` window (3 or 5) of
+// One pass's geometry: a forward convolution with a 3x3 window (`kernel`) of
 // `inChannels` planes of inH x inW into `outChannels` planes of outH x outW, the input padded by
 // padTop rows and padLeft columns (the other sides read zeros wherever a tile reaches past the
 // input). Each tile is tile() x tile() outputs from a patch() x patch() input patch.
@@ -58,7 +47,7 @@ struct Plan {
   int64_t imagesPerItem;  // the weight gradient's items of small images: whole images, several
   int64_t tileStride;     // floats from one channel's (or position's) tiles to the next in scratch
   int64_t paddedW;        // the zero-padded input rows an item transforms
-  int64_t tile() const { return tileFor(kernel); }
+  int64_t tile() const { return kTile; }
   int64_t patch() const { return kernel + tile() - 1; }
   // Transformed tiles have patch() x patch() positions; each position's products are one matrix
   // product.
@@ -85,28 +74,12 @@ struct Plan {
   }
   int64_t weightFloats() const { return positions() * inChannels * outChannels; }
 
-  // The weight gradient at 5x5 keeps output channels in the lanes, padded to whole
-  // vectors; with tiles in the lanes its dM [position][out][tile] takes the products' place.
+  // The weight gradient: its dM [position][out][tile] takes the products' place; the images'
+  // groups of imagesPerItem are summed in chunks (sumInChunks), each chunk's part of dU
+  // [position][out][in] and of the bias gradient (padded to whole vectors) on its own.
+  int64_t groups() const { return (images + imagesPerItem - 1) / imagesPerItem; }
   int64_t paddedOutChannels() const { return roundUp(outChannels, kMaxLanes); }
-  int64_t itemTiles() const { return imagesPerItem * tileRowsPerItem * tilesW; }
-  // dMᵀ [position][tile][out] of an item, then one image's dy rows [row][column][out]. Positions
-  // are a cache line more than their tiles apart: at a multiple of 4 KB (16 tiles of 64 outputs)
-  // the stores of one tile's positions would all fall in one set of the L1 cache.
-  int64_t gradientPositionStride() const { return itemTiles() * paddedOutChannels() + kMaxLanes; }
-  int64_t gradientTransformFloats() const { return positions() * gradientPositionStride(); }
-  int64_t gradientRowFloats() const { return 4 * tileRowsPerItem * tilesW * paddedOutChannels(); }
-  int64_t gradientThreadFloats() const {
-    if (!channelLanesGradient(kernel)) return threadFloats();
-    return 2 * paddedRows() * paddedW + rowTransformFloats() + transformedFloats() +
-           gradientTransformFloats() + gradientRowFloats();
-  }
-  // A chunk's part of dU ([position][in][out], padded outputs, at 5x5; else
-  // [position][out][in]) and of the bias gradient (WinogradWeightGradient.cpp sums the images in
-  // chunks).
-  int64_t gradientPartFloats() const {
-    return channelLanesGradient(kernel) ? (positions() * inChannels + 1) * paddedOutChannels()
-                                        : weightFloats() + paddedOutChannels();
-  }
+  int64_t gradientPartFloats() const { return weightFloats() + paddedOutChannels(); }
 };
 
 // F(4x4, 5x5) with images in the lanes (WinogradImageLanes.cpp): the 5x5 forward pass. Each
@@ -151,6 +124,27 @@ struct LanePlan {
   int64_t adjointThreadFloats() const {
     return threadFloats() + inChannels * adjointRows() * adjointWidth() * lanes;
   }
+  // The weight gradient sums dU [position][in][out] with output channels in the lanes, padded to
+  // whole vectors: per position, V (input channels x a chunk's tiles of each image) times dMᵀ
+  // (the same tiles x output channels).
+  int64_t paddedOutChannels() const { return roundUp(outChannels, lanes); }
+  // dMᵀ [position][tile][image][out] of a chunk, a cache line more than its tiles apart (as V).
+  int64_t gradientPositionStride() const {
+    return tilesPerChunk * lanes * paddedOutChannels() + kMaxLanes;
+  }
+  // One image's dy rows of a tile row transposed to [pixel][out], in whole vectors of pixels.
+  int64_t gradientRowFloats() const {
+    return roundUp(kLaneTile * outW, lanes) * paddedOutChannels();
+  }
+  // Per thread: a patch, V and dMᵀ of a chunk, and one image's transposed dy rows.
+  int64_t gradientThreadFloats() const {
+    return kLanePositions * (lanes + transformedStride() + gradientPositionStride()) +
+           gradientRowFloats();
+  }
+  // A chunk's part of dU and of the bias gradient (the images are summed in chunks of groups).
+  int64_t gradientPartFloats() const {
+    return (kLanePositions * inChannels + 1) * paddedOutChannels();
+  }
 };
 LanePlan lanePlan(const Shape& x, const Shape& w, const WindowGeometry& g);
 
@@ -186,8 +180,43 @@ void transformWeights(const Tensor& w, WeightsFor pass, float* u);
 void transformLaneWeights(const Tensor& w, WeightsFor pass, float* u);
 
 // dW = Gᵀ dU G of every weight plane, from the chunks' summed part of dU (Plan's
-// gradientPartFloats: [position][in][padded out] at 5x5, else [position][out][in]).
+// gradientPartFloats: [position][out][in]).
 void weightsFromTransformed(const float* du, const Plan& p, Tensor& dw);
+// The same for F(4x4, 5x5), from dU [position][in][padded out] (LanePlan's gradientPartFloats).
+void laneWeightsFromTransformed(const float* du, const LanePlan& p, Tensor& dw);
+
+// The weight gradients sum a batch's groups of images in at most kMaxChunks chunks of consecutive
+// groups, each chunk's part (partFloats) on its own, the parts then added in chunk order: a split
+// that depends on the batch (and the level's lanes) only, so that the result does not depend on
+// the thread count.
+inline constexpr int64_t kMaxChunks = 16;
+struct Chunks {
+  int64_t count, groupsPerChunk;
+};
+inline Chunks chunksOf(int64_t groups) {
+  const int64_t perChunk = (groups + kMaxChunks - 1) / kMaxChunks;
+  return {(groups + perChunk - 1) / perChunk, perChunk};
+}
+// sumGroup(group, thread, part) for every group into its chunk's part of `parts` (zeroed first, on
+// the thread that adds into it, so that it is in that thread's cache), chunks in parallel; then the
+// parts added in chunk order into the first.
+template <class SumGroup>
+void sumInChunks(int64_t groups, int64_t partFloats, float* parts, const SumGroup& sumGroup) {
+  const Chunks chunks = chunksOf(groups);
+  parallelForOnThreads(chunks.count, [&](int64_t chunk, int thread) {
+    float* part = parts + chunk * partFloats;
+    std::fill(part, part + partFloats, 0.0f);
+    const int64_t last = std::min(groups, (chunk + 1) * chunks.groupsPerChunk);
+    for (int64_t group = chunk * chunks.groupsPerChunk; group < last; ++group)
+      sumGroup(group, thread, part);
+  });
+  parallelRanges(partFloats, [&](int64_t begin, int64_t end) {
+    for (int64_t chunk = 1; chunk < chunks.count; ++chunk) {
+      const float* part = parts + chunk * partFloats;
+      for (int64_t i = begin; i < end; ++i) parts[i] += part[i];
+    }
+  });
+}
 
 // A BackendError naming `pass` unless the kernels run (winogradConvolutionSupported) and w is the
 // window's kernel.
@@ -201,6 +230,11 @@ int64_t laneForwardScratchFloats(const LanePlan& p, int threads);
 void runLaneForward(const LanePlan& p, const Tensor& x, const Tensor& w, const float* bias,
                     float* y, float* scratch, const FusedActivation& f);
 int64_t laneMaxPoolingForwardScratchFloats(const LanePlan& p, int threads);
+// The weight gradient, images summed in chunks of consecutive groups (WinogradImageLanes.cpp says
+// how), p the forward pass's plan.
+int64_t laneBackwardWeightsScratchFloats(const LanePlan& p, int threads);
+void runLaneBackwardWeights(const LanePlan& p, const Tensor& x, const Tensor& dy, Tensor& dw,
+                            Tensor& db, float* scratch);
 // Backward data as the forward pass's adjoint, groups in parallel (p: the forward pass's plan).
 int64_t laneBackwardDataScratchFloats(const LanePlan& p, int threads);
 void runLaneBackwardData(const LanePlan& p, const Tensor& dy, const Tensor& w, Tensor& dx,

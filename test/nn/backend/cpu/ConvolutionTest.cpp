@@ -314,20 +314,17 @@ TEST_SUITE("nn/backend/cpu") {
     checkAgainstReference({2, 11, 9, 9, 7, 3, 1, 1});
   }
 
-  // The 5x5 weight gradient runs F(2x2, 5x5) on flat tiles, forward and backward data F(4x4, 5x5)
-  // with images in the lanes (groups of 16 images at avx512, 8 at avx2; chunks of 2 tiles of a
-  // tile row).
+  // Every 5x5 pass runs F(4x4, 5x5) with images in the lanes: groups of 16 images at avx512, 8 at
+  // avx2; chunks of 2 tiles of a tile row.
   TEST_CASE(
-      "Convolution: 5x5 at stride 1 (Winograd F(2x2, 5x5) and F(4x4, 5x5)) matches the "
+      "Convolution: 5x5 at stride 1 (Winograd F(4x4, 5x5), images in the lanes) matches the "
       "reference") {
-    checkAgainstReference({3, 20, 12, 12, 50, 5, 1, 0});  // LeNet's second: 4 (2) tiles a row
+    checkAgainstReference({3, 20, 12, 12, 50, 5, 1, 0});  // LeNet's second: 2 tiles a row
     checkAgainstReference({2, 9, 13, 11, 6, 5, 1, 0});    // 9x7 outputs: odd rows and columns
-    checkAgainstReference({2, 8, 70, 9, 5, 5, 1, 2});     // padding 2; items of 12 tile rows;
-                                                          // forward chunks of 2 + 1 tiles
+    checkAgainstReference({2, 8, 70, 9, 5, 5, 1, 2});     // padding 2: chunks of 2 + 1 tiles
     checkAgainstReference({1, 10, 6, 5, 3, 5, 1, 4});     // padding 4: 10x9 outputs
-    checkAgainstReference({19, 8, 6, 6, 17, 5, 1, 0, 1, false});  // 1 tile an image: gradient
-                                                                  // items of 16 + 3 images, groups
-                                                                  // of 16 + 3 (8 + 8 + 3); no bias
+    checkAgainstReference({19, 8, 6, 6, 17, 5, 1, 0, 1, false});  // 1 tile an image: groups of
+                                                                  // 16 + 3 (8 + 8 + 3); no bias
     checkAgainstReference({2, 12, 1, 1, 4, 5, 1, 2});             // a 1x1 image
   }
 
