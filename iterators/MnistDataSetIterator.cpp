@@ -10,6 +10,7 @@ namespace dl4cpp {
 namespace {
 
 namespace fs = std::filesystem;
+constexpr int64_t kCacheLineBytes = 64;
 
 // `dir/name` if it is a regular file, else `dir/name.gz` if that is one; failing both, the first
 // that exists at all, so that the reader says what it is instead (a directory, a FIFO, ...).
@@ -96,6 +97,12 @@ DataSet MnistDataSetIterator::next() {
   float* f = ds.features.data();
   float* l = ds.labels.data();
   for (int64_t r = 0; r < n; ++r) {
+    // The image after next, line by line: shuffled images are scattered over 47 MB, and a load
+    // miss at each one's first line stalled the conversion (most of next()'s time).
+    if (r + 2 < n) {
+      const uint8_t* ahead = images_.image(order_[static_cast<size_t>(cursor_ + r + 2)]);
+      for (int64_t c = 0; c < cols; c += kCacheLineBytes) __builtin_prefetch(ahead + c);
+    }
     const int64_t example = order_[static_cast<size_t>(cursor_ + r)];
     const uint8_t* px = images_.image(example);
     float* row = f + r * cols;
