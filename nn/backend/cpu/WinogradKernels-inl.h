@@ -46,8 +46,8 @@ constexpr int kSums = 12;
 constexpr int kMaxOutBlock = kSums;
 constexpr int64_t outBlockFor(int64_t vectors) { return kSums / vectors; }
 
-// The 1-D input transform Bᵀ d of a 6x6 patch's row or column, F(2, 5)'s and F(4, 3)'s (the same
-// points, 0, ±1, ±2 and ∞; Lavin and Gray's): 4 d0 - 5 d2 + d4, (d4 - 4 d2) ± (d3 - 4 d1),
+// F(4, 3)'s 1-D input transform Bᵀ d of a 6x6 patch's row or column (the points 0, ±1, ±2 and ∞;
+// Lavin and Gray's): 4 d0 - 5 d2 + d4, (d4 - 4 d2) ± (d3 - 4 d1),
 // (d4 - d2) ± 2 (d3 - d1), 4 d1 - 5 d3 + d5.
 HWY_INLINE void inputTransform(const V (&d)[kPatch], V (&out)[kPatch]) {
   const D df;

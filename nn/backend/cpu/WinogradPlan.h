@@ -82,7 +82,7 @@ struct Plan {
   int64_t gradientPartFloats() const { return weightFloats() + paddedOutChannels(); }
 };
 
-// F(4x4, 5x5) with images in the lanes (WinogradImageLanes.cpp): the 5x5 forward pass. Each
+// F(4x4, 5x5) with images in the lanes (WinogradImageLanes.cpp): the 5x5 passes. Each
 // vector holds one tile of `lanes` consecutive images (a group), so that the transforms run on
 // whole vectors whatever the image size: LeNet's 8x8 outputs are 2x2 tiles of 4x4, which as vectors
 // of tiles along rows would fill an eighth of a 16-lane vector. Each tile is computed from the 8x8
@@ -158,7 +158,7 @@ struct ItemScratch {
   float* products;
 };
 
-// The passes' plans (the 3x3 forward pass and backward data, the weight gradient at 3x3 and 5x5).
+// The 3x3 passes' plans.
 // Backward data at 3x3 runs as a forward pass over dy (O input channels, C outputs, padding
 // kernel - 1 - p). The weight gradient's items are several whole images where those are small,
 // larger with tiles in the lanes: each then ends in reductions of vectors of sums, one per
@@ -222,26 +222,24 @@ void sumInChunks(int64_t groups, int64_t partFloats, float* parts, const SumGrou
 // window's kernel.
 void checkSupported(const WindowGeometry& g, const Shape& w, const char* pass);
 
-// The 5x5 forward pass with images in the lanes (WinogradImageLanes.cpp), alone (f on each item's
-// output rows) or with MAX pooling (each group's output in a per-thread buffer, f and the pooling
-// there, as winogradConvolutionMaxPoolingForward says), `scratch` as the functions before each size
-// it.
+// The 5x5 passes with images in the lanes (WinogradImageLanes.cpp), each on the forward pass's
+// LanePlan, `scratch` as the function before each sizes it. Forward alone (f on each item's output
+// rows) or with MAX pooling (each group's output in a per-thread buffer, f and the pooling there,
+// as winogradConvolutionMaxPoolingForward says); backward data as the forward pass's adjoint,
+// groups in parallel; the weight gradient with the groups summed in chunks (sumInChunks).
 int64_t laneForwardScratchFloats(const LanePlan& p, int threads);
 void runLaneForward(const LanePlan& p, const Tensor& x, const Tensor& w, const float* bias,
                     float* y, float* scratch, const FusedActivation& f);
 int64_t laneMaxPoolingForwardScratchFloats(const LanePlan& p, int threads);
-// The weight gradient, images summed in chunks of consecutive groups (WinogradImageLanes.cpp says
-// how), p the forward pass's plan.
-int64_t laneBackwardWeightsScratchFloats(const LanePlan& p, int threads);
-void runLaneBackwardWeights(const LanePlan& p, const Tensor& x, const Tensor& dy, Tensor& dw,
-                            Tensor& db, float* scratch);
-// Backward data as the forward pass's adjoint, groups in parallel (p: the forward pass's plan).
-int64_t laneBackwardDataScratchFloats(const LanePlan& p, int threads);
-void runLaneBackwardData(const LanePlan& p, const Tensor& dy, const Tensor& w, Tensor& dx,
-                         float* scratch);
 void runLaneMaxPoolingForward(const LanePlan& p, const Tensor& x, const Tensor& w,
                               const float* bias, Tensor& pooled, const FusedActivation& f,
                               const WindowGeometry& poolG, uint8_t* argmax, float* scratch);
+int64_t laneBackwardDataScratchFloats(const LanePlan& p, int threads);
+void runLaneBackwardData(const LanePlan& p, const Tensor& dy, const Tensor& w, Tensor& dx,
+                         float* scratch);
+int64_t laneBackwardWeightsScratchFloats(const LanePlan& p, int threads);
+void runLaneBackwardWeights(const LanePlan& p, const Tensor& x, const Tensor& dy, Tensor& dw,
+                            Tensor& db, float* scratch);
 
 }  // namespace winograd
 }  // namespace dl4cpp::cpu
