@@ -60,9 +60,7 @@ HWY_INLINE void storeRun(const float* src, float* dst, int64_t n) {
 // F(4, 3)'s 1-D output transform Aᵀ m of a patch's values into kTile outputs, on the points 0,
 // ±1, ±2 and ∞: m0 + m1 + m2 + m3 + m4, (m1 - m2) + 2 (m3 - m4), (m1 + m2) + 4 (m3 + m4),
 // (m1 - m2) + 8 (m3 - m4) + m5.
-template <int kKernel>
 HWY_INLINE void outputTransform(const V (&m)[kPatch], V (&out)[kTile]) {
-  static_assert(kKernel == 3 && kTile == 4);
   const D d;
   const V sum12 = hn::Add(m[1], m[2]), diff12 = hn::Sub(m[1], m[2]);
   const V sum34 = hn::Add(m[3], m[4]), diff34 = hn::Sub(m[3], m[4]);
@@ -73,7 +71,6 @@ HWY_INLINE void outputTransform(const V (&m)[kPatch], V (&out)[kTile]) {
 }
 
 // Aᵀ M of kLanes tiles from `products` on: the kTile output rows' values at the patch's columns.
-template <int kKernel>
 HWY_INLINE void outputColumns(const float* products, int64_t positionStride,
                               V (&columns)[kTile][kPatch]) {
   const D d;
@@ -81,7 +78,7 @@ HWY_INLINE void outputColumns(const float* products, int64_t positionStride,
     V column[kPatch], out[kTile];
     for (int i = 0; i < kPatch; ++i)
       column[i] = hn::LoadU(d, products + (i * kPatch + j) * positionStride);
-    outputTransform<kKernel>(column, out);
+    outputTransform(column, out);
     for (int r = 0; r < kTile; ++r) columns[r][j] = out[r];
   }
 }
@@ -89,7 +86,6 @@ HWY_INLINE void outputColumns(const float* products, int64_t positionStride,
 // Every output of the item's tiles: Aᵀ M A + bias, into the image's planes. Vectors of consecutive
 // tiles across tile rows, each vector's kTile output rows going out in runs of one
 // tile row.
-template <int kKernel>
 void transformOutput(const float* bias, int64_t firstTileRow, int64_t tileRows, const Plan& p,
                      const ItemScratch& s, float* image) {
   const D d;
@@ -102,10 +98,10 @@ void transformOutput(const float* bias, int64_t firstTileRow, int64_t tileRows, 
     const float* products = s.products + o * p.tileStride;
     for (int64_t t0 = 0; t0 < tiles; t0 += kLanes) {
       V columns[kTile][kPatch];
-      outputColumns<kKernel>(products + t0, positionStride, columns);
+      outputColumns(products + t0, positionStride, columns);
       for (int r = 0; r < kTile; ++r) {
         V out[kTile];
-        outputTransform<kKernel>(columns[r], out);
+        outputTransform(columns[r], out);
         for (V& v : out) v = hn::Add(v, b);
         if constexpr (kTile == 2)
           hn::StoreInterleaved2(out[0], out[1], d, outputRows[r]);
@@ -126,14 +122,13 @@ void transformOutput(const float* bias, int64_t firstTileRow, int64_t tileRows, 
   }
 }
 
-template <int kKernel>
 void runItem(const float* in, const float* weights, const float* bias, float* out,
              int64_t firstTileRow, const Plan& p, float* scratch) {
   const ItemScratch s = itemScratch(p, scratch);
   const int64_t tileRows = std::min(p.tileRowsPerItem, p.tilesH - firstTileRow);
-  transformInput<kKernel>(in, firstTileRow, tileRows, p, s);
+  transformInput(in, firstTileRow, tileRows, p, s);
   multiply(weights, tileRows * p.tilesW, p, s);
-  transformOutput<kKernel>(bias, firstTileRow, tileRows, p, s, out);
+  transformOutput(bias, firstTileRow, tileRows, p, s, out);
 }
 
 }  // namespace
@@ -151,7 +146,7 @@ namespace {
 #ifdef DL4CPP_X86_KERNELS
 using ItemKernel = void (*)(const float*, const float*, const float*, float*, int64_t, const Plan&,
                             float*);
-ItemKernel itemKernel() { return highwayKernel(&N_AVX3::runItem<3>, &N_AVX2::runItem<3>); }
+ItemKernel itemKernel() { return highwayKernel(&N_AVX3::runItem, &N_AVX2::runItem); }
 #endif
 
 // Every item, then f on the item's output rows of each plane while they are in cache.
@@ -202,7 +197,7 @@ bool winogradConvolutionSupported(const WindowGeometry& g) {
 
 int64_t winogradForwardScratchFloats(const Shape& x, const Shape& w, const WindowGeometry& g,
                                      int threads) {
-  if (g.kernelH == 5)
+  if (winograd::imagesInLanes(g))
     return winograd::laneForwardScratchFloats(winograd::lanePlan(x, w, g), threads);
   const winograd::Plan p = winograd::forwardPlan(x, w, g);
   return p.weightFloats() + threads * p.threadFloats();
@@ -210,7 +205,7 @@ int64_t winogradForwardScratchFloats(const Shape& x, const Shape& w, const Windo
 
 int64_t winogradBackwardDataScratchFloats(const Shape& dx, const Shape& w, const WindowGeometry& g,
                                           int threads) {
-  if (g.kernelH == 5)
+  if (winograd::imagesInLanes(g))
     return winograd::laneBackwardDataScratchFloats(winograd::lanePlan(dx, w, g), threads);
   const winograd::Plan p = winograd::backwardDataPlan(dx, w, g);
   return p.weightFloats() + threads * p.threadFloats();
@@ -219,7 +214,7 @@ int64_t winogradBackwardDataScratchFloats(const Shape& dx, const Shape& w, const
 void winogradConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
                                 const WindowGeometry& g, float* scratch, const FusedActivation& f) {
   winograd::checkSupported(g, w.shape(), "forward");
-  if (g.kernelH == 5) {
+  if (winograd::imagesInLanes(g)) {
     winograd::runLaneForward(winograd::lanePlan(x.shape(), w.shape(), g), x, w,
                              b.empty() ? nullptr : b.data(), y.data(), scratch, f);
     return;
@@ -231,7 +226,7 @@ void winogradConvolutionForward(const Tensor& x, const Tensor& w, const Tensor& 
 
 int64_t winogradConvolutionMaxPoolingForwardScratchFloats(const Shape& x, const Shape& w,
                                                           const WindowGeometry& g, int threads) {
-  if (g.kernelH == 5)
+  if (winograd::imagesInLanes(g))
     return winograd::laneMaxPoolingForwardScratchFloats(winograd::lanePlan(x, w, g), threads);
   const winograd::Plan p = winograd::forwardPlan(x, w, g);
   return wholeCacheLines(p.weightFloats()) + threads * winograd::fusedThreadFloats(p);
@@ -242,7 +237,7 @@ void winogradConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, cons
                                           const WindowGeometry& g, const WindowGeometry& poolG,
                                           uint8_t* argmax, float* scratch) {
   winograd::checkSupported(g, w.shape(), "forward with max pooling");
-  if (g.kernelH == 5) {
+  if (winograd::imagesInLanes(g)) {
     winograd::runLaneMaxPoolingForward(winograd::lanePlan(x.shape(), w.shape(), g), x, w,
                                        b.empty() ? nullptr : b.data(), pooled, f, poolG, argmax,
                                        scratch);
@@ -274,7 +269,7 @@ void winogradConvolutionMaxPoolingForward(const Tensor& x, const Tensor& w, cons
 void winogradConvolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
                                      const WindowGeometry& g, float* scratch) {
   winograd::checkSupported(g, w.shape(), "backward data");
-  if (g.kernelH == 5) {
+  if (winograd::imagesInLanes(g)) {
     winograd::runLaneBackwardData(winograd::lanePlan(dx.shape(), w.shape(), g), dy, w, dx, scratch);
     return;
   }

@@ -87,9 +87,8 @@ HWY_INLINE void loadPatchColumns(const float* in, V (&columns)[kPatch]) {
 // across tile rows, however narrow the rows. Vectors may run past a row's tiles (the next row's
 // stores overwrite those lanes, and the plane has a vector's slack) and past the item's last tile
 // (into the slack of tileStride).
-template <int kKernel>
-void transformInputChannel(const float* padded, int64_t tileRows, const Plan& p, float* rows,
-                           float* out, int64_t positionStride) {
+inline void transformInputChannel(const float* padded, int64_t tileRows, const Plan& p, float* rows,
+                                  float* out, int64_t positionStride) {
   const D d;
   const int64_t plane = p.rowTransformPlane();
   for (int64_t y = 0; y < kTile * tileRows + kKernel - 1; ++y) {
@@ -159,19 +158,18 @@ void padChannels(const float* image, int64_t channels, int64_t height, int64_t w
 }
 
 // The tiles of an image's tile rows [firstTileRow, + tileRows), from tile `first` of the item on.
-template <int kKernel>
-void transformInput(const float* image, int64_t firstTileRow, int64_t tileRows, const Plan& p,
-                    const ItemScratch& s, int64_t first = 0) {
+inline void transformInput(const float* image, int64_t firstTileRow, int64_t tileRows,
+                           const Plan& p, const ItemScratch& s, int64_t first = 0) {
   // The planes' slack reaches the last vector's lanes past the item's tiles: zeros there keep
   // whatever the scratch held before (NaN, say) out of the products.
   std::fill(s.rowTransforms, s.rowTransforms + p.rowTransformFloats(), 0.0f);
-  padChannels(
-      image, p.inChannels, p.inH, p.inW, kTile * firstTileRow - p.padTop,
-      kTile * tileRows + kKernel - 1, p.padLeft, p, s.padded, [&](int64_t c, const float* padded) {
-        float* out = s.transformed + c * p.tileStride + first;
-        const int64_t positionStride = p.transformedPositionStride();
-        transformInputChannel<kKernel>(padded, tileRows, p, s.rowTransforms, out, positionStride);
-      });
+  padChannels(image, p.inChannels, p.inH, p.inW, kTile * firstTileRow - p.padTop,
+              kTile * tileRows + kKernel - 1, p.padLeft, p, s.padded,
+              [&](int64_t c, const float* padded) {
+                float* out = s.transformed + c * p.tileStride + first;
+                const int64_t positionStride = p.transformedPositionStride();
+                transformInputChannel(padded, tileRows, p, s.rowTransforms, out, positionStride);
+              });
 }
 
 // products[o][t] = Σ_c weights[c][o] · tiles[c][t] for kOut output channels and kVectors vectors

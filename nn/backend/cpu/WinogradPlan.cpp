@@ -11,10 +11,9 @@
 namespace dl4cpp::cpu::winograd {
 namespace {
 
-Plan planFor(int64_t kernel, const Shape& in, int64_t outChannels, int64_t outH, int64_t outW,
-             int64_t padTop, int64_t padLeft, int64_t targetTiles, bool wholeImages = false) {
+Plan planFor(const Shape& in, int64_t outChannels, int64_t outH, int64_t outW, int64_t padTop,
+             int64_t padLeft, int64_t targetTiles, bool wholeImages = false) {
   Plan p{};
-  p.kernel = kernel;
   const int64_t tile = p.tile();
   p.images = in[0];
   p.inChannels = in[1];
@@ -121,18 +120,17 @@ void transformWeightsWith(const float (&G)[P][K], const Tensor& w, WeightsFor pa
 }  // namespace
 
 Plan forwardPlan(const Shape& x, const Shape& w, const WindowGeometry& g) {
-  return planFor(g.kernelH, x, w[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft,
-                 kTargetTilesPerItem3x3);
+  return planFor(x, w[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft, kTargetTilesPerItem3x3);
 }
 
 Plan backwardDataPlan(const Shape& dx, const Shape& w, const WindowGeometry& g) {
   const Shape dy{dx[0], w[0], g.outH(dx[2]), g.outW(dx[3])};
-  return planFor(g.kernelH, dy, w[1], dx[2], dx[3], g.kernelH - 1 - g.padTop,
-                 g.kernelW - 1 - g.padLeft, kTargetTilesPerItem3x3);
+  return planFor(dy, w[1], dx[2], dx[3], g.kernelH - 1 - g.padTop, g.kernelW - 1 - g.padLeft,
+                 kTargetTilesPerItem3x3);
 }
 
 Plan gradientPlan(const Shape& x, const Shape& dw, const WindowGeometry& g) {
-  return planFor(g.kernelH, x, dw[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft,
+  return planFor(x, dw[0], g.outH(x[2]), g.outW(x[3]), g.padTop, g.padLeft,
                  kTargetGradientTilesPerItem3x3, true);
 }
 

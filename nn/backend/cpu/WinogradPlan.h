@@ -1,6 +1,6 @@
 #pragma once
-// What the Winograd kernel files (WinogradConvolution.cpp, WinogradAdjoint.cpp,
-// WinogradWeightGradient.cpp) share at every level: each pass's plan, the weight transforms and the
+// What the Winograd kernel files (WinogradConvolution.cpp, WinogradWeightGradient.cpp,
+// WinogradImageLanes.cpp) share at every level: each pass's plan, the weight transforms and the
 // checks (WinogradPlan.cpp; the kernel files are compiled once per level, so what all levels use
 // lives here).
 #include <dl4cpp/nn/backend/OpTypes.h>
@@ -32,15 +32,19 @@ constexpr int64_t roundUp(int64_t n, int64_t to) { return (n + to - 1) / to * to
 // 6x6 patches. The transforms take vectors of consecutive tiles across tile rows, however narrow
 // the rows: VGG's 14x14 planes have rows of 4 tiles. (5x5 convolutions run F(4x4, 5x5) with images
 // in the lanes: LanePlan below.)
+inline constexpr int kKernel = 3;
 inline constexpr int kTile = 4;
-inline constexpr int kPatch = 6;
+inline constexpr int kPatch = kKernel + kTile - 1;
 
-// One pass's geometry: a forward convolution with a 3x3 window (`kernel`) of
+// Convolutions with 5x5 kernels run F(4x4, 5x5) with images in the lanes (LanePlan below), every
+// pass; 3x3 ones run on Plan.
+inline bool imagesInLanes(const WindowGeometry& g) { return g.kernelH == 5; }
+
+// One pass's geometry: a forward convolution with a 3x3 window of
 // `inChannels` planes of inH x inW into `outChannels` planes of outH x outW, the input padded by
 // padTop rows and padLeft columns (the other sides read zeros wherever a tile reaches past the
 // input). Each tile is tile() x tile() outputs from a patch() x patch() input patch.
 struct Plan {
-  int64_t kernel;
   int64_t images, inChannels, inH, inW, outChannels, outH, outW, padTop, padLeft;
   int64_t tilesH, tilesW;  // tiles per image
   int64_t tileRowsPerItem, itemsPerImage;
@@ -48,16 +52,16 @@ struct Plan {
   int64_t tileStride;     // floats from one channel's (or position's) tiles to the next in scratch
   int64_t paddedW;        // the zero-padded input rows an item transforms
   int64_t tile() const { return kTile; }
-  int64_t patch() const { return kernel + tile() - 1; }
+  int64_t patch() const { return kPatch; }
   // Transformed tiles have patch() x patch() positions; each position's products are one matrix
   // product.
   int64_t positions() const { return patch() * patch(); }
-  int64_t paddedRows() const { return tile() * tileRowsPerItem + kernel - 1; }
+  int64_t paddedRows() const { return tile() * tileRowsPerItem + kKernel - 1; }
   // One channel's row transforms (Bᵀ along each padded row) are kept as patch() x tile planes, one
-  // per patch column and padded row modulo the tile, of (tileRowsPerItem + ceil((kernel - 1) /
+  // per patch column and padded row modulo the tile, of (tileRowsPerItem + ceil((kKernel - 1) /
   // tile)) rows of tilesW tiles; each plane has a vector's slack after it.
   int64_t rowTransformPlane() const {
-    return (tileRowsPerItem + (kernel - 1 + tile() - 1) / tile()) * tilesW + kMaxLanes;
+    return (tileRowsPerItem + (kKernel - 1 + tile() - 1) / tile()) * tilesW + kMaxLanes;
   }
   int64_t rowTransformFloats() const { return tile() * patch() * rowTransformPlane(); }
   // Floats from one position's transformed tiles (or products) to the next: a cache line more than

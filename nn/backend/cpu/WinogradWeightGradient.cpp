@@ -123,7 +123,6 @@ constexpr auto kTileLaneGradientKernels =
 // (imagesPerItem > 1) whole images, their tiles one after the other.
 void gradientItem(const float* x, const float* dy, int64_t images, int64_t firstTileRow,
                   const Plan& p, float* scratch, float* du, float* dbias) {
-  constexpr int kKernel = 3;
   const D d;
   const ItemScratch s = itemScratch(p, scratch);
   const int64_t tileRows = std::min(p.tileRowsPerItem, p.tilesH - firstTileRow);
@@ -131,8 +130,8 @@ void gradientItem(const float* x, const float* dy, int64_t images, int64_t first
   const int64_t vectors = (images * imageTiles + kLanes - 1) / kLanes;
   const int64_t positionStride = p.productPositionStride();
   for (int64_t n = 0; n < images; ++n) {
-    transformInput<kKernel>(x + n * p.inChannels * p.inH * p.inW, firstTileRow, tileRows, p, s,
-                            n * imageTiles);
+    transformInput(x + n * p.inChannels * p.inH * p.inW, firstTileRow, tileRows, p, s,
+                   n * imageTiles);
     padChannels(
         dy + n * p.outChannels * p.outH * p.outW, p.outChannels, p.outH, p.outW,
         kTile * firstTileRow, kTile * tileRows, 0, p, s.padded, [&](int64_t o, const float* rows) {
@@ -186,7 +185,7 @@ namespace dl4cpp::cpu {
 
 int64_t winogradBackwardWeightsScratchFloats(const Shape& x, const Shape& dw,
                                              const WindowGeometry& g, int threads) {
-  if (g.kernelH == 5)
+  if (winograd::imagesInLanes(g))
     return winograd::laneBackwardWeightsScratchFloats(winograd::lanePlan(x, dw, g), threads);
   const winograd::Plan p = winograd::gradientPlan(x, dw, g);
   return threads * p.threadFloats() + winograd::chunksOf(p.groups()).count * p.gradientPartFloats();
@@ -195,7 +194,7 @@ int64_t winogradBackwardWeightsScratchFloats(const Shape& x, const Shape& dw,
 void winogradConvolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
                                         const WindowGeometry& g, float* scratch) {
   winograd::checkSupported(g, dw.shape(), "backward weights");
-  if (g.kernelH == 5) {
+  if (winograd::imagesInLanes(g)) {
     winograd::runLaneBackwardWeights(winograd::lanePlan(x.shape(), dw.shape(), g), x, dy, dw, db,
                                      scratch);
     return;
