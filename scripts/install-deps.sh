@@ -9,6 +9,7 @@ set -euo pipefail
 
 packages=(
   build-essential g++ cmake pkg-config git ca-certificates time  # toolchain, /usr/bin/time
+  ccache                                                          # rebuilds of the same sources (CI's four builds)
   clang-format                                                    # scripts/check-format.sh
   clang-tidy                                                      # scripts/check-tidy.sh
   libdnnl-dev libconcurrentqueue-dev libfmt-dev zlib1g-dev        # the library

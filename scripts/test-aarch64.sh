@@ -103,14 +103,14 @@ fi
 step "install"
 
 # --- 2. Configure ---------------------------------------------------------------------------------
-# ccache when there is one (an empty launcher clears one a previous configure recorded). MPI off:
-# FindMPI would find this host's x86 Open MPI; the MPI transport (test/cluster) runs natively, and
-# here its stub and InProcessCluster's tests run instead.
+# ccache when there is one (CMakeLists.txt picks it up; -U drops a launcher that a previous
+# configure recorded). MPI off: FindMPI would find this host's x86 Open MPI; the MPI transport
+# (test/cluster) runs natively, and here its stub and InProcessCluster's tests run instead.
 cmake -S . -B "$build" -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.toolchain.cmake \
   -DCMAKE_BUILD_TYPE=Release -DDL4CPP_WITH_CUDA=OFF -DDL4CPP_WITH_MPI=OFF -DDL4CPP_BUILD_TESTS=ON \
   -DDL4CPP_BUILD_SAMPLES=ON -DDL4CPP_BUILD_BENCH=ON \
   -Ddnnl_DIR="$(pwd)/$onednn_dev/usr/lib/aarch64-linux-gnu/cmake/dnnl" \
-  -DCMAKE_CXX_COMPILER_LAUNCHER="$(command -v ccache || true)"
+  -UCMAKE_CXX_COMPILER_LAUNCHER
 step "configure"
 
 # --- 3. Build (the test list is read by running the new executable under qemu) ---------------------
