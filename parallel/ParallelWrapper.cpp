@@ -1,7 +1,6 @@
 #include <dl4cpp/iterators/AsyncDataSetIterator.h>
 #include <dl4cpp/iterators/RankShardIterator.h>
 #include <dl4cpp/nn/backend/Devices.h>
-#include <dl4cpp/nn/backend/cpu/WeightedMean.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <dl4cpp/parallel/CpuAffinity.h>
 #include <dl4cpp/parallel/LayerStateCombiner.h>
@@ -243,10 +242,10 @@ struct ParallelWrapper::Impl {
     const int64_t frozen = root->numFrozenParams();
     auto [begin, end] = ParameterAverager::slice(root->numParams() - frozen, w, workers());
     const auto& sources = mode == TrainingMode::SHARED_GRADIENTS ? replicaGradients : replicaParams;
-    cpu::weightedPartialSum(sources, weights, total, sharedParams, begin + frozen, end + frozen);
+    devices::partialSumSlice(sources, weights, total, sharedParams, begin + frozen, end + frozen);
     if (mode == TrainingMode::SHARED_GRADIENTS) return;
     std::tie(begin, end) = ParameterAverager::slice(root->updaterState().numel(), w, workers());
-    cpu::weightedPartialSum(replicaStates, weights, total, sharedStates, begin, end);
+    devices::partialSumSlice(replicaStates, weights, total, sharedStates, begin, end);
   }
   void takeSlicePhase(int w) {
     auto copyTo = [](const Tensor& from, std::vector<Tensor>& to, int64_t begin, int64_t end) {

@@ -1,4 +1,4 @@
-#include <dl4cpp/nn/backend/cpu/WeightedMean.h>
+#include <dl4cpp/nn/backend/Devices.h>
 #include <dl4cpp/parallel/ParameterAverager.h>
 
 #include <algorithm>
@@ -16,7 +16,7 @@ std::pair<int64_t, int64_t> ParameterAverager::slice(int64_t length, int part, i
 void ParameterAverager::average(const std::vector<Tensor>& buffers,
                                 const std::vector<int64_t>& examples,
                                 std::vector<Tensor>& destinations, int64_t begin, int64_t end) {
-  cpu::weightedMean(buffers, examples, destinations, begin, end);
+  devices::averageSlice(buffers, examples, destinations, begin, end, Device::cpu());
 }
 
 }  // namespace dl4cpp::parallel

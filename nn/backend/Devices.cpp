@@ -116,5 +116,13 @@ void averageSlice(const std::vector<Tensor>& buffers, const std::vector<int64_t>
   }
 }
 
+void partialSumSlice(const std::vector<Tensor>& buffers, const std::vector<int64_t>& examples,
+                     int64_t total, Tensor& destination, int64_t begin, int64_t end) {
+  auto elsewhere = [](const Tensor& t) { return !isHostMemory(t.device()); };
+  if (std::any_of(buffers.begin(), buffers.end(), elsewhere) || elsewhere(destination))
+    throw BackendError("partialSumSlice: the buffers must be in host memory");
+  cpu::weightedPartialSum(buffers, examples, total, destination, begin, end);
+}
+
 }  // namespace devices
 }  // namespace dl4cpp

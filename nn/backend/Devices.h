@@ -46,5 +46,11 @@ Device averagingDevice(Device own, const std::vector<Device>& inUse);
 // contract of ParameterAverager::average (parallel/ParameterAverager.h), whose host loop this is.
 void averageSlice(const std::vector<Tensor>& buffers, const std::vector<int64_t>& examples,
                   std::vector<Tensor>& destinations, int64_t begin, int64_t end, Device on);
+// This process's share of such a mean over a cluster, formed on the host: destination[begin, end)
+// = sum_r (examples[r] / total) * buffers[r][begin, end), where `total` counts the examples of
+// every process (cpu::weightedPartialSum). Every tensor must be in host memory, where the
+// cluster's all-reduce reads them.
+void partialSumSlice(const std::vector<Tensor>& buffers, const std::vector<int64_t>& examples,
+                     int64_t total, Tensor& destination, int64_t begin, int64_t end);
 
 }  // namespace dl4cpp::devices
