@@ -1,8 +1,8 @@
 // The processor's single-precision FMA peak as code can reach it, at each ISA level this process
 // runs at or below (CpuIsa.h; DL4CPP_MAX_CPU_ISA caps it): 12 independent chains of AVX-512 (16
 // lanes) or AVX2 (8 lanes) FMAs held in registers (enough to cover the FMA latency on two pipes),
-// no memory traffic at all, on 1 thread and on every core at once. The GFLOP/s figures that
-// docs/performance.md and docs/bench/breakdown.md compare kernels against come from here; the
+// no memory traffic at all, on 1 thread and on every core at once. The peaks that
+// docs/performance.md compares kernels against come from here; the
 // all-core run also shows whether running every core lowers the clock (it would show below
 // cores x the 1-thread figure). Median of --repeats runs.
 //   bench_fma_peak [--seconds 1] [--repeats 5]

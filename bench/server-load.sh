@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Load benchmark of samples/mnist_inference_server under wrk on loopback: requests/s and p50/p99
 # latency for 1 and 2 inference workers, BATCHED vs SEQUENTIAL. Each request is one real MNIST
-# test image as JSON (784 grey levels). Writes a table and docs/bench/server_load.json.
+# test image as JSON (784 grey levels). Writes a table and
+# bench/results/server-load-<level>-<machine>.json (scripts/bench-result-path.sh; BENCH_MACHINE
+# names the machine).
 #
 #   bench/server-load.sh [seconds per run, default 5] [connections, default 16] [repeats, default 3]
 #
@@ -19,7 +21,7 @@ connections="${2:-16}"
 repeats="${3:-3}"
 port=18080
 build=build
-out=docs/bench/server_load.json
+out="$(scripts/bench-result-path.sh server-load)"
 
 for tool in wrk curl python3; do
   command -v "$tool" >/dev/null || apt-get install -y "$tool" >/dev/null

@@ -12,8 +12,8 @@
 // A worker that has finished a phase polls for the next one for up to kSpin before it sleeps,
 // yielding its core to any other runnable thread meanwhile. ParallelWrapper starts the next phase
 // within that time (averaging follows training, training follows averaging), and a thread that
-// sleeps is woken late: 0.1-0.4 ms per phase on a virtual machine whose idle vCPUs halt, a few
-// percent of a LeNet round (bench/worker_pool.cpp, docs/performance.md).
+// sleeps is woken late on a virtual machine whose idle vCPUs halt, a delay every phase of a short
+// training round would pay (bench/worker_pool.cpp measures it).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>

@@ -7,7 +7,8 @@
 #   scripts/bench-image-pipeline.sh [REPEATS]   (default 3)
 #
 # Needs scripts/install-deps.sh; builds the benchmarks in build/ (Release). Writes
-# docs/bench/image-pipeline-png.json and docs/bench/image-pipeline-jpeg.json.
+# bench/results/image-pipeline-{png,jpeg}-<level>-<machine>.json (scripts/bench-result-path.sh;
+# BENCH_MACHINE names the machine).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -24,9 +25,12 @@ if [[ ! -f "$data/bench-jpeg/.complete" ]]; then
   touch "$data/bench-jpeg/.complete"
 fi
 
+png_json="$(scripts/bench-result-path.sh image-pipeline-png)"
+jpeg_json="$(scripts/bench-result-path.sh image-pipeline-jpeg)"
+mkdir -p bench/results
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 build/bench/bench_image_pipeline --data-dir "$data/fashion-png/train" --repeats "$repeats" \
-  --json docs/bench/image-pipeline-png.json
+  --json "$png_json"
 build/bench/bench_image_pipeline --data-dir "$data/bench-jpeg" --height 224 --width 224 \
-  --channels 3 --batch 32 --repeats "$repeats" --json docs/bench/image-pipeline-jpeg.json
+  --channels 3 --batch 32 --repeats "$repeats" --json "$jpeg_json"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

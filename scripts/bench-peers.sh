@@ -7,9 +7,9 @@
 #
 # PEER_NETWORK=batchnorm compares the conv-BN-ReLU network of samples/BatchNormConfiguration.h on
 # Fashion-MNIST instead, PEER_NETWORK=vgg the VGG-style network of samples/VggConfiguration.h (3x3
-# pad-1 convolutions, 32 and 64 channels) on Fashion-MNIST. Results go to docs/bench/peers.json,
-# peers-batchnorm.json or peers-vgg.json by default, with "-$PEER_ISA" before ".json" when
-# PEER_ISA is set.
+# pad-1 convolutions, 32 and 64 channels) on Fashion-MNIST. Results go to
+# bench/results/peers-<network>-<level>-<machine>.json by default (scripts/bench-result-path.sh:
+# the level is PEER_ISA, or the machine's own when unset; BENCH_MACHINE names the machine).
 #
 # PEER_TRAIN_EXAMPLES=N trains on the first N training examples (the epoch order is the same
 # shuffle, cut short); the default is all 60,000, except for vgg: 12,800 (100 batches; a full
@@ -28,9 +28,10 @@
 # count in $PEER_THREADS (default "1 2") runs the two programs alternately, RUNS times each; the
 # program that goes first alternates from run to run so neither always meets the machine in the
 # same state. The dl4cpp/libtorch ratio is taken pair by pair (the two runs of the same round) and
-# its median reported. Prints the table and writes docs/bench/peers.json (override with
-# PEER_JSON=FILE; every program's own JSON line is kept in it) and redraws docs/bench/throughput.png
-# (scripts/plot-bench.py) when the JSON went to its usual place.
+# its median reported. Prints the table and writes the JSON above (override with PEER_JSON=FILE;
+# every program's own JSON line is kept in it). For LeNet, when the JSON went to its usual place
+# and bench/results holds a ParallelWrapper run of the same level and machine
+# (bench_parallel_lenet), it redraws docs/images/throughput.png from the two (scripts/plot-bench.py).
 #
 # Run it on a quiet machine: the load average before and after the run is recorded in the JSON.
 set -euo pipefail
@@ -66,9 +67,7 @@ if ! [[ "${train_examples:-0}" =~ ^[0-9]+$ ]]; then
   echo "error: PEER_TRAIN_EXAMPLES must be a non-negative integer, not '$train_examples'" >&2
   exit 2
 fi
-default_json=docs/bench/peers.json
-[[ "$network" != lenet ]] && default_json="docs/bench/peers-$network.json"
-[[ -n "$isa" ]] && default_json="${default_json%.json}-$isa.json"
+default_json="$(scripts/bench-result-path.sh "peers-$network" ${isa:+"$isa"})"
 json_out="${PEER_JSON:-$default_json}"
 build_dir="${PEER_BUILD_DIR:-build}"
 
@@ -130,11 +129,13 @@ python3 scripts/summarize-peers.py "$lines" "$json_out" \
   --blas "${blas:-unknown}" --load-before "$load_before" --load-after "$load_after" \
   --network "$network" --isa "${isa:-native}"
 
-# Redraw docs/bench/throughput.png when the results went to their usual place.
-if [[ "$json_out" == docs/bench/peers.json ]]; then
+# Redraw docs/images/throughput.png when LeNet's results went to their usual place and the
+# ParallelWrapper run of the same level and machine is there to go beside them.
+parallel_json="${default_json/\/peers-lenet-//parallel-lenet-}"
+if [[ "$network" == lenet && "$json_out" == "$default_json" && -f "$parallel_json" ]]; then
   if /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
-    scripts/plot-bench.py
+    scripts/plot-bench.py --peers "$json_out" --parallel "$parallel_json"
   else
-    echo "bench-peers: python3-matplotlib missing, docs/bench/throughput.png not redrawn (scripts/install-peers.sh)"
+    echo "bench-peers: python3-matplotlib missing, docs/images/throughput.png not redrawn (scripts/install-peers.sh)"
   fi
 fi

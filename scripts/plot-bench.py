@@ -1,11 +1,13 @@
 #!/usr/bin/python3
-"""Draws docs/bench/throughput.png from the two benchmark outputs:
+"""Draws docs/images/throughput.png from two benchmark outputs of one machine and ISA level
+(by default the Xeon's at avx512, the ones docs/performance.md shows):
 
-  left:  docs/bench/parallel_lenet.json (bench/parallel_lenet.cpp): ParallelWrapper's samples/s
-         against averagingFrequency, one line per training mode, worker count and batch per
-         worker; the single model at 1 and 2 threads as reference lines;
-  right: docs/bench/peers.json (scripts/bench-peers.sh): dl4cpp and libtorch at each thread
-         count, medians with min-max bars, and the median of the pairwise ratios.
+  left:  bench/results/parallel-lenet-<level>-<machine>.json (bench/parallel_lenet.cpp):
+         ParallelWrapper's samples/s against averagingFrequency, one line per training mode,
+         worker count and batch per worker; the single model at 1 and 2 threads as reference lines;
+  right: bench/results/peers-lenet-<level>-<machine>.json (scripts/bench-peers.sh): dl4cpp and
+         libtorch at each thread count, medians with min-max bars, and the median of the pairwise
+         ratios.
 
     scripts/plot-bench.py [--parallel FILE] [--peers FILE] [--out FILE]
 
@@ -85,9 +87,9 @@ def plot_peers(ax, report):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parallel", default="docs/bench/parallel_lenet.json")
-    parser.add_argument("--peers", default="docs/bench/peers.json")
-    parser.add_argument("--out", default="docs/bench/throughput.png")
+    parser.add_argument("--parallel", default="bench/results/parallel-lenet-avx512-xeon.json")
+    parser.add_argument("--peers", default="bench/results/peers-lenet-avx512-xeon.json")
+    parser.add_argument("--out", default="docs/images/throughput.png")
     args = parser.parse_args()
     with open(args.parallel) as f:
         parallel = json.load(f)
@@ -97,7 +99,9 @@ def main():
     plot_parallel(left, parallel)
     plot_peers(right, peers)
     machine = peers.get("machine", {})
-    fig.suptitle(f"{machine.get('cpu', '')}, {machine.get('cores', '?')} cores, real MNIST", fontsize=9)
+    level = peers.get("isa_cap", "native")
+    fig.suptitle(f"{machine.get('cpu', '')}, {machine.get('cores', '?')} cores, {level} level, real MNIST",
+                 fontsize=9)
     fig.tight_layout()
     fig.savefig(args.out, dpi=120)
     print(f"wrote {args.out}")

@@ -127,8 +127,8 @@ log="$build/ctest-aarch64.log"
 # `timeout` runs ctest and the emulated tests in a process group of their own.
 # One OpenMP thread per test (OMP_THREAD_LIMIT: dl4cpp's omp_set_num_threads would override
 # OMP_NUM_THREADS), so that $jobs tests side by side do not oversubscribe the cores: teams on
-# shared cores spin against each other at every barrier (docs/performance.md, "Several processes
-# on the same cores"). The multi-thread paths are tested by the native runs.
+# shared cores spin against each other at every barrier (docs/getting-started.md, "Threads and
+# cores"). The multi-thread paths are tested by the native runs.
 OMP_THREAD_LIMIT=1 timeout "$test_timeout" ctest --test-dir "$build" --output-on-failure \
   -j"$jobs" -E "$exclude" -O "$log" &
 tests=$!

@@ -7,7 +7,7 @@
 #
 # CTest runs one test at a time: every test process's OpenMP team already spans all the cores, and
 # two teams on the same cores spin against each other at every barrier, which turns a 0.15 s
-# gradient check into minutes (docs/performance.md, "Several processes on the same cores").
+# gradient check into minutes (docs/getting-started.md, "Threads and cores").
 #
 #   scripts/test.sh
 set -euo pipefail

@@ -29,7 +29,8 @@
 // a large image costs memory only as far as the file really holds it. The limits also bound what
 // any file can cost, however small: an arithmetic-coded JPEG of a few hundred bytes validly
 // describes an image of the largest size (its encoder may drop the trailing zero data, which the
-// decoder then supplies); at the limits such a file takes 0.6 s and 0.6 GB to decode to RGBA.
+// decoder then supplies); at the limits such a file takes 0.6 GB and a fraction of a second to
+// decode to RGBA (docs/data.md, "Limits").
 // Within the limits a PNG still yields up to about 1000 bytes of samples per byte (zlib's ratio):
 // a caller taking images of a known size from untrusted sources reads the header first (readHeader)
 // and decodes only those it accepts.

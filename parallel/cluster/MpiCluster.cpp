@@ -24,11 +24,11 @@ using std::chrono::microseconds;
 // data. The arrival can take as long as the slowest rank's k minibatches, and ranks oversubscribed
 // on the same cores need those cores for their workers: after spinning for 1 ms the waiting rank
 // sleeps between tests (50 us doubling to 0.5 ms, so it notices the last arrival within about half
-// a millisecond). The spin covers ranks that arrive together: with 0.1 ms, two ranks over TCP fell
-// out of step, each then waiting out the other's sleep (1.7 ms per barrier instead of 8 us). Once
-// every rank is there, the transfer is tested without pause: Open MPI's non-blocking collectives
-// move data only inside MPI_Test, and pauses there made the all-reduce of 1.7 MB 2.5 times slower
-// over shared memory and almost 4 times over TCP (bench_cluster_allreduce). A transfer still
+// a millisecond). The spin covers ranks that arrive together: with a much shorter one, two ranks
+// over TCP fall out of step, each then waiting out the other's sleep at every barrier. Once every
+// rank is there, the transfer is tested without pause: Open MPI's non-blocking collectives move
+// data only inside MPI_Test, so pauses there would slow the all-reduce itself
+// (bench_cluster_allreduce). A transfer still
 // running after a second is stuck rather than slow (a peer died in it), and waits out the timeout
 // sleeping.
 constexpr Clock::duration kArrivalSpin = microseconds(1000);

@@ -48,8 +48,8 @@ bool readHeader(JpegDecompressor& d, const unsigned char* data, size_t size) {
 
 // Sets the output colour space and the scale: the smallest of 1/8 ... 6/8 and 8/8 that gives at
 // least the hinted size (8/8 without a hint). Not 7/8: libjpeg-turbo's 7 x 7 inverse DCT has no
-// SIMD version, and decoding at 7/8 takes longer than at 8/8 (2.7 ms against 2.2 ms for a
-// 640 x 427 photo), more than the smaller image saves in the resize that follows.
+// SIMD version, and decoding at 7/8 takes longer than at 8/8, more than the smaller image saves in
+// the resize that follows.
 bool chooseOutput(JpegDecompressor& d, J_COLOR_SPACE space, DecodeSizeHint hint) {
   if (setjmp(d.errors.jump)) return false;
   d.cinfo.out_color_space = space;

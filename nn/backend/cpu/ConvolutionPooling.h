@@ -5,9 +5,9 @@
 // CpuBackend::convolutionMaxPoolingForward / ...BackwardWeights, which the planned step
 // ConvolutionPoolingStep.h runs.
 //
-// Unfused, LeNet's first convolution wrote its 5.9 MB output (128 x 20 x 24 x 24 floats), pooling
-// read it back, pooling's backward wrote a gradient of the same size and the weight gradient read
-// it again: four passes over memory that did not fit the core's 1 MB L2 cache, on every step.
+// Unfused, LeNet's first convolution writes its 5.9 MB output (128 x 20 x 24 x 24 floats), pooling
+// reads it back, pooling's backward writes a gradient of the same size and the weight gradient
+// reads it again: four passes over memory larger than a core's L2 cache, on every step.
 // Here each thread convolves one image into a 46 KB buffer and pools it from there; backward, it
 // scatters one image's pooled gradient into the buffer and takes that image's weight gradient from
 // it. Each image runs the same kernels in the same order as the unfused ops, so results are equal

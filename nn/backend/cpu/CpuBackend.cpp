@@ -64,34 +64,34 @@ bool hasFewInputChannels(const Shape& weights) {
 }
 // Convolutions whose input and output channel counts are multiples of 16 (VGG-style 32 and 64)
 // fill oneDNN's 16-channel blocks without padding, and its blocked kernels beat the channels-last
-// ones on them, in every pass dl4cpp's own kernels do not run (docs/performance.md, "General
-// networks").
+// ones on them, in every pass dl4cpp's own kernels do not run (`bench_lenet_breakdown --network
+// vgg` times each pass).
 bool fillsChannelBlocks(const Shape& weights) {
   return weights[0] % 16 == 0 && weights[1] % 16 == 0;
 }
 // 3x3 convolutions at stride 1 with 8 or more input channels run forward and backward data on
 // dl4cpp's Winograd F(4x4, 3x3) kernels (WinogradConvolution.h) at avx2 and avx512: faster than
 // oneDNN's direct kernels, and at avx512 than oneDNN's own F(4x4, 3x3) Winograd kernels on VGG's
-// 32- and 64-channel layers (docs/performance.md).
+// 32- and 64-channel layers.
 bool runsOwnWinograd(const Shape& weights, const WindowGeometry& g) {
   return g.kernelH == 3 && !hasFewInputChannels(weights) && winogradConvolutionSupported(g);
 }
 // Their weight gradient too, except at avx512 on channels that fill oneDNN's blocks: there
-// oneDNN's direct blocked kernel measured 1.1-1.3x faster than dl4cpp's Winograd one.
+// oneDNN's direct blocked kernel is faster than dl4cpp's Winograd one.
 bool runsOwnWinogradWeightGradient(const Shape& weights, const WindowGeometry& g) {
   return runsOwnWinograd(weights, g) &&
          !(cpuIsa() >= CpuIsa::Avx512 && fillsChannelBlocks(weights));
 }
 // 5x5 convolutions with 8 or more input channels (LeNet's second) run every pass on dl4cpp's
 // Winograd F(4x4, 5x5) kernels at avx2 and avx512, where they beat the direct kernels and, backward
-// data, sgemm + col2im (docs/performance.md).
+// data, sgemm + col2im: with images in the lanes, every transform runs on whole vectors even on
+// LeNet's small images.
 bool runsOwnWinograd5x5(const Shape& weights, const WindowGeometry& g) {
   return g.kernelH == 5 && !hasFewInputChannels(weights) && winogradConvolutionSupported(g);
 }
 // The weight gradient CpuBackend::convolutionBackwardWeights runs as im2col + sgemm. Below AVX-512
-// oneDNN's kernels run a first layer's weight gradient several times slower than that
-// (docs/performance.md); at AVX-512 they are the measured choice for the shapes the direct kernel
-// does not take.
+// oneDNN's kernels run a first layer's weight gradient several times slower than that; at AVX-512
+// they are the faster choice for the shapes the direct kernel does not take.
 bool runsIm2colWeightGradient(const Shape& weights, const WindowGeometry& g, const Tensor& dy) {
   return !runsOwnWinogradWeightGradient(weights, g) && !runsOwnWinograd5x5(weights, g) &&
          !directConvolutionSupported(g, dy.dim(2), dy.dim(3)) && hasFewInputChannels(weights) &&

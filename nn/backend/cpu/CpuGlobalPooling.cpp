@@ -1,9 +1,8 @@
 // Global pooling on the CPU: one reduction per (n, c) plane, planes split across the OpenMP
-// threads. Plain loops rather than oneDNN, measured on batches from 64x20x24x24 to 16x512x14x14 on
-// one thread: its pooling with a whole-plane window is 1.6 to 4 times slower forward (it reorders
-// the plain layout into its blocked one inside every call) and no faster backward, and its
-// reduction primitive is 3 to 45 times slower for SUM and, a reference kernel for the p-norm, over
-// 100 times slower for PNORM.
+// threads. Plain loops rather than oneDNN: its pooling with a whole-plane window is slower forward
+// (it reorders the plain layout into its blocked one inside every call) and no faster backward,
+// and its reduction primitive is slower for SUM and, a reference kernel for the p-norm, far slower
+// for PNORM.
 #include <dl4cpp/nn/backend/IntegerPower.h>
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>

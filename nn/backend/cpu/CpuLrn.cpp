@@ -1,12 +1,10 @@
 // Local response normalisation across channels on the CPU (LrnParams: DL4J's definition), plain
 // loops over the (n, c) planes split across the OpenMP threads, except in inference where oneDNN
-// has a JIT kernel for the shape (CpuBackend::lrnInferenceOnDnnl; 2 times faster there). Measured
-// on 64x20x24x24, 32x96x27x27 and 64x64x16x16 batches on one thread: oneDNN's backward pass on
-// plain NCHW is a reference kernel, 50 to 75 times slower than the loop here, and so is its
-// forward pass for channel counts its JIT kernel does not vectorise (14 times slower); its
-// training forward keeps what a backward pass needs in a layout of its own, so training runs on
-// the loops. Built with -fno-math-errno (CMakeLists.txt) so that sqrt vectorises: its arguments
-// are at least k > 0.
+// has a JIT kernel for the shape (CpuBackend::lrnInferenceOnDnnl; faster there). oneDNN's backward
+// pass on plain NCHW is a reference kernel, far slower than the loop here, and so is its forward
+// pass for channel counts its JIT kernel does not vectorise; its training forward keeps what a
+// backward pass needs in a layout of its own, so training runs on the loops. Built with
+// -fno-math-errno (CMakeLists.txt) so that sqrt vectorises: its arguments are at least k > 0.
 //
 // A training forward pass leaves two values per element in the workspace: scale = u^-beta and
 // scale / u, where u = k + alpha * (window sum of x^2). The backward pass is the exact derivative

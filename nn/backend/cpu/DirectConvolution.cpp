@@ -330,9 +330,9 @@ int64_t forwardChannelsPerItem() { return DirectForward::kMaxChannels; }
 
 // The weight gradient reads x from a copy whose rows start on cache lines and are whole lines long
 // (AlignedRows.h) at avx2 where each output row is one vector (LeNet's second convolution): there
-// every vector loads five taps of one input row, and on 12-wide rows two loads in five straddled
-// two lines (docs/performance.md). Rows several vectors wide straddle as often either way, and the
-// avx512 kernel's loads are half rows; neither was measured to gain, so they read x in place.
+// every vector loads five taps of one input row, and on 12-wide rows two loads in five would
+// straddle two lines. Rows several vectors wide straddle as often either way, and the avx512
+// kernel's loads are half rows; neither gains from the copy, so they read x in place.
 bool readsAlignedCopy(const Shape& x, const Shape& w) {
   const int64_t outW = x[3] - w[3] + 1;  // stride 1, no padding or dilation
   return cpuIsa() == CpuIsa::Avx2 && outW == 8 && x[3] % kCacheLineFloats != 0;

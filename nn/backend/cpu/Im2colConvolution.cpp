@@ -187,8 +187,8 @@ void col2im(const float* __restrict col, float* __restrict dx, const Extents& e,
 
 // Images whose weight-gradient terms im2colConvolutionBackwardWeights accumulates into one sum, in
 // image order, before the sums are added: a fixed grouping, so that results do not depend on the
-// thread count, and a small one, so that the sums stay few (one per image was 12.8 MB for LeNet's
-// second convolution at batch 128).
+// thread count, and a small one, so that the sums stay few (one per image would be 12.8 MB for
+// LeNet's second convolution at batch 128).
 constexpr int64_t kImagesPerSum = 16;
 
 // Rows of a column matrix, and columns of the extended weights: the kernel taps plus the row of

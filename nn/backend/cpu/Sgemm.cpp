@@ -81,8 +81,8 @@ Problem part(const Problem& g, bool byColumns, int64_t begin, int64_t end) {
 
 // Whether a block of B is packed into kc x NR panels: always where its op transposes it. Without
 // one, its panel's rows are read in place ldb apart, and where ldb is a multiple of 2 KiB (layers
-// 512, 1024, 2048 wide) they fall in few L1 sets: the product runs up to 2.5x slower than packed,
-// whatever M. Elsewhere packing pays once 16 row panels share the copy (docs/performance.md).
+// 512, 1024, 2048 wide) they fall in few L1 sets and the product runs far slower than packed,
+// whatever M. Elsewhere packing pays only once 16 row panels share the copy (bench_sgemm).
 constexpr int64_t kAliasingLdb = 512, kPackedRowsMinM = 16 * kMR;
 bool packB(const Problem& g) {
   if (g.transB) return true;
@@ -373,7 +373,7 @@ void sgemm(char transA, char transB, int64_t m, int64_t n, int64_t k, const floa
   // at avx2), so its bits would follow the thread count. C goes instead in fixed panels of its
   // longer side, each a single-threaded dnnl_sgemm (oneDNN runs one thread inside a parallel
   // region), shared out among the threads: every panel, and so every element, is the same
-  // whatever the thread count. It costs 1-2% of LeNet's step at avx2 (docs/performance.md).
+  // whatever the thread count, at a small cost next to a training step.
   constexpr int64_t kPanel = 64;
   const bool byColumns = n >= m;
   const int64_t extent = byColumns ? n : m;
