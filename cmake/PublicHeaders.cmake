@@ -1,0 +1,140 @@
+# The headers installed under include/dl4cpp/ (as <dl4cpp/PATH>): what users include — the
+# umbrella header, the headers docs and samples name, and what a layer of the user's own needs
+# (LayerRegistry, RuntimeLayer, LayerActivation, the Backend op facade) — and every header those
+# include, so that an installed header never includes one that is not installed. Everything else
+# (CPU and CUDA kernels, the built-in layers' runtime classes, the averaging internals, the image
+# codecs) is private to the build. scripts/check-public-headers.sh checks that the list is closed
+# under #include; scripts/check-install.sh compiles each installed header on its own.
+set(DL4CPP_PUBLIC_HEADERS
+  include/dl4cpp/dl4cpp.h
+  iterators/AffineNormalizer.h
+  iterators/AsyncDataSetIterator.h
+  iterators/CSVRecordReader.h
+  iterators/CsvRecordParser.h
+  iterators/DataNormalization.h
+  iterators/DataSet.h
+  iterators/DataSetIterator.h
+  iterators/DataSetPreProcessor.h
+  iterators/FeatureStatistics.h
+  iterators/FileByteStream.h
+  iterators/FileSplit.h
+  iterators/IdxReader.h
+  iterators/ImagePreProcessingScaler.h
+  iterators/ListDataSetIterator.h
+  iterators/MnistDataSetIterator.h
+  iterators/NormalizerMinMaxScaler.h
+  iterators/NormalizerStandardize.h
+  iterators/RankShardIterator.h
+  iterators/RecordReader.h
+  iterators/RecordReaderDataSetIterator.h
+  iterators/image/ExampleRandom.h
+  iterators/image/Image.h
+  iterators/image/ImageDataSetIterator.h
+  iterators/image/ImageDecoder.h
+  iterators/image/ImageFormat.h
+  iterators/image/ImageRecordReader.h
+  iterators/image/ImageResize.h
+  iterators/image/ImageTransform.h
+  iterators/image/ImageWriter.h
+  iterators/image/LabeledFileSplit.h
+  iterators/image/LabeledImageSource.h
+  iterators/image/PathLabelGenerator.h
+  iterators/image/transform/BrightnessContrastTransform.h
+  iterators/image/transform/CropImageTransform.h
+  iterators/image/transform/FlipImageTransform.h
+  iterators/image/transform/PipelineImageTransform.h
+  iterators/image/transform/RandomCropTransform.h
+  iterators/image/transform/RotateImageTransform.h
+  iterators/image/transform/ScaleImageTransform.h
+  iterators/image/transform/TranslateImageTransform.h
+  iterators/image/transform/UniformRange.h
+  nn/Error.h
+  nn/backend/Backend.h
+  nn/backend/CounterRandom.h
+  nn/backend/HostDevice.h
+  nn/backend/LayerPlan.h
+  nn/backend/OpTypes.h
+  nn/backend/cpu/CpuIsa.h
+  nn/conf/ConfigurationLimits.h
+  nn/conf/Enums.h
+  nn/conf/InputType.h
+  nn/conf/LayerFields.h
+  nn/conf/LayerRegistry.h
+  nn/conf/NeuralNetConfiguration.h
+  nn/conf/WeightInitScheme.h
+  nn/conf/layers/ActivationLayer.h
+  nn/conf/layers/BatchNormalization.h
+  nn/conf/layers/ConvolutionLayer.h
+  nn/conf/layers/DenseLayer.h
+  nn/conf/layers/DropoutLayer.h
+  nn/conf/layers/GlobalPoolingLayer.h
+  nn/conf/layers/Layer.h
+  nn/conf/layers/LayerSpecs.h
+  nn/conf/layers/LocalResponseNormalization.h
+  nn/conf/layers/LossLayer.h
+  nn/conf/layers/LossOutput.h
+  nn/conf/layers/OutputLayer.h
+  nn/conf/layers/SubsamplingLayer.h
+  nn/conf/layers/ZeroPaddingLayer.h
+  nn/earlystopping/EarlyStoppingConfiguration.h
+  nn/earlystopping/EarlyStoppingResult.h
+  nn/earlystopping/saver/EarlyStoppingModelSaver.h
+  nn/earlystopping/saver/InMemoryModelSaver.h
+  nn/earlystopping/saver/LocalFileModelSaver.h
+  nn/earlystopping/scorecalc/ClassificationScoreCalculator.h
+  nn/earlystopping/scorecalc/DataSetLossCalculator.h
+  nn/earlystopping/scorecalc/ScoreCalculator.h
+  nn/earlystopping/termination/BestScoreEpochTerminationCondition.h
+  nn/earlystopping/termination/EpochTerminationCondition.h
+  nn/earlystopping/termination/InvalidScoreIterationTerminationCondition.h
+  nn/earlystopping/termination/IterationTerminationCondition.h
+  nn/earlystopping/termination/MaxEpochsTerminationCondition.h
+  nn/earlystopping/termination/MaxScoreIterationTerminationCondition.h
+  nn/earlystopping/termination/MaxTimeIterationTerminationCondition.h
+  nn/earlystopping/termination/ScoreImprovementEpochTerminationCondition.h
+  nn/earlystopping/trainer/BaseEarlyStoppingTrainer.h
+  nn/earlystopping/trainer/EarlyStoppingTrainer.h
+  nn/eval/Evaluation.h
+  nn/gradientcheck/GradientCheckUtil.h
+  nn/layers/ForwardContext.h
+  nn/layers/LayerActivation.h
+  nn/layers/RuntimeLayer.h
+  nn/listeners/EvaluativeListener.h
+  nn/listeners/HtmlReport.h
+  nn/listeners/IterationMultiples.h
+  nn/listeners/ProgressListener.h
+  nn/listeners/ScoreIterationListener.h
+  nn/listeners/StatsListener.h
+  nn/listeners/StatsStorage.h
+  nn/listeners/TrainingListener.h
+  nn/multilayer/GradientNormalizer.h
+  nn/multilayer/MultiLayerNetwork.h
+  nn/profiling/LayerProfiler.h
+  nn/tensor/Device.h
+  nn/tensor/DeviceContext.h
+  nn/tensor/Shape.h
+  nn/tensor/Tensor.h
+  nn/transferlearning/FineTuneConfiguration.h
+  nn/transferlearning/TransferLearning.h
+  nn/updaters/Schedules.h
+  nn/updaters/Updaters.h
+  nn/updaters/WeightDecay.h
+  nn/util/ModelSerializer.h
+  nn/util/NormalizerSerializer.h
+  nn/util/RegularFile.h
+  nn/weights/Random.h
+  parallel/Checkpoint.h
+  parallel/EarlyStoppingParallelTrainer.h
+  parallel/InferenceErrors.h
+  parallel/LearningRateScaling.h
+  parallel/ParallelInference.h
+  parallel/ParallelWrapper.h
+  parallel/cluster/Cluster.h
+  parallel/cluster/InProcessCluster.h
+  parallel/cluster/MpiCluster.h
+)
+
+# The "ui" component (dl4cpp_ui): the live training page.
+set(DL4CPP_UI_PUBLIC_HEADERS
+  ui/UIServer.h
+)
