@@ -146,7 +146,7 @@ TEST_SUITE("iterators") {
   }
 
   TEST_CASE(
-      "ImageRecordReader(h, w, c, labelMaker): labels from the split's files, sorted; "
+      "ImageRecordReader(h, w, c, labelMaker): labels from the split's files, sorted, "
       "PatternPathLabelGenerator over a flat folder") {
     testutil::TempDir dir;
     for (const char* name : {"dog_1", "cat_2", "dog_3", "bird_4", "cat_5"})
@@ -338,7 +338,7 @@ TEST_SUITE("iterators") {
   }
 
   TEST_CASE(
-      "FlipImageTransform(seed): DataVec's FlipImageTransform(rng); the seed changes the draws, "
+      "FlipImageTransform(seed): DataVec's FlipImageTransform(rng), the seed changes the draws, "
       "an int does not compile") {
     static_assert(!std::is_constructible_v<FlipImageTransform, int>);
     static_assert(std::is_constructible_v<FlipImageTransform, uint64_t>);
