@@ -1,5 +1,9 @@
 #include <dl4cpp/iterators/RecordReaderDataSetIterator.h>
+#include <dl4cpp/iterators/image/ImageDataSetIterator.h>
+#include <dl4cpp/iterators/image/ImageRecordReader.h>
+#include <fmt/format.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <charconv>
 #include <cmath>
@@ -44,11 +48,17 @@ float parseNumber(const Record& record, size_t column) {
                         (outOfRange ? " in float's range" : ""));
 }
 
+template <typename Reader>
+Reader& nonNull(const std::shared_ptr<Reader>& reader) {
+  if (!reader) throw ConfigError(std::string(kName) + ": the reader is null");
+  return *reader;
+}
+
 }  // namespace
 
 RecordReaderDataSetIterator::RecordReaderDataSetIterator(RecordReader& reader, int batch,
                                                          int labelIndex, int numClasses)
-    : reader_(reader),
+    : reader_(&reader),
       batch_(positive(batch, "batch")),
       labelFrom_(labelIndex),
       labelTo_(labelIndex),
@@ -63,7 +73,7 @@ RecordReaderDataSetIterator::RecordReaderDataSetIterator(RecordReader& reader, i
 RecordReaderDataSetIterator::RecordReaderDataSetIterator(RecordReader& reader, int batch,
                                                          int labelIndexFrom, int labelIndexTo,
                                                          bool regression)
-    : reader_(reader),
+    : reader_(&reader),
       batch_(positive(batch, "batch")),
       labelFrom_(labelIndexFrom),
       labelTo_(labelIndexTo),
@@ -79,11 +89,82 @@ RecordReaderDataSetIterator::RecordReaderDataSetIterator(RecordReader& reader, i
   startEpoch();
 }
 
+RecordReaderDataSetIterator::RecordReaderDataSetIterator(std::shared_ptr<RecordReader> reader,
+                                                         int batch, int labelIndex, int numClasses)
+    : RecordReaderDataSetIterator(nonNull(reader), batch, labelIndex, numClasses) {
+  owned_ = std::move(reader);
+}
+
+RecordReaderDataSetIterator::RecordReaderDataSetIterator(std::shared_ptr<RecordReader> reader,
+                                                         int batch, int labelIndexFrom,
+                                                         int labelIndexTo, bool regression)
+    : RecordReaderDataSetIterator(nonNull(reader), batch, labelIndexFrom, labelIndexTo,
+                                  regression) {
+  owned_ = std::move(reader);
+}
+
+RecordReaderDataSetIterator::RecordReaderDataSetIterator(const ImageRecordReader& reader, int batch,
+                                                         int labelIndex, int numClasses,
+                                                         ImageOptions options)
+    : batch_(positive(batch, "batch")),
+      labelFrom_(labelIndex),
+      labelTo_(labelIndex),
+      regression_(false),
+      numClasses_(positive(numClasses, "numClasses")) {
+  if (!reader.initialized())
+    throw ConfigError(std::string(kName) +
+                      ": the ImageRecordReader is not initialized; call "
+                      "initialize(split[, transform]) before building the iterator");
+  if (labelIndex != 1)
+    throw ConfigError(fmt::format(
+        "{}: an ImageRecordReader's record is (image, label), so labelIndex is 1, got {}", kName,
+        labelIndex));
+  if (numClasses != reader.numLabels())
+    throw ConfigError(fmt::format(
+        "{}: numClasses is {} but the reader's split has {} label(s) ({}); pass rr.numLabels()",
+        kName, numClasses, reader.numLabels(), fmt::join(reader.getLabels(), ", ")));
+  images_ = std::make_unique<ImageDataSetIterator>(
+      reader, batch,
+      ImageDataSetIterator::Options{
+          .decodeThreads = options.decodeThreads,
+          .prefetchBatches = std::max(options.prefetchBatches, options.decodeThreads),
+          .shuffle = options.shuffle,
+          .seed = options.seed});
+}
+
+RecordReaderDataSetIterator::RecordReaderDataSetIterator(
+    std::shared_ptr<const ImageRecordReader> reader, int batch, int labelIndex, int numClasses,
+    ImageOptions options)
+    : RecordReaderDataSetIterator(nonNull(reader), batch, labelIndex, numClasses, options) {
+  owned_ = std::move(reader);
+}
+
+RecordReaderDataSetIterator::~RecordReaderDataSetIterator() = default;
+
+int64_t RecordReaderDataSetIterator::inputColumns() const {
+  if (images_) return images_->inputColumns();
+  return columns_ == 0 ? 0 : columns_ - labelColumns();
+}
+
+int RecordReaderDataSetIterator::totalOutcomes() const {
+  if (images_) return images_->totalOutcomes();
+  return regression_ ? labelColumns() : numClasses_;
+}
+
+int64_t RecordReaderDataSetIterator::totalExamples() const {
+  return images_ ? images_->totalExamples() : totalExamples_;
+}
+
+const std::vector<std::string>& RecordReaderDataSetIterator::getLabels() const {
+  static const std::vector<std::string> kNoLabels;
+  return images_ ? images_->getLabels() : kNoLabels;
+}
+
 void RecordReaderDataSetIterator::startEpoch() {
   readThisEpoch_ = 0;
   first_.reset();
-  if (!reader_.hasNext()) return;
-  first_ = reader_.next();
+  if (!reader_->hasNext()) return;
+  first_ = reader_->next();
   const Record& record = *first_;
   if (columns_ == 0) {
     columns_ = static_cast<int64_t>(record.values.size());
@@ -98,7 +179,10 @@ void RecordReaderDataSetIterator::startEpoch() {
                           " columns are all labels; no feature column is left");
 }
 
-bool RecordReaderDataSetIterator::hasNext() { return first_.has_value() || reader_.hasNext(); }
+bool RecordReaderDataSetIterator::hasNext() {
+  if (images_) return images_->hasNext();
+  return first_.has_value() || reader_->hasNext();
+}
 
 void RecordReaderDataSetIterator::convert(const Record& record, std::vector<float>& features,
                                           std::vector<float>& labels) {
@@ -127,6 +211,7 @@ void RecordReaderDataSetIterator::convert(const Record& record, std::vector<floa
 
 DataSet RecordReaderDataSetIterator::next() {
   if (!hasNext()) throwNoNext(kName);
+  if (images_) return preProcessed(images_->next());
   std::vector<float> features, labels;
   int64_t n = 0;
   if (first_) {
@@ -134,7 +219,7 @@ DataSet RecordReaderDataSetIterator::next() {
     first_.reset();
     ++n;
   }
-  for (; n < batch_ && reader_.hasNext(); ++n) convert(reader_.next(), features, labels);
+  for (; n < batch_ && reader_->hasNext(); ++n) convert(reader_->next(), features, labels);
   readThisEpoch_ += n;
   if (!hasNext()) totalExamples_ = readThisEpoch_;
   return preProcessed(DataSet(Tensor::fromVector(Shape{n, inputColumns()}, features),
@@ -142,7 +227,11 @@ DataSet RecordReaderDataSetIterator::next() {
 }
 
 void RecordReaderDataSetIterator::reset() {
-  reader_.reset();
+  if (images_) {
+    images_->reset();
+    return;
+  }
+  reader_->reset();
   startEpoch();
 }
 

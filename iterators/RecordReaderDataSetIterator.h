@@ -25,30 +25,79 @@
 // and the reader's own errors.
 //
 // Borrows the reader: it must be initialized, outlive the iterator and not be used by anyone else
-// meanwhile. asyncSupported() is true.
+// meanwhile; the shared_ptr forms keep it alive instead (an iterator returned from the function
+// that made its reader, as DL4J code often does). asyncSupported() is true.
+//
+// Over an ImageRecordReader (DL4J's RecordReaderDataSetIterator(imageReader, batch, 1,
+// numClasses)): the batches of an ImageDataSetIterator run inside, features (n, channels,
+// height, width) and one-hot labels. DataVec's image record is (image, label), so labelIndex is 1
+// and numClasses is the reader's numLabels() (ConfigError otherwise, and for a reader not yet
+// initialized). Decoding, determinism, bounded memory and errors are ImageDataSetIterator's:
+//   decode threads  ImageOptions::decodeThreads, 2 unless set by the fifth, options argument:
+//                   RecordReaderDataSetIterator(rr, 64, 1, n, {.decodeThreads = 4}); 0 decodes
+//                   on the caller's thread. At most prefetchBatches batches are held (raised to
+//                   decodeThreads when smaller: each thread fills a batch of its own).
+//   order           the reader's split's order every epoch, as DataVec reads it (FileSplit's
+//                   seeded shuffle, BalancedPathFilter's interleaving); .shuffle = true draws a
+//                   new order every epoch from .seed.
+//   augmentation    example i's transform draws come from (seed, epoch, i): the same batches for
+//                   any number of decode threads.
+// asyncSupported() is false there (the decode threads already run ahead of the consumer).
 #include <dl4cpp/iterators/DataSetIterator.h>
 #include <dl4cpp/iterators/RecordReader.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace dl4cpp {
 
+class ImageDataSetIterator;
+class ImageRecordReader;
+
+// How RecordReaderDataSetIterator's image form decodes: ImageDataSetIterator::Options, with
+// DataVec's order (the split's) unless shuffle is set.
+struct ImageReaderOptions {
+  int decodeThreads = 2;
+  int prefetchBatches = 4;
+  bool shuffle = false;
+  uint64_t seed = 0;
+};
+
 class RecordReaderDataSetIterator : public DataSetIterator {
  public:
+  using ImageOptions = ImageReaderOptions;
+
   RecordReaderDataSetIterator(RecordReader& reader, int batch, int labelIndex, int numClasses);
   RecordReaderDataSetIterator(RecordReader& reader, int batch, int labelIndexFrom, int labelIndexTo,
                               bool regression);
+  RecordReaderDataSetIterator(std::shared_ptr<RecordReader> reader, int batch, int labelIndex,
+                              int numClasses);
+  RecordReaderDataSetIterator(std::shared_ptr<RecordReader> reader, int batch, int labelIndexFrom,
+                              int labelIndexTo, bool regression);
+  // The image form.
+  RecordReaderDataSetIterator(const ImageRecordReader& reader, int batch, int labelIndex,
+                              int numClasses, ImageOptions options = {});
+  RecordReaderDataSetIterator(std::shared_ptr<const ImageRecordReader> reader, int batch,
+                              int labelIndex, int numClasses, ImageOptions options = {});
+  ~RecordReaderDataSetIterator() override;
+  RecordReaderDataSetIterator(const RecordReaderDataSetIterator&) = delete;
+  RecordReaderDataSetIterator& operator=(const RecordReaderDataSetIterator&) = delete;
 
   bool hasNext() override;
   DataSet next() override;
   void reset() override;
+  bool asyncSupported() const override { return images_ == nullptr; }
 
   int batch() const override { return batch_; }
   // 0 while no record has been seen (an empty file).
-  int64_t inputColumns() const override { return columns_ == 0 ? 0 : columns_ - labelColumns(); }
-  int totalOutcomes() const override { return regression_ ? labelColumns() : numClasses_; }
-  int64_t totalExamples() const override { return totalExamples_; }
+  int64_t inputColumns() const override;
+  int totalOutcomes() const override;
+  int64_t totalExamples() const override;
+  // DL4J's getLabels(): the image reader's labels; none for CSV records.
+  const std::vector<std::string>& getLabels() const;
 
  private:
   int labelColumns() const { return labelTo_ - labelFrom_ + 1; }
@@ -57,7 +106,9 @@ class RecordReaderDataSetIterator : public DataSetIterator {
   // Appends one record's features and labels, checking every value.
   void convert(const Record& record, std::vector<float>& features, std::vector<float>& labels);
 
-  RecordReader& reader_;
+  RecordReader* reader_ = nullptr;                // the record form
+  std::shared_ptr<const void> owned_;             // the reader, when given as a shared_ptr
+  std::unique_ptr<ImageDataSetIterator> images_;  // the image form
   int batch_;
   int labelFrom_, labelTo_;
   bool regression_;

@@ -4,7 +4,7 @@
 # private dependencies (zlib, libpng, libjpeg, cpp-httplib, ...) made unreachable (a directory of
 # same-named headers that #error, searched first), then builds test/install/ (a separate CMake
 # project using find_package(dl4cpp), and its "ui" component when the build has dl4cpp_ui) the
-# same way and runs it.
+# same way and runs its programs (the DataVec one trains a network from an image folder).
 #
 #   scripts/check-install.sh [BUILD_DIR]
 set -euo pipefail
@@ -60,6 +60,7 @@ if [[ -z "$output" ]]; then
   echo "error: the installed-package consumer printed nothing" >&2
   exit 1
 fi
+"$consumer_build/dl4cpp_datavec_consumer"
 if [[ -x "$consumer_build/dl4cpp_ui_consumer" ]]; then
   "$consumer_build/dl4cpp_ui_consumer"
 elif [[ " ${targets[*]} " == *" dl4cpp_ui "* ]]; then

@@ -6,6 +6,8 @@
 #include <dl4cpp/iterators/CSVRecordReader.h>
 #include <dl4cpp/iterators/DataSet.h>
 #include <dl4cpp/iterators/DataSetIterator.h>
+#include <dl4cpp/iterators/FileSplit.h>
+#include <dl4cpp/iterators/InputSplit.h>
 #include <dl4cpp/iterators/ListDataSetIterator.h>
 #include <dl4cpp/iterators/MnistDataSetIterator.h>
 #include <dl4cpp/iterators/RankShardIterator.h>
@@ -13,6 +15,8 @@
 #include <dl4cpp/iterators/image/ImageDataSetIterator.h>
 #include <dl4cpp/iterators/image/ImageRecordReader.h>
 #include <dl4cpp/iterators/image/LabeledFileSplit.h>
+#include <dl4cpp/iterators/image/NativeImageLoader.h>
+#include <dl4cpp/iterators/image/PatternPathLabelGenerator.h>
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/backend/cpu/CpuIsa.h>
 #include <dl4cpp/nn/conf/NeuralNetConfiguration.h>

@@ -19,6 +19,34 @@ ImageRecordReader::ImageRecordReader(int height, int width, int channels, Labele
         fmt::format("ImageRecordReader: channels must be 1, 3 or 4, got {}", channels));
 }
 
+ImageRecordReader::ImageRecordReader(int height, int width, int channels,
+                                     std::shared_ptr<const PathLabelGenerator> labelGenerator)
+    : ImageRecordReader(height, width, channels,
+                        LabeledFileSplit::fromFiles({}, ParentPathLabelGenerator())) {
+  if (!labelGenerator)
+    throw ConfigError(
+        "ImageRecordReader: the label generator is null (use "
+        "std::make_shared<ParentPathLabelGenerator>() for labels from folder names)");
+  labelGenerator_ = std::move(labelGenerator);
+  initialized_ = false;
+}
+
+void ImageRecordReader::initialize(const InputSplit& split) {
+  if (split.locations().empty())
+    throw DataNotFoundError(
+        "ImageRecordReader::initialize: the split holds no file (an empty part of sample()?)");
+  const ParentPathLabelGenerator parentFolder;
+  split_ = LabeledFileSplit::fromFiles(split.locations(),
+                                       labelGenerator_ ? *labelGenerator_ : parentFolder);
+  initialized_ = true;
+}
+
+void ImageRecordReader::initialize(const InputSplit& split,
+                                   std::shared_ptr<const ImageTransform> transform) {
+  initialize(split);
+  transform_ = std::move(transform);
+}
+
 int ImageRecordReader::load(int64_t index, ExampleRandom& random, float* pixels) const {
   const LabeledFile& file = split_.files().at(static_cast<size_t>(index));
   Image image = ImageDecoder::decodeFile(file.path, shape_.channels, {shape_.height, shape_.width});

@@ -218,4 +218,63 @@ LabeledFileSplit BalancedPathFilter::filter(const LabeledFileSplit& split) const
   return LabeledFileSplit(split.labels(), std::move(kept));
 }
 
+LabeledFileSplit LabeledFileSplit::fromFiles(std::vector<fs::path> files,
+                                             const PathLabelGenerator& labels) {
+  std::vector<std::string> names;
+  names.reserve(files.size());
+  for (const fs::path& path : files) names.push_back(labels.labelFor(path));
+  std::vector<std::string> sorted = names;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::vector<LabeledFile> labelled;
+  labelled.reserve(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    const auto found = std::lower_bound(sorted.begin(), sorted.end(), names[i]);
+    labelled.push_back({std::move(files[i]), static_cast<int>(found - sorted.begin())});
+  }
+  return LabeledFileSplit(std::move(sorted), std::move(labelled));
+}
+
+BalancedPathFilter::BalancedPathFilter(uint64_t seed, std::vector<std::string> extensions,
+                                       std::shared_ptr<const PathLabelGenerator> labelGenerator,
+                                       int64_t maxPathsPerLabel)
+    : BalancedPathFilter(seed, maxPathsPerLabel) {
+  for (std::string& e : extensions)
+    extensions_.push_back(lowerCase(!e.empty() && e.front() == '.' ? e.substr(1) : std::move(e)));
+  labelGenerator_ = std::move(labelGenerator);
+}
+
+std::vector<fs::path> BalancedPathFilter::filter(const std::vector<fs::path>& paths) const {
+  std::vector<fs::path> accepted;
+  for (const fs::path& path : paths) {
+    const std::string extension = lowerCase(path.extension().string());
+    if (extensions_.empty() ||
+        (extension.size() > 1 && std::find(extensions_.begin(), extensions_.end(),
+                                           extension.substr(1)) != extensions_.end()))
+      accepted.push_back(path);
+  }
+  // Its own stream: the per-label streams of filter(LabeledFileSplit) use small indices.
+  ExampleRandom random(seed_, ~uint64_t{0}, 0);
+  shuffleInPlace(accepted, random);
+
+  const ParentPathLabelGenerator parentFolder;
+  const PathLabelGenerator& labels = labelGenerator_ ? *labelGenerator_ : parentFolder;
+  std::vector<std::vector<fs::path>> groups;  // by label, in order of first appearance
+  std::map<std::string, size_t> group;
+  for (fs::path& path : accepted) {
+    const auto [it, added] = group.emplace(labels.labelFor(path), groups.size());
+    if (added) groups.emplace_back();
+    groups[it->second].push_back(std::move(path));
+  }
+  size_t keep = SIZE_MAX;
+  for (const auto& members : groups) keep = std::min(keep, members.size());
+  if (maxPathsPerLabel_ > 0) keep = std::min(keep, static_cast<size_t>(maxPathsPerLabel_));
+  std::vector<fs::path> interleaved;
+  if (groups.empty()) return interleaved;
+  interleaved.reserve(keep * groups.size());
+  for (size_t i = 0; i < keep; ++i)
+    for (auto& members : groups) interleaved.push_back(std::move(members[i]));
+  return interleaved;
+}
+
 }  // namespace dl4cpp

@@ -22,10 +22,12 @@
 //                      knownLabels list (the training split's) does not have
 //   IoError            a directory cannot be listed
 //   ConfigError        no extension given
+#include <dl4cpp/iterators/InputSplit.h>
 #include <dl4cpp/iterators/image/PathLabelGenerator.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -48,6 +50,12 @@ class LabeledFileSplit {
   LabeledFileSplit(const std::filesystem::path& root, const std::vector<std::string>& knownLabels,
                    const std::vector<std::string>& extensions,
                    const PathLabelGenerator& labels = ParentPathLabelGenerator());
+
+  // The files as given, in that order (a DataVec InputSplit's locations), labelled by
+  // `labels`: labels() are the distinct names it gives, sorted, as for a folder. Nothing is
+  // listed or checked on disk; no file gives an empty split (no label).
+  static LabeledFileSplit fromFiles(std::vector<std::filesystem::path> files,
+                                    const PathLabelGenerator& labels);
 
   const std::vector<std::string>& labels() const { return labels_; }
   const std::vector<LabeledFile>& files() const { return files_; }
@@ -81,15 +89,36 @@ class LabeledFileSplit {
 
 // BalancedPathFilter: as DataVec's, keeps the same number of files of every label: the smallest
 // label's count, or maxPathsPerLabel when that is smaller (0: no cap), drawn at random with
-// `seed`. The result keeps the label list and sorted path order.
-class BalancedPathFilter {
+// `seed`. Two faces:
+//   filter(LabeledFileSplit)  the split's files of every label; the result keeps the label list
+//                             and sorted path order.
+//   filter(paths)             DataVec's PathFilter, for InputSplit::sample(): the paths whose
+//                             extension is one of `extensions` (case-insensitive; none given:
+//                             all), shuffled with `seed`, grouped by the label `labelGenerator`
+//                             gives (null: ParentPathLabelGenerator), each label cut to the
+//                             common count and the labels interleaved: the first kept path of
+//                             each label in the order the labels first appear in the shuffle,
+//                             then the second of each, ... So any leading run of the result is
+//                             balanced to within one path per label, and sample(filter, 80, 20)
+//                             gives two balanced parts.
+// ConfigError for a negative maxPathsPerLabel.
+class BalancedPathFilter : public PathFilter {
  public:
   explicit BalancedPathFilter(uint64_t seed, int64_t maxPathsPerLabel = 0);
+  // DataVec's BalancedPathFilter(random, extensions, labelGenerator[, maxPathsPerLabel]).
+  BalancedPathFilter(uint64_t seed, std::vector<std::string> extensions,
+                     std::shared_ptr<const PathLabelGenerator> labelGenerator,
+                     int64_t maxPathsPerLabel = 0);
+
   LabeledFileSplit filter(const LabeledFileSplit& split) const;
+  std::vector<std::filesystem::path> filter(
+      const std::vector<std::filesystem::path>& paths) const override;
 
  private:
   uint64_t seed_;
   int64_t maxPathsPerLabel_;
+  std::vector<std::string> extensions_;                       // lower case, no dot; empty: all
+  std::shared_ptr<const PathLabelGenerator> labelGenerator_;  // null: the parent folder's name
 };
 
 }  // namespace dl4cpp

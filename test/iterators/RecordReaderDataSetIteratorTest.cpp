@@ -156,4 +156,29 @@ TEST_SUITE("iterators") {
     CHECK_FALSE(it.hasNext());
     CHECK_THROWS_AS(requireBatchForEpoch(it, "fit"), DataError);
   }
+
+  TEST_CASE(
+      "RecordReaderDataSetIterator: given the reader as a shared_ptr, the iterator keeps it "
+      "alive") {
+    testutil::TempDir dir;
+    std::ofstream(dir / "data.csv", std::ios::binary) << "x,y,label\n1,2,0\n3,4,1\n5,6,2\n";
+    const auto make = [&] {
+      auto rr = std::make_shared<CSVRecordReader>(1);
+      rr->initialize(FileSplit(dir / "data.csv"));
+      return std::make_unique<RecordReaderDataSetIterator>(rr, 2, 2, 3);  // rr goes out of scope
+    };
+    const std::unique_ptr<RecordReaderDataSetIterator> it = make();
+    CHECK(values(it->next().features) == std::vector<float>{1, 2, 3, 4});
+    CHECK(values(it->next().labels) == std::vector<float>{0, 0, 1});
+    it->reset();
+    CHECK(values(it->next().labels) == std::vector<float>{1, 0, 0, 0, 1, 0});
+    CHECK(it->getLabels().empty());
+
+    auto values2 = std::make_shared<CSVRecordReader>(1);
+    values2->initialize(FileSplit(dir / "data.csv"));
+    RecordReaderDataSetIterator regression(values2, 3, 0, 1, true);
+    CHECK(values(regression.next().labels) == std::vector<float>{1, 2, 3, 4, 5, 6});
+    CHECK_THROWS_AS(RecordReaderDataSetIterator(std::shared_ptr<RecordReader>(), 2, 2, 3),
+                    ConfigError);
+  }
 }

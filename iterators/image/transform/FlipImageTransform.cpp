@@ -27,7 +27,13 @@ void FlipImageTransform::transform(Image& image, ExampleRandom& random) const {
   // DataVec's random mode: nextInt(4) - 2, where -2 is "no flip".
   static constexpr std::optional<FlipMode> kRandomModes[4] = {
       std::nullopt, FlipMode::Both, FlipMode::Vertical, FlipMode::Horizontal};
-  const std::optional<FlipMode> mode = mode_ ? mode_ : kRandomModes[random.below(4)];
+  std::optional<FlipMode> mode = mode_;
+  if (!mode_ && seed_) {
+    ExampleRandom keyed(*seed_, random.nextBits(), 0);
+    mode = kRandomModes[keyed.below(4)];
+  } else if (!mode_) {
+    mode = kRandomModes[random.below(4)];
+  }
   if (!mode) return;
   if (*mode != FlipMode::Vertical) flipColumns(image);
   if (*mode != FlipMode::Horizontal) flipRows(image);

@@ -5,8 +5,16 @@
 // MATLAB's RandXReflection / RandYReflection (a flip half of the time) are
 // FlipImageTransform(FlipMode::Horizontal) / (FlipMode::Vertical) at probability 0.5 in a
 // PipelineImageTransform. Flips move samples and never resample them: the result is exact.
+//
+// FlipImageTransform(seed) is DataVec's FlipImageTransform(rng) as a port writes it, the seed
+// standing for the Random: random modes as above, each example's drawn from a stream keyed by
+// the seed and the example's own draws, so a different seed flips other examples and the same one
+// flips the same, whatever decodes them. An int is refused at compile time (the deleted
+// constructor): DataVec's FlipImageTransform(int flipMode) is FlipImageTransform(FlipMode::...)
+// here, and a mode must not silently become a seed.
 #include <dl4cpp/iterators/image/ImageTransform.h>
 
+#include <cstdint>
 #include <optional>
 
 namespace dl4cpp {
@@ -23,11 +31,15 @@ class FlipImageTransform : public ImageTransform {
   FlipImageTransform() = default;
   // Always `mode` (no draw).
   explicit FlipImageTransform(FlipMode mode) : mode_(mode) {}
+  // Random, keyed by `seed` too (one draw of the example's stream, one of the keyed stream).
+  explicit FlipImageTransform(uint64_t seed) : seed_(seed) {}
+  explicit FlipImageTransform(int flipMode) = delete;
 
   void transform(Image& image, ExampleRandom& random) const override;
 
  private:
   std::optional<FlipMode> mode_;
+  std::optional<uint64_t> seed_;
 };
 
 }  // namespace dl4cpp
