@@ -20,6 +20,7 @@ set(DL4CPP_PUBLIC_HEADERS
   iterators/FileSplit.h
   iterators/IdxReader.h
   iterators/ImagePreProcessingScaler.h
+  iterators/InputSplit.h
   iterators/ListDataSetIterator.h
   iterators/MnistDataSetIterator.h
   iterators/NormalizerMinMaxScaler.h
@@ -38,7 +39,9 @@ set(DL4CPP_PUBLIC_HEADERS
   iterators/image/ImageWriter.h
   iterators/image/LabeledFileSplit.h
   iterators/image/LabeledImageSource.h
+  iterators/image/NativeImageLoader.h
   iterators/image/PathLabelGenerator.h
+  iterators/image/PatternPathLabelGenerator.h
   iterators/image/transform/BrightnessContrastTransform.h
   iterators/image/transform/CropImageTransform.h
   iterators/image/transform/FlipImageTransform.h
