@@ -208,8 +208,13 @@ TEST_SUITE("listeners") {
     CHECK(atEpochEnd[0].find("data-series=\"score\" data-points=\"3\"") != std::string::npos);
     CHECK(atEpochEnd[1].find("data-series=\"score\" data-points=\"6\"") != std::string::npos);
 
-    // An unwritable path is the IoError of the epoch's end, out of fit().
-    stats->writeReportAtEpochEnd(dir / "no-such-dir" / "report.html");
+    // A path that cannot be written is refused when it is set, before training.
+    CHECK_THROWS_WITH_AS(stats->writeReportAtEpochEnd(dir / "no-such-dir" / "report.html"),
+                         doctest::Contains("does not exist"), OutputPathError);
+    // One that stops being writable is the IoError of the epoch's end, out of fit().
+    std::filesystem::create_directory(dir / "gone");
+    stats->writeReportAtEpochEnd(dir / "gone" / "report.html");
+    std::filesystem::remove(dir / "gone");
     data.reset();
     CHECK_THROWS_AS(model.fit(data), IoError);
   }
