@@ -5,8 +5,8 @@
 //   auto storage = std::make_shared<dl4cpp::StatsStorage>();
 //   model.setListeners({std::make_shared<dl4cpp::StatsListener>(storage)});   // or a wrapper's
 //
-// At every call (an iteration of a single model, an averaging round of ParallelWrapper) it records
-// an IterationRecord:
+// At every call (an iteration of a single model, from fit(iterator) or fit(DataSet) alike; an
+// averaging round of ParallelWrapper) it records an IterationRecord:
 //  - score: IterationInfo::score;
 //  - learningRates: model.getLearningRate(layer) times IterationInfo::learningRateScale, per layer,
 //    as the model reports it at the call (its schedule at the count of iterations completed);
