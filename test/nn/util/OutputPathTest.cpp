@@ -263,7 +263,7 @@ TEST_SUITE("OutputPath") {
     const OutputTarget fresh = checkOutputPath(dir / "fresh", "a model file");
     CHECK_FALSE(fresh.exists);
     CHECK(fresh.path == dir / "fresh");
-    CHECK(checkOutputPath("relative-name", "a model file").path == "relative-name");
+    CHECK(resolveOutputPath("relative-name", "a model file").path == "relative-name");
     CHECK(names(dir.path()) == std::vector<std::string>{"file"});  // checking writes nothing
 
     if (::geteuid() == 0) {
