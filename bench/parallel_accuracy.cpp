@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -216,18 +215,15 @@ int run(int argc, char** argv) {
          {"curve", curve}});
   }
   const std::string json = options.getString("json", "");
-  if (!json.empty()) {
-    std::ofstream file(json);
-    file << nlohmann::json{{"target", target}, {"epochs", epochs}, {"configurations", out}}.dump(1)
-         << "\n";
-    if (!file) throw std::runtime_error("cannot write " + json);
-  }
+  if (!json.empty())
+    samples::writeTextFile(
+        json,
+        nlohmann::json{{"target", target}, {"epochs", epochs}, {"configurations", out}}.dump(1) +
+            "\n",
+        samples::kOutputFileFlags.at("json"));
   const std::string svg = options.getString("svg", "");
-  if (!svg.empty()) {
-    std::ofstream file(svg);
-    file << renderSvg(chart) << "\n";
-    if (!file) throw std::runtime_error("cannot write " + svg);
-  }
+  if (!svg.empty())
+    samples::writeTextFile(svg, renderSvg(chart) + "\n", samples::kOutputFileFlags.at("svg"));
   return 0;
 }
 

@@ -1,5 +1,6 @@
 #include <dl4cpp/iterators/CSVRecordReader.h>
 #include <dl4cpp/nn/Error.h>
+#include <fmt/format.h>
 
 namespace dl4cpp {
 
@@ -30,6 +31,7 @@ CSVRecordReader::CSVRecordReader(int64_t skipNumLines, char delimiter, char quot
 CSVRecordReader::~CSVRecordReader() = default;
 
 void CSVRecordReader::initialize(const FileSplit& split) {
+  root_ = split.root();
   files_ = split.locations();
   initialized_ = true;
   reset();
@@ -59,6 +61,16 @@ bool CSVRecordReader::hasNext() {
     }
   }
   return true;
+}
+
+std::string CSVRecordReader::describeSource() const {
+  std::string source = files_.size() == 1
+                           ? files_.front().string()
+                           : fmt::format("the {} files of {}", files_.size(), root_.string());
+  if (skipNumLines_ > 0)
+    source += fmt::format(" (past {} {} header line{})", files_.size() == 1 ? "its" : "each one's",
+                          skipNumLines_, skipNumLines_ == 1 ? "" : "s");
+  return source;
 }
 
 Record CSVRecordReader::next() {

@@ -35,8 +35,10 @@ class CSVRecordReader : public RecordReader {
   bool hasNext() override;
   Record next() override;
   void reset() override;
+  std::string describeSource() const override;
 
  private:
+  std::filesystem::path root_;
   std::vector<std::filesystem::path> files_;
   bool initialized_ = false;
   int64_t skipNumLines_;

@@ -1,17 +1,12 @@
 #include <dl4cpp/iterators/CsvRecordParser.h>
 #include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/util/QuoteForMessage.h>
 
 namespace dl4cpp {
 
 namespace {
 
 constexpr size_t kBufferBytes = size_t{1} << 16;
-
-std::string printable(int c) {
-  if (c >= 0x20 && c < 0x7f) return std::string("'") + static_cast<char>(c) + "'";
-  static const char* hex = "0123456789abcdef";
-  return std::string("byte 0x") + hex[(c >> 4) & 15] + hex[c & 15];
-}
 
 }  // namespace
 
@@ -111,7 +106,7 @@ void CsvRecordParser::readQuoted(std::string& field, size_t& recordBytes, int64_
     }
     const int after = peek();
     if (after != kEnd && after != delimiter_ && !atLineBreak())
-      fail(printable(after) +
+      fail(quoteForMessage(std::string(1, static_cast<char>(after))) +
                " after the closing quote of a field (expected the delimiter or "
                "the end of the line)",
            line_, column_);

@@ -126,8 +126,12 @@ DataSet DataSet::shuffled(uint64_t seed) const {
 
 DataSet::TrainTest DataSet::splitTestAndTrain(double fractionTrain) const {
   const int64_t n = numExamples();
-  const bool inRange = fractionTrain > 0 && fractionTrain < 1;
-  const int64_t train = inRange ? std::llround(fractionTrain * static_cast<double>(n)) : 0;
+  if (!(fractionTrain > 0 && fractionTrain < 1))
+    throw ConfigError(fmt::format(
+        "DataSet::splitTestAndTrain: fractionTrain must be strictly between 0 and 1 (the share of "
+        "the {} examples used for training, the rest for testing), got {}",
+        n, fractionTrain));
+  const int64_t train = std::llround(fractionTrain * static_cast<double>(n));
   if (train == 0 || train == n)
     throw ConfigError(fmt::format(
         "DataSet::splitTestAndTrain: fractionTrain {} of {} examples gives {} for training and "

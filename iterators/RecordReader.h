@@ -28,6 +28,9 @@ class RecordReader {
   virtual bool hasNext() = 0;
   virtual Record next() = 0;
   virtual void reset() = 0;
+  // "data.csv", "the 3 files of data/", with whatever the reader leaves out ("past its 1 header
+  // line").
+  virtual std::string describeSource() const { return "the record reader's input"; }
 
  protected:
   RecordReader() = default;

@@ -1,6 +1,7 @@
 #include <dl4cpp/iterators/RecordReaderDataSetIterator.h>
 #include <dl4cpp/iterators/image/ImageDataSetIterator.h>
 #include <dl4cpp/iterators/image/ImageRecordReader.h>
+#include <dl4cpp/nn/util/QuoteForMessage.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -44,8 +45,8 @@ float parseNumber(const Record& record, size_t column) {
   if (parsed && std::isfinite(value) && std::fabs(value) <= FLT_MAX)
     return static_cast<float>(value);
   const bool outOfRange = ec == std::errc::result_out_of_range || (parsed && std::isfinite(value));
-  throw DataFormatError(where(record, column) + ": '" + text + "' is not a finite number" +
-                        (outOfRange ? " in float's range" : ""));
+  throw DataFormatError(where(record, column) + ": " + quoteForMessage(text) +
+                        " is not a finite number" + (outOfRange ? " in float's range" : ""));
 }
 
 template <typename Reader>
@@ -163,7 +164,14 @@ const std::vector<std::string>& RecordReaderDataSetIterator::getLabels() const {
 void RecordReaderDataSetIterator::startEpoch() {
   readThisEpoch_ = 0;
   first_.reset();
-  if (!reader_->hasNext()) return;
+  if (!reader_->hasNext()) {
+    // Nothing to iterate at all (not an epoch already read to its end: reset() rewinds the
+    // reader), which is a mistake to name now, not an iterator that yields no batch.
+    if (columns_ == 0)
+      throw DataError(std::string(kName) + ": " + reader_->describeSource() +
+                      " holds no data rows: there is no record to make a batch of");
+    return;
+  }
   first_ = reader_->next();
   const Record& record = *first_;
   if (columns_ == 0) {
@@ -200,8 +208,8 @@ void RecordReaderDataSetIterator::convert(const Record& record, std::vector<floa
       labels.push_back(value);
     } else {
       if (value != std::floor(value) || value < 0 || value >= static_cast<float>(numClasses_))
-        throw DataFormatError(where(record, c) + ": class '" + record.values[c] +
-                              "' is not an integer in [0, " + std::to_string(numClasses_) + ")");
+        throw DataFormatError(where(record, c) + ": class " + quoteForMessage(record.values[c]) +
+                              " is not an integer in [0, " + std::to_string(numClasses_) + ")");
       const size_t row = labels.size();
       labels.resize(row + numClasses_, 0.0f);
       labels[row + static_cast<size_t>(value)] = 1.0f;

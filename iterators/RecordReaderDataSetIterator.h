@@ -10,12 +10,15 @@
 //     the others are features.
 //
 // The first record fixes the number of columns (read at construction and after reset(), so that
-// inputColumns() and totalOutcomes() are known before the first batch). Records are read as
+// inputColumns() and totalOutcomes() are known before the first batch). A reader that holds no
+// record at all (an empty file, or a table with nothing past its header lines) is a DataError at
+// construction, naming what the reader reads (RecordReader::describeSource). Records are read as
 // batches are asked for: the data set is never in memory whole. totalExamples() is -1 until an
 // epoch has been read to its end, then the number of records it held. The last, partial batch
 // of an epoch is kept.
 //
-// Errors name the file, line and column (1-based) of the offending value:
+// Errors name the file, line and column (1-based) of the offending value, quoting it bounded and
+// escaped (nn/util/QuoteForMessage.h):
 //   DataFormatError  a record with another number of columns than the first, a value that is not
 //                    a finite number (empty, text, NaN, inf, beyond float's range), a class that
 //                    is not an integer in [0, numClasses), a label column beyond the record, a
@@ -92,7 +95,6 @@ class RecordReaderDataSetIterator : public DataSetIterator {
   bool asyncSupported() const override { return images_ == nullptr; }
 
   int batch() const override { return batch_; }
-  // 0 while no record has been seen (an empty file).
   int64_t inputColumns() const override;
   int totalOutcomes() const override;
   int64_t totalExamples() const override;

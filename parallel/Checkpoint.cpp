@@ -1,6 +1,7 @@
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/util/AtomicFile.h>
 #include <dl4cpp/nn/util/ModelSerializer.h>
+#include <dl4cpp/nn/util/OutputPath.h>
 #include <dl4cpp/parallel/Checkpoint.h>
 #include <fmt/format.h>
 
@@ -102,6 +103,7 @@ std::filesystem::path Checkpoints::write(const MultiLayerNetwork& model,
                                          const DataNormalization* normalizer) {
   if (keepLast < 1)
     throw ConfigError(fmt::format("Checkpoints::write: keepLast must be >= 1, got {}", keepLast));
+  checkOutputDirectory(directory, "checkpoints");
   requireNoneAfter(directory, model.getIterationCount(), model.getEpochCount());
   std::error_code ec;
   std::filesystem::create_directories(directory, ec);

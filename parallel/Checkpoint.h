@@ -79,8 +79,9 @@ class Checkpoints {
   // ModelSerializer::writeModel) atomically into `directory` (created if missing), then deletes
   // all but the newest keepLast checkpoints and the temporaries of killed saves. Returns the new
   // file, which is the newest in the directory: ConfigError, before writing anything, when the
-  // directory holds a newer one (requireNoneAfter). IoError on failure; the previous checkpoints
-  // are then untouched.
+  // directory holds a newer one (requireNoneAfter); OutputPathError, before writing anything, when
+  // the directory cannot be written (checkOutputDirectory, nn/util/OutputPath.h). IoError on
+  // failure; the previous checkpoints are then untouched.
   static std::filesystem::path write(const MultiLayerNetwork& model,
                                      const std::filesystem::path& directory, int keepLast,
                                      const DataNormalization* normalizer = nullptr);

@@ -2,6 +2,7 @@
 #include <dl4cpp/iterators/RankShardIterator.h>
 #include <dl4cpp/nn/backend/Devices.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>
+#include <dl4cpp/nn/util/OutputPath.h>
 #include <dl4cpp/parallel/CpuAffinity.h>
 #include <dl4cpp/parallel/LayerStateCombiner.h>
 #include <dl4cpp/parallel/ParallelWrapper.h>
@@ -314,9 +315,12 @@ struct ParallelWrapper::Impl {
     pendingFailure = nullptr;
     stats = ParallelStatistics{};
     guarded([this] {
-      if (checkpoint && rank() == 0)
+      if (checkpoint && rank() == 0) {
+        // A directory the checkpoints cannot be written to fails now, not at the first checkpoint.
+        checkOutputDirectory(checkpointDirectory, "checkpoints");
         Checkpoints::requireNoneAfter(checkpointDirectory, root->getIterationCount(),
                                       root->getEpochCount());
+      }
     });
     if (clustered()) {
       requireSameShape(*cluster, vote(RoundVote{}));

@@ -42,7 +42,9 @@
 // updater state and counters) is written atomically to `directory` at the averaging boundaries
 // the policy picks (Checkpoint.h); only the newest keepLast files are kept. fit() and resume()
 // refuse with ConfigError, before training, a directory that holds checkpoints newer than the
-// root model (another run's, see Checkpoint.h). A failed write ends fit() with IoError, like any
+// root model (another run's, see Checkpoint.h), and with OutputPathError one that cannot be
+// written (not a directory, or neither it nor its nearest existing parent writable; links are
+// followed, nn/util/OutputPath.h). A failed write ends fit() with IoError, like any
 // other failure. With checkpointNormalizer(n), each checkpoint also holds the normalizer n.
 //
 // Resuming. A checkpoint records how many epochs the run had finished and how many minibatches

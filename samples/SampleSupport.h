@@ -6,16 +6,19 @@
 #include <dl4cpp/nn/eval/Evaluation.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <dl4cpp/nn/tensor/Device.h>
+#include <dl4cpp/nn/util/AtomicFile.h>
+#include <dl4cpp/nn/util/OutputPath.h>
 #include <dl4cpp/parallel/LearningRateScaling.h>
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace samples {
@@ -49,9 +52,21 @@ inline dl4cpp::parallel::LearningRateScaling learningRateScalingFromOption(
   throw std::invalid_argument("learning-rate scaling must be linear, sqrt or none, not " + name);
 }
 
+// The flags that name a file a program writes, with what the file is (for messages), and the one
+// that names a folder it writes files into.
+inline const std::map<std::string, std::string_view> kOutputFileFlags = {
+    {"save", "the model file (--save)"},
+    {"report", "the HTML report (--report)"},
+    {"json", "the JSON results (--json)"},
+    {"svg", "the SVG chart (--svg)"}};
+inline constexpr std::string_view kOutputFolderFlag = "out";
+
 class SampleOptions {
  public:
-  // `known`: flag name -> help text.
+  // `known`: flag name -> help text. The output paths given (kOutputFileFlags, --out) are checked
+  // here, before any work (dl4cpp::checkOutputPath / checkOutputDirectory): a path that cannot be
+  // written (a missing or read-only folder, a directory, FIFO or device such as /dev/null) fails
+  // at once with OutputPathError, instead of after training.
   SampleOptions(int argc, char** argv, std::map<std::string, std::string> known)
       : known_(std::move(known)) {
     for (int i = 1; i < argc; ++i) {
@@ -65,6 +80,7 @@ class SampleOptions {
       if (i + 1 >= argc) throw std::invalid_argument("missing value after " + arg);
       values_[arg.substr(2)] = argv[++i];
     }
+    checkOutputPaths();
   }
 
   std::string getString(const std::string& name, const std::string& fallback) const {
@@ -91,6 +107,13 @@ class SampleOptions {
   }
 
  private:
+  void checkOutputPaths() const {
+    for (const auto& [flag, what] : kOutputFileFlags)
+      if (const auto it = values_.find(flag); it != values_.end())
+        dl4cpp::checkOutputPath(it->second, what);
+    if (const auto it = values_.find(std::string(kOutputFolderFlag)); it != values_.end())
+      dl4cpp::checkOutputDirectory(it->second, "the output folder (--out)");
+  }
   void printHelp(const char* program) const {
     std::cout << "usage: " << program << " [options]\n";
     for (const auto& [name, help] : known_) std::cout << "  --" << name << "  " << help << "\n";
@@ -99,15 +122,19 @@ class SampleOptions {
   std::map<std::string, std::string> values_;
 };
 
+// Writes `text` to `path` under the library's output-path rule (nn/util/OutputPath.h), atomically:
+// a link is written through, a directory, FIFO or device is refused (OutputPathError), an existing
+// file keeps its mode.
+inline void writeTextFile(const std::string& path, const std::string& text, std::string_view what) {
+  dl4cpp::writeFileAtomically(path, std::as_bytes(std::span(text.data(), text.size())), what);
+}
+
 // Writes `json` to the file named by --json, when given (the benchmarks' machine-readable output);
 // a file that cannot be written is an error, not a silently missing result.
 inline void writeJsonIfRequested(const SampleOptions& options, const std::string& json) {
   const std::string path = options.getString("json", "");
   if (path.empty()) return;
-  std::ofstream out(path);
-  out << json;
-  out.close();
-  if (!out) throw std::runtime_error("cannot write --json file '" + path + "'");
+  writeTextFile(path, json, kOutputFileFlags.at("json"));
   std::cout << "\nwrote " << path << "\n";
 }
 

@@ -6,10 +6,13 @@
 // Those files start with a line "<rows>,<features>,<class names...>" instead of column names; the
 // class is the last column.
 #include <dl4cpp/dl4cpp.h>
+#include <dl4cpp/nn/util/QuoteForMessage.h>
 #include <fmt/format.h>
 
+#include <charconv>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 
 #include "SampleSupport.h"
 
@@ -31,9 +34,21 @@ TableHeader readHeader(const std::filesystem::path& file) {
     throw DataFormatError(fmt::format(
         "{}: line 1 is not '<rows>,<features>,<class names...>' (python3-sklearn's layout)",
         file.string()));
+  // A count in the first line, as a positive integer; the cell is quoted bounded and escaped.
+  auto count = [&](size_t column, const char* what) {
+    const std::string& text = first.values[column];
+    int64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || value < 1 ||
+        value > std::numeric_limits<int>::max())
+      throw DataFormatError(
+          fmt::format("{}: line 1, column {}: the {} {} is not a positive integer", file.string(),
+                      column + 1, what, quoteForMessage(text)));
+    return value;
+  };
   TableHeader header;
-  header.rows = std::stoll(first.values[0]);
-  header.features = std::stoi(first.values[1]);
+  header.rows = count(0, "row count");
+  header.features = static_cast<int>(count(1, "feature count"));
   header.classes.assign(first.values.begin() + 2, first.values.end());
   return header;
 }

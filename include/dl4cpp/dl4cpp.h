@@ -44,6 +44,7 @@
 #include <dl4cpp/nn/transferlearning/TransferLearning.h>
 #include <dl4cpp/nn/updaters/Updaters.h>
 #include <dl4cpp/nn/util/ModelSerializer.h>
+#include <dl4cpp/nn/util/OutputPath.h>
 #include <dl4cpp/parallel/InferenceErrors.h>
 #include <dl4cpp/parallel/ParallelInference.h>
 #include <dl4cpp/parallel/ParallelWrapper.h>

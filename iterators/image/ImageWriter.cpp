@@ -5,6 +5,7 @@
 #include <dl4cpp/iterators/image/codec/PngEncoder.h>
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/util/AtomicFile.h>
+#include <dl4cpp/nn/util/OutputPath.h>
 #include <fmt/format.h>
 
 #include <string>
@@ -48,11 +49,13 @@ std::vector<std::byte> ImageWriter::encodeJpeg(const Image& image, int quality) 
 }
 
 void ImageWriter::writePng(const Image& image, const std::filesystem::path& path, int bitDepth) {
-  writeFileAtomically(path, encodePng(image, bitDepth));
+  checkOutputPath(path, "a PNG image");
+  writeFileAtomically(path, encodePng(image, bitDepth), "a PNG image");
 }
 
 void ImageWriter::writeJpeg(const Image& image, const std::filesystem::path& path, int quality) {
-  writeFileAtomically(path, encodeJpeg(image, quality));
+  checkOutputPath(path, "a JPEG image");
+  writeFileAtomically(path, encodeJpeg(image, quality), "a JPEG image");
 }
 
 }  // namespace dl4cpp

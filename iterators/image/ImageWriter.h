@@ -7,7 +7,9 @@
 //   JPEG  1 channel grey or 3 RGB; quality 1 to 100; libjpeg's defaults (baseline, YCbCr with
 //         the chroma halved both ways), lossy.
 // encode* return the file's bytes; write* write them atomically (writeFileAtomically): a reader of
-// the path sees the old file or the whole new one, never a part.
+// the path sees the old file or the whole new one, never a part. The path follows the output-path
+// rule (nn/util/OutputPath.h), checked before the image is encoded: OutputPathError for a target
+// that is not a regular file (a directory, FIFO, device) or a folder that cannot be written.
 // Errors: ConfigError for a bit depth, quality or channel count the format does not take;
 // ShapeError for an image whose pixels do not match its size, or that is empty or larger than the
 // format allows; AllocationError when memory runs out; IoError naming the path when the file

@@ -1,10 +1,12 @@
 #include <dl4cpp/iterators/image/ExampleRandom.h>
 #include <dl4cpp/iterators/image/LabeledFileSplit.h>
 #include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/util/QuoteForMessage.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <map>
 #include <set>
@@ -34,6 +36,23 @@ std::set<std::string> extensionSet(const std::vector<std::string>& extensions) {
 bool hidden(const fs::path& path) {
   const std::string name = path.filename().string();
   return !name.empty() && name.front() == '.';
+}
+
+[[noreturn]] void throwSymlinkLoop(const fs::path& path, const std::string& detail) {
+  throw DataError(
+      fmt::format("LabeledFileSplit: '{}' is a loop of symbolic links{}", path.string(), detail));
+}
+
+// Refuses a link to a folder that contains the link (following it would never end).
+void requireNoLoopThrough(const fs::path& link) {
+  std::error_code ec;
+  const fs::path target = fs::canonical(link, ec);
+  if (ec.value() == ELOOP) throwSymlinkLoop(link, "");
+  const fs::path folder = fs::canonical(link.parent_path(), ec);
+  if (ec) return;  // the walk itself reports a folder it cannot read
+  const auto [t, f] = std::mismatch(target.begin(), target.end(), folder.begin(), folder.end());
+  if (t == target.end())
+    throwSymlinkLoop(link, fmt::format(": it leads to '{}', a folder it is in", target.string()));
 }
 
 // The files of each label's index, in the split's order.
@@ -71,25 +90,36 @@ void LabeledFileSplit::scan(const fs::path& root, const std::vector<std::string>
                             const std::vector<std::string>* knownLabels) {
   const std::set<std::string> accepted = extensionSet(extensions);
   std::error_code ec;
-  if (!fs::exists(root, ec))
+  if (!fs::exists(root, ec)) {
+    if (ec.value() == ELOOP) throwSymlinkLoop(root, "");
     throw DataNotFoundError(fmt::format("LabeledFileSplit: '{}' does not exist", root.string()));
+  }
 
   std::vector<fs::path> paths;
   // Folders without subfolders, and whether each holds an accepted file.
   std::map<fs::path, bool> leafFolders;
   if (fs::is_directory(root, ec)) {
     leafFolders[root] = false;
-    for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    // Links to folders are followed (a class folder may live elsewhere); one that leads back into
+    // a folder it is in would be walked forever, and is refused.
+    for (fs::recursive_directory_iterator
+             it(root, fs::directory_options::follow_directory_symlink, ec),
+         end;
+         !ec && it != end; it.increment(ec)) {
       const fs::path& path = it->path();
+      std::error_code statusError;
+      const fs::file_status status = it->status(statusError);
+      if (statusError.value() == ELOOP) throwSymlinkLoop(path, "");
       if (hidden(path)) {
         ++skipped_;
-        if (it->is_directory(ec)) it.disable_recursion_pending();
+        if (fs::is_directory(status)) it.disable_recursion_pending();
         continue;
       }
-      if (it->is_directory(ec)) {
+      if (fs::is_directory(status)) {
+        if (it->is_symlink(statusError)) requireNoLoopThrough(path);
         leafFolders.erase(path.parent_path());
         leafFolders.emplace(path, false);
-      } else if (it->is_regular_file(ec)) {
+      } else if (fs::is_regular_file(status)) {
         const std::string extension = lowerCase(path.extension().string());
         if (extension.size() > 1 && accepted.count(extension.substr(1))) {
           paths.push_back(path);
@@ -98,6 +128,8 @@ void LabeledFileSplit::scan(const fs::path& root, const std::vector<std::string>
         } else {
           ++skipped_;
         }
+      } else {
+        ++skipped_;  // a FIFO, socket or device, or a dangling link, whatever its name
       }
     }
     if (ec)
@@ -134,9 +166,9 @@ void LabeledFileSplit::scan(const fs::path& root, const std::vector<std::string>
     const auto found = index.find(names[i]);
     if (found == index.end())
       throw DataError(fmt::format(
-          "LabeledFileSplit: '{}' has label '{}', which the known labels ({}) do not have: a "
+          "LabeledFileSplit: '{}' has label {}, which the known labels ({}) do not have: a "
           "class the model was not trained on",
-          paths[i].string(), names[i], fmt::join(labels_, ", ")));
+          paths[i].string(), quoteForMessage(names[i]), fmt::join(labels_, ", ")));
     files_.push_back({paths[i], found->second});
   }
 }
@@ -179,9 +211,9 @@ std::vector<LabeledFileSplit> LabeledFileSplit::splitEachLabel(const std::vector
     }
     if (firstPart == 0 && begin > 0)
       throw DataError(fmt::format(
-          "splitEachLabel: class '{}' has {} file(s): a fraction of {} leaves it none for "
+          "splitEachLabel: class {} has {} file(s): a fraction of {} leaves it none for "
           "training but some for the other parts (a class present only in the test split)",
-          labels_[label], files.size(), fractions[0]));
+          quoteForMessage(labels_[label]), files.size(), fractions[0]));
   }
   std::vector<LabeledFileSplit> result;
   for (std::vector<LabeledFile>& part : parts) {

@@ -13,13 +13,17 @@
 // of `extensions` (case-insensitive), in sorted path order. The labels are the distinct names the
 // generator gives, sorted (byte order), so a label's index does not depend on the file system and
 // a class added later shifts only those after it. Files with other extensions are skipped and
-// counted (skippedFiles()); so are hidden files (a name starting with '.').
+// counted (skippedFiles()); so are hidden files (a name starting with '.') and entries that are
+// not regular files whatever their name (a FIFO, socket or device, a dangling symbolic link).
+// Links are followed: to a file (read as that file) and to a folder (walked as a folder under
+// root).
 //
 // Errors:
 //   DataNotFoundError  root does not exist, or holds no file with an accepted extension
 //   DataError          an empty class folder: a folder under root without subfolders that holds
 //                      no accepted file (a class that would silently not exist); a label the
-//                      knownLabels list (the training split's) does not have
+//                      knownLabels list (the training split's) does not have; a loop of symbolic
+//                      links, or a link to a folder that contains it (naming the link)
 //   IoError            a directory cannot be listed
 //   ConfigError        no extension given
 #include <dl4cpp/iterators/InputSplit.h>

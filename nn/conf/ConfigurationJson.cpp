@@ -7,6 +7,7 @@
 #include <dl4cpp/nn/conf/ConfigurationLimits.h>
 #include <dl4cpp/nn/conf/LayerRegistry.h>
 #include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
+#include <dl4cpp/nn/util/QuoteForMessage.h>
 #include <fmt/format.h>
 
 #include <array>
@@ -193,17 +194,10 @@ Json toJson(const Layer& l) {
 // --- Reading
 // ---------------------------------------------------------------------------------------
 
-// Untrusted text for an error message: quoted, cut to 40 bytes, everything outside printable
-// ASCII escaped (a message must stay one line of valid UTF-8 whatever the file holds).
+// Untrusted text for an error message, as JSON writes it: in double quotes, cut and escaped
+// (nn/util/QuoteForMessage.h).
 std::string quoted(const std::string& text) {
-  constexpr size_t kShown = 40;
-  std::string out = "\"";
-  for (size_t i = 0; i < text.size() && i < kShown; ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    out += c >= 0x20 && c < 0x7f && c != '"' && c != '\\' ? std::string(1, char(c))
-                                                          : fmt::format("\\x{:02x}", c);
-  }
-  return out + (text.size() > kShown ? "\"..." : "\"");
+  return quoteForMessage(text, kMessageQuoteBytes, '"');
 }
 
 // What a value is, for error messages: arrays and objects by their size only (printing one whole
@@ -564,8 +558,9 @@ MultiLayerConfiguration MultiLayerConfiguration::fromJson(const std::string& tex
     parsed = ParsedJson::parse(text, boundDepth);
   } catch (const ParsedJson::exception& e) {
     // parse_error, and out_of_range for numbers beyond double ("1e999"): both are bad input.
+    // The parser's message quotes the bytes it stopped at, which may be anything.
     throw ConfigError(std::string("MultiLayerConfiguration::fromJson: not valid JSON: ") +
-                      e.what());
+                      escapeForMessage(e.what(), kLibraryMessageBytes));
   }
   const Node root(parsed, "$");
   if (root["format"].string() != "dl4cpp.MultiLayerConfiguration")

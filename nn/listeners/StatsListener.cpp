@@ -2,6 +2,7 @@
 #include <dl4cpp/nn/listeners/HtmlReport.h>
 #include <dl4cpp/nn/listeners/StatsListener.h>
 #include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
+#include <dl4cpp/nn/util/OutputPath.h>
 #include <fmt/format.h>
 
 #include <cmath>
@@ -25,6 +26,11 @@ std::vector<std::string> StatsListener::layerNames(const MultiLayerNetwork& mode
     names.push_back(layers[i]->name.empty() ? fmt::format("{}: {}", i, layers[i]->typeName())
                                             : layers[i]->name);
   return names;
+}
+
+void StatsListener::writeReportAtEpochEnd(std::filesystem::path path) {
+  if (!path.empty()) checkOutputPath(path, "an HTML report");
+  reportPath_ = std::move(path);
 }
 
 double StatsListener::secondsSinceStart(TimePoint now) {

@@ -5,8 +5,8 @@
 //   auto storage = std::make_shared<dl4cpp::StatsStorage>();
 //   model.setListeners({std::make_shared<dl4cpp::StatsListener>(storage)});   // or a wrapper's
 //
-// At every call (an iteration of a single model, an averaging round of ParallelWrapper) it records
-// an IterationRecord:
+// At every call (an iteration of a single model, from fit(iterator) or fit(DataSet) alike; an
+// averaging round of ParallelWrapper) it records an IterationRecord:
 //  - score: IterationInfo::score;
 //  - learningRates: model.getLearningRate(layer) times IterationInfo::learningRateScale, per layer,
 //    as the model reports it at the call (its schedule at the count of iterations completed);
@@ -27,7 +27,9 @@
 //
 // With writeReportAtEpochEnd(path) it also writes the HTML report (HtmlReport) at the end of every
 // epoch, so when fit() returns the file shows the whole run, and a run that fails later still
-// leaves the epochs before.
+// leaves the epochs before. The path is checked when it is set (checkOutputPath,
+// nn/util/OutputPath.h: OutputPathError for a missing or unwritable folder, or a target that is
+// not a regular file), so a bad path fails before training rather than after the first epoch.
 //
 // Runs on the fit() thread like every listener; the storage may be read from other threads.
 #include <dl4cpp/nn/listeners/StatsStorage.h>
@@ -62,7 +64,7 @@ class StatsListener : public TrainingListener {
   void onEpochEnd(const MultiLayerNetwork& model, int epoch) override;
 
   // The HTML report's file, rewritten atomically at every epoch's end; empty: no report.
-  void writeReportAtEpochEnd(std::filesystem::path path) { reportPath_ = std::move(path); }
+  void writeReportAtEpochEnd(std::filesystem::path path);
 
   const std::shared_ptr<StatsStorage>& storage() const { return storage_; }
   int reportEvery() const { return reportEvery_; }

@@ -178,6 +178,7 @@ void MultiLayerNetwork::init() {
   iteration_ = 0;
   epoch_ = 0;
   minibatchesInEpoch_ = 0;
+  examplesInEpoch_ = 0;
   score_ = 0;
 }
 
@@ -376,6 +377,19 @@ double MultiLayerNetwork::calcRegularizationScore() {
 }
 
 void MultiLayerNetwork::fit(const DataSet& batch) {
+  fitMinibatch(batch);
+  examplesInEpoch_ += batch.numExamples();
+  if (listeners_.empty()) return;
+  IterationInfo info;
+  info.iteration = iteration_;
+  info.epoch = epoch_;
+  info.score = score_;
+  info.examples = batch.numExamples();
+  info.examplesInEpoch = examplesInEpoch_;
+  for (auto& l : listeners_) l->iterationDone(*this, info);
+}
+
+void MultiLayerNetwork::fitMinibatch(const DataSet& batch) {
   const double loss = computeGradientAndScore(batch);
   // The regularisation terms (as calcRegularizationScore()) and the gradient's sum of squares,
   // in one call (and one more for the l1 terms, when there are any).
@@ -409,12 +423,13 @@ void MultiLayerNetwork::fit(DataSetIterator& iterator) {
   requireBatchForEpoch(iterator, "MultiLayerNetwork::fit");
   for (auto& l : listeners_) l->onEpochStart(*this, epoch_);
   minibatchesInEpoch_ = 0;
+  examplesInEpoch_ = 0;
   IterationInfo info;
   info.epoch = epoch_;
   info.examplesPerEpoch = iterator.totalExamples();
   while (iterator.hasNext()) {
     const DataSet batch = iterator.next();
-    fit(batch);
+    fitMinibatch(batch);
     ++minibatchesInEpoch_;
     if (listeners_.empty()) continue;
     info.iteration = iteration_;
@@ -426,6 +441,7 @@ void MultiLayerNetwork::fit(DataSetIterator& iterator) {
   for (auto& l : listeners_) l->onEpochEnd(*this, epoch_);
   ++epoch_;
   minibatchesInEpoch_ = 0;
+  examplesInEpoch_ = 0;
 }
 
 void MultiLayerNetwork::fit(DataSetIterator& iterator, int epochs) {

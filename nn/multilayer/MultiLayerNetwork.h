@@ -62,7 +62,10 @@ class MultiLayerNetwork {
   void init();
   bool isInitialized() const { return !layers_.empty(); }
 
-  // One iteration on one minibatch: forward, backward, updater step.
+  // One iteration on one minibatch: forward, backward, updater step. The listeners' iterationDone
+  // follows, as after each minibatch of fit(iterator) (IterationInfo::examplesInEpoch counts the
+  // examples fitted since the last epoch boundary; examplesPerEpoch is -1). It starts and ends no
+  // epoch: onEpochStart/onEpochEnd are for fit(iterator).
   void fit(const DataSet& batch);
   // One epoch over the iterator (reset first when it is exhausted and resettable). DataError when
   // it yields no minibatch at all.
@@ -168,7 +171,10 @@ class MultiLayerNetwork {
   int64_t getIterationCount() const { return iteration_; }
   int getEpochCount() const { return epoch_; }
   void setIterationCount(int64_t n) { iteration_ = n; }
-  void setEpochCount(int n) { epoch_ = n; }
+  void setEpochCount(int n) {
+    epoch_ = n;
+    examplesInEpoch_ = 0;
+  }
   // Minibatches of epoch getEpochCount() already trained: counted from 0 by fit(iterator) and by
   // ParallelWrapper, back to 0 when an epoch completes. Nonzero only in a model saved inside an
   // epoch (a ParallelWrapper checkpoint), where it tells resume() how many minibatches to skip.
@@ -197,6 +203,8 @@ class MultiLayerNetwork {
   };
 
   void requireInit(const char* method) const;
+  // fit(DataSet) without the listeners: the iteration itself.
+  void fitMinibatch(const DataSet& batch);
   // Checks features/labels against the configuration; returns the batch size.
   int64_t checkBatch(const DataSet& batch, bool needLabels, const char* method) const;
   void ensureCapacity(int64_t batch);
@@ -252,6 +260,7 @@ class MultiLayerNetwork {
   int64_t iteration_ = 0;
   int epoch_ = 0;
   int64_t minibatchesInEpoch_ = 0;
+  int64_t examplesInEpoch_ = 0;  // for listeners: examples fitted since the last epoch boundary
   int replicaIndex_ = 0;
 };
 

@@ -2,6 +2,7 @@
 #include <dl4cpp/nn/util/AtomicFile.h>
 #include <dl4cpp/nn/util/ErrnoText.h>
 #include <dl4cpp/nn/util/HostMemory.h>
+#include <dl4cpp/nn/util/OutputPath.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
@@ -68,13 +69,40 @@ class TemporaryFile {
       done += static_cast<size_t>(n);
     }
   }
-  void syncAndClose() {
+  // Gives the file the existing target's owner and group where this process may (fchown fails
+  // with EPERM otherwise, and the new file keeps this process's IDs), then its mode. setuid and
+  // setgid bits are kept only along with the owner and group they were given for.
+  void takeOwnerAndMode(const OutputTarget& target) {
+    struct stat own {};
+    if (::fstat(fd_, &own) != 0) fail("stat", path_, errno);
+    bool ownersKept = own.st_uid == target.owner && own.st_gid == target.group;
+    if (!ownersKept) {
+      if (::fchown(fd_, target.owner, target.group) == 0)
+        ownersKept = true;
+      else if (errno != EPERM)
+        fail("set the owner of", path_, errno);
+      else if (own.st_gid != target.group)
+        (void)::fchown(fd_, static_cast<uid_t>(-1), target.group);  // the group alone, if a member
+    }
+    const mode_t bits = target.mode & (ownersKept ? 07777 : 01777);
+    if (::fchmod(fd_, bits) != 0) fail("set the mode of", path_, errno);
+  }
+  void sync() {
     if (::fsync(fd_) != 0) fail("fsync", path_, errno);
+  }
+  void close() {
     const int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0) fail("close", path_, errno);
   }
-  void renameTo(const std::filesystem::path& target) {
+  // Renames the file over `target`. The target is checked again just before: a FIFO or device
+  // that appeared there since the path was resolved is refused, not replaced.
+  void renameTo(const std::filesystem::path& target, std::string_view what) {
+    struct stat st {};
+    if (::lstat(target.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+      throw OutputPathError(fmt::format(
+          "cannot write {} to {}: it became {} while the file was written; it is not replaced",
+          what, target.string(), fileTypeName(st.st_mode)));
     if (::rename(path_.c_str(), target.c_str()) != 0)
       fail(("rename " + path_.string() + " to").c_str(), target, errno);
     committed_ = true;
@@ -138,15 +166,20 @@ bool removeIfUnlocked(const std::filesystem::path& file) {
 
 }  // namespace
 
-void writeFileAtomically(const std::filesystem::path& path, std::span<const std::byte> bytes) {
+void writeFileAtomically(const std::filesystem::path& path, std::span<const std::byte> bytes,
+                         std::string_view what, Durability durability) {
+  const OutputTarget target = checkOutputPath(path, what);
   {
-    TemporaryFile file(path);
+    TemporaryFile file(target.path);
+    if (target.exists) file.takeOwnerAndMode(target);
     file.write(bytes);
-    file.syncAndClose();
-    file.renameTo(path);
+    if (durability == Durability::Synced) file.sync();
+    file.close();
+    file.renameTo(target.path, what);
   }
+  if (durability == Durability::Unsynced) return;
   // The rename is durable only once the directory entry is on disk.
-  const std::filesystem::path dir = path.has_parent_path() ? path.parent_path() : ".";
+  const std::filesystem::path dir = target.path.has_parent_path() ? target.path.parent_path() : ".";
   const int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirFd < 0) fail("open directory", dir, errno);
   const int rc = ::fsync(dirFd);

@@ -1,14 +1,24 @@
 #pragma once
-// File I/O for saved models and checkpoints.
+// File I/O for saved models, checkpoints, reports and images.
 //
 // writeFileAtomically: a reader of `path` sees either the old file or the complete new one, even
-// if the process dies or the disk fills mid-write. The bytes go to "<path>.tmp-<random>" (created
-// exclusively beside `path`, so the rename stays within one file system), which is fsynced,
-// renamed over `path`, and the directory is fsynced so the rename itself survives a crash. On any
-// failure the temporary file is removed, `path` is untouched, and IoError names the file, the
-// step and the operating system's reason. The writer holds an exclusive flock(2) on its temporary
-// file from the moment it exists until after the rename, so that a process killed mid-write
-// leaves a temporary nobody holds, and removeStaleTemporaries can tell it from one being written.
+// if the process dies or the disk fills mid-write. The path goes through the output-path rule
+// first (OutputPath.h: links followed to their target, a target that is not a regular file
+// refused, the folder checked), before a byte is written. The bytes go to
+// "<target>.tmp-<random>" (created exclusively beside the target, so the rename stays within one
+// file system), which takes the existing target's permission bits (and owner and group where
+// permitted), is fsynced, and renamed over the target; the directory is then fsynced so the
+// rename itself survives a crash. On any failure the temporary file is removed, the target is
+// untouched, and IoError names the file, the step and the operating system's reason
+// (OutputPathError for a path the rule refuses). The writer holds an exclusive flock(2) on its
+// temporary file from the moment it exists until after the rename, so that a process killed
+// mid-write leaves a temporary nobody holds, and removeStaleTemporaries can tell it from one
+// being written.
+//
+// Durability::Unsynced skips both fsyncs: still atomic for readers while the system runs, but
+// after a crash the file may be the old one, the new one, or (depending on the file system)
+// empty. For many small files whoever needs them marks a finished set itself (the image-folder
+// tool writes 70,000 images; two fsyncs each would take minutes).
 //
 // removeStaleTemporaries: deletes, in `directory`, the temporaries ("<target>.tmp-<16 hex digits>")
 // of the targets `isTarget` accepts that no writer holds: leftovers of writers that were killed.
@@ -28,7 +38,12 @@
 
 namespace dl4cpp {
 
-void writeFileAtomically(const std::filesystem::path& path, std::span<const std::byte> bytes);
+enum class Durability { Synced, Unsynced };
+
+// `what` names the file in messages ("a model file").
+void writeFileAtomically(const std::filesystem::path& path, std::span<const std::byte> bytes,
+                         std::string_view what = "a file",
+                         Durability durability = Durability::Synced);
 
 std::vector<std::filesystem::path> removeStaleTemporaries(
     const std::filesystem::path& directory, const std::function<bool(std::string_view)>& isTarget);

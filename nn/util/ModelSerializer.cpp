@@ -2,6 +2,8 @@
 #include <dl4cpp/nn/util/ModelFileBytes.h>
 #include <dl4cpp/nn/util/ModelSerializer.h>
 #include <dl4cpp/nn/util/NormalizerSerializer.h>
+#include <dl4cpp/nn/util/OutputPath.h>
+#include <dl4cpp/nn/util/QuoteForMessage.h>
 #include <fmt/format.h>
 #include <zlib.h>
 
@@ -15,6 +17,8 @@
 namespace dl4cpp {
 
 namespace {
+
+constexpr std::string_view kModelFile = "a model file";
 
 // --- Layout (docs/model-format.md)
 // -----------------------------------------------------------------
@@ -31,12 +35,8 @@ constexpr Tag kCountersTag{'C', 'N', 'T', 'R'};
 constexpr Tag kLayerStateTag{'S', 'T', 'A', 'T'};  // format version 2 on
 constexpr Tag kNormalizerTag{'N', 'O', 'R', 'M'};  // format version 3 on
 
-std::string tagName(const Tag& t) {
-  std::string s;
-  for (char c : t)
-    s += (c >= 0x20 && c < 0x7f) ? std::string(1, c) : fmt::format("\\x{:02x}", uint8_t(c));
-  return s;
-}
+// A tag read from a file may hold any bytes.
+std::string tagName(const Tag& t) { return escapeForMessage(std::string_view(t.data(), t.size())); }
 
 uint32_t crc32Of(std::span<const std::byte> bytes) {
   return static_cast<uint32_t>(
@@ -367,7 +367,8 @@ MultiLayerNetwork ModelSerializer::restoreFromBytes(std::span<const std::byte> b
 
 void ModelSerializer::writeModel(const MultiLayerNetwork& model, const std::filesystem::path& path,
                                  bool saveUpdater, const DataNormalization* normalizer) {
-  writeFileAtomically(path, toBytes(model, saveUpdater, normalizer));
+  checkOutputPath(path, kModelFile);
+  writeFileAtomically(path, toBytes(model, saveUpdater, normalizer), kModelFile);
 }
 
 void ModelSerializer::addNormalizerToModel(const std::filesystem::path& path,
@@ -377,7 +378,7 @@ void ModelSerializer::addNormalizerToModel(const std::filesystem::path& path,
       readLayout(readFrom(bytes), bytes.size(), path.string()).updater.has_value();
   const ModelAndNormalizer restored =
       restoreModelAndNormalizerFromBytes(bytes, true, path.string());
-  writeFileAtomically(path, toBytes(restored.model, hasUpdater, &normalizer));
+  writeFileAtomically(path, toBytes(restored.model, hasUpdater, &normalizer), kModelFile);
 }
 
 MultiLayerNetwork ModelSerializer::restoreMultiLayerNetwork(const std::filesystem::path& path,

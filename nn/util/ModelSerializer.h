@@ -17,9 +17,13 @@
 // The normalizer must be fitted and apply to the network's input (DataNormalization::
 // requireInput); a file whose normalizer does not is refused too.
 //
-// Writing is atomic: the bytes go to "<path>.tmp-<random>", which is fsynced and renamed over
-// `path`, then the directory is fsynced. A failure at any point (IoError naming the file and the
-// OS's reason) leaves a previous file at `path` untouched.
+// Writing is atomic (writeFileAtomically): the bytes go to "<path>.tmp-<random>", which is
+// fsynced and renamed over `path`, then the directory is fsynced. A failure at any point (IoError
+// naming the file and the OS's reason) leaves a previous file at `path` untouched and no temporary
+// behind. The path follows the output-path rule (nn/util/OutputPath.h), checked before the model
+// is serialised: a symbolic link is written through (the file it leads to is replaced, the link
+// kept), an existing target that is not a regular file (/dev/null, a FIFO, a directory) is refused
+// with OutputPathError, and an existing file keeps its permission bits.
 //
 // Reading never trusts the file: every length is checked against the bytes present before
 // anything is read or allocated. A file is read only if it is a regular file (not a FIFO, device

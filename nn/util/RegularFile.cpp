@@ -11,18 +11,16 @@
 
 namespace dl4cpp {
 
-namespace {
-
-const char* kindOf(mode_t mode) {
+const char* fileTypeName(uint32_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISCHR(mode)) return "a character device";
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
   return "not a regular file";
 }
-
-}  // namespace
 
 RegularFile::RegularFile(const std::filesystem::path& path, std::string_view what) {
   // O_NONBLOCK: a FIFO without a writer would otherwise block here. Reads from a regular file
@@ -43,7 +41,7 @@ RegularFile::RegularFile(const std::filesystem::path& path, std::string_view wha
   if (!S_ISREG(st.st_mode)) {
     ::close(fd_);
     throw DataFormatError(fmt::format("{}: is {}, not {} (only regular files are read)",
-                                      path.string(), kindOf(st.st_mode), what));
+                                      path.string(), fileTypeName(st.st_mode), what));
   }
   size_ = static_cast<uint64_t>(st.st_size);
 }

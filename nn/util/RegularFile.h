@@ -10,6 +10,10 @@
 
 namespace dl4cpp {
 
+// What a file of st_mode `mode` is, for messages: "a directory", "a FIFO", "a character device",
+// "a block device", "a socket", "a symbolic link", "a regular file".
+const char* fileTypeName(uint32_t mode);
+
 class RegularFile {
  public:
   // `what` names what the file should be ("a model file", "an IDX file") in error messages.

@@ -54,6 +54,11 @@ TEST_SUITE("iterators") {
     CHECK(labelsOf(split.test) == std::vector<float>{7, 8, 9});
     CHECK_THROWS_AS(data.splitTestAndTrain(0.0), ConfigError);
     CHECK_THROWS_AS(data.splitTestAndTrain(1.0), ConfigError);
+    // A fraction outside (0, 1) is named as such, not as an empty training part.
+    CHECK_THROWS_WITH_AS(data.splitTestAndTrain(1),
+                         doctest::Contains("fractionTrain must be strictly between 0 and 1"),
+                         ConfigError);
+    CHECK_THROWS_WITH_AS(data.splitTestAndTrain(-0.5), doctest::Contains("got -0.5"), ConfigError);
     CHECK_THROWS_AS(data.splitTestAndTrain(0.01), ConfigError);  // no training example
     CHECK_THROWS_AS(data.splitTestAndTrain(0.99), ConfigError);  // no test example
   }

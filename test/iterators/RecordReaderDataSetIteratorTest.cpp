@@ -149,12 +149,40 @@ TEST_SUITE("iterators") {
               "is left");
   }
 
-  TEST_CASE("RecordReaderDataSetIterator: an empty file yields no batch") {
-    CsvFile f("header\n", 1);
-    RecordReaderDataSetIterator it(f.reader, 4, 0, 2);
-    CHECK(it.inputColumns() == 0);
-    CHECK_FALSE(it.hasNext());
-    CHECK_THROWS_AS(requireBatchForEpoch(it, "fit"), DataError);
+  TEST_CASE("RecordReaderDataSetIterator: a table without data rows is refused, naming the file") {
+    CsvFile header("a,b,label\n", 1);
+    CHECK_THROWS_WITH_AS(RecordReaderDataSetIterator(header.reader, 4, 2, 2),
+                         ("RecordReaderDataSetIterator: " + header.path.string() +
+                          " (past its 1 header line) holds no data rows: there is no record to "
+                          "make a batch of")
+                             .c_str(),
+                         DataError);
+    CsvFile empty("");
+    CHECK_THROWS_WITH_AS(RecordReaderDataSetIterator(empty.reader, 4, 2, 2),
+                         doctest::Contains((empty.path.string() + " holds no data rows").c_str()),
+                         DataError);
+    // Several files: named by their folder.
+    testutil::TempDir dir;
+    std::ofstream(dir / "a.csv") << "h1\n";
+    std::ofstream(dir / "b.csv") << "h2\n";
+    CSVRecordReader reader(1);
+    reader.initialize(dir.path());
+    CHECK_THROWS_WITH_AS(RecordReaderDataSetIterator(reader, 4, 0, 2),
+                         doctest::Contains(("the 2 files of " + dir.path().string() +
+                                            " (past each one's 1 header line) holds no data rows")
+                                               .c_str()),
+                         DataError);
+  }
+
+  TEST_CASE("RecordReaderDataSetIterator: a value in a message is bounded and escaped") {
+    // A 1 MB cell: the message quotes 40 bytes of it and says how long it was.
+    const std::string big = classificationError("1," + std::string(1 << 20, 'a') + ",0\n");
+    CHECK(big == "FILE: line 1, column 2: '" + std::string(40, 'a') +
+                     "...' (1048576 bytes) is not a finite number");
+    // CR, ESC and NUL reach the message as \xNN, and nothing after them is lost.
+    const std::string hostile =
+        classificationError(std::string("1,\x1b[2J\rA\0B,0\n", 13) + "2,3,0\n");
+    CHECK(hostile == "FILE: line 1, column 2: '\\x1b[2J\\x0dA\\x00B' is not a finite number");
   }
 
   TEST_CASE(

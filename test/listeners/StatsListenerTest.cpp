@@ -100,6 +100,38 @@ TEST_SUITE("listeners") {
     CHECK(s.updateRatios.empty());  // fewer than reportEvery iterations
   }
 
+  TEST_CASE("StatsListener: records fit(DataSet) as it records fit(iterator)") {
+    MultiLayerNetwork model(testutil::smallNet(Sgd(0.1)));
+    model.init();
+    auto storage = std::make_shared<StatsStorage>();
+    auto log = std::make_shared<InfoLog>();
+    model.setListeners({std::make_shared<StatsListener>(storage, 2, steppingClock()), log});
+    const auto batches = testutil::batches(3, 8);
+    for (const DataSet& batch : batches) model.fit(batch);
+
+    const StatsSnapshot s = storage->snapshot();
+    CHECK(s.layerNames == std::vector<std::string>{"0: DenseLayer", "1: OutputLayer"});
+    REQUIRE(s.iterations.size() == 3);
+    REQUIRE(log->infos.size() == 3);
+    for (size_t i = 0; i < 3; ++i) {
+      const IterationRecord& r = s.iterations[i];
+      CHECK(r.iteration == static_cast<int64_t>(i + 1));
+      CHECK(r.epoch == 0);
+      CHECK(r.examples == 8);
+      CHECK(r.score == log->infos[i].score);
+      CHECK(log->infos[i].examplesInEpoch == static_cast<int64_t>(8 * (i + 1)));
+      CHECK(log->infos[i].examplesPerEpoch == -1);
+      CHECK(r.learningRates == std::vector<double>{0.1, 0.1});
+    }
+    // The first call has no epoch start to time from; the next ones half a second each.
+    CHECK(std::isnan(s.iterations[0].examplesPerSecond));
+    CHECK(s.iterations[1].examplesPerSecond == doctest::Approx(8 / 0.5));
+    // Every 2 iterations: the ratio at iteration 2, from the copy taken at iteration 1.
+    REQUIRE(s.updateRatios.size() == 1);
+    CHECK(s.updateRatios[0].iteration == 2);
+    CHECK(s.updateRatios[0].span == 1);
+  }
+
   TEST_CASE("StatsListener: update:parameter ratios of SGD steps, by hand") {
     const double lr = 0.1;
     MultiLayerNetwork model(testutil::smallNet(Sgd(lr)));
@@ -208,8 +240,13 @@ TEST_SUITE("listeners") {
     CHECK(atEpochEnd[0].find("data-series=\"score\" data-points=\"3\"") != std::string::npos);
     CHECK(atEpochEnd[1].find("data-series=\"score\" data-points=\"6\"") != std::string::npos);
 
-    // An unwritable path is the IoError of the epoch's end, out of fit().
-    stats->writeReportAtEpochEnd(dir / "no-such-dir" / "report.html");
+    // A path that cannot be written is refused when it is set, before training.
+    CHECK_THROWS_WITH_AS(stats->writeReportAtEpochEnd(dir / "no-such-dir" / "report.html"),
+                         doctest::Contains("does not exist"), OutputPathError);
+    // One that stops being writable is the IoError of the epoch's end, out of fit().
+    std::filesystem::create_directory(dir / "gone");
+    stats->writeReportAtEpochEnd(dir / "gone" / "report.html");
+    std::filesystem::remove(dir / "gone");
     data.reset();
     CHECK_THROWS_AS(model.fit(data), IoError);
   }

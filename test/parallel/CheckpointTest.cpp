@@ -373,7 +373,8 @@ TEST_SUITE("parallel.Checkpoint") {
           3);  // at most a temporary caught before its writer locked it (then re-created)
   }
 
-  TEST_CASE("ParallelWrapper: a checkpoint that cannot be written ends fit with IoError") {
+  TEST_CASE(
+      "ParallelWrapper: a checkpoint directory that cannot be written fails fit before training") {
     TempDir dir;
     std::ofstream(dir / "file") << "not a directory";
     testutil::withinSeconds(30, [&] {
@@ -387,8 +388,10 @@ TEST_SUITE("parallel.Checkpoint") {
       try {
         wrapper.fit(it);
         FAIL("fit did not throw");
-      } catch (const IoError& e) {
+      } catch (const OutputPathError& e) {
         CHECK(std::string(e.what()).find("file/ckpt") != std::string::npos);
+        // Refused when fit() starts (checkOutputDirectory), before a single step.
+        CHECK(root.getIterationCount() == 0);
       }
       // The wrapper stays usable once the cause is gone (here: without checkpoints).
       auto plain = testutil::wrapperOnCpu(root).workers(2).build();

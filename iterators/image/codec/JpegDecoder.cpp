@@ -1,6 +1,7 @@
 #include <dl4cpp/iterators/image/codec/JpegDecoder.h>
 #include <dl4cpp/iterators/image/codec/JpegErrors.h>
 #include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/util/QuoteForMessage.h>
 #include <fmt/format.h>
 
 namespace dl4cpp::codec {
@@ -84,13 +85,15 @@ bool readRows(JpegDecompressor& d, InterleavedSamples* samples) {
 // NOLINTEND(cert-err52-cpp)
 
 [[noreturn]] void fail(const JpegDecompressor& d, size_t size, std::string_view name) {
+  // libjpeg's message may quote values read from the file.
+  const std::string message = escapeForMessage(d.errors.message, kLibraryMessageBytes);
   if (d.errors.failure == JpegFailure::Truncated)
     throw DataTruncatedError(
         fmt::format("{}: truncated JPEG: the file ends (after {} bytes) before the image does ({})",
-                    name, size, d.errors.message));
+                    name, size, message));
   if (d.errors.failure == JpegFailure::OutOfMemory)
-    throw AllocationError(fmt::format("{}: cannot decode the JPEG: {}", name, d.errors.message));
-  throw DataFormatError(fmt::format("{}: JPEG cannot be decoded: {}", name, d.errors.message));
+    throw AllocationError(fmt::format("{}: cannot decode the JPEG: {}", name, message));
+  throw DataFormatError(fmt::format("{}: JPEG cannot be decoded: {}", name, message));
 }
 
 // CMYK to RGB in place (3 samples a pixel at the start of each row), without colour management:

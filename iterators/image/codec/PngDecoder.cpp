@@ -1,6 +1,7 @@
 #include <dl4cpp/iterators/image/codec/PngDecoder.h>
 #include <dl4cpp/iterators/image/codec/PngErrors.h>
 #include <dl4cpp/nn/Error.h>
+#include <dl4cpp/nn/util/QuoteForMessage.h>
 #include <fmt/format.h>
 
 #include <cstring>
@@ -79,7 +80,9 @@ bool readRows(png_structp png, png_bytepp rows) {
     throw DataTruncatedError(
         fmt::format("{}: truncated PNG: the file ends (after {} bytes) before the image does", name,
                     input.size));
-  throw DataFormatError(fmt::format("{}: corrupt PNG: {}", name, failure.message));
+  // libpng's message may quote bytes of the file (a chunk name).
+  throw DataFormatError(fmt::format("{}: corrupt PNG: {}", name,
+                                    escapeForMessage(failure.message, kLibraryMessageBytes)));
 }
 
 // A PNG whose header has been read: libpng's structures and the input they read from.

@@ -1,5 +1,6 @@
 #include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/earlystopping/saver/LocalFileModelSaver.h>
+#include <dl4cpp/nn/util/OutputPath.h>
 #include <fmt/format.h>
 
 #include <system_error>
@@ -9,6 +10,8 @@ namespace dl4cpp {
 LocalFileModelSaver::LocalFileModelSaver(std::filesystem::path directory)
     : directory_(std::move(directory)) {
   if (directory_.empty()) throw ConfigError("LocalFileModelSaver: the directory is empty");
+  // Before training, not at the first model saved.
+  checkOutputDirectory(directory_, "early-stopping models");
 }
 
 void LocalFileModelSaver::saveBestModel(const MultiLayerNetwork& model) {

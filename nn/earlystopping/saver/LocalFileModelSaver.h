@@ -2,10 +2,13 @@
 // LocalFileModelSaver: writes the best and latest models as model files (DL4J's), bestModel.bin
 // and latestModel.bin in `directory`, with MultiLayerNetwork::save (updater state included, so
 // training can continue from them; written atomically, so a crash leaves the previous file whole).
-// The directory is created when the first model is saved; a failed write is an IoError naming the
-// file. The getters load the files (MultiLayerNetwork::load: on the CPU, all cores) and are empty
-// while a file does not exist. Files of an earlier run in the same directory stay until this one
-// overwrites them (EarlyStoppingTrainer only takes a best model it saved itself).
+// The directory is created when the first model is saved; the constructor checks that it can be
+// (checkOutputDirectory, nn/util/OutputPath.h: OutputPathError for a path that is not a
+// directory, or whose nearest existing folder is not writable), and the files follow the
+// output-path rule. A failed write is an IoError naming the file. The getters load the files
+// (MultiLayerNetwork::load: on the CPU, all cores) and are empty while a file does not exist. Files
+// of an earlier run in the same directory stay until this one overwrites them (EarlyStoppingTrainer
+// only takes a best model it saved itself).
 #include <dl4cpp/nn/earlystopping/saver/EarlyStoppingModelSaver.h>
 
 #include <filesystem>

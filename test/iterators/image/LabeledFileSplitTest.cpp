@@ -2,6 +2,7 @@
 #include <dl4cpp/iterators/image/LabeledFileSplit.h>
 #include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <set>
@@ -135,5 +136,50 @@ TEST_SUITE("iterators") {
     CHECK(paths(BalancedPathFilter(4).filter(all)) != paths(balanced));
     for (const fs::path& p : paths(balanced)) CHECK(paths(all).count(p) == 1);
     CHECK_THROWS_AS(BalancedPathFilter(1, -1), ConfigError);
+  }
+
+  TEST_CASE(
+      "LabeledFileSplit: FIFOs and dangling links named .png are skipped and counted, links "
+      "followed") {
+    testutil::TempDir dir;
+    makeClasses(dir / "data", {{"a", 2}, {"b", 1}});
+    REQUIRE(::mkfifo((dir / "data/a/fifo.png").c_str(), 0600) == 0);
+    fs::create_symlink("gone.png", dir / "data/a/dangling.png");
+    // A link to a file is that file; a link to a folder elsewhere is a class folder.
+    makeClasses(dir / "elsewhere", {{"c", 3}});
+    fs::create_symlink("../a/0.png", dir / "data/b/linked.png");
+    fs::create_directory_symlink(dir / "elsewhere/c", dir / "data/c");
+    const LabeledFileSplit split(dir / "data");
+    CHECK(split.labels() == std::vector<std::string>{"a", "b", "c"});
+    CHECK(split.countPerLabel() == std::vector<int64_t>{2, 2, 3});
+    CHECK(split.skippedFiles() == 2);
+  }
+
+  TEST_CASE("LabeledFileSplit: a symbolic link loop is reported as one, naming the link") {
+    testutil::TempDir dir;
+    makeClasses(dir.path(), {{"a", 2}, {"b", 1}});
+    fs::create_symlink("loop.png", dir / "b/loop.png");
+    CHECK_THROWS_WITH_AS(
+        LabeledFileSplit(dir.path()),
+        ("LabeledFileSplit: '" + (dir / "b/loop.png").string() + "' is a loop of symbolic links")
+            .c_str(),
+        DataError);
+
+    // A link to a folder that contains it would be walked for ever.
+    testutil::TempDir tree;
+    makeClasses(tree.path(), {{"a", 2}});
+    fs::create_directory_symlink("..", tree / "a/up");
+    CHECK_THROWS_WITH_AS(
+        LabeledFileSplit(tree.path()),
+        doctest::Contains(("'" + (tree / "a/up").string() +
+                           "' is a loop of symbolic links: it leads to '" +
+                           fs::canonical(tree.path()).string() + "', a folder it is in")
+                              .c_str()),
+        DataError);
+    // The root itself.
+    testutil::TempDir rootLoop;
+    fs::create_symlink("self", rootLoop / "self");
+    CHECK_THROWS_WITH_AS(LabeledFileSplit(rootLoop / "self"),
+                         doctest::Contains("is a loop of symbolic links"), DataError);
   }
 }

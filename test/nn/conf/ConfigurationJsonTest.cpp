@@ -547,6 +547,20 @@ TEST_SUITE("nn.conf.json") {
     CHECK(layerType.size() < 400);
   }
 
+  TEST_CASE("fromJson: the parser's message about bad JSON is escaped and bounded") {
+    // nlohmann-json quotes the token it stopped at, whole: here a string of 100,000 bytes ending
+    // in a byte that is not UTF-8 (which it passes on raw).
+    const std::string message =
+        configError("{\"format\": \"" + std::string(100000, 'z') + "\xff\"}");
+    CHECK(message.find("not valid JSON") != std::string::npos);
+    CHECK(message.find("zzzz") != std::string::npos);
+    CHECK(message.find('\xff') == std::string::npos);
+    CHECK(message.size() < 400);
+    const std::string shortOne = configError("{\"format\": \"\xff\"}");
+    CHECK(shortOne.find("\\xff") != std::string::npos);
+    CHECK(shortOne.find('\xff') == std::string::npos);
+  }
+
   TEST_CASE("fromJson refuses more than 16 MiB of JSON before parsing it") {
     const std::string message =
         configError(withExtraField("\"" + std::string(16 << 20, 'x') + "\""));

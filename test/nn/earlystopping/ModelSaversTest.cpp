@@ -72,9 +72,18 @@ TEST_SUITE("nn/earlystopping") {
   TEST_CASE("LocalFileModelSaver: a directory that cannot be made is an IoError naming it") {
     testutil::TempDir dir;
     std::ofstream(dir / "file") << "not a directory";
-    LocalFileModelSaver saver(dir / "file" / "models");
+    // Known at construction: refused before training.
+    CHECK_THROWS_WITH_AS(LocalFileModelSaver(dir / "file" / "models"),
+                         doctest::Contains(("cannot write early-stopping models to " +
+                                            (dir / "file" / "models").string() +
+                                            ": a component of the path is not a directory")
+                                               .c_str()),
+                         OutputPathError);
+    // Found only when saving (the folder above became a file meanwhile).
+    LocalFileModelSaver saver(dir / "later" / "models");
+    std::ofstream(dir / "later") << "not a directory";
     const std::string expected =
-        "LocalFileModelSaver: cannot create the directory " + (dir / "file" / "models").string();
+        "LocalFileModelSaver: cannot create the directory " + (dir / "later" / "models").string();
     CHECK_THROWS_WITH_AS(saver.saveBestModel(trainedModel(1)), doctest::Contains(expected.c_str()),
                          IoError);
     CHECK_THROWS_AS(LocalFileModelSaver(""), ConfigError);

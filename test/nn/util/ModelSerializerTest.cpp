@@ -403,12 +403,12 @@ TEST_SUITE("nn.util.ModelSerializer") {
 
     // Into a directory that does not exist.
     const std::string missingDir =
-        thrown<IoError>([&] { bigger.save(dir / "no-such-dir" / "m.dl4cpp"); });
+        thrown<OutputPathError>([&] { bigger.save(dir / "no-such-dir" / "m.dl4cpp"); });
     CHECK(missingDir.find("no-such-dir") != std::string::npos);
-    // Onto a path that is a directory: the rename fails, the directory stays.
+    // Onto a path that is a directory: refused before anything is written, the directory stays.
     std::filesystem::create_directory(dir / "occupied");
     std::filesystem::create_directory(dir / "occupied" / "inside");
-    thrown<IoError>([&] { bigger.save(dir / "occupied"); });
+    thrown<OutputPathError>([&] { bigger.save(dir / "occupied"); });
     CHECK(std::filesystem::is_directory(dir / "occupied" / "inside"));
     CHECK(fileBytes(path) == before);
     CHECK(std::distance(std::filesystem::directory_iterator(dir.path()), {}) == 2);
