@@ -29,8 +29,8 @@
 #include <thread>
 #include <vector>
 
-#include "samples/server/RawHttp.h"
 #include "server/InferenceServer.h"
+#include "ui/http/RawHttp.h"
 
 namespace dl4cpp::fuzz {
 
