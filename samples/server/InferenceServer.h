@@ -8,7 +8,8 @@
 //   408 request not whole within requestTimeout          411 POST body without a length
 //   413 body over maxBodyBytes   415 compressed body   416 malformed Range   431 head too large
 //   501 Transfer-Encoding other than chunked
-//   503 the inference queue is full, or the server is shutting down or at its connection limit
+//   503 the inference queue is full, or the server is shutting down, or at its connection limit
+//       with a request under way on every connection (else the longest idle one gives way)
 // After an error answer the connection is closed. The limits on what a client may cost are in
 // ServerLimits.h (ui/), the connection handling that enforces them, which the training page shares,
 // in ui/http/BoundedHttpServer.h.
