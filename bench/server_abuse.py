@@ -544,6 +544,83 @@ def run_page_case(name, binary, train_examples, action, results):
     results.append(result)
 
 
+def process_cpu_s(pid):
+    """User + system CPU seconds of a process so far."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def page_cpu_case(binary, results):
+    """The CPU the page itself spends on hostile clients, apart from training (whose time varies
+    too much on a shared machine to show it): a short run keeps serving (--ui-linger) and its CPU
+    time is measured over windows with and without clients."""
+    print("-- page: CPU of the page under clients, after training", flush=True)
+    tmp = tempfile.mkdtemp(prefix="dl4cpp-page-cpu-")
+    proc = subprocess.Popen([binary, "--epochs", "1", "--train-examples", "512", "--test-examples", "100",
+                             "--progress", "0", "--ui-port", "0", "--ui-linger", "120",
+                             "--save", os.path.join(tmp, "lenet.dl4cpp")],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    port = None
+    for line in proc.stdout:
+        match = re.match(r"training page: http://127\.0\.0\.1:(\d+)/", line)
+        port = int(match.group(1)) if match else port
+        if line.startswith("training done"):
+            break
+    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
+
+    def window(seconds, work=lambda: time.sleep(0.1)):
+        start_cpu, end = process_cpu_s(proc.pid), time.monotonic() + seconds
+        while time.monotonic() < end:
+            work()
+        return round(process_cpu_s(proc.pid) - start_cpu, 2)
+
+    def descriptors():
+        return len(os.listdir("/proc/%d/fd" % proc.pid))
+
+    result = {"case": "page: CPU of the page under clients, after training"}
+    result["quiet_5s_cpu_s"] = window(5)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < 2300:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(2300, hard), hard))
+    start_cpu = process_cpu_s(proc.pid)
+    idle = [socket.create_connection((HOST, port)) for _ in range(2000)]
+    trickling = []
+    for _ in range(16):
+        s = socket.create_connection((HOST, port))
+        s.setblocking(False)
+        s.send(b"GET /stats.json HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
+        trickling.append(s)
+    result["opening_2000_idle_16_trickling_cpu_s"] = round(process_cpu_s(proc.pid) - start_cpu, 2)
+    result["fds_while_held"] = descriptors()
+
+    def trickle():
+        for s in trickling:
+            try:
+                s.send(b"a")
+            except OSError:
+                pass
+        time.sleep(0.5)
+
+    result["holding_them_4s_cpu_s"] = window(4, trickle)
+    for s in idle + trickling:
+        s.close()
+    flood = [0]
+
+    def connect_and_close():
+        socket.create_connection((HOST, port)).close()
+        flood[0] += 1
+
+    result["flood_5s_cpu_s"] = window(5, connect_and_close)
+    result["flood_connections"] = flood[0]
+    result["fds_after"] = descriptors()
+    proc.kill()
+    proc.wait()
+    shutil.rmtree(tmp)
+    print(json.dumps(result), flush=True)
+    results.append(result)
+
+
 def page_cases(binary, train_examples, results):
     big = 3 * 2**30
     cases = [
@@ -559,6 +636,7 @@ def page_cases(binary, train_examples, results):
     ]
     for name, action in cases:
         run_page_case(name, binary, train_examples, action, results)
+    page_cpu_case(binary, results)
 
 
 def main():
@@ -609,6 +687,9 @@ def print_page_table(results):
     print("\n%-52s %-24s %-24s %8s %6s %-16s" % ("training page case", "status", "GET during (max s)", "peak MB",
                                                 "fds", "training s / saved"))
     for r in results:
+        if "training" not in r:
+            print("%-52s %s" % (r["case"][6:58], {k: v for k, v in r.items() if k != "case"}))
+            continue
         if "health" in r:
             status = "%d/%d closed by server" % (r["closed_by_server"], r["connections"])
             health = "%d/%d answered (%.2f)" % (r["health"]["answered"], r["health"]["probes"], r["health"]["max_s"])
