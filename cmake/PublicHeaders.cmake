@@ -124,6 +124,7 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/updaters/WeightDecay.h
   nn/util/ModelSerializer.h
   nn/util/NormalizerSerializer.h
+  nn/util/OutputPath.h
   nn/util/RegularFile.h
   nn/weights/Random.h
   parallel/Checkpoint.h
@@ -139,5 +140,6 @@ set(DL4CPP_PUBLIC_HEADERS
 
 # The "ui" component (dl4cpp_ui): the live training page.
 set(DL4CPP_UI_PUBLIC_HEADERS
+  ui/ServerLimits.h
   ui/UIServer.h
 )

@@ -75,7 +75,9 @@ int run(int argc, char** argv) {
        {"batch-limit", "most examples in one batched forward pass (default 32)"},
        {"queue-limit", "most requests waiting for a worker before 503 (default 64)"},
        {"http-threads", "threads answering requests whose head has arrived (default 16)"},
-       {"max-connections", "connections open at once; more are answered 503 (default 512)"},
+       {"max-connections",
+        "connections open at once; a new one replaces the longest idle, or is answered 503 when "
+        "none is idle (default 512)"},
        {"request-timeout-ms",
         "a request must arrive whole within this of its first byte (default 10000)"},
        {"idle-timeout-ms", "an idle keep-alive connection is closed after this (default 5000)"}});

@@ -27,6 +27,11 @@ targets=(dl4cpp)
 if grep -q '^DL4CPP_BUILD_UI:BOOL=ON' "$build/CMakeCache.txt"; then targets+=(dl4cpp_ui); fi
 cmake --build "$build" -j"$jobs" --target "${targets[@]}"
 cmake --install "$build" --prefix "$prefix"
+# The HTTP connection layer (ui/http) is internal to dl4cpp_ui: its headers reach httplib.h.
+if [[ -e "$prefix/include/dl4cpp/ui/http" ]]; then
+  echo "error: the internal headers of ui/http were installed" >&2
+  exit 1
+fi
 
 # Headers a user of the installed package must never need.
 poison="$tmp/poison"

@@ -4,7 +4,8 @@
 #
 #   scripts/fuzz.sh model_loader_fuzz [seconds]     the model-file reader (restoreFromBytes)
 #   scripts/fuzz.sh idx_reader_fuzz [seconds]       the IDX reader, raw and gzip files
-#   scripts/fuzz.sh server_request_fuzz [seconds]   the inference server's handling of client bytes
+#   scripts/fuzz.sh server_request_fuzz [seconds]   the HTTP servers' handling of client bytes
+#                                                   (inference server and training page)
 #   scripts/fuzz.sh image_decoder_fuzz [seconds]    the PNG and JPEG decoders (ImageDecoder)
 #
 # Builds the target with clang in build-fuzz/ (its own build directory, only that target: the

@@ -1,17 +1,19 @@
 #include "server/InferenceServer.h"
 
+#include <dl4cpp/ui/http/BoundedHttpServer.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "server/BoundedHttpServer.h"
 #include "server/HttpAnswer.h"
 #include "server/PredictionRequest.h"
 #include "server/RequestCheck.h"
 
 namespace samples::server {
 namespace {
+
+using dl4cpp::http::BoundedHttpServer;
 
 void answerJson(httplib::Response& response, int status, std::string json) {
   response.status = status;

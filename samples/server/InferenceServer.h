@@ -8,24 +8,30 @@
 //   408 request not whole within requestTimeout          411 POST body without a length
 //   413 body over maxBodyBytes   415 compressed body   416 malformed Range   431 head too large
 //   501 Transfer-Encoding other than chunked
-//   503 the inference queue is full, or the server is shutting down or at its connection limit
+//   503 the inference queue is full, or the server is shutting down, or at its connection limit
+//       with a request under way on every connection (else the longest idle one gives way)
 // After an error answer the connection is closed. The limits on what a client may cost are in
-// ServerLimits.h, the connection handling that enforces them in BoundedHttpServer.h.
+// ServerLimits.h (ui/), the connection handling that enforces them, which the training page shares,
+// in ui/http/BoundedHttpServer.h.
 // Requests are answered by limits.httpThreads threads (those without a body by threads of their
 // own); each calls ParallelInference::output, which batches concurrent requests (BATCHED mode)
 // across those threads.
 #include <dl4cpp/parallel/ParallelInference.h>
+#include <dl4cpp/ui/ServerLimits.h>
 
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "server/PixelRange.h"
-#include "server/ServerLimits.h"
+
+namespace dl4cpp::http {
+class BoundedHttpServer;
+}
 
 namespace samples::server {
 
-class BoundedHttpServer;
+using dl4cpp::ServerLimits;
 
 class InferenceServer {
  public:
@@ -46,7 +52,7 @@ class InferenceServer {
   void stop();
 
  private:
-  std::unique_ptr<BoundedHttpServer> http_;
+  std::unique_ptr<dl4cpp::http::BoundedHttpServer> http_;
 };
 
 }  // namespace samples::server

@@ -1,7 +1,7 @@
-// libFuzzer target for the inference server's handling of client bytes (scripts/fuzz.sh
-// server_request_fuzz builds and runs it): every input is sent on one connection to a server on
-// loopback, and what comes back is checked (ServerRequestFuzzInput.h). A broken contract, and any
-// sanitizer report, is a crash.
+// libFuzzer target for the HTTP servers' handling of client bytes (scripts/fuzz.sh
+// server_request_fuzz builds and runs it): every input is sent on one connection to the inference
+// server and on another to the training page, both on loopback, and what comes back is checked
+// (ServerRequestFuzzInput.h). A broken contract, and any sanitizer report, is a crash.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

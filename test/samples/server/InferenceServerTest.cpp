@@ -9,10 +9,10 @@
 #include "LenetConfiguration.h"
 #include "TempDir.h"
 #include "samples/server/PngTestUtil.h"
-#include "samples/server/RawHttp.h"
 #include "server/InferenceServer.h"
 #include "server/PredictionRequest.h"
 #include "server/ServedModel.h"
+#include "ui/http/RawHttp.h"
 
 using namespace dl4cpp;
 using namespace std::chrono_literals;
@@ -530,18 +530,38 @@ TEST_SUITE("samples") {
     for (auto& c : partialBodies) CHECK(c->readUntilClosed(1s));
   }
 
-  TEST_CASE("InferenceServer: connections beyond maxConnections are answered 503 and closed") {
+  TEST_CASE(
+      "InferenceServer: connections beyond maxConnections are answered 503 and closed while every "
+      "open one has a request under way") {
     ServerLimits limits = RunningServer::smallLimits();
     limits.maxConnections = 3;
     RunningServer running(limits);
     std::vector<std::unique_ptr<RawConnection>> open;
-    for (int i = 0; i < 3; ++i) open.push_back(std::make_unique<RawConnection>(running.port));
+    for (int i = 0; i < 3; ++i) {
+      open.push_back(std::make_unique<RawConnection>(running.port));
+      open.back()->send("GET /health HTTP/1.1\r\n");  // idle ones would give way (the next test)
+    }
+    std::this_thread::sleep_for(200ms);  // the server has read the starts of the heads
     RawConnection extra(running.port);
     CHECK(extra.readUntilClosed(2s));
     CHECK(parseAnswers(extra.received(), true).at(0).status == 503);
     open.clear();
     std::this_thread::sleep_for(100ms);
     CHECK(health(running) == 200);
+  }
+
+  TEST_CASE("InferenceServer: at maxConnections, a new connection replaces the longest idle one") {
+    ServerLimits limits = RunningServer::smallLimits();
+    limits.maxConnections = 3;
+    RunningServer running(limits);
+    std::vector<std::unique_ptr<RawConnection>> idle;
+    for (int i = 0; i < 3; ++i) {
+      idle.push_back(std::make_unique<RawConnection>(running.port));
+      std::this_thread::sleep_for(50ms);  // accepted in this order
+    }
+    CHECK(health(running) == 200);
+    CHECK(idle[0]->readUntilClosed(2s));
+    CHECK_FALSE(idle[2]->closedByServerNow());
   }
 
   TEST_CASE("InferenceServer: concurrent clients all get answers equal to a single request's") {

@@ -1,6 +1,9 @@
-#include "server/ConnectionPoller.h"
-
+#include <dl4cpp/ui/http/ConnectionPoller.h>
+#include <dl4cpp/ui/http/ErrorAnswer.h>
+#include <dl4cpp/ui/http/Sockets.h>
 #include <fmt/format.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -9,24 +12,50 @@
 #include <array>
 #include <cerrno>
 #include <stdexcept>
+#include <thread>
 
-#include "server/HttpAnswer.h"
-#include "server/Sockets.h"
-
-namespace samples::server {
+namespace dl4cpp::http {
+namespace {
 
 using Clock = Connection::Clock;
 
+// Connections accepted per wake-up: a flood of them cannot keep the poller from the others.
+constexpr int kAcceptsPerWakeUp = 64;
+// How long accepting pauses when accept() fails for want of file descriptors or memory.
+constexpr std::chrono::milliseconds kAcceptPause{100};
+
+// accept() errors that belong to the connection being accepted (Linux passes pending network
+// errors of the new socket on, and a client may reset before it is accepted): the next one may
+// be fine.
+bool connectionError(int error) {
+  switch (error) {
+    case EINTR:
+    case ECONNABORTED:
+    case EPROTO:
+    case ENOPROTOOPT:
+    case EHOSTDOWN:
+    case ENONET:
+    case EHOSTUNREACH:
+    case EOPNOTSUPP:
+    case ENETDOWN:
+    case ENETUNREACH:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 ConnectionPoller::ConnectionPoller(const ServerLimits& limits, Dispatch dispatch)
-    : limits_(limits), dispatch_(std::move(dispatch)), wakeFd_(makeEventFd()) {}
+    : limits_(limits),
+      dispatch_(std::move(dispatch)),
+      headScanner_(limits.maxHeadBytes, limits.maxHeaderLines),
+      wakeFd_(makeEventFd()) {}
 
 ConnectionPoller::~ConnectionPoller() {
   stop();
   ::close(wakeFd_);
-}
-
-void ConnectionPoller::start() {
-  thread_ = std::thread([this] { run(); });
 }
 
 void ConnectionPoller::stop() {
@@ -37,7 +66,6 @@ void ConnectionPoller::stop() {
     dropped.swap(handed_);
   }
   signalEventFd(wakeFd_);
-  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
 void ConnectionPoller::watch(std::shared_ptr<Connection> connection) {
@@ -62,10 +90,9 @@ void ConnectionPoller::hand(Watched watched) {
   signalEventFd(wakeFd_);
 }
 
-void ConnectionPoller::run() {
+void ConnectionPoller::run(int listenFd) {
   std::vector<Watched> watched;
   std::vector<pollfd> fds;
-  std::vector<Clock::time_point> deadlines;
   for (;;) {
     std::vector<Watched> arrived;
     {
@@ -77,14 +104,15 @@ void ConnectionPoller::run() {
     for (Watched& w : arrived)
       if (advance(w, false)) watched.push_back(std::move(w));
 
-    fds.assign(1, pollfd{wakeFd_, POLLIN, 0});
-    deadlines.clear();
+    const bool accepting = Clock::now() >= acceptPausedUntil_;
+    // poll() skips entries with a negative descriptor.
+    fds.assign({pollfd{wakeFd_, POLLIN, 0}, pollfd{accepting ? listenFd : -1, POLLIN, 0}});
+    auto wakeAt = accepting ? Clock::time_point::max() : acceptPausedUntil_;
     for (const Watched& w : watched) {
       fds.push_back(pollfd{w.connection->fd(), POLLIN, 0});
-      deadlines.push_back(w.deadline);
+      wakeAt = std::min(wakeAt, w.deadline);
     }
-    const int timeout =
-        deadlines.empty() ? -1 : pollTimeout(*std::min_element(deadlines.begin(), deadlines.end()));
+    const int timeout = wakeAt == Clock::time_point::max() ? -1 : pollTimeout(wakeAt);
     if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) {
       // Only a shortage (ENOMEM) gets here: the connections keep their deadlines; try again.
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -95,11 +123,58 @@ void ConnectionPoller::run() {
       [[maybe_unused]] const ssize_t read = ::read(wakeFd_, &count, sizeof(count));
     }
     std::vector<Watched> kept;
-    kept.reserve(watched.size());
+    kept.reserve(watched.size() + kAcceptsPerWakeUp);
     for (size_t i = 0; i < watched.size(); ++i)
-      if (advance(watched[i], fds[i + 1].revents != 0)) kept.push_back(std::move(watched[i]));
+      if (advance(watched[i], fds[i + 2].revents != 0)) kept.push_back(std::move(watched[i]));
     watched.swap(kept);
+    if (fds[1].revents != 0) accept(listenFd, watched);
   }
+}
+
+void ConnectionPoller::accept(int listenFd, std::vector<Watched>& watched) {
+  for (int i = 0; i < kAcceptsPerWakeUp; ++i) {
+    const int fd = ::accept4(listenFd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      if (connectionError(errno)) continue;
+      // EMFILE, ENFILE, ENOBUFS, ENOMEM: retrying at once would spin until a descriptor or memory
+      // is freed, and take every one freed from the rest of the process.
+      acceptPausedUntil_ = Clock::now() + kAcceptPause;
+      return;
+    }
+    // Answers are small writes: without TCP_NODELAY, Nagle's algorithm holds each one until the
+    // client's delayed ACK, about 40 ms per request on keep-alive connections.
+    const int yes = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
+    std::shared_ptr<Connection> connection;
+    try {
+      connection = std::make_shared<Connection>(fd, openConnections_, headScanner_);
+    } catch (const std::exception&) {
+      ::close(fd);
+      continue;
+    }
+    if (openConnections_ > limits_.maxConnections && !evictOne(watched)) {
+      connection->sendWithoutWaiting(closingErrorAnswer(
+          503, fmt::format("the server has {} connections open, its limit, each with a request "
+                           "under way",
+                           limits_.maxConnections)));
+      continue;  // `connection` goes out of scope: closed
+    }
+    watched.push_back(
+        {std::move(connection), Phase::AwaitingHead, Clock::now() + limits_.idleTimeout});
+  }
+}
+
+bool ConnectionPoller::evictOne(std::vector<Watched>& watched) {
+  auto soonest = watched.end();
+  for (auto w = watched.begin(); w != watched.end(); ++w) {
+    const bool evictable = w->phase == Phase::Lingering || w->connection->pending().empty();
+    if (evictable && (soonest == watched.end() || w->deadline < soonest->deadline)) soonest = w;
+  }
+  if (soonest == watched.end()) return false;
+  *soonest = std::move(watched.back());
+  watched.pop_back();
+  return true;
 }
 
 bool ConnectionPoller::advance(Watched& watched, bool readable) {
@@ -171,4 +246,4 @@ void ConnectionPoller::linger(Watched& watched, std::string_view answer) {
   watched.deadline = Clock::now() + limits_.lingerTimeout;
 }
 
-}  // namespace samples::server
+}  // namespace dl4cpp::http

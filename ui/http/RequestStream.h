@@ -10,14 +10,13 @@
 //
 // Writes wait for the socket at most writeTimeout per answer. The stream also notes whether the
 // answer announced "Connection: close": the connection is kept only when the answer said so.
+#include <dl4cpp/ui/ServerLimits.h>
+#include <dl4cpp/ui/http/Connection.h>
 #include <httplib.h>
 
 #include <optional>
 
-#include "server/Connection.h"
-#include "server/ServerLimits.h"
-
-namespace samples::server {
+namespace dl4cpp::http {
 
 class RequestStream final : public httplib::Stream {
  public:
@@ -57,4 +56,4 @@ class RequestStream final : public httplib::Stream {
   bool writeFailed_ = false;
 };
 
-}  // namespace samples::server
+}  // namespace dl4cpp::http

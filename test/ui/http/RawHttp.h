@@ -1,7 +1,7 @@
 #pragma once
 // A client that sends exactly the bytes it is given on one loopback TCP connection, for tests of
-// what the inference server does with requests no ordinary client would send, and a parser for
-// the answers that come back.
+// what dl4cpp's HTTP servers (the training page, the inference server) do with requests no
+// ordinary client would send, and a parser for the answers that come back.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -55,21 +55,16 @@ class RawConnection {
   // the bytes sent.
   size_t send(std::string_view bytes,
               std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
-    const auto deadline = Clock::now() + timeout;
-    size_t sent = 0;
-    while (sent < bytes.size() && !closed_ && Clock::now() < deadline) {
-      pollfd fd{fd_, POLLIN | POLLOUT, 0};
-      if (::poll(&fd, 1, 50) <= 0) continue;
-      if (fd.revents & POLLIN) receiveSome();
-      if (fd.revents & POLLOUT) {
-        const ssize_t n =
-            ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (n > 0) sent += static_cast<size_t>(n);
-        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) break;
-      }
-      if (fd.revents & (POLLERR | POLLHUP)) break;
-    }
-    return sent;
+    return sendPieces(bytes.size(), timeout, [bytes](size_t at) { return bytes.substr(at); });
+  }
+  // Sends `count` bytes of `fill` as send() does, from a small buffer: a body of gigabytes is
+  // never held in memory.
+  size_t sendFilled(size_t count, char fill,
+                    std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    const std::string block(64 * 1024, fill);
+    return sendPieces(count, timeout, [&block, count](size_t at) {
+      return std::string_view(block).substr(0, std::min(block.size(), count - at));
+    });
   }
   // No more bytes from the client (the server reads end of stream after what was sent).
   void finishSending() { ::shutdown(fd_, SHUT_WR); }
@@ -85,6 +80,12 @@ class RawConnection {
   }
   // Reads until `received()` holds `count` whole answers (see parseAnswers) or `timeout` passes.
   bool readAnswers(size_t count, std::chrono::milliseconds timeout);
+  // Reads what has arrived, without waiting; true once the server has closed the connection.
+  bool closedByServerNow() {
+    pollfd fd{fd_, POLLIN, 0};
+    while (!closed_ && ::poll(&fd, 1, 0) > 0) receiveSome();
+    return closed_;
+  }
 
   const std::string& received() const { return received_; }
   bool closedByServer() const { return closed_; }
@@ -100,6 +101,27 @@ class RawConnection {
     ::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &length);
     errno = error;
     return (fd.revents & POLLOUT) && error == 0;
+  }
+
+  // The loop of send() and sendFilled(): `piece(at)` gives bytes from offset `at` on (at least
+  // one while at < total).
+  template <typename Piece>
+  size_t sendPieces(size_t total, std::chrono::milliseconds timeout, Piece piece) {
+    const auto deadline = Clock::now() + timeout;
+    size_t sent = 0;
+    while (sent < total && !closed_ && Clock::now() < deadline) {
+      pollfd fd{fd_, POLLIN | POLLOUT, 0};
+      if (::poll(&fd, 1, 50) <= 0) continue;
+      if (fd.revents & POLLIN) receiveSome();
+      if (fd.revents & POLLOUT) {
+        const std::string_view bytes = piece(sent);
+        const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n > 0) sent += static_cast<size_t>(n);
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) break;
+      }
+      if (fd.revents & (POLLERR | POLLHUP)) break;
+    }
+    return sent;
   }
 
   [[noreturn]] void fail(const std::string& what) {

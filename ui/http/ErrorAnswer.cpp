@@ -1,10 +1,9 @@
-#include "server/HttpAnswer.h"
-
+#include <dl4cpp/ui/http/ErrorAnswer.h>
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
-namespace samples::server {
+namespace dl4cpp::http {
 namespace {
 
 std::string_view reasonPhrase(int status) {
@@ -37,4 +36,4 @@ std::string closingErrorAnswer(int status, std::string_view reason) {
       status, reasonPhrase(status), body.size(), body);
 }
 
-}  // namespace samples::server
+}  // namespace dl4cpp::http

@@ -1,11 +1,13 @@
 #pragma once
-// What one client may cost the inference server. The bounds hold however a client sends: a body
-// with Content-Length or chunked, one byte at a time, or never finishing. docs/security.md lists
-// them for users; mnist_inference_server exposes the timeouts as flags.
+// What one client may cost a dl4cpp HTTP server: the training page (UIServer) and
+// mnist_inference_server both answer through one connection layer that enforces these bounds,
+// however a client sends: a body with Content-Length or chunked, one byte at a time, or never
+// finishing. The defaults suit a service taking small uploads (mnist_inference_server uses them);
+// UIServer::defaultLimits() are the page's. docs/security.md lists both for users.
 #include <chrono>
 #include <cstddef>
 
-namespace samples::server {
+namespace dl4cpp {
 
 struct ServerLimits {
   // The request line and headers, up to the blank line that ends them: 431 beyond either bound.
@@ -28,17 +30,21 @@ struct ServerLimits {
   // the answer rather than a reset.
   std::chrono::milliseconds lingerTimeout{1000};
   size_t maxLingerBytes = 1 << 20;
-  // Connections open at once; more are answered 503 and closed. Each costs a socket and at most
-  // maxHeadBytes of buffer while waiting for its request.
+  // Connections open at once, each a file descriptor of the process. A connection arriving at
+  // the limit takes the place of the open one that would be closed soonest anyway: one waiting
+  // for its next request, the longest waiting first, or one closing after an error answer. When
+  // every connection has a request under way it is answered 503 and closed. The limit is never
+  // exceeded by more than the one connection being accepted, and accepting pauses (rather than
+  // retries at once) while the process is out of file descriptors.
   size_t maxConnections = 512;
   // Requests answered on one keep-alive connection before it is closed.
   size_t maxRequestsPerConnection = 1000;
   // Threads answering requests whose head has arrived whole (reading the body, decoding, waiting
   // for the model). Connections waiting for a request hold none.
   int httpThreads = 16;
-  // Threads answering requests without a body (GET /health): these never wait for a client, so
-  // slow bodies holding every one of the httpThreads cannot delay them.
+  // Threads answering requests without a body (GET /health): these never wait for a client to send,
+  // so slow bodies holding every one of the httpThreads cannot delay them.
   int bodilessHttpThreads = 2;
 };
 
-}  // namespace samples::server
+}  // namespace dl4cpp

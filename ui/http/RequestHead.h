@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string_view>
 
-namespace samples::server {
+namespace dl4cpp::http {
 
 class RequestHeadScanner {
  public:
@@ -36,4 +36,4 @@ class RequestHeadScanner {
 // reading anything more from the client.
 bool declaresBody(std::string_view head);
 
-}  // namespace samples::server
+}  // namespace dl4cpp::http

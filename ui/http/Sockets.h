@@ -3,7 +3,7 @@
 // BoundedHttpServer), each with the one way it is used there.
 #include <chrono>
 
-namespace samples::server {
+namespace dl4cpp::http {
 
 // A non-blocking, close-on-exec eventfd; throws std::system_error when none can be made.
 int makeEventFd();
@@ -14,4 +14,4 @@ bool wouldBlock();
 // poll()'s timeout for waiting until `deadline`: milliseconds, rounded up, within 0..60000.
 int pollTimeout(std::chrono::steady_clock::time_point deadline);
 
-}  // namespace samples::server
+}  // namespace dl4cpp::http

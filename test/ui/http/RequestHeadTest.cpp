@@ -1,14 +1,13 @@
+#include <dl4cpp/ui/http/RequestHead.h>
 #include <doctest/doctest.h>
 
 #include <string>
 
-#include "server/RequestHead.h"
-
-using samples::server::declaresBody;
-using samples::server::RequestHeadScanner;
+using dl4cpp::http::declaresBody;
+using dl4cpp::http::RequestHeadScanner;
 using State = RequestHeadScanner::State;
 
-TEST_SUITE("samples") {
+TEST_SUITE("ui") {
   TEST_CASE(
       "RequestHead: the head ends at the first empty line, whether it arrives whole or byte by "
       "byte") {

@@ -1,9 +1,9 @@
-#include "server/RequestHead.h"
+#include <dl4cpp/ui/http/RequestHead.h>
 
 #include <algorithm>
 #include <cctype>
 
-namespace samples::server {
+namespace dl4cpp::http {
 
 RequestHeadScanner::State RequestHeadScanner::scan(std::string_view received) {
   if (headBytes_ != 0) return State::Complete;
@@ -35,4 +35,4 @@ bool declaresBody(std::string_view head) {
   return false;
 }
 
-}  // namespace samples::server
+}  // namespace dl4cpp::http

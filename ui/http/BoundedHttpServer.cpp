@@ -1,30 +1,20 @@
-#include "server/BoundedHttpServer.h"
-
+#include <dl4cpp/nn/Error.h>
+#include <dl4cpp/ui/http/BoundedHttpServer.h>
+#include <dl4cpp/ui/http/RequestStream.h>
+#include <dl4cpp/ui/http/Sockets.h>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <stdexcept>
 #include <utility>
 
-#include "server/HttpAnswer.h"
-#include "server/RequestStream.h"
-#include "server/Sockets.h"
-
-namespace samples::server {
+namespace dl4cpp::http {
 namespace {
 
-// Runs each task at once on the thread that enqueues it: httplib's accept loop, whose task per
-// connection (process_and_close_socket) only hands the connection to the poller.
-class InlineTaskQueue : public httplib::TaskQueue {
- public:
-  void enqueue(std::function<void()> task) override { task(); }
-  void shutdown() override {}
-};
-
-void checkLimits(const ServerLimits& limits) {
+const ServerLimits& checked(const ServerLimits& limits) {
   auto require = [](bool holds, const std::string& what) {
-    if (!holds) throw std::invalid_argument("server limits: " + what);
+    if (!holds) throw ConfigError("server limits: " + what);
   };
   require(limits.httpThreads >= 1 && limits.bodilessHttpThreads >= 1,
           fmt::format("httpThreads and bodilessHttpThreads must be >= 1, got {} and {}",
@@ -36,35 +26,42 @@ void checkLimits(const ServerLimits& limits) {
                                       std::pair{"writeTimeout", limits.writeTimeout},
                                       std::pair{"lingerTimeout", limits.lingerTimeout}})
     require(timeout.count() > 0, fmt::format("{} must be > 0 ms, got {}", name, timeout.count()));
+  return limits;
 }
 
 }  // namespace
 
 BoundedHttpServer::BoundedHttpServer(const ServerLimits& limits)
-    : limits_((checkLimits(limits), limits)),
-      headScanner_(limits.maxHeadBytes, limits.maxHeaderLines),
+    : limits_(checked(limits)),
       stopFd_(makeEventFd()),
       poller_(limits,
               [this](std::shared_ptr<Connection> connection) { dispatch(std::move(connection)); }) {
-  new_task_queue = [] { return new InlineTaskQueue; };
   // What httplib announces in its Keep-Alive header.
   set_keep_alive_max_count(limits.maxRequestsPerConnection);
   set_keep_alive_timeout(std::chrono::ceil<std::chrono::seconds>(limits.idleTimeout).count());
-  // Answers are small writes: without TCP_NODELAY, Nagle's algorithm holds each one until the
-  // client's delayed ACK, about 40 ms per request on keep-alive connections.
-  set_tcp_nodelay(true);
+  set_socket_options([](socket_t socket) {
+    const int yes = 1;
+    ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
 }
 
 BoundedHttpServer::~BoundedHttpServer() {
   stop();
+  closeListeningSocket();
   ::close(stopFd_);
 }
 
 int BoundedHttpServer::bind(const std::string& host, int port) {
   const int bound = port == 0 ? bind_to_any_port(host) : (bind_to_port(host, port) ? port : -1);
+  if (bound <= 0) return -1;
+  const socket_t listening = svr_sock_;
   // httplib listens with a backlog of 5: connections arriving together beyond that would wait
   // for the client's SYN retry (a second or more) although accepting costs next to nothing here.
-  if (bound > 0) ::listen(svr_sock_, SOMAXCONN);
+  // Non-blocking: the poller accepts only what poll() announced, and a connection reset in
+  // between must not block it.
+  ::listen(listening, SOMAXCONN);
+  ::fcntl(listening, F_SETFL, ::fcntl(listening, F_GETFL) | O_NONBLOCK);
+  ::fcntl(listening, F_SETFD, FD_CLOEXEC);
   return bound;
 }
 
@@ -72,9 +69,10 @@ void BoundedHttpServer::serve() {
   workers_ = std::make_unique<httplib::ThreadPool>(static_cast<size_t>(limits_.httpThreads));
   bodilessWorkers_ =
       std::make_unique<httplib::ThreadPool>(static_cast<size_t>(limits_.bodilessHttpThreads));
-  poller_.start();
-  listen_after_bind();
-  poller_.stop();
+  const socket_t listening = svr_sock_;
+  if (listening != INVALID_SOCKET) poller_.run(listening);
+  // No connection waits in the backlog for a server that no longer accepts.
+  closeListeningSocket();
   // After the requests already handed to the threads are answered.
   workers_->shutdown();
   bodilessWorkers_->shutdown();
@@ -84,29 +82,11 @@ void BoundedHttpServer::stop() {
   stopping_ = true;
   signalEventFd(stopFd_);
   poller_.stop();
-  // As httplib::Server::stop(), but also when listening has not started yet.
-  const socket_t listening = svr_sock_.exchange(INVALID_SOCKET);
-  if (listening != INVALID_SOCKET) {
-    ::shutdown(listening, SHUT_RDWR);
-    ::close(listening);
-  }
 }
 
-bool BoundedHttpServer::process_and_close_socket(socket_t sock) {
-  std::shared_ptr<Connection> connection;
-  try {
-    connection = std::make_shared<Connection>(sock, openConnections_, headScanner_);
-  } catch (const std::exception&) {
-    ::close(sock);
-    return false;
-  }
-  if (openConnections_ > limits_.maxConnections) {
-    connection->sendWithoutWaiting(closingErrorAnswer(
-        503, fmt::format("the server has {} connections open, its limit", limits_.maxConnections)));
-    return false;
-  }
-  poller_.watch(std::move(connection));
-  return true;
+void BoundedHttpServer::closeListeningSocket() {
+  const socket_t listening = svr_sock_.exchange(INVALID_SOCKET);
+  if (listening != INVALID_SOCKET) ::close(listening);
 }
 
 void BoundedHttpServer::dispatch(std::shared_ptr<Connection> connection) {
@@ -122,8 +102,8 @@ void BoundedHttpServer::answer(const std::shared_ptr<Connection>& connection) {
     const bool last =
         stopping_ || ++connection->requestsAnswered >= limits_.maxRequestsPerConnection;
     bool clientCloses = false;
-    // Range headers are ignored, as RFC 9110 allows: the answers are small JSON documents, sent
-    // whole (httplib would otherwise cut them, error answers included, to the bytes asked for).
+    // Range headers are ignored, as RFC 9110 allows: the answers are small documents, sent whole
+    // (httplib would otherwise cut them, error answers included, to the bytes asked for).
     const bool answered = process_request(
         stream, last, clientCloses, [](httplib::Request& request) { request.ranges.clear(); });
     if (stream.limitHit()) {
@@ -140,4 +120,4 @@ void BoundedHttpServer::answer(const std::shared_ptr<Connection>& connection) {
   }
 }
 
-}  // namespace samples::server
+}  // namespace dl4cpp::http

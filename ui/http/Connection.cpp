@@ -1,6 +1,5 @@
-#include "server/Connection.h"
-
 #include <arpa/inet.h>
+#include <dl4cpp/ui/http/Connection.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -8,7 +7,7 @@
 #include <tuple>
 #include <utility>
 
-namespace samples::server {
+namespace dl4cpp::http {
 namespace {
 
 // The numeric address and port of one end of a socket (getpeername or getsockname).
@@ -36,9 +35,9 @@ std::pair<std::string, int> addressOf(int fd, GetName getName) {
 Connection::Connection(int fd, std::atomic<size_t>& openCount,
                        const RequestHeadScanner& headScanner)
     : head(headScanner), fd_(fd), openCount_(openCount) {
-  ++openCount_;
   std::tie(remoteIp_, remotePort_) = addressOf(fd, ::getpeername);
   std::tie(localIp_, localPort_) = addressOf(fd, ::getsockname);
+  ++openCount_;  // last: a constructor that throws leaves the count as it was
 }
 
 Connection::~Connection() {
@@ -71,4 +70,4 @@ void Connection::sendWithoutWaiting(std::string_view bytes) const {
   ::send(fd_, bytes.data(), bytes.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
-}  // namespace samples::server
+}  // namespace dl4cpp::http

@@ -1,9 +1,10 @@
 #pragma once
-// One client connection of the inference server: its socket, the bytes received and not yet
-// parsed, the state of the request under way, and the addresses httplib hands to handlers.
-// One thread owns it at a time: the accept loop, then the ConnectionPoller while a request head
-// arrives, then an HTTP thread while the request is answered, then the poller again (keep-alive).
-// Destroying it closes the socket.
+// One client connection of a BoundedHttpServer: its socket, the bytes received and not yet parsed,
+// the state of the request under way, and the addresses httplib hands to handlers. One thread owns
+// it at a time: the ConnectionPoller, which accepts it and waits for a request head, then an HTTP
+// thread while the request is answered, then the poller again (keep-alive). Destroying it closes
+// the socket.
+#include <dl4cpp/ui/http/RequestHead.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -12,9 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "server/RequestHead.h"
-
-namespace samples::server {
+namespace dl4cpp::http {
 
 class Connection {
  public:
@@ -61,4 +60,4 @@ class Connection {
   int remotePort_ = 0, localPort_ = 0;
 };
 
-}  // namespace samples::server
+}  // namespace dl4cpp::http

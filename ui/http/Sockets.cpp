@@ -1,5 +1,4 @@
-#include "server/Sockets.h"
-
+#include <dl4cpp/ui/http/Sockets.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -8,7 +7,7 @@
 #include <cstdint>
 #include <system_error>
 
-namespace samples::server {
+namespace dl4cpp::http {
 
 int makeEventFd() {
   const int fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -30,4 +29,4 @@ int pollTimeout(std::chrono::steady_clock::time_point deadline) {
   return static_cast<int>(std::clamp<long long>(left, 0, 60'000));
 }
 
-}  // namespace samples::server
+}  // namespace dl4cpp::http

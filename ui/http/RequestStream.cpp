@@ -1,5 +1,6 @@
-#include "server/RequestStream.h"
-
+#include <dl4cpp/ui/http/ErrorAnswer.h>
+#include <dl4cpp/ui/http/RequestStream.h>
+#include <dl4cpp/ui/http/Sockets.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -8,10 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "server/HttpAnswer.h"
-#include "server/Sockets.h"
-
-namespace samples::server {
+namespace dl4cpp::http {
 namespace {
 
 using Clock = Connection::Clock;
@@ -126,4 +124,4 @@ std::string RequestStream::limitAnswer() const {
   return closingErrorAnswer(503, "the server is shutting down");
 }
 
-}  // namespace samples::server
+}  // namespace dl4cpp::http
