@@ -52,22 +52,10 @@ httplib::Result get(const UIServer& server, const std::string& path) {
 
 // The one answer to `request` on a new connection, which the page must close after an error.
 testutil::RawAnswer answerTo(const UIServer& server, const std::string& request) {
-  RawConnection connection(server.port());
-  connection.send(request);
-  REQUIRE(connection.readAnswers(1, 5s));
-  const auto answers = parseAnswers(connection.received(), connection.closedByServer());
-  REQUIRE(answers.size() == 1);
-  if (answers[0].status >= 400) CHECK(connection.readUntilClosed(3s));
-  return answers[0];
+  return testutil::answerOnFreshConnection(server.port(), request, 5s, 3s);
 }
 
-// The reason of an error answer, which must be a JSON object {"error": "..."}.
-std::string errorOf(const testutil::RawAnswer& answer) {
-  const auto json = nlohmann::json::parse(answer.body);
-  REQUIRE(json.is_object());
-  REQUIRE(json["error"].is_string());
-  return json["error"].get<std::string>();
-}
+std::string errorOf(const testutil::RawAnswer& answer) { return testutil::errorReasonOf(answer); }
 
 // A field of /proc/self/status in bytes (VmRSS, ...).
 size_t statusBytes(const std::string& field) {

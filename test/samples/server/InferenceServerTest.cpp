@@ -112,23 +112,10 @@ std::string predictRequest(const std::string& body, const std::string& type = "a
 // The one answer to `request`, sent on a fresh connection; the server must close after it when
 // it is an error.
 testutil::RawAnswer answerTo(const RunningServer& running, const std::string& request) {
-  RawConnection connection(running.port);
-  connection.send(request);
-  REQUIRE(connection.readAnswers(1, 10s));
-  const auto answers = parseAnswers(connection.received(), connection.closedByServer());
-  REQUIRE(answers.size() == 1);
-  if (answers[0].status >= 400) CHECK(connection.readUntilClosed(5s));
-  return answers[0];
+  return testutil::answerOnFreshConnection(running.port, request, 10s, 5s);
 }
 
-// The reason of an error answer, which must be a JSON object {"error": "..."} (nlohmann's parser
-// also checks the text is valid UTF-8).
-std::string errorOf(const testutil::RawAnswer& answer) {
-  const auto json = nlohmann::json::parse(answer.body);
-  REQUIRE(json.is_object());
-  REQUIRE(json["error"].is_string());
-  return json["error"].get<std::string>();
-}
+std::string errorOf(const testutil::RawAnswer& answer) { return testutil::errorReasonOf(answer); }
 
 // The answers of POST /predict to `grey` sent as JSON and as a PNG, each checked to be a 200.
 std::vector<nlohmann::json> predictionsFor(const RunningServer& running,
