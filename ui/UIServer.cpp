@@ -55,7 +55,7 @@ struct UIServer::Impl {
 
 ServerLimits UIServer::defaultLimits() {
   ServerLimits limits;
-  limits.maxHeadBytes = 16 * 1024;
+  limits.maxHeadBytes = size_t{16} * 1024;
   limits.maxHeaderLines = 100;
   limits.maxBodyBytes = 0;
   limits.maxFramingBytes = 0;

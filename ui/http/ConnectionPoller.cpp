@@ -187,11 +187,11 @@ bool ConnectionPoller::advance(Watched& watched, bool readable) {
   }
 }
 
-bool ConnectionPoller::drain(Watched& watched, bool readable) {
+bool ConnectionPoller::drain(Watched& watched, bool readable) const {
   if (readable) {
     // One read per wake-up, so that a client flooding a closing connection cannot keep this
     // thread from the others.
-    std::array<char, 64 * 1024> scratch;
+    std::array<char, size_t{64} * 1024> scratch{};
     const ssize_t n =
         ::recv(watched.connection->fd(), scratch.data(), scratch.size(), MSG_DONTWAIT);
     if (n == 0 || (n < 0 && !wouldBlock())) return false;

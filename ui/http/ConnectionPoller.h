@@ -74,7 +74,7 @@ class ConnectionPoller {
   // Reads what arrived and decides: keep watching (true) or let go (dispatched or closed).
   bool advance(Watched& watched, bool readable);
   bool readHead(Watched& watched, bool readable);
-  bool drain(Watched& watched, bool readable);
+  bool drain(Watched& watched, bool readable) const;
   void linger(Watched& watched, std::string_view answer);
 
   const ServerLimits limits_;

@@ -16,7 +16,7 @@ using Clock = Connection::Clock;
 
 // Bytes asked of the socket at a time: a body arrives in few reads, and what belongs to a next
 // (pipelined) request stays pending for it.
-constexpr size_t kReceiveBytes = 16 * 1024;
+constexpr size_t kReceiveBytes = size_t{16} * 1024;
 
 }  // namespace
 
