@@ -21,6 +21,7 @@ class LossLayer : public RuntimeLayer, public LossOutputRuntime {
   void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override {
     ctx.backend().copy(grad, inputGrad);
   }
+  LossOutputRuntime* asLossOutput() override { return this; }
 
  protected:
   const LayerActivation& lossActivation() const override { return activation_; }

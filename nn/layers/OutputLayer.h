@@ -10,6 +10,7 @@ class OutputLayer : public DenseLayer, public LossOutputRuntime {
  public:
   explicit OutputLayer(const dl4cpp::OutputLayer& conf)
       : DenseLayer(conf), LossOutputRuntime(conf.lossFunction) {}
+  LossOutputRuntime* asLossOutput() override { return this; }
 
  protected:
   const LayerActivation& lossActivation() const override { return activation_; }
