@@ -50,17 +50,4 @@ class InputDropout : public RuntimeLayer {
 std::unique_ptr<RuntimeLayer> withInputDropout(double retainProbability,
                                                std::unique_ptr<RuntimeLayer> runtime);
 
-// What a DropoutLayer wraps: y = x, dL/dx = dL/dy.
-class IdentityLayer : public RuntimeLayer {
- public:
-  Shape outputShape(const Shape& input) const override { return input; }
-  void forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
-               const ForwardContext&) override {
-    ctx.backend().copy(input, output);
-  }
-  void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override {
-    ctx.backend().copy(grad, inputGrad);
-  }
-};
-
 }  // namespace dl4cpp::layers
