@@ -6,9 +6,10 @@
 // NeuralNetConfiguration's list builder calls resolve() in order; resolve() fills those defaults
 // and nIn, validates everything, and returns what the layer outputs.
 //
-// A layer type describes itself completely in its own files: its fields and builder, how its
-// fields read and write JSON (writeFields/readFields), its parameters and state (paramSpecs,
-// stateSpecs) and its runtime object (instantiate). The LayerRegistry (nn/conf/LayerRegistry.h)
+// A layer type describes itself completely in its own two files, X.h (its fields and builder, the
+// public face) and X.cpp in this folder: how its fields read and write JSON (writeFields /
+// readFields), its parameters and state (paramSpecs, stateSpecs) and its runtime object
+// (instantiate; the runtime class is private to X.cpp). The LayerRegistry (nn/conf/LayerRegistry.h)
 // maps its typeName() to a factory, which is how JSON and model files find it again; a layer type
 // user code registers there round-trips like a built-in one. docs/adding-a-layer.md walks through
 // adding one.
