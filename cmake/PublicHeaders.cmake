@@ -1,10 +1,11 @@
 # The headers installed under include/dl4cpp/ (as <dl4cpp/PATH>): what users include — the
 # umbrella header, the headers docs and samples name, and what a layer of the user's own needs
-# (LayerRegistry, RuntimeLayer, LayerActivation, the Backend op facade) — and every header those
-# include, so that an installed header never includes one that is not installed. Everything else
-# (CPU and CUDA kernels, the built-in layers' runtime classes, the averaging internals, the image
-# codecs) is private to the build. scripts/check-public-headers.sh checks that the list is closed
-# under #include; scripts/check-install.sh compiles each installed header on its own.
+# (LayerRegistry, RuntimeLayer, LayerActivation, LossOutputRuntime, the Backend op facade) — and
+# every header those include, so that an installed header never includes one that is not
+# installed. Everything else (CPU and CUDA kernels, the built-in layers' runtime classes and
+# nn/conf/layers/DenseRuntime.h, the averaging internals, the image codecs) is private to the
+# build. scripts/check-public-headers.sh checks that the list is closed under #include;
+# scripts/check-install.sh compiles each installed header on its own.
 set(DL4CPP_PUBLIC_HEADERS
   include/dl4cpp/dl4cpp.h
   iterators/AffineNormalizer.h
@@ -101,6 +102,7 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/gradientcheck/GradientCheckUtil.h
   nn/layers/ForwardContext.h
   nn/layers/LayerActivation.h
+  nn/layers/LossOutputRuntime.h
   nn/layers/RuntimeLayer.h
   nn/listeners/EvaluativeListener.h
   nn/listeners/HtmlReport.h

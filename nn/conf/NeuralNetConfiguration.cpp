@@ -63,13 +63,16 @@ MultiLayerConfiguration NeuralNetConfiguration::ListBuilder::build() const {
   if (inputType_) {
     current = *inputType_;
   } else {
-    const auto* first = dynamic_cast<const FeedForwardLayer*>(layers_.front().get());
-    if (!first || first->nIn <= 0)
-      throw ConfigError("layer 0 (" + layers_.front()->typeName() +
+    // A layer that reads rows and has an nIn (a dense layer, say) says what the input is. A copy:
+    // nInOut() hands out writable fields.
+    const std::shared_ptr<Layer> first = layers_.front()->clone();
+    const auto sizes = first->consumesImages() ? std::nullopt : first->nInOut();
+    if (!sizes || *sizes->nIn <= 0)
+      throw ConfigError("layer 0 (" + first->typeName() +
                         "): without setInputType(...) "
                         "the first layer must be a dense layer with nIn set; for images call "
                         "setInputType(InputType::convolutionalFlat(h, w, c))");
-    current = InputType::feedForward(first->nIn);
+    current = InputType::feedForward(*sizes->nIn);
   }
   checkSizes(current, "the input type");
   conf.inputType = current;

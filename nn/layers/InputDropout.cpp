@@ -50,11 +50,10 @@ void InputDropout::backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor&
   maskGradient(ctx, inputGrad);
 }
 
-std::unique_ptr<RuntimeLayer> withInputDropout(const Layer& conf,
+std::unique_ptr<RuntimeLayer> withInputDropout(double retainProbability,
                                                std::unique_ptr<RuntimeLayer> runtime) {
-  const double p = conf.dropOut.value_or(0);
-  if (p <= 0 || p >= 1) return runtime;
-  return std::make_unique<InputDropout>(std::move(runtime), p);
+  if (retainProbability <= 0 || retainProbability >= 1) return runtime;
+  return std::make_unique<InputDropout>(std::move(runtime), retainProbability);
 }
 
 }  // namespace dl4cpp::layers

@@ -5,7 +5,6 @@
 // mask comes from the layer's forward-context stream (ForwardContext.h) through a counter-based
 // draw, so it depends on the seed, the replica, the iteration and the layer only: two runs with
 // the same seed and worker count are bit-identical, whatever the threads or device.
-#include <dl4cpp/nn/conf/layers/Layer.h>
 #include <dl4cpp/nn/layers/RuntimeLayer.h>
 
 #include <memory>
@@ -31,6 +30,7 @@ class InputDropout : public RuntimeLayer {
   void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override;
   void backward(DeviceContext& ctx, const Tensor& input, const Tensor& grad, bool params,
                 Tensor* inputGrad) override;
+  LossOutputRuntime* asLossOutput() override { return inner_->asLossOutput(); }
 
  private:
   // What the wrapped layer saw as its input in the last forward pass.
@@ -45,21 +45,9 @@ class InputDropout : public RuntimeLayer {
   bool dropped_ = false;             // whether the last forward pass applied dropout
 };
 
-// `runtime`, wrapped in InputDropout when `conf` asks for dropout on its input (0 < p < 1).
-std::unique_ptr<RuntimeLayer> withInputDropout(const Layer& conf,
+// `runtime`, wrapped in InputDropout when its configuration asks for dropout on its input, that
+// is when the layer's dropOut `retainProbability` is strictly between 0 and 1.
+std::unique_ptr<RuntimeLayer> withInputDropout(double retainProbability,
                                                std::unique_ptr<RuntimeLayer> runtime);
-
-// What a DropoutLayer wraps: y = x, dL/dx = dL/dy.
-class IdentityLayer : public RuntimeLayer {
- public:
-  Shape outputShape(const Shape& input) const override { return input; }
-  void forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
-               const ForwardContext&) override {
-    ctx.backend().copy(input, output);
-  }
-  void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override {
-    ctx.backend().copy(grad, inputGrad);
-  }
-};
 
 }  // namespace dl4cpp::layers

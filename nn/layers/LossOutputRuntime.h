@@ -1,10 +1,10 @@
 #pragma once
 // The runtime side of a layer that ends the network with a loss (dl4cpp::LossOutput; DL4J's
 // IOutputLayer): MultiLayerNetwork asks the last layer's runtime object, which must derive from
-// this, for the loss and its gradient. The gradient is with respect to the layer's
-// pre-activation, so the network never runs that layer's backwardActivation
-// (layers::RuntimeLayer). The default is the backend's loss, fused with the activation where that
-// is stable (softmax with NLL/MCXENT, sigmoid with XENT).
+// this and return itself from RuntimeLayer::asLossOutput(), for the loss and its gradient. The
+// gradient is with respect to the layer's pre-activation, so the network never runs that layer's
+// backwardActivation (layers::RuntimeLayer). The default is the backend's loss, fused with the
+// activation where that is stable (softmax with NLL/MCXENT, sigmoid with XENT).
 #include <dl4cpp/nn/conf/Enums.h>
 #include <dl4cpp/nn/layers/LayerActivation.h>
 #include <dl4cpp/nn/tensor/DeviceContext.h>

@@ -33,6 +33,8 @@
 
 namespace dl4cpp::layers {
 
+class LossOutputRuntime;
+
 class RuntimeLayer {
  public:
   virtual ~RuntimeLayer() = default;
@@ -74,6 +76,13 @@ class RuntimeLayer {
     if (params) backwardParams(ctx, input, grad);
     if (inputGrad != nullptr) backwardInput(ctx, grad, *inputGrad);
   }
+
+  // The loss of a layer that ends the network (LossOutputRuntime.h): a runtime layer that is also
+  // a LossOutputRuntime returns itself, every other layer nullptr (the default). MultiLayerNetwork
+  // takes the loss and its gradient from the last layer's. A layer that wraps another (input
+  // dropout, a test's gradient corrupter) returns the wrapped layer's, so wrapping never hides the
+  // loss.
+  virtual LossOutputRuntime* asLossOutput() { return nullptr; }
 };
 
 }  // namespace dl4cpp::layers

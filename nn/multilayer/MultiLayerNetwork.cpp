@@ -42,12 +42,9 @@ void MultiLayerNetwork::init() {
   int frozenLayers = 0;
   int64_t frozenParams = 0;
   int lowestTrainable = static_cast<int>(conf_.layers.size());
-  layers::LossOutputRuntime* lossOutput = nullptr;
   for (const auto& layerConf : conf_.layers) {
-    std::unique_ptr<layers::RuntimeLayer> runtime = layerConf->instantiate();
-    if (layerConf == conf_.layers.back())  // before input dropout may wrap it
-      lossOutput = dynamic_cast<layers::LossOutputRuntime*>(runtime.get());
-    layers.push_back(layers::withInputDropout(*layerConf, std::move(runtime)));
+    layers.push_back(
+        layers::withInputDropout(layerConf->dropOut.value_or(0), layerConf->instantiate()));
     specs.push_back(layerConf->paramSpecs());
     for (const auto& spec : specs.back()) {
       const UpdaterParams& u = spec.isBias ? layerConf->resolvedBiasUpdater() : *layerConf->updater;
@@ -65,10 +62,12 @@ void MultiLayerNetwork::init() {
   }
   // build() made the last layer's configuration a LossOutput; its runtime object must compute the
   // loss (a user's layer type could pair them wrongly).
+  layers::LossOutputRuntime* const lossOutput = layers.back()->asLossOutput();
   if (lossOutput == nullptr)
     throw ConfigError(fmt::format(
         "MultiLayerNetwork::init: the last layer ({}) does not compute a loss: the runtime "
-        "object its instantiate() returns must derive from layers::LossOutputRuntime",
+        "object its instantiate() returns must derive from layers::LossOutputRuntime and return "
+        "itself from asLossOutput()",
         conf_.layers.back()->typeName()));
   const Device device = context_->device();
   auto buffer = [&](int64_t values, const char* what) {

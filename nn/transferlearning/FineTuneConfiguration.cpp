@@ -1,18 +1,8 @@
-#include <dl4cpp/nn/conf/layers/BatchNormalization.h>
-#include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
-#include <dl4cpp/nn/conf/layers/LossOutput.h>
-#include <dl4cpp/nn/conf/layers/SubsamplingLayer.h>
 #include <dl4cpp/nn/transferlearning/FineTuneConfiguration.h>
 
 namespace dl4cpp {
 
 namespace {
-
-// DL4J's BaseLayer among this library's layers: the ones the layer settings apply to.
-bool isBaseLayer(const Layer& layer) {
-  return !layer.paramSpecs().empty() || dynamic_cast<const LossOutput*>(&layer) != nullptr ||
-         dynamic_cast<const BatchNormalization*>(&layer) != nullptr;
-}
 
 template <typename T>
 void override(std::optional<T>& field, const std::optional<T>& value) {
@@ -57,13 +47,8 @@ void FineTuneConfiguration::applySettings(Target& target) const {
 }
 
 void FineTuneConfiguration::applyTo(Layer& layer) const {
-  if (convolutionMode_) {
-    if (auto* convolution = dynamic_cast<ConvolutionLayer*>(&layer))
-      convolution->convolutionMode = convolutionMode_;
-    if (auto* subsampling = dynamic_cast<SubsamplingLayer*>(&layer))
-      subsampling->convolutionMode = convolutionMode_;
-  }
-  if (isBaseLayer(layer)) applySettings(layer);
+  if (convolutionMode_) layer.setConvolutionMode(*convolutionMode_);
+  if (layer.isBaseLayer()) applySettings(layer);
 }
 
 LayerDefaults FineTuneConfiguration::applyTo(LayerDefaults defaults) const {

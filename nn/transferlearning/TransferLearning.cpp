@@ -1,23 +1,9 @@
-#include <dl4cpp/nn/conf/layers/BatchNormalization.h>
-#include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
 #include <dl4cpp/nn/transferlearning/TransferLearning.h>
 #include <fmt/format.h>
 
 namespace dl4cpp {
 
 namespace {
-
-// The nIn and nOut fields of the layer types that have them (dense, output, convolution).
-struct Sizes {
-  int64_t* nIn;
-  int64_t* nOut;
-};
-
-std::optional<Sizes> sizesOf(Layer& layer) {
-  if (auto* f = dynamic_cast<FeedForwardLayer*>(&layer)) return Sizes{&f->nIn, &f->nOut};
-  if (auto* c = dynamic_cast<ConvolutionLayer*>(&layer)) return Sizes{&c->nIn, &c->nOut};
-  return std::nullopt;
-}
 
 std::string describe(int index, const Layer& layer) {
   return fmt::format("layer {} ({})", index, layer.typeName());
@@ -98,7 +84,7 @@ TransferLearning::Builder& TransferLearning::Builder::nOutReplace(
         fmt::format("{}: the network has layers 0 to {}", call, originalLayers() - 1));
   const std::shared_ptr<Layer> target =
       original_->getConfiguration().layers[static_cast<size_t>(layer)]->clone();
-  if (!sizesOf(*target))
+  if (!target->nInOut())
     throw ConfigError(fmt::format("{}: {} has no nOut (dense, output and convolution layers do)",
                                   call, describe(layer, *target)));
   nOutEdits_[layer] = NOutEdit{nOut, scheme, schemeNext};
@@ -143,16 +129,15 @@ std::vector<std::shared_ptr<Layer>> TransferLearning::Builder::editedLayers(
                       "removeLayersFromOutput({}) removes",
                       index, edit.nOut, *removed_));
     Layer& target = *layers[static_cast<size_t>(index)];
-    *sizesOf(target)->nOut = edit.nOut;
+    *target.nInOut()->nOut = edit.nOut;
     target.weightInit = edit.scheme;
     reinitialised[static_cast<size_t>(index)] = true;
     // The next layer with an nIn takes the new size (inferred again); batch normalisation between
     // follows it by itself, and parameterless layers pass it on.
     for (int j = index + 1; j < kept; ++j) {
       Layer& next = *layers[static_cast<size_t>(j)];
-      if (auto* bn = dynamic_cast<BatchNormalization*>(&next)) bn->nOut = 0;
-      if (const auto sizes = sizesOf(next)) {
-        *sizes->nIn = 0;
+      next.clearInferredSizes();
+      if (next.nInOut()) {
         next.weightInit = edit.schemeNext;
         reinitialised[static_cast<size_t>(j)] = true;
         break;

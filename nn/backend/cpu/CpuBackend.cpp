@@ -1,9 +1,9 @@
 #include <dl4cpp/nn/backend/cpu/Activations.h>
-#include <dl4cpp/nn/backend/cpu/BatchNormalization.h>
 #include <dl4cpp/nn/backend/cpu/ConvolutionActivationStep.h>
 #include <dl4cpp/nn/backend/cpu/ConvolutionPooling.h>
 #include <dl4cpp/nn/backend/cpu/ConvolutionPoolingStep.h>
 #include <dl4cpp/nn/backend/cpu/CpuBackend.h>
+#include <dl4cpp/nn/backend/cpu/CpuBatchNorm.h>
 #include <dl4cpp/nn/backend/cpu/CpuIsa.h>
 #include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
 #include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>

@@ -1,11 +1,135 @@
+#include <dl4cpp/nn/Error.h>
 #include <dl4cpp/nn/conf/ConfigurationLimits.h>
 #include <dl4cpp/nn/conf/layers/BatchNormalization.h>
-#include <dl4cpp/nn/layers/BatchNormalization.h>
+#include <dl4cpp/nn/layers/LayerActivation.h>
+#include <dl4cpp/nn/layers/RuntimeLayer.h>
 #include <fmt/format.h>
 
 #include <cmath>
 
 namespace dl4cpp {
+
+namespace {
+
+// The runtime object.
+class BatchNormalizationRuntime : public layers::RuntimeLayer {
+ public:
+  explicit BatchNormalizationRuntime(const BatchNormalization& conf);
+
+  void bindParams(const std::vector<Tensor>& params, const std::vector<Tensor>& grads) override;
+  void bindState(const std::vector<Tensor>& state) override;
+  Shape outputShape(const Shape& input) const override { return input; }
+
+  void forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
+               const ForwardContext& fwd) override;
+  void backwardActivation(DeviceContext& ctx, const Tensor& output, Tensor& grad) override;
+  void backwardParams(DeviceContext& ctx, const Tensor& input, const Tensor& grad) override;
+  void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override;
+  // One backend op gives dx, dgamma and dbeta together.
+  void backward(DeviceContext& ctx, const Tensor& input, const Tensor& grad, bool params,
+                Tensor* inputGrad) override;
+
+ private:
+  // The per-channel buffers on the context's device (allocated on the first forward pass).
+  void ensureBuffers(DeviceContext& ctx);
+  // gamma's and beta's gradients, or scratch when they are locked or not wanted.
+  Tensor& gammaGradient(bool wanted) { return wanted && !locked_ ? dgamma_ : discardGamma_; }
+  Tensor& betaGradient(bool wanted) { return wanted && !locked_ ? dbeta_ : discardBeta_; }
+
+  int64_t channels_;
+  float decay_, eps_;
+  bool locked_;
+  float lockedGamma_, lockedBeta_;
+  layers::LayerActivation activation_;
+  Tensor gamma_, beta_, dgamma_, dbeta_;  // views into the flat buffers, or (locked) constants
+  Tensor runningMean_, runningVariance_;  // views into the layer state
+  Tensor batchMean_, batchVariance_;      // of the last training forward pass
+  Tensor discardGamma_, discardBeta_;
+  Tensor input_;  // the last training forward pass's input (a view), for backwardInput
+};
+
+BatchNormalizationRuntime::BatchNormalizationRuntime(const BatchNormalization& conf)
+    : channels_(conf.nOut),
+      decay_(static_cast<float>(conf.decay)),
+      eps_(static_cast<float>(conf.eps)),
+      locked_(conf.lockGammaBeta),
+      lockedGamma_(static_cast<float>(conf.gamma)),
+      lockedBeta_(static_cast<float>(conf.beta)),
+      activation_(*conf.activation, static_cast<float>(conf.leakyReluAlpha)) {}
+
+void BatchNormalizationRuntime::bindParams(const std::vector<Tensor>& params,
+                                           const std::vector<Tensor>& grads) {
+  if (locked_) return;
+  gamma_ = params[0];
+  beta_ = params[1];
+  dgamma_ = grads[0];
+  dbeta_ = grads[1];
+}
+
+void BatchNormalizationRuntime::bindState(const std::vector<Tensor>& state) {
+  runningMean_ = state[0].view(0, Shape{channels_});
+  runningVariance_ = state[0].view(channels_, Shape{channels_});
+}
+
+void BatchNormalizationRuntime::ensureBuffers(DeviceContext& ctx) {
+  if (!batchMean_.empty()) return;
+  const Device device = ctx.device();
+  batchMean_ = Tensor(Shape{channels_}, device);
+  batchVariance_ = Tensor(Shape{channels_}, device);
+  discardGamma_ = Tensor(Shape{channels_}, device);
+  discardBeta_ = Tensor(Shape{channels_}, device);
+  if (locked_) {
+    gamma_ = Tensor(Shape{channels_}, device);
+    beta_ = Tensor(Shape{channels_}, device);
+    gamma_.fill(lockedGamma_);
+    beta_.fill(lockedBeta_);
+  }
+}
+
+void BatchNormalizationRuntime::forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
+                                        const ForwardContext& fwd) {
+  ensureBuffers(ctx);
+  Backend& backend = ctx.backend();
+  activation_.forward(ctx, output, fwd.training, [&](Tensor& z) {
+    if (fwd.training) {
+      backend.batchNormForwardTraining(input, gamma_, beta_, eps_, z, batchMean_, batchVariance_);
+      backend.movingAverage(runningMean_, batchMean_, decay_);
+      backend.movingAverage(runningVariance_, batchVariance_, decay_);
+      input_ = input;
+    } else {
+      backend.batchNormForwardInference(input, gamma_, beta_, runningMean_, runningVariance_, eps_,
+                                        z);
+    }
+  });
+}
+
+void BatchNormalizationRuntime::backwardActivation(DeviceContext& ctx, const Tensor& output,
+                                                   Tensor& grad) {
+  activation_.backward(ctx, output, grad, grad);
+}
+
+void BatchNormalizationRuntime::backward(DeviceContext& ctx, const Tensor& input,
+                                         const Tensor& grad, bool params, Tensor* inputGrad) {
+  if (!params && inputGrad == nullptr) return;
+  Tensor noInputGradient;
+  ctx.backend().batchNormBackward(input, grad, gamma_, batchMean_, batchVariance_, eps_,
+                                  inputGrad != nullptr ? *inputGrad : noInputGradient,
+                                  gammaGradient(params), betaGradient(params));
+}
+
+void BatchNormalizationRuntime::backwardParams(DeviceContext& ctx, const Tensor& input,
+                                               const Tensor& grad) {
+  backward(ctx, input, grad, true, nullptr);
+}
+
+void BatchNormalizationRuntime::backwardInput(DeviceContext& ctx, const Tensor& grad,
+                                              Tensor& inputGrad) {
+  if (input_.empty())
+    throw BackendError("BatchNormalization: backward without a training forward pass");
+  backward(ctx, input_, grad, false, &inputGrad);
+}
+
+}  // namespace
 
 InputType BatchNormalization::resolve(int index, const InputType& input,
                                       const LayerDefaults& defaults) {
@@ -40,7 +164,7 @@ std::vector<StateSpec> BatchNormalization::stateSpecs() const {
 }
 
 std::unique_ptr<layers::RuntimeLayer> BatchNormalization::instantiate() const {
-  return std::make_unique<layers::BatchNormalization>(*this);
+  return std::make_unique<BatchNormalizationRuntime>(*this);
 }
 
 void BatchNormalization::writeFields(LayerFieldWriter& out) const {

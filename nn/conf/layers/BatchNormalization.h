@@ -37,6 +37,8 @@ class BatchNormalization : public Layer {
   std::vector<StateSpec> stateSpecs() const override;
   void writeFields(LayerFieldWriter& out) const override;
   void readFields(const LayerFieldReader& in) override;
+  void clearInferredSizes() override { nOut = 0; }
+  bool isBaseLayer() const override { return true; }
 };
 
 class BatchNormalization::Builder : public LayerBuilder<Builder, BatchNormalization> {

@@ -1,11 +1,95 @@
 #include <dl4cpp/nn/conf/ConfigurationLimits.h>
 #include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
-#include <dl4cpp/nn/layers/ConvolutionLayer.h>
+#include <dl4cpp/nn/layers/LayerActivation.h>
 #include <dl4cpp/nn/layers/RuntimeLayer.h>
 
 #include <tuple>
 
 namespace dl4cpp {
+
+namespace {
+
+// The runtime object. Parameters in DL4J's order: b then W.
+class ConvolutionRuntime : public layers::RuntimeLayer {
+ public:
+  explicit ConvolutionRuntime(const ConvolutionLayer& conf);
+
+  void bindParams(const std::vector<Tensor>& params, const std::vector<Tensor>& grads) override;
+  Shape outputShape(const Shape& input) const override;
+  LayerDescription describe() const override;
+
+  void forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
+               const ForwardContext& fwd) override;
+  void backwardActivation(DeviceContext& ctx, const Tensor& output, Tensor& grad) override;
+  void backwardParams(DeviceContext& ctx, const Tensor& input, const Tensor& grad) override;
+  void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override;
+
+ private:
+  int64_t nIn_, nOut_;
+  bool hasBias_;
+  WindowGeometry geometry_;
+  layers::LayerActivation activation_;
+  Tensor w_, b_;    // W: (nOut, nIn, kH, kW), b: (nOut) or empty; views into the flat parameters
+  Tensor dw_, db_;  // views into the flat gradients
+};
+
+ConvolutionRuntime::ConvolutionRuntime(const ConvolutionLayer& conf)
+    : nIn_(conf.nIn),
+      nOut_(conf.nOut),
+      hasBias_(conf.hasBias),
+      geometry_(conf.geometry),
+      activation_(*conf.activation, static_cast<float>(conf.leakyReluAlpha)) {}
+
+void ConvolutionRuntime::bindParams(const std::vector<Tensor>& params,
+                                    const std::vector<Tensor>& grads) {
+  const size_t wi = hasBias_ ? 1 : 0;
+  if (hasBias_) {
+    b_ = params[0];
+    db_ = grads[0];
+  }
+  w_ = params[wi];
+  dw_ = grads[wi];
+}
+
+Shape ConvolutionRuntime::outputShape(const Shape& input) const {
+  return {input[0], nOut_, geometry_.outH(input[2]), geometry_.outW(input[3])};
+}
+
+LayerDescription ConvolutionRuntime::describe() const {
+  LayerDescription d;
+  d.kind = LayerDescription::Kind::CONVOLUTION;
+  d.geometry = geometry_;
+  d.activation = activation_.kind();
+  d.alpha = activation_.alpha();
+  d.w = w_;
+  d.b = b_;
+  d.dw = dw_;
+  d.db = db_;
+  return d;
+}
+
+void ConvolutionRuntime::forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
+                                 const ForwardContext& fwd) {
+  activation_.forward(ctx, output, fwd.training, [&](Tensor& z) {
+    ctx.backend().convolutionForward(input, w_, b_, z, geometry_);
+  });
+}
+
+void ConvolutionRuntime::backwardActivation(DeviceContext& ctx, const Tensor& output,
+                                            Tensor& grad) {
+  activation_.backward(ctx, output, grad, grad);
+}
+
+void ConvolutionRuntime::backwardParams(DeviceContext& ctx, const Tensor& input,
+                                        const Tensor& grad) {
+  ctx.backend().convolutionBackwardWeights(input, grad, dw_, db_, geometry_);
+}
+
+void ConvolutionRuntime::backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) {
+  ctx.backend().convolutionBackwardData(grad, w_, inputGrad, geometry_);
+}
+
+}  // namespace
 
 bool resolveWindow(ConvolutionMode mode, int64_t inH, int64_t inW, WindowGeometry& g,
                    std::string& why) {
@@ -96,7 +180,7 @@ InputType ConvolutionLayer::resolve(int index, const InputType& input,
 }
 
 std::unique_ptr<layers::RuntimeLayer> ConvolutionLayer::instantiate() const {
-  return std::make_unique<layers::ConvolutionLayer>(*this);
+  return std::make_unique<ConvolutionRuntime>(*this);
 }
 
 std::vector<ParamSpec> ConvolutionLayer::paramSpecs() const {

@@ -36,6 +36,9 @@ class ConvolutionLayer : public Layer {
   std::vector<ParamSpec> paramSpecs() const override;
   void writeFields(LayerFieldWriter& out) const override;
   void readFields(const LayerFieldReader& in) override;
+  std::optional<SizeFields> nInOut() override { return SizeFields{&nIn, &nOut}; }
+  void clearInferredSizes() override { nIn = 0; }
+  void setConvolutionMode(ConvolutionMode mode) override { convolutionMode = mode; }
 };
 
 class ConvolutionLayer::Builder : public LayerBuilder<Builder, ConvolutionLayer> {

@@ -1,7 +1,25 @@
 #include <dl4cpp/nn/conf/layers/DropoutLayer.h>
-#include <dl4cpp/nn/layers/InputDropout.h>
+#include <dl4cpp/nn/layers/RuntimeLayer.h>
 
 namespace dl4cpp {
+
+namespace {
+
+// y = x, dL/dx = dL/dy: the dropout itself is the network's, which wraps this runtime object, as
+// every layer's with dropOut set, in layers::InputDropout.
+class IdentityRuntime : public layers::RuntimeLayer {
+ public:
+  Shape outputShape(const Shape& input) const override { return input; }
+  void forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
+               const ForwardContext&) override {
+    ctx.backend().copy(input, output);
+  }
+  void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override {
+    ctx.backend().copy(grad, inputGrad);
+  }
+};
+
+}  // namespace
 
 InputType DropoutLayer::resolve(int index, const InputType& input, const LayerDefaults& defaults) {
   inheritDefaults(defaults);
@@ -11,7 +29,7 @@ InputType DropoutLayer::resolve(int index, const InputType& input, const LayerDe
 }
 
 std::unique_ptr<layers::RuntimeLayer> DropoutLayer::instantiate() const {
-  return std::make_unique<layers::IdentityLayer>();
+  return std::make_unique<IdentityRuntime>();
 }
 
 }  // namespace dl4cpp

@@ -1,7 +1,42 @@
 #include <dl4cpp/nn/conf/layers/GlobalPoolingLayer.h>
-#include <dl4cpp/nn/layers/GlobalPoolingLayer.h>
+#include <dl4cpp/nn/layers/RuntimeLayer.h>
 
 namespace dl4cpp {
+
+namespace {
+
+// The runtime object. No parameters. Keeps views of the last forward pass's input and output (the
+// network's buffers, unchanged until the backward pass that follows): MAX and PNORM read them
+// backward.
+class GlobalPoolingRuntime : public layers::RuntimeLayer {
+ public:
+  explicit GlobalPoolingRuntime(const GlobalPoolingLayer& conf)
+      : kind_(conf.poolingType),
+        pnorm_(static_cast<int>(conf.pnorm)),
+        collapse_(conf.collapseDimensions) {}
+
+  Shape outputShape(const Shape& input) const override {
+    if (collapse_) return {input[0], input[1]};
+    return {input[0], input[1], 1, 1};
+  }
+  void forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
+               const ForwardContext&) override {
+    ctx.backend().globalPoolingForward(kind_, pnorm_, input, output);
+    input_ = input;
+    output_ = output;
+  }
+  void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override {
+    ctx.backend().globalPoolingBackward(kind_, pnorm_, input_, output_, grad, inputGrad);
+  }
+
+ private:
+  PoolingKind kind_;
+  int pnorm_;
+  bool collapse_;
+  Tensor input_, output_;
+};
+
+}  // namespace
 
 namespace {
 // |x|^pnorm of a float overflows for any |x| > 1 long before this.
@@ -22,7 +57,7 @@ InputType GlobalPoolingLayer::resolve(int index, const InputType& input,
 }
 
 std::unique_ptr<layers::RuntimeLayer> GlobalPoolingLayer::instantiate() const {
-  return std::make_unique<layers::GlobalPoolingLayer>(*this);
+  return std::make_unique<GlobalPoolingRuntime>(*this);
 }
 
 void GlobalPoolingLayer::writeFields(LayerFieldWriter& out) const {

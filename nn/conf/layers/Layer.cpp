@@ -1,5 +1,6 @@
 #include <dl4cpp/nn/conf/ConfigurationLimits.h>
 #include <dl4cpp/nn/conf/layers/Layer.h>
+#include <dl4cpp/nn/conf/layers/LossOutput.h>
 #include <fmt/format.h>
 
 #include <cmath>
@@ -17,6 +18,10 @@ int64_t Layer::stateSize() const {
   const auto specs = stateSpecs();
   return std::accumulate(specs.begin(), specs.end(), int64_t{0},
                          [](int64_t sum, const StateSpec& s) { return sum + s.shape.numel(); });
+}
+
+bool Layer::isBaseLayer() const {
+  return !paramSpecs().empty() || dynamic_cast<const LossOutput*>(this) != nullptr;
 }
 
 void Layer::inheritDefaults(const LayerDefaults& d) {

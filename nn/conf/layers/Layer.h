@@ -6,9 +6,10 @@
 // NeuralNetConfiguration's list builder calls resolve() in order; resolve() fills those defaults
 // and nIn, validates everything, and returns what the layer outputs.
 //
-// A layer type describes itself completely in its own files: its fields and builder, how its
-// fields read and write JSON (writeFields/readFields), its parameters and state (paramSpecs,
-// stateSpecs) and its runtime object (instantiate). The LayerRegistry (nn/conf/LayerRegistry.h)
+// A layer type describes itself completely in its own two files, X.h (its fields and builder, the
+// public face) and X.cpp in this folder: how its fields read and write JSON (writeFields /
+// readFields), its parameters and state (paramSpecs, stateSpecs) and its runtime object
+// (instantiate; the runtime class is private to X.cpp). The LayerRegistry (nn/conf/LayerRegistry.h)
 // maps its typeName() to a factory, which is how JSON and model files find it again; a layer type
 // user code registers there round-trips like a built-in one. docs/adding-a-layer.md walks through
 // adding one.
@@ -80,6 +81,29 @@ class Layer {
   virtual void writeFields(LayerFieldWriter& out) const { (void)out; }
   virtual void readFields(const LayerFieldReader& in) { (void)in; }
 
+  // What code that edits configurations without knowing their types (TransferLearning,
+  // FineTuneConfiguration) asks of a layer; the defaults suit a layer without such fields.
+  //
+  // The nIn and nOut fields of a layer that has both (dense, output, convolution): the sizes
+  // TransferLearning's nOutReplace edits. nullopt by default.
+  struct SizeFields {
+    int64_t* nIn;
+    int64_t* nOut;
+  };
+  virtual std::optional<SizeFields> nInOut() { return std::nullopt; }
+  // Sets the sizes resolve() infers from the input (nIn; batch normalisation's nOut, its channel
+  // count) back to 0, "infer", so that the next resolve() takes them from a changed input. The
+  // default has none.
+  virtual void clearInferredSizes() {}
+  // A layer whose output size follows a ConvolutionMode (convolution, subsampling) takes `mode` as
+  // its own; the default has none and ignores it.
+  virtual void setConvolutionMode(ConvolutionMode mode) { (void)mode; }
+  // Whether this is what DL4J calls a base layer, to which a FineTuneConfiguration's layer
+  // settings (activation, weight init, updaters, regularisation, dropout, gradient normalisation)
+  // apply. By default a layer with parameters or a loss (LossOutput); batch normalisation also
+  // says so when its gamma and beta are locked.
+  virtual bool isBaseLayer() const;
+
   std::string name;
   std::optional<Activation> activation;
   double leakyReluAlpha = 0.01;  // LEAKYRELU's negative slope (DL4J's default)
@@ -136,6 +160,8 @@ class FeedForwardLayer : public Layer {
   std::vector<ParamSpec> paramSpecs() const override;
   void writeFields(LayerFieldWriter& out) const override;
   void readFields(const LayerFieldReader& in) override;
+  std::optional<SizeFields> nInOut() override { return SizeFields{&nIn, &nOut}; }
+  void clearInferredSizes() override { nIn = 0; }
 };
 
 // The builder methods every layer has. Derived: the concrete builder; Conf: the layer it builds.

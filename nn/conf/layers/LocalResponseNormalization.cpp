@@ -1,11 +1,40 @@
 #include <dl4cpp/nn/conf/ConfigurationLimits.h>
 #include <dl4cpp/nn/conf/layers/LocalResponseNormalization.h>
-#include <dl4cpp/nn/layers/LocalResponseNormalization.h>
+#include <dl4cpp/nn/layers/RuntimeLayer.h>
 #include <fmt/format.h>
 
 #include <cmath>
 
 namespace dl4cpp {
+
+namespace {
+
+// The runtime object. No parameters. Keeps a view of the last forward pass's input (the network's
+// buffer, unchanged until the backward pass that follows) and the backend's workspace of the last
+// training forward pass, which the backward pass reads.
+class LrnRuntime : public layers::RuntimeLayer {
+ public:
+  explicit LrnRuntime(const LocalResponseNormalization& conf)
+      : params_{static_cast<int64_t>(conf.n), static_cast<float>(conf.k),
+                static_cast<float>(conf.alpha), static_cast<float>(conf.beta)} {}
+
+  Shape outputShape(const Shape& input) const override { return input; }
+  void forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
+               const ForwardContext& fwd) override {
+    ctx.backend().lrnForward(params_, input, output, fwd.training, workspace_);
+    input_ = input;
+  }
+  void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override {
+    ctx.backend().lrnBackward(params_, input_, grad, inputGrad, workspace_);
+  }
+
+ private:
+  LrnParams params_;
+  Tensor input_;
+  Tensor workspace_;
+};
+
+}  // namespace
 
 InputType LocalResponseNormalization::resolve(int index, const InputType& input,
                                               const LayerDefaults& defaults) {
@@ -29,7 +58,7 @@ InputType LocalResponseNormalization::resolve(int index, const InputType& input,
 }
 
 std::unique_ptr<layers::RuntimeLayer> LocalResponseNormalization::instantiate() const {
-  return std::make_unique<layers::LocalResponseNormalization>(*this);
+  return std::make_unique<LrnRuntime>(*this);
 }
 
 void LocalResponseNormalization::writeFields(LayerFieldWriter& out) const {

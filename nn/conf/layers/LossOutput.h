@@ -4,7 +4,7 @@
 // input. OutputLayer (dense + loss) and LossLayer (loss only) derive from it, and so may a user's
 // layer type. NeuralNetConfiguration's list builder requires the last layer, and only the last,
 // to be one; MultiLayerNetwork takes the loss and its gradient from that layer's runtime object,
-// which derives from layers::LossOutputRuntime.
+// which derives from layers::LossOutputRuntime and returns itself from asLossOutput().
 #include <dl4cpp/nn/conf/Enums.h>
 #include <dl4cpp/nn/conf/LayerFields.h>
 

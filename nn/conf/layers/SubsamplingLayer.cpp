@@ -1,8 +1,41 @@
 #include <dl4cpp/nn/conf/layers/SubsamplingLayer.h>
 #include <dl4cpp/nn/layers/RuntimeLayer.h>
-#include <dl4cpp/nn/layers/SubsamplingLayer.h>
 
 namespace dl4cpp {
+
+namespace {
+
+// The runtime object. No parameters.
+class SubsamplingRuntime : public layers::RuntimeLayer {
+ public:
+  explicit SubsamplingRuntime(const SubsamplingLayer& conf)
+      : kind_(conf.poolingType), geometry_(conf.geometry) {}
+
+  Shape outputShape(const Shape& input) const override {
+    return {input[0], input[1], geometry_.outH(input[2]), geometry_.outW(input[3])};
+  }
+  LayerDescription describe() const override {
+    LayerDescription d;
+    d.kind = LayerDescription::Kind::POOLING;
+    d.geometry = geometry_;
+    d.pooling = kind_;
+    return d;
+  }
+  void forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
+               const ForwardContext& fwd) override {
+    ctx.backend().poolingForward(kind_, input, output, geometry_, fwd.training, workspace_);
+  }
+  void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override {
+    ctx.backend().poolingBackward(kind_, grad, inputGrad, geometry_, workspace_);
+  }
+
+ private:
+  PoolingType kind_;
+  WindowGeometry geometry_;
+  Tensor workspace_;  // MAX: arg-max of the last training forward, read by backwardInput
+};
+
+}  // namespace
 
 InputType SubsamplingLayer::resolve(int index, const InputType& input,
                                     const LayerDefaults& defaults) {
@@ -27,7 +60,7 @@ InputType SubsamplingLayer::resolve(int index, const InputType& input,
 }
 
 std::unique_ptr<layers::RuntimeLayer> SubsamplingLayer::instantiate() const {
-  return std::make_unique<layers::SubsamplingLayer>(*this);
+  return std::make_unique<SubsamplingRuntime>(*this);
 }
 
 void SubsamplingLayer::writeFields(LayerFieldWriter& out) const {

@@ -28,6 +28,7 @@ class SubsamplingLayer : public Layer {
   std::unique_ptr<layers::RuntimeLayer> instantiate() const override;
   void writeFields(LayerFieldWriter& out) const override;
   void readFields(const LayerFieldReader& in) override;
+  void setConvolutionMode(ConvolutionMode mode) override { convolutionMode = mode; }
 };
 
 class SubsamplingLayer::Builder : public LayerBuilder<Builder, SubsamplingLayer> {

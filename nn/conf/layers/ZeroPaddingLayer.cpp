@@ -1,10 +1,36 @@
 #include <dl4cpp/nn/conf/ConfigurationLimits.h>
 #include <dl4cpp/nn/conf/layers/ZeroPaddingLayer.h>
-#include <dl4cpp/nn/layers/ZeroPaddingLayer.h>
+#include <dl4cpp/nn/layers/RuntimeLayer.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 namespace dl4cpp {
+
+namespace {
+
+// The runtime object. No parameters.
+class ZeroPaddingRuntime : public layers::RuntimeLayer {
+ public:
+  explicit ZeroPaddingRuntime(const ZeroPaddingLayer& conf)
+      : padding_{conf.padding[0], conf.padding[1], conf.padding[2], conf.padding[3]} {}
+
+  Shape outputShape(const Shape& input) const override {
+    return {input[0], input[1], input[2] + padding_.top + padding_.bottom,
+            input[3] + padding_.left + padding_.right};
+  }
+  void forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
+               const ForwardContext&) override {
+    ctx.backend().zeroPaddingForward(input, output, padding_);
+  }
+  void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override {
+    ctx.backend().zeroPaddingBackward(grad, inputGrad, padding_);
+  }
+
+ private:
+  Padding2d padding_;
+};
+
+}  // namespace
 
 InputType ZeroPaddingLayer::resolve(int index, const InputType& input,
                                     const LayerDefaults& defaults) {
@@ -24,7 +50,7 @@ InputType ZeroPaddingLayer::resolve(int index, const InputType& input,
 }
 
 std::unique_ptr<layers::RuntimeLayer> ZeroPaddingLayer::instantiate() const {
-  return std::make_unique<layers::ZeroPaddingLayer>(*this);
+  return std::make_unique<ZeroPaddingRuntime>(*this);
 }
 
 void ZeroPaddingLayer::writeFields(LayerFieldWriter& out) const {

@@ -5,8 +5,9 @@
 //   .layer(testing::corruptGradients(GlobalPoolingLayer::Builder().build()))
 //
 // The wrapped layer behaves exactly as the original in forward; its parameter gradients and its
-// input gradient are scaled by 1.1 after the original computes them. Not for output layers (the
-// loss gradient is the output layer's own step).
+// input gradient are scaled by 1.1 after the original computes them. A layer that ends the network
+// (an output or loss layer) takes corruptLossGradients instead: its loss stays its own, the
+// gradients it then passes on are wrong.
 #include <dl4cpp/dl4cpp.h>
 #include <dl4cpp/nn/layers/RuntimeLayer.h>
 
@@ -51,6 +52,8 @@ class CorruptedGradientRuntime : public layers::RuntimeLayer {
       for (Tensor& g : grads_) ctx.backend().scale(g, kGradientCorruption);
     if (inputGrad != nullptr) ctx.backend().scale(*inputGrad, kGradientCorruption);
   }
+  // The loss, and its gradient with respect to the pre-activation, are the wrapped layer's.
+  layers::LossOutputRuntime* asLossOutput() override { return inner_->asLossOutput(); }
 
  private:
   std::unique_ptr<layers::RuntimeLayer> inner_;
@@ -90,6 +93,26 @@ class CorruptedGradientLayer : public Layer {
 
 inline CorruptedGradientLayer corruptGradients(const Layer& conf) {
   return CorruptedGradientLayer(conf);
+}
+
+// A layer that ends the network (OutputLayer, LossLayer, ...) with the same corruption. The list
+// builder wants the last layer's configuration to be a LossOutput, so this derives from the
+// configuration rather than wrapping it; its runtime is wrapped as corruptGradients wraps one.
+template <typename LossConf>
+class CorruptedLossLayer : public LossConf {
+ public:
+  explicit CorruptedLossLayer(const LossConf& conf) : LossConf(conf) {}
+  std::shared_ptr<Layer> clone() const override {
+    return std::make_shared<CorruptedLossLayer>(*this);
+  }
+  std::unique_ptr<layers::RuntimeLayer> instantiate() const override {
+    return std::make_unique<CorruptedGradientRuntime>(LossConf::instantiate());
+  }
+};
+
+template <typename LossConf>
+CorruptedLossLayer<LossConf> corruptLossGradients(const LossConf& conf) {
+  return CorruptedLossLayer<LossConf>(conf);
 }
 
 }  // namespace dl4cpp::testing

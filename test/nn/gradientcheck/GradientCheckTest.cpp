@@ -1,7 +1,6 @@
 // Numerical gradient checks (central differences) of every layer, activation and loss, through
 // GradientCheckUtil, and a proof that the checker fails on a wrong gradient.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/layers/OutputLayer.h>
 #include <doctest/doctest.h>
 
 #include <string>
@@ -59,32 +58,6 @@ Activation lossActivation(LossFunction loss) {
       return Activation::IDENTITY;
   }
 }
-
-// An output layer whose gradients, of its parameters and of its input, are 10% wrong, as if its
-// loss's were (corruptGradients does not wrap output layers).
-class CorruptedLossRuntime : public layers::OutputLayer {
- public:
-  using layers::OutputLayer::OutputLayer;
-  void backwardParams(DeviceContext& ctx, const Tensor& input, const Tensor& grad) override {
-    layers::OutputLayer::backwardParams(ctx, input, grad);
-    ctx.backend().scale(dw_, testing::kGradientCorruption);
-    ctx.backend().scale(db_, testing::kGradientCorruption);
-  }
-  void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override {
-    layers::OutputLayer::backwardInput(ctx, grad, inputGrad);
-    ctx.backend().scale(inputGrad, testing::kGradientCorruption);
-  }
-};
-class CorruptedLossLayer : public OutputLayer {
- public:
-  explicit CorruptedLossLayer(const OutputLayer& conf) : OutputLayer(conf) {}
-  std::shared_ptr<Layer> clone() const override {
-    return std::make_shared<CorruptedLossLayer>(*this);
-  }
-  std::unique_ptr<layers::RuntimeLayer> instantiate() const override {
-    return std::make_unique<CorruptedLossRuntime>(*this);
-  }
-};
 
 // 3 inputs -> dense (4 units, tanh) -> `output`, initialised.
 MultiLayerNetwork beforeOutput(const OutputLayer& output) {
@@ -217,7 +190,7 @@ TEST_SUITE("nn/gradientcheck") {
       const OutputLayer output =
           OutputLayer::Builder(loss).nOut(3).activation(lossActivation(loss)).build();
       const DataSet data = randomData(4, 3, 3, loss, 11);
-      MultiLayerNetwork bad = beforeOutput(CorruptedLossLayer(output));
+      MultiLayerNetwork bad = beforeOutput(testing::corruptLossGradients(output));
       const auto result = GradientCheckUtil::checkGradients(bad, data);
       CHECK_FALSE(result.passed);
       CHECK(result.failed >= 20);  // of the 31 parameters and 12 inputs (tiny gradients may pass)

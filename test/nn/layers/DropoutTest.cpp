@@ -58,8 +58,9 @@ TEST_SUITE("nn/layers") {
   }
 
   TEST_CASE("Dropout: DropoutLayer drops in training and is the identity in inference") {
-    auto bound = testutil::bind(DropoutLayer(0.5), InputType::feedForward(4), {});
-    auto layer = layers::withInputDropout(DropoutLayer(0.5), std::move(bound.layer));
+    const DropoutLayer conf(0.5);
+    auto bound = testutil::bind(conf, InputType::feedForward(4), {});
+    auto layer = layers::withInputDropout(*conf.dropOut, std::move(bound.layer));
     const Tensor x = Tensor::fromVector({64, 4}, std::vector<float>(256, 3.0f));
     Tensor y(x.shape());
     DeviceContext ctx;

@@ -1,8 +1,9 @@
-#include <dl4cpp/nn/layers/LossLayer.h>
+#include <dl4cpp/nn/layers/LossOutputRuntime.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
 
+#include "nn/gradientcheck/CorruptedGradientLayer.h"
 #include "nn/layers/LayerCheckUtil.h"
 #include "nn/layers/LayerTestUtil.h"
 
@@ -44,27 +45,6 @@ DataSet rowsWithLabels(LossFunction loss, uint64_t seed) {
   return {features, labels};
 }
 
-// A LossLayer whose input gradient is 10% wrong (the loss step itself is the network's, so
-// testing::corruptGradients, which wraps the runtime object, cannot be used on a loss layer).
-class CorruptedLossRuntime : public layers::LossLayer {
- public:
-  using layers::LossLayer::LossLayer;
-  void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override {
-    layers::LossLayer::backwardInput(ctx, grad, inputGrad);
-    ctx.backend().scale(inputGrad, 1.1f);
-  }
-};
-class CorruptedLossLayer : public dl4cpp::LossLayer {
- public:
-  explicit CorruptedLossLayer(const dl4cpp::LossLayer& conf) : dl4cpp::LossLayer(conf) {}
-  std::shared_ptr<Layer> clone() const override {
-    return std::make_shared<CorruptedLossLayer>(*this);
-  }
-  std::unique_ptr<layers::RuntimeLayer> instantiate() const override {
-    return std::make_unique<CorruptedLossRuntime>(*this);
-  }
-};
-
 }  // namespace
 
 TEST_SUITE("nn/layers") {
@@ -74,7 +54,8 @@ TEST_SUITE("nn/layers") {
     auto b = testutil::bind(
         LossLayer::Builder(LossFunction::MCXENT).activation(Activation::SOFTMAX).build(),
         InputType::feedForward(3), {});
-    auto& loss = dynamic_cast<layers::LossOutputRuntime&>(*b.layer);
+    REQUIRE(b.layer->asLossOutput() != nullptr);
+    layers::LossOutputRuntime& loss = *b.layer->asLossOutput();
     DeviceContext ctx;
     const std::vector<float> z{1, 2, 3, 0.5f, -1, 0};
     const Tensor x = Tensor::fromVector({2, 3}, z);
@@ -210,7 +191,7 @@ TEST_SUITE("nn/layers") {
       CHECK(passed.passed);
       CHECK(passed.checked == good.numParams() + data.features.numel());
 
-      MultiLayerNetwork bad(denseThen(CorruptedLossLayer(lossLayer)));
+      MultiLayerNetwork bad(denseThen(testing::corruptLossGradients(lossLayer)));
       bad.init();
       const auto failed = GradientCheckUtil::checkGradients(bad, data);
       CHECK_FALSE(failed.passed);

@@ -1,4 +1,4 @@
-#include <dl4cpp/nn/layers/OutputLayer.h>
+#include <dl4cpp/nn/layers/LossOutputRuntime.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -21,7 +21,8 @@ double lossAndGradient(testutil::BoundLayer& b, const Tensor& z, const Tensor& l
   DeviceContext ctx;
   Tensor y(z.shape());
   b.layer->forward(ctx, z, y, testutil::mode(true));
-  return static_cast<layers::OutputLayer&>(*b.layer).lossGradient(ctx, y, labels, dz);
+  REQUIRE(b.layer->asLossOutput() != nullptr);
+  return b.layer->asLossOutput()->lossGradient(ctx, y, labels, dz);
 }
 }  // namespace
 

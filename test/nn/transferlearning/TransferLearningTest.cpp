@@ -2,6 +2,7 @@
 // afresh, the edits (nOutReplace, removing and adding layers, freezing), its errors, and a new
 // head trained on real MNIST above LeNet's frozen convolutions.
 #include <dl4cpp/dl4cpp.h>
+#include <dl4cpp/nn/layers/RuntimeLayer.h>
 #include <doctest/doctest.h>
 
 #include <numeric>
@@ -34,6 +35,50 @@ OutputLayer softmaxOutput(int64_t nOut) {
       .nOut(nOut)
       .activation(Activation::SOFTMAX)
       .build();
+}
+
+// A layer type of the user's own that TransferLearning and FineTuneConfiguration know nothing
+// about: a dense layer under another name, deriving from Layer alone, with its nIn and nOut offered
+// through the hooks (Layer::nInOut, clearInferredSizes).
+class UserDense : public Layer {
+ public:
+  int64_t nIn = 0;  // 0: inferred
+  int64_t nOut = 0;
+
+  std::shared_ptr<Layer> clone() const override { return std::make_shared<UserDense>(*this); }
+  std::string typeName() const override { return "test.UserDense"; }
+  bool consumesImages() const override { return false; }
+  InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) override {
+    inheritDefaults(defaults);
+    if (nIn == 0) nIn = input.flatSize();
+    if (nIn != input.flatSize()) throw ConfigError(where(index) + ": nIn does not match");
+    validateCommon(index);
+    return InputType::feedForward(nOut);
+  }
+  std::vector<ParamSpec> paramSpecs() const override { return dense().paramSpecs(); }
+  std::unique_ptr<layers::RuntimeLayer> instantiate() const override {
+    return dense().instantiate();
+  }
+  std::optional<SizeFields> nInOut() override { return SizeFields{&nIn, &nOut}; }
+  void clearInferredSizes() override { nIn = 0; }
+
+ private:
+  // The built-in dense layer with this one's settings, whose parameters and runtime it borrows.
+  DenseLayer dense() const {
+    DenseLayer d;
+    static_cast<Layer&>(d) = *this;
+    d.nIn = nIn;
+    d.nOut = nOut;
+    return d;
+  }
+};
+
+UserDense userDense(int64_t nIn, int64_t nOut) {
+  UserDense layer;
+  layer.nIn = nIn;
+  layer.nOut = nOut;
+  layer.activation = Activation::TANH;
+  return layer;
 }
 
 template <typename L>
@@ -161,6 +206,41 @@ TEST_SUITE("nn/transferlearning") {
     CHECK(
         bitIdentical(range(tuned.params(), tuned.numParams() - head, tuned.numParams()),
                      range(original.params(), original.numParams() - head, original.numParams())));
+  }
+
+  TEST_CASE("TransferLearning: a user's layer type takes part through the Layer hooks") {
+    // 6 -> user dense 8 -> user dense 5 -> softmax 3; the first layer's nOut becomes 4.
+    MultiLayerNetwork original(NeuralNetConfiguration::Builder()
+                                   .seed(5)
+                                   .updater(Adam(0.01))
+                                   .list()
+                                   .layer(userDense(6, 8))
+                                   .layer(userDense(0, 5))
+                                   .layer(softmaxOutput(3))
+                                   .build());
+    original.init();
+    for (const auto& batch : batches(2, 16, 3)) original.fit(batch);
+    MultiLayerNetwork tuned =
+        TransferLearning::Builder(original)
+            .fineTuneConfiguration(FineTuneConfiguration::Builder().updater(Sgd(0.2)).build())
+            .nOutReplace(0, 4, WeightInit::XAVIER)
+            .build();
+    CHECK(layerAs<UserDense>(tuned, 0).nOut == 4);
+    CHECK(layerAs<UserDense>(tuned, 1).nIn == 4);  // inferred again from the new size
+    CHECK(tuned.numParams() == (6 * 4 + 4) + (4 * 5 + 5) + (5 * 3 + 3));
+    // The output layer did not change: its parameters carry over.
+    const int64_t head = 5 * 3 + 3;
+    CHECK(
+        bitIdentical(range(tuned.params(), tuned.numParams() - head, tuned.numParams()),
+                     range(original.params(), original.numParams() - head, original.numParams())));
+    // The fine-tune's updater reaches the user's layers (they have parameters: base layers).
+    for (int i = 0; i < 3; ++i) {
+      INFO("layer " << i);
+      CHECK((tuned.getConfiguration().layers[size_t(i)]->updater->kind == UpdaterKind::SGD));
+    }
+    const std::vector<float> before = values(tuned.params());
+    for (const auto& batch : batches(2, 16, 4)) tuned.fit(batch);
+    CHECK_FALSE(bitIdentical(values(tuned.params()), before));
   }
 
   TEST_CASE("TransferLearning: errors name the problem") {

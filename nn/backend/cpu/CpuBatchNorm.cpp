@@ -1,4 +1,4 @@
-#include <dl4cpp/nn/backend/cpu/BatchNormalization.h>
+#include <dl4cpp/nn/backend/cpu/CpuBatchNorm.h>
 #include <dl4cpp/nn/backend/cpu/ParallelFor.h>
 
 #include <cmath>

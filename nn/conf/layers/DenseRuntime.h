@@ -1,14 +1,16 @@
 #pragma once
+// The runtime object of a dense layer, y = activation(x W^T + b), which two layer types share:
+// DenseLayer runs it as it is, and OutputLayer's runtime derives from it and adds the loss.
+// Private to the library (not installed); defined in DenseLayer.cpp.
 #include <dl4cpp/nn/conf/layers/Layer.h>
 #include <dl4cpp/nn/layers/LayerActivation.h>
 #include <dl4cpp/nn/layers/RuntimeLayer.h>
 
-namespace dl4cpp::layers {
+namespace dl4cpp::detail {
 
-// Runtime of dl4cpp::DenseLayer (and base of OutputLayer).
-class DenseLayer : public RuntimeLayer {
+class DenseRuntime : public layers::RuntimeLayer {
  public:
-  explicit DenseLayer(const FeedForwardLayer& conf);
+  explicit DenseRuntime(const FeedForwardLayer& conf);
 
   void bindParams(const std::vector<Tensor>& params, const std::vector<Tensor>& grads) override;
   Shape outputShape(const Shape& input) const override { return {input[0], nOut_}; }
@@ -22,9 +24,9 @@ class DenseLayer : public RuntimeLayer {
  protected:
   int64_t nIn_, nOut_;
   bool hasBias_;
-  LayerActivation activation_;
+  layers::LayerActivation activation_;
   Tensor w_, b_;    // W: (nOut, nIn), b: (nOut) or empty; views into the flat parameters
   Tensor dw_, db_;  // the same shapes, views into the flat gradients
 };
 
-}  // namespace dl4cpp::layers
+}  // namespace dl4cpp::detail
