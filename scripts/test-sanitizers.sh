@@ -13,9 +13,9 @@
 #         under ASan on a 2-core machine (LeNet ~8 s of it), so all of it is checked for memory
 #         errors, leaks (LSan) and undefined behaviour (UBSan).
 #         Set DL4CPP_ASAN_SUITES=parallel,iterators to run only the concurrent suites.
-#   tsan  -ts=parallel,iterators: the suites with threads of dl4cpp's own (ParallelWrapper's
+#   tsan  -ts=parallel,iterators,ui: the suites with threads of dl4cpp's own (ParallelWrapper's
 #         WorkerPool, ParallelInference's workers and its concurrent callers,
-#         AsyncDataSetIterator's producer), with OMP_THREAD_LIMIT=1 and the
+#         AsyncDataSetIterator's producer, the HTTP layer's poller and answering threads), with OMP_THREAD_LIMIT=1 and the
 #         suppressions in test/sanitizers/tsan.supp (which says why). OMP_THREAD_LIMIT=1 keeps
 #         libgomp (uninstrumented; its barriers are invisible to TSan, so OpenMP teams produce
 #         100+ false reports per run) from starting any thread; dl4cpp's std::threads still run
@@ -75,7 +75,7 @@ for s in "${sanitizers[@]}"; do
     tsan)
       OMP_THREAD_LIMIT=1 \
       TSAN_OPTIONS="suppressions=$root/test/sanitizers/tsan.supp:halt_on_error=1:second_deadlock_stack=1:print_suppressions=0" \
-        run_preset tsan ./dl4cpp_tests -ts=parallel,iterators
+        run_preset tsan ./dl4cpp_tests -ts=parallel,iterators,ui
       ;;
   esac
 done
