@@ -19,7 +19,7 @@
 
 #include "TempDir.h"
 #include "parallel/ParallelTestUtil.h"
-#include "ui/http/RawHttp.h"
+#include "ui/http/RawHttpChecks.h"
 
 using namespace dl4cpp;
 using namespace std::chrono_literals;

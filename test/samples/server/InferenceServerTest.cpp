@@ -12,7 +12,7 @@
 #include "server/InferenceServer.h"
 #include "server/PredictionRequest.h"
 #include "server/ServedModel.h"
-#include "ui/http/RawHttp.h"
+#include "ui/http/RawHttpChecks.h"
 
 using namespace dl4cpp;
 using namespace std::chrono_literals;

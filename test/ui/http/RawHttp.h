@@ -3,7 +3,6 @@
 // what dl4cpp's HTTP servers (the training page, the inference server) do with requests no
 // ordinary client would send, and a parser for the answers that come back.
 #include <arpa/inet.h>
-#include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -16,7 +15,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -202,29 +200,6 @@ inline bool RawConnection::readAnswers(size_t count, std::chrono::milliseconds t
     pollfd fd{fd_, POLLIN, 0};
     if (::poll(&fd, 1, 20) > 0) receiveSome();
   }
-}
-
-// The one answer to `request`, sent on a fresh connection to `port`; the server must close the
-// connection after it when it is an error (within `closeTimeout`).
-inline RawAnswer answerOnFreshConnection(int port, const std::string& request,
-                                         std::chrono::milliseconds answerTimeout,
-                                         std::chrono::milliseconds closeTimeout) {
-  RawConnection connection(port);
-  connection.send(request);
-  REQUIRE(connection.readAnswers(1, answerTimeout));
-  const auto answers = parseAnswers(connection.received(), connection.closedByServer());
-  REQUIRE(answers.size() == 1);
-  if (answers[0].status >= 400) CHECK(connection.readUntilClosed(closeTimeout));
-  return answers[0];
-}
-
-// The reason of an error answer, which must be a JSON object {"error": "..."} (nlohmann's parser
-// also checks the text is valid UTF-8).
-inline std::string errorReasonOf(const RawAnswer& answer) {
-  const auto json = nlohmann::json::parse(answer.body);
-  REQUIRE(json.is_object());
-  REQUIRE(json["error"].is_string());
-  return json["error"].get<std::string>();
 }
 
 }  // namespace testutil
