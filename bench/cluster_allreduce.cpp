@@ -7,7 +7,6 @@
 // per call (a rank's time includes waiting for the others to arrive), and the same for an
 // all-reduce of no floats: the arrival barrier alone, what every collective pays before moving
 // data.
-#include <dl4cpp/parallel/cluster/MpiCluster.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "SampleSupport.h"
+#include "parallel/cluster/MpiCluster.h"
 
 using namespace dl4cpp::parallel;
 using Clock = std::chrono::steady_clock;

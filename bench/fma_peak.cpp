@@ -7,7 +7,6 @@
 // cores x the 1-thread figure). Median of --repeats runs.
 //   bench_fma_peak [--seconds 1] [--repeats 5]
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <fmt/format.h>
 #include <immintrin.h>
 #include <omp.h>
@@ -19,6 +18,7 @@
 
 #include "Median.h"
 #include "SampleSupport.h"
+#include "nn/tensor/DeviceContext.h"
 
 using bench::median;
 

@@ -16,7 +16,6 @@
 // table gives the median of the rounds' ratios and their range.
 //   bench_gemm_bound [--calls 50] [--train-iterations 200] [--rounds 5] [--json FILE]
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <fmt/format.h>
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -31,6 +30,7 @@
 #include "LenetConfiguration.h"
 #include "Median.h"
 #include "SampleSupport.h"
+#include "nn/tensor/DeviceContext.h"
 
 using bench::median;
 

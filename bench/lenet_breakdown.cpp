@@ -15,7 +15,6 @@
 //   bench_lenet_breakdown [--warmup 100] [--iterations 300] [--repeats 3] [--json FILE]
 //                         [--feature-extractor K]
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -30,6 +29,7 @@
 #include "Median.h"
 #include "SampleSupport.h"
 #include "VggConfiguration.h"
+#include "nn/tensor/DeviceContext.h"
 
 using bench::median;
 

@@ -4,15 +4,15 @@
 // at quality 90.
 //   bench_make_jpeg_folders --out DIR [--per-photo 500] [--seed 1] [--photos DIR]
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/iterators/image/ImageDecoder.h>
-#include <dl4cpp/iterators/image/ImageResize.h>
-#include <dl4cpp/iterators/image/ImageWriter.h>
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <iostream>
 
 #include "SampleSupport.h"
+#include "iterators/image/ImageDecoder.h"
+#include "iterators/image/ImageResize.h"
+#include "iterators/image/ImageWriter.h"
 
 using namespace dl4cpp;
 

@@ -12,7 +12,6 @@
 //                           [--recipe-batch 64] [--averaging-warmup 100] [--scaling linear]
 //                           [--scaling-warmup 100]
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/listeners/SvgLineChart.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -26,6 +25,7 @@
 #include "LenetConfiguration.h"
 #include "Median.h"
 #include "SampleSupport.h"
+#include "nn/listeners/SvgLineChart.h"
 
 using bench::median;
 

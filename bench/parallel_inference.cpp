@@ -9,7 +9,6 @@
 // Everything runs on the CPU, also where a GPU is visible.
 //   bench_parallel_inference [--train-iterations 300] [--seconds 1.5] [--repeats 3] [--images 2000]
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,6 +24,7 @@
 #include "LenetConfiguration.h"
 #include "Median.h"
 #include "SampleSupport.h"
+#include "nn/tensor/DeviceContext.h"
 
 using bench::median;
 

@@ -14,7 +14,6 @@
 // averaging, barrier or data pipeline at all (caches, memory bandwidth and the host's other
 // tenants are shared all the same). "vs independent" divides a wrapper with N workers by it.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -30,6 +29,7 @@
 #include "LenetConfiguration.h"
 #include "Median.h"
 #include "SampleSupport.h"
+#include "nn/tensor/DeviceContext.h"
 
 using bench::median;
 

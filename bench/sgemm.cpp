@@ -6,9 +6,9 @@
 // timings. `diff` is the largest difference between the two results relative to the largest
 // magnitude, a check that both computed the same.
 //   bench_sgemm [--calls 200]
+#include "nn/backend/cpu/Sgemm.h"
+
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/backend/cpu/Sgemm.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <fmt/format.h>
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -23,6 +23,7 @@
 
 #include "Median.h"
 #include "SampleSupport.h"
+#include "nn/tensor/DeviceContext.h"
 
 using bench::median;
 

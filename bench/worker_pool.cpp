@@ -5,7 +5,6 @@
 // the work: waking the workers, and waking the caller when the last one finishes. Median of
 // --repeats runs.
 //   bench_worker_pool [--workers 2] [--repeats 5]
-#include <dl4cpp/parallel/WorkerPool.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 
 #include "Median.h"
 #include "SampleSupport.h"
+#include "parallel/WorkerPool.h"
 
 using bench::median;
 

@@ -1,4 +1,5 @@
-#include <dl4cpp/iterators/AffineNormalizer.h>
+#include "iterators/AffineNormalizer.h"
+
 #include <fmt/format.h>
 
 #include <cmath>

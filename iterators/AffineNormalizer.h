@@ -13,12 +13,12 @@
 // input is not of the kind fitted on (naming both); fit() throws those of
 // FeatureStatistics::collect, and fit() and setFeatureStats() DataError for statistics it cannot
 // use (named by column or channel); a failed fit keeps the previous statistics.
-#include <dl4cpp/iterators/DataNormalization.h>
-#include <dl4cpp/iterators/FeatureStatistics.h>
-
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "iterators/DataNormalization.h"
+#include "iterators/FeatureStatistics.h"
 
 namespace dl4cpp {
 

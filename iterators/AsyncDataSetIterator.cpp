@@ -1,6 +1,7 @@
+#include "iterators/AsyncDataSetIterator.h"
+
 #include <concurrentqueue/blockingconcurrentqueue.h>
 #include <concurrentqueue/lightweightsemaphore.h>
-#include <dl4cpp/iterators/AsyncDataSetIterator.h>
 
 #include <atomic>
 #include <chrono>

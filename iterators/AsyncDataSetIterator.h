@@ -46,10 +46,10 @@
 // epoch runs, the consumer in reset()), so it needs no locking of its own, but it must tolerate
 // being called from a thread other than the one that created it (asyncSupported()); a source that
 // reports asyncSupported() == false is rejected with ConfigError.
-#include <dl4cpp/iterators/DataSetIterator.h>
-
 #include <cstdint>
 #include <memory>
+
+#include "iterators/DataSetIterator.h"
 
 namespace dl4cpp {
 

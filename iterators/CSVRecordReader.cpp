@@ -1,6 +1,8 @@
-#include <dl4cpp/iterators/CSVRecordReader.h>
-#include <dl4cpp/nn/Error.h>
+#include "iterators/CSVRecordReader.h"
+
 #include <fmt/format.h>
+
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

@@ -10,13 +10,13 @@
 // skipNumLines lines of every file are skipped unparsed. Records hold the fields as text; a reader
 // reads one file at a time and keeps one record ahead. Errors name the file, line and column (see
 // CsvRecordParser); reading before initialize() is a ConfigError.
-#include <dl4cpp/iterators/CsvRecordParser.h>
-#include <dl4cpp/iterators/RecordReader.h>
-
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
+
+#include "iterators/CsvRecordParser.h"
+#include "iterators/RecordReader.h"
 
 namespace dl4cpp {
 

@@ -1,6 +1,7 @@
-#include <dl4cpp/iterators/CsvRecordParser.h>
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/QuoteForMessage.h>
+#include "iterators/CsvRecordParser.h"
+
+#include "nn/Error.h"
+#include "nn/util/QuoteForMessage.h"
 
 namespace dl4cpp {
 

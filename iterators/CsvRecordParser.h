@@ -13,12 +13,12 @@
 //   DataFormatError  an unterminated quote (at the quote that opened it), a character after a
 //                    closing quote, a record longer than kMaxRecordBytes
 //   and those of FileByteStream (missing file, not a regular file, corrupt gzip data).
-#include <dl4cpp/iterators/FileByteStream.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include "iterators/FileByteStream.h"
 
 namespace dl4cpp {
 

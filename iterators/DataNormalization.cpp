@@ -1,4 +1,5 @@
-#include <dl4cpp/iterators/DataNormalization.h>
+#include "iterators/DataNormalization.h"
+
 #include <fmt/format.h>
 
 #include <cmath>

@@ -7,12 +7,12 @@
 //
 //   NormalizerStandardize, NormalizerMinMaxScaler  fitted statistics, per column or per channel
 //   ImagePreProcessingScaler                       pixel values [0, 2^maxBits - 1] to a range
-#include <dl4cpp/iterators/DataSetIterator.h>
-#include <dl4cpp/iterators/DataSetPreProcessor.h>
-#include <dl4cpp/nn/conf/InputType.h>
-
 #include <memory>
 #include <string>
+
+#include "iterators/DataSetIterator.h"
+#include "iterators/DataSetPreProcessor.h"
+#include "nn/conf/InputType.h"
 
 namespace dl4cpp {
 

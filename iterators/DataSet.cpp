@@ -1,6 +1,5 @@
-#include <dl4cpp/iterators/DataSet.h>
-#include <dl4cpp/iterators/image/ExampleRandom.h>
-#include <dl4cpp/nn/Error.h>
+#include "iterators/DataSet.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,6 +7,9 @@
 #include <cstring>
 #include <numeric>
 #include <utility>
+
+#include "iterators/image/ExampleRandom.h"
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

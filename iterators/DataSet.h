@@ -5,11 +5,11 @@
 // features (N, 784) holding pixels scaled to [0, 1] and labels (N, 10) one-hot. Both are Tensor
 // handles, so copying a DataSet shares storage; DataSet::copy() makes an independent one.
 // `labels` may be empty (unsupervised data); `features` may only be empty when labels are too.
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp {
 

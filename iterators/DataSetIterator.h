@@ -15,14 +15,14 @@
 //    DataSetIterator.setPreProcessor; a normalizer, say). Null removes it.
 //  - The DataSets returned own or share storage that the iterator no longer writes to, so a
 //    caller may keep a batch after calling next() again.
-#include <dl4cpp/iterators/DataSet.h>
-#include <dl4cpp/iterators/DataSetPreProcessor.h>
-#include <dl4cpp/nn/Error.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
+
+#include "iterators/DataSet.h"
+#include "iterators/DataSetPreProcessor.h"
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

@@ -2,7 +2,7 @@
 // DataSetPreProcessor: a transformation an iterator applies to every batch before handing it out,
 // as DL4J's DataSetPreProcessor (the normalizers are ones). Set with
 // DataSetIterator::setPreProcessor().
-#include <dl4cpp/iterators/DataSet.h>
+#include "iterators/DataSet.h"
 
 namespace dl4cpp {
 

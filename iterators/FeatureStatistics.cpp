@@ -1,4 +1,5 @@
-#include <dl4cpp/iterators/FeatureStatistics.h>
+#include "iterators/FeatureStatistics.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>

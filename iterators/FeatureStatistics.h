@@ -16,11 +16,11 @@
 // DataError (the iterator yields no example, examples without values, a non-finite value, named
 // by batch, row and column or channel), DataMismatchError (batches of different ranks, column or
 // channel counts).
-#include <dl4cpp/iterators/DataSetIterator.h>
-
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "iterators/DataSetIterator.h"
 
 namespace dl4cpp {
 

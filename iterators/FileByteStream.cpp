@@ -1,6 +1,5 @@
-#include <dl4cpp/iterators/FileByteStream.h>
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/ErrnoText.h>
+#include "iterators/FileByteStream.h"
+
 #include <fmt/format.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -9,6 +8,9 @@
 #include <array>
 #include <cerrno>
 #include <limits>
+
+#include "nn/Error.h"
+#include "nn/util/ErrnoText.h"
 
 namespace dl4cpp {
 

@@ -15,14 +15,14 @@
 //   DataTruncatedError  the gzip data ends inside a member (cut short, trailer missing)
 //   DataFormatError     corrupt deflate data, a wrong CRC-32 or length, trailing bytes
 //   IoError             a read fails, or zlib cannot allocate its state
-#include <dl4cpp/nn/util/RegularFile.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "nn/util/RegularFile.h"
 
 struct z_stream_s;
 

@@ -1,10 +1,11 @@
-#include <dl4cpp/iterators/FileSplit.h>
-#include <dl4cpp/iterators/image/ExampleRandom.h>
-#include <dl4cpp/iterators/image/LabeledFileSplit.h>
-#include <dl4cpp/nn/Error.h>
+#include "iterators/FileSplit.h"
 
 #include <algorithm>
 #include <system_error>
+
+#include "iterators/image/ExampleRandom.h"
+#include "iterators/image/LabeledFileSplit.h"
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

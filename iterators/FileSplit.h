@@ -19,12 +19,12 @@
 // DataNotFoundError when the path does not exist or a directory holds no (accepted) file;
 // with allowedFormats, DataError for an empty class folder (a folder without subfolders that
 // holds no accepted file) and ConfigError for an empty format list, as LabeledFileSplit.
-#include <dl4cpp/iterators/InputSplit.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include "iterators/InputSplit.h"
 
 namespace dl4cpp {
 

@@ -1,10 +1,12 @@
-#include <dl4cpp/iterators/FileByteStream.h>
-#include <dl4cpp/iterators/IdxReader.h>
-#include <dl4cpp/nn/Error.h>
+#include "iterators/IdxReader.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
+
+#include "iterators/FileByteStream.h"
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

@@ -1,4 +1,5 @@
-#include <dl4cpp/iterators/ImagePreProcessingScaler.h>
+#include "iterators/ImagePreProcessingScaler.h"
+
 #include <fmt/format.h>
 
 namespace dl4cpp {

@@ -13,7 +13,7 @@
 //
 // ConfigError when the range is not one requireTargetRange() accepts, or maxBits is outside
 // 1..24 (so that 2^maxBits - 1 is exact in float).
-#include <dl4cpp/iterators/DataNormalization.h>
+#include "iterators/DataNormalization.h"
 
 namespace dl4cpp {
 

@@ -1,9 +1,11 @@
-#include <dl4cpp/iterators/InputSplit.h>
-#include <dl4cpp/nn/Error.h>
+#include "iterators/InputSplit.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

@@ -1,4 +1,4 @@
-#include <dl4cpp/iterators/ListDataSetIterator.h>
+#include "iterators/ListDataSetIterator.h"
 
 #include <algorithm>
 

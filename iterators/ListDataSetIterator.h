@@ -7,10 +7,10 @@
 // next() returns a fresh copy, so callers may modify or keep batches freely. No shuffling: each
 // epoch visits the examples in the same order. All parts must share per-example feature and label
 // shapes (DataMismatchError otherwise, see DataSet::merge).
-#include <dl4cpp/iterators/DataSetIterator.h>
-
 #include <cstdint>
 #include <vector>
+
+#include "iterators/DataSetIterator.h"
 
 namespace dl4cpp {
 

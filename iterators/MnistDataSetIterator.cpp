@@ -1,4 +1,4 @@
-#include <dl4cpp/iterators/MnistDataSetIterator.h>
+#include "iterators/MnistDataSetIterator.h"
 
 #include <algorithm>
 #include <cstdlib>

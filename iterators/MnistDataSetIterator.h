@@ -20,13 +20,13 @@
 // unchanged.
 //
 // Not thread-safe (one thread at a time, see DataSetIterator); asyncSupported() is true.
-#include <dl4cpp/iterators/DataSetIterator.h>
-#include <dl4cpp/iterators/IdxReader.h>
-
 #include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "iterators/DataSetIterator.h"
+#include "iterators/IdxReader.h"
 
 namespace dl4cpp {
 

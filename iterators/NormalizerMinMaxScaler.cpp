@@ -1,4 +1,5 @@
-#include <dl4cpp/iterators/NormalizerMinMaxScaler.h>
+#include "iterators/NormalizerMinMaxScaler.h"
+
 #include <fmt/format.h>
 
 namespace dl4cpp {

@@ -6,7 +6,7 @@
 // ConfigError when the target range is not one requireTargetRange() accepts. setFeatureStats()
 // uses `min` and `max` (DataError when they are empty, of different lengths, not finite as
 // floats, or a min exceeds its max). Other errors: see AffineNormalizer.
-#include <dl4cpp/iterators/AffineNormalizer.h>
+#include "iterators/AffineNormalizer.h"
 
 namespace dl4cpp {
 

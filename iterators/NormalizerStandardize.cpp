@@ -1,4 +1,5 @@
-#include <dl4cpp/iterators/NormalizerStandardize.h>
+#include "iterators/NormalizerStandardize.h"
+
 #include <fmt/format.h>
 
 namespace dl4cpp {

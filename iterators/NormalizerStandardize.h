@@ -13,7 +13,7 @@
 // training stay finite. setFeatureStats() uses `mean` and `std` (DataError when they are empty,
 // of different lengths, not finite as floats, or a std is negative). Errors: see
 // AffineNormalizer.
-#include <dl4cpp/iterators/AffineNormalizer.h>
+#include "iterators/AffineNormalizer.h"
 
 namespace dl4cpp {
 

@@ -1,4 +1,5 @@
-#include <dl4cpp/iterators/RankShardIterator.h>
+#include "iterators/RankShardIterator.h"
+
 #include <fmt/format.h>
 
 namespace dl4cpp {

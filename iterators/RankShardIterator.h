@@ -7,7 +7,7 @@
 // with one worker per rank deals exactly the batches one process with `size` workers would.
 //
 // reset() resets the underlying iterator (so a shuffling one reshuffles alike on every rank).
-#include <dl4cpp/iterators/DataSetIterator.h>
+#include "iterators/DataSetIterator.h"
 
 namespace dl4cpp {
 

@@ -6,11 +6,11 @@
 // Contract: initialize() (re)starts reading a FileSplit from its beginning; hasNext() says whether
 // next() has a record left and may read ahead, so it throws the reader's errors; next() when
 // hasNext() is false throws DataError; reset() starts again from the first record.
-#include <dl4cpp/iterators/FileSplit.h>
-
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "iterators/FileSplit.h"
 
 namespace dl4cpp {
 

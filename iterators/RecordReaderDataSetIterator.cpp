@@ -1,7 +1,5 @@
-#include <dl4cpp/iterators/RecordReaderDataSetIterator.h>
-#include <dl4cpp/iterators/image/ImageDataSetIterator.h>
-#include <dl4cpp/iterators/image/ImageRecordReader.h>
-#include <dl4cpp/nn/util/QuoteForMessage.h>
+#include "iterators/RecordReaderDataSetIterator.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +8,10 @@
 #include <cmath>
 #include <string>
 #include <vector>
+
+#include "iterators/image/ImageDataSetIterator.h"
+#include "iterators/image/ImageRecordReader.h"
+#include "nn/util/QuoteForMessage.h"
 
 namespace dl4cpp {
 

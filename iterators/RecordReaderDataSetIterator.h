@@ -46,14 +46,14 @@
 //   augmentation    example i's transform draws come from (seed, epoch, i): the same batches for
 //                   any number of decode threads.
 // asyncSupported() is false there (the decode threads already run ahead of the consumer).
-#include <dl4cpp/iterators/DataSetIterator.h>
-#include <dl4cpp/iterators/RecordReader.h>
-
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "iterators/DataSetIterator.h"
+#include "iterators/RecordReader.h"
 
 namespace dl4cpp {
 

@@ -1,13 +1,15 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/AtomicFile.h>
-#include <dl4cpp/nn/util/ModelSerializer.h>
-#include <dl4cpp/nn/util/OutputPath.h>
-#include <dl4cpp/parallel/Checkpoint.h>
+#include "parallel/Checkpoint.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <system_error>
+
+#include "nn/Error.h"
+#include "nn/util/AtomicFile.h"
+#include "nn/util/ModelSerializer.h"
+#include "nn/util/OutputPath.h"
 
 namespace dl4cpp::parallel {
 

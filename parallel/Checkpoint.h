@@ -30,14 +30,14 @@
 // those of its directory that no process holds: the writer of a temporary keeps it locked
 // (flock) until it is renamed into place, so a save in progress, by this process or another, is
 // never touched (removeStaleTemporaries, AtomicFile.h). Other files are never touched.
-#include <dl4cpp/iterators/DataNormalization.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "iterators/DataNormalization.h"
+#include "nn/multilayer/MultiLayerNetwork.h"
 
 namespace dl4cpp::parallel {
 

@@ -1,4 +1,5 @@
-#include <dl4cpp/parallel/CpuAffinity.h>
+#include "parallel/CpuAffinity.h"
+
 #include <pthread.h>
 #include <sched.h>
 

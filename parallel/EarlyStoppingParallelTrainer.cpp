@@ -1,4 +1,4 @@
-#include <dl4cpp/parallel/EarlyStoppingParallelTrainer.h>
+#include "parallel/EarlyStoppingParallelTrainer.h"
 
 namespace dl4cpp::parallel {
 

@@ -15,8 +15,8 @@
 // fires calls ParallelWrapper::stopFit(), which ends the epoch at that round's boundary. The model
 // is evaluated and saved as averaged. A builder made for another model is a ConfigError at the
 // first round. `model` (initialised) and `train` must outlive the trainer.
-#include <dl4cpp/nn/earlystopping/trainer/BaseEarlyStoppingTrainer.h>
-#include <dl4cpp/parallel/ParallelWrapper.h>
+#include "nn/earlystopping/trainer/BaseEarlyStoppingTrainer.h"
+#include "parallel/ParallelWrapper.h"
 
 namespace dl4cpp::parallel {
 

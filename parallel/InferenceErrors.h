@@ -1,7 +1,7 @@
 #pragma once
 // The errors ParallelInference::output() adds to dl4cpp's hierarchy (nn/Error.h). Each says why a
 // request was not served, so a service can map them to its own answers (e.g. HTTP 503 for both).
-#include <dl4cpp/nn/Error.h>
+#include "nn/Error.h"
 
 namespace dl4cpp::parallel {
 

@@ -1,4 +1,4 @@
-#include <dl4cpp/parallel/LayerStateCombiner.h>
+#include "parallel/LayerStateCombiner.h"
 
 #include <algorithm>
 

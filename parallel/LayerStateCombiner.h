@@ -8,12 +8,12 @@
 // Layer state is small (a few values per channel), so the coordinator thread combines it alone,
 // in host buffers allocated once at construction: averaging allocates nothing, and the replicas
 // may live on any device (their state is copied to the host and back).
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-#include <dl4cpp/parallel/cluster/Cluster.h>
-
 #include <cstdint>
 #include <vector>
+
+#include "nn/multilayer/MultiLayerNetwork.h"
+#include "nn/tensor/Tensor.h"
+#include "parallel/cluster/Cluster.h"
 
 namespace dl4cpp::parallel {
 

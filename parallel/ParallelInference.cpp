@@ -1,5 +1,5 @@
-#include <dl4cpp/nn/tensor/DeviceContext.h>
-#include <dl4cpp/parallel/ParallelInference.h>
+#include "parallel/ParallelInference.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +12,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "nn/tensor/DeviceContext.h"
 
 namespace dl4cpp::parallel {
 

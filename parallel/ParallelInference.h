@@ -44,17 +44,17 @@
 //
 // Thread-safety: output(), updateModel(), statistics() and shutdown() may be called from any
 // threads at once; a batch listener (which runs on a worker) must not call output() or shutdown().
-#include <dl4cpp/iterators/DataNormalization.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-#include <dl4cpp/nn/tensor/Device.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-#include <dl4cpp/nn/util/ModelSerializer.h>
-#include <dl4cpp/parallel/InferenceErrors.h>
-
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <vector>
+
+#include "iterators/DataNormalization.h"
+#include "nn/multilayer/MultiLayerNetwork.h"
+#include "nn/tensor/Device.h"
+#include "nn/tensor/Tensor.h"
+#include "nn/util/ModelSerializer.h"
+#include "parallel/InferenceErrors.h"
 
 namespace dl4cpp::parallel {
 

@@ -1,20 +1,22 @@
-#include <dl4cpp/iterators/AsyncDataSetIterator.h>
-#include <dl4cpp/iterators/RankShardIterator.h>
-#include <dl4cpp/nn/backend/Devices.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
-#include <dl4cpp/nn/util/OutputPath.h>
-#include <dl4cpp/parallel/CpuAffinity.h>
-#include <dl4cpp/parallel/LayerStateCombiner.h>
-#include <dl4cpp/parallel/ParallelWrapper.h>
-#include <dl4cpp/parallel/ParameterAverager.h>
-#include <dl4cpp/parallel/WorkerPool.h>
-#include <dl4cpp/parallel/cluster/RoundExchange.h>
+#include "parallel/ParallelWrapper.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
+
+#include "iterators/AsyncDataSetIterator.h"
+#include "iterators/RankShardIterator.h"
+#include "nn/backend/Devices.h"
+#include "nn/tensor/DeviceContext.h"
+#include "nn/util/OutputPath.h"
+#include "parallel/CpuAffinity.h"
+#include "parallel/LayerStateCombiner.h"
+#include "parallel/ParameterAverager.h"
+#include "parallel/WorkerPool.h"
+#include "parallel/cluster/RoundExchange.h"
 
 namespace dl4cpp::parallel {
 

@@ -75,19 +75,19 @@
 // that exception on the caller's thread once the current phase has finished on every worker;
 // no thread is left behind. stopFit() (from any thread) ends fit() at the next round boundary
 // with a consistent, averaged root model.
-#include <dl4cpp/iterators/DataSetIterator.h>
-#include <dl4cpp/nn/listeners/TrainingListener.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-#include <dl4cpp/nn/tensor/Device.h>
-#include <dl4cpp/parallel/Checkpoint.h>
-#include <dl4cpp/parallel/LearningRateScaling.h>
-#include <dl4cpp/parallel/cluster/Cluster.h>
-
 #include <atomic>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <vector>
+
+#include "iterators/DataSetIterator.h"
+#include "nn/listeners/TrainingListener.h"
+#include "nn/multilayer/MultiLayerNetwork.h"
+#include "nn/tensor/Device.h"
+#include "parallel/Checkpoint.h"
+#include "parallel/LearningRateScaling.h"
+#include "parallel/cluster/Cluster.h"
 
 namespace dl4cpp::parallel {
 

@@ -1,7 +1,8 @@
-#include <dl4cpp/nn/backend/Devices.h>
-#include <dl4cpp/parallel/ParameterAverager.h>
+#include "parallel/ParameterAverager.h"
 
 #include <algorithm>
+
+#include "nn/backend/Devices.h"
 
 namespace dl4cpp::parallel {
 

@@ -7,10 +7,10 @@
 //
 // A replica that processed no examples has no vote. The summation order is fixed, so the result
 // is bit-reproducible; with one contributing replica it is that replica's values exactly.
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <cstdint>
 #include <vector>
+
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::parallel {
 

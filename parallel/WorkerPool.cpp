@@ -1,4 +1,4 @@
-#include <dl4cpp/parallel/WorkerPool.h>
+#include "parallel/WorkerPool.h"
 
 #include <stdexcept>
 #include <thread>

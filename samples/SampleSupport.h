@@ -2,13 +2,6 @@
 // What the samples share: command-line flags (--name value pairs, with a clear error for anything
 // unknown or malformed), the evaluation report, and main()'s error handling.
 #include <dl4cpp/config.h>
-#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
-#include <dl4cpp/nn/eval/Evaluation.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-#include <dl4cpp/nn/tensor/Device.h>
-#include <dl4cpp/nn/util/AtomicFile.h>
-#include <dl4cpp/nn/util/OutputPath.h>
-#include <dl4cpp/parallel/LearningRateScaling.h>
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -20,6 +13,14 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "nn/backend/cpu/CpuIsa.h"
+#include "nn/eval/Evaluation.h"
+#include "nn/multilayer/MultiLayerNetwork.h"
+#include "nn/tensor/Device.h"
+#include "nn/util/AtomicFile.h"
+#include "nn/util/OutputPath.h"
+#include "parallel/LearningRateScaling.h"
 
 namespace samples {
 

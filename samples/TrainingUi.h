@@ -2,13 +2,6 @@
 // --ui-port, --ui-linger and --report for the training samples: a StatsListener records the run;
 // the live training page (UIServer) is served while it trains; the test accuracy after each
 // epoch is recorded as a validation point; the HTML report is written at the end.
-#include <dl4cpp/iterators/DataSetIterator.h>
-#include <dl4cpp/nn/eval/Evaluation.h>
-#include <dl4cpp/nn/listeners/HtmlReport.h>
-#include <dl4cpp/nn/listeners/StatsListener.h>
-#include <dl4cpp/nn/listeners/StatsStorage.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-#include <dl4cpp/ui/UIServer.h>
 #include <fmt/format.h>
 
 #include <chrono>
@@ -21,6 +14,13 @@
 #include <thread>
 
 #include "SampleSupport.h"
+#include "iterators/DataSetIterator.h"
+#include "nn/eval/Evaluation.h"
+#include "nn/listeners/HtmlReport.h"
+#include "nn/listeners/StatsListener.h"
+#include "nn/listeners/StatsStorage.h"
+#include "nn/multilayer/MultiLayerNetwork.h"
+#include "ui/UIServer.h"
 
 namespace samples {
 

@@ -6,7 +6,6 @@
 // Those files start with a line "<rows>,<features>,<class names...>" instead of column names; the
 // class is the last column.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/util/QuoteForMessage.h>
 #include <fmt/format.h>
 
 #include <charconv>
@@ -15,6 +14,7 @@
 #include <limits>
 
 #include "SampleSupport.h"
+#include "nn/util/QuoteForMessage.h"
 
 using namespace dl4cpp;
 

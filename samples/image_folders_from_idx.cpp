@@ -9,9 +9,6 @@
 // scripts/make-fashion-png.sh does. Each file follows the library's output-path rule
 // (nn/util/OutputPath.h), and --out is checked before the IDX files are read.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/iterators/IdxReader.h>
-#include <dl4cpp/iterators/image/ImageWriter.h>
-#include <dl4cpp/nn/util/AtomicFile.h>
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -19,6 +16,9 @@
 #include <sstream>
 
 #include "SampleSupport.h"
+#include "iterators/IdxReader.h"
+#include "iterators/image/ImageWriter.h"
+#include "nn/util/AtomicFile.h"
 
 using namespace dl4cpp;
 

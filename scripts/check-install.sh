@@ -46,7 +46,7 @@ headers=()
 while IFS= read -r -d '' h; do headers+=("${h#"$prefix/include/"}"); done \
   < <(find "$prefix/include/dl4cpp" -name '*.h' -print0)
 compile_alone() {
-  echo "#include <$1>" | g++ -std=c++20 -fsyntax-only -I"$poison" -I"$prefix/include" -x c++ - ||
+  echo "#include <$1>" | g++ -std=c++20 -fsyntax-only -I"$poison" -I"$prefix/include" -I"$prefix/include/dl4cpp" -x c++ - ||
     { echo "error: installed header $1 does not compile on its own" >&2; return 1; }
 }
 export -f compile_alone

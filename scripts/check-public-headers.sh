@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks cmake/PublicHeaders.cmake, the list of installed headers: every header it names exists,
-# and every <dl4cpp/...> header that a listed header includes is listed too (config.h, generated
-# at configure time, excepted), so that no installed header includes one that is not installed.
+# and every in-tree header that a listed header includes ("nn/...", "iterators/...", "parallel/...",
+# "ui/...", or <dl4cpp/X> for the umbrella header's folder; config.h, generated at configure time,
+# excepted) is listed too, so that no installed header includes one that is not installed.
 # Lists what is missing and exits non-zero.
 #
 #   scripts/check-public-headers.sh
@@ -15,9 +16,10 @@ if [[ ${#listed[@]} -eq 0 ]]; then
   exit 1
 fi
 
-# <dl4cpp/X> is the source tree's X, or include/dl4cpp/X for the umbrella header.
-source_path() {
-  if [[ -f "$1" ]]; then echo "$1"; else echo "include/dl4cpp/$1"; fi
+# An in-tree path is the source tree's file; <dl4cpp/X> is include/dl4cpp/X.
+included_headers() {
+  sed -n -e 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\(\(nn\|iterators\|parallel\|ui\)\/[^"]*\)".*/\1/p' \
+    -e 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*<dl4cpp\/\([^>]*\)>.*/include\/dl4cpp\/\1/p' "$1"
 }
 
 declare -A is_listed=()
@@ -30,10 +32,9 @@ for header in "${listed[@]}"; do
     continue
   fi
   while read -r included; do
-    [[ "$included" == config.h ]] && continue
-    path="$(source_path "$included")"
-    [[ -n "${is_listed[$path]:-}" ]] || problems+=("$header includes <dl4cpp/$included>, which is not listed")
-  done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*<dl4cpp\/\([^>]*\)>.*/\1/p' "$header")
+    [[ "$included" == include/dl4cpp/config.h ]] && continue
+    [[ -n "${is_listed[$included]:-}" ]] || problems+=("$header includes $included, which is not listed")
+  done < <(included_headers "$header")
 done
 
 if [[ ${#problems[@]} -gt 0 ]]; then

@@ -3,11 +3,12 @@
 // scripts/test.sh runs the suite at every level the machine has). Such a test names the level it
 // ran at, and a test that needs a higher level prints "skipped: ...", which CTest's
 // SKIP_REGULAR_EXPRESSION (test/CMakeLists.txt) reports as a skip, never as a pass.
-#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
 #include <doctest/doctest.h>
 
 #include <iostream>
 #include <string>
+
+#include "nn/backend/cpu/CpuIsa.h"
 
 namespace testutil {
 

@@ -1,12 +1,12 @@
 #pragma once
 // A listener that records the model's parameters after every iteration (ParallelWrapper: every
 // averaging round) and at every epoch end, for tests that check what a listener or a trainer saw.
-#include <dl4cpp/nn/listeners/TrainingListener.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-
 #include <cstdint>
 #include <map>
 #include <vector>
+
+#include "nn/listeners/TrainingListener.h"
+#include "nn/multilayer/MultiLayerNetwork.h"
 
 namespace testutil {
 

@@ -1,4 +1,4 @@
-#include <dl4cpp/ui/StatsJson.h>
+#include "ui/StatsJson.h"
 
 #include <nlohmann/json.hpp>
 

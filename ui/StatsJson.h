@@ -11,9 +11,9 @@
 //    "validation": [{"iteration": 469, "epoch": 0, "accuracy": 0.9712}, ...]}
 //
 // Values a record does not have (kNoValue) are null.
-#include <dl4cpp/nn/listeners/StatsStorage.h>
-
 #include <string>
+
+#include "nn/listeners/StatsStorage.h"
 
 namespace dl4cpp {
 

@@ -1,5 +1,6 @@
-#include <dl4cpp/nn/listeners/StatsCharts.h>
-#include <dl4cpp/ui/TrainingPage.h>
+#include "ui/TrainingPage.h"
+
+#include "nn/listeners/StatsCharts.h"
 
 namespace dl4cpp {
 

@@ -3,9 +3,9 @@
 // (statsDocumentHtml) and an inline script that fetches /charts every second and swaps the
 // charts in (sets data-polls on <main id="live"> to the number of updates, and says in
 // <p id="status"> when the server stops answering).
-#include <dl4cpp/nn/listeners/StatsStorage.h>
-
 #include <string>
+
+#include "nn/listeners/StatsStorage.h"
 
 namespace dl4cpp {
 

@@ -1,10 +1,5 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/listeners/StatsCharts.h>
-#include <dl4cpp/ui/StatsJson.h>
-#include <dl4cpp/ui/TrainingPage.h>
-#include <dl4cpp/ui/UIServer.h>
-#include <dl4cpp/ui/http/BoundedHttpServer.h>
-#include <dl4cpp/ui/http/ErrorAnswer.h>
+#include "ui/UIServer.h"
+
 #include <fmt/format.h>
 #include <httplib.h>
 
@@ -14,6 +9,13 @@
 #include <string_view>
 #include <thread>
 #include <utility>
+
+#include "nn/Error.h"
+#include "nn/listeners/StatsCharts.h"
+#include "ui/StatsJson.h"
+#include "ui/TrainingPage.h"
+#include "ui/http/BoundedHttpServer.h"
+#include "ui/http/ErrorAnswer.h"
 
 namespace dl4cpp {
 

@@ -30,11 +30,11 @@
 //
 // Threads: the server answers on threads of its own (a poller and three HTTP threads), beside
 // fit(); the destructor stops it.
-#include <dl4cpp/nn/listeners/StatsStorage.h>
-#include <dl4cpp/ui/ServerLimits.h>
-
 #include <memory>
 #include <string>
+
+#include "nn/listeners/StatsStorage.h"
+#include "ui/ServerLimits.h"
 
 namespace dl4cpp {
 

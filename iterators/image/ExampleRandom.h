@@ -2,12 +2,12 @@
 // ExampleRandom: the random draws of one example's augmentation. Its stream is a function of
 // (seed, epoch, example) alone, so an epoch's augmented batches are the same for the same seed
 // whichever decode thread handles an example, and in whatever order the threads run.
-#include <dl4cpp/nn/backend/CounterRandom.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
+
+#include "nn/backend/CounterRandom.h"
 
 namespace dl4cpp {
 

@@ -1,4 +1,5 @@
-#include <dl4cpp/iterators/image/ImageDataSetIterator.h>
+#include "iterators/image/ImageDataSetIterator.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -29,15 +29,15 @@
 //
 // Threading: one consumer thread calls hasNext/next/reset, like any DataSetIterator. The source
 // must outlive the iterator.
-#include <dl4cpp/iterators/DataSetIterator.h>
-#include <dl4cpp/iterators/image/LabeledImageSource.h>
-
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "iterators/DataSetIterator.h"
+#include "iterators/image/LabeledImageSource.h"
 
 namespace dl4cpp {
 

@@ -1,12 +1,14 @@
-#include <dl4cpp/iterators/image/ImageDecoder.h>
-#include <dl4cpp/iterators/image/ImageFormat.h>
-#include <dl4cpp/iterators/image/codec/JpegDecoder.h>
-#include <dl4cpp/iterators/image/codec/PngDecoder.h>
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/AtomicFile.h>
+#include "iterators/image/ImageDecoder.h"
+
 #include <fmt/format.h>
 
 #include <vector>
+
+#include "iterators/image/ImageFormat.h"
+#include "iterators/image/codec/JpegDecoder.h"
+#include "iterators/image/codec/PngDecoder.h"
+#include "nn/Error.h"
+#include "nn/util/AtomicFile.h"
 
 namespace dl4cpp {
 namespace {

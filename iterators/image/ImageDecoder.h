@@ -49,14 +49,14 @@
 //   ConfigError         channels not 1, 3 or 4, or a negative size hint
 // Warnings (libpng's "iCCP: known incorrect sRGB profile", extraneous bytes between JPEG markers)
 // do not fail a good image; nothing is ever printed.
-#include <dl4cpp/iterators/image/Image.h>
-#include <dl4cpp/iterators/image/ImageFormat.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <span>
 #include <string_view>
+
+#include "iterators/image/Image.h"
+#include "iterators/image/ImageFormat.h"
 
 namespace dl4cpp {
 

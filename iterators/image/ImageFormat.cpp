@@ -1,4 +1,5 @@
-#include <dl4cpp/iterators/image/ImageFormat.h>
+#include "iterators/image/ImageFormat.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>

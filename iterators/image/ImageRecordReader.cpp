@@ -1,10 +1,12 @@
-#include <dl4cpp/iterators/image/ImageDecoder.h>
-#include <dl4cpp/iterators/image/ImageRecordReader.h>
-#include <dl4cpp/iterators/image/ImageResize.h>
-#include <dl4cpp/nn/Error.h>
+#include "iterators/image/ImageRecordReader.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
+
+#include "iterators/image/ImageDecoder.h"
+#include "iterators/image/ImageResize.h"
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

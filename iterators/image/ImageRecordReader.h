@@ -35,12 +35,12 @@
 // and the generator's errors; load() throws the decoder's errors, which name the file (corrupt,
 // truncated, not an image). load() is const and thread-safe: the reader holds nothing that
 // loading changes.
-#include <dl4cpp/iterators/InputSplit.h>
-#include <dl4cpp/iterators/image/ImageTransform.h>
-#include <dl4cpp/iterators/image/LabeledFileSplit.h>
-#include <dl4cpp/iterators/image/LabeledImageSource.h>
-
 #include <memory>
+
+#include "iterators/InputSplit.h"
+#include "iterators/image/ImageTransform.h"
+#include "iterators/image/LabeledFileSplit.h"
+#include "iterators/image/LabeledImageSource.h"
 
 namespace dl4cpp {
 

@@ -1,6 +1,5 @@
-#include <dl4cpp/iterators/image/ImageResize.h>
-#include <dl4cpp/iterators/image/ImageShape.h>
-#include <dl4cpp/nn/Error.h>
+#include "iterators/image/ImageResize.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,6 +7,9 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "iterators/image/ImageShape.h"
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

@@ -9,7 +9,7 @@
 // An axis that shrinks and one that grows (mixed) each get their own method.
 // ConfigError for a height or width below 1; ShapeError for an image whose pixels do not match
 // its size; AllocationError when the result does not fit in memory.
-#include <dl4cpp/iterators/image/Image.h>
+#include "iterators/image/Image.h"
 
 namespace dl4cpp {
 

@@ -1,10 +1,12 @@
-#include <dl4cpp/iterators/image/ImageShape.h>
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/HostMemory.h>
+#include "iterators/image/ImageShape.h"
+
 #include <fmt/format.h>
 
 #include <cstdint>
 #include <new>
+
+#include "nn/Error.h"
+#include "nn/util/HostMemory.h"
 
 namespace dl4cpp {
 

@@ -4,9 +4,9 @@
 //                  and the bytes) instead of std::bad_alloc when it cannot be had.
 //   checkImageShape: ShapeError (naming `what`) unless the image has at least one channel, row and
 //                  column and exactly channels x height x width samples.
-#include <dl4cpp/iterators/image/Image.h>
-
 #include <string_view>
+
+#include "iterators/image/Image.h"
 
 namespace dl4cpp {
 

@@ -4,8 +4,8 @@
 // by all decode threads and an example's result depends only on (seed, epoch, example).
 // A transform may change the image's size (a crop); the reader resizes the pipeline's result to
 // the size it was asked for.
-#include <dl4cpp/iterators/image/ExampleRandom.h>
-#include <dl4cpp/iterators/image/Image.h>
+#include "iterators/image/ExampleRandom.h"
+#include "iterators/image/Image.h"
 
 namespace dl4cpp {
 

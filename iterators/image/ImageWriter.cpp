@@ -1,14 +1,16 @@
-#include <dl4cpp/iterators/image/ImageShape.h>
-#include <dl4cpp/iterators/image/ImageWriter.h>
-#include <dl4cpp/iterators/image/codec/InterleavedSamples.h>
-#include <dl4cpp/iterators/image/codec/JpegEncoder.h>
-#include <dl4cpp/iterators/image/codec/PngEncoder.h>
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/AtomicFile.h>
-#include <dl4cpp/nn/util/OutputPath.h>
+#include "iterators/image/ImageWriter.h"
+
 #include <fmt/format.h>
 
 #include <string>
+
+#include "iterators/image/ImageShape.h"
+#include "iterators/image/codec/InterleavedSamples.h"
+#include "iterators/image/codec/JpegEncoder.h"
+#include "iterators/image/codec/PngEncoder.h"
+#include "nn/Error.h"
+#include "nn/util/AtomicFile.h"
+#include "nn/util/OutputPath.h"
 
 namespace dl4cpp {
 

@@ -14,11 +14,11 @@
 // ShapeError for an image whose pixels do not match its size, or that is empty or larger than the
 // format allows; AllocationError when memory runs out; IoError naming the path when the file
 // cannot be written.
-#include <dl4cpp/iterators/image/Image.h>
-
 #include <cstddef>
 #include <filesystem>
 #include <vector>
+
+#include "iterators/image/Image.h"
 
 namespace dl4cpp {
 

@@ -1,7 +1,5 @@
-#include <dl4cpp/iterators/image/ExampleRandom.h>
-#include <dl4cpp/iterators/image/LabeledFileSplit.h>
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/QuoteForMessage.h>
+#include "iterators/image/LabeledFileSplit.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +9,10 @@
 #include <map>
 #include <set>
 #include <system_error>
+
+#include "iterators/image/ExampleRandom.h"
+#include "nn/Error.h"
+#include "nn/util/QuoteForMessage.h"
 
 namespace dl4cpp {
 

@@ -26,14 +26,14 @@
 //                      links, or a link to a folder that contains it (naming the link)
 //   IoError            a directory cannot be listed
 //   ConfigError        no extension given
-#include <dl4cpp/iterators/InputSplit.h>
-#include <dl4cpp/iterators/image/PathLabelGenerator.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "iterators/InputSplit.h"
+#include "iterators/image/PathLabelGenerator.h"
 
 namespace dl4cpp {
 

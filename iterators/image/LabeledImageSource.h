@@ -6,11 +6,11 @@
 // Contract: load() is const and safe to call from several threads at once (the iterator's decode
 // threads); example `index`'s result depends only on the index and the draws of `random`, which
 // the iterator derives from (seed, epoch, position in the epoch).
-#include <dl4cpp/iterators/image/ExampleRandom.h>
-
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "iterators/image/ExampleRandom.h"
 
 namespace dl4cpp {
 

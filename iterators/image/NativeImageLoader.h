@@ -16,11 +16,11 @@
 // at the smallest DCT scale still at least that size; ImageResize), without augmentation; scale
 // the pixels as the model's training data was (ImagePreProcessingScaler). Errors are
 // ImageDecoder's, naming the file; ConfigError for a size below 1 or channels other than 1, 3, 4.
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp {
 

@@ -1,9 +1,11 @@
-#include <dl4cpp/iterators/image/PatternPathLabelGenerator.h>
-#include <dl4cpp/nn/Error.h>
+#include "iterators/image/PatternPathLabelGenerator.h"
+
 #include <fmt/format.h>
 
 #include <regex>
 #include <vector>
+
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

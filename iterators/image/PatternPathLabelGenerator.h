@@ -12,10 +12,10 @@
 // DataError naming the file when its name has no piece at `position` or the piece is empty (a
 // file that does not follow the naming scheme, which would otherwise be a class of its own).
 // labelFor() is const and safe to call from several threads.
-#include <dl4cpp/iterators/image/PathLabelGenerator.h>
-
 #include <memory>
 #include <string>
+
+#include "iterators/image/PathLabelGenerator.h"
 
 namespace dl4cpp {
 

@@ -1,8 +1,9 @@
 // The one place where a device kind is mapped to its backend implementation, and Backend's
 // defaults for backends that run every layer by itself.
-#include <dl4cpp/nn/backend/Backend.h>
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/backend/cuda/CudaBackendFactory.h>
+#include "nn/backend/Backend.h"
+
+#include "nn/backend/cpu/CpuBackend.h"
+#include "nn/backend/cuda/CudaBackendFactory.h"
 
 namespace dl4cpp {
 

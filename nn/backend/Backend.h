@@ -13,13 +13,13 @@
 //  - shapes are checked by the layer that builds the call; a backend may assume them;
 //  - an op may cache whatever it creates for a shape (oneDNN primitives, workspaces) inside the
 //    backend, so calling it again with the same shapes allocates nothing.
-#include <dl4cpp/nn/backend/LayerPlan.h>
-#include <dl4cpp/nn/backend/OpTypes.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <cstdint>
 #include <memory>
 #include <vector>
+
+#include "nn/backend/LayerPlan.h"
+#include "nn/backend/OpTypes.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp {
 

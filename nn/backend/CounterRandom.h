@@ -3,9 +3,9 @@
 // any thread (or GPU thread) can draw any element and a seed gives the same numbers on every
 // device and with every thread count. Used for dropout masks, where a sequential generator would
 // tie the mask to the order elements are visited.
-#include <dl4cpp/nn/backend/HostDevice.h>
-
 #include <cstdint>
+
+#include "nn/backend/HostDevice.h"
 
 namespace dl4cpp {
 

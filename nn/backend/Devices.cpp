@@ -1,17 +1,19 @@
 // The one place where a device kind is mapped to its memory, its copies and its averaging, and
 // where devices are discovered (Backend.cpp maps it to its ops).
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/Devices.h>
-#include <dl4cpp/nn/backend/cpu/WeightedMean.h>
-#include <dl4cpp/nn/backend/cuda/CudaBackendFactory.h>
-#include <dl4cpp/nn/backend/cuda/CudaMemory.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-#include <dl4cpp/nn/util/HostMemory.h>
+#include "nn/backend/Devices.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
 #include <new>
+
+#include "nn/Error.h"
+#include "nn/backend/cpu/WeightedMean.h"
+#include "nn/backend/cuda/CudaBackendFactory.h"
+#include "nn/backend/cuda/CudaMemory.h"
+#include "nn/tensor/Tensor.h"
+#include "nn/util/HostMemory.h"
 
 namespace dl4cpp {
 

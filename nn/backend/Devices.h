@@ -4,12 +4,12 @@
 // and the questions callers ask about a device (is its memory host memory, do its ops run on the
 // host's cores). Code outside nn/backend/ asks here instead of testing the device's kind, so a
 // new kind of device is added by answering these in Devices.cpp (plus its Backend).
-#include <dl4cpp/nn/tensor/Device.h>
-
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "nn/tensor/Device.h"
 
 namespace dl4cpp {
 class Tensor;

@@ -1,7 +1,7 @@
 #pragma once
 // a^p for an integer p >= 0 by repeated squaring: the p-norm's power, computed identically by the
 // CPU backend and the CUDA kernels (GlobalPoolingMath.h).
-#include <dl4cpp/nn/backend/HostDevice.h>
+#include "nn/backend/HostDevice.h"
 
 namespace dl4cpp {
 

@@ -1,6 +1,7 @@
-#include <dl4cpp/nn/backend/LayerPlan.h>
-#include <dl4cpp/nn/profiling/LayerProfiler.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
+#include "nn/backend/LayerPlan.h"
+
+#include "nn/profiling/LayerProfiler.h"
+#include "nn/tensor/DeviceContext.h"
 
 namespace dl4cpp {
 

@@ -29,12 +29,12 @@
 //  - it must run its own kernels through Backend::runPlanned, so that a decorator (the
 //    ProfilingBackend) sees them as ops, and say which layer the ops that follow belong to
 //    (enterLayer), as the network does for a single layer.
-#include <dl4cpp/nn/backend/OpTypes.h>
-#include <dl4cpp/nn/layers/ForwardContext.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <type_traits>
 #include <vector>
+
+#include "nn/backend/OpTypes.h"
+#include "nn/layers/ForwardContext.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp {
 

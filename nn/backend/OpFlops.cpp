@@ -1,4 +1,4 @@
-#include <dl4cpp/nn/backend/OpFlops.h>
+#include "nn/backend/OpFlops.h"
 
 namespace dl4cpp {
 

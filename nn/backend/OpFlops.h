@@ -2,7 +2,7 @@
 // Analytic FLOPs of the GEMM-like ops (multiply and add counted separately), from their shapes:
 // what a LayerProfiler reads achieved GFLOP/s from, for the ProfilingBackend's ops and for the
 // kernels planned steps run (Backend::runPlanned).
-#include <dl4cpp/nn/tensor/Shape.h>
+#include "nn/tensor/Shape.h"
 
 namespace dl4cpp {
 

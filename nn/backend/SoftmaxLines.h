@@ -1,12 +1,12 @@
 #pragma once
 // How softmax walks a tensor, for every backend: along dimension 1 of (N, C, rest...), as N * rest
 // lines of C values `stride` = rest apart (1 for the (N, C) rows of a dense or output layer).
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/HostDevice.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <algorithm>
 #include <cstdint>
+
+#include "nn/Error.h"
+#include "nn/backend/HostDevice.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp {
 

@@ -4,10 +4,6 @@
 // so a reader (or a person) sees exactly what the network runs. fromJson() feeds those layers back
 // through NeuralNetConfiguration's list builder, which re-derives geometry, preprocessors and
 // input/output types; the stored derived values are then checked against the rebuilt ones.
-#include <dl4cpp/nn/conf/ConfigurationLimits.h>
-#include <dl4cpp/nn/conf/LayerRegistry.h>
-#include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
-#include <dl4cpp/nn/util/QuoteForMessage.h>
 #include <fmt/format.h>
 
 #include <array>
@@ -17,6 +13,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <utility>
+
+#include "nn/conf/ConfigurationLimits.h"
+#include "nn/conf/LayerRegistry.h"
+#include "nn/conf/NeuralNetConfiguration.h"
+#include "nn/util/QuoteForMessage.h"
 
 namespace dl4cpp {
 

@@ -1,11 +1,11 @@
 #pragma once
 // The enums of a DL4J configuration, under DL4J's names.
-#include <dl4cpp/nn/backend/OpTypes.h>
-
 #include <array>
 #include <cstddef>
 #include <string>
 #include <utility>
+
+#include "nn/backend/OpTypes.h"
 
 namespace dl4cpp {
 

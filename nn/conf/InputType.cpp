@@ -1,4 +1,4 @@
-#include <dl4cpp/nn/conf/InputType.h>
+#include "nn/conf/InputType.h"
 
 namespace dl4cpp {
 

@@ -2,10 +2,10 @@
 // InputType: what flows between layers, as DL4J's InputType. The network uses it to infer each
 // layer's nIn and to insert the reshapes between flat and image data (both are views: NCHW data
 // flattened in C order is exactly DL4J's CnnToFeedForward / FeedForwardToCnn layout).
-#include <dl4cpp/nn/tensor/Shape.h>
-
 #include <cstdint>
 #include <string>
+
+#include "nn/tensor/Shape.h"
 
 namespace dl4cpp {
 

@@ -7,8 +7,6 @@
 //
 // A reader never trusts the text: every accessor checks the field's presence and type, and sizes
 // their range, and throws ConfigError naming the JSON path ("$.layers[2].kernel") otherwise.
-#include <dl4cpp/nn/conf/Enums.h>
-
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -16,6 +14,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "nn/conf/Enums.h"
 
 namespace dl4cpp {
 

@@ -1,18 +1,19 @@
-#include <dl4cpp/nn/conf/LayerRegistry.h>
-#include <dl4cpp/nn/conf/layers/ActivationLayer.h>
-#include <dl4cpp/nn/conf/layers/BatchNormalization.h>
-#include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
-#include <dl4cpp/nn/conf/layers/DenseLayer.h>
-#include <dl4cpp/nn/conf/layers/DropoutLayer.h>
-#include <dl4cpp/nn/conf/layers/OutputLayer.h>
-#include <dl4cpp/nn/conf/layers/SubsamplingLayer.h>
-// Global pooling, local response normalisation, zero padding and the loss layer.
-#include <dl4cpp/nn/conf/layers/GlobalPoolingLayer.h>
-#include <dl4cpp/nn/conf/layers/LocalResponseNormalization.h>
-#include <dl4cpp/nn/conf/layers/LossLayer.h>
-#include <dl4cpp/nn/conf/layers/ZeroPaddingLayer.h>
+#include "nn/conf/LayerRegistry.h"
 
+#include "nn/conf/layers/ActivationLayer.h"
+#include "nn/conf/layers/BatchNormalization.h"
+#include "nn/conf/layers/ConvolutionLayer.h"
+#include "nn/conf/layers/DenseLayer.h"
+#include "nn/conf/layers/DropoutLayer.h"
+#include "nn/conf/layers/OutputLayer.h"
+#include "nn/conf/layers/SubsamplingLayer.h"
+// Global pooling, local response normalisation, zero padding and the loss layer.
 #include <mutex>
+
+#include "nn/conf/layers/GlobalPoolingLayer.h"
+#include "nn/conf/layers/LocalResponseNormalization.h"
+#include "nn/conf/layers/LossLayer.h"
+#include "nn/conf/layers/ZeroPaddingLayer.h"
 
 namespace dl4cpp {
 

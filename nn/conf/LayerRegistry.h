@@ -8,14 +8,14 @@
 // used: no static registrars, so what is registered never depends on link order. User code adds
 // its own types before reading configurations that use them:
 //   dl4cpp::LayerRegistry::instance().add<MyLayer>();
-#include <dl4cpp/nn/conf/layers/Layer.h>
-
 #include <functional>
 #include <map>
 #include <memory>
 #include <shared_mutex>
 #include <string>
 #include <vector>
+
+#include "nn/conf/layers/Layer.h"
 
 namespace dl4cpp {
 

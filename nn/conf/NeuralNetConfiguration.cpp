@@ -1,9 +1,11 @@
-#include <dl4cpp/nn/conf/ConfigurationLimits.h>
-#include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
-#include <dl4cpp/nn/conf/layers/LossOutput.h>
+#include "nn/conf/NeuralNetConfiguration.h"
+
 #include <fmt/format.h>
 
 #include <utility>
+
+#include "nn/conf/ConfigurationLimits.h"
+#include "nn/conf/layers/LossOutput.h"
 
 namespace dl4cpp {
 

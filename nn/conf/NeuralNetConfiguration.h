@@ -4,13 +4,13 @@
 // nIn inference, validation, reshapes between image and flat data, the size limits of
 // ConfigurationLimits.h) and throws ConfigError naming the layer index and the bad value; a
 // MultiLayerConfiguration is therefore always valid.
-#include <dl4cpp/nn/conf/layers/Layer.h>
-
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
+
+#include "nn/conf/layers/Layer.h"
 
 namespace dl4cpp {
 

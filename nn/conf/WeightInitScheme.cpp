@@ -1,4 +1,5 @@
-#include <dl4cpp/nn/conf/WeightInitScheme.h>
+#include "nn/conf/WeightInitScheme.h"
+
 #include <fmt/format.h>
 
 #include <cmath>

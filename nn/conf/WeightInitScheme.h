@@ -5,10 +5,10 @@
 //   .weightInit(WeightInit::RELU)
 //   .weightInit(NormalDistribution(0, 0.01))
 //   .weightInit(UniformDistribution(-0.05, 0.05))
-#include <dl4cpp/nn/conf/Enums.h>
-
 #include <string>
 #include <variant>
+
+#include "nn/conf/Enums.h"
 
 namespace dl4cpp {
 

@@ -1,7 +1,9 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/earlystopping/EarlyStoppingConfiguration.h>
-#include <dl4cpp/nn/earlystopping/saver/InMemoryModelSaver.h>
+#include "nn/earlystopping/EarlyStoppingConfiguration.h"
+
 #include <fmt/format.h>
+
+#include "nn/Error.h"
+#include "nn/earlystopping/saver/InMemoryModelSaver.h"
 
 namespace dl4cpp {
 

@@ -17,13 +17,13 @@
 // model saver, evaluateEveryNEpochs < 1. The model saver defaults to an InMemoryModelSaver.
 // Conditions, calculator and saver are shared, not copied: one configuration serves one run at a
 // time (conditions keep state, see EpochTerminationCondition.h).
-#include <dl4cpp/nn/earlystopping/saver/EarlyStoppingModelSaver.h>
-#include <dl4cpp/nn/earlystopping/scorecalc/ScoreCalculator.h>
-#include <dl4cpp/nn/earlystopping/termination/EpochTerminationCondition.h>
-#include <dl4cpp/nn/earlystopping/termination/IterationTerminationCondition.h>
-
 #include <memory>
 #include <vector>
+
+#include "nn/earlystopping/saver/EarlyStoppingModelSaver.h"
+#include "nn/earlystopping/scorecalc/ScoreCalculator.h"
+#include "nn/earlystopping/termination/EpochTerminationCondition.h"
+#include "nn/earlystopping/termination/IterationTerminationCondition.h"
 
 namespace dl4cpp {
 

@@ -1,4 +1,4 @@
-#include <dl4cpp/nn/earlystopping/EarlyStoppingResult.h>
+#include "nn/earlystopping/EarlyStoppingResult.h"
 
 namespace dl4cpp {
 

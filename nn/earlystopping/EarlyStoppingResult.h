@@ -5,10 +5,10 @@
 // DL4J also has a TerminationReason Error, returned in place of an exception thrown by training;
 // here exceptions propagate from EarlyStoppingTrainer::fit() instead (see EarlyStoppingTrainer.h),
 // so every result is a run that ended as configured.
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-
 #include <map>
 #include <string>
+
+#include "nn/multilayer/MultiLayerNetwork.h"
 
 namespace dl4cpp {
 

@@ -1,11 +1,13 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/eval/Evaluation.h>
+#include "nn/eval/Evaluation.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
+
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

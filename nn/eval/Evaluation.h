@@ -29,11 +29,11 @@
 //
 // Counts are int64. An Evaluation is not thread-safe: give each thread its own and merge() them
 // (merging is exact, since every metric derives from the summed confusion matrix).
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp {
 

@@ -2,10 +2,10 @@
 // For code that evaluates a model on the same validation iterator again and again
 // (EvaluativeListener, the early-stopping score calculators): the iterator must be resettable, and
 // every pass starts at its first minibatch, wherever the previous pass (or the caller) left it.
-#include <dl4cpp/iterators/DataSetIterator.h>
-#include <dl4cpp/nn/Error.h>
-
 #include <string>
+
+#include "iterators/DataSetIterator.h"
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

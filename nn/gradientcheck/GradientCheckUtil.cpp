@@ -1,10 +1,12 @@
-#include <dl4cpp/nn/gradientcheck/GradientCheckUtil.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
+#include "nn/gradientcheck/GradientCheckUtil.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
+
+#include "nn/multilayer/MultiLayerNetwork.h"
 
 namespace dl4cpp {
 

@@ -11,10 +11,10 @@
 // loss is the mean data loss (no l2 term), computed in float32 like training; the defaults suit
 // that precision. Use smooth activations (TANH, SIGMOID) and avoid ties in MAX pooling and exact
 // zeros before RELU: central differences are meaningless across a kink.
-#include <dl4cpp/iterators/DataSet.h>
-
 #include <cstdint>
 #include <string>
+
+#include "iterators/DataSet.h"
 
 namespace dl4cpp {
 

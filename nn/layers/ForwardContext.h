@@ -5,9 +5,9 @@
 // so dropout-like layers draw the same numbers in every run with the same seed and the same
 // worker count, whatever the thread timing, and a model resumed from a checkpoint draws what the
 // uninterrupted run would have.
-#include <dl4cpp/nn/weights/Random.h>
-
 #include <cstdint>
+
+#include "nn/weights/Random.h"
 
 namespace dl4cpp {
 

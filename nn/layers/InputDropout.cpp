@@ -1,4 +1,4 @@
-#include <dl4cpp/nn/layers/InputDropout.h>
+#include "nn/layers/InputDropout.h"
 
 namespace dl4cpp::layers {
 

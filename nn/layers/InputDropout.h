@@ -5,9 +5,9 @@
 // mask comes from the layer's forward-context stream (ForwardContext.h) through a counter-based
 // draw, so it depends on the seed, the replica, the iteration and the layer only: two runs with
 // the same seed and worker count are bit-identical, whatever the threads or device.
-#include <dl4cpp/nn/layers/RuntimeLayer.h>
-
 #include <memory>
+
+#include "nn/layers/RuntimeLayer.h"
 
 namespace dl4cpp::layers {
 

@@ -1,5 +1,6 @@
-#include <dl4cpp/nn/conf/Enums.h>
-#include <dl4cpp/nn/layers/LayerActivation.h>
+#include "nn/layers/LayerActivation.h"
+
+#include "nn/conf/Enums.h"
 
 namespace dl4cpp::layers {
 

@@ -10,9 +10,9 @@
 // largest shape seen and is then reused (steady-state steps allocate nothing), and f runs from
 // there into the output. ActivationLayer's z is its input, which the network also keeps until the
 // backward pass: it is referred to, not copied. Inference keeps nothing.
-#include <dl4cpp/nn/backend/OpTypes.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
+#include "nn/backend/OpTypes.h"
+#include "nn/tensor/DeviceContext.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::layers {
 

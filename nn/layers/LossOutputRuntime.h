@@ -5,10 +5,10 @@
 // gradient is with respect to the layer's pre-activation, so the network never runs that layer's
 // backwardActivation (layers::RuntimeLayer). The default is the backend's loss, fused with the
 // activation where that is stable (softmax with NLL/MCXENT, sigmoid with XENT).
-#include <dl4cpp/nn/conf/Enums.h>
-#include <dl4cpp/nn/layers/LayerActivation.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
+#include "nn/conf/Enums.h"
+#include "nn/layers/LayerActivation.h"
+#include "nn/tensor/DeviceContext.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::layers {
 

@@ -24,12 +24,12 @@
 // its output (SWISH, GELU: Backend::activationBackward) reads its pre-activation z: a layer keeps
 // z during a training-mode forward pass through LayerActivation.h, which holds the logic every
 // layer with an activation shares (inference keeps nothing).
-#include <dl4cpp/nn/backend/LayerPlan.h>
-#include <dl4cpp/nn/layers/ForwardContext.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <vector>
+
+#include "nn/backend/LayerPlan.h"
+#include "nn/layers/ForwardContext.h"
+#include "nn/tensor/DeviceContext.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::layers {
 

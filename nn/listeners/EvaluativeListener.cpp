@@ -1,7 +1,9 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/eval/ValidationIterator.h>
-#include <dl4cpp/nn/listeners/EvaluativeListener.h>
+#include "nn/listeners/EvaluativeListener.h"
+
 #include <fmt/format.h>
+
+#include "nn/Error.h"
+#include "nn/eval/ValidationIterator.h"
 
 namespace dl4cpp {
 

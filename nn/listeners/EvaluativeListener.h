@@ -26,16 +26,16 @@
 // The validation iterator must be resettable (ConfigError otherwise), must not be the training
 // iterator, and must outlive the listener. Runs on the fit() thread like every listener; an
 // exception from the evaluation or the callback ends fit() with that exception.
-#include <dl4cpp/iterators/DataSetIterator.h>
-#include <dl4cpp/nn/eval/Evaluation.h>
-#include <dl4cpp/nn/listeners/IterationMultiples.h>
-#include <dl4cpp/nn/listeners/TrainingListener.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <vector>
+
+#include "iterators/DataSetIterator.h"
+#include "nn/eval/Evaluation.h"
+#include "nn/listeners/IterationMultiples.h"
+#include "nn/listeners/TrainingListener.h"
+#include "nn/multilayer/MultiLayerNetwork.h"
 
 namespace dl4cpp {
 

@@ -1,11 +1,12 @@
-#include <dl4cpp/nn/listeners/HtmlReport.h>
-#include <dl4cpp/nn/listeners/StatsCharts.h>
-#include <dl4cpp/nn/util/AtomicFile.h>
-#include <dl4cpp/nn/util/OutputPath.h>
+#include "nn/listeners/HtmlReport.h"
 
 #include <cstddef>
 #include <span>
 #include <string>
+
+#include "nn/listeners/StatsCharts.h"
+#include "nn/util/AtomicFile.h"
+#include "nn/util/OutputPath.h"
 
 namespace dl4cpp {
 

@@ -5,10 +5,10 @@
 // it shows what the storage holds then.
 //
 //   dl4cpp::HtmlReport::write(*storage, "training.html");
-#include <dl4cpp/nn/listeners/StatsStorage.h>
-
 #include <filesystem>
 #include <string_view>
+
+#include "nn/listeners/StatsStorage.h"
 
 namespace dl4cpp {
 

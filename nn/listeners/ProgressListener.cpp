@@ -1,11 +1,13 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/listeners/ProgressListener.h>
+#include "nn/listeners/ProgressListener.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <utility>
+
+#include "nn/Error.h"
 
 #ifdef _WIN32
 #include <io.h>

@@ -23,14 +23,14 @@
 // stream's file descriptor is a terminal (isatty); any other stream gets lines.
 //
 // Runs on the fit() thread like every listener; `out` must outlive the listener.
-#include <dl4cpp/nn/listeners/TrainingListener.h>
-
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <iostream>
 #include <optional>
 #include <string>
+
+#include "nn/listeners/TrainingListener.h"
 
 namespace dl4cpp {
 

@@ -1,8 +1,10 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/listeners/ScoreIterationListener.h>
+#include "nn/listeners/ScoreIterationListener.h"
+
 #include <fmt/format.h>
 
 #include <string>
+
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

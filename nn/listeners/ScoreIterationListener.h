@@ -11,10 +11,10 @@
 // Java's Double.toString.
 //
 // Runs on the fit() thread like every listener; the stream must outlive the listener.
-#include <dl4cpp/nn/listeners/IterationMultiples.h>
-#include <dl4cpp/nn/listeners/TrainingListener.h>
-
 #include <iostream>
+
+#include "nn/listeners/IterationMultiples.h"
+#include "nn/listeners/TrainingListener.h"
 
 namespace dl4cpp {
 

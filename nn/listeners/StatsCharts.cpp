@@ -1,4 +1,5 @@
-#include <dl4cpp/nn/listeners/StatsCharts.h>
+#include "nn/listeners/StatsCharts.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>

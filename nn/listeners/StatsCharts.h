@@ -12,12 +12,12 @@
 //                                                  each ParallelWrapper worker's
 //   time-shares    averaging, barrier, data-wait   shares of a ParallelWrapper round's wall time
 //   update-ratio   ratio-<layer>                   mean |update| / mean |parameter|, log axis
-#include <dl4cpp/nn/listeners/StatsStorage.h>
-#include <dl4cpp/nn/listeners/SvgLineChart.h>
-
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "nn/listeners/StatsStorage.h"
+#include "nn/listeners/SvgLineChart.h"
 
 namespace dl4cpp {
 

@@ -1,12 +1,14 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/listeners/HtmlReport.h>
-#include <dl4cpp/nn/listeners/StatsListener.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-#include <dl4cpp/nn/util/OutputPath.h>
+#include "nn/listeners/StatsListener.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
 #include <utility>
+
+#include "nn/Error.h"
+#include "nn/listeners/HtmlReport.h"
+#include "nn/multilayer/MultiLayerNetwork.h"
+#include "nn/util/OutputPath.h"
 
 namespace dl4cpp {
 

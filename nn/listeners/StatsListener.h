@@ -32,9 +32,6 @@
 // not a regular file), so a bad path fails before training rather than after the first epoch.
 //
 // Runs on the fit() thread like every listener; the storage may be read from other threads.
-#include <dl4cpp/nn/listeners/StatsStorage.h>
-#include <dl4cpp/nn/listeners/TrainingListener.h>
-
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -43,6 +40,9 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "nn/listeners/StatsStorage.h"
+#include "nn/listeners/TrainingListener.h"
 
 namespace dl4cpp {
 

@@ -1,9 +1,11 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/listeners/StatsStorage.h>
+#include "nn/listeners/StatsStorage.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
 #include <utility>
+
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

@@ -1,4 +1,5 @@
-#include <dl4cpp/nn/listeners/SvgLineChart.h>
+#include "nn/listeners/SvgLineChart.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>

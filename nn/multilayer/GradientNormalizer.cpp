@@ -1,7 +1,8 @@
-#include <dl4cpp/nn/backend/Backend.h>
-#include <dl4cpp/nn/multilayer/GradientNormalizer.h>
+#include "nn/multilayer/GradientNormalizer.h"
 
 #include <cmath>
+
+#include "nn/backend/Backend.h"
 
 namespace dl4cpp {
 

@@ -4,11 +4,11 @@
 // regularisation and the updater, in DL4J's order. Every norm a step needs is asked of the backend
 // in one call (one device wait on a GPU); the views and result buffers are made once, so applying
 // it allocates nothing.
-#include <dl4cpp/nn/conf/Enums.h>
-#include <dl4cpp/nn/profiling/LayerProfiler.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <vector>
+
+#include "nn/conf/Enums.h"
+#include "nn/profiling/LayerProfiler.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp {
 

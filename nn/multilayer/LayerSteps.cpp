@@ -1,4 +1,5 @@
-#include <dl4cpp/nn/multilayer/LayerSteps.h>
+#include "nn/multilayer/LayerSteps.h"
+
 #include <fmt/format.h>
 
 namespace dl4cpp {

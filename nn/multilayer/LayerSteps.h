@@ -2,11 +2,11 @@
 // How MultiLayerNetwork turns its layers into the steps it runs (LayerPlan.h): it describes them,
 // its backend plans the runs it computes its own way, and every layer left over becomes a
 // SingleLayerStep, which runs it through the runtime layer contract (layers::RuntimeLayer).
-#include <dl4cpp/nn/backend/Backend.h>
-#include <dl4cpp/nn/layers/RuntimeLayer.h>
-
 #include <memory>
 #include <vector>
+
+#include "nn/backend/Backend.h"
+#include "nn/layers/RuntimeLayer.h"
 
 namespace dl4cpp {
 

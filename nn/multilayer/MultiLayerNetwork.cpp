@@ -1,13 +1,15 @@
-#include <dl4cpp/nn/layers/InputDropout.h>
-#include <dl4cpp/nn/layers/LossOutputRuntime.h>
-#include <dl4cpp/nn/multilayer/LayerSteps.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
-#include <dl4cpp/nn/util/ModelSerializer.h>
-#include <dl4cpp/nn/weights/WeightInitializer.h>
+#include "nn/multilayer/MultiLayerNetwork.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
+
+#include "nn/layers/InputDropout.h"
+#include "nn/layers/LossOutputRuntime.h"
+#include "nn/multilayer/LayerSteps.h"
+#include "nn/tensor/DeviceContext.h"
+#include "nn/util/ModelSerializer.h"
+#include "nn/weights/WeightInitializer.h"
 
 namespace dl4cpp {
 

@@ -19,21 +19,21 @@
 // Devices: on a CUDA device, parameters, gradients, updater state and activations live in GPU
 // memory; features and labels arrive as host tensors from iterators and are staged to the GPU
 // by Backend::stageBatch (pinned memory, a copy stream). output() returns host tensors.
-#include <dl4cpp/iterators/DataSet.h>
-#include <dl4cpp/iterators/DataSetIterator.h>
-#include <dl4cpp/nn/conf/NeuralNetConfiguration.h>
-#include <dl4cpp/nn/eval/Evaluation.h>
-#include <dl4cpp/nn/listeners/TrainingListener.h>
-#include <dl4cpp/nn/multilayer/GradientNormalizer.h>
-#include <dl4cpp/nn/profiling/LayerProfiler.h>
-#include <dl4cpp/nn/tensor/Device.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <vector>
+
+#include "iterators/DataSet.h"
+#include "iterators/DataSetIterator.h"
+#include "nn/conf/NeuralNetConfiguration.h"
+#include "nn/eval/Evaluation.h"
+#include "nn/listeners/TrainingListener.h"
+#include "nn/multilayer/GradientNormalizer.h"
+#include "nn/profiling/LayerProfiler.h"
+#include "nn/tensor/Device.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp {
 

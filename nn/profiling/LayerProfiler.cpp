@@ -1,4 +1,4 @@
-#include <dl4cpp/nn/profiling/LayerProfiler.h>
+#include "nn/profiling/LayerProfiler.h"
 
 namespace dl4cpp {
 

@@ -1,8 +1,9 @@
-#include <dl4cpp/nn/backend/OpFlops.h>
-#include <dl4cpp/nn/profiling/ProfilingBackend.h>
+#include "nn/profiling/ProfilingBackend.h"
 
 #include <chrono>
 #include <type_traits>
+
+#include "nn/backend/OpFlops.h"
 
 namespace dl4cpp {
 

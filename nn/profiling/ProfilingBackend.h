@@ -6,10 +6,10 @@
 //
 // Times are wall-clock around each call. That is the op's cost on the CPU backend, whose ops
 // complete before returning; an asynchronous backend would need to synchronise per op.
-#include <dl4cpp/nn/backend/Backend.h>
-#include <dl4cpp/nn/profiling/LayerProfiler.h>
-
 #include <memory>
+
+#include "nn/backend/Backend.h"
+#include "nn/profiling/LayerProfiler.h"
 
 namespace dl4cpp {
 

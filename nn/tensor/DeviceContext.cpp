@@ -1,7 +1,8 @@
-#include <dl4cpp/nn/profiling/ProfilingBackend.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
+#include "nn/tensor/DeviceContext.h"
 
 #include <thread>
+
+#include "nn/profiling/ProfilingBackend.h"
 
 namespace dl4cpp {
 

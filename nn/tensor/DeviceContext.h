@@ -3,10 +3,10 @@
 // a oneDNN engine and stream plus the primitive cache; for CUDA, a stream and cuBLAS handle) and
 // the number of threads it may use. Not copyable and not shared: each model replica owns one and
 // uses it from one thread at a time, so there is no global mutable state anywhere in dl4cpp.
-#include <dl4cpp/nn/backend/Backend.h>
-#include <dl4cpp/nn/tensor/Device.h>
-
 #include <memory>
+
+#include "nn/backend/Backend.h"
+#include "nn/tensor/Device.h"
 
 namespace dl4cpp {
 

@@ -1,12 +1,12 @@
 #pragma once
 // Shape: the dimensions of a dense, row-major (C order) tensor. Fixed capacity so that building
 // and comparing shapes never touches the heap (shapes are created in the training loop).
-#include <dl4cpp/nn/Error.h>
-
 #include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

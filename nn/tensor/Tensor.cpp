@@ -1,11 +1,13 @@
-#include <dl4cpp/nn/backend/Devices.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
+#include "nn/tensor/Tensor.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <new>
+
+#include "nn/backend/Devices.h"
 
 namespace dl4cpp {
 

@@ -6,12 +6,12 @@
 // contiguous views exist, so every tensor is (pointer, shape) and every op can treat it as a flat
 // array; this is what lets a network keep all its parameters in one flat buffer and hand layers
 // views into it.
-#include <dl4cpp/nn/tensor/Device.h>
-#include <dl4cpp/nn/tensor/Shape.h>
-
 #include <cstdint>
 #include <memory>
 #include <vector>
+
+#include "nn/tensor/Device.h"
+#include "nn/tensor/Shape.h"
 
 namespace dl4cpp {
 

@@ -1,4 +1,4 @@
-#include <dl4cpp/nn/transferlearning/FineTuneConfiguration.h>
+#include "nn/transferlearning/FineTuneConfiguration.h"
 
 namespace dl4cpp {
 

@@ -21,10 +21,10 @@
 // (setting one above 0 unsets the other). The bias terms (l1Bias, l2Bias, weightDecayBias) work
 // the same way on the biases. Values are checked where the network's configuration is built, and
 // a bad one is a ConfigError naming the layer.
-#include <dl4cpp/nn/conf/layers/Layer.h>
-
 #include <cstdint>
 #include <optional>
+
+#include "nn/conf/layers/Layer.h"
 
 namespace dl4cpp {
 

@@ -1,4 +1,5 @@
-#include <dl4cpp/nn/transferlearning/TransferLearning.h>
+#include "nn/transferlearning/TransferLearning.h"
+
 #include <fmt/format.h>
 
 namespace dl4cpp {

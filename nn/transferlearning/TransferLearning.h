@@ -28,13 +28,13 @@
 // layers; a frozen layer whose parameters would be initialised afresh (an added layer, or one an
 // nOutReplace edits: a frozen layer keeps trained parameters); a configuration the edits made
 // invalid.
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-#include <dl4cpp/nn/transferlearning/FineTuneConfiguration.h>
-
 #include <map>
 #include <memory>
 #include <optional>
 #include <vector>
+
+#include "nn/multilayer/MultiLayerNetwork.h"
+#include "nn/transferlearning/FineTuneConfiguration.h"
 
 namespace dl4cpp {
 

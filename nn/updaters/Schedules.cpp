@@ -1,13 +1,15 @@
 // The formulas are those of ND4J's org.nd4j.linalg.schedule classes, each named beside its
 // valueAt(), evaluated in double as Java does (an int divided by a double, Math.pow, Math.exp,
 // Math.cos); ND4J's int positions are int64_t here.
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/updaters/Schedules.h>
+#include "nn/updaters/Schedules.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
 #include <iterator>
 #include <numbers>
+
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

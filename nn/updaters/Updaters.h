@@ -3,10 +3,10 @@
 // backend applies to a flat slice of parameters (Backend::updaterStep). Defaults are DL4J's.
 // Every updater with a learning rate also takes a schedule for it (Schedules.h), as DL4J's
 // constructors taking an ISchedule do: Adam(ExponentialSchedule(ScheduleType::EPOCH, 1e-3, 0.9)).
-#include <dl4cpp/nn/backend/OpTypes.h>
-#include <dl4cpp/nn/updaters/Schedules.h>
-
 #include <memory>
+
+#include "nn/backend/OpTypes.h"
+#include "nn/updaters/Schedules.h"
 
 namespace dl4cpp {
 

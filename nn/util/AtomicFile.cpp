@@ -1,8 +1,5 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/AtomicFile.h>
-#include <dl4cpp/nn/util/ErrnoText.h>
-#include <dl4cpp/nn/util/HostMemory.h>
-#include <dl4cpp/nn/util/OutputPath.h>
+#include "nn/util/AtomicFile.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/file.h>
@@ -14,6 +11,11 @@
 #include <new>
 #include <random>
 #include <string>
+
+#include "nn/Error.h"
+#include "nn/util/ErrnoText.h"
+#include "nn/util/HostMemory.h"
+#include "nn/util/OutputPath.h"
 
 namespace dl4cpp {
 

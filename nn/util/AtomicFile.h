@@ -26,8 +26,6 @@
 // instant before its writer could lock it may be removed, and that writer then starts again under
 // a new name. Best effort: a temporary that cannot be removed (permissions) stays. Returns the
 // paths removed.
-#include <dl4cpp/nn/util/RegularFile.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -35,6 +33,8 @@
 #include <span>
 #include <string_view>
 #include <vector>
+
+#include "nn/util/RegularFile.h"
 
 namespace dl4cpp {
 

@@ -1,4 +1,4 @@
-#include <dl4cpp/nn/util/ErrnoText.h>
+#include "nn/util/ErrnoText.h"
 
 #include <array>
 #include <cstring>

@@ -1,4 +1,5 @@
-#include <dl4cpp/nn/util/HostMemory.h>
+#include "nn/util/HostMemory.h"
+
 #include <sys/sysinfo.h>
 
 namespace dl4cpp {

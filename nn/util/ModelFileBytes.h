@@ -2,8 +2,6 @@
 // The byte-level pieces of the model file format (docs/model-format.md), shared by
 // ModelSerializer and NormalizerSerializer: a little-endian writer, and a bounds-checked reader
 // of untrusted bytes whose every read first checks that the bytes are there.
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
 #include <fmt/format.h>
 
 #include <array>
@@ -15,6 +13,9 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "nn/Error.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::modelfile {
 

@@ -1,9 +1,5 @@
-#include <dl4cpp/nn/util/AtomicFile.h>
-#include <dl4cpp/nn/util/ModelFileBytes.h>
-#include <dl4cpp/nn/util/ModelSerializer.h>
-#include <dl4cpp/nn/util/NormalizerSerializer.h>
-#include <dl4cpp/nn/util/OutputPath.h>
-#include <dl4cpp/nn/util/QuoteForMessage.h>
+#include "nn/util/ModelSerializer.h"
+
 #include <fmt/format.h>
 #include <zlib.h>
 
@@ -13,6 +9,12 @@
 #include <functional>
 #include <optional>
 #include <utility>
+
+#include "nn/util/AtomicFile.h"
+#include "nn/util/ModelFileBytes.h"
+#include "nn/util/NormalizerSerializer.h"
+#include "nn/util/OutputPath.h"
+#include "nn/util/QuoteForMessage.h"
 
 namespace dl4cpp {
 

@@ -46,9 +46,6 @@
 //
 // A model restored with its updater state continues training exactly as the saved one would
 // have (bit-identical), given the same thread count: oneDNN's results may depend on it.
-#include <dl4cpp/iterators/DataNormalization.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -56,6 +53,9 @@
 #include <span>
 #include <string>
 #include <vector>
+
+#include "iterators/DataNormalization.h"
+#include "nn/multilayer/MultiLayerNetwork.h"
 
 namespace dl4cpp {
 

@@ -1,11 +1,13 @@
-#include <dl4cpp/iterators/ImagePreProcessingScaler.h>
-#include <dl4cpp/iterators/NormalizerMinMaxScaler.h>
-#include <dl4cpp/iterators/NormalizerStandardize.h>
-#include <dl4cpp/nn/util/ModelFileBytes.h>
-#include <dl4cpp/nn/util/NormalizerSerializer.h>
+#include "nn/util/NormalizerSerializer.h"
+
 #include <fmt/format.h>
 
 #include <cstdint>
+
+#include "iterators/ImagePreProcessingScaler.h"
+#include "iterators/NormalizerMinMaxScaler.h"
+#include "iterators/NormalizerStandardize.h"
+#include "nn/util/ModelFileBytes.h"
 
 namespace dl4cpp {
 

@@ -9,13 +9,13 @@
 // a length that does not match the type and its statistics count, an unknown normalizer type or
 // grouping, and settings or statistics the normalizer refuses (a target range that is not one,
 // a non-finite or negative standard deviation, a min above its max, ...).
-#include <dl4cpp/iterators/DataNormalization.h>
-
 #include <cstddef>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "iterators/DataNormalization.h"
 
 namespace dl4cpp {
 

@@ -1,7 +1,5 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/ErrnoText.h>
-#include <dl4cpp/nn/util/OutputPath.h>
-#include <dl4cpp/nn/util/RegularFile.h>
+#include "nn/util/OutputPath.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -10,6 +8,10 @@
 #include <cerrno>
 #include <string>
 #include <system_error>
+
+#include "nn/Error.h"
+#include "nn/util/ErrnoText.h"
+#include "nn/util/RegularFile.h"
 
 namespace dl4cpp {
 

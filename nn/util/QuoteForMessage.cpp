@@ -1,4 +1,4 @@
-#include <dl4cpp/nn/util/QuoteForMessage.h>
+#include "nn/util/QuoteForMessage.h"
 
 namespace dl4cpp {
 

@@ -1,6 +1,5 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/ErrnoText.h>
-#include <dl4cpp/nn/util/RegularFile.h>
+#include "nn/util/RegularFile.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -8,6 +7,9 @@
 
 #include <cerrno>
 #include <utility>
+
+#include "nn/Error.h"
+#include "nn/util/ErrnoText.h"
 
 namespace dl4cpp {
 

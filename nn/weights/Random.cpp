@@ -1,4 +1,4 @@
-#include <dl4cpp/nn/weights/Random.h>
+#include "nn/weights/Random.h"
 
 #include <cmath>
 #include <numbers>

@@ -1,4 +1,4 @@
-#include <dl4cpp/nn/weights/WeightInitializer.h>
+#include "nn/weights/WeightInitializer.h"
 
 #include <cmath>
 

@@ -1,9 +1,9 @@
 #pragma once
-#include <dl4cpp/nn/conf/WeightInitScheme.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-#include <dl4cpp/nn/weights/Random.h>
-
 #include <cstdint>
+
+#include "nn/conf/WeightInitScheme.h"
+#include "nn/tensor/Tensor.h"
+#include "nn/weights/Random.h"
 
 namespace dl4cpp {
 

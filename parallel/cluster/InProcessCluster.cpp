@@ -1,5 +1,5 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/parallel/cluster/InProcessCluster.h>
+#include "parallel/cluster/InProcessCluster.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,6 +7,8 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+
+#include "nn/Error.h"
 
 namespace dl4cpp::parallel {
 

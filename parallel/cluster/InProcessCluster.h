@@ -13,10 +13,10 @@
 //   train(ranks[0]);
 //
 // Sums are formed in rank order, so results are deterministic.
-#include <dl4cpp/parallel/cluster/Cluster.h>
-
 #include <memory>
 #include <vector>
+
+#include "parallel/cluster/Cluster.h"
 
 namespace dl4cpp::parallel {
 

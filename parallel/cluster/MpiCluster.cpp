@@ -1,8 +1,7 @@
 // The MPI transport of parallel/cluster (MpiCluster.h), built when DL4CPP_HAVE_MPI; MpiStub.cpp
 // stands in otherwise.
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/parallel/cluster/CountChunks.h>
-#include <dl4cpp/parallel/cluster/MpiCluster.h>
+#include "parallel/cluster/MpiCluster.h"
+
 #include <fmt/format.h>
 #include <mpi.h>
 
@@ -12,6 +11,9 @@
 #include <mutex>
 #include <string_view>
 #include <thread>
+
+#include "nn/Error.h"
+#include "parallel/cluster/CountChunks.h"
 
 namespace dl4cpp::parallel {
 

@@ -18,9 +18,9 @@
 // from then on (Cluster.h). A process that exits with its cluster broken ends the job with
 // MPI_Abort (MPI_Finalize would wait for the abandoned collective forever), so mpirun reports the
 // failure and stops the other ranks.
-#include <dl4cpp/parallel/cluster/Cluster.h>
-
 #include <memory>
+
+#include "parallel/cluster/Cluster.h"
 
 namespace dl4cpp::parallel {
 

@@ -2,8 +2,9 @@
 // MpiCluster can exist here, so the members below are never reached; they are defined because a
 // call through MpiCluster (a final class) binds to them directly.
 #include <dl4cpp/config.h>
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/parallel/cluster/MpiCluster.h>
+
+#include "nn/Error.h"
+#include "parallel/cluster/MpiCluster.h"
 
 namespace dl4cpp::parallel {
 

@@ -1,9 +1,11 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/parallel/cluster/RoundExchange.h>
+#include "parallel/cluster/RoundExchange.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
+
+#include "nn/Error.h"
 
 namespace dl4cpp::parallel {
 

@@ -6,10 +6,10 @@
 // The vote is one small all-gather. Every rank computes the totals from it in rank order, so all
 // ranks reach the same totals, the same score and the same decisions (go on, stop, fail)
 // without a further message.
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-#include <dl4cpp/parallel/cluster/Cluster.h>
-
 #include <cstdint>
+
+#include "nn/multilayer/MultiLayerNetwork.h"
+#include "parallel/cluster/Cluster.h"
 
 namespace dl4cpp::parallel {
 

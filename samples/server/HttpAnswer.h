@@ -2,12 +2,12 @@
 // The inference server's error answers: a JSON object {"error": reason} whatever the client sent
 // (errorJson, from the connection layer all dl4cpp servers share), and the quoting of client bytes
 // inside reasons.
-#include <dl4cpp/nn/util/QuoteForMessage.h>
-#include <dl4cpp/ui/http/ErrorAnswer.h>
-
 #include <cstddef>
 #include <string>
 #include <string_view>
+
+#include "nn/util/QuoteForMessage.h"
+#include "ui/http/ErrorAnswer.h"
 
 namespace samples::server {
 

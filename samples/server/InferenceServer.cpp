@@ -1,6 +1,5 @@
 #include "server/InferenceServer.h"
 
-#include <dl4cpp/ui/http/BoundedHttpServer.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include "server/HttpAnswer.h"
 #include "server/PredictionRequest.h"
 #include "server/RequestCheck.h"
+#include "ui/http/BoundedHttpServer.h"
 
 namespace samples::server {
 namespace {

@@ -16,14 +16,13 @@
 // Requests are answered by limits.httpThreads threads (those without a body by threads of their
 // own); each calls ParallelInference::output, which batches concurrent requests (BATCHED mode)
 // across those threads.
-#include <dl4cpp/parallel/ParallelInference.h>
-#include <dl4cpp/ui/ServerLimits.h>
-
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "parallel/ParallelInference.h"
 #include "server/PixelRange.h"
+#include "ui/ServerLimits.h"
 
 namespace dl4cpp::http {
 class BoundedHttpServer;

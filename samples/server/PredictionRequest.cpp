@@ -1,7 +1,5 @@
 #include "server/PredictionRequest.h"
 
-#include <dl4cpp/iterators/image/ImageDecoder.h>
-#include <dl4cpp/nn/Error.h>
 #include <fmt/format.h>
 
 #include <cmath>
@@ -9,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <span>
 
+#include "iterators/image/ImageDecoder.h"
+#include "nn/Error.h"
 #include "server/HttpAnswer.h"
 
 namespace samples::server {

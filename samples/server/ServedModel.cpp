@@ -1,9 +1,9 @@
 #include "server/ServedModel.h"
 
-#include <dl4cpp/iterators/ImagePreProcessingScaler.h>
-#include <dl4cpp/nn/Error.h>
 #include <fmt/format.h>
 
+#include "iterators/ImagePreProcessingScaler.h"
+#include "nn/Error.h"
 #include "server/PredictionRequest.h"
 
 namespace samples::server {

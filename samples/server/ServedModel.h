@@ -7,14 +7,13 @@
 // A normalizer saved in the model file (ModelSerializer::writeModel(..., normalizer)) comes with
 // it, and the server applies it to every request's features (in the model's pixel range: see
 // choosePixelRange) before the network, as the training iterator applied it to its batches.
-#include <dl4cpp/iterators/DataNormalization.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-#include <dl4cpp/nn/util/ModelSerializer.h>
-
 #include <filesystem>
 #include <optional>
 #include <string>
 
+#include "iterators/DataNormalization.h"
+#include "nn/multilayer/MultiLayerNetwork.h"
+#include "nn/util/ModelSerializer.h"
 #include "server/PixelRange.h"
 
 namespace samples::server {

@@ -1,15 +1,14 @@
 // dl4cpp_cluster_check SCENARIO: one rank of a check of the MPI transport, started by CTest under
 // mpirun (test/cluster/CMakeLists.txt says which scenario expects what). New scenarios (for
 // example ParallelWrapper across ranks) go into the table below and get a CTest of their own.
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/parallel/cluster/MpiCluster.h>
-
 #include <cstdio>
 #include <exception>
 #include <string_view>
 #include <typeinfo>
 
 #include "Scenarios.h"
+#include "nn/Error.h"
+#include "parallel/cluster/MpiCluster.h"
 
 namespace {
 

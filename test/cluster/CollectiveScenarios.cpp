@@ -1,6 +1,5 @@
 // The scenarios where every rank takes part: the collectives' results on 2 ranks (collectives), and
 // on the one rank of a program started without mpirun (singleton).
-#include <dl4cpp/nn/Error.h>
 #include <fmt/format.h>
 #include <time.h>
 
@@ -9,6 +8,7 @@
 #include <vector>
 
 #include "Scenarios.h"
+#include "nn/Error.h"
 
 namespace dl4cpp::cluster_check {
 

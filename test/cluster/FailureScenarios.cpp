@@ -1,7 +1,6 @@
 // The scenarios where a rank fails: one never joins (timeout), one is killed (killed-rank). What
 // the job must then do is asserted by test/cluster/expect-job-failure.sh, from the ranks' output
 // and mpirun's exit status.
-#include <dl4cpp/nn/Error.h>
 #include <fmt/format.h>
 
 #include <chrono>
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "Scenarios.h"
+#include "nn/Error.h"
 
 namespace dl4cpp::cluster_check {
 

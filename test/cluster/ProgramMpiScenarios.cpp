@@ -1,12 +1,12 @@
 // The scenarios of a program that initialises MPI itself, before asking for the cluster: it must
 // have asked for MPI_THREAD_SERIALIZED, and it finalises MPI itself (dl4cpp then must not).
-#include <dl4cpp/nn/Error.h>
 #include <fmt/format.h>
 #include <mpi.h>
 
 #include <vector>
 
 #include "Scenarios.h"
+#include "nn/Error.h"
 
 namespace dl4cpp::cluster_check {
 

@@ -1,10 +1,10 @@
 #pragma once
 // The scenarios of dl4cpp_cluster_check (ClusterCheck.cpp): each runs on every rank of an MPI job
 // that CTest starts (test/cluster/CMakeLists.txt) and returns the rank's exit status.
-#include <dl4cpp/parallel/cluster/MpiCluster.h>
-
 #include <source_location>
 #include <string_view>
+
+#include "parallel/cluster/MpiCluster.h"
 
 namespace dl4cpp::cluster_check {
 

@@ -2,12 +2,12 @@
 // dropout masks (CounterRandom.h), run on the host and checked against the CPU backend (oneDNN),
 // without a GPU.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/backend/cuda/BatchNormMath.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "cuda/CudaTestUtil.h"
+#include "nn/backend/cuda/BatchNormMath.h"
 
 using namespace dl4cpp;
 using cudatest::checkClose;

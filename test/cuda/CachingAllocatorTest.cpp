@@ -1,6 +1,5 @@
 // The caching allocator's bookkeeping, on a host fake of the raw device memory: these run on every
 // machine (no GPU needed), and are what makes "no cudaMalloc in the steady-state loop" testable.
-#include <dl4cpp/nn/backend/cuda/CachingAllocator.h>
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -9,6 +8,8 @@
 #include <set>
 #include <thread>
 #include <vector>
+
+#include "nn/backend/cuda/CachingAllocator.h"
 
 using dl4cpp::cuda::CachingAllocator;
 

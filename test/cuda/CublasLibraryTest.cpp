@@ -4,10 +4,11 @@
 #include <doctest/doctest.h>
 
 #if DL4CPP_HAVE_CUDA
-#include <dl4cpp/nn/backend/cuda/CublasLibrary.h>
 #include <dlfcn.h>
 
 #include <string>
+
+#include "nn/backend/cuda/CublasLibrary.h"
 
 TEST_SUITE("cuda") {
   TEST_CASE("CublasLibrary: opens cuBLAS once, resolves every function, and they answer") {

@@ -1,7 +1,6 @@
 // Every Backend op on the CUDA backend against the CPU backend (the reference), on the same random
 // inputs, with explicit tolerances: float sums in another order differ by a few ulps per term.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/backend/cuda/CudaMemory.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -9,6 +8,7 @@
 #include <memory>
 
 #include "cuda/CudaTestUtil.h"
+#include "nn/backend/cuda/CudaMemory.h"
 
 using namespace dl4cpp;
 using cudatest::Backends;

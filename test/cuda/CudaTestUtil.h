@@ -4,9 +4,6 @@
 // which prints "skipped: no CUDA device": CTest's SKIP_REGULAR_EXPRESSION (test/CMakeLists.txt)
 // turns that into a reported skip, so a machine without a GPU never counts these as passed.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/backend/Backend.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
-#include <dl4cpp/nn/weights/Random.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -14,6 +11,10 @@
 #include <iostream>
 #include <memory>
 #include <vector>
+
+#include "nn/backend/Backend.h"
+#include "nn/tensor/DeviceContext.h"
+#include "nn/weights/Random.h"
 
 namespace cudatest {
 

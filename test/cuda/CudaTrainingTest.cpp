@@ -2,11 +2,6 @@
 // ParallelWrapper and ParallelInference with GPU replicas, and the cross-device parameter
 // averaging.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/backend/Devices.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
-#include <dl4cpp/parallel/ParallelInference.h>
-#include <dl4cpp/parallel/ParallelWrapper.h>
-#include <dl4cpp/parallel/ParameterAverager.h>
 #include <doctest/doctest.h>
 
 #include <thread>
@@ -14,7 +9,12 @@
 
 #include "LenetConfiguration.h"
 #include "cuda/CudaTestUtil.h"
+#include "nn/backend/Devices.h"
+#include "nn/tensor/DeviceContext.h"
+#include "parallel/ParallelInference.h"
 #include "parallel/ParallelTestUtil.h"
+#include "parallel/ParallelWrapper.h"
+#include "parallel/ParameterAverager.h"
 
 using namespace dl4cpp;
 using cudatest::checkClose;

@@ -2,11 +2,11 @@
 // the CPU backend: activations and their backward passes, softmax, every loss (fused or not) and
 // every updater, without a GPU.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/backend/SoftmaxLines.h>
-#include <dl4cpp/nn/backend/cuda/ElementwiseMath.h>
 #include <doctest/doctest.h>
 
 #include "cuda/CudaTestUtil.h"
+#include "nn/backend/SoftmaxLines.h"
+#include "nn/backend/cuda/ElementwiseMath.h"
 
 using namespace dl4cpp;
 using cudatest::checkClose;

@@ -1,11 +1,12 @@
 // The row-major -> column-major translation of CudaBackend::gemm, checked on the host: a
 // reference GEMM with BLAS's column-major definition, called with columnMajorGemm's arguments,
 // must give the row-major product for every combination of transposes.
-#include <dl4cpp/nn/backend/cuda/GemmTranslation.h>
-#include <dl4cpp/nn/weights/Random.h>
 #include <doctest/doctest.h>
 
 #include <vector>
+
+#include "nn/backend/cuda/GemmTranslation.h"
+#include "nn/weights/Random.h"
 
 namespace {
 

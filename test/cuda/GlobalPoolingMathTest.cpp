@@ -1,10 +1,10 @@
 // The CUDA kernels' global pooling formulas (GlobalPoolingMath.h), run on the host as the kernels
 // run them and checked against the CPU backend, without a GPU.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/backend/cuda/GlobalPoolingMath.h>
 #include <doctest/doctest.h>
 
 #include "cuda/CudaTestUtil.h"
+#include "nn/backend/cuda/GlobalPoolingMath.h"
 
 using namespace dl4cpp;
 using cudatest::checkClose;

@@ -1,10 +1,10 @@
 // The CUDA kernels' local response normalisation formulas (LrnMath.h), run on the host as the
 // kernels run them and checked against the CPU backend, workspace included, without a GPU.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/backend/cuda/LrnMath.h>
 #include <doctest/doctest.h>
 
 #include "cuda/CudaTestUtil.h"
+#include "nn/backend/cuda/LrnMath.h"
 
 using namespace dl4cpp;
 using cudatest::checkClose;

@@ -1,10 +1,10 @@
 // The CUDA kernels' zero-padding index arithmetic (PaddingMath.h), run on the host and checked
 // against the CPU backend, without a GPU.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/backend/cuda/PaddingMath.h>
 #include <doctest/doctest.h>
 
 #include "cuda/CudaTestUtil.h"
+#include "nn/backend/cuda/PaddingMath.h"
 
 using namespace dl4cpp;
 using cudatest::checkClose;

@@ -3,10 +3,10 @@
 // reference GEMM in place of cuBLAS, im2col / col2im must reproduce oneDNN's convolution, and the
 // pooling formulas its pooling, for every geometry the layers produce.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/backend/cuda/WindowIndexing.h>
 #include <doctest/doctest.h>
 
 #include "cuda/CudaTestUtil.h"
+#include "nn/backend/cuda/WindowIndexing.h"
 
 using namespace dl4cpp;
 using cudatest::checkClose;

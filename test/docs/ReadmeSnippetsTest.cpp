@@ -6,7 +6,6 @@
 #include <LenetConfiguration.h>
 #include <TempDir.h>
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/iterators/image/ImageWriter.h>
 #include <doctest/doctest.h>
 #include <iterators/SklearnData.h>
 #include <nn/conf/BatchStatsTestLayer.h>
@@ -18,6 +17,8 @@
 #include <string>
 #include <type_traits>
 #include <vector>
+
+#include "iterators/image/ImageWriter.h"
 
 using namespace dl4cpp;
 using parallel::Checkpoint;

@@ -1,11 +1,12 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/eval/Evaluation.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
+
+#include "nn/Error.h"
+#include "nn/eval/Evaluation.h"
 
 using namespace dl4cpp;
 

@@ -11,8 +11,6 @@
 // The contract under test: only dl4cpp::Error may escape, and what is accepted is whole. Any other
 // exception is rethrown (under libFuzzer: an uncaught exception, a crash); memory errors are the
 // sanitizers' to report.
-#include <dl4cpp/iterators/IdxReader.h>
-#include <dl4cpp/nn/Error.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -23,6 +21,9 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "iterators/IdxReader.h"
+#include "nn/Error.h"
 
 namespace dl4cpp::fuzz {
 

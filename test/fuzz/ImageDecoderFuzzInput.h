@@ -14,8 +14,6 @@
 // asked for, a size within ImageDecoder's limits, exactly channels x height x width samples, each
 // finite and in [0, 255]. Anything else is rethrown as std::logic_error (under libFuzzer: an
 // uncaught exception, a crash); memory errors are the sanitizers' to report.
-#include <dl4cpp/iterators/image/ImageDecoder.h>
-#include <dl4cpp/nn/Error.h>
 #include <zlib.h>
 
 #include <cmath>
@@ -25,6 +23,9 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "iterators/image/ImageDecoder.h"
+#include "nn/Error.h"
 
 namespace dl4cpp::fuzz {
 

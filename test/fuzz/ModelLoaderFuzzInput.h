@@ -12,8 +12,6 @@
 // buffers match its configuration, and a normalizer (when the file has one) that applies to the
 // network's input and maps it (zeros) to finite values. Any other exception is rethrown
 // (under libFuzzer: an uncaught exception, a crash); memory errors are the sanitizers' to report.
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/ModelSerializer.h>
 #include <zlib.h>
 
 #include <cmath>
@@ -24,6 +22,9 @@
 #include <span>
 #include <stdexcept>
 #include <vector>
+
+#include "nn/Error.h"
+#include "nn/util/ModelSerializer.h"
 
 namespace dl4cpp::fuzz {
 

@@ -18,7 +18,6 @@
 // object {"error": "..."} in valid UTF-8 and is the last answer on its connection. A violation is
 // thrown as std::logic_error (under libFuzzer: a crash).
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/ui/UIServer.h>
 #include <fmt/format.h>
 
 #include <atomic>
@@ -33,6 +32,7 @@
 #include <vector>
 
 #include "server/InferenceServer.h"
+#include "ui/UIServer.h"
 #include "ui/http/RawHttp.h"
 
 namespace dl4cpp::fuzz {

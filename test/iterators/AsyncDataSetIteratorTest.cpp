@@ -1,8 +1,4 @@
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/iterators/AsyncDataSetIterator.h>
-#include <dl4cpp/iterators/ListDataSetIterator.h>
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -18,6 +14,11 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "iterators/AsyncDataSetIterator.h"
+#include "iterators/ListDataSetIterator.h"
+#include "nn/Error.h"
+#include "nn/multilayer/MultiLayerNetwork.h"
 
 using namespace dl4cpp;
 using namespace std::chrono_literals;

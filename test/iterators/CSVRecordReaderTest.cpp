@@ -1,5 +1,3 @@
-#include <dl4cpp/iterators/CSVRecordReader.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 #include <zlib.h>
 
@@ -8,6 +6,8 @@
 #include <vector>
 
 #include "TempDir.h"
+#include "iterators/CSVRecordReader.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 

@@ -1,9 +1,5 @@
 // NormalizerStandardize and NormalizerMinMaxScaler on (N, C, H, W) image batches: statistics per
 // channel, checked against values computed by hand; and the checks of what they are given.
-#include <dl4cpp/iterators/ListDataSetIterator.h>
-#include <dl4cpp/iterators/NormalizerMinMaxScaler.h>
-#include <dl4cpp/iterators/NormalizerStandardize.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -11,6 +7,10 @@
 #include <memory>
 #include <vector>
 
+#include "iterators/ListDataSetIterator.h"
+#include "iterators/NormalizerMinMaxScaler.h"
+#include "iterators/NormalizerStandardize.h"
+#include "nn/Error.h"
 #include "parallel/ParallelTestUtil.h"
 
 using namespace dl4cpp;

@@ -1,9 +1,10 @@
-#include <dl4cpp/iterators/DataSet.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <set>
 #include <vector>
+
+#include "iterators/DataSet.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 

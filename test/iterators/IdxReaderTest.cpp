@@ -1,5 +1,3 @@
-#include <dl4cpp/iterators/IdxReader.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -13,6 +11,8 @@
 #include <vector>
 
 #include "iterators/FifoTestUtil.h"
+#include "iterators/IdxReader.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 namespace fs = std::filesystem;

@@ -1,11 +1,12 @@
-#include <dl4cpp/iterators/ImagePreProcessingScaler.h>
-#include <dl4cpp/iterators/ListDataSetIterator.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <limits>
 #include <memory>
 #include <vector>
+
+#include "iterators/ImagePreProcessingScaler.h"
+#include "iterators/ListDataSetIterator.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 

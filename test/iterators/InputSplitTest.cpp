@@ -1,10 +1,6 @@
 // InputSplit::sample and FileSplit's DataVec forms: FileSplit(dir, allowedFormats[, seed]),
 // FileSplit(path, seed).
 #include <TempDir.h>
-#include <dl4cpp/iterators/FileSplit.h>
-#include <dl4cpp/iterators/image/LabeledFileSplit.h>
-#include <dl4cpp/iterators/image/NativeImageLoader.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -13,6 +9,11 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include "iterators/FileSplit.h"
+#include "iterators/image/LabeledFileSplit.h"
+#include "iterators/image/NativeImageLoader.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 namespace fs = std::filesystem;

@@ -1,9 +1,10 @@
-#include <dl4cpp/iterators/ListDataSetIterator.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <vector>
+
+#include "iterators/ListDataSetIterator.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 

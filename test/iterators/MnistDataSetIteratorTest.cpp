@@ -1,6 +1,3 @@
-#include <dl4cpp/iterators/MnistDataSetIterator.h>
-#include <dl4cpp/iterators/NormalizerMinMaxScaler.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -20,6 +17,9 @@
 #include <vector>
 
 #include "iterators/FifoTestUtil.h"
+#include "iterators/MnistDataSetIterator.h"
+#include "iterators/NormalizerMinMaxScaler.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 namespace fs = std::filesystem;

@@ -1,10 +1,3 @@
-#include <dl4cpp/iterators/AsyncDataSetIterator.h>
-#include <dl4cpp/iterators/CSVRecordReader.h>
-#include <dl4cpp/iterators/ListDataSetIterator.h>
-#include <dl4cpp/iterators/NormalizerMinMaxScaler.h>
-#include <dl4cpp/iterators/NormalizerStandardize.h>
-#include <dl4cpp/iterators/RecordReaderDataSetIterator.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -14,6 +7,13 @@
 #include <vector>
 
 #include "TempDir.h"
+#include "iterators/AsyncDataSetIterator.h"
+#include "iterators/CSVRecordReader.h"
+#include "iterators/ListDataSetIterator.h"
+#include "iterators/NormalizerMinMaxScaler.h"
+#include "iterators/NormalizerStandardize.h"
+#include "iterators/RecordReaderDataSetIterator.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 

@@ -1,6 +1,6 @@
-#include <dl4cpp/iterators/RankShardIterator.h>
 #include <doctest/doctest.h>
 
+#include "iterators/RankShardIterator.h"
 #include "parallel/ParallelTestUtil.h"
 
 using namespace dl4cpp;

@@ -1,7 +1,3 @@
-#include <dl4cpp/iterators/AsyncDataSetIterator.h>
-#include <dl4cpp/iterators/CSVRecordReader.h>
-#include <dl4cpp/iterators/RecordReaderDataSetIterator.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -9,6 +5,10 @@
 #include <vector>
 
 #include "TempDir.h"
+#include "iterators/AsyncDataSetIterator.h"
+#include "iterators/CSVRecordReader.h"
+#include "iterators/RecordReaderDataSetIterator.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 

@@ -1,18 +1,18 @@
 // Real tables end to end: the CSV files of Debian's python3-sklearn (SklearnData.h), read as they
 // are. Their first line is skipped and checked against what the reader finds.
-#include <dl4cpp/iterators/CSVRecordReader.h>
-#include <dl4cpp/iterators/RecordReaderDataSetIterator.h>
-#include <dl4cpp/nn/conf/layers/DenseLayer.h>
-#include <dl4cpp/nn/conf/layers/OutputLayer.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-#include <dl4cpp/parallel/ParallelWrapper.h>
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "iterators/CSVRecordReader.h"
+#include "iterators/RecordReaderDataSetIterator.h"
 #include "iterators/SklearnData.h"
+#include "nn/conf/layers/DenseLayer.h"
+#include "nn/conf/layers/OutputLayer.h"
+#include "nn/multilayer/MultiLayerNetwork.h"
+#include "parallel/ParallelWrapper.h"
 
 using namespace dl4cpp;
 using testutil::haveSklearnData;

@@ -1,7 +1,4 @@
 // The HTML report and the charts it shows (StatsCharts): every record drawn, nothing external.
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/listeners/HtmlReport.h>
-#include <dl4cpp/nn/listeners/StatsCharts.h>
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -9,6 +6,9 @@
 #include <sstream>
 
 #include "TempDir.h"
+#include "nn/Error.h"
+#include "nn/listeners/HtmlReport.h"
+#include "nn/listeners/StatsCharts.h"
 
 using namespace dl4cpp;
 

@@ -1,5 +1,3 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/listeners/ProgressListener.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -7,6 +5,9 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "nn/Error.h"
+#include "nn/listeners/ProgressListener.h"
 
 using namespace dl4cpp;
 using std::chrono::milliseconds;

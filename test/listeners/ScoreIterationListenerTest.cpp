@@ -1,8 +1,9 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/listeners/ScoreIterationListener.h>
 #include <doctest/doctest.h>
 
 #include <sstream>
+
+#include "nn/Error.h"
+#include "nn/listeners/ScoreIterationListener.h"
 
 using namespace dl4cpp;
 

@@ -1,6 +1,5 @@
 // StatsListener's records: score, learning rates, throughput, ParallelWrapper's time shares and
 // per-worker throughput, and the update:parameter ratios against a hand computation with SGD.
-#include <dl4cpp/nn/listeners/StatsListener.h>
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -9,6 +8,7 @@
 #include <iterator>
 
 #include "TempDir.h"
+#include "nn/listeners/StatsListener.h"
 #include "parallel/ParallelTestUtil.h"
 
 using namespace dl4cpp;

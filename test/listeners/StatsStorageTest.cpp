@@ -1,10 +1,11 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/listeners/StatsStorage.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <thread>
 #include <vector>
+
+#include "nn/Error.h"
+#include "nn/listeners/StatsStorage.h"
 
 using namespace dl4cpp;
 

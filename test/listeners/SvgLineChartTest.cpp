@@ -1,9 +1,10 @@
-#include <dl4cpp/nn/listeners/SvgLineChart.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <regex>
 #include <string>
+
+#include "nn/listeners/SvgLineChart.h"
 
 using namespace dl4cpp;
 

@@ -1,4 +1,3 @@
-#include <dl4cpp/nn/util/AtomicFile.h>
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "TempDir.h"
+#include "nn/util/AtomicFile.h"
 #include "parallel/ParallelTestUtil.h"
 
 using namespace dl4cpp;

@@ -1,12 +1,12 @@
 #pragma once
 // Runs the ranks of an InProcessCluster on threads of the test, as the processes of an MPI job
 // would run, and keeps what each rank threw.
-#include <dl4cpp/parallel/cluster/InProcessCluster.h>
-
 #include <exception>
 #include <functional>
 #include <thread>
 #include <vector>
+
+#include "parallel/cluster/InProcessCluster.h"
 
 namespace testutil {
 

@@ -1,8 +1,9 @@
-#include <dl4cpp/parallel/CpuAffinity.h>
 #include <doctest/doctest.h>
 #include <sched.h>
 
 #include <thread>
+
+#include "parallel/CpuAffinity.h"
 
 using namespace dl4cpp::parallel;
 

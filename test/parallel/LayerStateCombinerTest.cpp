@@ -1,13 +1,13 @@
 // Layer state across replicas: each segment combined by its rule, checked against statistics
 // computed by hand, directly and through ParallelWrapper.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/parallel/LayerStateCombiner.h>
 #include <doctest/doctest.h>
 
 #include <vector>
 
 #include "../nn/conf/BatchStatsTestLayer.h"
 #include "ParallelTestUtil.h"
+#include "parallel/LayerStateCombiner.h"
 
 using namespace dl4cpp;
 using namespace dl4cpp::parallel;

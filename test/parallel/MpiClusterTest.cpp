@@ -1,7 +1,4 @@
 #include <dl4cpp/config.h>
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/parallel/cluster/CountChunks.h>
-#include <dl4cpp/parallel/cluster/MpiCluster.h>
 #include <doctest/doctest.h>
 
 #include <climits>
@@ -9,6 +6,10 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "nn/Error.h"
+#include "parallel/cluster/CountChunks.h"
+#include "parallel/cluster/MpiCluster.h"
 
 using namespace dl4cpp;
 using namespace dl4cpp::parallel;

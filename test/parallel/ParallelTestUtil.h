@@ -2,8 +2,6 @@
 // Helpers for the parallel tests: small networks, deterministic data, and a bound on how long a
 // test body may take (a hang becomes a failure, never a stuck CI).
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
-#include <dl4cpp/nn/weights/Random.h>
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -11,6 +9,9 @@
 #include <future>
 #include <random>
 #include <vector>
+
+#include "nn/tensor/DeviceContext.h"
+#include "nn/weights/Random.h"
 
 namespace testutil {
 

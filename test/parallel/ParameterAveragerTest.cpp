@@ -1,9 +1,10 @@
-#include <dl4cpp/parallel/ParameterAverager.h>
-#include <dl4cpp/parallel/WorkerPool.h>
 #include <doctest/doctest.h>
 
 #include <atomic>
 #include <stdexcept>
+
+#include "parallel/ParameterAverager.h"
+#include "parallel/WorkerPool.h"
 
 using namespace dl4cpp;
 using namespace dl4cpp::parallel;

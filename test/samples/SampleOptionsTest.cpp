@@ -1,5 +1,4 @@
 // The samples' command line: output paths are checked when it is parsed, before any work.
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
@@ -9,6 +8,7 @@
 
 #include "SampleSupport.h"
 #include "TempDir.h"
+#include "nn/Error.h"
 
 namespace {
 

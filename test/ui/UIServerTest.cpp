@@ -1,9 +1,6 @@
 // The training page's server: its routes, live data, shutdown with a connection open, bad ports,
 // and hostile clients (bodies of any size, idle, trickling and flooding connections) while
 // training runs.
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/ui/StatsJson.h>
-#include <dl4cpp/ui/UIServer.h>
 #include <doctest/doctest.h>
 #include <httplib.h>
 #include <sys/resource.h>
@@ -18,7 +15,10 @@
 #include <thread>
 
 #include "TempDir.h"
+#include "nn/Error.h"
 #include "parallel/ParallelTestUtil.h"
+#include "ui/StatsJson.h"
+#include "ui/UIServer.h"
 #include "ui/http/RawHttpChecks.h"
 
 using namespace dl4cpp;

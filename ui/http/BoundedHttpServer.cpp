@@ -1,13 +1,15 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/ui/http/BoundedHttpServer.h>
-#include <dl4cpp/ui/http/RequestStream.h>
-#include <dl4cpp/ui/http/Sockets.h>
+#include "ui/http/BoundedHttpServer.h"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <utility>
+
+#include "nn/Error.h"
+#include "ui/http/RequestStream.h"
+#include "ui/http/Sockets.h"
 
 namespace dl4cpp::http {
 namespace {

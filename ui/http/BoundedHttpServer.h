@@ -16,13 +16,14 @@
 // refusing a request in the pre-routing handler keeps its body from being read at all.
 //
 // Internal to dl4cpp_ui: not installed, so the installed headers do not reach httplib.h.
-#include <dl4cpp/ui/ServerLimits.h>
-#include <dl4cpp/ui/http/ConnectionPoller.h>
 #include <httplib.h>
 
 #include <atomic>
 #include <memory>
 #include <string>
+
+#include "ui/ServerLimits.h"
+#include "ui/http/ConnectionPoller.h"
 
 namespace dl4cpp::http {
 

@@ -1,5 +1,6 @@
+#include "ui/http/Connection.h"
+
 #include <arpa/inet.h>
-#include <dl4cpp/ui/http/Connection.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>

@@ -4,7 +4,6 @@
 // it at a time: the ConnectionPoller, which accepts it and waits for a request head, then an HTTP
 // thread while the request is answered, then the poller again (keep-alive). Destroying it closes
 // the socket.
-#include <dl4cpp/ui/http/RequestHead.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -12,6 +11,8 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+
+#include "ui/http/RequestHead.h"
 
 namespace dl4cpp::http {
 

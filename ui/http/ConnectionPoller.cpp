@@ -1,6 +1,5 @@
-#include <dl4cpp/ui/http/ConnectionPoller.h>
-#include <dl4cpp/ui/http/ErrorAnswer.h>
-#include <dl4cpp/ui/http/Sockets.h>
+#include "ui/http/ConnectionPoller.h"
+
 #include <fmt/format.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -13,6 +12,9 @@
 #include <cerrno>
 #include <stdexcept>
 #include <thread>
+
+#include "ui/http/ErrorAnswer.h"
+#include "ui/http/Sockets.h"
 
 namespace dl4cpp::http {
 namespace {

@@ -13,8 +13,6 @@
 //     maxLingerBytes).
 // When accept() fails for want of file descriptors or memory, accepting pauses for a moment
 // instead of retrying at once: the connections wait in the listening socket's backlog.
-#include <dl4cpp/ui/ServerLimits.h>
-#include <dl4cpp/ui/http/Connection.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -24,6 +22,9 @@
 #include <mutex>
 #include <string_view>
 #include <vector>
+
+#include "ui/ServerLimits.h"
+#include "ui/http/Connection.h"
 
 namespace dl4cpp::http {
 

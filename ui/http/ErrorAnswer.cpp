@@ -1,4 +1,5 @@
-#include <dl4cpp/ui/http/ErrorAnswer.h>
+#include "ui/http/ErrorAnswer.h"
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>

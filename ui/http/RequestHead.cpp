@@ -1,4 +1,4 @@
-#include <dl4cpp/ui/http/RequestHead.h>
+#include "ui/http/RequestHead.h"
 
 #include <algorithm>
 #include <cctype>

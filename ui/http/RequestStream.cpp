@@ -1,6 +1,5 @@
-#include <dl4cpp/ui/http/ErrorAnswer.h>
-#include <dl4cpp/ui/http/RequestStream.h>
-#include <dl4cpp/ui/http/Sockets.h>
+#include "ui/http/RequestStream.h"
+
 #include <fmt/format.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -8,6 +7,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+
+#include "ui/http/ErrorAnswer.h"
+#include "ui/http/Sockets.h"
 
 namespace dl4cpp::http {
 namespace {

@@ -10,11 +10,12 @@
 //
 // Writes wait for the socket at most writeTimeout per answer. The stream also notes whether the
 // answer announced "Connection: close": the connection is kept only when the answer said so.
-#include <dl4cpp/ui/ServerLimits.h>
-#include <dl4cpp/ui/http/Connection.h>
 #include <httplib.h>
 
 #include <optional>
+
+#include "ui/ServerLimits.h"
+#include "ui/http/Connection.h"
 
 namespace dl4cpp::http {
 

@@ -1,4 +1,5 @@
-#include <dl4cpp/ui/http/Sockets.h>
+#include "ui/http/Sockets.h"
+
 #include <sys/eventfd.h>
 #include <unistd.h>
 

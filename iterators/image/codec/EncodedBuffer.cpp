@@ -1,10 +1,12 @@
-#include <dl4cpp/iterators/image/codec/EncodedBuffer.h>
-#include <dl4cpp/nn/Error.h>
+#include "iterators/image/codec/EncodedBuffer.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <new>
+
+#include "nn/Error.h"
 
 namespace dl4cpp::codec {
 

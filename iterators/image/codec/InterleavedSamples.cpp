@@ -1,7 +1,5 @@
-#include <dl4cpp/iterators/image/ImageDecoder.h>
-#include <dl4cpp/iterators/image/ImageShape.h>
-#include <dl4cpp/iterators/image/codec/InterleavedSamples.h>
-#include <dl4cpp/nn/Error.h>
+#include "iterators/image/codec/InterleavedSamples.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +7,10 @@
 #include <cmath>
 #include <new>
 #include <vector>
+
+#include "iterators/image/ImageDecoder.h"
+#include "iterators/image/ImageShape.h"
+#include "nn/Error.h"
 
 namespace dl4cpp::codec {
 

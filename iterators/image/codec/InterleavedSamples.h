@@ -4,12 +4,12 @@
 // 8-bit, or 16-bit in big-endian byte order (PNG's). toImage applies ImageDecoder's channel rules,
 // fromImage ImageWriter's rounding.
 // Internal to the codecs (iterators/image/codec is not installed).
-#include <dl4cpp/iterators/image/Image.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string_view>
+
+#include "iterators/image/Image.h"
 
 namespace dl4cpp::codec {
 

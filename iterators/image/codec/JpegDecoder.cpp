@@ -1,8 +1,10 @@
-#include <dl4cpp/iterators/image/codec/JpegDecoder.h>
-#include <dl4cpp/iterators/image/codec/JpegErrors.h>
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/QuoteForMessage.h>
+#include "iterators/image/codec/JpegDecoder.h"
+
 #include <fmt/format.h>
+
+#include "iterators/image/codec/JpegErrors.h"
+#include "nn/Error.h"
+#include "nn/util/QuoteForMessage.h"
 
 namespace dl4cpp::codec {
 

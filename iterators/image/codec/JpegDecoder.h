@@ -5,12 +5,12 @@
 // DCT scale that gives at least the hinted size. readJpegHeader: the size its header states (the
 // file's, not a scaled one), without decoding the image. Errors as ImageDecoder.h says, naming
 // `name`.
-#include <dl4cpp/iterators/image/ImageDecoder.h>
-#include <dl4cpp/iterators/image/codec/InterleavedSamples.h>
-
 #include <cstddef>
 #include <span>
 #include <string_view>
+
+#include "iterators/image/ImageDecoder.h"
+#include "iterators/image/codec/InterleavedSamples.h"
 
 namespace dl4cpp::codec {
 

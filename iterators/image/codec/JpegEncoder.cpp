@@ -1,8 +1,10 @@
-#include <dl4cpp/iterators/image/codec/EncodedBuffer.h>
-#include <dl4cpp/iterators/image/codec/JpegEncoder.h>
-#include <dl4cpp/iterators/image/codec/JpegErrors.h>
-#include <dl4cpp/nn/Error.h>
+#include "iterators/image/codec/JpegEncoder.h"
+
 #include <fmt/format.h>
+
+#include "iterators/image/codec/EncodedBuffer.h"
+#include "iterators/image/codec/JpegErrors.h"
+#include "nn/Error.h"
 
 namespace dl4cpp::codec {
 

@@ -3,11 +3,11 @@
 // JPEG file at `quality` (1 to 100), with libjpeg's defaults (YCbCr, chroma halved both ways).
 // AllocationError when memory runs out, ConfigError with libjpeg's reason when it refuses the
 // image; `what` names it in the message.
-#include <dl4cpp/iterators/image/codec/InterleavedSamples.h>
-
 #include <cstddef>
 #include <string_view>
 #include <vector>
+
+#include "iterators/image/codec/InterleavedSamples.h"
 
 namespace dl4cpp::codec {
 

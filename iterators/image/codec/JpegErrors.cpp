@@ -1,4 +1,5 @@
-#include <dl4cpp/iterators/image/codec/JpegErrors.h>
+#include "iterators/image/codec/JpegErrors.h"
+
 #include <jerror.h>
 
 namespace dl4cpp::codec {

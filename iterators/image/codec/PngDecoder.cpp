@@ -1,12 +1,14 @@
-#include <dl4cpp/iterators/image/codec/PngDecoder.h>
-#include <dl4cpp/iterators/image/codec/PngErrors.h>
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/QuoteForMessage.h>
+#include "iterators/image/codec/PngDecoder.h"
+
 #include <fmt/format.h>
 
 #include <cstring>
 #include <new>
 #include <vector>
+
+#include "iterators/image/codec/PngErrors.h"
+#include "nn/Error.h"
+#include "nn/util/QuoteForMessage.h"
 
 namespace dl4cpp::codec {
 

@@ -3,12 +3,12 @@
 // bits widened to 8, tRNS transparency turned into an alpha channel, Adam7 interlacing undone; 8
 // and 16 bits kept. readPngHeader: the size its header states, without decoding the image. Errors
 // as ImageDecoder.h says, naming `name`.
-#include <dl4cpp/iterators/image/ImageDecoder.h>
-#include <dl4cpp/iterators/image/codec/InterleavedSamples.h>
-
 #include <cstddef>
 #include <span>
 #include <string_view>
+
+#include "iterators/image/ImageDecoder.h"
+#include "iterators/image/codec/InterleavedSamples.h"
 
 namespace dl4cpp::codec {
 

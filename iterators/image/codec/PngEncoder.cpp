@@ -1,10 +1,12 @@
-#include <dl4cpp/iterators/image/codec/EncodedBuffer.h>
-#include <dl4cpp/iterators/image/codec/PngEncoder.h>
-#include <dl4cpp/iterators/image/codec/PngErrors.h>
-#include <dl4cpp/nn/Error.h>
+#include "iterators/image/codec/PngEncoder.h"
+
 #include <fmt/format.h>
 
 #include <cstring>
+
+#include "iterators/image/codec/EncodedBuffer.h"
+#include "iterators/image/codec/PngErrors.h"
+#include "nn/Error.h"
 
 namespace dl4cpp::codec {
 

@@ -1,4 +1,4 @@
-#include <dl4cpp/iterators/image/codec/PngErrors.h>
+#include "iterators/image/codec/PngErrors.h"
 
 #include <cstdio>
 

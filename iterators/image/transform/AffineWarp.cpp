@@ -1,4 +1,4 @@
-#include <dl4cpp/iterators/image/transform/AffineWarp.h>
+#include "iterators/image/transform/AffineWarp.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 // scale) samples through, as DataVec's transforms all go through OpenCV's warpAffine/resize.
 // Coordinates are pixel centres: pixel (x, y) sits at the point (x, y), so the image's centre is
 // ((width - 1) / 2, (height - 1) / 2) and a flip or a quarter turn maps the pixel grid onto itself.
-#include <dl4cpp/iterators/image/Image.h>
+#include "iterators/image/Image.h"
 
 namespace dl4cpp {
 

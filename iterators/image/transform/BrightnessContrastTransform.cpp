@@ -1,9 +1,10 @@
-#include <dl4cpp/iterators/image/transform/BrightnessContrastTransform.h>
-#include <dl4cpp/iterators/image/transform/ImageTransformChecks.h>
+#include "iterators/image/transform/BrightnessContrastTransform.h"
 
 #include <cstddef>
 #include <numeric>
 #include <vector>
+
+#include "iterators/image/transform/ImageTransformChecks.h"
 
 namespace dl4cpp {
 

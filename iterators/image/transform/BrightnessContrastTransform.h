@@ -8,8 +8,8 @@
 // grey pixel grey, and a dark image is not pushed towards mid-grey as a fixed 127.5 would. c = 1,
 // b = 0 leaves every sample exactly as it was. Every transform() draws exactly two values (b,
 // then c).
-#include <dl4cpp/iterators/image/ImageTransform.h>
-#include <dl4cpp/iterators/image/transform/UniformRange.h>
+#include "iterators/image/ImageTransform.h"
+#include "iterators/image/transform/UniformRange.h"
 
 namespace dl4cpp {
 

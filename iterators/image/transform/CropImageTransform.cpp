@@ -1,8 +1,9 @@
-#include <dl4cpp/iterators/image/transform/CropImageTransform.h>
-#include <dl4cpp/iterators/image/transform/CropRegion.h>
-#include <dl4cpp/iterators/image/transform/ImageTransformChecks.h>
+#include "iterators/image/transform/CropImageTransform.h"
 
 #include <algorithm>
+
+#include "iterators/image/transform/CropRegion.h"
+#include "iterators/image/transform/ImageTransformChecks.h"
 
 namespace dl4cpp {
 

@@ -5,7 +5,7 @@
 // the top-left corner stays inside the image and at least one row and one column remain, so any
 // image has a result; the margins are maxima, not a size the result must have (for that, see
 // RandomCropTransform).
-#include <dl4cpp/iterators/image/ImageTransform.h>
+#include "iterators/image/ImageTransform.h"
 
 namespace dl4cpp {
 

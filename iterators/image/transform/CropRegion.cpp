@@ -1,4 +1,4 @@
-#include <dl4cpp/iterators/image/transform/CropRegion.h>
+#include "iterators/image/transform/CropRegion.h"
 
 #include <algorithm>
 #include <cstddef>

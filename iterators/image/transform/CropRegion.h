@@ -1,6 +1,6 @@
 #pragma once
 // The sub-image both crop transforms cut out.
-#include <dl4cpp/iterators/image/Image.h>
+#include "iterators/image/Image.h"
 
 namespace dl4cpp {
 

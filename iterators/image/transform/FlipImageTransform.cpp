@@ -1,7 +1,8 @@
-#include <dl4cpp/iterators/image/transform/FlipImageTransform.h>
-#include <dl4cpp/iterators/image/transform/ImageTransformChecks.h>
+#include "iterators/image/transform/FlipImageTransform.h"
 
 #include <algorithm>
+
+#include "iterators/image/transform/ImageTransformChecks.h"
 
 namespace dl4cpp {
 

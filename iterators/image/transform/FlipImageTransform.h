@@ -12,10 +12,10 @@
 // flips the same, whatever decodes them. An int is refused at compile time (the deleted
 // constructor): DataVec's FlipImageTransform(int flipMode) is FlipImageTransform(FlipMode::...)
 // here, and a mode must not silently become a seed.
-#include <dl4cpp/iterators/image/ImageTransform.h>
-
 #include <cstdint>
 #include <optional>
+
+#include "iterators/image/ImageTransform.h"
 
 namespace dl4cpp {
 

@@ -1,9 +1,11 @@
-#include <dl4cpp/iterators/image/transform/ImageTransformChecks.h>
-#include <dl4cpp/nn/Error.h>
+#include "iterators/image/transform/ImageTransformChecks.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
 #include <cstddef>
+
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

@@ -1,9 +1,9 @@
 #pragma once
 // The checks the image transforms share: their parameters when constructed (ConfigError naming
 // the transform and the parameter) and the image they are handed (DataMismatchError).
-#include <dl4cpp/iterators/image/Image.h>
-
 #include <string_view>
+
+#include "iterators/image/Image.h"
 
 namespace dl4cpp {
 

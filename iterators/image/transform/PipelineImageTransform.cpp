@@ -1,10 +1,12 @@
-#include <dl4cpp/iterators/image/transform/PipelineImageTransform.h>
-#include <dl4cpp/nn/Error.h>
+#include "iterators/image/transform/PipelineImageTransform.h"
+
 #include <fmt/format.h>
 
 #include <cstdint>
 #include <numeric>
 #include <utility>
+
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

@@ -12,10 +12,10 @@
 // step's draws as they were (an example keeps its rotation angle when flip's probability
 // changes), and the result of each step is reproducible on its own. Shared draws would tie them
 // all together: one step more or less would change every later step's parameters.
-#include <dl4cpp/iterators/image/ImageTransform.h>
-
 #include <memory>
 #include <vector>
+
+#include "iterators/image/ImageTransform.h"
 
 namespace dl4cpp {
 

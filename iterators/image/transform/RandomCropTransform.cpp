@@ -1,8 +1,10 @@
-#include <dl4cpp/iterators/image/transform/CropRegion.h>
-#include <dl4cpp/iterators/image/transform/ImageTransformChecks.h>
-#include <dl4cpp/iterators/image/transform/RandomCropTransform.h>
-#include <dl4cpp/nn/Error.h>
+#include "iterators/image/transform/RandomCropTransform.h"
+
 #include <fmt/format.h>
+
+#include "iterators/image/transform/CropRegion.h"
+#include "iterators/image/transform/ImageTransformChecks.h"
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

@@ -4,7 +4,7 @@
 // window is a DataMismatchError naming both sizes (DataVec throws too): a fixed-size crop cannot
 // be made from it, and padding or a smaller result would hide that the data is not what the
 // pipeline was built for. Put a resize before it, or use CropImageTransform, for mixed sizes.
-#include <dl4cpp/iterators/image/ImageTransform.h>
+#include "iterators/image/ImageTransform.h"
 
 namespace dl4cpp {
 

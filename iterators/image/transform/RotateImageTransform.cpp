@@ -1,6 +1,7 @@
-#include <dl4cpp/iterators/image/transform/AffineWarp.h>
-#include <dl4cpp/iterators/image/transform/ImageTransformChecks.h>
-#include <dl4cpp/iterators/image/transform/RotateImageTransform.h>
+#include "iterators/image/transform/RotateImageTransform.h"
+
+#include "iterators/image/transform/AffineWarp.h"
+#include "iterators/image/transform/ImageTransformChecks.h"
 
 namespace dl4cpp {
 

@@ -11,8 +11,8 @@
 //
 // Every transform() draws exactly four values (centre y, centre x, angle, scale), also for fixed
 // ranges.
-#include <dl4cpp/iterators/image/ImageTransform.h>
-#include <dl4cpp/iterators/image/transform/UniformRange.h>
+#include "iterators/image/ImageTransform.h"
+#include "iterators/image/transform/UniformRange.h"
 
 namespace dl4cpp {
 

@@ -1,9 +1,10 @@
-#include <dl4cpp/iterators/image/transform/AffineWarp.h>
-#include <dl4cpp/iterators/image/transform/ImageTransformChecks.h>
-#include <dl4cpp/iterators/image/transform/ScaleImageTransform.h>
+#include "iterators/image/transform/ScaleImageTransform.h"
 
 #include <algorithm>
 #include <cmath>
+
+#include "iterators/image/transform/AffineWarp.h"
+#include "iterators/image/transform/ImageTransformChecks.h"
 
 namespace dl4cpp {
 

@@ -10,7 +10,7 @@
 // scale: RotateImageTransform({0, 0}, {0.8, 1.25}).
 //
 // Every transform() draws exactly two values (height, then width).
-#include <dl4cpp/iterators/image/ImageTransform.h>
+#include "iterators/image/ImageTransform.h"
 
 namespace dl4cpp {
 

@@ -4,8 +4,8 @@
 // (dx, dy) pixels, positive to the right and down, the output the input's size, the uncovered
 // border 0 and fractional shifts sampled bilinearly (the warp RotateImageTransform uses). An
 // integer shift moves samples exactly. Every transform() draws exactly two values (dx, then dy).
-#include <dl4cpp/iterators/image/ImageTransform.h>
-#include <dl4cpp/iterators/image/transform/UniformRange.h>
+#include "iterators/image/ImageTransform.h"
+#include "iterators/image/transform/UniformRange.h"
 
 namespace dl4cpp {
 

@@ -1,9 +1,11 @@
-#include <dl4cpp/iterators/image/transform/ImageTransformChecks.h>
-#include <dl4cpp/iterators/image/transform/UniformRange.h>
-#include <dl4cpp/nn/Error.h>
+#include "iterators/image/transform/UniformRange.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
+
+#include "iterators/image/transform/ImageTransformChecks.h"
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

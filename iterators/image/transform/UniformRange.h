@@ -3,9 +3,9 @@
 // as MATLAB's imageDataAugmenter takes its ranges (RandRotation = [-15 15], RandScale =
 // [0.9 1.1]). min == max is a fixed value, drawn exactly: the way to ask for a deterministic
 // transform (a 90 degree rotation, a 2-pixel shift).
-#include <dl4cpp/iterators/image/ExampleRandom.h>
-
 #include <string_view>
+
+#include "iterators/image/ExampleRandom.h"
 
 namespace dl4cpp {
 

@@ -1,12 +1,13 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/SoftmaxLines.h>
-#include <dl4cpp/nn/backend/cpu/Activations.h>
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-#include <dl4cpp/nn/conf/Enums.h>
+#include "nn/backend/cpu/Activations.h"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
+
+#include "nn/Error.h"
+#include "nn/backend/SoftmaxLines.h"
+#include "nn/backend/cpu/ParallelFor.h"
+#include "nn/conf/Enums.h"
 
 namespace dl4cpp::cpu {
 

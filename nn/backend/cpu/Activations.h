@@ -7,10 +7,10 @@
 // Results do not depend on the thread count: every element (every softmax line) is computed by one
 // thread in a fixed order. The activations that need exp or tanh stay on oneDNN (CpuBackend.cpp):
 // they need vectorised transcendentals, which GCC gives plain loops only under -ffast-math.
-#include <dl4cpp/nn/backend/OpTypes.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <cstdint>
+
+#include "nn/backend/OpTypes.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::cpu {
 

@@ -2,10 +2,10 @@
 // Sizes in whole cache lines, and copies of image rows that start on a cache line and are a whole
 // number of lines long, for kernels whose vector loads run along rows at every offset and must not
 // straddle two lines (DirectConvolution.cpp's weight gradient at avx2).
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-
 #include <algorithm>
 #include <cstdint>
+
+#include "nn/backend/cpu/ParallelFor.h"
 
 namespace dl4cpp::cpu {
 

@@ -1,8 +1,9 @@
-#include <dl4cpp/nn/backend/OpFlops.h>
-#include <dl4cpp/nn/backend/cpu/ConvolutionActivationStep.h>
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/backend/cpu/PlannedConvolution.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
+#include "nn/backend/cpu/ConvolutionActivationStep.h"
+
+#include "nn/backend/OpFlops.h"
+#include "nn/backend/cpu/CpuBackend.h"
+#include "nn/backend/cpu/PlannedConvolution.h"
+#include "nn/tensor/DeviceContext.h"
 
 namespace dl4cpp::cpu {
 

@@ -7,10 +7,10 @@
 // inside the weight gradient where that is image by image (im2col + sgemm); otherwise the step
 // runs the layer's ops in turn. Ops are charged to the convolution's layer, as a profile of the
 // layer run by itself would charge them; results are the same bits.
-#include <dl4cpp/nn/backend/LayerPlan.h>
-
 #include <memory>
 #include <vector>
+
+#include "nn/backend/LayerPlan.h"
 
 namespace dl4cpp::cpu {
 

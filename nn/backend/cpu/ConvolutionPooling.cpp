@@ -1,10 +1,11 @@
-#include <dl4cpp/nn/backend/cpu/AlignedRows.h>
-#include <dl4cpp/nn/backend/cpu/ConvolutionPooling.h>
-#include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
-#include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
-#include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
-#include <dl4cpp/nn/backend/cpu/MaxPooling.h>
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
+#include "nn/backend/cpu/ConvolutionPooling.h"
+
+#include "nn/backend/cpu/AlignedRows.h"
+#include "nn/backend/cpu/DirectConvolution.h"
+#include "nn/backend/cpu/DirectWeightGradient.h"
+#include "nn/backend/cpu/Im2colConvolution.h"
+#include "nn/backend/cpu/MaxPooling.h"
+#include "nn/backend/cpu/ParallelFor.h"
 
 namespace dl4cpp::cpu {
 

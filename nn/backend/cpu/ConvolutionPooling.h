@@ -12,11 +12,11 @@
 // scatters one image's pooled gradient into the buffer and takes that image's weight gradient from
 // it. Each image runs the same kernels in the same order as the unfused ops, so results are equal
 // bit for bit (tests check it) and do not depend on the thread count.
-#include <dl4cpp/nn/backend/OpTypes.h>
-#include <dl4cpp/nn/backend/cpu/Activations.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <cstdint>
+
+#include "nn/backend/OpTypes.h"
+#include "nn/backend/cpu/Activations.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::cpu {
 

@@ -14,10 +14,10 @@
 // output gradient is needed anyway, and the step runs the layers' ops in turn. Ops are charged to
 // the layers they belong to, the fused kernels to the convolution (with its FLOPs), as a profile
 // of the layers run one by one would charge them.
-#include <dl4cpp/nn/backend/LayerPlan.h>
-
 #include <memory>
 #include <vector>
+
+#include "nn/backend/LayerPlan.h"
 
 namespace dl4cpp::cpu {
 

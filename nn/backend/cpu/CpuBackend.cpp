@@ -1,23 +1,25 @@
-#include <dl4cpp/nn/backend/cpu/Activations.h>
-#include <dl4cpp/nn/backend/cpu/ConvolutionActivationStep.h>
-#include <dl4cpp/nn/backend/cpu/ConvolutionPooling.h>
-#include <dl4cpp/nn/backend/cpu/ConvolutionPoolingStep.h>
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/backend/cpu/CpuBatchNorm.h>
-#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
-#include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
-#include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
-#include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
-#include <dl4cpp/nn/backend/cpu/InnerProduct.h>
-#include <dl4cpp/nn/backend/cpu/MaxPooling.h>
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-#include <dl4cpp/nn/backend/cpu/WinogradConvolution.h>
+#include "nn/backend/cpu/CpuBackend.h"
+
 #include <omp.h>
 
 #include <algorithm>
 #include <bit>
 #include <string>
 #include <string_view>
+
+#include "nn/backend/cpu/Activations.h"
+#include "nn/backend/cpu/ConvolutionActivationStep.h"
+#include "nn/backend/cpu/ConvolutionPooling.h"
+#include "nn/backend/cpu/ConvolutionPoolingStep.h"
+#include "nn/backend/cpu/CpuBatchNorm.h"
+#include "nn/backend/cpu/CpuIsa.h"
+#include "nn/backend/cpu/DirectConvolution.h"
+#include "nn/backend/cpu/DirectWeightGradient.h"
+#include "nn/backend/cpu/Im2colConvolution.h"
+#include "nn/backend/cpu/InnerProduct.h"
+#include "nn/backend/cpu/MaxPooling.h"
+#include "nn/backend/cpu/ParallelFor.h"
+#include "nn/backend/cpu/WinogradConvolution.h"
 
 namespace dl4cpp::cpu {
 

@@ -10,11 +10,11 @@
 // primitives cached per shape: other convolutions (channels-last or oneDNN's blocked layout by
 // input channel count, see CpuBackend.cpp, reordering at their boundary into scratch_, which only
 // lives during one call), AVG pooling and the activations that need exp or tanh.
-#include <dl4cpp/nn/backend/Backend.h>
-#include <dl4cpp/nn/backend/cpu/Activations.h>
-#include <dl4cpp/nn/backend/cpu/PrimitiveCache.h>
-
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include "nn/backend/Backend.h"
+#include "nn/backend/cpu/Activations.h"
+#include "nn/backend/cpu/PrimitiveCache.h"
 
 namespace dl4cpp::cpu {
 

@@ -1,7 +1,8 @@
-#include <dl4cpp/nn/backend/cpu/CpuBatchNorm.h>
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
+#include "nn/backend/cpu/CpuBatchNorm.h"
 
 #include <cmath>
+
+#include "nn/backend/cpu/ParallelFor.h"
 
 namespace dl4cpp::cpu {
 

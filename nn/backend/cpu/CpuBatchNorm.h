@@ -5,7 +5,7 @@
 // (ncsp_bnorm) is slower than these loops on the sample's network (`bench_lenet_breakdown --network
 // batchnorm`); its fast kernels need the blocked layout, whose reorders would cost more than they
 // save.
-#include <dl4cpp/nn/tensor/Tensor.h>
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::cpu {
 

@@ -1,10 +1,10 @@
 // The CPU backend's ops that only move data: copies and zero padding (and its reverse, the crop of
 // the gradient), row by row with memcpy, planes or ranges split across the OpenMP threads.
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-
 #include <algorithm>
 #include <cstring>
+
+#include "nn/backend/cpu/CpuBackend.h"
+#include "nn/backend/cpu/ParallelFor.h"
 
 namespace dl4cpp::cpu {
 

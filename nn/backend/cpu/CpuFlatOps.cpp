@@ -2,12 +2,12 @@
 // running averages and the reductions and scalings of flat buffers (the updater steps are in
 // CpuUpdaters.cpp). Plain loops the compiler vectorises, split across the context's OpenMP threads
 // (ParallelFor.h: no parallel region on one thread).
-#include <dl4cpp/nn/backend/CounterRandom.h>
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-
 #include <algorithm>
 #include <cmath>
+
+#include "nn/backend/CounterRandom.h"
+#include "nn/backend/cpu/CpuBackend.h"
+#include "nn/backend/cpu/ParallelFor.h"
 
 namespace dl4cpp::cpu {
 

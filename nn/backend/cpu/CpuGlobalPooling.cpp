@@ -3,12 +3,12 @@
 // (it reorders the plain layout into its blocked one inside every call) and no faster backward,
 // and its reduction primitive is slower for SUM and, a reference kernel for the p-norm, far slower
 // for PNORM.
-#include <dl4cpp/nn/backend/IntegerPower.h>
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-
 #include <algorithm>
 #include <cmath>
+
+#include "nn/backend/IntegerPower.h"
+#include "nn/backend/cpu/CpuBackend.h"
+#include "nn/backend/cpu/ParallelFor.h"
 
 namespace dl4cpp::cpu {
 

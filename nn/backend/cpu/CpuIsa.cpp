@@ -1,5 +1,5 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
+#include "nn/backend/cpu/CpuIsa.h"
+
 #include <fmt/format.h>
 #include <oneapi/dnnl/dnnl.h>
 
@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

@@ -11,11 +11,11 @@
 //   dx_c = dy_c * scale_c - 2 alpha beta x_c * sum over the window of c of (x_j dy_j scale_j / u_j)
 // (y_j = x_j scale_j: d y_j / d x_c = scale_j [j = c] - 2 alpha beta x_j x_c scale_j / u_j).
 // DL4J's own backward pass divides that sum by u_c instead of each u_j, an approximation.
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-
 #include <algorithm>
 #include <cmath>
+
+#include "nn/backend/cpu/CpuBackend.h"
+#include "nn/backend/cpu/ParallelFor.h"
 
 namespace dl4cpp::cpu {
 

@@ -4,10 +4,10 @@
 // Every constant that depends only on the hyperparameters and the iteration is formed once, in
 // double (1.0f - 0.999f is off by 1.3e-5 relative; the step sizes by OpTypes.h's functions, as
 // the CUDA backend forms them), and rounded to float.
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-
 #include <cmath>
+
+#include "nn/backend/cpu/CpuBackend.h"
+#include "nn/backend/cpu/ParallelFor.h"
 
 namespace dl4cpp::cpu {
 

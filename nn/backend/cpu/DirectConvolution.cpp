@@ -1,22 +1,22 @@
 // Highway compiles this file once per x86 level (HighwayTargets.h): the kernels below are written
 // once, for vectors of kLanes floats (16 at avx512, 8 at avx2), with register blocks sized to each
 // level's register file.
-#include <dl4cpp/nn/backend/cpu/HighwayTargets.h>
+#include "nn/backend/cpu/HighwayTargets.h"
 
 #ifdef DL4CPP_X86_KERNELS
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "dl4cpp/nn/backend/cpu/DirectConvolution.cpp"
+#define HWY_TARGET_INCLUDE "nn/backend/cpu/DirectConvolution.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 #endif
 
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/cpu/AlignedRows.h>
-#include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
-#include <dl4cpp/nn/backend/cpu/KernelTable.h>
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-
 #include <algorithm>
+
+#include "nn/Error.h"
+#include "nn/backend/cpu/AlignedRows.h"
+#include "nn/backend/cpu/DirectConvolution.h"
+#include "nn/backend/cpu/KernelTable.h"
+#include "nn/backend/cpu/ParallelFor.h"
 
 #ifdef DL4CPP_X86_KERNELS
 HWY_BEFORE_NAMESPACE();

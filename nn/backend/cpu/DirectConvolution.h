@@ -16,11 +16,11 @@
 // broadcast once. Weight gradient: a block of output channels times horizontally adjacent taps
 // (5 x 5 at avx512, 2 x 5 at avx2) keeps its sums in registers over a chunk of images, with dy
 // loaded once per output vector.
-#include <dl4cpp/nn/backend/OpTypes.h>
-#include <dl4cpp/nn/backend/cpu/Activations.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <cstdint>
+
+#include "nn/backend/OpTypes.h"
+#include "nn/backend/cpu/Activations.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::cpu {
 

@@ -9,10 +9,10 @@
 // avx2), a few output channels' dy vectors and the input row at a few horizontally adjacent taps
 // are loaded once each, and every (channel, tap) pair accumulates their product in its own
 // register; the registers' lanes are summed when the image is done.
-#include <dl4cpp/nn/backend/OpTypes.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <cstdint>
+
+#include "nn/backend/OpTypes.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::cpu {
 

@@ -7,8 +7,8 @@
 // it caps the rest. Both are compiled whatever the compiler's own flags; SSSE3, SSE4 and AVX3_DL
 // are not (nothing dispatches to them); the static target (baseline) is compiled but the kernel
 // files define nothing for it: below avx2, CpuBackend runs oneDNN and its own plain loops.
-#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
-#include <dl4cpp/nn/backend/cpu/X86Kernels.h>
+#include "nn/backend/cpu/CpuIsa.h"
+#include "nn/backend/cpu/X86Kernels.h"
 
 #ifdef DL4CPP_X86_KERNELS
 #define HWY_COMPILE_ALL_ATTAINABLE

@@ -1,23 +1,24 @@
 // Highway compiles this file once per x86 level (HighwayTargets.h) for col2imGather, written once
 // for vectors of kLanes floats (16 at avx512, 8 at avx2); the rest is compiled once (HWY_ONCE).
-#include <dl4cpp/nn/backend/cpu/HighwayTargets.h>
+#include "nn/backend/cpu/HighwayTargets.h"
 
 #ifdef DL4CPP_X86_KERNELS
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "dl4cpp/nn/backend/cpu/Im2colConvolution.cpp"
+#define HWY_TARGET_INCLUDE "nn/backend/cpu/Im2colConvolution.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 #endif
 
-#include <dl4cpp/nn/backend/cpu/AlignedRows.h>
-#include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
-#include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-#include <dl4cpp/nn/backend/cpu/Sgemm.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
+
+#include "nn/backend/cpu/AlignedRows.h"
+#include "nn/backend/cpu/DirectWeightGradient.h"
+#include "nn/backend/cpu/Im2colConvolution.h"
+#include "nn/backend/cpu/ParallelFor.h"
+#include "nn/backend/cpu/Sgemm.h"
 
 #ifdef DL4CPP_X86_KERNELS
 HWY_BEFORE_NAMESPACE();

@@ -10,11 +10,11 @@
 // Backward data (sgemm + col2im), for every convolution whose column matrix is not large
 // (CpuBackend.cpp). oneDNN 2.6 has no brgemm kernel for this pass, and its direct channels-last
 // kernel runs well below sgemm's speed at the same shape, plus a reorder of each argument.
-#include <dl4cpp/nn/backend/OpTypes.h>
-#include <dl4cpp/nn/backend/cpu/Activations.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <cstdint>
+
+#include "nn/backend/OpTypes.h"
+#include "nn/backend/cpu/Activations.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::cpu {
 

@@ -1,7 +1,8 @@
-#include <dl4cpp/nn/backend/cpu/InnerProduct.h>
-#include <dl4cpp/nn/backend/cpu/Sgemm.h>
+#include "nn/backend/cpu/InnerProduct.h"
 
 #include <algorithm>
+
+#include "nn/backend/cpu/Sgemm.h"
 
 namespace dl4cpp::cpu {
 

@@ -4,9 +4,9 @@
 // faster, but each call through dnnl_primitive_execute allocates (an argument map and a scratchpad
 // grantor), and their forward pass adds the bias in a pass of its own. dl4cpp's sgemm packs into
 // `scratch` and allocates nothing.
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <cstdint>
+
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::cpu {
 

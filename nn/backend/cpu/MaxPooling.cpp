@@ -1,21 +1,21 @@
 // Highway compiles this file once per x86 level (HighwayTargets.h) for the 2x2 kernels,
 // written once for vectors of kLanes floats (16 at avx512, 8 at avx2); the rest is compiled once
 // (HWY_ONCE).
-#include <dl4cpp/nn/backend/cpu/HighwayTargets.h>
+#include "nn/backend/cpu/HighwayTargets.h"
 
 #ifdef DL4CPP_X86_KERNELS
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "dl4cpp/nn/backend/cpu/MaxPooling.cpp"
+#define HWY_TARGET_INCLUDE "nn/backend/cpu/MaxPooling.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 #endif
 
-#include <dl4cpp/nn/backend/cpu/MaxPooling.h>
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-
 #include <algorithm>
 #include <bit>
 #include <limits>
+
+#include "nn/backend/cpu/MaxPooling.h"
+#include "nn/backend/cpu/ParallelFor.h"
 
 #ifdef DL4CPP_X86_KERNELS
 HWY_BEFORE_NAMESPACE();

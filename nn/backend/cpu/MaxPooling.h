@@ -4,10 +4,10 @@
 // call; these loops read and write NCHW directly. Results equal oneDNN's bit for bit: the first
 // maximum in window order wins ties (as in oneDNN, a NaN never wins), and backward adds each
 // gradient at its arg-max.
-#include <dl4cpp/nn/backend/OpTypes.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <cstdint>
+
+#include "nn/backend/OpTypes.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::cpu {
 

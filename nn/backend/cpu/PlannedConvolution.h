@@ -3,9 +3,9 @@
 // keep of the convolution layer they run: its parameter and gradient views, its activation and its
 // geometry (from its LayerDescription), and the two gradient passes each step ends with when it
 // runs the layer's ops.
-#include <dl4cpp/nn/backend/Backend.h>
-#include <dl4cpp/nn/backend/LayerPlan.h>
-#include <dl4cpp/nn/backend/cpu/Activations.h>
+#include "nn/backend/Backend.h"
+#include "nn/backend/LayerPlan.h"
+#include "nn/backend/cpu/Activations.h"
 
 namespace dl4cpp::cpu {
 

@@ -2,14 +2,14 @@
 // The CPU backend's cache of oneDNN primitives, keyed by op and shape. An entry holds the
 // primitive and the memory objects bound to it; executing again only swaps data handles, so a
 // training step with shapes seen before creates and allocates nothing.
-#include <dl4cpp/nn/Error.h>
-
 #include <array>
 #include <cstdint>
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
 #include <vector>
+
+#include "nn/Error.h"
 
 namespace dl4cpp::cpu {
 

@@ -1,16 +1,18 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
-#include <dl4cpp/nn/backend/cpu/KernelTable.h>
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-#include <dl4cpp/nn/backend/cpu/Sgemm.h>
-#include <dl4cpp/nn/backend/cpu/SgemmStatus.h>
-#include <dl4cpp/nn/backend/cpu/X86Kernels.h>
+#include "nn/backend/cpu/Sgemm.h"
+
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+
+#include "nn/Error.h"
+#include "nn/backend/cpu/CpuIsa.h"
+#include "nn/backend/cpu/KernelTable.h"
+#include "nn/backend/cpu/ParallelFor.h"
+#include "nn/backend/cpu/SgemmStatus.h"
+#include "nn/backend/cpu/X86Kernels.h"
 
 namespace dl4cpp::cpu {
 

@@ -1,9 +1,10 @@
 #pragma once
 // dnnl_sgemm's failure status as dl4cpp's DnnlError, for the CPU ops that call sgemm directly.
-#include <dl4cpp/nn/Error.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <string>
+
+#include "nn/Error.h"
 
 namespace dl4cpp::cpu {
 

@@ -1,4 +1,4 @@
-#include <dl4cpp/nn/backend/cpu/WeightedMean.h>
+#include "nn/backend/cpu/WeightedMean.h"
 
 #include <algorithm>
 

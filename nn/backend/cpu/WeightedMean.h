@@ -2,10 +2,10 @@
 // The example-weighted mean of N host buffers, slice by slice: the host half of
 // devices::averageSlice, and ParameterAverager::average; and a process's share of a mean over a
 // cluster.
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <cstdint>
 #include <vector>
+
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::cpu {
 

@@ -2,26 +2,26 @@
 // (WinogradConvolution.h). Highway compiles this file once per x86 level (HighwayTargets.h): the
 // output transforms below, and the pieces shared with the other Winograd files
 // (WinogradKernels-inl.h), are written once, for vectors of kLanes tiles (16 at avx512, 8 at avx2).
-#include <dl4cpp/nn/backend/cpu/HighwayTargets.h>
+#include "nn/backend/cpu/HighwayTargets.h"
 
 #ifdef DL4CPP_X86_KERNELS
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "dl4cpp/nn/backend/cpu/WinogradConvolution.cpp"
+#define HWY_TARGET_INCLUDE "nn/backend/cpu/WinogradConvolution.cpp"
 // The per-target header after <hwy/highway.h>, on every pass of foreach_target:
 // clang-format off
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
-#include <dl4cpp/nn/backend/cpu/WinogradKernels-inl.h>
+#include "nn/backend/cpu/WinogradKernels-inl.h"
 // clang-format on
 #endif
 
-#include <dl4cpp/nn/backend/cpu/AlignedRows.h>
-#include <dl4cpp/nn/backend/cpu/MaxPooling.h>
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-#include <dl4cpp/nn/backend/cpu/WinogradConvolution.h>
-#include <dl4cpp/nn/backend/cpu/WinogradPlan.h>
-
 #include <algorithm>
+
+#include "nn/backend/cpu/AlignedRows.h"
+#include "nn/backend/cpu/MaxPooling.h"
+#include "nn/backend/cpu/ParallelFor.h"
+#include "nn/backend/cpu/WinogradConvolution.h"
+#include "nn/backend/cpu/WinogradPlan.h"
 
 #ifdef DL4CPP_X86_KERNELS
 HWY_BEFORE_NAMESPACE();

@@ -27,11 +27,11 @@
 // products with the forward weights transposed, and each tile's B dV Bᵀ added into dx where its
 // patch lies (as a forward pass over dy it would take a tile per 4x4 of dx: 9 on LeNet's 12x12
 // against 4). The weight gradient sums with output channels in the lanes.
-#include <dl4cpp/nn/backend/OpTypes.h>
-#include <dl4cpp/nn/backend/cpu/Activations.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <cstdint>
+
+#include "nn/backend/OpTypes.h"
+#include "nn/backend/cpu/Activations.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::cpu {
 

@@ -13,26 +13,26 @@
 // back once. The weight gradient multiplies V by dMᵀ, the output gradient's tiles transformed with
 // output channels in the lanes, chunk by chunk of a group's tiles. Each output is one item's sum in
 // a fixed order: results do not depend on the thread count.
-#include <dl4cpp/nn/backend/cpu/HighwayTargets.h>
+#include "nn/backend/cpu/HighwayTargets.h"
 
 #ifdef DL4CPP_X86_KERNELS
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "dl4cpp/nn/backend/cpu/WinogradImageLanes.cpp"
+#define HWY_TARGET_INCLUDE "nn/backend/cpu/WinogradImageLanes.cpp"
 // The per-target header after <hwy/highway.h>, on every pass of foreach_target:
 // clang-format off
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
-#include <dl4cpp/nn/backend/cpu/WinogradKernels-inl.h>
+#include "nn/backend/cpu/WinogradKernels-inl.h"
 // clang-format on
 #endif
 
-#include <dl4cpp/nn/backend/cpu/AlignedRows.h>
-#include <dl4cpp/nn/backend/cpu/MaxPooling.h>
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-#include <dl4cpp/nn/backend/cpu/WinogradConvolution.h>
-#include <dl4cpp/nn/backend/cpu/WinogradPlan.h>
-
 #include <algorithm>
+
+#include "nn/backend/cpu/AlignedRows.h"
+#include "nn/backend/cpu/MaxPooling.h"
+#include "nn/backend/cpu/ParallelFor.h"
+#include "nn/backend/cpu/WinogradConvolution.h"
+#include "nn/backend/cpu/WinogradPlan.h"
 
 #ifdef DL4CPP_X86_KERNELS
 HWY_BEFORE_NAMESPACE();

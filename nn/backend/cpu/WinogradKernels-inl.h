@@ -12,15 +12,16 @@
 #define DL4CPP_WINOGRAD_KERNELS_INL_H_
 #endif
 
-#include <dl4cpp/nn/backend/cpu/AlignedRows.h>
-#include <dl4cpp/nn/backend/cpu/HighwayTargets.h>
-#include <dl4cpp/nn/backend/cpu/KernelTable.h>
-#include <dl4cpp/nn/backend/cpu/WinogradPlan.h>
 #include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 #include <algorithm>
 #include <cstdint>
+
+#include "nn/backend/cpu/AlignedRows.h"
+#include "nn/backend/cpu/HighwayTargets.h"
+#include "nn/backend/cpu/KernelTable.h"
+#include "nn/backend/cpu/WinogradPlan.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace dl4cpp::cpu::HWY_NAMESPACE {

@@ -1,12 +1,13 @@
 // The Winograd kernels' plans and weight transforms (WinogradPlan.h): what every level and every
 // pass shares, compiled once.
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
-#include <dl4cpp/nn/backend/cpu/WinogradConvolution.h>
-#include <dl4cpp/nn/backend/cpu/WinogradPlan.h>
+#include "nn/backend/cpu/WinogradPlan.h"
 
 #include <algorithm>
 #include <string>
+
+#include "nn/Error.h"
+#include "nn/backend/cpu/CpuIsa.h"
+#include "nn/backend/cpu/WinogradConvolution.h"
 
 namespace dl4cpp::cpu::winograd {
 namespace {

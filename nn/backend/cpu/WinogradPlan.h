@@ -3,13 +3,13 @@
 // WinogradImageLanes.cpp) share at every level: each pass's plan, the weight transforms and the
 // checks (WinogradPlan.cpp; the kernel files are compiled once per level, so what all levels use
 // lives here).
-#include <dl4cpp/nn/backend/OpTypes.h>
-#include <dl4cpp/nn/backend/cpu/Activations.h>
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-
 #include <algorithm>
 #include <cstdint>
+
+#include "nn/backend/OpTypes.h"
+#include "nn/backend/cpu/Activations.h"
+#include "nn/backend/cpu/ParallelFor.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::cpu {
 namespace winograd {

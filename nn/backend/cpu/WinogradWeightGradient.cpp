@@ -1,24 +1,24 @@
 // The 3x3 Winograd weight gradient (WinogradConvolution.h), F(4x4, 3x3) with tiles in the lanes
 // (the 5x5 one runs with images in the lanes: WinogradImageLanes.cpp). Highway compiles this file
 // once per x86 level (HighwayTargets.h).
-#include <dl4cpp/nn/backend/cpu/HighwayTargets.h>
+#include "nn/backend/cpu/HighwayTargets.h"
 
 #ifdef DL4CPP_X86_KERNELS
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "dl4cpp/nn/backend/cpu/WinogradWeightGradient.cpp"
+#define HWY_TARGET_INCLUDE "nn/backend/cpu/WinogradWeightGradient.cpp"
 // The per-target header after <hwy/highway.h>, on every pass of foreach_target:
 // clang-format off
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
-#include <dl4cpp/nn/backend/cpu/WinogradKernels-inl.h>
+#include "nn/backend/cpu/WinogradKernels-inl.h"
 // clang-format on
 #endif
 
-#include <dl4cpp/nn/backend/cpu/ParallelFor.h>
-#include <dl4cpp/nn/backend/cpu/WinogradConvolution.h>
-#include <dl4cpp/nn/backend/cpu/WinogradPlan.h>
-
 #include <algorithm>
+
+#include "nn/backend/cpu/ParallelFor.h"
+#include "nn/backend/cpu/WinogradConvolution.h"
+#include "nn/backend/cpu/WinogradPlan.h"
 
 #ifdef DL4CPP_X86_KERNELS
 HWY_BEFORE_NAMESPACE();

@@ -5,10 +5,11 @@
 //
 // x is (N, C, S) in memory, S = H * W for images and 1 for rows; channel c's M = N * S values are
 // x[(n * C + c) * S + s]. Statistics are formed in double over one channel in a fixed order.
-#include <dl4cpp/nn/backend/HostDevice.h>
 #include <math.h>
 
 #include <cstdint>
+
+#include "nn/backend/HostDevice.h"
 
 namespace dl4cpp::cuda {
 

@@ -1,8 +1,8 @@
-#include <dl4cpp/nn/backend/cuda/BatchStager.h>
-#include <dl4cpp/nn/backend/cuda/CudaCheck.h>
-#include <dl4cpp/nn/backend/cuda/DeviceGuard.h>
-
 #include <cstring>
+
+#include "nn/backend/cuda/BatchStager.h"
+#include "nn/backend/cuda/CudaCheck.h"
+#include "nn/backend/cuda/DeviceGuard.h"
 
 namespace dl4cpp::cuda {
 

@@ -11,10 +11,11 @@
 //
 // Internal header (CUDA types); used by CudaBackend only.
 #include <cuda_runtime.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
 
 #include <array>
 #include <cstdint>
+
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::cuda {
 

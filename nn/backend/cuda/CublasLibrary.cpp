@@ -1,8 +1,10 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/cuda/CublasLibrary.h>
+#include "nn/backend/cuda/CublasLibrary.h"
+
 #include <dlfcn.h>
 
 #include <string>
+
+#include "nn/Error.h"
 
 // The cublas_v2.h macro expanded first: DL4CPP_SYMBOL_NAME(cublasCreate) is "cublasCreate_v2".
 #define DL4CPP_STRINGIFY(x) #x

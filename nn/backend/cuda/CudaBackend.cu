@@ -1,17 +1,17 @@
 // CudaBackend's construction, its GEMM helper, inner product, bias handling, reductions and batch
 // staging. Convolution, pooling and the element-wise ops live in CudaConvolution.cu,
 // CudaPooling.cu and CudaElementwise.cu.
-#include <dl4cpp/nn/backend/cuda/CudaBackend.h>
-#include <dl4cpp/nn/backend/cuda/CudaBackendFactory.h>
-#include <dl4cpp/nn/backend/cuda/CudaCheck.h>
-#include <dl4cpp/nn/backend/cuda/DeviceGuard.h>
-#include <dl4cpp/nn/backend/cuda/GemmTranslation.h>
-#include <dl4cpp/nn/backend/cuda/Launch.h>
-
 #include <algorithm>
 #include <climits>
 #include <cub/device/device_reduce.cuh>
 #include <string>
+
+#include "nn/backend/cuda/CudaBackend.h"
+#include "nn/backend/cuda/CudaBackendFactory.h"
+#include "nn/backend/cuda/CudaCheck.h"
+#include "nn/backend/cuda/DeviceGuard.h"
+#include "nn/backend/cuda/GemmTranslation.h"
+#include "nn/backend/cuda/Launch.h"
 
 namespace dl4cpp::cuda {
 

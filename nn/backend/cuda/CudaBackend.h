@@ -9,8 +9,9 @@
 // Internal header: it names CUDA types, so only the backend's .cu files include it.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
-#include <dl4cpp/nn/backend/Backend.h>
-#include <dl4cpp/nn/backend/cuda/BatchStager.h>
+
+#include "nn/backend/Backend.h"
+#include "nn/backend/cuda/BatchStager.h"
 
 namespace dl4cpp::cuda {
 

@@ -1,9 +1,9 @@
 #pragma once
 // Entry points of the CUDA backend. A build without CUDA links CudaStub.cpp, whose versions say
 // so clearly instead of failing somewhere deep in a layer.
-#include <dl4cpp/nn/backend/Backend.h>
-
 #include <memory>
+
+#include "nn/backend/Backend.h"
 
 namespace dl4cpp::cuda {
 

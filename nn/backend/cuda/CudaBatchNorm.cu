@@ -2,11 +2,11 @@
 // statistics and gradient sums take one block per channel, each thread summing a strided share in
 // double and the block combining the shares in a fixed tree: deterministic, no atomics. The
 // formulas are in BatchNormMath.h and CounterRandom.h (tested on the host).
-#include <dl4cpp/nn/backend/CounterRandom.h>
-#include <dl4cpp/nn/backend/cuda/BatchNormMath.h>
-#include <dl4cpp/nn/backend/cuda/CudaBackend.h>
-#include <dl4cpp/nn/backend/cuda/CudaCheck.h>
-#include <dl4cpp/nn/backend/cuda/Launch.h>
+#include "nn/backend/CounterRandom.h"
+#include "nn/backend/cuda/BatchNormMath.h"
+#include "nn/backend/cuda/CudaBackend.h"
+#include "nn/backend/cuda/CudaCheck.h"
+#include "nn/backend/cuda/Launch.h"
 
 namespace dl4cpp::cuda {
 

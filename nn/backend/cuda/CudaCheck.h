@@ -4,10 +4,11 @@
 // somebody forgot to look at.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/cuda/CublasLibrary.h>
 
 #include <string>
+
+#include "nn/Error.h"
+#include "nn/backend/cuda/CublasLibrary.h"
 
 namespace dl4cpp::cuda {
 

@@ -7,11 +7,11 @@
 // col2im is written as a gather (each dx element adds the column entries that came from it), so
 // no atomics are needed and the result is deterministic. The index arithmetic is in
 // WindowIndexing.h (tested on the host).
-#include <dl4cpp/nn/backend/cuda/CudaBackend.h>
-#include <dl4cpp/nn/backend/cuda/CudaCheck.h>
-#include <dl4cpp/nn/backend/cuda/CudaMemory.h>
-#include <dl4cpp/nn/backend/cuda/Launch.h>
-#include <dl4cpp/nn/backend/cuda/WindowIndexing.h>
+#include "nn/backend/cuda/CudaBackend.h"
+#include "nn/backend/cuda/CudaCheck.h"
+#include "nn/backend/cuda/CudaMemory.h"
+#include "nn/backend/cuda/Launch.h"
+#include "nn/backend/cuda/WindowIndexing.h"
 
 namespace dl4cpp::cuda {
 

@@ -1,10 +1,10 @@
 // The CUDA backend's ops that only move data: copies on the compute stream and zero padding (one
 // thread per output element) and its reverse, the crop of the gradient (one per input element).
 // The index arithmetic is in PaddingMath.h (tested on the host).
-#include <dl4cpp/nn/backend/cuda/CudaBackend.h>
-#include <dl4cpp/nn/backend/cuda/CudaCheck.h>
-#include <dl4cpp/nn/backend/cuda/Launch.h>
-#include <dl4cpp/nn/backend/cuda/PaddingMath.h>
+#include "nn/backend/cuda/CudaBackend.h"
+#include "nn/backend/cuda/CudaCheck.h"
+#include "nn/backend/cuda/Launch.h"
+#include "nn/backend/cuda/PaddingMath.h"
 
 namespace dl4cpp::cuda {
 

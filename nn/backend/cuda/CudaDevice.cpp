@@ -1,9 +1,10 @@
 // The CUDA backend's entry points (the CUDA build's counterpart of CudaStub.cpp).
 #include <cuda_runtime.h>
-#include <dl4cpp/nn/backend/cuda/CudaBackend.h>
-#include <dl4cpp/nn/backend/cuda/CudaBackendFactory.h>
 
 #include <mutex>
+
+#include "nn/backend/cuda/CudaBackend.h"
+#include "nn/backend/cuda/CudaBackendFactory.h"
 
 namespace dl4cpp::cuda {
 

@@ -1,14 +1,14 @@
 // The CUDA backend's element-wise work: activations, softmax, losses, updater steps, scaling,
 // clipping and sums of squares and of absolute values. The formulas are in ElementwiseMath.h
 // (tested on the host against the CPU backend); sums are formed in double by CUB.
-#include <dl4cpp/nn/backend/SoftmaxLines.h>
-#include <dl4cpp/nn/backend/cuda/CudaBackend.h>
-#include <dl4cpp/nn/backend/cuda/CudaCheck.h>
-#include <dl4cpp/nn/backend/cuda/ElementwiseMath.h>
-#include <dl4cpp/nn/backend/cuda/Launch.h>
-
 #include <algorithm>
 #include <cmath>
+
+#include "nn/backend/SoftmaxLines.h"
+#include "nn/backend/cuda/CudaBackend.h"
+#include "nn/backend/cuda/CudaCheck.h"
+#include "nn/backend/cuda/ElementwiseMath.h"
+#include "nn/backend/cuda/Launch.h"
 
 namespace dl4cpp::cuda {
 

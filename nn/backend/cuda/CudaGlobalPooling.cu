@@ -1,10 +1,10 @@
 // Global pooling: one thread per (n, c) plane forward; backward one thread per input element
 // (AVG, SUM, PNORM), or for MAX a cleared gradient and one thread per plane that finds the plane's
 // first maximum. The formulas are in GlobalPoolingMath.h (tested on the host).
-#include <dl4cpp/nn/backend/cuda/CudaBackend.h>
-#include <dl4cpp/nn/backend/cuda/CudaCheck.h>
-#include <dl4cpp/nn/backend/cuda/GlobalPoolingMath.h>
-#include <dl4cpp/nn/backend/cuda/Launch.h>
+#include "nn/backend/cuda/CudaBackend.h"
+#include "nn/backend/cuda/CudaCheck.h"
+#include "nn/backend/cuda/GlobalPoolingMath.h"
+#include "nn/backend/cuda/Launch.h"
 
 namespace dl4cpp::cuda {
 

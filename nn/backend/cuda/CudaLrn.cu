@@ -1,10 +1,10 @@
 // Local response normalisation across channels: one thread per element forward and backward, each
 // summing its channel window. The formulas and the workspace layout (scale, then scale / u, one
 // float each per element, as on the CPU) are in LrnMath.h (tested on the host).
-#include <dl4cpp/nn/backend/cuda/CudaBackend.h>
-#include <dl4cpp/nn/backend/cuda/CudaCheck.h>
-#include <dl4cpp/nn/backend/cuda/Launch.h>
-#include <dl4cpp/nn/backend/cuda/LrnMath.h>
+#include "nn/backend/cuda/CudaBackend.h"
+#include "nn/backend/cuda/CudaCheck.h"
+#include "nn/backend/cuda/Launch.h"
+#include "nn/backend/cuda/LrnMath.h"
 
 namespace dl4cpp::cuda {
 

@@ -8,18 +8,19 @@
 // None of this runs in the steady-state training loop (MultiLayerNetwork stages batches through
 // Backend::stageBatch on the backend's own streams).
 #include <cuda_runtime.h>
-#include <dl4cpp/nn/backend/cuda/CachingAllocator.h>
-#include <dl4cpp/nn/backend/cuda/CudaBackendFactory.h>
-#include <dl4cpp/nn/backend/cuda/CudaCheck.h>
-#include <dl4cpp/nn/backend/cuda/CudaMemory.h>
-#include <dl4cpp/nn/backend/cuda/DeviceGuard.h>
-#include <dl4cpp/nn/backend/cuda/Launch.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
 
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
+
+#include "nn/backend/cuda/CachingAllocator.h"
+#include "nn/backend/cuda/CudaBackendFactory.h"
+#include "nn/backend/cuda/CudaCheck.h"
+#include "nn/backend/cuda/CudaMemory.h"
+#include "nn/backend/cuda/DeviceGuard.h"
+#include "nn/backend/cuda/Launch.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::cuda {
 

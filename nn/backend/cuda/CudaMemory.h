@@ -3,11 +3,11 @@
 // allocator, copies between any two devices, fills, and the cross-device weighted average used by
 // ParallelWrapper. No CUDA header is needed to call these; a build without CUDA links versions
 // (CudaStub.cpp) that throw BackendError, and no CUDA tensor can exist there anyway.
-#include <dl4cpp/nn/backend/cuda/CachingAllocator.h>
-#include <dl4cpp/nn/tensor/Device.h>
-
 #include <cstdint>
 #include <vector>
+
+#include "nn/backend/cuda/CachingAllocator.h"
+#include "nn/tensor/Device.h"
 
 namespace dl4cpp {
 class Tensor;

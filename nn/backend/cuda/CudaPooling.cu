@@ -6,10 +6,10 @@
 //    workspace as int32 bit patterns; backward routes each dy to its window's arg-max.
 //  - AVG divides by the number of window elements inside the image (padding excluded, DL4J's and
 //    oneDNN's pooling_avg_exclude_padding).
-#include <dl4cpp/nn/backend/cuda/CudaBackend.h>
-#include <dl4cpp/nn/backend/cuda/CudaCheck.h>
-#include <dl4cpp/nn/backend/cuda/Launch.h>
-#include <dl4cpp/nn/backend/cuda/WindowIndexing.h>
+#include "nn/backend/cuda/CudaBackend.h"
+#include "nn/backend/cuda/CudaCheck.h"
+#include "nn/backend/cuda/Launch.h"
+#include "nn/backend/cuda/WindowIndexing.h"
 
 namespace dl4cpp::cuda {
 

@@ -1,7 +1,8 @@
 // The CUDA backend of a build without CUDA (DL4CPP_WITH_CUDA=OFF, or no CUDA Toolkit found).
 #include <dl4cpp/config.h>
-#include <dl4cpp/nn/backend/cuda/CudaBackendFactory.h>
-#include <dl4cpp/nn/backend/cuda/CudaMemory.h>
+
+#include "nn/backend/cuda/CudaBackendFactory.h"
+#include "nn/backend/cuda/CudaMemory.h"
 
 namespace dl4cpp::cuda {
 

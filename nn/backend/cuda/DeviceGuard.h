@@ -3,7 +3,8 @@
 // helpers called from any thread (Tensor copies, averaging) never leave the caller's thread bound
 // to another GPU.
 #include <cuda_runtime.h>
-#include <dl4cpp/nn/backend/cuda/CudaCheck.h>
+
+#include "nn/backend/cuda/CudaCheck.h"
 
 namespace dl4cpp::cuda {
 

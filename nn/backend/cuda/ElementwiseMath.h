@@ -4,12 +4,13 @@
 // propagation, 1 - beta in double). Compiled by nvcc for the kernels (thin grid-stride loops
 // around these) and by the host compiler for test/cuda/ElementwiseMathTest.cpp, which checks
 // them against the CPU backend without a GPU.
-#include <dl4cpp/nn/backend/OpTypes.h>
-#include <dl4cpp/nn/backend/cuda/WindowIndexing.h>  // DL4CPP_HOST_DEVICE
 #include <math.h>
 
 #include <cmath>
 #include <cstdint>
+
+#include "nn/backend/OpTypes.h"
+#include "nn/backend/cuda/WindowIndexing.h"  // DL4CPP_HOST_DEVICE
 
 namespace dl4cpp::cuda {
 

@@ -3,12 +3,13 @@
 // one (n, c) plane reduced per call forward, one input-gradient element per call backward. Plain
 // C++ compiled by nvcc for the kernels and by the host compiler for
 // test/cuda/GlobalPoolingMathTest.cpp, which checks them against the CPU backend.
-#include <dl4cpp/nn/backend/HostDevice.h>
-#include <dl4cpp/nn/backend/IntegerPower.h>
-#include <dl4cpp/nn/backend/OpTypes.h>
 #include <math.h>
 
 #include <cstdint>
+
+#include "nn/backend/HostDevice.h"
+#include "nn/backend/IntegerPower.h"
+#include "nn/backend/OpTypes.h"
 
 namespace dl4cpp::cuda {
 

@@ -4,11 +4,12 @@
 // and scale / u per element (u = k + alpha * window sum of x^2). Plain C++ compiled by nvcc for
 // the kernels and by the host compiler for test/cuda/LrnMathTest.cpp, which checks them against
 // the CPU backend.
-#include <dl4cpp/nn/backend/HostDevice.h>
-#include <dl4cpp/nn/backend/OpTypes.h>
 #include <math.h>
 
 #include <cstdint>
+
+#include "nn/backend/HostDevice.h"
+#include "nn/backend/OpTypes.h"
 
 namespace dl4cpp::cuda {
 

@@ -2,10 +2,10 @@
 // The index arithmetic of the CUDA backend's zero padding (Backend::zeroPaddingForward /
 // Backward), one element per call. Plain C++ compiled by nvcc for the kernels and by the host
 // compiler for test/cuda/PaddingMathTest.cpp, which checks it against the CPU backend.
-#include <dl4cpp/nn/backend/HostDevice.h>
-#include <dl4cpp/nn/backend/OpTypes.h>
-
 #include <cstdint>
+
+#include "nn/backend/HostDevice.h"
+#include "nn/backend/OpTypes.h"
 
 namespace dl4cpp::cuda {
 

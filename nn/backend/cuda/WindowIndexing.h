@@ -4,9 +4,9 @@
 // compiled both by nvcc (for the kernels, which are thin grid-stride loops around these) and by
 // the host compiler, so test/cuda/WindowIndexingTest.cpp checks every formula against the CPU
 // backend on machines without a GPU.
-#include <dl4cpp/nn/backend/HostDevice.h>
-
 #include <cstdint>
+
+#include "nn/backend/HostDevice.h"
 
 namespace dl4cpp::cuda {
 

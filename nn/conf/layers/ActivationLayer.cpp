@@ -1,6 +1,7 @@
-#include <dl4cpp/nn/conf/layers/ActivationLayer.h>
-#include <dl4cpp/nn/layers/LayerActivation.h>
-#include <dl4cpp/nn/layers/RuntimeLayer.h>
+#include "nn/conf/layers/ActivationLayer.h"
+
+#include "nn/layers/LayerActivation.h"
+#include "nn/layers/RuntimeLayer.h"
 
 namespace dl4cpp {
 

@@ -1,11 +1,13 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/conf/ConfigurationLimits.h>
-#include <dl4cpp/nn/conf/layers/BatchNormalization.h>
-#include <dl4cpp/nn/layers/LayerActivation.h>
-#include <dl4cpp/nn/layers/RuntimeLayer.h>
+#include "nn/conf/layers/BatchNormalization.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
+
+#include "nn/Error.h"
+#include "nn/conf/ConfigurationLimits.h"
+#include "nn/layers/LayerActivation.h"
+#include "nn/layers/RuntimeLayer.h"
 
 namespace dl4cpp {
 

@@ -1,9 +1,10 @@
-#include <dl4cpp/nn/conf/ConfigurationLimits.h>
-#include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
-#include <dl4cpp/nn/layers/LayerActivation.h>
-#include <dl4cpp/nn/layers/RuntimeLayer.h>
+#include "nn/conf/layers/ConvolutionLayer.h"
 
 #include <tuple>
+
+#include "nn/conf/ConfigurationLimits.h"
+#include "nn/layers/LayerActivation.h"
+#include "nn/layers/RuntimeLayer.h"
 
 namespace dl4cpp {
 

@@ -1,6 +1,6 @@
 #pragma once
-#include <dl4cpp/nn/backend/OpTypes.h>
-#include <dl4cpp/nn/conf/layers/Layer.h>
+#include "nn/backend/OpTypes.h"
+#include "nn/conf/layers/Layer.h"
 
 namespace dl4cpp {
 

@@ -1,5 +1,6 @@
-#include <dl4cpp/nn/conf/layers/DenseLayer.h>
-#include <dl4cpp/nn/conf/layers/DenseRuntime.h>
+#include "nn/conf/layers/DenseLayer.h"
+
+#include "nn/conf/layers/DenseRuntime.h"
 
 namespace dl4cpp {
 

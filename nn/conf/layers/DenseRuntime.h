@@ -2,9 +2,9 @@
 // The runtime object of a dense layer, y = activation(x W^T + b), which two layer types share:
 // DenseLayer runs it as it is, and OutputLayer's runtime derives from it and adds the loss.
 // Private to the library (not installed); defined in DenseLayer.cpp.
-#include <dl4cpp/nn/conf/layers/Layer.h>
-#include <dl4cpp/nn/layers/LayerActivation.h>
-#include <dl4cpp/nn/layers/RuntimeLayer.h>
+#include "nn/conf/layers/Layer.h"
+#include "nn/layers/LayerActivation.h"
+#include "nn/layers/RuntimeLayer.h"
 
 namespace dl4cpp::detail {
 

@@ -1,5 +1,5 @@
 #pragma once
-#include <dl4cpp/nn/conf/layers/Layer.h>
+#include "nn/conf/layers/Layer.h"
 
 namespace dl4cpp {
 

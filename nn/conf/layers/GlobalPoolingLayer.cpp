@@ -1,5 +1,6 @@
-#include <dl4cpp/nn/conf/layers/GlobalPoolingLayer.h>
-#include <dl4cpp/nn/layers/RuntimeLayer.h>
+#include "nn/conf/layers/GlobalPoolingLayer.h"
+
+#include "nn/layers/RuntimeLayer.h"
 
 namespace dl4cpp {
 

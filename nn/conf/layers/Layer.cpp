@@ -1,10 +1,12 @@
-#include <dl4cpp/nn/conf/ConfigurationLimits.h>
-#include <dl4cpp/nn/conf/layers/Layer.h>
-#include <dl4cpp/nn/conf/layers/LossOutput.h>
+#include "nn/conf/layers/Layer.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
 #include <numeric>
+
+#include "nn/conf/ConfigurationLimits.h"
+#include "nn/conf/layers/LossOutput.h"
 
 namespace dl4cpp {
 

@@ -13,18 +13,18 @@
 // maps its typeName() to a factory, which is how JSON and model files find it again; a layer type
 // user code registers there round-trips like a built-in one. docs/adding-a-layer.md walks through
 // adding one.
-#include <dl4cpp/nn/conf/Enums.h>
-#include <dl4cpp/nn/conf/InputType.h>
-#include <dl4cpp/nn/conf/LayerFields.h>
-#include <dl4cpp/nn/conf/WeightInitScheme.h>
-#include <dl4cpp/nn/conf/layers/LayerSpecs.h>
-#include <dl4cpp/nn/updaters/Updaters.h>
-#include <dl4cpp/nn/updaters/WeightDecay.h>
-
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "nn/conf/Enums.h"
+#include "nn/conf/InputType.h"
+#include "nn/conf/LayerFields.h"
+#include "nn/conf/WeightInitScheme.h"
+#include "nn/conf/layers/LayerSpecs.h"
+#include "nn/updaters/Updaters.h"
+#include "nn/updaters/WeightDecay.h"
 
 namespace dl4cpp {
 

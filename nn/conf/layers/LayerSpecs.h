@@ -2,11 +2,11 @@
 // What a layer type declares about the memory its runtime needs: its learned parameters and its
 // non-learned state. MultiLayerNetwork lays every layer's specs out in flat buffers (parameters,
 // gradients and updater state; layer state) and hands each runtime layer views in spec order.
-#include <dl4cpp/nn/conf/WeightInitScheme.h>
-#include <dl4cpp/nn/tensor/Shape.h>
-
 #include <optional>
 #include <string>
+
+#include "nn/conf/WeightInitScheme.h"
+#include "nn/tensor/Shape.h"
 
 namespace dl4cpp {
 

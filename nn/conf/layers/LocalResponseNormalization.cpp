@@ -1,9 +1,11 @@
-#include <dl4cpp/nn/conf/ConfigurationLimits.h>
-#include <dl4cpp/nn/conf/layers/LocalResponseNormalization.h>
-#include <dl4cpp/nn/layers/RuntimeLayer.h>
+#include "nn/conf/layers/LocalResponseNormalization.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
+
+#include "nn/conf/ConfigurationLimits.h"
+#include "nn/layers/RuntimeLayer.h"
 
 namespace dl4cpp {
 

@@ -1,6 +1,7 @@
-#include <dl4cpp/nn/conf/layers/LossLayer.h>
-#include <dl4cpp/nn/layers/LossOutputRuntime.h>
-#include <dl4cpp/nn/layers/RuntimeLayer.h>
+#include "nn/conf/layers/LossLayer.h"
+
+#include "nn/layers/LossOutputRuntime.h"
+#include "nn/layers/RuntimeLayer.h"
 
 namespace dl4cpp {
 

@@ -1,5 +1,6 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/conf/layers/LossOutput.h>
+#include "nn/conf/layers/LossOutput.h"
+
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

@@ -5,10 +5,10 @@
 // layer type. NeuralNetConfiguration's list builder requires the last layer, and only the last,
 // to be one; MultiLayerNetwork takes the loss and its gradient from that layer's runtime object,
 // which derives from layers::LossOutputRuntime and returns itself from asLossOutput().
-#include <dl4cpp/nn/conf/Enums.h>
-#include <dl4cpp/nn/conf/LayerFields.h>
-
 #include <string>
+
+#include "nn/conf/Enums.h"
+#include "nn/conf/LayerFields.h"
 
 namespace dl4cpp {
 

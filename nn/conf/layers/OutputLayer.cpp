@@ -1,6 +1,7 @@
-#include <dl4cpp/nn/conf/layers/DenseRuntime.h>
-#include <dl4cpp/nn/conf/layers/OutputLayer.h>
-#include <dl4cpp/nn/layers/LossOutputRuntime.h>
+#include "nn/conf/layers/OutputLayer.h"
+
+#include "nn/conf/layers/DenseRuntime.h"
+#include "nn/layers/LossOutputRuntime.h"
 
 namespace dl4cpp {
 

@@ -1,6 +1,6 @@
 #pragma once
-#include <dl4cpp/nn/conf/layers/Layer.h>
-#include <dl4cpp/nn/conf/layers/LossOutput.h>
+#include "nn/conf/layers/Layer.h"
+#include "nn/conf/layers/LossOutput.h"
 
 namespace dl4cpp {
 

@@ -1,6 +1,6 @@
 #pragma once
-#include <dl4cpp/nn/backend/OpTypes.h>
-#include <dl4cpp/nn/conf/layers/ConvolutionLayer.h>
+#include "nn/backend/OpTypes.h"
+#include "nn/conf/layers/ConvolutionLayer.h"
 
 namespace dl4cpp {
 

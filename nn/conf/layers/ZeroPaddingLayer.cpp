@@ -1,8 +1,10 @@
-#include <dl4cpp/nn/conf/ConfigurationLimits.h>
-#include <dl4cpp/nn/conf/layers/ZeroPaddingLayer.h>
-#include <dl4cpp/nn/layers/RuntimeLayer.h>
+#include "nn/conf/layers/ZeroPaddingLayer.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "nn/conf/ConfigurationLimits.h"
+#include "nn/layers/RuntimeLayer.h"
 
 namespace dl4cpp {
 

@@ -1,7 +1,7 @@
 #pragma once
-#include <dl4cpp/nn/conf/layers/Layer.h>
-
 #include <array>
+
+#include "nn/conf/layers/Layer.h"
 
 namespace dl4cpp {
 

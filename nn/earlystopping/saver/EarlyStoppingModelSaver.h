@@ -3,9 +3,9 @@
 // (EarlyStoppingConfiguration saveLastModel), the latest one (DL4J's
 // org.deeplearning4j.earlystopping.EarlyStoppingModelSaver). InMemoryModelSaver keeps copies,
 // LocalFileModelSaver writes model files.
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-
 #include <optional>
+
+#include "nn/multilayer/MultiLayerNetwork.h"
 
 namespace dl4cpp {
 

@@ -3,7 +3,7 @@
 // device of the model saved (MultiLayerNetwork::clone: parameters, updater state, layer state and
 // counters). The getters return further copies, so the saver keeps its own. The default saver of
 // EarlyStoppingConfiguration.
-#include <dl4cpp/nn/earlystopping/saver/EarlyStoppingModelSaver.h>
+#include "nn/earlystopping/saver/EarlyStoppingModelSaver.h"
 
 namespace dl4cpp {
 

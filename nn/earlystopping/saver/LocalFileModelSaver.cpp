@@ -1,9 +1,11 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/earlystopping/saver/LocalFileModelSaver.h>
-#include <dl4cpp/nn/util/OutputPath.h>
+#include "nn/earlystopping/saver/LocalFileModelSaver.h"
+
 #include <fmt/format.h>
 
 #include <system_error>
+
+#include "nn/Error.h"
+#include "nn/util/OutputPath.h"
 
 namespace dl4cpp {
 

@@ -9,9 +9,9 @@
 // (MultiLayerNetwork::load: on the CPU, all cores) and are empty while a file does not exist. Files
 // of an earlier run in the same directory stay until this one overwrites them (EarlyStoppingTrainer
 // only takes a best model it saved itself).
-#include <dl4cpp/nn/earlystopping/saver/EarlyStoppingModelSaver.h>
-
 #include <filesystem>
+
+#include "nn/earlystopping/saver/EarlyStoppingModelSaver.h"
 
 namespace dl4cpp {
 

@@ -1,8 +1,10 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/earlystopping/scorecalc/ClassificationScoreCalculator.h>
-#include <dl4cpp/nn/eval/ValidationIterator.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
+#include "nn/earlystopping/scorecalc/ClassificationScoreCalculator.h"
+
 #include <fmt/format.h>
+
+#include "nn/Error.h"
+#include "nn/eval/ValidationIterator.h"
+#include "nn/multilayer/MultiLayerNetwork.h"
 
 namespace dl4cpp {
 

@@ -4,8 +4,8 @@
 // of MultiLayerNetwork::evaluate (nn/eval/Evaluation.h). Higher is better. Every call resets the
 // iterator and reads all of it; the iterator must be resettable (ConfigError otherwise) and
 // outlive the calculator.
-#include <dl4cpp/iterators/DataSetIterator.h>
-#include <dl4cpp/nn/earlystopping/scorecalc/ScoreCalculator.h>
+#include "iterators/DataSetIterator.h"
+#include "nn/earlystopping/scorecalc/ScoreCalculator.h"
 
 namespace dl4cpp {
 

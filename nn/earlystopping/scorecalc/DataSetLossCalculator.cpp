@@ -1,6 +1,7 @@
-#include <dl4cpp/nn/earlystopping/scorecalc/DataSetLossCalculator.h>
-#include <dl4cpp/nn/eval/ValidationIterator.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
+#include "nn/earlystopping/scorecalc/DataSetLossCalculator.h"
+
+#include "nn/eval/ValidationIterator.h"
+#include "nn/multilayer/MultiLayerNetwork.h"
 
 namespace dl4cpp {
 

@@ -3,8 +3,8 @@
 // average = true): each minibatch's MultiLayerNetwork::score (mean loss plus the regularisation
 // terms) weighted by its examples. Lower is better. Every call resets the iterator and reads all
 // of it; the iterator must be resettable (ConfigError otherwise) and outlive the calculator.
-#include <dl4cpp/iterators/DataSetIterator.h>
-#include <dl4cpp/nn/earlystopping/scorecalc/ScoreCalculator.h>
+#include "iterators/DataSetIterator.h"
+#include "nn/earlystopping/scorecalc/ScoreCalculator.h"
 
 namespace dl4cpp {
 

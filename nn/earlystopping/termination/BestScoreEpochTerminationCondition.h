@@ -1,7 +1,7 @@
 #pragma once
 // BestScoreEpochTerminationCondition: ends training once an evaluated epoch's score is better than
 // bestExpectedScore (DL4J's): below it when minimizing, above it otherwise. A target reached.
-#include <dl4cpp/nn/earlystopping/termination/EpochTerminationCondition.h>
+#include "nn/earlystopping/termination/EpochTerminationCondition.h"
 
 namespace dl4cpp {
 

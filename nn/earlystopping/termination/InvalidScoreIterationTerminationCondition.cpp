@@ -1,4 +1,5 @@
-#include <dl4cpp/nn/earlystopping/termination/InvalidScoreIterationTerminationCondition.h>
+#include "nn/earlystopping/termination/InvalidScoreIterationTerminationCondition.h"
+
 #include <fmt/format.h>
 
 #include <cmath>

@@ -2,7 +2,7 @@
 // InvalidScoreIterationTerminationCondition: ends training when the score is NaN or infinite
 // (DL4J's): training diverged. See IterationTerminationCondition.h for how a diverged step, which
 // the model refuses with NumericalError, reaches it.
-#include <dl4cpp/nn/earlystopping/termination/IterationTerminationCondition.h>
+#include "nn/earlystopping/termination/IterationTerminationCondition.h"
 
 namespace dl4cpp {
 

@@ -1,6 +1,8 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/earlystopping/termination/MaxEpochsTerminationCondition.h>
+#include "nn/earlystopping/termination/MaxEpochsTerminationCondition.h"
+
 #include <fmt/format.h>
+
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

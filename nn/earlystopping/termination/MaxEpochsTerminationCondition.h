@@ -1,6 +1,6 @@
 #pragma once
 // MaxEpochsTerminationCondition: ends training after maxEpochs epochs (DL4J's), evaluated or not.
-#include <dl4cpp/nn/earlystopping/termination/EpochTerminationCondition.h>
+#include "nn/earlystopping/termination/EpochTerminationCondition.h"
 
 namespace dl4cpp {
 

@@ -1,8 +1,10 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/earlystopping/termination/MaxScoreIterationTerminationCondition.h>
+#include "nn/earlystopping/termination/MaxScoreIterationTerminationCondition.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
+
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

@@ -1,7 +1,7 @@
 #pragma once
 // MaxScoreIterationTerminationCondition: ends training when an iteration's score exceeds maxScore
 // (DL4J's): a run going astray is cut short before it wastes more time.
-#include <dl4cpp/nn/earlystopping/termination/IterationTerminationCondition.h>
+#include "nn/earlystopping/termination/IterationTerminationCondition.h"
 
 namespace dl4cpp {
 

@@ -1,6 +1,8 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/earlystopping/termination/MaxTimeIterationTerminationCondition.h>
+#include "nn/earlystopping/termination/MaxTimeIterationTerminationCondition.h"
+
 #include <fmt/format.h>
+
+#include "nn/Error.h"
 
 namespace dl4cpp {
 

@@ -2,10 +2,10 @@
 // MaxTimeIterationTerminationCondition: ends training at the first iteration that finishes
 // maxTime or more after the run started (DL4J's). The clock starts at initialize(), which
 // EarlyStoppingTrainer::fit() calls before the first epoch. Evaluation time counts too.
-#include <dl4cpp/nn/earlystopping/termination/IterationTerminationCondition.h>
-
 #include <chrono>
 #include <functional>
+
+#include "nn/earlystopping/termination/IterationTerminationCondition.h"
 
 namespace dl4cpp {
 

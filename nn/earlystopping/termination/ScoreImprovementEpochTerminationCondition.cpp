@@ -1,9 +1,11 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/earlystopping/ScoreImprovement.h>
-#include <dl4cpp/nn/earlystopping/termination/ScoreImprovementEpochTerminationCondition.h>
+#include "nn/earlystopping/termination/ScoreImprovementEpochTerminationCondition.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
+
+#include "nn/Error.h"
+#include "nn/earlystopping/ScoreImprovement.h"
 
 namespace dl4cpp {
 

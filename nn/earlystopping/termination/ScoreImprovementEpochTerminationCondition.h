@@ -6,7 +6,7 @@
 // The condition fires at an evaluated epoch e when e - (epoch of the best) >=
 // maxEpochsWithNoImprovement; epochs count whether evaluated or not, and unevaluated epochs never
 // fire it.
-#include <dl4cpp/nn/earlystopping/termination/EpochTerminationCondition.h>
+#include "nn/earlystopping/termination/EpochTerminationCondition.h"
 
 namespace dl4cpp {
 

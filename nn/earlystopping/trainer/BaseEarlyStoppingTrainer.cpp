@@ -1,9 +1,11 @@
-#include <dl4cpp/nn/earlystopping/ScoreImprovement.h>
-#include <dl4cpp/nn/earlystopping/trainer/BaseEarlyStoppingTrainer.h>
+#include "nn/earlystopping/trainer/BaseEarlyStoppingTrainer.h"
+
 #include <fmt/format.h>
 
 #include <limits>
 #include <map>
+
+#include "nn/earlystopping/ScoreImprovement.h"
 
 namespace dl4cpp {
 

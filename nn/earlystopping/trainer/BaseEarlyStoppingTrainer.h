@@ -26,17 +26,17 @@
 //
 // Listeners: those set on the model at fit() are called as in training, followed by the trainer's
 // own iteration check.
-#include <dl4cpp/iterators/DataSetIterator.h>
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/earlystopping/EarlyStoppingConfiguration.h>
-#include <dl4cpp/nn/earlystopping/EarlyStoppingResult.h>
-#include <dl4cpp/nn/listeners/TrainingListener.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "iterators/DataSetIterator.h"
+#include "nn/Error.h"
+#include "nn/earlystopping/EarlyStoppingConfiguration.h"
+#include "nn/earlystopping/EarlyStoppingResult.h"
+#include "nn/listeners/TrainingListener.h"
+#include "nn/multilayer/MultiLayerNetwork.h"
 
 namespace dl4cpp {
 

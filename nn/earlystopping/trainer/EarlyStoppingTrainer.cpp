@@ -1,4 +1,4 @@
-#include <dl4cpp/nn/earlystopping/trainer/EarlyStoppingTrainer.h>
+#include "nn/earlystopping/trainer/EarlyStoppingTrainer.h"
 
 #include <exception>
 

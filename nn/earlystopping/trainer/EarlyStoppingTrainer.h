@@ -11,7 +11,7 @@
 // condition stops it at once. The run, its result and its errors: BaseEarlyStoppingTrainer.h.
 // `model` (initialised) and `train` must outlive the trainer; `model` is trained in place and ends
 // as the last epoch left it, which need not be the best model.
-#include <dl4cpp/nn/earlystopping/trainer/BaseEarlyStoppingTrainer.h>
+#include "nn/earlystopping/trainer/BaseEarlyStoppingTrainer.h"
 
 namespace dl4cpp {
 

@@ -1,8 +1,6 @@
 // The peer benchmark's shared pieces (bench/peers): the libtorch program's own MNIST reader must
 // hand out exactly the batches MnistDataSetIterator does, or the comparison trains the two
 // libraries on different data; the option parser and the order hash must behave as documented.
-#include <dl4cpp/iterators/MnistDataSetIterator.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -13,6 +11,8 @@
 
 #include "MnistEpoch.h"
 #include "PeerProtocol.h"
+#include "iterators/MnistDataSetIterator.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 

@@ -4,7 +4,6 @@
 // image folders written by ImageWriter.
 #include <TempDir.h>
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/iterators/image/ImageWriter.h>
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -13,6 +12,8 @@
 #include <string>
 #include <type_traits>
 #include <vector>
+
+#include "iterators/image/ImageWriter.h"
 
 using namespace dl4cpp;
 namespace fs = std::filesystem;

@@ -1,5 +1,3 @@
-#include <dl4cpp/iterators/image/ImageDataSetIterator.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -9,6 +7,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "iterators/image/ImageDataSetIterator.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 using namespace std::chrono_literals;

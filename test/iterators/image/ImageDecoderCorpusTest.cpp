@@ -1,5 +1,3 @@
-#include <dl4cpp/iterators/image/ImageWriter.h>
-#include <dl4cpp/nn/util/AtomicFile.h>
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -9,8 +7,10 @@
 
 #include "fuzz/ImageDecoderFuzzInput.h"
 #include "iterators/image/ImageTestUtil.h"
+#include "iterators/image/ImageWriter.h"
 #include "iterators/image/JpegTestFiles.h"
 #include "iterators/image/PngTestFiles.h"
+#include "nn/util/AtomicFile.h"
 
 using namespace dl4cpp;
 using testutil::Bytes;

@@ -1,7 +1,3 @@
-#include <dl4cpp/iterators/image/ImageDecoder.h>
-#include <dl4cpp/iterators/image/ImageWriter.h>
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/AtomicFile.h>
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -13,9 +9,13 @@
 
 #include "TempDir.h"
 #include "iterators/FifoTestUtil.h"
+#include "iterators/image/ImageDecoder.h"
 #include "iterators/image/ImageTestUtil.h"
+#include "iterators/image/ImageWriter.h"
 #include "iterators/image/JpegTestFiles.h"
 #include "iterators/image/PngTestFiles.h"
+#include "nn/Error.h"
+#include "nn/util/AtomicFile.h"
 
 using namespace dl4cpp;
 using testutil::Bytes;

@@ -1,13 +1,13 @@
-#include <dl4cpp/iterators/image/ImageDecoder.h>
-#include <dl4cpp/iterators/image/ImageResize.h>
-#include <dl4cpp/iterators/image/ImageWriter.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
+#include "iterators/image/ImageDecoder.h"
+#include "iterators/image/ImageResize.h"
 #include "iterators/image/ImageTestUtil.h"
+#include "iterators/image/ImageWriter.h"
 #include "iterators/image/JpegTestFiles.h"
 #include "iterators/image/PngTestFiles.h"
 

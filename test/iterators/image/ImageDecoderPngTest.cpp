@@ -1,12 +1,12 @@
-#include <dl4cpp/iterators/image/ImageDecoder.h>
-#include <dl4cpp/iterators/image/ImageWriter.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "iterators/image/ImageDecoder.h"
 #include "iterators/image/ImageTestUtil.h"
+#include "iterators/image/ImageWriter.h"
 #include "iterators/image/PngTestFiles.h"
 
 using namespace dl4cpp;

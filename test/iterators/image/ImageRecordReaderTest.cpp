@@ -2,12 +2,13 @@
 // ImageWriter, decoded, augmented and resized in parallel.
 #include <TempDir.h>
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/iterators/image/ImageWriter.h>
 #include <doctest/doctest.h>
 
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "iterators/image/ImageWriter.h"
 
 using namespace dl4cpp;
 namespace fs = std::filesystem;

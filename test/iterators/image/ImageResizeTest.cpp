@@ -1,10 +1,10 @@
-#include <dl4cpp/iterators/image/ImageResize.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <vector>
 
+#include "iterators/image/ImageResize.h"
 #include "iterators/image/ImageTestUtil.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 

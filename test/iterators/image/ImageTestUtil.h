@@ -1,12 +1,12 @@
 #pragma once
 // Images for the image tests: sample patterns that exercise every value range, smooth ones that a
 // JPEG encodes closely, and comparisons.
-#include <dl4cpp/iterators/image/Image.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
+
+#include "iterators/image/Image.h"
 
 namespace testutil {
 

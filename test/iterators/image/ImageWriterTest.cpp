@@ -1,6 +1,3 @@
-#include <dl4cpp/iterators/image/ImageDecoder.h>
-#include <dl4cpp/iterators/image/ImageWriter.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -10,8 +7,11 @@
 #include <vector>
 
 #include "TempDir.h"
+#include "iterators/image/ImageDecoder.h"
 #include "iterators/image/ImageTestUtil.h"
+#include "iterators/image/ImageWriter.h"
 #include "iterators/image/JpegTestFiles.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 

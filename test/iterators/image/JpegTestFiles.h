@@ -2,13 +2,13 @@
 // JPEG files written with libjpeg directly, for what ImageWriter does not write: CMYK and YCCK
 // (with or without Adobe's marker), progressive and arithmetic coding, restart markers, 4:4:4.
 // Errors go through the library's JpegErrorManager (libjpeg's default would exit()).
-#include <dl4cpp/iterators/image/codec/JpegErrors.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "iterators/image/codec/JpegErrors.h"
 
 namespace testutil {
 

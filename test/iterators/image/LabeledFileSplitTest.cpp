@@ -1,6 +1,4 @@
 #include <TempDir.h>
-#include <dl4cpp/iterators/image/LabeledFileSplit.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 
@@ -8,6 +6,9 @@
 #include <set>
 #include <string>
 #include <vector>
+
+#include "iterators/image/LabeledFileSplit.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 namespace fs = std::filesystem;

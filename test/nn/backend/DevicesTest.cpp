@@ -1,14 +1,15 @@
 // nn/backend/Devices.h on the host, and the device choices ParallelWrapper's averaging makes,
 // which are plain logic over Device values and need no GPU (the GPU side of averageSlice is in
 // test/cuda/CudaTrainingTest.cpp).
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/Devices.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-#include <dl4cpp/nn/util/HostMemory.h>
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <vector>
+
+#include "nn/Error.h"
+#include "nn/backend/Devices.h"
+#include "nn/tensor/Tensor.h"
+#include "nn/util/HostMemory.h"
 
 using namespace dl4cpp;
 

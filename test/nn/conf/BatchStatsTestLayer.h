@@ -7,12 +7,13 @@
 // contract: registry, own JSON fields, parameter and state specs, forward context. Host memory
 // only.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/conf/LayerRegistry.h>
-#include <dl4cpp/nn/layers/RuntimeLayer.h>
 
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "nn/conf/LayerRegistry.h"
+#include "nn/layers/RuntimeLayer.h"
 
 namespace testutil {
 

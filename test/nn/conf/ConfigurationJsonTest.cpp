@@ -1,11 +1,11 @@
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <chrono>
 #include <string>
 
 #include "LenetConfiguration.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 

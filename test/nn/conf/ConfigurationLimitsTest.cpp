@@ -1,11 +1,12 @@
 // The size limits of nn/conf/ConfigurationLimits.h, enforced by the list builder for configurations
 // built in code (and read from JSON, which builds through it).
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/conf/ConfigurationLimits.h>
 #include <doctest/doctest.h>
 
 #include <string>
+
+#include "nn/Error.h"
+#include "nn/conf/ConfigurationLimits.h"
 
 using namespace dl4cpp;
 

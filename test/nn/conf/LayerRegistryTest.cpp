@@ -2,7 +2,6 @@
 // parameter and state specs, runtime object, forward context; shown with a type defined in this
 // test, as user code would define one.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/conf/LayerRegistry.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 
 #include "../../TempDir.h"
 #include "BatchStatsTestLayer.h"
+#include "nn/conf/LayerRegistry.h"
 #include "nn/layers/LayerTestUtil.h"
 
 using namespace dl4cpp;

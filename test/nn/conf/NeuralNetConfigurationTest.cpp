@@ -1,5 +1,4 @@
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -9,6 +8,7 @@
 #include <string>
 
 #include "LenetConfiguration.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 

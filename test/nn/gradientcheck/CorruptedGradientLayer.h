@@ -9,11 +9,12 @@
 // (an output or loss layer) takes corruptLossGradients instead: its loss stays its own, the
 // gradients it then passes on are wrong.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/layers/RuntimeLayer.h>
 
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "nn/layers/RuntimeLayer.h"
 
 namespace dl4cpp::testing {
 

@@ -2,7 +2,6 @@
 // and rows; gradient checks (and their failure on a wrong gradient); JSON and model files; bad
 // configurations.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/util/ModelSerializer.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -10,6 +9,7 @@
 
 #include "LayerTestUtil.h"
 #include "nn/gradientcheck/CorruptedGradientLayer.h"
+#include "nn/util/ModelSerializer.h"
 
 using namespace dl4cpp;
 

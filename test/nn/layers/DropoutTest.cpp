@@ -2,14 +2,14 @@
 // formula, inference as identity, reproducibility for a seed, gradient checks (and their failure
 // on a wrong gradient), JSON, bad configurations.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/backend/CounterRandom.h>
-#include <dl4cpp/nn/layers/InputDropout.h>
 #include <doctest/doctest.h>
 
 #include <vector>
 
 #include "LayerTestUtil.h"
+#include "nn/backend/CounterRandom.h"
 #include "nn/gradientcheck/CorruptedGradientLayer.h"
+#include "nn/layers/InputDropout.h"
 #include "parallel/ParallelTestUtil.h"
 
 using namespace dl4cpp;

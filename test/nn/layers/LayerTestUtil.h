@@ -1,11 +1,12 @@
 #pragma once
 // Helpers for layer tests: a resolved layer bound to parameter tensors the test owns.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/layers/RuntimeLayer.h>
 
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "nn/layers/RuntimeLayer.h"
 
 namespace testutil {
 

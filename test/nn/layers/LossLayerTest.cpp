@@ -1,4 +1,3 @@
-#include <dl4cpp/nn/layers/LossOutputRuntime.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -6,6 +5,7 @@
 #include "nn/gradientcheck/CorruptedGradientLayer.h"
 #include "nn/layers/LayerCheckUtil.h"
 #include "nn/layers/LayerTestUtil.h"
+#include "nn/layers/LossOutputRuntime.h"
 
 using namespace dl4cpp;
 

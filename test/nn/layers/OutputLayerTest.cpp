@@ -1,9 +1,9 @@
-#include <dl4cpp/nn/layers/LossOutputRuntime.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
 
 #include "nn/layers/LayerTestUtil.h"
+#include "nn/layers/LossOutputRuntime.h"
 
 using namespace dl4cpp;
 

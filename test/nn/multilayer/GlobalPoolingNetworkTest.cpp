@@ -1,10 +1,10 @@
 // A network that ends in global pooling and a parameterless loss, with zero padding and local
 // response normalisation on the way: it learns, and it survives model files and clones.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/weights/Random.h>
 #include <doctest/doctest.h>
 
 #include "../../TempDir.h"
+#include "nn/weights/Random.h"
 
 using namespace dl4cpp;
 

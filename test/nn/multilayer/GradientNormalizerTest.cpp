@@ -1,8 +1,6 @@
 // DL4J's GradientNormalization modes on a tiny network, against the normalised gradient computed
 // in double from the raw one (BaseMultiLayerUpdater.preApply), applied before l2 and the updater.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/multilayer/GradientNormalizer.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,7 +9,9 @@
 #include <optional>
 #include <vector>
 
+#include "nn/multilayer/GradientNormalizer.h"
 #include "nn/multilayer/OneStepTestUtil.h"
+#include "nn/tensor/DeviceContext.h"
 
 using namespace dl4cpp;
 using namespace testutil;

@@ -2,12 +2,13 @@
 // in place of the layers they cover, every other layer by itself, each layer exactly once; a plan
 // whose steps overlap, come out of order or reach past the network is a BackendError.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/multilayer/LayerSteps.h>
 #include <doctest/doctest.h>
 
 #include <tuple>
 #include <utility>
 #include <vector>
+
+#include "nn/multilayer/LayerSteps.h"
 
 using namespace dl4cpp;
 

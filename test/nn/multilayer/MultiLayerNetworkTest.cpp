@@ -1,8 +1,3 @@
-#include <dl4cpp/iterators/ListDataSetIterator.h>
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -14,6 +9,11 @@
 
 #include "LenetConfiguration.h"
 #include "TempDir.h"
+#include "iterators/ListDataSetIterator.h"
+#include "nn/Error.h"
+#include "nn/backend/cpu/CpuBackend.h"
+#include "nn/multilayer/MultiLayerNetwork.h"
+#include "nn/tensor/DeviceContext.h"
 
 using namespace dl4cpp;
 

@@ -2,12 +2,13 @@
 // per iteration, with analytic FLOPs; profiling changes no result; without a profiler nothing is
 // recorded and the bare backend runs.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/profiling/ProfilingBackend.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
 #include <doctest/doctest.h>
 
 #include <chrono>
+
+#include "nn/backend/cpu/CpuBackend.h"
+#include "nn/profiling/ProfilingBackend.h"
+#include "nn/tensor/DeviceContext.h"
 
 using namespace dl4cpp;
 

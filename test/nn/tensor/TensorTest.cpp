@@ -1,8 +1,4 @@
 #include <dl4cpp/config.h>
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-#include <dl4cpp/nn/util/HostMemory.h>
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -15,6 +11,11 @@
 #include <new>
 #include <string>
 #include <vector>
+
+#include "nn/Error.h"
+#include "nn/tensor/DeviceContext.h"
+#include "nn/tensor/Tensor.h"
+#include "nn/util/HostMemory.h"
 
 using namespace dl4cpp;
 

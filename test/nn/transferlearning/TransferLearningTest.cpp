@@ -2,12 +2,12 @@
 // afresh, the edits (nOutReplace, removing and adding layers, freezing), its errors, and a new
 // head trained on real MNIST above LeNet's frozen convolutions.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/layers/RuntimeLayer.h>
 #include <doctest/doctest.h>
 
 #include <numeric>
 
 #include "LenetConfiguration.h"
+#include "nn/layers/RuntimeLayer.h"
 #include "nn/transferlearning/FrozenNetworkTestUtil.h"
 
 using namespace dl4cpp;

@@ -1,13 +1,14 @@
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/tensor/DeviceContext.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
-#include <dl4cpp/nn/updaters/Updaters.h>
-#include <dl4cpp/nn/weights/Random.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <vector>
+
+#include "nn/tensor/DeviceContext.h"
+#include "nn/tensor/Tensor.h"
+#include "nn/updaters/Updaters.h"
+#include "nn/weights/Random.h"
 
 using namespace dl4cpp;
 

@@ -1,11 +1,12 @@
 // errnoText: strerror's text for error messages, safe to call from several threads.
-#include <dl4cpp/nn/util/ErrnoText.h>
 #include <doctest/doctest.h>
 
 #include <cerrno>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "nn/util/ErrnoText.h"
 
 using namespace dl4cpp;
 

@@ -3,7 +3,6 @@
 // file layout of docs/model-format.md (its own CRC32), so tests can find, corrupt and rebuild
 // sections without trusting the code under test.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/util/ModelSerializer.h>
 
 #include <array>
 #include <cmath>
@@ -12,6 +11,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "nn/util/ModelSerializer.h"
 
 namespace testutil {
 

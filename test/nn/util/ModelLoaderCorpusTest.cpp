@@ -1,4 +1,3 @@
-#include <dl4cpp/nn/util/AtomicFile.h>
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -8,6 +7,7 @@
 
 #include "TempDir.h"
 #include "fuzz/ModelLoaderFuzzInput.h"
+#include "nn/util/AtomicFile.h"
 #include "nn/util/ModelFileTestUtil.h"
 
 using namespace dl4cpp;

@@ -1,8 +1,6 @@
 // A normalizer saved in the model file with the network (section NORM, docs/model-format.md):
 // round trips, the documented payload layout, older files, and every way a hostile file can get
 // the section wrong.
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/AtomicFile.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -12,6 +10,8 @@
 #include <vector>
 
 #include "TempDir.h"
+#include "nn/Error.h"
+#include "nn/util/AtomicFile.h"
 #include "nn/util/ModelFileTestUtil.h"
 
 using namespace dl4cpp;

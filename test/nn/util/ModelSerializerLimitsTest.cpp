@@ -1,8 +1,6 @@
 // Hostile model paths and files: what is not a regular file, files far larger than a model, and a
 // configuration nested deeply enough to overflow any recursion. Each is a typed error, found
 // before the file is read whole.
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/AtomicFile.h>
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +13,8 @@
 #include <vector>
 
 #include "TempDir.h"
+#include "nn/Error.h"
+#include "nn/util/AtomicFile.h"
 #include "nn/util/ModelFileTestUtil.h"
 
 using namespace dl4cpp;

@@ -1,5 +1,3 @@
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/AtomicFile.h>
 #include <doctest/doctest.h>
 #include <sys/resource.h>
 
@@ -11,7 +9,9 @@
 #include <vector>
 
 #include "TempDir.h"
+#include "nn/Error.h"
 #include "nn/conf/BatchStatsTestLayer.h"
+#include "nn/util/AtomicFile.h"
 #include "nn/util/ModelFileTestUtil.h"
 
 using namespace dl4cpp;

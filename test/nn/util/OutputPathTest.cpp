@@ -1,10 +1,6 @@
 // The output-path rule (nn/util/OutputPath.h) and writeFileAtomically's use of it: links written
 // through, what is not a regular file refused before any work, modes and owners kept, no
 // temporary left behind.
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/multilayer/MultiLayerNetwork.h>
-#include <dl4cpp/nn/util/AtomicFile.h>
-#include <dl4cpp/nn/util/OutputPath.h>
 #include <doctest/doctest.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -25,7 +21,11 @@
 #include <vector>
 
 #include "TempDir.h"
+#include "nn/Error.h"
+#include "nn/multilayer/MultiLayerNetwork.h"
+#include "nn/util/AtomicFile.h"
 #include "nn/util/ModelFileTestUtil.h"
+#include "nn/util/OutputPath.h"
 
 using namespace dl4cpp;
 using testutil::TempDir;

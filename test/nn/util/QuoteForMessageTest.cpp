@@ -1,8 +1,9 @@
 // quoteForMessage / escapeForMessage: user data in error messages, bounded and escaped.
-#include <dl4cpp/nn/util/QuoteForMessage.h>
 #include <doctest/doctest.h>
 
 #include <string>
+
+#include "nn/util/QuoteForMessage.h"
 
 using namespace dl4cpp;
 

@@ -1,6 +1,4 @@
 // RegularFile: the opener every reader of user-supplied paths goes through.
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/util/RegularFile.h>
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +7,8 @@
 #include <fstream>
 
 #include "TempDir.h"
+#include "nn/Error.h"
+#include "nn/util/RegularFile.h"
 
 using namespace dl4cpp;
 

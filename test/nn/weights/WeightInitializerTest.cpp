@@ -1,8 +1,9 @@
-#include <dl4cpp/nn/weights/WeightInitializer.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <string>
+
+#include "nn/weights/WeightInitializer.h"
 
 using namespace dl4cpp;
 

@@ -1,9 +1,9 @@
 #pragma once
 // Encodes test images as PNG in memory (the library's ImageWriter), as request bodies.
-#include <dl4cpp/iterators/image/ImageWriter.h>
-
 #include <string>
 #include <vector>
+
+#include "iterators/image/ImageWriter.h"
 
 namespace testutil {
 

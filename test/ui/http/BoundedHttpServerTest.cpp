@@ -2,8 +2,6 @@
 // limit (who gives way to a new connection), accepting without file descriptors, limits that
 // cannot work, ports that cannot be shared. What it does with request bytes is tested through the
 // servers using it (test/samples/server/InferenceServerTest.cpp, test/ui/UIServerTest.cpp).
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/ui/http/BoundedHttpServer.h>
 #include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <sys/resource.h>
@@ -18,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "nn/Error.h"
+#include "ui/http/BoundedHttpServer.h"
 #include "ui/http/RawHttp.h"
 
 using dl4cpp::ServerLimits;

@@ -1,8 +1,9 @@
-#include <dl4cpp/ui/http/ErrorAnswer.h>
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "ui/http/ErrorAnswer.h"
 
 using dl4cpp::http::closingErrorAnswer;
 using dl4cpp::http::errorJson;

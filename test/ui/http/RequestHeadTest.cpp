@@ -1,7 +1,8 @@
-#include <dl4cpp/ui/http/RequestHead.h>
 #include <doctest/doctest.h>
 
 #include <string>
+
+#include "ui/http/RequestHead.h"
 
 using dl4cpp::http::declaresBody;
 using dl4cpp::http::RequestHeadScanner;

@@ -1,4 +1,3 @@
-#include <dl4cpp/iterators/image/transform/AffineWarp.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -6,6 +5,7 @@
 #include <vector>
 
 #include "ImageTransformTestUtil.h"
+#include "iterators/image/transform/AffineWarp.h"
 
 using namespace dl4cpp;
 using testutil::bitIdentical;

@@ -1,12 +1,12 @@
-#include <dl4cpp/iterators/image/transform/CropImageTransform.h>
-#include <dl4cpp/iterators/image/transform/RandomCropTransform.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <set>
 #include <utility>
 
 #include "ImageTransformTestUtil.h"
+#include "iterators/image/transform/CropImageTransform.h"
+#include "iterators/image/transform/RandomCropTransform.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 using testutil::bitIdentical;

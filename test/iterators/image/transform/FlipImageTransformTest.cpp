@@ -1,10 +1,10 @@
-#include <dl4cpp/iterators/image/transform/FlipImageTransform.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <array>
 
 #include "ImageTransformTestUtil.h"
+#include "iterators/image/transform/FlipImageTransform.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 using testutil::bitIdentical;

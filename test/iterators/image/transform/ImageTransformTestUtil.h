@@ -1,11 +1,11 @@
 #pragma once
 // Small hand-made images for the transform tests and ways to compare them bit for bit.
-#include <dl4cpp/iterators/image/ExampleRandom.h>
-#include <dl4cpp/iterators/image/Image.h>
-#include <dl4cpp/iterators/image/ImageTransform.h>
-
 #include <cstdint>
 #include <cstring>
+
+#include "iterators/image/ExampleRandom.h"
+#include "iterators/image/Image.h"
+#include "iterators/image/ImageTransform.h"
 
 namespace testutil {
 

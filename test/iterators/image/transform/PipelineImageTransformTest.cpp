@@ -1,10 +1,3 @@
-#include <dl4cpp/iterators/image/transform/BrightnessContrastTransform.h>
-#include <dl4cpp/iterators/image/transform/FlipImageTransform.h>
-#include <dl4cpp/iterators/image/transform/PipelineImageTransform.h>
-#include <dl4cpp/iterators/image/transform/RandomCropTransform.h>
-#include <dl4cpp/iterators/image/transform/RotateImageTransform.h>
-#include <dl4cpp/iterators/image/transform/TranslateImageTransform.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -17,6 +10,13 @@
 #include <vector>
 
 #include "ImageTransformTestUtil.h"
+#include "iterators/image/transform/BrightnessContrastTransform.h"
+#include "iterators/image/transform/FlipImageTransform.h"
+#include "iterators/image/transform/PipelineImageTransform.h"
+#include "iterators/image/transform/RandomCropTransform.h"
+#include "iterators/image/transform/RotateImageTransform.h"
+#include "iterators/image/transform/TranslateImageTransform.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 using testutil::bitIdentical;

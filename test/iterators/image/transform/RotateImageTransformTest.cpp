@@ -1,5 +1,3 @@
-#include <dl4cpp/iterators/image/transform/RotateImageTransform.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -8,6 +6,8 @@
 #include <vector>
 
 #include "ImageTransformTestUtil.h"
+#include "iterators/image/transform/RotateImageTransform.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 using testutil::bitIdentical;

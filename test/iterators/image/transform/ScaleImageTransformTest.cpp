@@ -1,5 +1,3 @@
-#include <dl4cpp/iterators/image/transform/ScaleImageTransform.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <limits>
@@ -8,6 +6,8 @@
 #include <vector>
 
 #include "ImageTransformTestUtil.h"
+#include "iterators/image/transform/ScaleImageTransform.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 using testutil::bitIdentical;

@@ -1,5 +1,3 @@
-#include <dl4cpp/iterators/image/transform/TranslateImageTransform.h>
-#include <dl4cpp/nn/Error.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -7,6 +5,8 @@
 #include <vector>
 
 #include "ImageTransformTestUtil.h"
+#include "iterators/image/transform/TranslateImageTransform.h"
+#include "nn/Error.h"
 
 using namespace dl4cpp;
 using testutil::bitIdentical;

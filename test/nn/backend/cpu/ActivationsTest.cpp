@@ -3,12 +3,13 @@
 // place and apart, backward in place (dx aliasing dy), softmax rows of width 1 and 10 with values
 // near 1000 (overflow without the row maximum subtracted) and over the channels of an NCHW tensor,
 // the same bits on 1 and 2 threads, and the errors oneDNN raised for these activations before.
-#include <dl4cpp/nn/backend/cpu/Activations.h>
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <vector>
+
+#include "nn/backend/cpu/Activations.h"
+#include "nn/backend/cpu/CpuBackend.h"
 
 using namespace dl4cpp;
 

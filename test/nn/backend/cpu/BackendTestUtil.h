@@ -1,12 +1,13 @@
 #pragma once
 // Helpers shared by the CPU backend's kernel tests: square windows, deterministic test data and
 // the calling thread's OpenMP team size.
-#include <dl4cpp/nn/backend/OpTypes.h>
-#include <dl4cpp/nn/tensor/Tensor.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
+
+#include "nn/backend/OpTypes.h"
+#include "nn/tensor/Tensor.h"
 
 namespace testutil {
 

@@ -5,8 +5,6 @@
 // Winograd, the direct kernels, im2col + sgemm for a first layer, whose weight gradient then
 // takes f' image by image).
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/multilayer/LayerSteps.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -16,6 +14,8 @@
 #include "BackendTestUtil.h"
 #include "CpuIsaTestUtil.h"
 #include "PlannedStepTestUtil.h"
+#include "nn/backend/cpu/CpuBackend.h"
+#include "nn/multilayer/LayerSteps.h"
 
 using namespace dl4cpp;
 using testutil::filled;

@@ -2,8 +2,6 @@
 // that the step computes the same bits as its two layers run one by one as the network runs any
 // layer (SingleLayerStep), with and without an input gradient, on 1 and 2 threads.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/multilayer/LayerSteps.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -15,6 +13,8 @@
 #include "CpuIsaTestUtil.h"
 #include "LenetConfiguration.h"
 #include "PlannedStepTestUtil.h"
+#include "nn/backend/cpu/CpuBackend.h"
+#include "nn/multilayer/LayerSteps.h"
 
 using namespace dl4cpp;
 using testutil::filled;

@@ -5,8 +5,6 @@
 // falls back to the ops. With an activation, the fused backward pass takes f' from the pooled
 // output (as ConvolutionPoolingStep.h does), the unfused one from the convolution's. Where it
 // fuses, the convolution's output buffer must stay untouched: that is the point.
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/conf/Enums.h>
 #include <doctest/doctest.h>
 #include <omp.h>
 
@@ -15,6 +13,8 @@
 
 #include "BackendTestUtil.h"
 #include "CpuIsaTestUtil.h"
+#include "nn/backend/cpu/CpuBackend.h"
+#include "nn/conf/Enums.h"
 
 using namespace dl4cpp;
 using testutil::filled;

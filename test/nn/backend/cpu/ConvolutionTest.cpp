@@ -8,11 +8,6 @@
 // channels-last kernels), and backward data both as sgemm + col2im (its gather and scatter
 // versions, which must agree bit for bit) and, for large column matrices, as oneDNN's kernel:
 // forward with bias, backward data, backward weights and bias, with stride, padding and dilation.
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/backend/cpu/DirectConvolution.h>
-#include <dl4cpp/nn/backend/cpu/DirectWeightGradient.h>
-#include <dl4cpp/nn/backend/cpu/Im2colConvolution.h>
-#include <dl4cpp/nn/backend/cpu/WinogradConvolution.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -21,6 +16,11 @@
 
 #include "BackendTestUtil.h"
 #include "CpuIsaTestUtil.h"
+#include "nn/backend/cpu/CpuBackend.h"
+#include "nn/backend/cpu/DirectConvolution.h"
+#include "nn/backend/cpu/DirectWeightGradient.h"
+#include "nn/backend/cpu/Im2colConvolution.h"
+#include "nn/backend/cpu/WinogradConvolution.h"
 
 using namespace dl4cpp;
 using testutil::filled;

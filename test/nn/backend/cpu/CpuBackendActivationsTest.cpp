@@ -4,13 +4,14 @@
 // activationBackwardNeedsInput), apart and in place. The double derivatives are themselves checked
 // against central differences of the double formulas. SOFTMAX, which is not element-wise, is
 // checked line by line in ActivationsTest.cpp.
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/conf/Enums.h>
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <numbers>
 #include <string>
+
+#include "nn/backend/cpu/CpuBackend.h"
+#include "nn/conf/Enums.h"
 
 using namespace dl4cpp;
 

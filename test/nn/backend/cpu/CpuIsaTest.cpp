@@ -1,13 +1,14 @@
 // CpuIsa: the one run-time ISA level, its cap, and oneDNN kept at the same level. scripts/test.sh
 // runs the suite at every level the machine has, so each run checks the level it was given.
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/backend/cpu/CpuIsa.h>
 #include <doctest/doctest.h>
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+
+#include "nn/backend/cpu/CpuBackend.h"
+#include "nn/backend/cpu/CpuIsa.h"
 
 using namespace dl4cpp;
 

@@ -1,14 +1,15 @@
 // Every loss of the CPU backend (CpuFlatOps.cpp) against DL4J's formulas evaluated in double: the
 // summed score and dL/dy (through the IDENTITY activation, which leaves it unchanged), on outputs
 // and labels that reach every clip and both sides of every kink.
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/conf/Enums.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
+
+#include "nn/backend/cpu/CpuBackend.h"
+#include "nn/conf/Enums.h"
 
 using namespace dl4cpp;
 

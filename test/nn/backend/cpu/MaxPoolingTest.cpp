@@ -3,8 +3,6 @@
 // gradients routed to the arg-max and summed where windows overlap (2x2/2 by both the vector
 // kernels of the avx2 and avx512 levels and the scalar loops), NaN and infinities, odd input
 // extents, and the missing-workspace error.
-#include <dl4cpp/nn/backend/cpu/CpuBackend.h>
-#include <dl4cpp/nn/backend/cpu/MaxPooling.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -14,6 +12,8 @@
 #include <vector>
 
 #include "BackendTestUtil.h"
+#include "nn/backend/cpu/CpuBackend.h"
+#include "nn/backend/cpu/MaxPooling.h"
 
 using namespace dl4cpp;
 using testutil::window;

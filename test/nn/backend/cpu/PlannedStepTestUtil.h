@@ -4,13 +4,13 @@
 // the network would run them as: the backend's plan, completed with single-layer steps, or
 // single-layer steps only.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/multilayer/LayerSteps.h>
 #include <doctest/doctest.h>
 
 #include <memory>
 #include <vector>
 
 #include "BackendTestUtil.h"
+#include "nn/multilayer/LayerSteps.h"
 
 namespace testutil {
 

@@ -6,8 +6,6 @@
 // reference bit for bit, whatever the summation order. Every call also checks that C's columns
 // past n and the floats just past its scratch stay untouched. On arbitrary values, the results must
 // be the same bits on 1 and 2 threads and inside a parallel region.
-#include <dl4cpp/nn/Error.h>
-#include <dl4cpp/nn/backend/cpu/Sgemm.h>
 #include <doctest/doctest.h>
 #include <omp.h>
 
@@ -18,6 +16,8 @@
 #include <vector>
 
 #include "CpuIsaTestUtil.h"
+#include "nn/Error.h"
+#include "nn/backend/cpu/Sgemm.h"
 
 using namespace dl4cpp;
 using testutil::skippedBelow;

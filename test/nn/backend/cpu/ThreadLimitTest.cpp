@@ -3,12 +3,13 @@
 // limit gives, or oneDNN plans for a team that never comes and its kernels wait at their barriers
 // for ever. test/CMakeLists.txt runs this with OMP_THREAD_LIMIT=1.
 #include <dl4cpp/dl4cpp.h>
-#include <dl4cpp/nn/backend/Backend.h>
 #include <doctest/doctest.h>
 #include <omp.h>
 
 #include <cmath>
 #include <iostream>
+
+#include "nn/backend/Backend.h"
 
 using namespace dl4cpp;
 
