@@ -39,6 +39,15 @@ bool isCheckpointName(std::string_view name) {
   return digits(name.substr(0, kEpochDigits)) && name.substr(kEpochDigits) == kSuffix;
 }
 
+constexpr std::string_view kOuterSuffix = ".outer";
+
+// "<checkpoint name>.outer"
+bool isOuterStateName(std::string_view name) {
+  return name.size() > kOuterSuffix.size() &&
+         name.substr(name.size() - kOuterSuffix.size()) == kOuterSuffix &&
+         isCheckpointName(name.substr(0, name.size() - kOuterSuffix.size()));
+}
+
 }  // namespace
 
 Checkpoint Checkpoint::iterations(int64_t n) {
@@ -80,6 +89,12 @@ std::optional<std::filesystem::path> Checkpoints::latest(const std::filesystem::
   return all.back();
 }
 
+std::filesystem::path Checkpoints::outerStateFile(const std::filesystem::path& checkpoint) {
+  auto path = checkpoint;
+  path += kOuterSuffix;
+  return path;
+}
+
 void Checkpoints::requireNoneAfter(const std::filesystem::path& directory, int64_t iteration,
                                    int epoch) {
   const std::string position = fileName(iteration, epoch);
@@ -102,7 +117,8 @@ void Checkpoints::requireNoneAfter(const std::filesystem::path& directory, int64
 
 std::filesystem::path Checkpoints::write(const MultiLayerNetwork& model,
                                          const std::filesystem::path& directory, int keepLast,
-                                         const DataNormalization* normalizer) {
+                                         const DataNormalization* normalizer,
+                                         std::span<const std::byte> outerState) {
   if (keepLast < 1)
     throw ConfigError(fmt::format("Checkpoints::write: keepLast must be >= 1, got {}", keepLast));
   checkOutputDirectory(directory, "checkpoints");
@@ -113,6 +129,9 @@ std::filesystem::path Checkpoints::write(const MultiLayerNetwork& model,
     throw IoError(
         fmt::format("cannot create checkpoint directory {}: {}", directory.string(), ec.message()));
   auto path = directory / fileName(model.getIterationCount(), model.getEpochCount());
+  // The companion first: a checkpoint on disk always has the state it needs to resume exactly.
+  if (!outerState.empty())
+    writeFileAtomically(outerStateFile(path), outerState, "an outer updater state file");
   ModelSerializer::writeModel(model, path, true, normalizer);
   // Only once the new checkpoint is safely on disk may older ones go, with the temporaries of
   // saves that were killed.
@@ -123,7 +142,26 @@ std::filesystem::path Checkpoints::write(const MultiLayerNetwork& model,
       throw IoError(
           fmt::format("cannot delete old checkpoint {}: {}", all[i].string(), ec.message()));
   }
-  removeStaleTemporaries(directory, isCheckpointName);
+  // Companions of checkpoints that are gone (deleted above, or a save killed between the two
+  // writes).
+  std::vector<std::filesystem::path> orphans;
+  std::error_code listError;
+  std::filesystem::directory_iterator entries(directory, listError);
+  for (; !listError && entries != std::filesystem::directory_iterator();
+       entries.increment(listError)) {
+    const std::string name = entries->path().filename().string();
+    if (isOuterStateName(name) &&
+        !std::filesystem::exists(directory / name.substr(0, name.size() - kOuterSuffix.size())))
+      orphans.push_back(entries->path());
+  }
+  for (const auto& orphan : orphans) {
+    std::filesystem::remove(orphan, ec);
+    if (ec)
+      throw IoError(fmt::format("cannot delete old outer updater state {}: {}", orphan.string(),
+                                ec.message()));
+  }
+  removeStaleTemporaries(
+      directory, [](std::string_view n) { return isCheckpointName(n) || isOuterStateName(n); });
   return path;
 }
 

@@ -26,6 +26,13 @@
 // towards keepLast like its own. Newer files are never deleted to make room: what to do with
 // them is the user's decision.
 //
+// With an outer updater (ParallelWrapper::Builder::outerUpdater), each checkpoint has a companion
+// "<checkpoint name>.outer" holding the outer updater's state (its velocity or moments and its step
+// count), written before the checkpoint itself and deleted with it: resume() reads the one beside
+// the checkpoint it resumes from (ParallelWrapper::restoreOuterUpdaterState), so the resumed run
+// continues exactly. A checkpoint without one (written without an outer updater) resumes with
+// the outer updater's state at zero.
+//
 // Saves killed mid-write leave "<checkpoint name>.tmp-<16 hex digits>" files. Each write removes
 // those of its directory that no process holds: the writer of a temporary keeps it locked
 // (flock) until it is renamed into place, so a save in progress, by this process or another, is
@@ -33,6 +40,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -71,6 +79,8 @@ class Checkpoints {
   static std::vector<std::filesystem::path> list(const std::filesystem::path& directory);
   // The newest checkpoint in `directory`, if any.
   static std::optional<std::filesystem::path> latest(const std::filesystem::path& directory);
+  // The companion file of `checkpoint` holding the outer updater's state: "<checkpoint>.outer".
+  static std::filesystem::path outerStateFile(const std::filesystem::path& checkpoint);
   // ConfigError naming them when `directory` holds checkpoints newer than position (iteration,
   // epoch); nothing when it does not exist.
   static void requireNoneAfter(const std::filesystem::path& directory, int64_t iteration,
@@ -81,10 +91,13 @@ class Checkpoints {
   // file, which is the newest in the directory: ConfigError, before writing anything, when the
   // directory holds a newer one (requireNoneAfter); OutputPathError, before writing anything, when
   // the directory cannot be written (checkOutputDirectory, nn/util/OutputPath.h). IoError on
-  // failure; the previous checkpoints are then untouched.
+  // failure; the previous checkpoints are then untouched. Non-empty `outerState` (a
+  // ParallelWrapper's outer updater state) goes to outerStateFile() of the new checkpoint,
+  // written first; companions whose checkpoint is gone are deleted with the old checkpoints.
   static std::filesystem::path write(const MultiLayerNetwork& model,
                                      const std::filesystem::path& directory, int keepLast,
-                                     const DataNormalization* normalizer = nullptr);
+                                     const DataNormalization* normalizer = nullptr,
+                                     std::span<const std::byte> outerState = {});
 };
 
 }  // namespace dl4cpp::parallel

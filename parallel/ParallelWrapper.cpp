@@ -5,16 +5,19 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <iostream>
 
 #include "iterators/AsyncDataSetIterator.h"
 #include "iterators/RankShardIterator.h"
 #include "nn/backend/Devices.h"
 #include "nn/tensor/DeviceContext.h"
+#include "nn/util/AtomicFile.h"
 #include "nn/util/OutputPath.h"
 #include "parallel/CpuAffinity.h"
 #include "parallel/LayerStateCombiner.h"
 #include "parallel/ParameterAverager.h"
+#include "parallel/RoundCombine.h"
 #include "parallel/WorkerPool.h"
 #include "parallel/cluster/RoundExchange.h"
 
@@ -32,6 +35,7 @@ struct WorkerRound {
   int iterations = 0;
   double compute = 0;
   Clock::time_point finished;
+  std::exception_ptr failure;  // FailurePolicy::DROP_WORKER: what the worker's step threw
 
   void clear() {
     batches.clear();
@@ -39,6 +43,7 @@ struct WorkerRound {
     lossSum = 0;
     iterations = 0;
     compute = 0;
+    failure = nullptr;
   }
 };
 }  // namespace
@@ -55,6 +60,12 @@ struct ParallelWrapper::Impl {
   bool averageUpdaters = true;
   bool bindToCores = false;
   TrainingMode mode = TrainingMode::AVERAGING;
+  FailurePolicy failurePolicy = FailurePolicy::FAIL_FAST;
+  // DROP_WORKER: the workers dropped in this fit(), and minibatches read from the source but not
+  // yet trained (dealt to a worker that was dropped before it trained them), dealt first.
+  std::vector<char> dropped;
+  std::deque<DataSet> carried;
+  int regularizationWorker = 0;  // SHARED_GRADIENTS: the worker that forms the l2 term
   std::vector<Device> devices;
   std::vector<std::shared_ptr<TrainingListener>> listeners;
   std::optional<Checkpoint> checkpoint;
@@ -69,6 +80,9 @@ struct ParallelWrapper::Impl {
       replicas;  // replicas[w]: built and used by worker w
   std::vector<Tensor> replicaParams, replicaStates, replicaGradients, replicaLayerStates;
   std::unique_ptr<LayerStateCombiner> layerStateCombiner;
+  // What an averaging makes of the workers' mean parameters (plain mean, or an outer updater).
+  std::unique_ptr<RoundCombine> combine;
+  bool outerStateRestored = false;  // restoreOuterUpdaterState() ran since the last resume()
   // Where averages are written: every replica and the root (updater state: the root, plus the
   // replicas when averageUpdaters). The root's entries are refreshed by every fit(), in case the
   // root was re-initialised since build().
@@ -165,19 +179,49 @@ struct ParallelWrapper::Impl {
 
   // Deals up to perWorker minibatches to each worker, minibatch i to worker i mod N. Returns the
   // seconds spent waiting for data.
-  double deal(DataSetIterator& source, std::vector<WorkerRound>& round, int perWorker) const {
+  double deal(DataSetIterator& source, std::vector<WorkerRound>& round, int perWorker) {
     const auto start = Clock::now();
     for (auto& r : round) r.clear();
-    const int n = workers();
-    for (int i = 0; i < n * perWorker && source.hasNext(); ++i)
-      round[static_cast<size_t>(i % n)].batches.push_back(source.next());
+    std::vector<size_t> alive;
+    for (size_t w = 0; w < round.size(); ++w)
+      if (!dropped[w]) alive.push_back(w);
+    const size_t n = alive.size();
+    for (size_t i = 0; i < n * static_cast<size_t>(perWorker); ++i) {
+      if (!carried.empty()) {
+        round[alive[i % n]].batches.push_back(std::move(carried.front()));
+        carried.pop_front();
+      } else if (source.hasNext()) {
+        round[alive[i % n]].batches.push_back(source.next());
+      } else {
+        break;
+      }
+    }
     return seconds(Clock::now() - start);
   }
+  // Puts the minibatches of `round` back in front of the source, in the order they were read
+  // (minibatch j of worker w was read before minibatch j of every later worker, and after
+  // minibatch j - 1 of all), to be dealt again to the workers left.
+  void undeal(std::vector<WorkerRound>& round) {
+    std::vector<DataSet> order;
+    size_t longest = 0;
+    for (const auto& r : round) longest = std::max(longest, r.batches.size());
+    for (size_t j = 0; j < longest; ++j)
+      for (auto& r : round)
+        if (j < r.batches.size()) order.push_back(std::move(r.batches[j]));
+    carried.insert(carried.begin(), std::make_move_iterator(order.begin()),
+                   std::make_move_iterator(order.end()));
+    for (auto& r : round) r.clear();
+  }
 
-  static bool empty(const std::vector<WorkerRound>& round) { return round.front().batches.empty(); }
-  // Local iterations in `round`: worker 0 is dealt the most.
+  static bool empty(const std::vector<WorkerRound>& round) {
+    return std::all_of(round.begin(), round.end(),
+                       [](const WorkerRound& r) { return r.batches.empty(); });
+  }
+  // Local iterations in `round`: those of the worker dealt the most.
   static int64_t iterationsIn(const std::vector<WorkerRound>& round) {
-    return static_cast<int64_t>(round.front().batches.size());
+    size_t most = 0;
+    for (const auto& r : round) most = std::max(most, r.batches.size());
+    return static_cast<int64_t>(most);
   }
 
   // Minibatches per worker in the round that starts at global iteration `iteration`.
@@ -191,8 +235,25 @@ struct ParallelWrapper::Impl {
 
   void trainPhase(int w) {
     WorkerRound& r = current[static_cast<size_t>(w)];
-    MultiLayerNetwork& model = *replicas[static_cast<size_t>(w)];
     const auto start = Clock::now();
+    if (failurePolicy == FailurePolicy::DROP_WORKER) {
+      try {
+        trainBatches(w, r);
+      } catch (...) {
+        // The whole round of this worker is discarded: no examples, no vote.
+        r.failure = std::current_exception();
+        r.examples = 0;
+        r.lossSum = 0;
+        r.iterations = 0;
+      }
+    } else {
+      trainBatches(w, r);
+    }
+    r.finished = Clock::now();
+    r.compute = seconds(r.finished - start);
+  }
+  void trainBatches(int w, WorkerRound& r) {
+    MultiLayerNetwork& model = *replicas[static_cast<size_t>(w)];
     for (const DataSet& batch : r.batches) {
       const int64_t n = batch.numExamples();
       if (mode == TrainingMode::AVERAGING) {
@@ -205,11 +266,41 @@ struct ParallelWrapper::Impl {
       r.examples += n;
       ++r.iterations;
     }
-    // Replicas are identical in SHARED_GRADIENTS: worker 0 adds the l2 term for all.
-    if (mode == TrainingMode::SHARED_GRADIENTS && w == 0)
+    // Replicas are identical in SHARED_GRADIENTS: one worker adds the l2 term for all.
+    if (mode == TrainingMode::SHARED_GRADIENTS && w == regularizationWorker)
       regularization = model.calcRegularizationScore();
-    r.finished = Clock::now();
-    r.compute = seconds(r.finished - start);
+  }
+
+  // DROP_WORKER: drops the workers whose step failed in `current`, telling std::clog and the
+  // listeners, and deals `next` again to the workers left. Throws the failure when none is left.
+  bool dropFailedWorkers(int64_t iteration) {
+    std::exception_ptr last;
+    for (size_t w = 0; w < current.size(); ++w) {
+      if (!current[w].failure) continue;
+      dropped[w] = 1;
+      last = current[w].failure;
+      std::string what = "unknown exception";
+      try {
+        std::rethrow_exception(current[w].failure);
+      } catch (const std::exception& e) {
+        what = e.what();
+      } catch (...) {
+      }
+      std::clog << fmt::format(
+          "ParallelWrapper{}: worker {} failed in the round ending at iteration {} and is "
+          "dropped for the rest of this fit(); its round is discarded: {}\n",
+          clustered() ? " on " + cluster->describe() : "", w, iteration, what);
+      for (auto& l : listeners)
+        if (auto* hears = dynamic_cast<WorkerFailureListener*>(l.get()))
+          hears->onWorkerDropped(*root, static_cast<int>(w), iteration, what);
+    }
+    if (!last) return false;
+    if (std::all_of(dropped.begin(), dropped.end(), [](char d) { return d != 0; }))
+      std::rethrow_exception(last);
+    regularizationWorker =
+        static_cast<int>(std::find(dropped.begin(), dropped.end(), 0) - dropped.begin());
+    undeal(next);
+    return true;
   }
 
   // The weighted mean of buffers[*][begin, end) into destinations, formed on worker w's
@@ -233,7 +324,7 @@ struct ParallelWrapper::Impl {
       average(w, replicaGradients, replicaGradients, begin, end);
       return;
     }
-    average(w, replicaParams, paramDestinations, begin, end);
+    average(w, replicaParams, combine->meanDestinations(paramDestinations), begin, end);
     std::tie(begin, end) = ParameterAverager::slice(root->updaterState().numel(), w, n);
     average(w, replicaStates, stateDestinations, begin, end);
   }
@@ -261,7 +352,8 @@ struct ParallelWrapper::Impl {
       copyTo(sharedParams, replicaGradients, begin + frozen, end + frozen);
       return;
     }
-    copyTo(sharedParams, paramDestinations, begin + frozen, end + frozen);
+    copyTo(sharedParams, combine->meanDestinations(paramDestinations), begin + frozen,
+           end + frozen);
     std::tie(begin, end) = ParameterAverager::slice(root->updaterState().numel(), w, workers());
     copyTo(sharedStates, stateDestinations, begin, end);
   }
@@ -274,9 +366,14 @@ struct ParallelWrapper::Impl {
     cluster->allReduceSum(
         std::span<float>(shared.data() + frozen, static_cast<size_t>(end - frozen)));
     pool->run([this](int w) { takeSlicePhase(w); });
+    if (mode == TrainingMode::AVERAGING) finishAveraging();
     layerStateCombiner->combineAcross(*cluster, replicaLayerStates, weights, total,
                                       root->layerState());
   }
+
+  // The round's mean parameters are in place (in every slice): the policy makes the next global
+  // parameters of them, in the root and every replica.
+  void finishAveraging() { combine->finish(root->params(), replicaParams, root->getEpochCount()); }
 
   // SHARED_GRADIENTS: every replica applies the averaged gradient; replica 0's result is copied
   // to the root slice by slice in a second phase.
@@ -301,32 +398,56 @@ struct ParallelWrapper::Impl {
     if (rank() != 0 || !checkpoint || checkpoint->unit() != Checkpoint::Unit::Iterations) return;
     const int64_t n = checkpoint->every(), iteration = root->getIterationCount();
     if (iteration / n == checkpointMark / n) return;
-    Checkpoints::write(*root, checkpointDirectory, keepLast, checkpointNormalizer.get());
+    writeCheckpoint();
     checkpointMark = iteration;
   }
   void checkpointAfterEpoch() {
     if (rank() == 0 && checkpoint && checkpoint->unit() == Checkpoint::Unit::Epochs &&
         root->getEpochCount() % checkpoint->every() == 0)
-      Checkpoints::write(*root, checkpointDirectory, keepLast, checkpointNormalizer.get());
+      writeCheckpoint();
+  }
+  void writeCheckpoint() {
+    const std::vector<std::byte> outerState = combine->saveState();
+    Checkpoints::write(*root, checkpointDirectory, keepLast, checkpointNormalizer.get(),
+                       outerState);
+  }
+  // resume(): the outer updater's state saved beside the checkpoint of the root's position in
+  // the checkpoint directory, unless restoreOuterUpdaterState() was called.
+  void restoreOuterStateForResume() {
+    if (outerStateRestored || !checkpoint || !combine->hasState()) return;
+    const auto file = Checkpoints::outerStateFile(
+        checkpointDirectory /
+        Checkpoints::fileName(root->getIterationCount(), root->getEpochCount()));
+    if (std::filesystem::exists(file)) loadOuterState(file);
+  }
+  void loadOuterState(const std::filesystem::path& file) {
+    const std::vector<std::byte> bytes = readWholeFile(file, "an outer updater state file");
+    combine->loadState(bytes, file.string());
   }
   // Every rank starts from rank 0's model (clusters).
-  void beginFit() {
+  void beginFit(bool resuming = false) {
     requireOpen();
     stopRequested = false;
     stoppedByVote = false;
+    dropped.assign(replicas.size(), 0);
+    carried.clear();
+    regularizationWorker = 0;
     pendingFailure = nullptr;
     stats = ParallelStatistics{};
-    guarded([this] {
+    guarded([this, resuming] {
       if (checkpoint && rank() == 0) {
         // A directory the checkpoints cannot be written to fails now, not at the first checkpoint.
         checkOutputDirectory(checkpointDirectory, "checkpoints");
         Checkpoints::requireNoneAfter(checkpointDirectory, root->getIterationCount(),
                                       root->getEpochCount());
       }
+      if (resuming && rank() == 0) restoreOuterStateForResume();
     });
+    outerStateRestored = false;
     if (clustered()) {
       requireSameShape(*cluster, vote(RoundVote{}));
       broadcastModel(*cluster, *root);
+      if (combine->hasState()) combine->broadcastState(*cluster);
     }
     checkpointMark = root->getIterationCount();
   }
@@ -372,9 +493,14 @@ ParallelWrapper ParallelWrapper::Builder::build() {
   impl->averagingWarmup = averagingWarmup_;
   impl->scaling = scaling_;
   impl->scalingWarmup = scalingWarmup_;
+  if (outerUpdater_ && mode_ != TrainingMode::AVERAGING)
+    throw ConfigError(
+        "ParallelWrapper: outerUpdater applies to averaging; SHARED_GRADIENTS applies the "
+        "updater to every step's shared gradient already");
   impl->report = report_;
   impl->averageUpdaters = averageUpdaters_;
   impl->mode = mode_;
+  impl->failurePolicy = failurePolicy_;
   impl->bindToCores = bindToCores_;
   impl->listeners = listeners_;
   if (checkpoint_) {
@@ -437,6 +563,9 @@ ParallelWrapper ParallelWrapper::Builder::build() {
     impl->replicaGradients.push_back(r->gradient());
     impl->replicaLayerStates.push_back(r->layerState());
   }
+  impl->combine = makeRoundCombine(
+      outerUpdater_ ? &*outerUpdater_ : nullptr, model_->numParams(), model_->numFrozenParams(),
+      std::min(hardwareConcurrency(), workers * impl->threadsPerWorker));
   impl->layerStateCombiner =
       std::make_unique<LayerStateCombiner>(impl->replicas.front()->layerStateLayout(), workers);
   impl->paramDestinations = impl->replicaParams;
@@ -502,8 +631,23 @@ void ParallelWrapper::fit(DataSetIterator& iterator, int epochs) {
   }
 }
 
+void ParallelWrapper::restoreOuterUpdaterState(const std::filesystem::path& checkpoint) {
+  impl_->requireOpen();
+  if (!impl_->combine->hasState())
+    throw ConfigError(
+        "ParallelWrapper::restoreOuterUpdaterState: this wrapper has no outerUpdater");
+  const auto file = Checkpoints::outerStateFile(checkpoint);
+  if (!std::filesystem::exists(file))
+    throw DataNotFoundError(fmt::format(
+        "ParallelWrapper::restoreOuterUpdaterState: {} has no outer updater state beside it ({} "
+        "does not exist)",
+        checkpoint.string(), file.string()));
+  impl_->loadOuterState(file);
+  impl_->outerStateRestored = true;
+}
+
 void ParallelWrapper::resume(DataSetIterator& iterator, int totalEpochs) {
-  impl_->beginFit();  // on a cluster, every rank now holds rank 0's model and counters
+  impl_->beginFit(true);  // on a cluster, every rank now holds rank 0's model and counters
   MultiLayerNetwork& root = *impl_->root;
   const int finished = root.getEpochCount();
   const int64_t trained = root.getMinibatchesInEpoch();
@@ -578,6 +722,12 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator, int64_t alreadyT
       pool->wait();
       trained = Clock::now();
     });
+    if (failurePolicy == FailurePolicy::DROP_WORKER) {
+      guarded([&] {
+        const int64_t end = roundStart + iterationsIn(current);
+        if (dropFailedWorkers(end)) deal(*source, next, roundLength(end));
+      });
+    }
 
     RoundVote mine;
     double compute = 0, barrierWait = 0;
@@ -602,7 +752,18 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator, int64_t alreadyT
       const auto voted = Clock::now();
       barrierWait += seconds(voted - trained) * static_cast<double>(current.size());
       trained = voted;
-      if (totals.examples == 0) break;  // every rank's shard is exhausted
+      if (totals.minibatches == 0) break;  // every rank's shard is exhausted
+    }
+    if (totals.examples == 0) {
+      // Every worker dealt a minibatch failed (DROP_WORKER): the round is discarded whole, its
+      // minibatches counted as read.
+      root->setMinibatchesInEpoch(root->getMinibatchesInEpoch() + totals.minibatches);
+      std::swap(current, next);
+      if (clustered() && totals.stop) {
+        stoppedByVote = true;
+        break;
+      }
+      continue;
     }
     double score = totals.lossSum / static_cast<double>(totals.examples);
     if (mode == TrainingMode::SHARED_GRADIENTS) score += regularization;
@@ -616,6 +777,7 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator, int64_t alreadyT
       averageAcrossRanks(totals.examples);
     } else {
       pool->run([this](int w) { averagePhase(w); });
+      if (mode == TrainingMode::AVERAGING) finishAveraging();
       layerStateCombiner->combine(replicaLayerStates, weights, root->layerState());
     }
     double averaging = seconds(Clock::now() - trained);

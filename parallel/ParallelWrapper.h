@@ -33,6 +33,16 @@
 // iteration count at the round's start plus j, in the root's epoch, so learning-rate and momentum
 // schedules switch at the global iteration they name, as in one model.
 //
+// Outer updater. With outerUpdater(u) (DiLoCo: Nesterovs(0.7, 0.9)), each averaging does not
+// replace the parameters by the workers' example-weighted mean but moves the global parameters
+// (the root's, as every worker started the round from) by the updater u applied to the outer
+// gradient `global - mean`, then hands them to every worker (RoundCombine.h). Updater state and
+// layer state are combined as without it. Any dl4cpp updater will do; Sgd(1.0) is plain
+// averaging up to float rounding. On a cluster the mean is all-reduced first and every rank takes
+// the same step. The outer updater's state (velocity or moments, step count) lives in the
+// wrapper, carries over from one fit() to the next, is saved beside every checkpoint
+// (Checkpoint.h) and is read back by resume(). AVERAGING only.
+//
 // Learning-rate scaling. With learningRateScaling(rule, warmup), every worker's learning rate
 // (after its schedule) is multiplied by the worker count (LINEAR) or its square root (SQRT),
 // ramping up from 1 over the first `warmup` iterations (LearningRateScaling.h). The root model's
@@ -73,12 +83,21 @@
 //
 // Failures. An exception in a worker, in the prefetch thread or in a listener ends fit() with
 // that exception on the caller's thread once the current phase has finished on every worker;
-// no thread is left behind. stopFit() (from any thread) ends fit() at the next round boundary
+// no thread is left behind. With failurePolicy(FailurePolicy::DROP_WORKER), a worker whose
+// training step throws is dropped instead: its whole round is discarded (it has no vote in the
+// average, which the other workers' rounds make as usual, and the minibatches it was dealt in
+// that round are not trained), a warning goes to std::clog and to the listeners
+// (WorkerFailureListener), and the rest of this fit() deals every minibatch to the
+// workers left, in order (those already dealt to the dropped worker for the next round too).
+// The next fit() or resume() starts with every worker again. When no worker is left, fit() ends
+// with the last one's exception. Failures outside the workers' steps (data, listeners,
+// checkpoints) still end fit(). stopFit() (from any thread) ends fit() at the next round boundary
 // with a consistent, averaged root model.
 #include <atomic>
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "iterators/DataSetIterator.h"
@@ -92,6 +111,24 @@
 namespace dl4cpp::parallel {
 
 enum class TrainingMode { AVERAGING, SHARED_GRADIENTS };
+
+// A listener that also hears of dropped workers (FailurePolicy::DROP_WORKER): a TrainingListener
+// given to the wrapper that derives from this class too is told, on the thread that called fit(),
+// before the round's iterationDone, that worker `worker`'s step threw `error` (its message) in the
+// round ending at `iteration`, that round of the worker was discarded, and the worker takes no
+// part in the rest of this fit().
+class WorkerFailureListener {
+ public:
+  virtual ~WorkerFailureListener() = default;
+  virtual void onWorkerDropped(const MultiLayerNetwork& model, int worker, int64_t iteration,
+                               const std::string& error) = 0;
+};
+
+// What fit() does when a worker's training step throws (see Failures above).
+enum class FailurePolicy {
+  FAIL_FAST,    // fit() ends with the exception
+  DROP_WORKER,  // the worker's round is discarded and the worker dropped; the others go on
+};
 
 // Totals over the last fit() call (seconds; worker figures are per-worker means); on a cluster,
 // this rank's examples and times.
@@ -131,6 +168,14 @@ class ParallelWrapper {
   // rank calls resume(): rank 0 with the checkpoint, the others with any model of the same
   // configuration (they take rank 0's, counters included).
   void resume(DataSetIterator& iterator, int totalEpochs);
+  // Reads the outer updater's state saved beside `checkpoint` (Checkpoints::outerStateFile): call
+  // before resume() when the wrapper was built without checkpointEvery, or with another
+  // directory; with checkpointEvery, resume() reads the one beside the checkpoint of the root's
+  // position in that directory by itself. On a cluster rank 0's counts (every rank takes it).
+  // ConfigError without an outerUpdater; DataNotFoundError when the file is missing; the
+  // errors of a damaged or mismatched file (DataFormatError, ChecksumError, VersionError,
+  // DataMismatchError).
+  void restoreOuterUpdaterState(const std::filesystem::path& checkpoint);
   // Ends a running fit() at the next round boundary. Thread-safe; a no-op when none runs.
   void stopFit();
   // Joins every worker thread; the wrapper cannot fit afterwards. Idempotent.
@@ -172,6 +217,13 @@ class ParallelWrapper::Builder {
     averagingWarmup_ = iterations;
     return *this;
   }
+  // Moves the global parameters at every averaging by `updater` applied to the global parameters
+  // minus the workers' mean (see Outer updater above). Default: none (plain averaging).
+  // AVERAGING only (ConfigError from build() otherwise).
+  Builder& outerUpdater(const UpdaterParams& updater) {
+    outerUpdater_ = updater;
+    return *this;
+  }
   // Multiplies every worker's learning rate by the worker count (LINEAR) or its square root
   // (SQRT), ramping up linearly from 1 over the first warmupIterations iterations. Default NONE.
   Builder& learningRateScaling(LearningRateScaling rule, int64_t warmupIterations = 0) {
@@ -202,6 +254,11 @@ class ParallelWrapper::Builder {
   // cores.
   Builder& bindToCores(bool b) {
     bindToCores_ = b;
+    return *this;
+  }
+  // Default FAIL_FAST.
+  Builder& failurePolicy(FailurePolicy p) {
+    failurePolicy_ = p;
     return *this;
   }
   Builder& trainingMode(TrainingMode m) {
@@ -242,6 +299,7 @@ class ParallelWrapper::Builder {
   int prefetch_ = 16;
   int frequency_ = 1;
   int64_t averagingWarmup_ = 0;
+  std::optional<UpdaterParams> outerUpdater_;
   LearningRateScaling scaling_ = LearningRateScaling::NONE;
   int64_t scalingWarmup_ = 0;
   bool report_ = false;
@@ -250,6 +308,7 @@ class ParallelWrapper::Builder {
   int threadsPerWorker_ = 0;
   bool bindToCores_ = false;
   TrainingMode mode_ = TrainingMode::AVERAGING;
+  FailurePolicy failurePolicy_ = FailurePolicy::FAIL_FAST;
   std::optional<Checkpoint> checkpoint_;
   std::filesystem::path checkpointDirectory_;
   int keepLast_ = 3;

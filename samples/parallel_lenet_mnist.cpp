@@ -4,6 +4,8 @@
 // of each epoch with its own workers, and the ranks average together (docs/cluster.md):
 //   parallel_lenet_mnist [--workers 2] [--averaging-frequency 3] [--prefetch 24] [--epochs 1]
 //                        [--save PATH] [--ui-port N] [--report PATH]
+//                        [--outer-updater nesterovs:0.7:0.9] [--failure-policy drop-worker]
+//                        [--checkpoint-dir DIR [--checkpoint-every N] [--resume auto]]
 //   mpirun -np 2 parallel_lenet_mnist --cluster mpi --workers 1
 #include <dl4cpp/dl4cpp.h>
 #include <fmt/format.h>
@@ -13,6 +15,7 @@
 #include <memory>
 
 #include "LenetConfiguration.h"
+#include "LongRunFlags.h"
 #include "SampleSupport.h"
 #include "TrainingUi.h"
 
@@ -21,7 +24,7 @@ using namespace dl4cpp;
 int run(int argc, char** argv) {
   const samples::SampleOptions options(
       argc, argv,
-      samples::withTrainingUiFlags(
+      samples::withLongRunFlags(samples::withTrainingUiFlags(
           {{"epochs", "training epochs (default 1)"},
            {"batch", "global minibatch: examples per round-step across all workers (default 128)"},
            {"worker-batch", "minibatch of each worker (default: batch / workers, rounded up)"},
@@ -51,7 +54,8 @@ int run(int argc, char** argv) {
             "mpi: train across the ranks of the MPI job this process belongs to (start it with "
             "mpirun or srun; rank 0 prints, evaluates and saves); none (default)"},
            {"cluster-timeout",
-            "seconds a rank waits for the others at a collective before it fails (default 300)"}}));
+            "seconds a rank waits for the others at a collective before it fails (default "
+            "300)"}})));
   const int epochs = static_cast<int>(options.getInt("epochs", 1));
   const std::string clusterName = options.getString("cluster", "none");
   if (clusterName != "none" && clusterName != "mpi")
@@ -63,6 +67,8 @@ int run(int argc, char** argv) {
   }
   const int ranks = cluster ? cluster->size() : 1;
   const bool rankZero = !cluster || cluster->rank() == 0;
+  // Set on every rank when rank 0 resumes; only rank 0's names the file.
+  const auto resumeFrom = samples::checkpointToResume(options, cluster.get());
   // ParallelWrapper deals whole minibatches, so N workers on minibatches of b train like one
   // model on minibatches of N*b: with the single-model sample's b = 128 an epoch holds half the
   // steps and ends less accurate. Keeping the global batch at 128
@@ -84,13 +90,17 @@ int run(int argc, char** argv) {
   MnistDataSetIterator mnistTest(batch, static_cast<int>(options.getInt("test-examples", 0)), false,
                                  false, false, seed, dir);
 
-  MultiLayerNetwork model(samples::lenetConfiguration());
-  model.init();
+  MultiLayerNetwork model = [&] {
+    if (resumeFrom && !resumeFrom->empty()) return MultiLayerNetwork::load(*resumeFrom);
+    MultiLayerNetwork m(samples::lenetConfiguration());
+    m.init();
+    return m;
+  }();
   if (rankZero) std::cout << model.summary() << samples::cpuIsaLine();
 
   // As DL4J's tutorial: ParallelWrapper::Builder(model).prefetchBuffer(24).workers(2)
   //     .averagingFrequency(3).reportScoreAfterAveraging(true).build()
-  auto wrapper =
+  auto builder =
       dl4cpp::parallel::ParallelWrapper::Builder(model)
           .prefetchBuffer(static_cast<int>(options.getInt("prefetch", 24)))
           .workers(workers)
@@ -105,10 +115,14 @@ int run(int argc, char** argv) {
           .devices(samples::devicesFromOption(options.getString("device", "")))
           .trainingMode(modeName == "averaging" ? parallel::TrainingMode::AVERAGING
                                                 : parallel::TrainingMode::SHARED_GRADIENTS)
-          .cluster(cluster)
-          .build();
+          .cluster(cluster);
+  samples::applyLongRunFlags(options, builder);
+  auto wrapper = builder.build();
   if (!rankZero) {
-    for (int epoch = 0; epoch < epochs; ++epoch) wrapper.fit(mnistTrain);
+    if (resumeFrom)
+      wrapper.resume(mnistTrain, epochs);
+    else
+      for (int epoch = 0; epoch < epochs; ++epoch) wrapper.fit(mnistTrain);
     return 0;
   }
   samples::TrainingUi ui(options);
@@ -120,7 +134,15 @@ int run(int argc, char** argv) {
       wrapper.workers(), wrapper.threadsPerWorker(), wrapper.devices().front().toString(), ranks,
       batch, mnistTrain.totalExamples());
 
-  for (int epoch = 0; epoch < epochs; ++epoch) {
+  if (resumeFrom) {
+    std::cout << fmt::format("resuming from {}: epoch {}, {} minibatches into it\n",
+                             resumeFrom->string(), model.getEpochCount() + 1,
+                             model.getMinibatchesInEpoch());
+    wrapper.resume(mnistTrain, epochs);
+    std::cout << fmt::format("trained to the end of epoch {}, averaged score {:.4f}\n", epochs,
+                             model.score());
+  }
+  for (int epoch = resumeFrom ? epochs : 0; epoch < epochs; ++epoch) {
     const auto start = std::chrono::steady_clock::now();
     wrapper.fit(mnistTrain);
     const double seconds =
