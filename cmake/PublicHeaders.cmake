@@ -18,6 +18,7 @@ set(DL4CPP_PUBLIC_HEADERS
   iterators/DataSetPreProcessor.h
   iterators/FeatureStatistics.h
   iterators/FileByteStream.h
+  iterators/MultiDataSet.h
   iterators/FileSplit.h
   iterators/IdxReader.h
   iterators/ImagePreProcessingScaler.h
@@ -66,6 +67,14 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/conf/LayerRegistry.h
   nn/conf/NeuralNetConfiguration.h
   nn/conf/WeightInitScheme.h
+  nn/conf/graph/ComputationGraphConfiguration.h
+  nn/conf/graph/ElementWiseVertex.h
+  nn/conf/graph/GraphVertex.h
+  nn/conf/graph/L2NormalizeVertex.h
+  nn/conf/graph/MergeVertex.h
+  nn/conf/graph/ScaleVertex.h
+  nn/conf/graph/ShiftVertex.h
+  nn/conf/graph/SubsetVertex.h
   nn/conf/layers/ActivationLayer.h
   nn/conf/layers/BatchNormalization.h
   nn/conf/layers/ConvolutionLayer.h
@@ -100,10 +109,14 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/earlystopping/trainer/EarlyStoppingTrainer.h
   nn/eval/Evaluation.h
   nn/gradientcheck/GradientCheckUtil.h
+  nn/graph/ActivationPlan.h
+  nn/graph/ComputationGraph.h
+  nn/graph/FlatBuffers.h
   nn/layers/ForwardContext.h
   nn/layers/LayerActivation.h
   nn/layers/LossOutputRuntime.h
   nn/layers/RuntimeLayer.h
+  nn/layers/VertexRuntime.h
   nn/listeners/EvaluativeListener.h
   nn/listeners/HtmlReport.h
   nn/listeners/IterationMultiples.h

@@ -1,4 +1,5 @@
-// MultiLayerConfiguration <-> JSON. nlohmann-json is a private dependency: only this file sees it.
+// MultiLayerConfiguration and ComputationGraphConfiguration <-> JSON. nlohmann-json is a private
+// dependency: only this file sees it.
 //
 // The JSON holds the resolved configuration: every layer field with the defaults already applied,
 // so a reader (or a person) sees exactly what the network runs. fromJson() feeds those layers back
@@ -17,6 +18,7 @@
 #include "nn/conf/ConfigurationLimits.h"
 #include "nn/conf/LayerRegistry.h"
 #include "nn/conf/NeuralNetConfiguration.h"
+#include "nn/conf/graph/ComputationGraphConfiguration.h"
 #include "nn/util/QuoteForMessage.h"
 
 namespace dl4cpp {
@@ -219,18 +221,21 @@ std::string summary(const ParsedJson& v) {
 // A JSON value and where it sits in the document, for error messages.
 class Node {
  public:
-  Node(const ParsedJson& value, std::string path) : value_(value), path_(std::move(path)) {}
+  // `reader` names the function reading in error messages.
+  Node(const ParsedJson& value, std::string path,
+       const char* reader = "MultiLayerConfiguration::fromJson")
+      : value_(value), path_(std::move(path)), reader_(reader) {}
 
   const std::string& path() const { return path_; }
   [[noreturn]] void fail(const std::string& problem) const {
-    throw ConfigError("MultiLayerConfiguration::fromJson: " + path_ + ": " + problem);
+    throw ConfigError(std::string(reader_) + ": " + path_ + ": " + problem);
   }
 
   Node operator[](const char* key) const {
     requireType(value_.is_object(), "an object");
     const auto it = value_.find(key);
     if (it == value_.end()) fail(std::string("missing field \"") + key + "\"");
-    return Node(*it, path_ + "." + key);
+    return Node(*it, path_ + "." + key, reader_);
   }
   // The field `key` when the object has it. For fields later dl4cpp versions added: a file
   // written before has none of them.
@@ -238,9 +243,11 @@ class Node {
     requireType(value_.is_object(), "an object");
     const auto it = value_.find(key);
     if (it == value_.end()) return std::nullopt;
-    return Node(*it, path_ + "." + key);
+    return Node(*it, path_ + "." + key, reader_);
   }
-  Node at(size_t i) const { return Node(value_[i], path_ + "[" + std::to_string(i) + "]"); }
+  Node at(size_t i) const {
+    return Node(value_[i], path_ + "[" + std::to_string(i) + "]", reader_);
+  }
   size_t arraySize() const {
     requireType(value_.is_array(), "an array");
     return value_.size();
@@ -253,7 +260,7 @@ class Node {
   void forEachField(Visit&& visit) const {
     requireType(value_.is_object(), "an object");
     for (auto it = value_.begin(); it != value_.end(); ++it)
-      visit(it.key(), Node(it.value(), path_ + "[" + quoted(it.key()) + "]"));
+      visit(it.key(), Node(it.value(), path_ + "[" + quoted(it.key()) + "]", reader_));
   }
 
   std::string string() const {
@@ -308,6 +315,7 @@ class Node {
 
   const ParsedJson& value_;
   std::string path_;
+  const char* reader_;
 };
 
 // --- Schedules: what toJson(const Schedule&) wrote, checked as a Schedule checks its parameters.
@@ -496,25 +504,82 @@ std::shared_ptr<Layer> readLayer(const Node& n) {
 
 std::string toString(InputPreProcessor p) { return nameOf(kPreProcessors, p); }
 
+Json defaultsToJson(const LayerDefaults& defaults) {
+  return Json{{"activation", nameOf(kActivationNames, defaults.activation)},
+              {"weightInit", toJson(defaults.weightInit)},
+              {"updater", toJson(defaults.updater)},
+              {"biasUpdater", toJson(defaults.biasUpdater)},
+              {"l2", defaults.l2},
+              {"l2Bias", defaults.l2Bias},
+              {"biasInit", defaults.biasInit},
+              {"dropOut", defaults.dropOut},
+              {"convolutionMode", nameOf(kConvolutionModeNames, defaults.convolutionMode)},
+              {"l1", defaults.l1},
+              {"l1Bias", defaults.l1Bias},
+              {"weightDecay", toJson(defaults.weightDecay)},
+              {"weightDecayBias", toJson(defaults.weightDecayBias)},
+              {"gradientNormalization",
+               nameOf(kGradientNormalizationNames, defaults.gradientNormalization)},
+              {"gradientNormalizationThreshold", defaults.gradientNormalizationThreshold}};
+}
+
+// The text parsed within the limits above; `reader` names the caller in errors.
+ParsedJson parseBounded(const std::string& text, const char* reader) {
+  if (text.size() > kMaxJsonBytes)
+    throw ConfigError(
+        fmt::format("{}: the JSON is {} bytes, more "
+                    "than the {} a configuration may have",
+                    reader, text.size(), kMaxJsonBytes));
+  // nlohmann's parser keeps its own stack on the heap; the callback sees each array and object
+  // as it opens, with the number of containers around it, and stops the parse at the limit.
+  auto boundDepth = [reader](int depth, ParsedJson::parse_event_t event, ParsedJson&) {
+    const bool opens = event == ParsedJson::parse_event_t::object_start ||
+                       event == ParsedJson::parse_event_t::array_start;
+    if (opens && depth >= kMaxJsonDepth)
+      throw ConfigError(
+          fmt::format("{}: JSON nested more than {} levels deep", reader, kMaxJsonDepth));
+    return true;
+  };
+  ParsedJson parsed;
+  try {
+    parsed = ParsedJson::parse(text, boundDepth);
+  } catch (const ParsedJson::exception& e) {
+    // parse_error, and out_of_range for numbers beyond double ("1e999"): both are bad input.
+    // The parser's message quotes the bytes it stopped at, which may be anything.
+    throw ConfigError(std::string(reader) +
+                      ": not valid JSON: " + escapeForMessage(e.what(), kLibraryMessageBytes));
+  }
+  return parsed;
+}
+
+LayerDefaults readDefaults(const Node& d) {
+  LayerDefaults defaults;
+  defaults.activation = d["activation"].enumValue(kActivationNames);
+  defaults.weightInit = readWeightInit(d["weightInit"]);
+  defaults.updater = readUpdater(d["updater"]);
+  defaults.biasUpdater = readOptionalUpdater(d["biasUpdater"]);
+  defaults.l2 = d["l2"].number();
+  defaults.l2Bias = d["l2Bias"].number();
+  defaults.biasInit = d["biasInit"].number();
+  if (const auto v = d.find("dropOut")) defaults.dropOut = v->number();
+  defaults.convolutionMode = d["convolutionMode"].enumValue(kConvolutionModeNames);
+  // Regularisation and gradient normalisation: absent from files written before they existed.
+  if (const auto v = d.find("l1")) defaults.l1 = v->number();
+  if (const auto v = d.find("l1Bias")) defaults.l1Bias = v->number();
+  if (const auto v = d.find("weightDecay")) defaults.weightDecay = readWeightDecay(*v);
+  if (const auto v = d.find("weightDecayBias")) defaults.weightDecayBias = readWeightDecay(*v);
+  if (const auto v = d.find("gradientNormalization"))
+    defaults.gradientNormalization = v->enumValue(kGradientNormalizationNames);
+  if (const auto v = d.find("gradientNormalizationThreshold"))
+    defaults.gradientNormalizationThreshold = v->number();
+
+  return defaults;
+}
+
 }  // namespace
 
 std::string MultiLayerConfiguration::toJson() const {
-  Json defaultsJson{{"activation", nameOf(kActivationNames, defaults.activation)},
-                    {"weightInit", dl4cpp::toJson(defaults.weightInit)},
-                    {"updater", dl4cpp::toJson(defaults.updater)},
-                    {"biasUpdater", dl4cpp::toJson(defaults.biasUpdater)},
-                    {"l2", defaults.l2},
-                    {"l2Bias", defaults.l2Bias},
-                    {"biasInit", defaults.biasInit},
-                    {"dropOut", defaults.dropOut},
-                    {"convolutionMode", nameOf(kConvolutionModeNames, defaults.convolutionMode)},
-                    {"l1", defaults.l1},
-                    {"l1Bias", defaults.l1Bias},
-                    {"weightDecay", dl4cpp::toJson(defaults.weightDecay)},
-                    {"weightDecayBias", dl4cpp::toJson(defaults.weightDecayBias)},
-                    {"gradientNormalization",
-                     nameOf(kGradientNormalizationNames, defaults.gradientNormalization)},
-                    {"gradientNormalizationThreshold", defaults.gradientNormalizationThreshold}};
+  Json defaultsJson = defaultsToJson(defaults);
   Json layersJson = Json::array();
   for (size_t i = 0; i < layers.size(); ++i) {
     Json l = dl4cpp::toJson(*layers[i]);
@@ -538,55 +603,11 @@ std::string MultiLayerConfiguration::toJson() const {
 }
 
 MultiLayerConfiguration MultiLayerConfiguration::fromJson(const std::string& text) {
-  if (text.size() > kMaxJsonBytes)
-    throw ConfigError(
-        fmt::format("MultiLayerConfiguration::fromJson: the JSON is {} bytes, more "
-                    "than the {} a configuration may have",
-                    text.size(), kMaxJsonBytes));
-  // nlohmann's parser keeps its own stack on the heap; the callback sees each array and object
-  // as it opens, with the number of containers around it, and stops the parse at the limit.
-  auto boundDepth = [](int depth, ParsedJson::parse_event_t event, ParsedJson&) {
-    const bool opens = event == ParsedJson::parse_event_t::object_start ||
-                       event == ParsedJson::parse_event_t::array_start;
-    if (opens && depth >= kMaxJsonDepth)
-      throw ConfigError(
-          fmt::format("MultiLayerConfiguration::fromJson: JSON nested more than {} levels deep",
-                      kMaxJsonDepth));
-    return true;
-  };
-  ParsedJson parsed;
-  try {
-    parsed = ParsedJson::parse(text, boundDepth);
-  } catch (const ParsedJson::exception& e) {
-    // parse_error, and out_of_range for numbers beyond double ("1e999"): both are bad input.
-    // The parser's message quotes the bytes it stopped at, which may be anything.
-    throw ConfigError(std::string("MultiLayerConfiguration::fromJson: not valid JSON: ") +
-                      escapeForMessage(e.what(), kLibraryMessageBytes));
-  }
+  const ParsedJson parsed = parseBounded(text, "MultiLayerConfiguration::fromJson");
   const Node root(parsed, "$");
   if (root["format"].string() != "dl4cpp.MultiLayerConfiguration")
     root["format"].fail("expected \"dl4cpp.MultiLayerConfiguration\"");
-
-  LayerDefaults defaults;
-  const Node d = root["defaults"];
-  defaults.activation = d["activation"].enumValue(kActivationNames);
-  defaults.weightInit = readWeightInit(d["weightInit"]);
-  defaults.updater = readUpdater(d["updater"]);
-  defaults.biasUpdater = readOptionalUpdater(d["biasUpdater"]);
-  defaults.l2 = d["l2"].number();
-  defaults.l2Bias = d["l2Bias"].number();
-  defaults.biasInit = d["biasInit"].number();
-  if (const auto v = d.find("dropOut")) defaults.dropOut = v->number();
-  defaults.convolutionMode = d["convolutionMode"].enumValue(kConvolutionModeNames);
-  // Regularisation and gradient normalisation: absent from files written before they existed.
-  if (const auto v = d.find("l1")) defaults.l1 = v->number();
-  if (const auto v = d.find("l1Bias")) defaults.l1Bias = v->number();
-  if (const auto v = d.find("weightDecay")) defaults.weightDecay = readWeightDecay(*v);
-  if (const auto v = d.find("weightDecayBias")) defaults.weightDecayBias = readWeightDecay(*v);
-  if (const auto v = d.find("gradientNormalization"))
-    defaults.gradientNormalization = v->enumValue(kGradientNormalizationNames);
-  if (const auto v = d.find("gradientNormalizationThreshold"))
-    defaults.gradientNormalizationThreshold = v->number();
+  const LayerDefaults defaults = readDefaults(root["defaults"]);
 
   NeuralNetConfiguration::ListBuilder builder(root["seed"].unsignedInteger(), defaults);
   builder.setInputType(readInputType(root["inputType"]));
@@ -625,6 +646,158 @@ MultiLayerConfiguration MultiLayerConfiguration::fromJson(const std::string& tex
 }
 
 bool operator==(const MultiLayerConfiguration& a, const MultiLayerConfiguration& b) {
+  return a.toJson() == b.toJson();
+}
+
+// --- ComputationGraphConfiguration
+// ---------------------------------------------------------------------
+
+namespace {
+
+constexpr const char* kGraphReader = "ComputationGraphConfiguration::fromJson";
+
+Json toJson(const GraphVertex& v) {
+  Json j{{"type", v.typeName()}};
+  JsonFieldWriter fields(j);
+  v.writeFields(fields);
+  return j;
+}
+
+std::shared_ptr<GraphVertex> readVertex(const Node& n) {
+  const std::string type = n["type"].string();
+  std::shared_ptr<GraphVertex> vertex = createBuiltinVertex(type);
+  if (!vertex) {
+    std::string known;
+    for (const auto& name : builtinVertexTypeNames()) known += (known.empty() ? "" : ", ") + name;
+    n["type"].fail("unknown vertex type " + quoted(type) + " (known: " + known + ")");
+  }
+  vertex->readFields(JsonFieldReader(n));
+  return vertex;
+}
+
+// An array of at most `max` strings.
+std::vector<std::string> readNames(const Node& n, int64_t max) {
+  const size_t count = n.arraySize();
+  if (count > static_cast<size_t>(max))
+    n.fail(fmt::format("{} names, more than the {} allowed", count, max));
+  std::vector<std::string> names;
+  for (size_t i = 0; i < count; ++i) names.push_back(n.at(i).string());
+  return names;
+}
+
+Json namesToJson(const std::vector<std::string>& names) {
+  Json j = Json::array();
+  for (const auto& name : names) j.push_back(name);
+  return j;
+}
+
+}  // namespace
+
+std::string ComputationGraphConfiguration::toJson() const {
+  Json inputsJson = Json::array();
+  for (size_t i = 0; i < networkInputs.size(); ++i)
+    inputsJson.push_back(
+        Json{{"name", networkInputs[i]}, {"inputType", dl4cpp::toJson(networkInputTypes[i])}});
+  Json verticesJson = Json::array();
+  for (const Vertex& v : vertices) {
+    Json j{{"name", v.name}, {"inputs", namesToJson(v.inputs)}};
+    if (v.layer) {
+      j["layer"] = dl4cpp::toJson(*v.layer);
+      j["preProcessor"] = nameOf(kPreProcessors, v.preProcessor);
+      j["inputType"] = dl4cpp::toJson(v.layerInputType);
+    } else {
+      j["vertex"] = dl4cpp::toJson(*v.vertex);
+    }
+    j["outputType"] = dl4cpp::toJson(v.outputType);
+    verticesJson.push_back(std::move(j));
+  }
+  Json root{{"format", "dl4cpp.ComputationGraphConfiguration"},
+            {"seed", seed},
+            {"defaults", defaultsToJson(defaults)},
+            {"inputs", std::move(inputsJson)},
+            {"vertices", std::move(verticesJson)},
+            {"outputs", namesToJson(networkOutputs)}};
+  try {
+    return root.dump(2);
+  } catch (const Json::exception&) {
+    throw ConfigError(
+        "ComputationGraphConfiguration::toJson: a vertex or layer name is not valid UTF-8");
+  }
+}
+
+ComputationGraphConfiguration ComputationGraphConfiguration::fromJson(const std::string& text) {
+  const ParsedJson parsed = parseBounded(text, kGraphReader);
+  const Node root(parsed, "$", kGraphReader);
+  if (root["format"].string() != "dl4cpp.ComputationGraphConfiguration")
+    root["format"].fail("expected \"dl4cpp.ComputationGraphConfiguration\"");
+  GraphBuilder builder(root["seed"].unsignedInteger(), readDefaults(root["defaults"]));
+
+  const Node inputsNode = root["inputs"];
+  const size_t numInputs = inputsNode.arraySize();
+  if (numInputs > static_cast<size_t>(limits::kMaxGraphVertices))
+    inputsNode.fail(fmt::format("{} inputs, more than the {} a graph may have", numInputs,
+                                limits::kMaxGraphVertices));
+  std::vector<std::string> inputNames;
+  std::vector<InputType> inputTypes;
+  for (size_t i = 0; i < numInputs; ++i) {
+    inputNames.push_back(inputsNode.at(i)["name"].string());
+    inputTypes.push_back(readInputType(inputsNode.at(i)["inputType"]));
+  }
+  builder.addInputs(inputNames).setInputTypes(inputTypes);
+
+  const Node verticesNode = root["vertices"];
+  const size_t count = verticesNode.arraySize();
+  if (count > static_cast<size_t>(limits::kMaxGraphVertices))
+    verticesNode.fail(fmt::format("{} vertices, more than the {} a graph may have", count,
+                                  limits::kMaxGraphVertices));
+  std::vector<Node> vertexNodes;
+  for (size_t i = 0; i < count; ++i) {
+    vertexNodes.push_back(verticesNode.at(i));
+    const Node& n = vertexNodes.back();
+    const std::string name = n["name"].string();
+    const std::vector<std::string> inputs = readNames(n["inputs"], limits::kMaxVertexInputs);
+    const auto layer = n.find("layer");
+    if (layer) {
+      // A stored layer vertex has exactly one input (a merge is its own vertex in the file); the
+      // builder would add a merge for several, and the derived fields below would disagree.
+      if (inputs.size() != 1) n["inputs"].fail("a layer vertex has exactly one input");
+      builder.addLayer(name, *readLayer(*layer), inputs);
+    } else {
+      builder.addVertex(name, *readVertex(n["vertex"]), inputs);
+    }
+  }
+  builder.setOutputs(readNames(root["outputs"], limits::kMaxGraphVertices));
+
+  ComputationGraphConfiguration conf;
+  try {
+    conf = builder.build();
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string(kGraphReader) + ": $.vertices: " + e.what());
+  }
+
+  // The derived fields stored beside each vertex must be what the builder derived. The builder
+  // keeps the order of a topologically ordered list, which is what toJson() wrote.
+  auto checkDerived = [](const Node& n, const std::string& stored, const std::string& derived) {
+    if (stored != derived)
+      n.fail("the file says " + stored + " but the configuration implies " + derived);
+  };
+  for (size_t i = 0; i < count; ++i) {
+    const Node& n = vertexNodes[i];
+    const Vertex& v = conf.vertices[i];
+    checkDerived(n["name"], n["name"].string(), v.name);
+    if (v.layer) {
+      checkDerived(n["preProcessor"], toString(n["preProcessor"].enumValue(kPreProcessors)),
+                   toString(v.preProcessor));
+      checkDerived(n["inputType"], readInputType(n["inputType"]).toString(),
+                   v.layerInputType.toString());
+    }
+    checkDerived(n["outputType"], readInputType(n["outputType"]).toString(),
+                 v.outputType.toString());
+  }
+  return conf;
+}
+
+bool operator==(const ComputationGraphConfiguration& a, const ComputationGraphConfiguration& b) {
   return a.toJson() == b.toJson();
 }
 

@@ -19,6 +19,11 @@ inline constexpr int64_t kMaxExtent = int64_t{1} << 20;
 // are 4 TiB, beyond any one machine's memory, and 2^40 * kMaxExtent still fits int64_t.
 inline constexpr int64_t kMaxValuesPerExample = int64_t{1} << 40;
 inline constexpr int64_t kMaxParameters = int64_t{1} << 40;
+// Vertices of a ComputationGraph (inputs, layers and other vertices) and inputs of one vertex: the
+// graph builder's checks and topological sort are linear in them, and the limits keep a graph
+// read from an untrusted file from asking for more work than a real graph ever needs.
+inline constexpr int64_t kMaxGraphVertices = int64_t{1} << 16;
+inline constexpr int64_t kMaxVertexInputs = int64_t{1} << 12;
 
 // The product of non-negative `factors`, or nullopt when it exceeds `limit` (no intermediate
 // result overflows).

@@ -5,33 +5,10 @@
 #include <utility>
 
 #include "nn/conf/ConfigurationLimits.h"
+#include "nn/conf/LayerInputs.h"
 #include "nn/conf/layers/LossOutput.h"
 
 namespace dl4cpp {
-
-namespace {
-
-// ConfigError unless `type` is within the limits that keep the layers' size arithmetic exact.
-// `what` names it in the message ("the input type", "layer 2 (ConvolutionLayer) output").
-void checkSizes(const InputType& type, const std::string& what) {
-  auto fail = [&](const std::string& problem) {
-    throw ConfigError(fmt::format("{} {}: {}", what, type.toString(), problem));
-  };
-  if (type.kind == InputType::Kind::FeedForward) {
-    if (type.size < 0 || type.size > limits::kMaxValuesPerExample)
-      fail(fmt::format("size must be between 0 and {}", limits::kMaxValuesPerExample));
-    return;
-  }
-  for (const auto& [name, extent] :
-       {std::pair{"height", type.height}, std::pair{"width", type.width},
-        std::pair{"channels", type.channels}})
-    if (extent < 0 || extent > limits::kMaxExtent)
-      fail(fmt::format("{} must be between 0 and {}", name, limits::kMaxExtent));
-  if (type.flatSize() > limits::kMaxValuesPerExample)  // each factor <= 2^20: no overflow
-    fail(fmt::format("more than {} values per example", limits::kMaxValuesPerExample));
-}
-
-}  // namespace
 
 NeuralNetConfiguration::ListBuilder NeuralNetConfiguration::Builder::list() const {
   return ListBuilder(seed_, defaults_);
@@ -76,33 +53,15 @@ MultiLayerConfiguration NeuralNetConfiguration::ListBuilder::build() const {
                         "setInputType(InputType::convolutionalFlat(h, w, c))");
     current = InputType::feedForward(*sizes->nIn);
   }
-  checkSizes(current, "the input type");
+  checkInputTypeSizes(current, "the input type");
   conf.inputType = current;
 
   int64_t totalParams = 0;
   for (size_t i = 0; i < layers_.size(); ++i) {
     const int index = static_cast<int>(i);
     std::shared_ptr<Layer> l = layers_[i]->clone();
-    InputPreProcessor pre = InputPreProcessor::None;
-    if (l->acceptsRowsOrImages()) {
-      if (current.kind == InputType::Kind::ConvolutionalFlat) {
-        pre = InputPreProcessor::FeedForwardToCnn;
-        current = InputType::convolutional(current.height, current.width, current.channels);
-      }
-    } else if (l->consumesImages() && current.kind != InputType::Kind::Convolutional) {
-      if (current.kind == InputType::Kind::FeedForward)
-        throw ConfigError("layer " + std::to_string(i) + " (" + l->typeName() +
-                          ") needs images "
-                          "but receives " +
-                          current.toString() +
-                          "; set the input type with "
-                          "InputType::convolutionalFlat(h, w, c)");
-      pre = InputPreProcessor::FeedForwardToCnn;
-      current = InputType::convolutional(current.height, current.width, current.channels);
-    } else if (!l->consumesImages() && current.kind != InputType::Kind::FeedForward) {
-      pre = InputPreProcessor::CnnToFeedForward;
-      current = InputType::feedForward(current.flatSize());
-    }
+    const InputPreProcessor pre =
+        preProcessorFor(*l, current, "layer " + std::to_string(i) + " (" + l->typeName() + ")");
     conf.preProcessors.push_back(pre);
     conf.layerInputTypes.push_back(current);
     if (l->frozen && i > 0 && !layers_[i - 1]->frozen)
@@ -119,7 +78,7 @@ MultiLayerConfiguration NeuralNetConfiguration::ListBuilder::build() const {
                                            "OutputLayer, a LossLayer or another "
                                            "LossOutput layer type")));
     current = l->resolve(index, current, defaults_);
-    checkSizes(current, fmt::format("layer {} ({}) output", i, l->typeName()));
+    checkInputTypeSizes(current, fmt::format("layer {} ({}) output", i, l->typeName()));
     // Each layer's count is at most kMaxParameters (resolve() checks): the sum cannot overflow.
     totalParams += l->numParams();
     if (totalParams > limits::kMaxParameters)

@@ -14,6 +14,8 @@
 
 namespace dl4cpp {
 
+class GraphBuilder;
+
 // How data is reshaped before a layer (DL4J's InputPreProcessor). Both kinds are views.
 enum class InputPreProcessor { None, FeedForwardToCnn, CnnToFeedForward };
 
@@ -118,6 +120,9 @@ class NeuralNetConfiguration {
       return *this;
     }
     ListBuilder list() const;
+    // A graph of layers and vertices instead of a list (DL4J's graphBuilder()): see
+    // nn/conf/graph/ComputationGraphConfiguration.h, which defines the builder it returns.
+    GraphBuilder graphBuilder() const;
 
    private:
     uint64_t seed_ = 0;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 
+#include "nn/graph/ComputationGraph.h"
 #include "nn/multilayer/MultiLayerNetwork.h"
 
 namespace dl4cpp {
@@ -13,11 +14,11 @@ namespace dl4cpp {
 namespace {
 
 // Compares analytic[i] with central differences of `loss` when values[i] moves by +-epsilon, for
-// i from `from` on.
+// i from `from` to `to` (exclusive; -1: the end).
 void compare(const char* what, float* values, const std::vector<float>& analytic, int64_t from,
              const std::function<double()>& loss, const GradientCheckUtil::Options& o,
-             GradientCheckUtil::Result& r) {
-  const int64_t n = static_cast<int64_t>(analytic.size()) - from;
+             GradientCheckUtil::Result& r, int64_t to = -1) {
+  const int64_t n = (to < 0 ? static_cast<int64_t>(analytic.size()) : to) - from;
   const int64_t step =
       o.maxChecksPerTensor > 0 ? std::max<int64_t>(1, n / o.maxChecksPerTensor) : 1;
   for (int64_t i = from; i < from + n; i += step) {
@@ -61,6 +62,41 @@ GradientCheckUtil::Result GradientCheckUtil::checkGradients(MultiLayerNetwork& m
   compare("param", params.data(), paramGrad, model.numFrozenParams(), loss, options, r);
   if (options.checkInputGradient)
     compare("input", probe.features.data(), inputGrad, 0, loss, options, r);
+
+  r.passed = r.failed == 0;
+  r.report +=
+      fmt::format("gradient check {}: {} values checked, {} failed, max relative error {:.3g}\n",
+                  r.passed ? "passed" : "FAILED", r.checked, r.failed, r.maxRelativeError);
+  return r;
+}
+
+GradientCheckUtil::Result GradientCheckUtil::checkGradients(ComputationGraph& model,
+                                                            const MultiDataSet& data,
+                                                            const Options& options) {
+  Result r;
+  MultiDataSet probe;
+  for (const Tensor& f : data.features) probe.features.push_back(f.clone());
+  probe.labels = data.labels;
+  model.computeGradientAndScore(probe, options.checkInputGradient);
+  const std::vector<float> paramGrad = model.gradient().toVector();
+  std::vector<std::vector<float>> inputGrads;
+  if (options.checkInputGradient)
+    for (const Tensor& g : model.inputGradients()) inputGrads.push_back(g.toVector());
+
+  auto loss = [&] { return model.computeGradientAndScore(probe, false); };
+  Tensor params = model.params();
+  // Each trainable layer's parameters (frozen layers' have no gradient), in buffer order.
+  int64_t offset = 0;
+  for (const auto& v : model.getConfiguration().vertices) {
+    if (!v.layer) continue;
+    const int64_t count = v.layer->numParams();
+    if (!v.layer->frozen && count > 0)
+      compare("param", params.data(), paramGrad, offset, loss, options, r, offset + count);
+    offset += count;
+  }
+  for (size_t i = 0; i < inputGrads.size(); ++i)
+    compare(i == 0 ? "input0" : "input", probe.features[i].data(), inputGrads[i], 0, loss, options,
+            r);
 
   r.passed = r.failed == 0;
   r.report +=

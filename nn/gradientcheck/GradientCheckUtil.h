@@ -15,10 +15,12 @@
 #include <string>
 
 #include "iterators/DataSet.h"
+#include "iterators/MultiDataSet.h"
 
 namespace dl4cpp {
 
 class MultiLayerNetwork;
+class ComputationGraph;
 
 class GradientCheckUtil {
  public:
@@ -42,6 +44,13 @@ class GradientCheckUtil {
   static Result checkGradients(MultiLayerNetwork& model, const DataSet& data,
                                const Options& options);
   static Result checkGradients(MultiLayerNetwork& model, const DataSet& data) {
+    return checkGradients(model, data, Options{});
+  }
+  // The same for a graph: every trainable parameter and, optionally, every input's gradient; the
+  // loss is the sum of the outputs' mean losses.
+  static Result checkGradients(ComputationGraph& model, const MultiDataSet& data,
+                               const Options& options);
+  static Result checkGradients(ComputationGraph& model, const MultiDataSet& data) {
     return checkGradients(model, data, Options{});
   }
 };

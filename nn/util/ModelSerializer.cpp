@@ -398,4 +398,104 @@ std::shared_ptr<DataNormalization> ModelSerializer::restoreNormalizerFromFile(
   return restoreMultiLayerNetworkAndNormalizer(path, false).normalizer;
 }
 
+// --- ComputationGraph: the same file format, the configuration section holding the graph's JSON
+// (whose "format" field tells a graph from a network).
+
+std::vector<std::byte> ModelSerializer::toBytes(const ComputationGraph& model, bool saveUpdater) {
+  if (!model.isInitialized())
+    throw ConfigError("ModelSerializer: the model has no parameters to save (call init() first)");
+  Writer file;
+  file.raw(kMagic.data(), kMagic.size());
+  file.u32(kFormatVersion);
+  const bool hasLayerState = model.layerState().numel() > 0;
+  file.u32(3 + (saveUpdater ? 1 : 0) + (hasLayerState ? 1 : 0));
+  file.u32(crc32Of(file.bytes()));
+
+  const std::string json = model.getConfiguration().toJson();
+  std::vector<std::byte> conf(json.size());
+  std::memcpy(conf.data(), json.data(), json.size());
+  appendSection(file, kConfigurationTag, conf);
+  Writer params;
+  params.floats(model.params());
+  appendSection(file, kParamsTag, params.bytes());
+  if (saveUpdater) {
+    Writer state;
+    state.floats(model.updaterState());
+    appendSection(file, kUpdaterTag, state.bytes());
+  }
+  if (hasLayerState) {
+    Writer state;
+    state.floats(model.layerState());
+    appendSection(file, kLayerStateTag, state.bytes());
+  }
+  Writer counters;
+  counters.u64(static_cast<uint64_t>(model.getIterationCount()));
+  counters.u32(static_cast<uint32_t>(model.getEpochCount()));
+  counters.u64(0);  // minibatches in epoch: a graph is saved between epochs
+  counters.f64(model.score());
+  appendSection(file, kCountersTag, counters.bytes());
+  return std::move(file.bytes());
+}
+
+ComputationGraph ModelSerializer::restoreComputationGraphFromBytes(std::span<const std::byte> bytes,
+                                                                   bool loadUpdater,
+                                                                   const std::string& source) {
+  const Contents c = readContents(bytes, readLayout(readFrom(bytes), bytes.size(), source), source);
+  if (c.normalizer)
+    throw DataFormatError(fmt::format(
+        "{}: a NORM section in a graph's model file (normalizers are saved with networks only)",
+        source));
+  ComputationGraphConfiguration conf;
+  try {
+    conf = ComputationGraphConfiguration::fromJson(c.configurationJson);
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt::format("{}: configuration section: {}", source, e.what()));
+  }
+  int64_t expectedParams = 0, expectedLayerState = 0;
+  for (const auto& v : conf.vertices)
+    if (v.layer) {
+      expectedParams += v.layer->numParams();
+      expectedLayerState += v.layer->stateSize();
+    }
+  const int64_t storedParams = floatCount(c.params, "PARM (parameters)", source);
+  if (storedParams != expectedParams)
+    throw DataMismatchError(
+        fmt::format("{}: the file holds {} parameters but its configuration has {}", source,
+                    storedParams, expectedParams));
+  const int64_t storedLayerState =
+      c.layerState ? floatCount(*c.layerState, "STAT (layer state)", source) : 0;
+  if (storedLayerState != expectedLayerState)
+    throw DataMismatchError(fmt::format(
+        "{}: the file holds {} layer state values{} but its configuration has {}", source,
+        storedLayerState, c.layerState ? "" : " (no STAT section)", expectedLayerState));
+
+  ComputationGraph model(std::move(conf));
+  model.init();
+  readFloats(c.params, model.params());
+  if (c.layerState) readFloats(*c.layerState, model.layerState());
+  if (loadUpdater && c.updater) {
+    const int64_t storedState = floatCount(*c.updater, "UPDT (updater state)", source);
+    if (storedState != model.updaterState().numel())
+      throw DataMismatchError(fmt::format(
+          "{}: the file holds {} updater state values but its configuration's updaters need {}",
+          source, storedState, model.updaterState().numel()));
+    readFloats(*c.updater, model.updaterState());
+  }
+  model.setIterationCount(c.iteration);
+  model.setEpochCount(c.epoch);
+  model.setScore(c.score);
+  return model;
+}
+
+void ModelSerializer::writeModel(const ComputationGraph& model, const std::filesystem::path& path,
+                                 bool saveUpdater) {
+  checkOutputPath(path, kModelFile);
+  writeFileAtomically(path, toBytes(model, saveUpdater), kModelFile);
+}
+
+ComputationGraph ModelSerializer::restoreComputationGraph(const std::filesystem::path& path,
+                                                          bool loadUpdater) {
+  return restoreComputationGraphFromBytes(readModelFile(path), loadUpdater, path.string());
+}
+
 }  // namespace dl4cpp

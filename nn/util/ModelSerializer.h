@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "iterators/DataNormalization.h"
+#include "nn/graph/ComputationGraph.h"
 #include "nn/multilayer/MultiLayerNetwork.h"
 
 namespace dl4cpp {
@@ -104,6 +105,19 @@ class ModelSerializer {
   static ModelAndNormalizer restoreModelAndNormalizerFromBytes(
       std::span<const std::byte> bytes, bool loadUpdater = true,
       const std::string& source = "<memory>");
+
+  // A ComputationGraph in the same format (the configuration section holds the graph's JSON;
+  // no normalizer), with the same checks on reading: a hostile file is one of the typed errors
+  // above. restoreMultiLayerNetwork on a graph's file is a ConfigError naming the format field,
+  // and restoreComputationGraph on a network's likewise.
+  static void writeModel(const ComputationGraph& model, const std::filesystem::path& path,
+                         bool saveUpdater);
+  static ComputationGraph restoreComputationGraph(const std::filesystem::path& path,
+                                                  bool loadUpdater = true);
+  static std::vector<std::byte> toBytes(const ComputationGraph& model, bool saveUpdater);
+  static ComputationGraph restoreComputationGraphFromBytes(std::span<const std::byte> bytes,
+                                                           bool loadUpdater = true,
+                                                           const std::string& source = "<memory>");
 };
 
 }  // namespace dl4cpp

@@ -1,0 +1,23 @@
+#pragma once
+// What both configuration builders (NeuralNetConfiguration's list builder and
+// ComputationGraphConfiguration's graph builder) decide the same way about a layer's input: the
+// reshape a layer needs before it (DL4J adds its InputPreProcessors the same way), and the size
+// limits of every type that flows between layers. Not installed: the builders' own business.
+#include <string>
+
+#include "nn/conf/InputType.h"
+#include "nn/conf/NeuralNetConfiguration.h"
+#include "nn/conf/layers/Layer.h"
+
+namespace dl4cpp {
+
+// ConfigError unless `type` is within the limits that keep the layers' size arithmetic exact.
+// `what` names it in the message ("the input type", "layer 2 (ConvolutionLayer) output").
+void checkInputTypeSizes(const InputType& type, const std::string& what);
+
+// The reshape `layer` needs before it when it receives `current`; sets `current` to what the
+// layer then consumes. `where` names the layer in errors ("layer 2 (DenseLayer)"): ConfigError
+// when the layer needs images and receives rows.
+InputPreProcessor preProcessorFor(const Layer& layer, InputType& current, const std::string& where);
+
+}  // namespace dl4cpp

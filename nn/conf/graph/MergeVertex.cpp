@@ -1,0 +1,72 @@
+#include "nn/conf/graph/MergeVertex.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "nn/conf/graph/VertexLoops.h"
+#include "nn/layers/VertexRuntime.h"
+
+namespace dl4cpp {
+
+InputType MergeVertex::outputType(const std::string& name,
+                                  const std::vector<InputType>& inputs) const {
+  const bool images = inputs.front().kind == InputType::Kind::Convolutional;
+  int64_t total = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const InputType& t = inputs[i];
+    if ((t.kind == InputType::Kind::Convolutional) != images ||
+        (images && (t.height != inputs.front().height || t.width != inputs.front().width)))
+      throw ConfigError(fmt::format(
+          "{}: inputs must be all rows or all images of one height and width, but input 0 is {} "
+          "and input {} is {}",
+          where(name), inputs.front().toString(), i, t.toString()));
+    total += images ? t.channels : t.flatSize();
+  }
+  if (images) return InputType::convolutional(inputs.front().height, inputs.front().width, total);
+  return InputType::feedForward(total);
+}
+
+namespace {
+
+// Per example, input i's values are one contiguous run of the output's (NCHW keeps each image's
+// channels together), so rows and images merge alike.
+class MergeRuntime : public layers::VertexRuntime {
+ public:
+  void forward(DeviceContext& ctx, std::span<const Tensor> inputs, Tensor& output,
+               bool /*training*/) override {
+    detail::requireHost(ctx, "MergeVertex");
+    const int64_t n = output.dim(0), out = detail::valuesPerExample(output);
+    int64_t offset = 0;
+    for (const Tensor& x : inputs) {
+      const int64_t size = detail::valuesPerExample(x);
+      const float* src = x.data();
+      float* dst = output.data() + offset;
+      for (int64_t e = 0; e < n; ++e) std::copy_n(src + e * size, size, dst + e * out);
+      offset += size;
+    }
+  }
+  void backward(DeviceContext& ctx, std::span<const Tensor> inputs, const Tensor& output,
+                const Tensor& outputGrad, std::span<Tensor> inputGrads) override {
+    detail::requireHost(ctx, "MergeVertex");
+    const int64_t n = output.dim(0), out = detail::valuesPerExample(output);
+    int64_t offset = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const int64_t size = detail::valuesPerExample(inputs[i]);
+      if (Tensor& dx = inputGrads[i]; !dx.empty()) {
+        const float* src = outputGrad.data() + offset;
+        for (int64_t e = 0; e < n; ++e) std::copy_n(src + e * out, size, dx.data() + e * size);
+      }
+      offset += size;
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<layers::VertexRuntime> MergeVertex::instantiate(
+    const std::vector<InputType>& /*inputs*/) const {
+  return std::make_unique<MergeRuntime>();
+}
+
+}  // namespace dl4cpp

@@ -1,0 +1,681 @@
+#include "nn/graph/ComputationGraph.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+#include <span>
+
+#include "nn/backend/Backend.h"
+#include "nn/conf/layers/LossOutput.h"
+#include "nn/layers/InputDropout.h"
+#include "nn/layers/LossOutputRuntime.h"
+#include "nn/layers/RuntimeLayer.h"
+#include "nn/layers/VertexRuntime.h"
+#include "nn/profiling/LayerProfiler.h"
+#include "nn/tensor/DeviceContext.h"
+#include "nn/util/ModelSerializer.h"
+
+namespace dl4cpp {
+
+struct ComputationGraph::Node {
+  std::string name;
+  bool isInput = false;
+  int layer = -1;  // layer index, or -1
+  bool trainable = false;
+  std::unique_ptr<layers::VertexRuntime> vertex;
+  InputType outputType, layerInputType;
+  std::vector<size_t> inputs, consumers;
+  bool isOutput = false;
+  int item = -1;                               // the execution item running it
+  bool needsGrad = false;                      // this pass: whether dL/d(output) is needed
+  Tensor output, grad;                         // the current batch's views
+  std::vector<Tensor> inputViews, inputGrads;  // argument lists for the vertex's calls
+  std::vector<bool> scratchUsed;               // per input slot, this backward call
+};
+
+struct ComputationGraph::Item {
+  int step = -1;    // an index into steps_, or -1 for a vertex
+  size_t node = 0;  // the vertex, or the node of the step's first layer
+};
+
+namespace {
+
+// One layer of a graph run by itself: MultiLayerNetwork's SingleLayerStep, with a frozen layer
+// (which a graph may hold anywhere) passing gradients through without computing its own.
+class GraphLayerStep final : public NetworkStep {
+ public:
+  GraphLayerStep(int index, layers::RuntimeLayer& layer, bool computesLoss, bool frozen)
+      : NetworkStep(index, 1), layer_(layer), computesLoss_(computesLoss), frozen_(frozen) {}
+
+  void forward(DeviceContext& ctx, const LayerTensors& t, const ForwardContext& pass) override {
+    const int i = first();
+    enterLayer(ctx, i);
+    ForwardContext context = pass.forLayer(i);
+    if (frozen_) context.training = false;
+    layer_.forward(ctx, t.inputs[i], t.outputs[i], context);
+  }
+  void backward(DeviceContext& ctx, const LayerTensors& t, Tensor* inputGradient) override {
+    const int i = first();
+    enterLayer(ctx, i);
+    if (!computesLoss_) layer_.backwardActivation(ctx, t.outputs[i], t.gradients[i]);
+    layer_.backward(ctx, t.inputs[i], t.gradients[i], !frozen_, inputGradient);
+  }
+
+ private:
+  layers::RuntimeLayer& layer_;
+  bool computesLoss_, frozen_;
+};
+
+void addInto(Tensor& sum, const Tensor& term) {
+  float* s = sum.data();
+  const float* x = term.data();
+  for (int64_t i = 0, n = sum.numel(); i < n; ++i) s[i] += x[i];
+}
+
+}  // namespace
+
+ComputationGraph::ComputationGraph(ComputationGraphConfiguration conf, Device device,
+                                   int numThreads)
+    : conf_(std::move(conf)), context_(std::make_unique<DeviceContext>(device, numThreads)) {}
+
+ComputationGraph::~ComputationGraph() = default;
+ComputationGraph::ComputationGraph(ComputationGraph&&) noexcept = default;
+ComputationGraph& ComputationGraph::operator=(ComputationGraph&&) noexcept = default;
+
+int ComputationGraph::numThreads() const { return context_->numThreads(); }
+
+void ComputationGraph::requireInit(const char* method) const {
+  if (!initialized_)
+    throw ConfigError(std::string("ComputationGraph::") + method + ": call init() first");
+}
+
+void ComputationGraph::profileLayer(int layer) {
+  if (LayerProfiler* p = context_->profiler()) p->enterLayer(layer);
+}
+
+void ComputationGraph::init() {
+  if (!context_->device().isCpu())
+    throw BackendError(
+        "ComputationGraph runs on the CPU (its vertices and gradient sums loop "
+        "over host memory); it was given " +
+        context_->device().toString());
+  std::vector<Node> nodes;
+  std::map<std::string, size_t> ids;
+  const size_t numInputs = conf_.networkInputs.size();
+  for (size_t i = 0; i < numInputs; ++i) {
+    Node n;
+    n.name = conf_.networkInputs[i];
+    n.isInput = true;
+    n.outputType = conf_.networkInputTypes[i];
+    ids[n.name] = nodes.size();
+    nodes.push_back(std::move(n));
+  }
+  std::vector<const Layer*> layerConfs;
+  std::vector<std::unique_ptr<layers::RuntimeLayer>> runtimes;
+  for (const auto& v : conf_.vertices) {
+    Node n;
+    n.name = v.name;
+    n.outputType = v.outputType;
+    for (const auto& in : v.inputs) {
+      n.inputs.push_back(ids.at(in));
+      nodes[ids.at(in)].consumers.push_back(nodes.size());
+    }
+    n.inputViews.resize(n.inputs.size());
+    n.inputGrads.resize(n.inputs.size());
+    n.scratchUsed.assign(n.inputs.size(), false);
+    if (v.layer) {
+      n.layer = static_cast<int>(layerConfs.size());
+      n.layerInputType = v.layerInputType;
+      n.trainable = !v.layer->frozen && v.layer->numParams() > 0;
+      layerConfs.push_back(v.layer.get());
+      runtimes.push_back(
+          layers::withInputDropout(v.layer->dropOut.value_or(0), v.layer->instantiate()));
+      if (dynamic_cast<const LossOutput*>(v.layer.get()) && !runtimes.back()->asLossOutput())
+        throw ConfigError(fmt::format(
+            "ComputationGraph::init: layer vertex \"{}\" ({}) declares a loss, but the runtime "
+            "object its instantiate() returns does not compute one (it must derive from "
+            "layers::LossOutputRuntime and return itself from asLossOutput())",
+            v.name, v.layer->typeName()));
+    } else {
+      n.vertex = v.vertex->instantiate(v.inputTypes);
+    }
+    ids[n.name] = nodes.size();
+    nodes.push_back(std::move(n));
+  }
+  std::vector<size_t> outputNodes;
+  std::vector<layers::LossOutputRuntime*> losses;
+  for (const auto& name : conf_.networkOutputs) {
+    Node& n = nodes[ids.at(name)];
+    n.isOutput = true;
+    outputNodes.push_back(ids.at(name));
+    losses.push_back(n.layer >= 0 ? runtimes[static_cast<size_t>(n.layer)]->asLossOutput()
+                                  : nullptr);
+  }
+
+  // Buffers (allocated before anything else changes), then the views each runtime gets.
+  FlatBuffers buffers;
+  const std::vector<FlatBuffers::LayerViews> views =
+      buffers.init(layerConfs, conf_.seed, context_->device(), "ComputationGraph::init");
+  for (size_t l = 0; l < runtimes.size(); ++l) {
+    runtimes[l]->bindParams(views[l].params, views[l].grads);
+    runtimes[l]->bindState(views[l].state);
+  }
+
+  // Steps: what the backend plans over the layers (each layer's readers as the graph has them),
+  // kept where its layers are not frozen, every other layer a step of its own.
+  std::vector<size_t> layerNode(runtimes.size());
+  for (size_t id = 0; id < nodes.size(); ++id)
+    if (nodes[id].layer >= 0) layerNode[static_cast<size_t>(nodes[id].layer)] = id;
+  std::vector<LayerDescription> described;
+  for (size_t l = 0; l < runtimes.size(); ++l) {
+    described.push_back(runtimes[l]->describe());
+    const Node& n = nodes[layerNode[l]];
+    for (size_t c : n.consumers)
+      described.back().readers.push_back(nodes[c].layer >= 0 ? nodes[c].layer
+                                                             : LayerDescription::kNetwork);
+    if (n.isOutput) described.back().readers.push_back(LayerDescription::kNetwork);
+  }
+  const int numLayersTotal = static_cast<int>(runtimes.size());
+  std::vector<std::unique_ptr<NetworkStep>> planned = context_->backend().planSteps(described);
+  std::vector<std::unique_ptr<NetworkStep>> steps;
+  std::vector<int> stepOfLayer(runtimes.size(), -1);
+  int next = 0;
+  auto singleSteps = [&](int end) {
+    for (; next < end; ++next) {
+      const auto l = static_cast<size_t>(next);
+      stepOfLayer[l] = static_cast<int>(steps.size());
+      steps.push_back(std::make_unique<GraphLayerStep>(
+          next, *runtimes[l], runtimes[l]->asLossOutput() != nullptr, layerConfs[l]->frozen));
+    }
+  };
+  for (auto& step : planned) {
+    if (step->first() < next || step->count() < 1 || step->last() >= numLayersTotal)
+      throw BackendError(fmt::format(
+          "the backend's plan has a step over layers {}..{} of a graph of {} layers: its steps "
+          "must cover layers in order, without overlap",
+          step->first(), step->last(), numLayersTotal));
+    bool usable = true;
+    for (int l = step->first(); l <= step->last(); ++l) {
+      const auto index = static_cast<size_t>(l);
+      usable = usable && !layerConfs[index]->frozen && !runtimes[index]->asLossOutput();
+      if (l > step->first())
+        usable = usable && nodes[layerNode[index]].inputs.front() == layerNode[index - 1];
+    }
+    if (!usable) continue;
+    singleSteps(step->first());
+    for (int l = step->first(); l <= step->last(); ++l)
+      stepOfLayer[static_cast<size_t>(l)] = static_cast<int>(steps.size());
+    next = step->last() + 1;
+    steps.push_back(std::move(step));
+  }
+  singleSteps(numLayersTotal);
+
+  // Execution order: the vertices in topological order, a step where its first layer is.
+  std::vector<Item> items;
+  for (size_t id = numInputs; id < nodes.size(); ++id) {
+    Node& n = nodes[id];
+    if (n.layer >= 0) {
+      const int s = stepOfLayer[static_cast<size_t>(n.layer)];
+      if (steps[static_cast<size_t>(s)]->first() != n.layer) {
+        n.item = static_cast<int>(items.size()) - 1;  // inside the step just placed
+        continue;
+      }
+      items.push_back({s, id});
+    } else {
+      items.push_back({-1, id});
+    }
+    n.item = static_cast<int>(items.size()) - 1;
+  }
+
+  // Lifetimes: training runs items 0 .. K-1 forward, the losses at K, item k backward at 2K - k.
+  const int k = static_cast<int>(items.size());
+  std::vector<ActivationPlan::Buffer> training, inference;
+  for (size_t id = numInputs; id < nodes.size(); ++id) {
+    const Node& n = nodes[id];
+    const int64_t size = n.outputType.flatSize();
+    int lastForward = n.isOutput ? k : n.item;
+    int firstGradient = n.isOutput ? k : 2 * k;
+    for (size_t c : n.consumers) {
+      lastForward = std::max(lastForward, nodes[c].item);
+      firstGradient = std::min(firstGradient, 2 * k - nodes[c].item);
+    }
+    training.push_back({size, n.item, 2 * k - n.item});         // activation
+    training.push_back({size, firstGradient, 2 * k - n.item});  // gradient
+    inference.push_back({size, n.item, lastForward});
+  }
+
+  nodes_ = std::move(nodes);
+  layerNode_ = std::move(layerNode);
+  items_ = std::move(items);
+  layers_ = std::move(runtimes);
+  steps_ = std::move(steps);
+  losses_ = std::move(losses);
+  outputNodes_ = std::move(outputNodes);
+  buffers_ = std::move(buffers);
+  trainingPlan_ = ActivationPlan(training);
+  inferencePlan_ = ActivationPlan(inference);
+  layerInputs_.assign(layers_.size(), Tensor());
+  layerOutputs_.assign(layers_.size(), Tensor());
+  layerGrads_.assign(layers_.size(), Tensor());
+  capacity_ = 0;
+  arena_ = Tensor();
+  scratchStore_.clear();
+  inputGradStore_.assign(numInputs, Tensor());
+  inputGradients_.clear();
+  iteration_ = 0;
+  epoch_ = 0;
+  score_ = 0;
+  initialized_ = true;
+}
+
+int64_t ComputationGraph::checkBatch(const MultiDataSet& batch, bool needLabels,
+                                     const char* method) const {
+  const size_t numInputs = conf_.networkInputs.size();
+  if (batch.features.size() != numInputs)
+    throw ShapeError(
+        fmt::format("ComputationGraph::{}: {} feature tensors for a graph of {} inputs", method,
+                    batch.features.size(), numInputs));
+  const int64_t n = batch.numExamples();
+  for (size_t i = 0; i < numInputs; ++i) {
+    const Tensor& f = batch.features[i];
+    const int64_t perExample = conf_.networkInputTypes[i].flatSize();
+    if (f.empty() || f.rank() < 2 || f.dim(0) == 0 || f.dim(0) != n ||
+        f.numel() != f.dim(0) * perExample)
+      throw ShapeError(fmt::format(
+          "ComputationGraph::{}: features[{}] {} do not match input \"{}\" of type {} (expected "
+          "[{}, {}])",
+          method, i, f.shape().toString(), conf_.networkInputs[i],
+          conf_.networkInputTypes[i].toString(), n, perExample));
+  }
+  if (needLabels) {
+    if (batch.labels.size() != outputNodes_.size())
+      throw ShapeError(
+          fmt::format("ComputationGraph::{}: {} label tensors for a graph of {} outputs", method,
+                      batch.labels.size(), outputNodes_.size()));
+    for (size_t j = 0; j < outputNodes_.size(); ++j) {
+      const Tensor& l = batch.labels[j];
+      const int64_t nOut = nodes_[outputNodes_[j]].outputType.flatSize();
+      if (l.empty() || l.rank() != 2 || l.dim(0) != n || l.dim(1) != nOut)
+        throw ShapeError(fmt::format(
+            "ComputationGraph::{}: labels[{}] {} do not match output \"{}\": expected [{}, {}]",
+            method, j, l.shape().toString(), conf_.networkOutputs[j], n, nOut));
+    }
+  }
+  return n;
+}
+
+void ComputationGraph::ensureCapacity(int64_t batch) {
+  if (batch <= capacity_) return;
+  const int64_t perExample = std::max(trainingPlan_.peak(), inferencePlan_.peak());
+  try {
+    arena_ = Tensor(Shape{perExample * batch}, context_->device());
+    for (size_t i = 0; i < inputGradStore_.size(); ++i)
+      inputGradStore_[i] = Tensor(Shape{nodes_[i].outputType.flatSize() * batch});
+  } catch (const AllocationError& e) {
+    throw AllocationError(
+        fmt::format("ComputationGraph: activations for a batch of {} ({} values per example): {}",
+                    batch, perExample, e.what()));
+  }
+  scratchStore_.clear();
+  capacity_ = batch;
+}
+
+void ComputationGraph::forwardPass(const std::vector<Tensor>& inputs, int64_t n, bool training) {
+  ensureCapacity(n);
+  const ActivationPlan& plan = training ? trainingPlan_ : inferencePlan_;
+  const size_t numInputs = conf_.networkInputs.size();
+  for (size_t i = 0; i < numInputs; ++i) {
+    nodes_[i].output = inputs[i].reshape(nodes_[i].outputType.shape(n));
+    nodes_[i].grad = inputGradStore_[i].view(0, nodes_[i].outputType.shape(n));
+  }
+  for (size_t id = numInputs; id < nodes_.size(); ++id) {
+    Node& node = nodes_[id];
+    const size_t b = id - numInputs;
+    const Shape shape = node.outputType.shape(n);
+    node.output = arena_.view(plan.offset(training ? 2 * b : b) * n, shape);
+    node.grad = training ? arena_.view(trainingPlan_.offset(2 * b + 1) * n, shape) : Tensor();
+    for (size_t j = 0; j < node.inputs.size(); ++j)
+      node.inputViews[j] = nodes_[node.inputs[j]].output;
+    if (node.layer >= 0) {
+      const auto l = static_cast<size_t>(node.layer);
+      layerInputs_[l] = node.inputViews[0].reshape(node.layerInputType.shape(n));
+      layerOutputs_[l] = node.output;
+      layerGrads_[l] = node.grad;
+    }
+  }
+  const LayerTensors tensors{layerInputs_, layerOutputs_, layerGrads_};
+  const ForwardContext pass = ForwardContext::pass(training, conf_.seed, replicaIndex_, iteration_);
+  for (const Item& item : items_) {
+    if (item.step >= 0) {
+      steps_[static_cast<size_t>(item.step)]->forward(*context_, tensors, pass);
+    } else {
+      Node& node = nodes_[item.node];
+      profileLayer(LayerProfiler::kNetwork);
+      node.vertex->forward(*context_, node.inputViews, node.output, training);
+    }
+  }
+}
+
+Tensor ComputationGraph::gradientTarget(size_t node, size_t slot, std::vector<bool>& written) {
+  Node& consumer = nodes_[node];
+  Node& producer = nodes_[consumer.inputs[slot]];
+  const Shape shape = consumer.layer >= 0
+                          ? layerInputs_[static_cast<size_t>(consumer.layer)].shape()
+                          : producer.output.shape();
+  if (!written[consumer.inputs[slot]]) {
+    written[consumer.inputs[slot]] = true;
+    return producer.grad.reshape(shape);
+  }
+  if (scratchStore_.size() <= slot) scratchStore_.resize(slot + 1);
+  if (scratchStore_[slot].numel() < producer.grad.numel()) {
+    int64_t largest = 0;
+    for (const Node& n : nodes_) largest = std::max(largest, n.outputType.flatSize());
+    scratchStore_[slot] = Tensor(Shape{largest * capacity_});
+  }
+  consumer.scratchUsed[slot] = true;
+  return scratchStore_[slot].view(0, shape);
+}
+
+void ComputationGraph::addScratchGradients(size_t node) {
+  Node& consumer = nodes_[node];
+  for (size_t j = 0; j < consumer.inputs.size(); ++j) {
+    if (!consumer.scratchUsed[j]) continue;
+    consumer.scratchUsed[j] = false;
+    Tensor& sum = nodes_[consumer.inputs[j]].grad;
+    addInto(sum, scratchStore_[j].view(0, sum.shape()));
+  }
+}
+
+double ComputationGraph::computeGradientAndScore(const MultiDataSet& batch,
+                                                 bool wantInputGradient) {
+  requireInit("computeGradientAndScore");
+  for (size_t j = 0; j < losses_.size(); ++j)
+    if (losses_[j] == nullptr)
+      throw ConfigError(fmt::format(
+          "ComputationGraph: output \"{}\" computes no loss, so the graph cannot be trained; end "
+          "it with an OutputLayer or a LossLayer",
+          conf_.networkOutputs[j]));
+  const int64_t n = checkBatch(batch, true, "fit");
+  context_->bindToCurrentThread();
+  forwardPass(batch.features, n, true);
+
+  // Which outputs' gradients are needed: below a trainable layer, or an input when asked.
+  for (Node& node : nodes_) {
+    node.needsGrad = node.isInput ? wantInputGradient : node.trainable;
+    for (size_t in : node.inputs) node.needsGrad = node.needsGrad || nodes_[in].needsGrad;
+  }
+
+  std::vector<bool> written(nodes_.size(), false);
+  double loss = 0;
+  for (size_t j = 0; j < outputNodes_.size(); ++j) {
+    Node& out = nodes_[outputNodes_[j]];
+    profileLayer(out.layer);
+    const double sum = losses_[j]->lossGradient(*context_, out.output, batch.labels[j], out.grad);
+    profileLayer(LayerProfiler::kNetwork);
+    context_->backend().scale(out.grad, 1.0f / static_cast<float>(n));
+    written[outputNodes_[j]] = true;
+    loss += sum / static_cast<double>(n);
+  }
+
+  const LayerTensors tensors{layerInputs_, layerOutputs_, layerGrads_};
+  for (size_t i = items_.size(); i-- > 0;) {
+    const Item& item = items_[i];
+    if (item.step >= 0) {
+      NetworkStep& step = *steps_[static_cast<size_t>(item.step)];
+      const Node& last = nodes_[layerNode_[static_cast<size_t>(step.last())]];
+      const Node& first = nodes_[item.node];
+      if (!last.needsGrad && !first.needsGrad) continue;
+      Tensor inputGrad;
+      if (nodes_[first.inputs[0]].needsGrad) inputGrad = gradientTarget(item.node, 0, written);
+      step.backward(*context_, tensors, inputGrad.empty() ? nullptr : &inputGrad);
+      addScratchGradients(item.node);
+    } else {
+      Node& node = nodes_[item.node];
+      if (!node.needsGrad) continue;
+      for (size_t j = 0; j < node.inputs.size(); ++j)
+        node.inputGrads[j] =
+            nodes_[node.inputs[j]].needsGrad ? gradientTarget(item.node, j, written) : Tensor();
+      profileLayer(LayerProfiler::kNetwork);
+      node.vertex->backward(*context_, node.inputViews, node.output, node.grad, node.inputGrads);
+      addScratchGradients(item.node);
+    }
+  }
+  inputGradients_.clear();
+  if (wantInputGradient)
+    for (size_t i = 0; i < conf_.networkInputs.size(); ++i) {
+      if (!written[i]) nodes_[i].grad.fill(0);  // an input only frozen layers read
+      inputGradients_.push_back(nodes_[i].grad.reshape(batch.features[i].shape()));
+    }
+  return loss;
+}
+
+void ComputationGraph::applyUpdate() {
+  requireInit("applyUpdate");
+  context_->bindToCurrentThread();
+  buffers_.applyUpdate(context_->backend(), context_->profiler(), iteration_, epoch_,
+                       learningRateScale_, [&](int layer) {
+                         for (const Node& n : nodes_)
+                           if (n.layer == layer) return fmt::format("layer vertex \"{}\"", n.name);
+                         return fmt::format("layer {}", layer);
+                       });
+}
+
+void ComputationGraph::fitMinibatch(const MultiDataSet& batch) {
+  const double loss = computeGradientAndScore(batch);
+  profileLayer(LayerProfiler::kNetwork);
+  const FlatBuffers::ScoreTerms terms = buffers_.scoreTermsAndGradientCheck(context_->backend());
+  const double score = loss + terms.regularization;
+  if (!std::isfinite(score) || !terms.finiteGradient)
+    throw NumericalError(fmt::format(
+        "ComputationGraph::fit: {} at iteration {} (training diverged or the batch holds NaN/Inf; "
+        "lower the learning rate or check the data); parameters were not updated",
+        terms.finiteGradient ? fmt::format("score is {}", score)
+                             : std::string("the gradient is not finite"),
+        iteration_));
+  applyUpdate();
+  score_ = score;
+  ++iteration_;
+  if (LayerProfiler* p = context_->profiler()) p->iterationDone();
+}
+
+void ComputationGraph::fit(const MultiDataSet& batch) {
+  requireInit("fit");
+  fitMinibatch(batch);
+}
+
+void ComputationGraph::fit(const DataSet& batch) { fit(MultiDataSet(batch)); }
+
+void ComputationGraph::fit(DataSetIterator& iterator) {
+  requireInit("fit");
+  requireBatchForEpoch(iterator, "ComputationGraph::fit");
+  while (iterator.hasNext()) fitMinibatch(MultiDataSet(iterator.next()));
+  ++epoch_;
+}
+
+void ComputationGraph::fit(DataSetIterator& iterator, int epochs) {
+  for (int e = 0; e < epochs; ++e) {
+    if (e > 0) {
+      if (!iterator.resetSupported())
+        throw DataError(
+            "ComputationGraph::fit(iterator, epochs): the iterator cannot be reset, so it cannot "
+            "serve more than one epoch");
+      iterator.reset();
+    }
+    fit(iterator);
+  }
+}
+
+void ComputationGraph::fit(MultiDataSetIterator& iterator) {
+  requireInit("fit");
+  if (!iterator.hasNext() && iterator.resetSupported()) iterator.reset();
+  if (!iterator.hasNext())
+    throw DataError(
+        "ComputationGraph::fit: the iterator has no data: it yields no minibatch, even after "
+        "reset(); nothing was trained");
+  while (iterator.hasNext()) fitMinibatch(iterator.next());
+  ++epoch_;
+}
+
+void ComputationGraph::fit(MultiDataSetIterator& iterator, int epochs) {
+  for (int e = 0; e < epochs; ++e) {
+    if (e > 0) {
+      if (!iterator.resetSupported())
+        throw DataError(
+            "ComputationGraph::fit(iterator, epochs): the iterator cannot be reset, so it cannot "
+            "serve more than one epoch");
+      iterator.reset();
+    }
+    fit(iterator);
+  }
+}
+
+std::vector<Tensor> ComputationGraph::output(const std::vector<Tensor>& inputs, bool train) {
+  requireInit("output");
+  MultiDataSet batch;
+  batch.features = inputs;
+  const int64_t n = checkBatch(batch, false, "output");
+  context_->bindToCurrentThread();
+  forwardPass(inputs, n, train);
+  std::vector<Tensor> outputs;
+  for (size_t o : outputNodes_) outputs.push_back(nodes_[o].output.clone());
+  return outputs;
+}
+
+Tensor ComputationGraph::outputSingle(const std::vector<Tensor>& inputs, bool train) {
+  if (conf_.networkOutputs.size() != 1)
+    throw ConfigError(
+        fmt::format("ComputationGraph::outputSingle: the graph has {} outputs; use output(...)",
+                    conf_.networkOutputs.size()));
+  return output(inputs, train).front();
+}
+
+double ComputationGraph::calcRegularizationScore() {
+  requireInit("calcRegularizationScore");
+  context_->bindToCurrentThread();
+  profileLayer(LayerProfiler::kNetwork);
+  return buffers_.regularizationScore(context_->backend());
+}
+
+double ComputationGraph::score(const MultiDataSet& data) {
+  requireInit("score");
+  const int64_t n = checkBatch(data, true, "score");
+  for (size_t j = 0; j < losses_.size(); ++j)
+    if (losses_[j] == nullptr)
+      throw ConfigError(fmt::format("ComputationGraph::score: output \"{}\" computes no loss",
+                                    conf_.networkOutputs[j]));
+  context_->bindToCurrentThread();
+  forwardPass(data.features, n, false);
+  double loss = 0;
+  for (size_t j = 0; j < outputNodes_.size(); ++j)
+    loss += losses_[j]->lossScore(*context_, nodes_[outputNodes_[j]].output, data.labels[j]) /
+            static_cast<double>(n);
+  return loss + calcRegularizationScore();
+}
+
+Evaluation ComputationGraph::evaluate(DataSetIterator& iterator) {
+  requireInit("evaluate");
+  if (conf_.networkInputs.size() != 1 || outputNodes_.size() != 1)
+    throw ConfigError(
+        "ComputationGraph::evaluate(DataSetIterator&): the graph must have one input and one "
+        "output; use evaluate(MultiDataSetIterator&)");
+  if (!iterator.hasNext() && iterator.resetSupported()) iterator.reset();
+  Evaluation eval(static_cast<int>(nodes_[outputNodes_[0]].outputType.flatSize()));
+  context_->bindToCurrentThread();
+  while (iterator.hasNext()) {
+    const MultiDataSet batch(iterator.next());
+    const int64_t n = checkBatch(batch, true, "evaluate");
+    forwardPass(batch.features, n, false);
+    eval.eval(batch.labels[0], nodes_[outputNodes_[0]].output);
+  }
+  return eval;
+}
+
+std::vector<Evaluation> ComputationGraph::evaluate(MultiDataSetIterator& iterator) {
+  requireInit("evaluate");
+  if (!iterator.hasNext() && iterator.resetSupported()) iterator.reset();
+  std::vector<Evaluation> evals;
+  for (size_t o : outputNodes_)
+    evals.emplace_back(static_cast<int>(nodes_[o].outputType.flatSize()));
+  context_->bindToCurrentThread();
+  while (iterator.hasNext()) {
+    const MultiDataSet batch = iterator.next();
+    const int64_t n = checkBatch(batch, true, "evaluate");
+    forwardPass(batch.features, n, false);
+    for (size_t j = 0; j < outputNodes_.size(); ++j)
+      evals[j].eval(batch.labels[j], nodes_[outputNodes_[j]].output);
+  }
+  return evals;
+}
+
+namespace {
+
+void copyInto(Tensor& to, const Tensor& from, const char* what) {
+  if (from.numel() != to.numel())
+    throw ShapeError(fmt::format("ComputationGraph::{}: {} values given, the graph has {}", what,
+                                 from.numel(), to.numel()));
+  to.copyFrom(from);
+}
+
+}  // namespace
+
+void ComputationGraph::setParams(const Tensor& params) {
+  requireInit("setParams");
+  copyInto(buffers_.params, params, "setParams");
+}
+
+void ComputationGraph::setUpdaterState(const Tensor& state) {
+  requireInit("setUpdaterState");
+  copyInto(buffers_.updaterState, state, "setUpdaterState");
+}
+
+void ComputationGraph::setLayerState(const Tensor& state) {
+  requireInit("setLayerState");
+  copyInto(buffers_.layerState, state, "setLayerState");
+}
+
+std::optional<double> ComputationGraph::getLearningRate(int layer) const {
+  requireInit("getLearningRate");
+  if (layer < 0 || layer >= numLayers())
+    throw ConfigError(fmt::format(
+        "ComputationGraph::getLearningRate: no layer {} (the graph has {})", layer, numLayers()));
+  return buffers_.learningRate(layer, iteration_, epoch_, learningRateScale_);
+}
+
+void ComputationGraph::setLearningRateScale(double scale) {
+  if (!std::isfinite(scale) || scale <= 0)
+    throw ConfigError(fmt::format(
+        "ComputationGraph::setLearningRateScale: the scale must be finite and > 0, got {}", scale));
+  learningRateScale_ = scale;
+}
+
+ComputationGraph::ActivationMemory ComputationGraph::activationMemory(bool training) const {
+  requireInit("activationMemory");
+  const ActivationPlan& plan = training ? trainingPlan_ : inferencePlan_;
+  return {plan.peak(), plan.total()};
+}
+
+ComputationGraph ComputationGraph::clone() const {
+  ComputationGraph copy(conf_, context_->device(), context_->numThreads());
+  if (!initialized_) return copy;
+  copy.init();
+  copy.setParams(buffers_.params);
+  copy.setUpdaterState(buffers_.updaterState);
+  copy.setLayerState(buffers_.layerState);
+  copy.replicaIndex_ = replicaIndex_;
+  copy.learningRateScale_ = learningRateScale_;
+  copy.iteration_ = iteration_;
+  copy.epoch_ = epoch_;
+  copy.score_ = score_;
+  return copy;
+}
+
+void ComputationGraph::save(const std::filesystem::path& path, bool saveUpdater) const {
+  ModelSerializer::writeModel(*this, path, saveUpdater);
+}
+
+ComputationGraph ComputationGraph::load(const std::filesystem::path& path, bool loadUpdater) {
+  return ModelSerializer::restoreComputationGraph(path, loadUpdater);
+}
+
+}  // namespace dl4cpp

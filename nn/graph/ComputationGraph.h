@@ -1,0 +1,212 @@
+#pragma once
+// ComputationGraph: a network whose layers and vertices form a directed acyclic graph (DL4J's
+// ComputationGraph): residual blocks, concatenated branches, several inputs and outputs.
+//
+//   ComputationGraph net(conf);     // conf from NeuralNetConfiguration::Builder().graphBuilder()
+//   net.init();                     // parameters from the seed, as MultiLayerNetwork's
+//   net.fit(trainIterator);         // a DataSetIterator (one input, one output) or a
+//                                   // MultiDataSetIterator
+//   Tensor probabilities = net.outputSingle(features);
+//
+// Execution: vertices run in the configuration's topological order. Layers run through the same
+// runtime objects and steps as in a MultiLayerNetwork, and a run of layers the backend plans as
+// one step (the CPU's convolution + MAX pooling) is one step here too, where each layer's output
+// is read only by the next. Backward runs the steps in reverse; a vertex whose output feeds
+// several vertices gets the sum of their gradients. Only what needs a gradient runs backward:
+// vertices below which no layer has trainable parameters (and no input gradient is asked for) are
+// skipped.
+//
+// Memory: the four flat buffers (parameters, gradients, updater state, layer state) are laid out
+// and updated as MultiLayerNetwork's (nn/graph/FlatBuffers.h): same order, same initialisation,
+// same updater step, so a graph that is a chain trains to the same bits as the network. Activations
+// and gradients live in one arena per pass kind, each at an offset planned from its lifetime
+// (nn/graph/ActivationPlan.h): memory is reused after a buffer's last reader, in inference from
+// the forward pass alone, in training once the backward pass is done with it.
+// activationMemory() says how much that saves.
+//
+// Losses: every output must be a layer computing a loss (OutputLayer, LossLayer) to fit; the score
+// is the sum over outputs of each output's mean loss, plus the regularisation terms.
+//
+// Devices: vertices other than layers, and the sums of gradients at a fan-out, loop over host
+// memory; a ComputationGraph runs on the CPU (BackendError for another device).
+//
+// Threading as MultiLayerNetwork: one thread at a time; ops run under the context's thread budget.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "iterators/DataSet.h"
+#include "iterators/DataSetIterator.h"
+#include "iterators/MultiDataSet.h"
+#include "nn/conf/graph/ComputationGraphConfiguration.h"
+#include "nn/eval/Evaluation.h"
+#include "nn/graph/ActivationPlan.h"
+#include "nn/graph/FlatBuffers.h"
+#include "nn/tensor/Device.h"
+#include "nn/tensor/Tensor.h"
+
+namespace dl4cpp {
+
+class DeviceContext;
+class NetworkStep;
+namespace layers {
+class RuntimeLayer;
+class VertexRuntime;
+class LossOutputRuntime;
+}  // namespace layers
+
+class ComputationGraph {
+ public:
+  // numThreads: CPU threads for this graph's ops; 0 = all cores.
+  explicit ComputationGraph(ComputationGraphConfiguration conf, Device device = Device::cpu(),
+                            int numThreads = 0);
+  ~ComputationGraph();
+  ComputationGraph(ComputationGraph&&) noexcept;
+  ComputationGraph& operator=(ComputationGraph&&) noexcept;
+  ComputationGraph(const ComputationGraph&) = delete;
+  ComputationGraph& operator=(const ComputationGraph&) = delete;
+
+  // Allocates the flat buffers and initialises parameters from the configuration's seed; calling
+  // it again re-initialises. ConfigError when a layer's runtime cannot compute the loss its
+  // configuration declares, BackendError on a device other than the CPU.
+  void init();
+  bool isInitialized() const { return initialized_; }
+
+  // One iteration: forward, backward, updater step. A DataSet fits a graph of one input and one
+  // output.
+  void fit(const MultiDataSet& batch);
+  void fit(const DataSet& batch);
+  // One epoch over the iterator (reset first when exhausted and resettable). DataError when it
+  // yields no minibatch.
+  void fit(DataSetIterator& iterator);
+  void fit(DataSetIterator& iterator, int epochs);
+  void fit(MultiDataSetIterator& iterator);
+  void fit(MultiDataSetIterator& iterator, int epochs);
+
+  // The outputs for `inputs` (one per network input, in addInputs() order), one host tensor per
+  // network output in setOutputs() order.
+  std::vector<Tensor> output(const std::vector<Tensor>& inputs, bool train = false);
+  std::vector<Tensor> output(const Tensor& input, bool train = false) {
+    return output(std::vector<Tensor>{input}, train);
+  }
+  // The only output of a graph with one (ConfigError otherwise).
+  Tensor outputSingle(const std::vector<Tensor>& inputs, bool train = false);
+  Tensor outputSingle(const Tensor& input, bool train = false) {
+    return outputSingle(std::vector<Tensor>{input}, train);
+  }
+
+  // The score of the last fitted minibatch: the sum of the outputs' mean losses plus the
+  // regularisation terms.
+  double score() const { return score_; }
+  void setScore(double score) { score_ = score; }
+  // The same quantity for `data`, without training.
+  double score(const MultiDataSet& data);
+  double score(const DataSet& data) { return score(MultiDataSet(data)); }
+  double calcRegularizationScore();
+
+  // Evaluation of the only output over the iterator (a graph of one input and one output).
+  Evaluation evaluate(DataSetIterator& iterator);
+  // One Evaluation per output, in setOutputs() order.
+  std::vector<Evaluation> evaluate(MultiDataSetIterator& iterator);
+
+  // --- Gradients without an update (gradient checks) ---------------------------------------
+  // Forward + backward; leaves dL/dparams of the summed mean losses in gradient() and, when
+  // wanted, dL/dinputs in inputGradients(). Returns the summed mean loss.
+  double computeGradientAndScore(const MultiDataSet& batch, bool wantInputGradient = false);
+  void applyUpdate();
+  const std::vector<Tensor>& inputGradients() const { return inputGradients_; }
+
+  // --- Flat buffers ----------------------------------------------------------------------
+  int64_t numParams() const { return buffers_.params.numel(); }
+  Tensor params() const { return buffers_.params; }
+  void setParams(const Tensor& params);
+  Tensor gradient() const { return buffers_.gradients; }
+  Tensor updaterState() const { return buffers_.updaterState; }
+  void setUpdaterState(const Tensor& state);
+  Tensor layerState() const { return buffers_.layerState; }
+  void setLayerState(const Tensor& state);
+  // Each state segment's place in layerState(); `layer` counts the graph's layers in
+  // topological order.
+  const std::vector<LayerStateSegment>& layerStateLayout() const { return buffers_.stateLayout(); }
+
+  // The rate of the weights of layer `layer` (layers counted in topological order).
+  std::optional<double> getLearningRate(int layer) const;
+  void setLearningRateScale(double scale);
+  double learningRateScale() const { return learningRateScale_; }
+  int replicaIndex() const { return replicaIndex_; }
+  void setReplicaIndex(int index) { replicaIndex_ = index; }
+
+  // Activation memory per example, in floats: what the planned arena holds at its peak and what
+  // every activation (and, training, gradient) would take in a buffer of its own.
+  struct ActivationMemory {
+    int64_t peak = 0;
+    int64_t total = 0;
+  };
+  ActivationMemory activationMemory(bool training) const;
+
+  // Model files (ModelSerializer, docs/model-format.md): configuration, parameters, layer state,
+  // counters and (saveUpdater) updater state, written atomically.
+  void save(const std::filesystem::path& path, bool saveUpdater = true) const;
+  // Restores a saved graph on the CPU (all cores).
+  static ComputationGraph load(const std::filesystem::path& path, bool loadUpdater = true);
+
+  // A deep copy: configuration, parameters, updater and layer state, counters, replica index.
+  ComputationGraph clone() const;
+
+  const ComputationGraphConfiguration& getConfiguration() const { return conf_; }
+  std::string summary() const { return conf_.summary(); }
+  int64_t getIterationCount() const { return iteration_; }
+  int getEpochCount() const { return epoch_; }
+  void setIterationCount(int64_t n) { iteration_ = n; }
+  void setEpochCount(int n) { epoch_ = n; }
+  int numLayers() const { return static_cast<int>(layers_.size()); }
+  int numThreads() const;
+  DeviceContext& context() { return *context_; }
+
+ private:
+  struct Node;  // a network input or a vertex, its runtime and its tensors
+  struct Item;  // one entry of the execution order: a step of layers or a vertex
+
+  void requireInit(const char* method) const;
+  int64_t checkBatch(const MultiDataSet& batch, bool needLabels, const char* method) const;
+  void ensureCapacity(int64_t batch);
+  void forwardPass(const std::vector<Tensor>& inputs, int64_t n, bool training);
+  // Where consumer `node`'s backward writes the gradient of its input slot `slot`: the input's
+  // gradient itself when nothing has written it yet, else a scratch buffer added in afterwards.
+  Tensor gradientTarget(size_t node, size_t slot, std::vector<bool>& written);
+  void addScratchGradients(size_t node);
+  void profileLayer(int layer);
+  void fitMinibatch(const MultiDataSet& batch);
+
+  ComputationGraphConfiguration conf_;
+  std::unique_ptr<DeviceContext> context_;
+  bool initialized_ = false;
+  FlatBuffers buffers_;
+
+  std::vector<Node> nodes_;        // network inputs, then vertices in topological order
+  std::vector<size_t> layerNode_;  // by layer index: its node
+  std::vector<Item> items_;        // forward order
+  std::vector<std::unique_ptr<layers::RuntimeLayer>> layers_;  // by layer index
+  std::vector<std::unique_ptr<NetworkStep>> steps_;
+  std::vector<layers::LossOutputRuntime*> losses_;  // per network output, null when no loss
+  std::vector<size_t> outputNodes_;
+  // Per layer index: the current batch's tensors (LayerTensors).
+  std::vector<Tensor> layerInputs_, layerOutputs_, layerGrads_;
+
+  ActivationPlan trainingPlan_, inferencePlan_;
+  int64_t capacity_ = 0;
+  Tensor arena_;
+  std::vector<Tensor> scratchStore_;  // per input slot: gradients summed in at a fan-out
+  std::vector<Tensor> inputGradStore_, inputGradients_;
+
+  double score_ = 0;
+  double learningRateScale_ = 1;
+  int64_t iteration_ = 0;
+  int epoch_ = 0;
+  int replicaIndex_ = 0;
+};
+
+}  // namespace dl4cpp
