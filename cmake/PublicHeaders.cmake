@@ -52,11 +52,14 @@ set(DL4CPP_PUBLIC_HEADERS
   iterators/image/transform/ScaleImageTransform.h
   iterators/image/transform/TranslateImageTransform.h
   iterators/image/transform/UniformRange.h
-  nn/Error.h
+  nn/api/TrainingListener.h
   nn/backend/Backend.h
   nn/backend/CounterRandom.h
+  nn/backend/DeviceContext.h
+  nn/backend/ForwardContext.h
   nn/backend/HostDevice.h
   nn/backend/LayerPlan.h
+  nn/backend/OpNames.h
   nn/backend/OpTypes.h
   nn/backend/cpu/CpuIsa.h
   nn/conf/ConfigurationLimits.h
@@ -80,6 +83,9 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/conf/layers/OutputLayer.h
   nn/conf/layers/SubsamplingLayer.h
   nn/conf/layers/ZeroPaddingLayer.h
+  nn/core/Error.h
+  nn/core/OutputPath.h
+  nn/core/RegularFile.h
   nn/earlystopping/EarlyStoppingConfiguration.h
   nn/earlystopping/EarlyStoppingResult.h
   nn/earlystopping/saver/EarlyStoppingModelSaver.h
@@ -100,7 +106,6 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/earlystopping/trainer/EarlyStoppingTrainer.h
   nn/eval/Evaluation.h
   nn/gradientcheck/GradientCheckUtil.h
-  nn/layers/ForwardContext.h
   nn/layers/LayerActivation.h
   nn/layers/LossOutputRuntime.h
   nn/layers/RuntimeLayer.h
@@ -111,12 +116,11 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/listeners/ScoreIterationListener.h
   nn/listeners/StatsListener.h
   nn/listeners/StatsStorage.h
-  nn/listeners/TrainingListener.h
   nn/multilayer/GradientNormalizer.h
   nn/multilayer/MultiLayerNetwork.h
   nn/profiling/LayerProfiler.h
   nn/tensor/Device.h
-  nn/tensor/DeviceContext.h
+  nn/tensor/Random.h
   nn/tensor/Shape.h
   nn/tensor/Tensor.h
   nn/transferlearning/FineTuneConfiguration.h
@@ -126,9 +130,6 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/updaters/WeightDecay.h
   nn/util/ModelSerializer.h
   nn/util/NormalizerSerializer.h
-  nn/util/OutputPath.h
-  nn/util/RegularFile.h
-  nn/weights/Random.h
   parallel/Checkpoint.h
   parallel/EarlyStoppingParallelTrainer.h
   parallel/InferenceErrors.h

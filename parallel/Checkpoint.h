@@ -80,7 +80,7 @@ class Checkpoints {
   // all but the newest keepLast checkpoints and the temporaries of killed saves. Returns the new
   // file, which is the newest in the directory: ConfigError, before writing anything, when the
   // directory holds a newer one (requireNoneAfter); OutputPathError, before writing anything, when
-  // the directory cannot be written (checkOutputDirectory, nn/util/OutputPath.h). IoError on
+  // the directory cannot be written (checkOutputDirectory, nn/core/OutputPath.h). IoError on
   // failure; the previous checkpoints are then untouched.
   static std::filesystem::path write(const MultiLayerNetwork& model,
                                      const std::filesystem::path& directory, int keepLast,

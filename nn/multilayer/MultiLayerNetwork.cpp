@@ -4,11 +4,10 @@
 
 #include <cmath>
 
+#include "nn/backend/DeviceContext.h"
 #include "nn/layers/InputDropout.h"
 #include "nn/layers/LossOutputRuntime.h"
 #include "nn/multilayer/LayerSteps.h"
-#include "nn/tensor/DeviceContext.h"
-#include "nn/util/ModelSerializer.h"
 #include "nn/weights/WeightInitializer.h"
 
 namespace dl4cpp {
@@ -540,14 +539,6 @@ MultiLayerNetwork MultiLayerNetwork::clone(Device device) const {
   copy.minibatchesInEpoch_ = minibatchesInEpoch_;
   copy.score_ = score_;
   return copy;
-}
-
-void MultiLayerNetwork::save(const std::filesystem::path& path, bool saveUpdater) const {
-  ModelSerializer::writeModel(*this, path, saveUpdater);
-}
-
-MultiLayerNetwork MultiLayerNetwork::load(const std::filesystem::path& path, bool loadUpdater) {
-  return ModelSerializer::restoreMultiLayerNetwork(path, loadUpdater);
 }
 
 void MultiLayerNetwork::setListeners(std::vector<std::shared_ptr<TrainingListener>> listeners) {

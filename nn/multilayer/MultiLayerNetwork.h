@@ -27,9 +27,9 @@
 
 #include "iterators/DataSet.h"
 #include "iterators/DataSetIterator.h"
+#include "nn/api/TrainingListener.h"
 #include "nn/conf/NeuralNetConfiguration.h"
 #include "nn/eval/Evaluation.h"
-#include "nn/listeners/TrainingListener.h"
 #include "nn/multilayer/GradientNormalizer.h"
 #include "nn/profiling/LayerProfiler.h"
 #include "nn/tensor/Device.h"
@@ -38,7 +38,7 @@
 namespace dl4cpp {
 
 // The network's runtime parts stay out of its public header (nn/layers/RuntimeLayer.h and
-// nn/tensor/DeviceContext.h are for those who write layers and backends).
+// nn/backend/DeviceContext.h are for those who write layers and backends).
 class DeviceContext;
 class NetworkStep;
 namespace layers {
@@ -188,7 +188,7 @@ class MultiLayerNetwork {
   int64_t numFrozenParams() const { return numFrozenParams_; }
   // CPU threads this network's ops use (the constructor's numThreads, 0 resolved to all cores).
   int numThreads() const;
-  // The device context ops run in (nn/tensor/DeviceContext.h; for layer and backend code).
+  // The device context ops run in (nn/backend/DeviceContext.h; for layer and backend code).
   DeviceContext& context() { return *context_; }
   std::string summary() const { return conf_.summary(); }
 

@@ -10,11 +10,11 @@
 #include <optional>
 #include <utility>
 
-#include "nn/util/AtomicFile.h"
+#include "nn/core/AtomicFile.h"
+#include "nn/core/OutputPath.h"
+#include "nn/core/QuoteForMessage.h"
 #include "nn/util/ModelFileBytes.h"
 #include "nn/util/NormalizerSerializer.h"
-#include "nn/util/OutputPath.h"
-#include "nn/util/QuoteForMessage.h"
 
 namespace dl4cpp {
 
@@ -396,6 +396,16 @@ ModelAndNormalizer ModelSerializer::restoreMultiLayerNetworkAndNormalizer(
 std::shared_ptr<DataNormalization> ModelSerializer::restoreNormalizerFromFile(
     const std::filesystem::path& path) {
   return restoreMultiLayerNetworkAndNormalizer(path, false).normalizer;
+}
+
+// DL4J's MultiLayerNetwork.save/load, defined here rather than with the network: model files are
+// a layer above the network (serialization includes the network, never the other way round).
+void MultiLayerNetwork::save(const std::filesystem::path& path, bool saveUpdater) const {
+  ModelSerializer::writeModel(*this, path, saveUpdater);
+}
+
+MultiLayerNetwork MultiLayerNetwork::load(const std::filesystem::path& path, bool loadUpdater) {
+  return ModelSerializer::restoreMultiLayerNetwork(path, loadUpdater);
 }
 
 }  // namespace dl4cpp
