@@ -23,7 +23,10 @@ Prints each strongly connected set of two or more folders, with cycles that toge
 its edges, one example include per arrow, and exits 1 if there is any; prints a summary and
 exits 0 otherwise. --graph prints the folder graph (edges with counts) instead.
 
-  scripts/include_cycles.py BUILD_DIR [--graph]
+  scripts/include_cycles.py BUILD_DIR [--graph] [--root SOURCE_DIR]
+
+SOURCE_DIR defaults to the repository this script is in (test/scripts/include_cycles_test.py
+points it at small trees of its own).
 """
 
 import collections
@@ -173,6 +176,8 @@ def main():
         sys.exit(__doc__)
     build = os.path.realpath(sys.argv[1])
     root = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    if "--root" in sys.argv[2:]:
+        root = os.path.realpath(sys.argv[sys.argv.index("--root") + 1])
     with open(os.path.join(build, "compile_commands.json"), encoding="utf-8") as f:
         commands = json.load(f)
 
