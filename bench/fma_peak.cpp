@@ -18,7 +18,7 @@
 
 #include "Median.h"
 #include "SampleSupport.h"
-#include "nn/tensor/DeviceContext.h"
+#include "nn/backend/DeviceContext.h"
 
 using bench::median;
 

@@ -29,7 +29,7 @@
 #include "LenetConfiguration.h"
 #include "Median.h"
 #include "SampleSupport.h"
-#include "nn/tensor/DeviceContext.h"
+#include "nn/backend/DeviceContext.h"
 
 using bench::median;
 

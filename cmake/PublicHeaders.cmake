@@ -53,11 +53,14 @@ set(DL4CPP_PUBLIC_HEADERS
   iterators/image/transform/ScaleImageTransform.h
   iterators/image/transform/TranslateImageTransform.h
   iterators/image/transform/UniformRange.h
-  nn/Error.h
+  nn/api/TrainingListener.h
   nn/backend/Backend.h
   nn/backend/CounterRandom.h
+  nn/backend/DeviceContext.h
+  nn/backend/ForwardContext.h
   nn/backend/HostDevice.h
   nn/backend/LayerPlan.h
+  nn/backend/OpNames.h
   nn/backend/OpTypes.h
   nn/backend/cpu/CpuIsa.h
   nn/conf/ConfigurationLimits.h
@@ -89,6 +92,9 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/conf/layers/OutputLayer.h
   nn/conf/layers/SubsamplingLayer.h
   nn/conf/layers/ZeroPaddingLayer.h
+  nn/core/Error.h
+  nn/core/OutputPath.h
+  nn/core/RegularFile.h
   nn/earlystopping/EarlyStoppingConfiguration.h
   nn/earlystopping/EarlyStoppingResult.h
   nn/earlystopping/saver/EarlyStoppingModelSaver.h
@@ -112,7 +118,6 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/graph/ActivationPlan.h
   nn/graph/ComputationGraph.h
   nn/graph/FlatBuffers.h
-  nn/layers/ForwardContext.h
   nn/layers/LayerActivation.h
   nn/layers/LossOutputRuntime.h
   nn/layers/RuntimeLayer.h
@@ -124,12 +129,11 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/listeners/ScoreIterationListener.h
   nn/listeners/StatsListener.h
   nn/listeners/StatsStorage.h
-  nn/listeners/TrainingListener.h
   nn/multilayer/GradientNormalizer.h
   nn/multilayer/MultiLayerNetwork.h
   nn/profiling/LayerProfiler.h
   nn/tensor/Device.h
-  nn/tensor/DeviceContext.h
+  nn/tensor/Random.h
   nn/tensor/Shape.h
   nn/tensor/Tensor.h
   nn/transferlearning/FineTuneConfiguration.h
@@ -139,9 +143,6 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/updaters/WeightDecay.h
   nn/util/ModelSerializer.h
   nn/util/NormalizerSerializer.h
-  nn/util/OutputPath.h
-  nn/util/RegularFile.h
-  nn/weights/Random.h
   parallel/Checkpoint.h
   parallel/EarlyStoppingParallelTrainer.h
   parallel/InferenceErrors.h

@@ -1,7 +1,7 @@
 #include "iterators/CsvRecordParser.h"
 
-#include "nn/Error.h"
-#include "nn/util/QuoteForMessage.h"
+#include "nn/core/Error.h"
+#include "nn/core/QuoteForMessage.h"
 
 namespace dl4cpp {
 

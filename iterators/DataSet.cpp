@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "iterators/image/ExampleRandom.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

@@ -22,7 +22,7 @@
 
 #include "iterators/DataSet.h"
 #include "iterators/DataSetPreProcessor.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

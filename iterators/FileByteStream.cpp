@@ -9,8 +9,8 @@
 #include <cerrno>
 #include <limits>
 
-#include "nn/Error.h"
-#include "nn/util/ErrnoText.h"
+#include "nn/core/ErrnoText.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

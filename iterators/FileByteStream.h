@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "nn/util/RegularFile.h"
+#include "nn/core/RegularFile.h"
 
 struct z_stream_s;
 

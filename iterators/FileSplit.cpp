@@ -5,7 +5,7 @@
 
 #include "iterators/image/ExampleRandom.h"
 #include "iterators/image/LabeledFileSplit.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

@@ -6,7 +6,7 @@
 #include <array>
 
 #include "iterators/FileByteStream.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

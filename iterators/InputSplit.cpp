@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

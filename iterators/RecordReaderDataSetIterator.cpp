@@ -11,7 +11,7 @@
 
 #include "iterators/image/ImageDataSetIterator.h"
 #include "iterators/image/ImageRecordReader.h"
-#include "nn/util/QuoteForMessage.h"
+#include "nn/core/QuoteForMessage.h"
 
 namespace dl4cpp {
 

@@ -18,7 +18,7 @@
 // of an epoch is kept.
 //
 // Errors name the file, line and column (1-based) of the offending value, quoting it bounded and
-// escaped (nn/util/QuoteForMessage.h):
+// escaped (nn/core/QuoteForMessage.h):
 //   DataFormatError  a record with another number of columns than the first, a value that is not
 //                    a finite number (empty, text, NaN, inf, beyond float's range), a class that
 //                    is not an integer in [0, numClasses), a label column beyond the record, a

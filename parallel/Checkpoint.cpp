@@ -6,10 +6,10 @@
 #include <cctype>
 #include <system_error>
 
-#include "nn/Error.h"
-#include "nn/util/AtomicFile.h"
+#include "nn/core/AtomicFile.h"
+#include "nn/core/Error.h"
+#include "nn/core/OutputPath.h"
 #include "nn/util/ModelSerializer.h"
-#include "nn/util/OutputPath.h"
 
 namespace dl4cpp::parallel {
 

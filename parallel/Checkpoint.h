@@ -90,7 +90,7 @@ class Checkpoints {
   // all but the newest keepLast checkpoints and the temporaries of killed saves. Returns the new
   // file, which is the newest in the directory: ConfigError, before writing anything, when the
   // directory holds a newer one (requireNoneAfter); OutputPathError, before writing anything, when
-  // the directory cannot be written (checkOutputDirectory, nn/util/OutputPath.h). IoError on
+  // the directory cannot be written (checkOutputDirectory, nn/core/OutputPath.h). IoError on
   // failure; the previous checkpoints are then untouched. Non-empty `outerState` (a
   // ParallelWrapper's outer updater state) goes to outerStateFile() of the new checkpoint,
   // written first; companions whose checkpoint is gone are deleted with the old checkpoints.

@@ -1,7 +1,8 @@
 #pragma once
-// The errors ParallelInference::output() adds to dl4cpp's hierarchy (nn/Error.h). Each says why a
-// request was not served, so a service can map them to its own answers (e.g. HTTP 503 for both).
-#include "nn/Error.h"
+// The errors ParallelInference::output() adds to dl4cpp's hierarchy (nn/core/Error.h). Each says
+// why a request was not served, so a service can map them to its own answers (e.g. HTTP 503 for
+// both).
+#include "nn/core/Error.h"
 
 namespace dl4cpp::parallel {
 

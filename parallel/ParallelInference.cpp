@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "nn/tensor/DeviceContext.h"
+#include "nn/backend/DeviceContext.h"
 
 namespace dl4cpp::parallel {
 

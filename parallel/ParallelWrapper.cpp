@@ -10,10 +10,10 @@
 
 #include "iterators/AsyncDataSetIterator.h"
 #include "iterators/RankShardIterator.h"
+#include "nn/backend/DeviceContext.h"
 #include "nn/backend/Devices.h"
-#include "nn/tensor/DeviceContext.h"
-#include "nn/util/AtomicFile.h"
-#include "nn/util/OutputPath.h"
+#include "nn/core/AtomicFile.h"
+#include "nn/core/OutputPath.h"
 #include "parallel/CpuAffinity.h"
 #include "parallel/LayerStateCombiner.h"
 #include "parallel/ParameterAverager.h"

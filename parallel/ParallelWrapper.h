@@ -54,7 +54,7 @@
 // refuse with ConfigError, before training, a directory that holds checkpoints newer than the
 // root model (another run's, see Checkpoint.h), and with OutputPathError one that cannot be
 // written (not a directory, or neither it nor its nearest existing parent writable; links are
-// followed, nn/util/OutputPath.h). A failed write ends fit() with IoError, like any
+// followed, nn/core/OutputPath.h). A failed write ends fit() with IoError, like any
 // other failure. With checkpointNormalizer(n), each checkpoint also holds the normalizer n.
 //
 // Resuming. A checkpoint records how many epochs the run had finished and how many minibatches
@@ -101,7 +101,7 @@
 #include <vector>
 
 #include "iterators/DataSetIterator.h"
-#include "nn/listeners/TrainingListener.h"
+#include "nn/api/TrainingListener.h"
 #include "nn/multilayer/MultiLayerNetwork.h"
 #include "nn/tensor/Device.h"
 #include "parallel/Checkpoint.h"

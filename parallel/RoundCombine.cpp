@@ -7,8 +7,8 @@
 #include <array>
 #include <cstring>
 
-#include "nn/Error.h"
-#include "nn/tensor/DeviceContext.h"
+#include "nn/backend/DeviceContext.h"
+#include "nn/core/Error.h"
 #include "nn/updaters/Updaters.h"
 #include "parallel/cluster/Cluster.h"
 

@@ -6,7 +6,7 @@
 #include <bit>
 #include <cmath>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp::parallel {
 

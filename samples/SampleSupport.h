@@ -15,11 +15,11 @@
 #include <vector>
 
 #include "nn/backend/cpu/CpuIsa.h"
+#include "nn/core/AtomicFile.h"
+#include "nn/core/OutputPath.h"
 #include "nn/eval/Evaluation.h"
 #include "nn/multilayer/MultiLayerNetwork.h"
 #include "nn/tensor/Device.h"
-#include "nn/util/AtomicFile.h"
-#include "nn/util/OutputPath.h"
 #include "parallel/LearningRateScaling.h"
 
 namespace samples {
@@ -123,7 +123,7 @@ class SampleOptions {
   std::map<std::string, std::string> values_;
 };
 
-// Writes `text` to `path` under the library's output-path rule (nn/util/OutputPath.h), atomically:
+// Writes `text` to `path` under the library's output-path rule (nn/core/OutputPath.h), atomically:
 // a link is written through, a directory, FIFO or device is refused (OutputPathError), an existing
 // file keeps its mode.
 inline void writeTextFile(const std::string& path, const std::string& text, std::string_view what) {

@@ -14,7 +14,7 @@
 #include <limits>
 
 #include "SampleSupport.h"
-#include "nn/util/QuoteForMessage.h"
+#include "nn/core/QuoteForMessage.h"
 
 using namespace dl4cpp;
 

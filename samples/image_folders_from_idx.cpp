@@ -7,7 +7,7 @@
 // fsync (writeFileAtomically with Durability::Unsynced; two fsyncs a file made 70,000 files take
 // minutes): whoever needs a finished tree marks it after a successful run, as
 // scripts/make-fashion-png.sh does. Each file follows the library's output-path rule
-// (nn/util/OutputPath.h), and --out is checked before the IDX files are read.
+// (nn/core/OutputPath.h), and --out is checked before the IDX files are read.
 #include <dl4cpp/dl4cpp.h>
 #include <fmt/format.h>
 
@@ -18,7 +18,7 @@
 #include "SampleSupport.h"
 #include "iterators/IdxReader.h"
 #include "iterators/image/ImageWriter.h"
-#include "nn/util/AtomicFile.h"
+#include "nn/core/AtomicFile.h"
 
 using namespace dl4cpp;
 

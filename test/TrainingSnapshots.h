@@ -5,7 +5,7 @@
 #include <map>
 #include <vector>
 
-#include "nn/listeners/TrainingListener.h"
+#include "nn/api/TrainingListener.h"
 #include "nn/multilayer/MultiLayerNetwork.h"
 
 namespace testutil {

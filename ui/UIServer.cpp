@@ -10,7 +10,7 @@
 #include <thread>
 #include <utility>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "nn/listeners/StatsCharts.h"
 #include "ui/StatsJson.h"
 #include "ui/TrainingPage.h"

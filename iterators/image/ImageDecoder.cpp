@@ -7,8 +7,8 @@
 #include "iterators/image/ImageFormat.h"
 #include "iterators/image/codec/JpegDecoder.h"
 #include "iterators/image/codec/PngDecoder.h"
-#include "nn/Error.h"
-#include "nn/util/AtomicFile.h"
+#include "nn/core/AtomicFile.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 namespace {

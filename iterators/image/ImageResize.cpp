@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "iterators/image/ImageShape.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <new>
 
-#include "nn/Error.h"
-#include "nn/util/HostMemory.h"
+#include "nn/core/Error.h"
+#include "nn/core/HostMemory.h"
 
 namespace dl4cpp {
 

@@ -8,9 +8,9 @@
 #include "iterators/image/codec/InterleavedSamples.h"
 #include "iterators/image/codec/JpegEncoder.h"
 #include "iterators/image/codec/PngEncoder.h"
-#include "nn/Error.h"
-#include "nn/util/AtomicFile.h"
-#include "nn/util/OutputPath.h"
+#include "nn/core/AtomicFile.h"
+#include "nn/core/Error.h"
+#include "nn/core/OutputPath.h"
 
 namespace dl4cpp {
 

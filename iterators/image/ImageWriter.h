@@ -8,7 +8,7 @@
 //         the chroma halved both ways), lossy.
 // encode* return the file's bytes; write* write them atomically (writeFileAtomically): a reader of
 // the path sees the old file or the whole new one, never a part. The path follows the output-path
-// rule (nn/util/OutputPath.h), checked before the image is encoded: OutputPathError for a target
+// rule (nn/core/OutputPath.h), checked before the image is encoded: OutputPathError for a target
 // that is not a regular file (a directory, FIFO, device) or a folder that cannot be written.
 // Errors: ConfigError for a bit depth, quality or channel count the format does not take;
 // ShapeError for an image whose pixels do not match its size, or that is empty or larger than the

@@ -11,8 +11,8 @@
 #include <system_error>
 
 #include "iterators/image/ExampleRandom.h"
-#include "nn/Error.h"
-#include "nn/util/QuoteForMessage.h"
+#include "nn/core/Error.h"
+#include "nn/core/QuoteForMessage.h"
 
 namespace dl4cpp {
 

@@ -6,7 +6,7 @@
 
 #include "iterators/image/ImageDecoder.h"
 #include "iterators/image/ImageResize.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

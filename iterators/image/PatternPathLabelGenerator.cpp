@@ -5,7 +5,7 @@
 #include <regex>
 #include <vector>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

@@ -8,12 +8,12 @@
 #include <cstring>
 #include <new>
 
-#include "nn/Error.h"
 #include "nn/backend/cpu/WeightedMean.h"
 #include "nn/backend/cuda/CudaBackendFactory.h"
 #include "nn/backend/cuda/CudaMemory.h"
+#include "nn/core/Error.h"
+#include "nn/core/HostMemory.h"
 #include "nn/tensor/Tensor.h"
-#include "nn/util/HostMemory.h"
 
 namespace dl4cpp {
 

@@ -1,15 +1,17 @@
 #pragma once
 // Devices: everything dl4cpp does with a device other than running ops on it (that is Backend's
-// job): memory, copies between any two devices, the cross-device average ParallelWrapper forms,
-// and the questions callers ask about a device (is its memory host memory, do its ops run on the
-// host's cores). Code outside nn/backend/ asks here instead of testing the device's kind, so a
-// new kind of device is added by answering these in Devices.cpp (plus its Backend).
+// job): memory and copies between any two devices (nn/tensor/DeviceMemory.h, which tensors use),
+// the cross-device average ParallelWrapper forms, and the questions callers ask about a device (is
+// its memory host memory, do its ops run on the host's cores). Code outside nn/backend/ asks here
+// instead of testing the device's kind, so a new kind of device is added by answering these in
+// Devices.cpp (plus its Backend).
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "nn/tensor/Device.h"
+#include "nn/tensor/DeviceMemory.h"
 
 namespace dl4cpp {
 class Tensor;
@@ -17,25 +19,9 @@ class Tensor;
 
 namespace dl4cpp::devices {
 
-// Whether host code may read and write the device's memory through a plain pointer.
-bool isHostMemory(Device device);
 // Whether the device's ops run on the host's cores (a worker driving it then benefits from being
 // pinned to cores of its own; one driving an accelerator mostly waits).
 bool runsOnHostCores(Device device);
-
-// Why `bytes` can never be allocated on `device`, checked before trying (host memory: more than
-// RAM and swap, which would otherwise end in a kill rather than an error), or nothing.
-std::optional<std::string> exceedsCapacity(Device device, uint64_t bytes);
-// `numel` zero-initialised floats on `device` (host memory 64-byte aligned, for AVX-512 loads).
-// Throws std::bad_alloc when out of memory, BackendError for a device this build cannot use.
-float* allocate(Device device, int64_t numel);
-// Gives back a block from allocate().
-void release(Device device, float* p);
-// Copies `numel` floats between any two devices (the ranges may overlap when both are the same
-// host memory). Returns when the data has arrived, ordered after work queued on the devices.
-void copy(float* dst, Device dstDevice, const float* src, Device srcDevice, int64_t numel);
-// Sets `numel` floats on `device` to `value`.
-void fill(float* p, Device device, int64_t numel, float value);
 
 // Where worker w, driving `own`, forms its slice of an average of buffers that live on the
 // devices `inUse`: the host when all of them are host memory; otherwise `own` when it is not

@@ -1,7 +1,7 @@
 #include "nn/backend/LayerPlan.h"
 
+#include "nn/backend/DeviceContext.h"
 #include "nn/profiling/LayerProfiler.h"
-#include "nn/tensor/DeviceContext.h"
 
 namespace dl4cpp {
 

@@ -32,8 +32,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "nn/backend/ForwardContext.h"
 #include "nn/backend/OpTypes.h"
-#include "nn/layers/ForwardContext.h"
 #include "nn/tensor/Tensor.h"
 
 namespace dl4cpp {

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "nn/Error.h"
 #include "nn/backend/HostDevice.h"
+#include "nn/core/Error.h"
 #include "nn/tensor/Tensor.h"
 
 namespace dl4cpp {

@@ -19,7 +19,7 @@
 #include "nn/conf/LayerRegistry.h"
 #include "nn/conf/NeuralNetConfiguration.h"
 #include "nn/conf/graph/ComputationGraphConfiguration.h"
-#include "nn/util/QuoteForMessage.h"
+#include "nn/core/QuoteForMessage.h"
 
 namespace dl4cpp {
 
@@ -198,7 +198,7 @@ Json toJson(const Layer& l) {
 // ---------------------------------------------------------------------------------------
 
 // Untrusted text for an error message, as JSON writes it: in double quotes, cut and escaped
-// (nn/util/QuoteForMessage.h).
+// (nn/core/QuoteForMessage.h).
 std::string quoted(const std::string& text) {
   return quoteForMessage(text, kMessageQuoteBytes, '"');
 }

@@ -1,10 +1,9 @@
 #pragma once
-// The enums of a DL4J configuration, under DL4J's names.
-#include <array>
-#include <cstddef>
+// The enums of a DL4J configuration, under DL4J's names. The op kinds they alias, and their names,
+// are the backend's (OpTypes.h, OpNames.h): layers and kernels name them in messages too.
 #include <string>
-#include <utility>
 
+#include "nn/backend/OpNames.h"
 #include "nn/backend/OpTypes.h"
 
 namespace dl4cpp {
@@ -36,49 +35,6 @@ enum class WeightInit {
 // None of them is truncated in DL4J (its normals are Nd4j.randn scaled). A distribution with given
 // parameters is a WeightInitScheme (WeightInitScheme.h).
 
-// The names of an enum's values, as configurations and model files spell them (DL4J's names).
-template <typename E, size_t N>
-using EnumNames = std::array<std::pair<E, const char*>, N>;
-
-// The name of `value` in `names` ("?" for a value the table lacks).
-template <typename E, size_t N>
-constexpr const char* nameOf(const EnumNames<E, N>& names, E value) {
-  for (const auto& [v, name] : names)
-    if (v == value) return name;
-  return "?";
-}
-
-inline constexpr EnumNames<ActivationKind, 15> kActivationNames{
-    {{ActivationKind::IDENTITY, "IDENTITY"},
-     {ActivationKind::RELU, "RELU"},
-     {ActivationKind::LEAKYRELU, "LEAKYRELU"},
-     {ActivationKind::TANH, "TANH"},
-     {ActivationKind::SIGMOID, "SIGMOID"},
-     {ActivationKind::SOFTMAX, "SOFTMAX"},
-     {ActivationKind::ELU, "ELU"},
-     {ActivationKind::SELU, "SELU"},
-     {ActivationKind::GELU, "GELU"},
-     {ActivationKind::GELU_PRECISE, "GELU_PRECISE"},
-     {ActivationKind::SWISH, "SWISH"},
-     {ActivationKind::SOFTPLUS, "SOFTPLUS"},
-     {ActivationKind::HARDTANH, "HARDTANH"},
-     {ActivationKind::HARDSIGMOID, "HARDSIGMOID"},
-     {ActivationKind::RELU6, "RELU6"}}};
-inline constexpr EnumNames<LossKind, 10> kLossNames{
-    {{LossKind::NEGATIVELOGLIKELIHOOD, "NEGATIVELOGLIKELIHOOD"},
-     {LossKind::MCXENT, "MCXENT"},
-     {LossKind::MSE, "MSE"},
-     {LossKind::XENT, "XENT"},
-     {LossKind::MEAN_ABSOLUTE_ERROR, "MEAN_ABSOLUTE_ERROR"},
-     {LossKind::L1, "L1"},
-     {LossKind::L2, "L2"},
-     {LossKind::HINGE, "HINGE"},
-     {LossKind::SQUARED_HINGE, "SQUARED_HINGE"},
-     {LossKind::KL_DIVERGENCE, "KL_DIVERGENCE"}}};
-inline constexpr EnumNames<PoolingKind, 4> kPoolingNames{{{PoolingKind::MAX, "MAX"},
-                                                          {PoolingKind::AVG, "AVG"},
-                                                          {PoolingKind::SUM, "SUM"},
-                                                          {PoolingKind::PNORM, "PNORM"}}};
 inline constexpr EnumNames<ConvolutionMode, 3> kConvolutionModeNames{
     {{ConvolutionMode::Truncate, "Truncate"},
      {ConvolutionMode::Same, "Same"},
@@ -96,9 +52,6 @@ inline constexpr EnumNames<WeightInit, 11> kWeightInitNames{
      {WeightInit::XAVIER_FAN_IN, "XAVIER_FAN_IN"},
      {WeightInit::ONES, "ONES"}}};
 
-inline std::string toString(ActivationKind a) { return nameOf(kActivationNames, a); }
-inline std::string toString(LossKind l) { return nameOf(kLossNames, l); }
-inline std::string toString(PoolingKind p) { return nameOf(kPoolingNames, p); }
 inline std::string toString(ConvolutionMode m) { return nameOf(kConvolutionModeNames, m); }
 inline std::string toString(WeightInit w) { return nameOf(kWeightInitNames, w); }
 

@@ -7,7 +7,7 @@
 #include <limits>
 #include <utility>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "iterators/DataSetIterator.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

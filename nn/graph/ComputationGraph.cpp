@@ -7,14 +7,13 @@
 #include <span>
 
 #include "nn/backend/Backend.h"
+#include "nn/backend/DeviceContext.h"
 #include "nn/conf/layers/LossOutput.h"
 #include "nn/layers/InputDropout.h"
 #include "nn/layers/LossOutputRuntime.h"
 #include "nn/layers/RuntimeLayer.h"
 #include "nn/layers/VertexRuntime.h"
 #include "nn/profiling/LayerProfiler.h"
-#include "nn/tensor/DeviceContext.h"
-#include "nn/util/ModelSerializer.h"
 
 namespace dl4cpp {
 
@@ -668,14 +667,6 @@ ComputationGraph ComputationGraph::clone() const {
   copy.epoch_ = epoch_;
   copy.score_ = score_;
   return copy;
-}
-
-void ComputationGraph::save(const std::filesystem::path& path, bool saveUpdater) const {
-  ModelSerializer::writeModel(*this, path, saveUpdater);
-}
-
-ComputationGraph ComputationGraph::load(const std::filesystem::path& path, bool loadUpdater) {
-  return ModelSerializer::restoreComputationGraph(path, loadUpdater);
 }
 
 }  // namespace dl4cpp

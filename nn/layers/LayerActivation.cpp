@@ -1,6 +1,6 @@
 #include "nn/layers/LayerActivation.h"
 
-#include "nn/conf/Enums.h"
+#include "nn/backend/OpNames.h"
 
 namespace dl4cpp::layers {
 

@@ -10,8 +10,8 @@
 // largest shape seen and is then reused (steady-state steps allocate nothing), and f runs from
 // there into the output. ActivationLayer's z is its input, which the network also keeps until the
 // backward pass: it is referred to, not copied. Inference keeps nothing.
+#include "nn/backend/DeviceContext.h"
 #include "nn/backend/OpTypes.h"
-#include "nn/tensor/DeviceContext.h"
 #include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::layers {

@@ -5,16 +5,16 @@
 // gradient is with respect to the layer's pre-activation, so the network never runs that layer's
 // backwardActivation (layers::RuntimeLayer). The default is the backend's loss, fused with the
 // activation where that is stable (softmax with NLL/MCXENT, sigmoid with XENT).
-#include "nn/conf/Enums.h"
+#include "nn/backend/DeviceContext.h"
+#include "nn/backend/OpTypes.h"
 #include "nn/layers/LayerActivation.h"
-#include "nn/tensor/DeviceContext.h"
 #include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::layers {
 
 class LossOutputRuntime {
  public:
-  explicit LossOutputRuntime(LossFunction loss) : loss_(loss) {}
+  explicit LossOutputRuntime(LossKind loss) : loss_(loss) {}
   virtual ~LossOutputRuntime() = default;
 
   // Writes dL/d(pre-activation) of the loss summed over the batch into `grad`; returns that sum.
@@ -28,7 +28,7 @@ class LossOutputRuntime {
   virtual double lossScore(DeviceContext& ctx, const Tensor& output, const Tensor& labels) {
     return ctx.backend().lossScore(loss_, output, labels);
   }
-  LossFunction lossFunction() const { return loss_; }
+  LossKind lossFunction() const { return loss_; }
 
  protected:
   LossOutputRuntime(const LossOutputRuntime&) = default;
@@ -38,7 +38,7 @@ class LossOutputRuntime {
   // pre-activation it kept there where its backward pass reads it (LayerActivation.h).
   virtual const LayerActivation& lossActivation() const = 0;
 
-  LossFunction loss_;
+  LossKind loss_;
 };
 
 }  // namespace dl4cpp::layers

@@ -26,9 +26,9 @@
 // layer with an activation shares (inference keeps nothing).
 #include <vector>
 
+#include "nn/backend/DeviceContext.h"
+#include "nn/backend/ForwardContext.h"
 #include "nn/backend/LayerPlan.h"
-#include "nn/layers/ForwardContext.h"
-#include "nn/tensor/DeviceContext.h"
 #include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::layers {

@@ -13,7 +13,7 @@
 // Tensors have the batch dimension first: (N, size) or (N, C, H, W).
 #include <span>
 
-#include "nn/tensor/DeviceContext.h"
+#include "nn/backend/DeviceContext.h"
 #include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::layers {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "nn/eval/ValidationIterator.h"
 
 namespace dl4cpp {

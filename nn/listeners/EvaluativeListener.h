@@ -32,9 +32,9 @@
 #include <vector>
 
 #include "iterators/DataSetIterator.h"
+#include "nn/api/TrainingListener.h"
 #include "nn/eval/Evaluation.h"
 #include "nn/listeners/IterationMultiples.h"
-#include "nn/listeners/TrainingListener.h"
 #include "nn/multilayer/MultiLayerNetwork.h"
 
 namespace dl4cpp {

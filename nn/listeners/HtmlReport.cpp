@@ -4,9 +4,9 @@
 #include <span>
 #include <string>
 
+#include "nn/core/AtomicFile.h"
+#include "nn/core/OutputPath.h"
 #include "nn/listeners/StatsCharts.h"
-#include "nn/util/AtomicFile.h"
-#include "nn/util/OutputPath.h"
 
 namespace dl4cpp {
 

@@ -17,7 +17,7 @@ class HtmlReport {
   static constexpr std::string_view kDefaultTitle = "dl4cpp training report";
 
   // Writes atomically (writeFileAtomically: a reader sees the old file or the whole new one),
-  // under the output-path rule (nn/util/OutputPath.h: links written through, a target that is
+  // under the output-path rule (nn/core/OutputPath.h: links written through, a target that is
   // not a regular file refused with OutputPathError before the report is drawn); IoError naming
   // the file and the reason when it cannot be written.
   static void write(const StatsStorage& storage, const std::filesystem::path& path,

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 #ifdef _WIN32
 #include <io.h>

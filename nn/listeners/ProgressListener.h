@@ -30,7 +30,7 @@
 #include <optional>
 #include <string>
 
-#include "nn/listeners/TrainingListener.h"
+#include "nn/api/TrainingListener.h"
 
 namespace dl4cpp {
 

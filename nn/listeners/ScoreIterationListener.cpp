@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

@@ -13,8 +13,8 @@
 // Runs on the fit() thread like every listener; the stream must outlive the listener.
 #include <iostream>
 
+#include "nn/api/TrainingListener.h"
 #include "nn/listeners/IterationMultiples.h"
-#include "nn/listeners/TrainingListener.h"
 
 namespace dl4cpp {
 

@@ -5,10 +5,10 @@
 #include <cmath>
 #include <utility>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
+#include "nn/core/OutputPath.h"
 #include "nn/listeners/HtmlReport.h"
 #include "nn/multilayer/MultiLayerNetwork.h"
-#include "nn/util/OutputPath.h"
 
 namespace dl4cpp {
 

@@ -28,7 +28,7 @@
 // With writeReportAtEpochEnd(path) it also writes the HTML report (HtmlReport) at the end of every
 // epoch, so when fit() returns the file shows the whole run, and a run that fails later still
 // leaves the epochs before. The path is checked when it is set (checkOutputPath,
-// nn/util/OutputPath.h: OutputPathError for a missing or unwritable folder, or a target that is
+// nn/core/OutputPath.h: OutputPathError for a missing or unwritable folder, or a target that is
 // not a regular file), so a bad path fails before training rather than after the first epoch.
 //
 // Runs on the fit() thread like every listener; the storage may be read from other threads.
@@ -41,8 +41,8 @@
 #include <string>
 #include <vector>
 
+#include "nn/api/TrainingListener.h"
 #include "nn/listeners/StatsStorage.h"
-#include "nn/listeners/TrainingListener.h"
 
 namespace dl4cpp {
 

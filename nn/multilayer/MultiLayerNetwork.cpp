@@ -4,11 +4,11 @@
 
 #include <cmath>
 
+#include "nn/backend/DeviceContext.h"
 #include "nn/layers/InputDropout.h"
 #include "nn/layers/LossOutputRuntime.h"
+#include "nn/multilayer/GradientNormalizer.h"
 #include "nn/multilayer/LayerSteps.h"
-#include "nn/tensor/DeviceContext.h"
-#include "nn/util/ModelSerializer.h"
 #include "nn/weights/WeightInitializer.h"
 
 namespace dl4cpp {
@@ -27,12 +27,105 @@ Tensor allocate(const Shape& shape, Device device, Describe&& describe) {
 
 }  // namespace
 
+// The network's state (MultiLayerNetwork.h keeps only a pointer to it).
+struct MultiLayerNetwork::Impl {
+  Impl(MultiLayerConfiguration conf, Device device, int numThreads)
+      : conf_(std::move(conf)), context_(std::make_unique<DeviceContext>(device, numThreads)) {}
+
+  struct ParamSegment {
+    Tensor param, grad, state;
+    UpdaterParams updater;
+    double baseLearningRate = 0;  // the configured rate, before schedules and learningRateScale_
+    RegularizationParams regularization;
+    bool isBias = false;
+    int layer = 0;  // index of the layer owning the segment
+  };
+
+  MultiLayerConfiguration conf_;
+  std::unique_ptr<DeviceContext> context_;
+  std::vector<std::unique_ptr<layers::RuntimeLayer>> layers_;
+  // The last layer's runtime as the LossOutputRuntime that computes the loss (inside
+  // layers_.back(), which may wrap it in input dropout), set by init().
+  layers::LossOutputRuntime* lossOutput_ = nullptr;
+  std::vector<ParamSegment> segments_;  // the trainable parameters (frozen layers have none)
+  int numFrozenLayers_ = 0;
+  int64_t numFrozenParams_ = 0;
+  // The lowest layer with trainable parameters (numLayers() when none has): where the backward
+  // pass stops.
+  int lowestTrainableLayer_ = 0;
+  std::vector<StateSegment> stateLayout_;
+  Tensor params_, gradients_, updaterState_, layerState_;
+
+  // What the passes run, in order: the backend's planned steps and one step per other layer
+  // (LayerSteps.h), made by init().
+  std::vector<std::unique_ptr<NetworkStep>> steps_;
+
+  // Per layer: capacity buffers and the views of the current batch.
+  int64_t capacity_ = 0;
+  std::vector<Tensor> activationStore_, gradientStore_;
+  std::vector<Tensor> inputs_, outputs_, outputGrads_;
+  Tensor inputGradStore_, inputGradient_;
+  // The current batch on this network's device (the iterator's tensors themselves on the CPU).
+  Tensor stagedFeatures_, stagedLabels_;
+  // What fit() needs the sums of squares of, asked in one Backend call (one device wait on a
+  // GPU): the parameters of every segment with l2 or weight decay, in segment order, then the
+  // gradient. Likewise the sums of absolute values of the segments with l1.
+  std::vector<Tensor> normTensors_;
+  std::vector<double> norms_;
+  std::vector<Tensor> absoluteTensors_;
+  std::vector<double> absolutes_;
+  GradientNormalizer normalizer_;
+
+  std::vector<std::shared_ptr<TrainingListener>> listeners_;
+  double score_ = 0;
+  double learningRateScale_ = 1;
+  int64_t iteration_ = 0;
+  int epoch_ = 0;
+  int64_t minibatchesInEpoch_ = 0;
+  int64_t examplesInEpoch_ = 0;  // for listeners: examples fitted since the last epoch boundary
+  int replicaIndex_ = 0;
+};
+
 MultiLayerNetwork::MultiLayerNetwork(MultiLayerConfiguration conf, Device device, int numThreads)
-    : conf_(std::move(conf)), context_(std::make_unique<DeviceContext>(device, numThreads)) {}
+    : impl_(std::make_unique<Impl>(std::move(conf), device, numThreads)) {}
 
 MultiLayerNetwork::~MultiLayerNetwork() = default;
 MultiLayerNetwork::MultiLayerNetwork(MultiLayerNetwork&&) noexcept = default;
 MultiLayerNetwork& MultiLayerNetwork::operator=(MultiLayerNetwork&&) noexcept = default;
+
+// A moved-from network has no Impl: it reads as uninitialised, as its empty members did.
+bool MultiLayerNetwork::isInitialized() const { return impl_ && !impl_->layers_.empty(); }
+double MultiLayerNetwork::score() const { return impl_->score_; }
+void MultiLayerNetwork::setScore(double score) { impl_->score_ = score; }
+double MultiLayerNetwork::learningRateScale() const { return impl_->learningRateScale_; }
+Tensor MultiLayerNetwork::params() const { return impl_->params_; }
+Tensor MultiLayerNetwork::gradient() const { return impl_->gradients_; }
+Tensor MultiLayerNetwork::updaterState() const { return impl_->updaterState_; }
+Tensor MultiLayerNetwork::inputGradient() const { return impl_->inputGradient_; }
+Tensor MultiLayerNetwork::layerState() const { return impl_->layerState_; }
+const std::vector<MultiLayerNetwork::StateSegment>& MultiLayerNetwork::layerStateLayout() const {
+  return impl_->stateLayout_;
+}
+int MultiLayerNetwork::replicaIndex() const { return impl_->replicaIndex_; }
+void MultiLayerNetwork::setReplicaIndex(int index) { impl_->replicaIndex_ = index; }
+const std::vector<std::shared_ptr<TrainingListener>>& MultiLayerNetwork::getListeners() const {
+  return impl_->listeners_;
+}
+const MultiLayerConfiguration& MultiLayerNetwork::getConfiguration() const { return impl_->conf_; }
+int64_t MultiLayerNetwork::getIterationCount() const { return impl_->iteration_; }
+int MultiLayerNetwork::getEpochCount() const { return impl_->epoch_; }
+void MultiLayerNetwork::setIterationCount(int64_t n) { impl_->iteration_ = n; }
+void MultiLayerNetwork::setEpochCount(int n) {
+  impl_->epoch_ = n;
+  impl_->examplesInEpoch_ = 0;
+}
+int64_t MultiLayerNetwork::getMinibatchesInEpoch() const { return impl_->minibatchesInEpoch_; }
+void MultiLayerNetwork::setMinibatchesInEpoch(int64_t n) { impl_->minibatchesInEpoch_ = n; }
+int MultiLayerNetwork::numLayers() const { return static_cast<int>(impl_->layers_.size()); }
+int MultiLayerNetwork::numFrozenLayers() const { return impl_->numFrozenLayers_; }
+int64_t MultiLayerNetwork::numFrozenParams() const { return impl_->numFrozenParams_; }
+DeviceContext& MultiLayerNetwork::context() { return *impl_->context_; }
+std::string MultiLayerNetwork::summary() const { return impl_->conf_.summary(); }
 
 void MultiLayerNetwork::init() {
   std::vector<std::unique_ptr<layers::RuntimeLayer>> layers;
@@ -43,8 +136,8 @@ void MultiLayerNetwork::init() {
   // of the parameter buffer.
   int frozenLayers = 0;
   int64_t frozenParams = 0;
-  int lowestTrainable = static_cast<int>(conf_.layers.size());
-  for (const auto& layerConf : conf_.layers) {
+  int lowestTrainable = static_cast<int>(impl_->conf_.layers.size());
+  for (const auto& layerConf : impl_->conf_.layers) {
     layers.push_back(
         layers::withInputDropout(layerConf->dropOut.value_or(0), layerConf->instantiate()));
     specs.push_back(layerConf->paramSpecs());
@@ -56,7 +149,8 @@ void MultiLayerNetwork::init() {
     if (layerConf->frozen) {
       ++frozenLayers;
       frozenParams = totalParams;
-    } else if (!specs.back().empty() && lowestTrainable == static_cast<int>(conf_.layers.size())) {
+    } else if (!specs.back().empty() &&
+               lowestTrainable == static_cast<int>(impl_->conf_.layers.size())) {
       lowestTrainable = static_cast<int>(specs.size()) - 1;
     }
     stateSpecs.push_back(layerConf->stateSpecs());
@@ -70,8 +164,8 @@ void MultiLayerNetwork::init() {
         "MultiLayerNetwork::init: the last layer ({}) does not compute a loss: the runtime "
         "object its instantiate() returns must derive from layers::LossOutputRuntime and return "
         "itself from asLossOutput()",
-        conf_.layers.back()->typeName()));
-  const Device device = context_->device();
+        impl_->conf_.layers.back()->typeName()));
+  const Device device = impl_->context_->device();
   auto buffer = [&](int64_t values, const char* what) {
     return allocate(Shape{values}, device, [&] {
       return fmt::format("MultiLayerNetwork::init: {} ({} values)", what, values);
@@ -82,33 +176,33 @@ void MultiLayerNetwork::init() {
   Tensor gradients = buffer(totalParams, "gradients");
   Tensor updaterState = buffer(totalState, "updater state");
   Tensor layerState = buffer(totalLayerState, "layer state");
-  layers_ = std::move(layers);
-  lossOutput_ = lossOutput;
-  numFrozenLayers_ = frozenLayers;
-  numFrozenParams_ = frozenParams;
-  lowestTrainableLayer_ = lowestTrainable;
-  segments_.clear();
-  normalizer_ = GradientNormalizer();
-  stateLayout_.clear();
-  params_ = std::move(params);
-  gradients_ = std::move(gradients);
-  updaterState_ = std::move(updaterState);
-  layerState_ = std::move(layerState);
+  impl_->layers_ = std::move(layers);
+  impl_->lossOutput_ = lossOutput;
+  impl_->numFrozenLayers_ = frozenLayers;
+  impl_->numFrozenParams_ = frozenParams;
+  impl_->lowestTrainableLayer_ = lowestTrainable;
+  impl_->segments_.clear();
+  impl_->normalizer_ = GradientNormalizer();
+  impl_->stateLayout_.clear();
+  impl_->params_ = std::move(params);
+  impl_->gradients_ = std::move(gradients);
+  impl_->updaterState_ = std::move(updaterState);
+  impl_->layerState_ = std::move(layerState);
 
   // Parameters are initialised in layer and spec order, so a seed gives the same values whatever
   // the device.
-  Random random(conf_.seed);
+  Random random(impl_->conf_.seed);
   int64_t offset = 0, stateOffset = 0, layerStateOffset = 0;
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    const Layer& layerConf = *conf_.layers[i];
+  for (size_t i = 0; i < impl_->layers_.size(); ++i) {
+    const Layer& layerConf = *impl_->conf_.layers[i];
     const int64_t layerOffset = offset;
     std::vector<Tensor> params, grads;
     for (const auto& spec : specs[i]) {
-      ParamSegment seg;
+      Impl::ParamSegment seg;
       seg.isBias = spec.isBias;
       seg.layer = static_cast<int>(i);
-      seg.param = params_.view(offset, spec.shape);
-      seg.grad = gradients_.view(offset, spec.shape);
+      seg.param = impl_->params_.view(offset, spec.shape);
+      seg.grad = impl_->gradients_.view(offset, spec.shape);
       offset += spec.shape.numel();
       if (spec.weightInit)
         initWeights(*spec.weightInit, spec.fanIn, spec.fanOut, seg.param, random);
@@ -128,20 +222,20 @@ void MultiLayerNetwork::init() {
       seg.regularization =
           spec.regularized ? layerConf.resolvedRegularization(spec.isBias) : RegularizationParams{};
       const int64_t stateSize = spec.shape.numel() * seg.updater.stateSizePerParam();
-      seg.state = updaterState_.view(stateOffset, Shape{stateSize});
+      seg.state = impl_->updaterState_.view(stateOffset, Shape{stateSize});
       seg.state.fill(static_cast<float>(seg.updater.initialStateValue()));
       stateOffset += stateSize;
-      segments_.push_back(seg);
+      impl_->segments_.push_back(seg);
     }
-    layers_[i]->bindParams(params, grads);
+    impl_->layers_[i]->bindParams(params, grads);
     // The layer's parameters lie side by side: its whole gradient is one view.
     if (!grads.empty() && !layerConf.frozen)
-      normalizer_.addLayer(static_cast<int>(i), *layerConf.gradientNormalization,
-                           *layerConf.gradientNormalizationThreshold, grads,
-                           gradients_.view(layerOffset, Shape{offset - layerOffset}));
+      impl_->normalizer_.addLayer(static_cast<int>(i), *layerConf.gradientNormalization,
+                                  *layerConf.gradientNormalizationThreshold, grads,
+                                  impl_->gradients_.view(layerOffset, Shape{offset - layerOffset}));
     std::vector<Tensor> state;
     for (const auto& spec : stateSpecs[i]) {
-      state.push_back(layerState_.view(layerStateOffset, spec.shape));
+      state.push_back(impl_->layerState_.view(layerStateOffset, spec.shape));
       state.back().fill(spec.initValue);
       if (spec.combine == StateCombine::PooledMeanVariance) {
         const int64_t channels = spec.shape.numel() / 2;
@@ -149,50 +243,50 @@ void MultiLayerNetwork::init() {
       }
       // A frozen layer's state never changes and is the same in every replica: kept per replica,
       // it stays bit-identical, where any mean of equal values could round it.
-      stateLayout_.push_back({static_cast<int>(i), spec.name, layerStateOffset, spec.shape,
-                              layerConf.frozen ? StateCombine::PerReplica : spec.combine});
+      impl_->stateLayout_.push_back({static_cast<int>(i), spec.name, layerStateOffset, spec.shape,
+                                     layerConf.frozen ? StateCombine::PerReplica : spec.combine});
       layerStateOffset += spec.shape.numel();
     }
-    layers_[i]->bindState(state);
+    impl_->layers_[i]->bindState(state);
   }
-  normTensors_.clear();
-  absoluteTensors_.clear();
-  for (const auto& seg : segments_) {
+  impl_->normTensors_.clear();
+  impl_->absoluteTensors_.clear();
+  for (const auto& seg : impl_->segments_) {
     if (seg.regularization.l2 != 0 || seg.regularization.weightDecay != 0)
-      normTensors_.push_back(seg.param);
-    if (seg.regularization.l1 != 0) absoluteTensors_.push_back(seg.param);
+      impl_->normTensors_.push_back(seg.param);
+    if (seg.regularization.l1 != 0) impl_->absoluteTensors_.push_back(seg.param);
   }
   // The gradient whose finiteness fit() checks: the trainable layers' (the frozen ones' is zero).
-  normTensors_.push_back(
-      gradients_.view(numFrozenParams_, Shape{gradients_.numel() - numFrozenParams_}));
-  norms_.assign(normTensors_.size(), 0.0);
-  absolutes_.assign(absoluteTensors_.size(), 0.0);
+  impl_->normTensors_.push_back(impl_->gradients_.view(
+      impl_->numFrozenParams_, Shape{impl_->gradients_.numel() - impl_->numFrozenParams_}));
+  impl_->norms_.assign(impl_->normTensors_.size(), 0.0);
+  impl_->absolutes_.assign(impl_->absoluteTensors_.size(), 0.0);
 
-  capacity_ = 0;
-  const size_t n = layers_.size();
-  steps_ = planLayerSteps(context_->backend(), layers_);
-  activationStore_.assign(n, Tensor());
-  gradientStore_.assign(n, Tensor());
-  inputs_.assign(n, Tensor());
-  outputs_.assign(n, Tensor());
-  outputGrads_.assign(n, Tensor());
-  iteration_ = 0;
-  epoch_ = 0;
-  minibatchesInEpoch_ = 0;
-  examplesInEpoch_ = 0;
-  score_ = 0;
+  impl_->capacity_ = 0;
+  const size_t n = impl_->layers_.size();
+  impl_->steps_ = planLayerSteps(impl_->context_->backend(), impl_->layers_);
+  impl_->activationStore_.assign(n, Tensor());
+  impl_->gradientStore_.assign(n, Tensor());
+  impl_->inputs_.assign(n, Tensor());
+  impl_->outputs_.assign(n, Tensor());
+  impl_->outputGrads_.assign(n, Tensor());
+  impl_->iteration_ = 0;
+  impl_->epoch_ = 0;
+  impl_->minibatchesInEpoch_ = 0;
+  impl_->examplesInEpoch_ = 0;
+  impl_->score_ = 0;
 }
 
 void MultiLayerNetwork::setProfiler(std::shared_ptr<LayerProfiler> profiler) {
-  context_->setProfiler(std::move(profiler));
+  impl_->context_->setProfiler(std::move(profiler));
 }
 
-LayerProfiler* MultiLayerNetwork::getProfiler() const { return context_->profiler(); }
+LayerProfiler* MultiLayerNetwork::getProfiler() const { return impl_->context_->profiler(); }
 
-int MultiLayerNetwork::numThreads() const { return context_->numThreads(); }
+int MultiLayerNetwork::numThreads() const { return impl_->context_->numThreads(); }
 
 void MultiLayerNetwork::profileLayer(int layer) {
-  if (LayerProfiler* p = context_->profiler()) p->enterLayer(layer);
+  if (LayerProfiler* p = impl_->context_->profiler()) p->enterLayer(layer);
 }
 
 void MultiLayerNetwork::requireInit(const char* method) const {
@@ -200,21 +294,21 @@ void MultiLayerNetwork::requireInit(const char* method) const {
     throw ConfigError(std::string("MultiLayerNetwork::") + method + ": call init() first");
 }
 
-int64_t MultiLayerNetwork::numParams() const { return params_.numel(); }
+int64_t MultiLayerNetwork::numParams() const { return impl_->params_.numel(); }
 
 int64_t MultiLayerNetwork::checkBatch(const DataSet& batch, bool needLabels,
                                       const char* method) const {
   const Tensor& f = batch.features;
-  const int64_t perExample = conf_.inputType.flatSize();
+  const int64_t perExample = impl_->conf_.inputType.flatSize();
   if (f.empty() || f.rank() < 2 || f.dim(0) == 0 || f.numel() != f.dim(0) * perExample)
     throw ShapeError(
         fmt::format("MultiLayerNetwork::{}: features {} do not match the input type "
                     "{} (expected [N, {}] with N > 0)",
-                    method, f.shape().toString(), conf_.inputType.toString(), perExample));
+                    method, f.shape().toString(), impl_->conf_.inputType.toString(), perExample));
   const int64_t n = f.dim(0);
   if (needLabels) {
     const Tensor& l = batch.labels;
-    const int64_t nOut = conf_.outputType.flatSize();
+    const int64_t nOut = impl_->conf_.outputType.flatSize();
     if (l.empty() || l.rank() != 2 || l.dim(0) != n || l.dim(1) != nOut)
       throw ShapeError(
           fmt::format("MultiLayerNetwork::{}: labels {} do not match: expected [{}, "
@@ -225,79 +319,85 @@ int64_t MultiLayerNetwork::checkBatch(const DataSet& batch, bool needLabels,
 }
 
 void MultiLayerNetwork::ensureCapacity(int64_t batch) {
-  if (batch <= capacity_) return;
-  const Device device = context_->device();
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    const Shape shape = conf_.layerOutputTypes[i].shape(batch);
+  if (batch <= impl_->capacity_) return;
+  const Device device = impl_->context_->device();
+  for (size_t i = 0; i < impl_->layers_.size(); ++i) {
+    const Shape shape = impl_->conf_.layerOutputTypes[i].shape(batch);
     auto describe = [&] {
       return fmt::format("MultiLayerNetwork: outputs of layer {} ({}) for a batch of {}", i,
-                         conf_.layers[i]->typeName(), batch);
+                         impl_->conf_.layers[i]->typeName(), batch);
     };
-    activationStore_[i] = allocate(shape, device, describe);
-    gradientStore_[i] = allocate(shape, device, describe);
+    impl_->activationStore_[i] = allocate(shape, device, describe);
+    impl_->gradientStore_[i] = allocate(shape, device, describe);
   }
-  inputGradStore_ = allocate(conf_.layerInputTypes[0].shape(batch), device, [&] {
+  impl_->inputGradStore_ = allocate(impl_->conf_.layerInputTypes[0].shape(batch), device, [&] {
     return fmt::format("MultiLayerNetwork: input gradients for a batch of {}", batch);
   });
-  capacity_ = batch;
+  impl_->capacity_ = batch;
 }
 
 const Tensor& MultiLayerNetwork::forwardPass(const Tensor& features, int64_t n, bool training) {
   ensureCapacity(n);
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    const Shape inShape = conf_.layerInputTypes[i].shape(n);
-    inputs_[i] = i == 0 ? features.reshape(inShape) : outputs_[i - 1].reshape(inShape);
-    outputs_[i] = activationStore_[i].view(0, conf_.layerOutputTypes[i].shape(n));
+  for (size_t i = 0; i < impl_->layers_.size(); ++i) {
+    const Shape inShape = impl_->conf_.layerInputTypes[i].shape(n);
+    impl_->inputs_[i] =
+        i == 0 ? features.reshape(inShape) : impl_->outputs_[i - 1].reshape(inShape);
+    impl_->outputs_[i] =
+        impl_->activationStore_[i].view(0, impl_->conf_.layerOutputTypes[i].shape(n));
   }
-  const LayerTensors tensors{inputs_, outputs_, outputGrads_};
+  const LayerTensors tensors{impl_->inputs_, impl_->outputs_, impl_->outputGrads_};
   const ForwardContext pass =
-      ForwardContext::pass(training, conf_.seed, replicaIndex_, iteration_, numFrozenLayers_);
-  for (auto& step : steps_) step->forward(*context_, tensors, pass);
-  return outputs_.back();
+      ForwardContext::pass(training, impl_->conf_.seed, impl_->replicaIndex_, impl_->iteration_,
+                           impl_->numFrozenLayers_);
+  for (auto& step : impl_->steps_) step->forward(*impl_->context_, tensors, pass);
+  return impl_->outputs_.back();
 }
 
 void MultiLayerNetwork::stageInputs(const Tensor& features, const Tensor& labels) {
   profileLayer(LayerProfiler::kNetwork);
-  context_->backend().stageBatch(features, labels, stagedFeatures_, stagedLabels_);
+  impl_->context_->backend().stageBatch(features, labels, impl_->stagedFeatures_,
+                                        impl_->stagedLabels_);
 }
 
 double MultiLayerNetwork::computeGradientAndScore(const DataSet& batch, bool wantInputGradient) {
   requireInit("computeGradientAndScore");
-  if (wantInputGradient && numFrozenLayers_ > 0)
+  if (wantInputGradient && impl_->numFrozenLayers_ > 0)
     throw ConfigError(fmt::format(
         "MultiLayerNetwork::computeGradientAndScore: no input gradient can be computed: layers 0 "
         "to {} are frozen, and no gradient passes through a frozen layer",
-        numFrozenLayers_ - 1));
+        impl_->numFrozenLayers_ - 1));
   const int64_t n = checkBatch(batch, true, "fit");
-  context_->bindToCurrentThread();
+  impl_->context_->bindToCurrentThread();
   stageInputs(batch.features, batch.labels);
-  const Tensor& y = forwardPass(stagedFeatures_, n, true);
-  const size_t last = layers_.size() - 1;
+  const Tensor& y = forwardPass(impl_->stagedFeatures_, n, true);
+  const size_t last = impl_->layers_.size() - 1;
   for (size_t i = 0; i <= last; ++i)
-    outputGrads_[i] = gradientStore_[i].view(0, conf_.layerOutputTypes[i].shape(n));
+    impl_->outputGrads_[i] =
+        impl_->gradientStore_[i].view(0, impl_->conf_.layerOutputTypes[i].shape(n));
 
-  const double lossSum = lossOutput_->lossGradient(*context_, y, stagedLabels_, outputGrads_[last]);
+  const double lossSum = impl_->lossOutput_->lossGradient(*impl_->context_, y, impl_->stagedLabels_,
+                                                          impl_->outputGrads_[last]);
   // Gradients of the mean loss: scaling the top gradient once scales every parameter gradient.
   profileLayer(LayerProfiler::kNetwork);
-  context_->backend().scale(outputGrads_[last], 1.0f / static_cast<float>(n));
+  impl_->context_->backend().scale(impl_->outputGrads_[last], 1.0f / static_cast<float>(n));
 
   // Backward, step by step from the last, down to the lowest layer with trainable parameters (to
   // the input when its gradient is asked for): no step below it runs, and the step holding it
   // writes no input gradient and may skip whatever only feeds one. Frozen layers lie below it.
-  const int lowest = wantInputGradient ? 0 : lowestTrainableLayer_;
-  const LayerTensors tensors{inputs_, outputs_, outputGrads_};
-  for (size_t s = steps_.size(); s-- > 0;) {
-    NetworkStep& step = *steps_[s];
+  const int lowest = wantInputGradient ? 0 : impl_->lowestTrainableLayer_;
+  const LayerTensors tensors{impl_->inputs_, impl_->outputs_, impl_->outputGrads_};
+  for (size_t s = impl_->steps_.size(); s-- > 0;) {
+    NetworkStep& step = *impl_->steps_[s];
     if (step.last() < lowest) break;
     const auto first = static_cast<size_t>(step.first());
     Tensor inputGrad;
     if (step.first() > lowest)
-      inputGrad = outputGrads_[first - 1].reshape(inputs_[first].shape());
+      inputGrad = impl_->outputGrads_[first - 1].reshape(impl_->inputs_[first].shape());
     else if (wantInputGradient) {
-      inputGrad = inputGradStore_.view(0, inputs_[0].shape());
-      inputGradient_ = inputGrad.reshape(batch.features.shape());
+      inputGrad = impl_->inputGradStore_.view(0, impl_->inputs_[0].shape());
+      impl_->inputGradient_ = inputGrad.reshape(batch.features.shape());
     }
-    step.backward(*context_, tensors, inputGrad.empty() ? nullptr : &inputGrad);
+    step.backward(*impl_->context_, tensors, inputGrad.empty() ? nullptr : &inputGrad);
   }
   return lossSum / static_cast<double>(n);
 }
@@ -306,25 +406,25 @@ void MultiLayerNetwork::applyUpdate() {
   requireInit("applyUpdate");
   // This step's scheduled (and scaled) learning rates and momenta, every one checked before any
   // parameter changes (a schedule can overflow: an ExponentialSchedule with gamma > 1, given time).
-  for (auto& seg : segments_) {
+  for (auto& seg : impl_->segments_) {
     seg.updater.learningRate = seg.baseLearningRate;
-    setScheduledValues(seg.updater, iteration_, epoch_);
-    seg.updater.learningRate *= learningRateScale_;
+    setScheduledValues(seg.updater, impl_->iteration_, impl_->epoch_);
+    seg.updater.learningRate *= impl_->learningRateScale_;
     for (const auto& [value, what] : {std::pair{seg.updater.learningRate, "learning rate"},
                                       std::pair{seg.updater.momentum, "momentum"}})
       if (!std::isfinite(value))
         throw NumericalError(fmt::format(
             "MultiLayerNetwork: the {} schedule of layer {} ({}) gives {} at iteration {}, epoch "
             "{}; parameters were not updated",
-            what, seg.layer, conf_.layers[static_cast<size_t>(seg.layer)]->typeName(), value,
-            iteration_, epoch_));
+            what, seg.layer, impl_->conf_.layers[static_cast<size_t>(seg.layer)]->typeName(), value,
+            impl_->iteration_, impl_->epoch_));
   }
-  context_->bindToCurrentThread();
-  normalizer_.apply(context_->backend(), context_->profiler());
-  for (auto& seg : segments_) {
+  impl_->context_->bindToCurrentThread();
+  impl_->normalizer_.apply(impl_->context_->backend(), impl_->context_->profiler());
+  for (auto& seg : impl_->segments_) {
     profileLayer(seg.layer);
-    context_->backend().updaterStep(seg.updater, seg.regularization, iteration_, seg.param,
-                                    seg.grad, seg.state);
+    impl_->context_->backend().updaterStep(seg.updater, seg.regularization, impl_->iteration_,
+                                           seg.param, seg.grad, seg.state);
   }
 }
 
@@ -335,14 +435,14 @@ std::optional<double> MultiLayerNetwork::getLearningRate(int layer) const {
         fmt::format("MultiLayerNetwork::getLearningRate: no layer {} (the network has {})", layer,
                     numLayers()));
   // The weights' rate (a bias may have an updater of its own); a layer of biases only, theirs.
-  const ParamSegment* chosen = nullptr;
-  for (const auto& seg : segments_)
+  const Impl::ParamSegment* chosen = nullptr;
+  for (const auto& seg : impl_->segments_)
     if (seg.layer == layer && (!chosen || (chosen->isBias && !seg.isBias))) chosen = &seg;
   if (!chosen) return std::nullopt;
   UpdaterParams u = chosen->updater;
   u.learningRate = chosen->baseLearningRate;
-  setScheduledValues(u, iteration_, epoch_);
-  return u.learningRate * learningRateScale_;
+  setScheduledValues(u, impl_->iteration_, impl_->epoch_);
+  return u.learningRate * impl_->learningRateScale_;
 }
 
 void MultiLayerNetwork::setLearningRateScale(double scale) {
@@ -350,44 +450,47 @@ void MultiLayerNetwork::setLearningRateScale(double scale) {
     throw ConfigError(fmt::format(
         "MultiLayerNetwork::setLearningRateScale: the scale must be finite and > 0, got {}",
         scale));
-  learningRateScale_ = scale;
+  impl_->learningRateScale_ = scale;
 }
 
 double MultiLayerNetwork::regularizationFromNorms() const {
   double sum = 0;
   size_t squares = 0, absolutes = 0;
-  for (const auto& seg : segments_) {
+  for (const auto& seg : impl_->segments_) {
     const RegularizationParams& r = seg.regularization;
-    if (r.l2 != 0 || r.weightDecay != 0) sum += 0.5 * (r.l2 + r.weightDecay) * norms_[squares++];
-    if (r.l1 != 0) sum += r.l1 * absolutes_[absolutes++];
+    if (r.l2 != 0 || r.weightDecay != 0)
+      sum += 0.5 * (r.l2 + r.weightDecay) * impl_->norms_[squares++];
+    if (r.l1 != 0) sum += r.l1 * impl_->absolutes_[absolutes++];
   }
   return sum;
 }
 
 double MultiLayerNetwork::calcRegularizationScore() {
   // Ops only ever run under this network's thread budget, whichever thread asks.
-  context_->bindToCurrentThread();
+  impl_->context_->bindToCurrentThread();
   profileLayer(LayerProfiler::kNetwork);
-  Backend& backend = context_->backend();
-  // The parameters' sums (normTensors_ ends with the gradient, which the score does not need).
-  backend.sumsOfSquares(normTensors_.data(), static_cast<int64_t>(normTensors_.size()) - 1,
-                        norms_.data());
-  backend.sumsOfAbsolutes(absoluteTensors_.data(), static_cast<int64_t>(absoluteTensors_.size()),
-                          absolutes_.data());
+  Backend& backend = impl_->context_->backend();
+  // The parameters' sums (impl_->normTensors_ ends with the gradient, which the score does not
+  // need).
+  backend.sumsOfSquares(impl_->normTensors_.data(),
+                        static_cast<int64_t>(impl_->normTensors_.size()) - 1, impl_->norms_.data());
+  backend.sumsOfAbsolutes(impl_->absoluteTensors_.data(),
+                          static_cast<int64_t>(impl_->absoluteTensors_.size()),
+                          impl_->absolutes_.data());
   return regularizationFromNorms();
 }
 
 void MultiLayerNetwork::fit(const DataSet& batch) {
   fitMinibatch(batch);
-  examplesInEpoch_ += batch.numExamples();
-  if (listeners_.empty()) return;
+  impl_->examplesInEpoch_ += batch.numExamples();
+  if (impl_->listeners_.empty()) return;
   IterationInfo info;
-  info.iteration = iteration_;
-  info.epoch = epoch_;
-  info.score = score_;
+  info.iteration = impl_->iteration_;
+  info.epoch = impl_->epoch_;
+  info.score = impl_->score_;
   info.examples = batch.numExamples();
-  info.examplesInEpoch = examplesInEpoch_;
-  for (auto& l : listeners_) l->iterationDone(*this, info);
+  info.examplesInEpoch = impl_->examplesInEpoch_;
+  for (auto& l : impl_->listeners_) l->iterationDone(*this, info);
 }
 
 void MultiLayerNetwork::fitMinibatch(const DataSet& batch) {
@@ -395,16 +498,17 @@ void MultiLayerNetwork::fitMinibatch(const DataSet& batch) {
   // The regularisation terms (as calcRegularizationScore()) and the gradient's sum of squares,
   // in one call (and one more for the l1 terms, when there are any).
   profileLayer(LayerProfiler::kNetwork);
-  Backend& backend = context_->backend();
-  backend.sumsOfSquares(normTensors_.data(), static_cast<int64_t>(normTensors_.size()),
-                        norms_.data());
-  if (!absoluteTensors_.empty())
-    backend.sumsOfAbsolutes(absoluteTensors_.data(), static_cast<int64_t>(absoluteTensors_.size()),
-                            absolutes_.data());
+  Backend& backend = impl_->context_->backend();
+  backend.sumsOfSquares(impl_->normTensors_.data(),
+                        static_cast<int64_t>(impl_->normTensors_.size()), impl_->norms_.data());
+  if (!impl_->absoluteTensors_.empty())
+    backend.sumsOfAbsolutes(impl_->absoluteTensors_.data(),
+                            static_cast<int64_t>(impl_->absoluteTensors_.size()),
+                            impl_->absolutes_.data());
   const double score = loss + regularizationFromNorms();
   // A finite score does not imply finite gradients (an Inf input saturating TANH), so both are
   // checked before anything is written to the parameters.
-  const bool finiteGradient = std::isfinite(norms_.back());
+  const bool finiteGradient = std::isfinite(impl_->norms_.back());
   if (!std::isfinite(score) || !finiteGradient)
     throw NumericalError(
         fmt::format("MultiLayerNetwork::fit: {} at iteration {} (training "
@@ -412,37 +516,37 @@ void MultiLayerNetwork::fitMinibatch(const DataSet& batch) {
                     "or check the data); parameters were not updated",
                     finiteGradient ? fmt::format("score is {}", score)
                                    : std::string("the gradient is not finite"),
-                    iteration_));
+                    impl_->iteration_));
   applyUpdate();
-  score_ = score;
-  ++iteration_;
-  if (LayerProfiler* p = context_->profiler()) p->iterationDone();
+  impl_->score_ = score;
+  ++impl_->iteration_;
+  if (LayerProfiler* p = impl_->context_->profiler()) p->iterationDone();
 }
 
 void MultiLayerNetwork::fit(DataSetIterator& iterator) {
   requireInit("fit");
   requireBatchForEpoch(iterator, "MultiLayerNetwork::fit");
-  for (auto& l : listeners_) l->onEpochStart(*this, epoch_);
-  minibatchesInEpoch_ = 0;
-  examplesInEpoch_ = 0;
+  for (auto& l : impl_->listeners_) l->onEpochStart(*this, impl_->epoch_);
+  impl_->minibatchesInEpoch_ = 0;
+  impl_->examplesInEpoch_ = 0;
   IterationInfo info;
-  info.epoch = epoch_;
+  info.epoch = impl_->epoch_;
   info.examplesPerEpoch = iterator.totalExamples();
   while (iterator.hasNext()) {
     const DataSet batch = iterator.next();
     fitMinibatch(batch);
-    ++minibatchesInEpoch_;
-    if (listeners_.empty()) continue;
-    info.iteration = iteration_;
-    info.score = score_;
+    ++impl_->minibatchesInEpoch_;
+    if (impl_->listeners_.empty()) continue;
+    info.iteration = impl_->iteration_;
+    info.score = impl_->score_;
     info.examples = batch.numExamples();
     info.examplesInEpoch += info.examples;
-    for (auto& l : listeners_) l->iterationDone(*this, info);
+    for (auto& l : impl_->listeners_) l->iterationDone(*this, info);
   }
-  for (auto& l : listeners_) l->onEpochEnd(*this, epoch_);
-  ++epoch_;
-  minibatchesInEpoch_ = 0;
-  examplesInEpoch_ = 0;
+  for (auto& l : impl_->listeners_) l->onEpochEnd(*this, impl_->epoch_);
+  ++impl_->epoch_;
+  impl_->minibatchesInEpoch_ = 0;
+  impl_->examplesInEpoch_ = 0;
 }
 
 void MultiLayerNetwork::fit(DataSetIterator& iterator, int epochs) {
@@ -463,32 +567,33 @@ Tensor MultiLayerNetwork::output(const Tensor& features, bool train) {
   DataSet batch;
   batch.features = features;
   const int64_t n = checkBatch(batch, false, "output");
-  context_->bindToCurrentThread();
+  impl_->context_->bindToCurrentThread();
   stageInputs(features, Tensor());
-  const Tensor& y = forwardPass(stagedFeatures_, n, train);
+  const Tensor& y = forwardPass(impl_->stagedFeatures_, n, train);
   return y.to(Device::cpu());
 }
 
 double MultiLayerNetwork::score(const DataSet& data) {
   requireInit("score");
   const int64_t n = checkBatch(data, true, "score");
-  context_->bindToCurrentThread();
+  impl_->context_->bindToCurrentThread();
   stageInputs(data.features, data.labels);
-  const Tensor& y = forwardPass(stagedFeatures_, n, false);
-  return lossOutput_->lossScore(*context_, y, stagedLabels_) / static_cast<double>(n) +
+  const Tensor& y = forwardPass(impl_->stagedFeatures_, n, false);
+  return impl_->lossOutput_->lossScore(*impl_->context_, y, impl_->stagedLabels_) /
+             static_cast<double>(n) +
          calcRegularizationScore();
 }
 
 Evaluation MultiLayerNetwork::evaluate(DataSetIterator& iterator) {
   requireInit("evaluate");
   if (!iterator.hasNext() && iterator.resetSupported()) iterator.reset();
-  Evaluation eval(static_cast<int>(conf_.outputType.flatSize()));
-  context_->bindToCurrentThread();
+  Evaluation eval(static_cast<int>(impl_->conf_.outputType.flatSize()));
+  impl_->context_->bindToCurrentThread();
   while (iterator.hasNext()) {
     const DataSet batch = iterator.next();
     const int64_t n = checkBatch(batch, true, "evaluate");
     stageInputs(batch.features, Tensor());
-    const Tensor& y = forwardPass(stagedFeatures_, n, false);
+    const Tensor& y = forwardPass(impl_->stagedFeatures_, n, false);
     eval.eval(batch.labels, y.toHost());
   }
   return eval;
@@ -496,66 +601,58 @@ Evaluation MultiLayerNetwork::evaluate(DataSetIterator& iterator) {
 
 void MultiLayerNetwork::setParams(const Tensor& params) {
   requireInit("setParams");
-  if (params.numel() != params_.numel())
+  if (params.numel() != impl_->params_.numel())
     throw ShapeError(
         fmt::format("MultiLayerNetwork::setParams: {} values given, the network has {} "
                     "parameters",
-                    params.numel(), params_.numel()));
-  params_.copyFrom(params);
+                    params.numel(), impl_->params_.numel()));
+  impl_->params_.copyFrom(params);
 }
 
 void MultiLayerNetwork::setUpdaterState(const Tensor& state) {
   requireInit("setUpdaterState");
-  if (state.numel() != updaterState_.numel())
+  if (state.numel() != impl_->updaterState_.numel())
     throw ShapeError(
         fmt::format("MultiLayerNetwork::setUpdaterState: {} values given, the "
                     "updater state has {}",
-                    state.numel(), updaterState_.numel()));
-  updaterState_.copyFrom(state);
+                    state.numel(), impl_->updaterState_.numel()));
+  impl_->updaterState_.copyFrom(state);
 }
 
 void MultiLayerNetwork::setLayerState(const Tensor& state) {
   requireInit("setLayerState");
-  if (state.numel() != layerState_.numel())
+  if (state.numel() != impl_->layerState_.numel())
     throw ShapeError(
         fmt::format("MultiLayerNetwork::setLayerState: {} values given, the layer "
                     "state has {}",
-                    state.numel(), layerState_.numel()));
-  layerState_.copyFrom(state);
+                    state.numel(), impl_->layerState_.numel()));
+  impl_->layerState_.copyFrom(state);
 }
 
-MultiLayerNetwork MultiLayerNetwork::clone() const { return clone(context_->device()); }
+MultiLayerNetwork MultiLayerNetwork::clone() const { return clone(impl_->context_->device()); }
 
 MultiLayerNetwork MultiLayerNetwork::clone(Device device) const {
-  MultiLayerNetwork copy(conf_, device, context_->numThreads());
+  MultiLayerNetwork copy(impl_->conf_, device, impl_->context_->numThreads());
   if (!isInitialized()) return copy;
   copy.init();
-  copy.setParams(params_);
-  copy.setUpdaterState(updaterState_);
-  copy.setLayerState(layerState_);
-  copy.replicaIndex_ = replicaIndex_;
-  copy.learningRateScale_ = learningRateScale_;
-  copy.iteration_ = iteration_;
-  copy.epoch_ = epoch_;
-  copy.minibatchesInEpoch_ = minibatchesInEpoch_;
-  copy.score_ = score_;
+  copy.setParams(impl_->params_);
+  copy.setUpdaterState(impl_->updaterState_);
+  copy.setLayerState(impl_->layerState_);
+  copy.impl_->replicaIndex_ = impl_->replicaIndex_;
+  copy.impl_->learningRateScale_ = impl_->learningRateScale_;
+  copy.impl_->iteration_ = impl_->iteration_;
+  copy.impl_->epoch_ = impl_->epoch_;
+  copy.impl_->minibatchesInEpoch_ = impl_->minibatchesInEpoch_;
+  copy.impl_->score_ = impl_->score_;
   return copy;
 }
 
-void MultiLayerNetwork::save(const std::filesystem::path& path, bool saveUpdater) const {
-  ModelSerializer::writeModel(*this, path, saveUpdater);
-}
-
-MultiLayerNetwork MultiLayerNetwork::load(const std::filesystem::path& path, bool loadUpdater) {
-  return ModelSerializer::restoreMultiLayerNetwork(path, loadUpdater);
-}
-
 void MultiLayerNetwork::setListeners(std::vector<std::shared_ptr<TrainingListener>> listeners) {
-  listeners_ = std::move(listeners);
+  impl_->listeners_ = std::move(listeners);
 }
 
 void MultiLayerNetwork::addListeners(std::vector<std::shared_ptr<TrainingListener>> listeners) {
-  for (auto& l : listeners) listeners_.push_back(std::move(l));
+  for (auto& l : listeners) impl_->listeners_.push_back(std::move(l));
 }
 
 }  // namespace dl4cpp

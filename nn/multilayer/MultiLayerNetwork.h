@@ -27,10 +27,9 @@
 
 #include "iterators/DataSet.h"
 #include "iterators/DataSetIterator.h"
+#include "nn/api/TrainingListener.h"
 #include "nn/conf/NeuralNetConfiguration.h"
 #include "nn/eval/Evaluation.h"
-#include "nn/listeners/TrainingListener.h"
-#include "nn/multilayer/GradientNormalizer.h"
 #include "nn/profiling/LayerProfiler.h"
 #include "nn/tensor/Device.h"
 #include "nn/tensor/Tensor.h"
@@ -38,13 +37,8 @@
 namespace dl4cpp {
 
 // The network's runtime parts stay out of its public header (nn/layers/RuntimeLayer.h and
-// nn/tensor/DeviceContext.h are for those who write layers and backends).
+// nn/backend/DeviceContext.h are for those who write layers and backends).
 class DeviceContext;
-class NetworkStep;
-namespace layers {
-class RuntimeLayer;
-class LossOutputRuntime;
-}  // namespace layers
 
 class MultiLayerNetwork {
  public:
@@ -60,7 +54,7 @@ class MultiLayerNetwork {
   // Allocates the flat buffers and initialises parameters from the configuration's seed.
   // Calling it again re-initialises (parameters, updater state, counters).
   void init();
-  bool isInitialized() const { return !layers_.empty(); }
+  bool isInitialized() const;
 
   // One iteration on one minibatch: forward, backward, updater step. The listeners' iterationDone
   // follows, as after each minibatch of fit(iterator) (IterationInfo::examplesInEpoch counts the
@@ -77,10 +71,10 @@ class MultiLayerNetwork {
   Tensor output(const Tensor& features, bool train = false);
 
   // Loss of the last fitted minibatch: mean data loss + the regularisation terms (DL4J's score()).
-  double score() const { return score_; }
+  double score() const;
   // The same quantity for `data`, without training.
   double score(const DataSet& data);
-  void setScore(double score) { score_ = score; }
+  void setScore(double score);
   // The non-data part of score() over the current parameters, summed over every parameter (l2,
   // l1 and weight decay of the weights, l2Bias, l1Bias and weightDecayBias of the biases):
   // 0.5 * l2 * ||p||^2 + l1 * sum |p| + 0.5 * weightDecay * ||p||^2 (DL4J's terms).
@@ -95,7 +89,7 @@ class MultiLayerNetwork {
   // scaling by worker count). Default 1; copied by clone(), not saved in model files. ConfigError
   // unless finite and > 0.
   void setLearningRateScale(double scale);
-  double learningRateScale() const { return learningRateScale_; }
+  double learningRateScale() const;
 
   // Accuracy, precision, recall, F1 and confusion matrix over the iterator's data.
   Evaluation evaluate(DataSetIterator& iterator);
@@ -114,16 +108,16 @@ class MultiLayerNetwork {
   // --------------------------------------------------------------------------------
   int64_t numParams() const;
   // The flat parameter buffer itself (a view sharing storage, as DL4J's params()).
-  Tensor params() const { return params_; }
+  Tensor params() const;
   // Copies `params` (numParams() values) into the parameter buffer.
   void setParams(const Tensor& params);
-  Tensor gradient() const { return gradients_; }
-  Tensor updaterState() const { return updaterState_; }
+  Tensor gradient() const;
+  Tensor updaterState() const;
   void setUpdaterState(const Tensor& state);
-  Tensor inputGradient() const { return inputGradient_; }
+  Tensor inputGradient() const;
   // Non-learned layer state (running statistics and the like), laid out from every layer's
   // stateSpecs() in layer order; empty when no layer has state.
-  Tensor layerState() const { return layerState_; }
+  Tensor layerState() const;
   void setLayerState(const Tensor& state);
   // Where each layer's state segments lie in layerState(), with the rule replicas combine them by.
   struct StateSegment {
@@ -133,13 +127,13 @@ class MultiLayerNetwork {
     Shape shape;
     StateCombine combine = StateCombine::WeightedMean;
   };
-  const std::vector<StateSegment>& layerStateLayout() const { return stateLayout_; }
+  const std::vector<StateSegment>& layerStateLayout() const;
 
   // Which replica this network is: worker w of a ParallelWrapper is replica w, a lone network
   // replica 0. It selects the random streams of the layers' forward passes (ForwardContext.h), so
   // replicas draw different dropout masks from the same seed.
-  int replicaIndex() const { return replicaIndex_; }
-  void setReplicaIndex(int index) { replicaIndex_ = index; }
+  int replicaIndex() const;
+  void setReplicaIndex(int index);
 
   // A deep copy: configuration, parameters, updater state, layer state, counters and replica
   // index (DL4J's clone()).
@@ -159,7 +153,7 @@ class MultiLayerNetwork {
 
   void setListeners(std::vector<std::shared_ptr<TrainingListener>> listeners);
   void addListeners(std::vector<std::shared_ptr<TrainingListener>> listeners);
-  const std::vector<std::shared_ptr<TrainingListener>>& getListeners() const { return listeners_; }
+  const std::vector<std::shared_ptr<TrainingListener>>& getListeners() const;
 
   // Per-layer profiling (see nn/profiling/LayerProfiler.h): every op this network runs from now on
   // is timed and charged to the layer running it; nullptr turns profiling off (the default, which
@@ -167,41 +161,29 @@ class MultiLayerNetwork {
   void setProfiler(std::shared_ptr<LayerProfiler> profiler);
   LayerProfiler* getProfiler() const;
 
-  const MultiLayerConfiguration& getConfiguration() const { return conf_; }
-  int64_t getIterationCount() const { return iteration_; }
-  int getEpochCount() const { return epoch_; }
-  void setIterationCount(int64_t n) { iteration_ = n; }
-  void setEpochCount(int n) {
-    epoch_ = n;
-    examplesInEpoch_ = 0;
-  }
+  const MultiLayerConfiguration& getConfiguration() const;
+  int64_t getIterationCount() const;
+  int getEpochCount() const;
+  void setIterationCount(int64_t n);
+  void setEpochCount(int n);
   // Minibatches of epoch getEpochCount() already trained: counted from 0 by fit(iterator) and by
   // ParallelWrapper, back to 0 when an epoch completes. Nonzero only in a model saved inside an
   // epoch (a ParallelWrapper checkpoint), where it tells resume() how many minibatches to skip.
-  int64_t getMinibatchesInEpoch() const { return minibatchesInEpoch_; }
-  void setMinibatchesInEpoch(int64_t n) { minibatchesInEpoch_ = n; }
-  int numLayers() const { return static_cast<int>(layers_.size()); }
+  int64_t getMinibatchesInEpoch() const;
+  void setMinibatchesInEpoch(int64_t n);
+  int numLayers() const;
   // Frozen layers (Layer::frozen, TransferLearning's setFeatureExtractor): the first
   // numFrozenLayers() layers, whose numFrozenParams() parameters are the start of params(). Their
   // parameters and layer state never change in training, and they have no updater state.
-  int numFrozenLayers() const { return numFrozenLayers_; }
-  int64_t numFrozenParams() const { return numFrozenParams_; }
+  int numFrozenLayers() const;
+  int64_t numFrozenParams() const;
   // CPU threads this network's ops use (the constructor's numThreads, 0 resolved to all cores).
   int numThreads() const;
-  // The device context ops run in (nn/tensor/DeviceContext.h; for layer and backend code).
-  DeviceContext& context() { return *context_; }
-  std::string summary() const { return conf_.summary(); }
+  // The device context ops run in (nn/backend/DeviceContext.h; for layer and backend code).
+  DeviceContext& context();
+  std::string summary() const;
 
  private:
-  struct ParamSegment {
-    Tensor param, grad, state;
-    UpdaterParams updater;
-    double baseLearningRate = 0;  // the configured rate, before schedules and learningRateScale_
-    RegularizationParams regularization;
-    bool isBias = false;
-    int layer = 0;  // index of the layer owning the segment
-  };
-
   void requireInit(const char* method) const;
   // fit(DataSet) without the listeners: the iteration itself.
   void fitMinibatch(const DataSet& batch);
@@ -219,49 +201,11 @@ class MultiLayerNetwork {
   // The regularisation terms of the score from norms_ and absolutes_ (filled in segment order).
   double regularizationFromNorms() const;
 
-  MultiLayerConfiguration conf_;
-  std::unique_ptr<DeviceContext> context_;
-  std::vector<std::unique_ptr<layers::RuntimeLayer>> layers_;
-  // The last layer's runtime as the LossOutputRuntime that computes the loss (inside
-  // layers_.back(), which may wrap it in input dropout), set by init().
-  layers::LossOutputRuntime* lossOutput_ = nullptr;
-  std::vector<ParamSegment> segments_;  // the trainable parameters (frozen layers have none)
-  int numFrozenLayers_ = 0;
-  int64_t numFrozenParams_ = 0;
-  // The lowest layer with trainable parameters (numLayers() when none has): where the backward
-  // pass stops.
-  int lowestTrainableLayer_ = 0;
-  std::vector<StateSegment> stateLayout_;
-  Tensor params_, gradients_, updaterState_, layerState_;
-
-  // What the passes run, in order: the backend's planned steps and one step per other layer
-  // (LayerSteps.h), made by init().
-  std::vector<std::unique_ptr<NetworkStep>> steps_;
-
-  // Per layer: capacity buffers and the views of the current batch.
-  int64_t capacity_ = 0;
-  std::vector<Tensor> activationStore_, gradientStore_;
-  std::vector<Tensor> inputs_, outputs_, outputGrads_;
-  Tensor inputGradStore_, inputGradient_;
-  // The current batch on this network's device (the iterator's tensors themselves on the CPU).
-  Tensor stagedFeatures_, stagedLabels_;
-  // What fit() needs the sums of squares of, asked in one Backend call (one device wait on a
-  // GPU): the parameters of every segment with l2 or weight decay, in segment order, then the
-  // gradient. Likewise the sums of absolute values of the segments with l1.
-  std::vector<Tensor> normTensors_;
-  std::vector<double> norms_;
-  std::vector<Tensor> absoluteTensors_;
-  std::vector<double> absolutes_;
-  GradientNormalizer normalizer_;
-
-  std::vector<std::shared_ptr<TrainingListener>> listeners_;
-  double score_ = 0;
-  double learningRateScale_ = 1;
-  int64_t iteration_ = 0;
-  int epoch_ = 0;
-  int64_t minibatchesInEpoch_ = 0;
-  int64_t examplesInEpoch_ = 0;  // for listeners: examples fitted since the last epoch boundary
-  int replicaIndex_ = 0;
+  // Every member lives in Impl (MultiLayerNetwork.cpp), so that the runtime's types (layers,
+  // steps, device context, gradient normaliser) stay out of this header and a change to them
+  // recompiles no user of the network.
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace dl4cpp

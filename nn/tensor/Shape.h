@@ -6,7 +6,7 @@
 #include <initializer_list>
 #include <string>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

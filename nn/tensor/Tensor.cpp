@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <new>
 
-#include "nn/backend/Devices.h"
+#include "nn/tensor/DeviceMemory.h"
 
 namespace dl4cpp {
 

@@ -9,7 +9,7 @@
 #include <iterator>
 #include <numbers>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::modelfile {

@@ -10,11 +10,11 @@
 #include <optional>
 #include <utility>
 
-#include "nn/util/AtomicFile.h"
+#include "nn/core/AtomicFile.h"
+#include "nn/core/OutputPath.h"
+#include "nn/core/QuoteForMessage.h"
 #include "nn/util/ModelFileBytes.h"
 #include "nn/util/NormalizerSerializer.h"
-#include "nn/util/OutputPath.h"
-#include "nn/util/QuoteForMessage.h"
 
 namespace dl4cpp {
 
@@ -496,6 +496,25 @@ void ModelSerializer::writeModel(const ComputationGraph& model, const std::files
 ComputationGraph ModelSerializer::restoreComputationGraph(const std::filesystem::path& path,
                                                           bool loadUpdater) {
   return restoreComputationGraphFromBytes(readModelFile(path), loadUpdater, path.string());
+}
+
+// DL4J's MultiLayerNetwork.save/load and ComputationGraph.save/load, defined here rather than with
+// the network: model files are a layer above the network (serialization includes the network, never
+// the other way round).
+void MultiLayerNetwork::save(const std::filesystem::path& path, bool saveUpdater) const {
+  ModelSerializer::writeModel(*this, path, saveUpdater);
+}
+
+MultiLayerNetwork MultiLayerNetwork::load(const std::filesystem::path& path, bool loadUpdater) {
+  return ModelSerializer::restoreMultiLayerNetwork(path, loadUpdater);
+}
+
+void ComputationGraph::save(const std::filesystem::path& path, bool saveUpdater) const {
+  ModelSerializer::writeModel(*this, path, saveUpdater);
+}
+
+ComputationGraph ComputationGraph::load(const std::filesystem::path& path, bool loadUpdater) {
+  return ModelSerializer::restoreComputationGraph(path, loadUpdater);
 }
 
 }  // namespace dl4cpp

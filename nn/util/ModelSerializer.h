@@ -20,7 +20,7 @@
 // Writing is atomic (writeFileAtomically): the bytes go to "<path>.tmp-<random>", which is
 // fsynced and renamed over `path`, then the directory is fsynced. A failure at any point (IoError
 // naming the file and the OS's reason) leaves a previous file at `path` untouched and no temporary
-// behind. The path follows the output-path rule (nn/util/OutputPath.h), checked before the model
+// behind. The path follows the output-path rule (nn/core/OutputPath.h), checked before the model
 // is serialised: a symbolic link is written through (the file it leads to is replaced, the link
 // kept), an existing target that is not a regular file (/dev/null, a FIFO, a directory) is refused
 // with OutputPathError, and an existing file keeps its permission bits.

@@ -2,8 +2,8 @@
 #include <cstdint>
 
 #include "nn/conf/WeightInitScheme.h"
+#include "nn/tensor/Random.h"
 #include "nn/tensor/Tensor.h"
-#include "nn/weights/Random.h"
 
 namespace dl4cpp {
 

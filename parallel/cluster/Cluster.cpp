@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp::parallel {
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <mutex>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp::parallel {
 

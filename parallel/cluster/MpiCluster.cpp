@@ -12,7 +12,7 @@
 #include <string_view>
 #include <thread>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "parallel/cluster/CountChunks.h"
 
 namespace dl4cpp::parallel {

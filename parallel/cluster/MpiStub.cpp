@@ -3,7 +3,7 @@
 // call through MpiCluster (a final class) binds to them directly.
 #include <dl4cpp/config.h>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "parallel/cluster/MpiCluster.h"
 
 namespace dl4cpp::parallel {

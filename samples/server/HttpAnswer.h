@@ -6,14 +6,14 @@
 #include <string>
 #include <string_view>
 
-#include "nn/util/QuoteForMessage.h"
+#include "nn/core/QuoteForMessage.h"
 #include "ui/http/ErrorAnswer.h"
 
 namespace samples::server {
 
 using dl4cpp::http::errorJson;
 
-// Client bytes quoted in a message: the library's escapeForMessage (nn/util/QuoteForMessage.h):
+// Client bytes quoted in a message: the library's escapeForMessage (nn/core/QuoteForMessage.h):
 // printable ASCII is kept, any other byte (and the backslash) becomes \xNN, and at most
 // `maxBytes` of input are shown (then "..."): the message stays short, printable and valid UTF-8
 // whatever was sent.

@@ -8,7 +8,7 @@
 #include <span>
 
 #include "iterators/image/ImageDecoder.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "server/HttpAnswer.h"
 
 namespace samples::server {

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "iterators/ImagePreProcessingScaler.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "server/PredictionRequest.h"
 
 namespace samples::server {

@@ -7,7 +7,7 @@
 #include <typeinfo>
 
 #include "Scenarios.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "parallel/cluster/MpiCluster.h"
 
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "Scenarios.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp::cluster_check {
 

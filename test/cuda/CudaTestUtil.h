@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "nn/backend/Backend.h"
-#include "nn/tensor/DeviceContext.h"
-#include "nn/weights/Random.h"
+#include "nn/backend/DeviceContext.h"
+#include "nn/tensor/Random.h"
 
 namespace cudatest {
 

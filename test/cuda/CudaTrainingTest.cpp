@@ -9,8 +9,8 @@
 
 #include "LenetConfiguration.h"
 #include "cuda/CudaTestUtil.h"
+#include "nn/backend/DeviceContext.h"
 #include "nn/backend/Devices.h"
-#include "nn/tensor/DeviceContext.h"
 #include "parallel/ParallelInference.h"
 #include "parallel/ParallelTestUtil.h"
 #include "parallel/ParallelWrapper.h"

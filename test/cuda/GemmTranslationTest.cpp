@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "nn/backend/cuda/GemmTranslation.h"
-#include "nn/weights/Random.h"
+#include "nn/tensor/Random.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "nn/weights/Random.h"
+#include "nn/tensor/Random.h"
 
 using namespace dl4cpp;
 namespace fs = std::filesystem;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "nn/eval/Evaluation.h"
 
 using namespace dl4cpp;

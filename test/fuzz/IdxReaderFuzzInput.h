@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "iterators/IdxReader.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp::fuzz {
 

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "iterators/image/ImageDecoder.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp::fuzz {
 

@@ -23,7 +23,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "nn/util/ModelSerializer.h"
 
 namespace dl4cpp::fuzz {

@@ -17,7 +17,7 @@
 
 #include "iterators/AsyncDataSetIterator.h"
 #include "iterators/ListDataSetIterator.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "nn/multilayer/MultiLayerNetwork.h"
 
 using namespace dl4cpp;

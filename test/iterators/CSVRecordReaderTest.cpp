@@ -7,7 +7,7 @@
 
 #include "TempDir.h"
 #include "iterators/CSVRecordReader.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 

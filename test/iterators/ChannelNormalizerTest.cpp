@@ -10,7 +10,7 @@
 #include "iterators/ListDataSetIterator.h"
 #include "iterators/NormalizerMinMaxScaler.h"
 #include "iterators/NormalizerStandardize.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "parallel/ParallelTestUtil.h"
 
 using namespace dl4cpp;

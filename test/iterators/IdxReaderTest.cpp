@@ -12,7 +12,7 @@
 
 #include "iterators/FifoTestUtil.h"
 #include "iterators/IdxReader.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 namespace fs = std::filesystem;

@@ -6,7 +6,7 @@
 
 #include "iterators/ImagePreProcessingScaler.h"
 #include "iterators/ListDataSetIterator.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 

@@ -13,7 +13,7 @@
 #include "iterators/FileSplit.h"
 #include "iterators/image/LabeledFileSplit.h"
 #include "iterators/image/NativeImageLoader.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 namespace fs = std::filesystem;

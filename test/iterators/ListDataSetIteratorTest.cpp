@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "iterators/ListDataSetIterator.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 

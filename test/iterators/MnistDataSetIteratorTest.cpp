@@ -19,7 +19,7 @@
 #include "iterators/FifoTestUtil.h"
 #include "iterators/MnistDataSetIterator.h"
 #include "iterators/NormalizerMinMaxScaler.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 namespace fs = std::filesystem;

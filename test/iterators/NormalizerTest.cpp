@@ -13,7 +13,7 @@
 #include "iterators/NormalizerMinMaxScaler.h"
 #include "iterators/NormalizerStandardize.h"
 #include "iterators/RecordReaderDataSetIterator.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 

@@ -8,7 +8,7 @@
 #include "iterators/AsyncDataSetIterator.h"
 #include "iterators/CSVRecordReader.h"
 #include "iterators/RecordReaderDataSetIterator.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 

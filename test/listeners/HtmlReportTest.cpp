@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "TempDir.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "nn/listeners/HtmlReport.h"
 #include "nn/listeners/StatsCharts.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "nn/listeners/ProgressListener.h"
 
 using namespace dl4cpp;

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "nn/listeners/ScoreIterationListener.h"
 
 using namespace dl4cpp;

@@ -4,7 +4,7 @@
 #include <thread>
 #include <vector>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "nn/listeners/StatsStorage.h"
 
 using namespace dl4cpp;

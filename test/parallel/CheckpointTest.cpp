@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "TempDir.h"
-#include "nn/util/AtomicFile.h"
+#include "nn/core/AtomicFile.h"
 #include "parallel/ParallelTestUtil.h"
 
 using namespace dl4cpp;

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "parallel/cluster/CountChunks.h"
 #include "parallel/cluster/MpiCluster.h"
 

@@ -10,8 +10,8 @@
 #include <random>
 #include <vector>
 
-#include "nn/tensor/DeviceContext.h"
-#include "nn/weights/Random.h"
+#include "nn/backend/DeviceContext.h"
+#include "nn/tensor/Random.h"
 
 namespace testutil {
 

@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "TempDir.h"
-#include "nn/util/AtomicFile.h"
+#include "nn/core/AtomicFile.h"
 #include "parallel/ClusterTestUtil.h"
 #include "parallel/ParallelTestUtil.h"
 #include "parallel/RoundCombine.h"

@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "parallel/ThresholdEncoding.h"
 
 using namespace dl4cpp;

@@ -8,7 +8,7 @@
 
 #include "SampleSupport.h"
 #include "TempDir.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace {
 

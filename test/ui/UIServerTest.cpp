@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "TempDir.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "parallel/ParallelTestUtil.h"
 #include "ui/StatsJson.h"
 #include "ui/UIServer.h"

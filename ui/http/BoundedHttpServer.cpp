@@ -7,7 +7,7 @@
 
 #include <utility>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "ui/http/RequestStream.h"
 #include "ui/http/Sockets.h"
 

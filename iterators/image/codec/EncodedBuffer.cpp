@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp::codec {
 

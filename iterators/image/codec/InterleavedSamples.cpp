@@ -10,7 +10,7 @@
 
 #include "iterators/image/ImageDecoder.h"
 #include "iterators/image/ImageShape.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp::codec {
 

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "iterators/image/codec/JpegErrors.h"
-#include "nn/Error.h"
-#include "nn/util/QuoteForMessage.h"
+#include "nn/core/Error.h"
+#include "nn/core/QuoteForMessage.h"
 
 namespace dl4cpp::codec {
 

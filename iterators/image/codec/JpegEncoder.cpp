@@ -4,7 +4,7 @@
 
 #include "iterators/image/codec/EncodedBuffer.h"
 #include "iterators/image/codec/JpegErrors.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp::codec {
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "iterators/image/codec/PngErrors.h"
-#include "nn/Error.h"
-#include "nn/util/QuoteForMessage.h"
+#include "nn/core/Error.h"
+#include "nn/core/QuoteForMessage.h"
 
 namespace dl4cpp::codec {
 

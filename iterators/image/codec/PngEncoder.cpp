@@ -6,7 +6,7 @@
 
 #include "iterators/image/codec/EncodedBuffer.h"
 #include "iterators/image/codec/PngErrors.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp::codec {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstddef>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

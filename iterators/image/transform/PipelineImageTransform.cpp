@@ -6,7 +6,7 @@
 #include <numeric>
 #include <utility>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

@@ -4,7 +4,7 @@
 
 #include "iterators/image/transform/CropRegion.h"
 #include "iterators/image/transform/ImageTransformChecks.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <string>
 
-#include "nn/Error.h"
+#include "nn/backend/OpNames.h"
 #include "nn/backend/SoftmaxLines.h"
 #include "nn/backend/cpu/ParallelFor.h"
-#include "nn/conf/Enums.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp::cpu {
 

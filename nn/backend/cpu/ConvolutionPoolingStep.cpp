@@ -1,9 +1,9 @@
 #include "nn/backend/cpu/ConvolutionPoolingStep.h"
 
+#include "nn/backend/DeviceContext.h"
 #include "nn/backend/OpFlops.h"
 #include "nn/backend/cpu/CpuBackend.h"
 #include "nn/backend/cpu/PlannedConvolution.h"
-#include "nn/tensor/DeviceContext.h"
 
 namespace dl4cpp::cpu {
 

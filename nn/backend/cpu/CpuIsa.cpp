@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

@@ -12,10 +12,10 @@
 
 #include <algorithm>
 
-#include "nn/Error.h"
 #include "nn/backend/cpu/DirectWeightGradient.h"
 #include "nn/backend/cpu/KernelTable.h"
 #include "nn/backend/cpu/ParallelFor.h"
+#include "nn/core/Error.h"
 
 #ifdef DL4CPP_X86_KERNELS
 HWY_BEFORE_NAMESPACE();

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp::cpu {
 

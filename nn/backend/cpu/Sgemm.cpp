@@ -7,12 +7,12 @@
 #include <array>
 #include <atomic>
 
-#include "nn/Error.h"
 #include "nn/backend/cpu/CpuIsa.h"
 #include "nn/backend/cpu/KernelTable.h"
 #include "nn/backend/cpu/ParallelFor.h"
 #include "nn/backend/cpu/SgemmStatus.h"
 #include "nn/backend/cpu/X86Kernels.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp::cpu {
 

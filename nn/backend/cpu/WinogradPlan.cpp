@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <string>
 
-#include "nn/Error.h"
 #include "nn/backend/cpu/CpuIsa.h"
 #include "nn/backend/cpu/WinogradConvolution.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp::cpu::winograd {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 // The cublas_v2.h macro expanded first: DL4CPP_SYMBOL_NAME(cublasCreate) is "cublasCreate_v2".
 #define DL4CPP_STRINGIFY(x) #x

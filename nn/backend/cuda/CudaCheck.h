@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "nn/Error.h"
 #include "nn/backend/cuda/CublasLibrary.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp::cuda {
 

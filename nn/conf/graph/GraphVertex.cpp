@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
-#include "nn/Error.h"
 #include "nn/conf/graph/ElementWiseVertex.h"
 #include "nn/conf/graph/L2NormalizeVertex.h"
 #include "nn/conf/graph/MergeVertex.h"
 #include "nn/conf/graph/ScaleVertex.h"
 #include "nn/conf/graph/ShiftVertex.h"
 #include "nn/conf/graph/SubsetVertex.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

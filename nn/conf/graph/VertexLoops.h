@@ -3,8 +3,8 @@
 // Private to nn/conf/graph (not installed).
 #include <cstdint>
 
-#include "nn/Error.h"
-#include "nn/tensor/DeviceContext.h"
+#include "nn/backend/DeviceContext.h"
+#include "nn/core/Error.h"
 #include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::detail {

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "nn/Error.h"
 #include "nn/conf/ConfigurationLimits.h"
+#include "nn/core/Error.h"
 #include "nn/layers/LayerActivation.h"
 #include "nn/layers/RuntimeLayer.h"
 

@@ -1,6 +1,6 @@
 #include "nn/conf/layers/LossOutput.h"
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

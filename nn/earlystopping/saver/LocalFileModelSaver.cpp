@@ -4,8 +4,8 @@
 
 #include <system_error>
 
-#include "nn/Error.h"
-#include "nn/util/OutputPath.h"
+#include "nn/core/Error.h"
+#include "nn/core/OutputPath.h"
 
 namespace dl4cpp {
 

@@ -3,7 +3,7 @@
 // and latestModel.bin in `directory`, with MultiLayerNetwork::save (updater state included, so
 // training can continue from them; written atomically, so a crash leaves the previous file whole).
 // The directory is created when the first model is saved; the constructor checks that it can be
-// (checkOutputDirectory, nn/util/OutputPath.h: OutputPathError for a path that is not a
+// (checkOutputDirectory, nn/core/OutputPath.h: OutputPathError for a path that is not a
 // directory, or whose nearest existing folder is not writable), and the files follow the
 // output-path rule. A failed write is an IoError naming the file. The getters load the files
 // (MultiLayerNetwork::load: on the CPU, all cores) and are empty while a file does not exist. Files

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "nn/earlystopping/ScoreImprovement.h"
 
 namespace dl4cpp {

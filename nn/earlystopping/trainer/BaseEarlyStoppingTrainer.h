@@ -32,10 +32,10 @@
 #include <vector>
 
 #include "iterators/DataSetIterator.h"
-#include "nn/Error.h"
+#include "nn/api/TrainingListener.h"
+#include "nn/core/Error.h"
 #include "nn/earlystopping/EarlyStoppingConfiguration.h"
 #include "nn/earlystopping/EarlyStoppingResult.h"
-#include "nn/listeners/TrainingListener.h"
 #include "nn/multilayer/MultiLayerNetwork.h"
 
 namespace dl4cpp {

@@ -12,7 +12,7 @@
 #include "MnistEpoch.h"
 #include "PeerProtocol.h"
 #include "iterators/MnistDataSetIterator.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 

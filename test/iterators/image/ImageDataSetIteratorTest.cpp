@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "iterators/image/ImageDataSetIterator.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 using namespace std::chrono_literals;

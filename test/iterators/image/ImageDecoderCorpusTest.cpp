@@ -10,7 +10,7 @@
 #include "iterators/image/ImageWriter.h"
 #include "iterators/image/JpegTestFiles.h"
 #include "iterators/image/PngTestFiles.h"
-#include "nn/util/AtomicFile.h"
+#include "nn/core/AtomicFile.h"
 
 using namespace dl4cpp;
 using testutil::Bytes;

@@ -14,8 +14,8 @@
 #include "iterators/image/ImageWriter.h"
 #include "iterators/image/JpegTestFiles.h"
 #include "iterators/image/PngTestFiles.h"
-#include "nn/Error.h"
-#include "nn/util/AtomicFile.h"
+#include "nn/core/AtomicFile.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 using testutil::Bytes;

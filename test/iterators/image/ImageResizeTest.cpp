@@ -4,7 +4,7 @@
 
 #include "iterators/image/ImageResize.h"
 #include "iterators/image/ImageTestUtil.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 

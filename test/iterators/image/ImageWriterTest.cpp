@@ -11,7 +11,7 @@
 #include "iterators/image/ImageTestUtil.h"
 #include "iterators/image/ImageWriter.h"
 #include "iterators/image/JpegTestFiles.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 

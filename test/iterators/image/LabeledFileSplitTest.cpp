@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "iterators/image/LabeledFileSplit.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 namespace fs = std::filesystem;

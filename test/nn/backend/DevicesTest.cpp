@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "nn/Error.h"
 #include "nn/backend/Devices.h"
+#include "nn/core/Error.h"
+#include "nn/core/HostMemory.h"
 #include "nn/tensor/Tensor.h"
-#include "nn/util/HostMemory.h"
 
 using namespace dl4cpp;
 

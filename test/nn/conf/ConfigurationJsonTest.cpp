@@ -5,7 +5,7 @@
 #include <string>
 
 #include "LenetConfiguration.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "nn/Error.h"
 #include "nn/conf/ConfigurationLimits.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 

@@ -11,7 +11,7 @@
 
 #include "TempDir.h"
 #include "nn/layers/VertexRuntime.h"
-#include "nn/weights/Random.h"
+#include "nn/tensor/Random.h"
 
 using namespace dl4cpp;
 

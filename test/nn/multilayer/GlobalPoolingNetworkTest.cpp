@@ -4,7 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "../../TempDir.h"
-#include "nn/weights/Random.h"
+#include "nn/tensor/Random.h"
 
 using namespace dl4cpp;
 

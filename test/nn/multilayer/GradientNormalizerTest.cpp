@@ -9,9 +9,9 @@
 #include <optional>
 #include <vector>
 
+#include "nn/backend/DeviceContext.h"
 #include "nn/multilayer/GradientNormalizer.h"
 #include "nn/multilayer/OneStepTestUtil.h"
-#include "nn/tensor/DeviceContext.h"
 
 using namespace dl4cpp;
 using namespace testutil;

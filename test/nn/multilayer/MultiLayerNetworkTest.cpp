@@ -10,10 +10,10 @@
 #include "LenetConfiguration.h"
 #include "TempDir.h"
 #include "iterators/ListDataSetIterator.h"
-#include "nn/Error.h"
+#include "nn/backend/DeviceContext.h"
 #include "nn/backend/cpu/CpuBackend.h"
+#include "nn/core/Error.h"
 #include "nn/multilayer/MultiLayerNetwork.h"
-#include "nn/tensor/DeviceContext.h"
 
 using namespace dl4cpp;
 

@@ -6,9 +6,9 @@
 
 #include <chrono>
 
+#include "nn/backend/DeviceContext.h"
+#include "nn/backend/ProfilingBackend.h"
 #include "nn/backend/cpu/CpuBackend.h"
-#include "nn/profiling/ProfilingBackend.h"
-#include "nn/tensor/DeviceContext.h"
 
 using namespace dl4cpp;
 

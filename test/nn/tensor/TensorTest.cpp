@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "nn/Error.h"
-#include "nn/tensor/DeviceContext.h"
+#include "nn/backend/DeviceContext.h"
+#include "nn/core/Error.h"
+#include "nn/core/HostMemory.h"
 #include "nn/tensor/Tensor.h"
-#include "nn/util/HostMemory.h"
 
 using namespace dl4cpp;
 

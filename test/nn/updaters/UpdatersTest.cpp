@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "nn/tensor/DeviceContext.h"
+#include "nn/backend/DeviceContext.h"
+#include "nn/tensor/Random.h"
 #include "nn/tensor/Tensor.h"
 #include "nn/updaters/Updaters.h"
-#include "nn/weights/Random.h"
 
 using namespace dl4cpp;
 

@@ -7,7 +7,7 @@
 
 #include "TempDir.h"
 #include "fuzz/ModelLoaderFuzzInput.h"
-#include "nn/util/AtomicFile.h"
+#include "nn/core/AtomicFile.h"
 #include "nn/util/ModelFileTestUtil.h"
 
 using namespace dl4cpp;

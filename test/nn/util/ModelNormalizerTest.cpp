@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "TempDir.h"
-#include "nn/Error.h"
-#include "nn/util/AtomicFile.h"
+#include "nn/core/AtomicFile.h"
+#include "nn/core/Error.h"
 #include "nn/util/ModelFileTestUtil.h"
 
 using namespace dl4cpp;

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "TempDir.h"
-#include "nn/Error.h"
 #include "nn/conf/BatchStatsTestLayer.h"
-#include "nn/util/AtomicFile.h"
+#include "nn/core/AtomicFile.h"
+#include "nn/core/Error.h"
 #include "nn/util/ModelFileTestUtil.h"
 
 using namespace dl4cpp;

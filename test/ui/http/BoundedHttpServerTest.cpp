@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 #include "ui/http/BoundedHttpServer.h"
 #include "ui/http/RawHttp.h"
 

@@ -6,7 +6,7 @@
 #include "ImageTransformTestUtil.h"
 #include "iterators/image/transform/CropImageTransform.h"
 #include "iterators/image/transform/RandomCropTransform.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 using testutil::bitIdentical;

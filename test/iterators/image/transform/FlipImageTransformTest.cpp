@@ -4,7 +4,7 @@
 
 #include "ImageTransformTestUtil.h"
 #include "iterators/image/transform/FlipImageTransform.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 using testutil::bitIdentical;

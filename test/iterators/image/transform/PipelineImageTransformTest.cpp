@@ -16,7 +16,7 @@
 #include "iterators/image/transform/RandomCropTransform.h"
 #include "iterators/image/transform/RotateImageTransform.h"
 #include "iterators/image/transform/TranslateImageTransform.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 using testutil::bitIdentical;

@@ -7,7 +7,7 @@
 
 #include "ImageTransformTestUtil.h"
 #include "iterators/image/transform/ScaleImageTransform.h"
-#include "nn/Error.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 using testutil::bitIdentical;

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "CpuIsaTestUtil.h"
-#include "nn/Error.h"
 #include "nn/backend/cpu/Sgemm.h"
+#include "nn/core/Error.h"
 
 using namespace dl4cpp;
 using testutil::skippedBelow;

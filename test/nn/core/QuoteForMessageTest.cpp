@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "nn/util/QuoteForMessage.h"
+#include "nn/core/QuoteForMessage.h"
 
 using namespace dl4cpp;
 

@@ -55,7 +55,7 @@ struct VersionError : DataFormatError {
 struct IoError : Error {
   using Error::Error;
 };
-// A path the library refuses to write to, found before anything is written (nn/util/OutputPath.h):
+// A path the library refuses to write to, found before anything is written (nn/core/OutputPath.h):
 // an existing target that is not a regular file (a directory, FIFO, device or socket), a loop of
 // symbolic links, or a folder that is missing or not writable. The message names the path and
 // what is wrong with it.

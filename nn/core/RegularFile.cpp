@@ -1,4 +1,4 @@
-#include "nn/util/RegularFile.h"
+#include "nn/core/RegularFile.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <utility>
 
-#include "nn/Error.h"
-#include "nn/util/ErrnoText.h"
+#include "nn/core/ErrnoText.h"
+#include "nn/core/Error.h"
 
 namespace dl4cpp {
 

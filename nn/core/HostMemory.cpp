@@ -1,4 +1,4 @@
-#include "nn/util/HostMemory.h"
+#include "nn/core/HostMemory.h"
 
 #include <sys/sysinfo.h>
 

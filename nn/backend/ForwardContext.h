@@ -7,7 +7,7 @@
 // uninterrupted run would have.
 #include <cstdint>
 
-#include "nn/weights/Random.h"
+#include "nn/tensor/Random.h"
 
 namespace dl4cpp {
 

@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "nn/util/ErrnoText.h"
+#include "nn/core/ErrnoText.h"
 
 using namespace dl4cpp;
 

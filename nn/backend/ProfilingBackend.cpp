@@ -1,4 +1,4 @@
-#include "nn/profiling/ProfilingBackend.h"
+#include "nn/backend/ProfilingBackend.h"
 
 #include <chrono>
 #include <type_traits>

@@ -7,8 +7,8 @@
 #include <fstream>
 
 #include "TempDir.h"
-#include "nn/Error.h"
-#include "nn/util/RegularFile.h"
+#include "nn/core/Error.h"
+#include "nn/core/RegularFile.h"
 
 using namespace dl4cpp;
 

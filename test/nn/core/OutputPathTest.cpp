@@ -1,4 +1,4 @@
-// The output-path rule (nn/util/OutputPath.h) and writeFileAtomically's use of it: links written
+// The output-path rule (nn/core/OutputPath.h) and writeFileAtomically's use of it: links written
 // through, what is not a regular file refused before any work, modes and owners kept, no
 // temporary left behind.
 #include <doctest/doctest.h>
@@ -21,11 +21,11 @@
 #include <vector>
 
 #include "TempDir.h"
-#include "nn/Error.h"
+#include "nn/core/AtomicFile.h"
+#include "nn/core/Error.h"
+#include "nn/core/OutputPath.h"
 #include "nn/multilayer/MultiLayerNetwork.h"
-#include "nn/util/AtomicFile.h"
 #include "nn/util/ModelFileTestUtil.h"
-#include "nn/util/OutputPath.h"
 
 using namespace dl4cpp;
 using testutil::TempDir;

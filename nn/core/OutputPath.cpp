@@ -1,4 +1,4 @@
-#include "nn/util/OutputPath.h"
+#include "nn/core/OutputPath.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -9,9 +9,9 @@
 #include <string>
 #include <system_error>
 
-#include "nn/Error.h"
-#include "nn/util/ErrnoText.h"
-#include "nn/util/RegularFile.h"
+#include "nn/core/ErrnoText.h"
+#include "nn/core/Error.h"
+#include "nn/core/RegularFile.h"
 
 namespace dl4cpp {
 

@@ -1,4 +1,4 @@
-#include "nn/util/QuoteForMessage.h"
+#include "nn/core/QuoteForMessage.h"
 
 namespace dl4cpp {
 

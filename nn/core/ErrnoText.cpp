@@ -1,4 +1,4 @@
-#include "nn/util/ErrnoText.h"
+#include "nn/core/ErrnoText.h"
 
 #include <array>
 #include <cstring>

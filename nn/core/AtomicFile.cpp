@@ -1,4 +1,4 @@
-#include "nn/util/AtomicFile.h"
+#include "nn/core/AtomicFile.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -12,10 +12,10 @@
 #include <random>
 #include <string>
 
-#include "nn/Error.h"
-#include "nn/util/ErrnoText.h"
-#include "nn/util/HostMemory.h"
-#include "nn/util/OutputPath.h"
+#include "nn/core/ErrnoText.h"
+#include "nn/core/Error.h"
+#include "nn/core/HostMemory.h"
+#include "nn/core/OutputPath.h"
 
 namespace dl4cpp {
 

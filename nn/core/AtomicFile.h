@@ -34,7 +34,7 @@
 #include <string_view>
 #include <vector>
 
-#include "nn/util/RegularFile.h"
+#include "nn/core/RegularFile.h"
 
 namespace dl4cpp {
 

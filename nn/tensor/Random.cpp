@@ -1,4 +1,4 @@
-#include "nn/weights/Random.h"
+#include "nn/tensor/Random.h"
 
 #include <cmath>
 #include <numbers>

@@ -1,8 +1,8 @@
-#include "nn/tensor/DeviceContext.h"
+#include "nn/backend/DeviceContext.h"
 
 #include <thread>
 
-#include "nn/profiling/ProfilingBackend.h"
+#include "nn/backend/ProfilingBackend.h"
 
 namespace dl4cpp {
 
