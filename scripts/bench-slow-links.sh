@@ -4,8 +4,8 @@
 # rate (and, where the kernel has the netem qdisc, delayed by each --delays delay), training
 # parallel_lenet_mnist's batch-norm network on Fashion-MNIST, one worker per rank, in each mode:
 #   sg-plain        SHARED_GRADIENTS, gradients all-reduced whole
-#   sg-compressed   SHARED_GRADIENTS, threshold-encoded (AdaptiveThresholdAlgorithm, DL4J's
-#                   defaults)
+#   sg-compressed   SHARED_GRADIENTS, threshold-encoded (AdaptiveThresholdAlgorithm started at
+#                   1e-3, aiming at 0.1-5% of the elements)
 #   avg-kK          AVERAGING every K iterations
 #   outer-kK        AVERAGING every K iterations with the outer Nesterovs(0.7, 0.9) (DiLoCo)
 # For each: the training time until the test accuracy first reaches --target (evaluated every
@@ -14,8 +14,8 @@
 # carried. Results go to the JSON that scripts/bench-result-path.sh names (slow-links).
 #
 #   scripts/bench-slow-links.sh [--build DIR] [--rates "1gbit 100mbit"] [--delays "1ms 20ms"]
-#       [--modes "sg-plain sg-compressed avg-k1 ..."] [--train-examples 6400]
-#       [--test-examples 1000] [--epochs 1] [--batch 64] [--eval-every 10] [--target 0.75]
+#       [--modes "sg-plain sg-compressed avg-k1 ..."] [--train-examples 12800]
+#       [--test-examples 1000] [--epochs 1] [--batch 64] [--eval-every 20] [--target 0.78]
 #
 # Needs root (namespaces), ip, unshare, tc, mpirun and an MPI build of the samples. Exits 77
 # (skipped) where the namespaces or tbf cannot be made.
@@ -26,12 +26,12 @@ build=build
 rates="1gbit 100mbit"
 delays="1ms 20ms"
 modes="sg-plain sg-compressed avg-k1 avg-k4 avg-k16 avg-k64 outer-k1 outer-k4 outer-k16 outer-k64"
-train_examples=6400
+train_examples=12800
 test_examples=1000
 epochs=1
 batch=64
-eval_every=10
-target=0.75
+eval_every=20
+target=0.78
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build) build="$2"; shift 2 ;;
@@ -107,8 +107,8 @@ tc -n "$ns_a" qdisc del dev "$veth_a" root
 shape() {  # RATE DELAY
   local rate="$1" delay="$2" burst
   # tbf's bucket must hold at least one timer tick's worth of bytes (rate / HZ, HZ >= 100).
-  burst="$(python3 -c "import re,sys; m=re.fullmatch(r'(\d+)(k|m|g)bit','$rate'); \
-print(max(32, int(m.group(1))*{'k':1e3,'m':1e6,'g':1e9}[m.group(2)]/8/100/1024)))")kb"
+  burst="$(python3 -c "import re; m = re.fullmatch(r'(\d+)(k|m|g)bit', '$rate'); \
+print(max(32, int(int(m.group(1)) * {'k': 1e3, 'm': 1e6, 'g': 1e9}[m.group(2)] / 8 / 100 / 1024)))")kb"
   for side in "$ns_a $veth_a" "$ns_b $veth_b"; do
     read -r ns veth <<<"$side"
     tc -n "$ns" qdisc del dev "$veth" root 2>/dev/null || true
@@ -144,7 +144,7 @@ veth_bytes() { ip netns exec "$ns_a" cat /sys/class/net/"$veth_a"/statistics/rx_
 flags_of() {  # MODE -> the sample's flags
   case "$1" in
     sg-plain) echo "--mode shared-gradients" ;;
-    sg-compressed) echo "--mode shared-gradients --threshold-algorithm adaptive" ;;
+    sg-compressed) echo "--mode shared-gradients --threshold-algorithm adaptive:1e-3:1e-3:5e-2" ;;
     avg-k*) echo "--mode averaging --averaging-frequency ${1#avg-k}" ;;
     outer-k*) echo "--mode averaging --averaging-frequency ${1#outer-k} --outer-updater nesterovs:0.7:0.9" ;;
     *) echo "bench-slow-links: unknown mode $1" >&2; return 1 ;;
