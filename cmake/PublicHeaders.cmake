@@ -149,6 +149,7 @@ set(DL4CPP_PUBLIC_HEADERS
   parallel/LearningRateScaling.h
   parallel/ParallelInference.h
   parallel/ParallelWrapper.h
+  parallel/ThresholdEncoding.h
   parallel/cluster/Cluster.h
   parallel/cluster/InProcessCluster.h
   parallel/cluster/MpiCluster.h

@@ -18,6 +18,7 @@
 #include "parallel/LayerStateCombiner.h"
 #include "parallel/ParameterAverager.h"
 #include "parallel/RoundCombine.h"
+#include "parallel/ThresholdEncoding.h"
 #include "parallel/WorkerPool.h"
 #include "parallel/cluster/RoundExchange.h"
 
@@ -60,6 +61,13 @@ struct ParallelWrapper::Impl {
   bool averageUpdaters = true;
   bool bindToCores = false;
   TrainingMode mode = TrainingMode::AVERAGING;
+  // SHARED_GRADIENTS with threshold encoding (empty: plain sharing): each worker's encoder and
+  // residual (over the trainable parameters), and its message and figures of the current round
+  // (an empty message: the worker trained nothing and sends nothing).
+  std::vector<EncodingHandler> encoders;
+  std::vector<std::vector<float>> residuals;
+  std::vector<std::vector<int32_t>> messages;
+  std::vector<EncodingStats> encodingStats;
   FailurePolicy failurePolicy = FailurePolicy::FAIL_FAST;
   // DROP_WORKER: the workers dropped in this fit(), and minibatches read from the source but not
   // yet trained (dealt to a worker that was dropped before it trained them), dealt first.
@@ -371,6 +379,70 @@ struct ParallelWrapper::Impl {
                                       root->layerState());
   }
 
+  bool encoding() const { return !encoders.empty(); }
+
+  // Threshold encoding, step 1 (worker w): this worker's share of the round's gradient (its
+  // examples over every rank's `total`) into its residual, then the residual encoded.
+  void encodePhase(int w, int64_t total, int64_t iteration, int epoch) {
+    const auto i = static_cast<size_t>(w);
+    messages[i].clear();
+    encodingStats[i] = EncodingStats{};
+    if (weights[i] == 0) return;  // trained nothing (or dropped): no vote, nothing sent
+    const int64_t frozen = root->numFrozenParams();
+    const float* gradient = replicaGradients[i].data() + frozen;
+    std::vector<float>& residual = residuals[i];
+    const auto share =
+        static_cast<float>(static_cast<double>(weights[i]) / static_cast<double>(total));
+    for (size_t j = 0; j < residual.size(); ++j) residual[j] += gradient[j] * share;
+    encodingStats[i] = encoders[i].encode(nullptr, residual, iteration, epoch, messages[i]);
+  }
+  // Step 3 (worker w): its replica's gradient := the sum of every message of `all` (each
+  // prefixed by its length; 0: none), in order: the same sum, bit for bit, on every replica.
+  void decodePhase(int w, std::span<const int32_t> all) {
+    const int64_t frozen = root->numFrozenParams();
+    Tensor& gradient = replicaGradients[static_cast<size_t>(w)];
+    const std::span<float> target(gradient.data() + frozen,
+                                  static_cast<size_t>(gradient.numel() - frozen));
+    std::fill(target.begin(), target.end(), 0.0f);
+    for (size_t at = 0; at < all.size();) {
+      const auto length = static_cast<size_t>(all[at++]);
+      if (length > all.size() - at)
+        throw DataFormatError("ParallelWrapper: a threshold-encoded round ends inside a message");
+      if (length > 0) thresholdDecodeAdd(all.subspan(at, length), target);
+      at += length;
+    }
+  }
+  // SHARED_GRADIENTS with threshold encoding: encode on the workers, gather every worker's
+  // message of every rank (length-prefixed, in worker order; across ranks in rank order), decode
+  // on the workers; layer state is pooled as in plain sharing.
+  void shareEncoded(int64_t total) {
+    const int64_t iteration = root->getIterationCount();
+    const int epoch = root->getEpochCount();
+    pool->run([this, total, iteration, epoch](int w) { encodePhase(w, total, iteration, epoch); });
+    std::vector<int32_t> mine;
+    int64_t bytes = 0;
+    for (size_t w = 0; w < messages.size(); ++w) {
+      mine.push_back(static_cast<int32_t>(messages[w].size()));
+      mine.insert(mine.end(), messages[w].begin(), messages[w].end());
+      bytes += encodingStats[w].bytes;
+      stats.encodedElements += encodingStats[w].encoded;
+      if (weights[w] > 0) stats.encodableElements += encodingStats[w].length;
+    }
+    if (weights.front() > 0) stats.lastThreshold = encodingStats.front().threshold;
+    stats.sentBytes += bytes;
+    stats.sentRounds += 1;
+    if (clustered()) {
+      std::vector<int64_t> counts;
+      const std::vector<int32_t> all = cluster->allGatherVarying(mine, counts);
+      pool->run([this, &all](int w) { decodePhase(w, all); });
+      layerStateCombiner->combineAcross(*cluster, replicaLayerStates, weights, total,
+                                        root->layerState());
+    } else {
+      pool->run([this, &mine](int w) { decodePhase(w, mine); });
+      layerStateCombiner->combine(replicaLayerStates, weights, root->layerState());
+    }
+  }
+
   // The round's mean parameters are in place (in every slice): the policy makes the next global
   // parameters of them, in the root and every replica.
   void finishAveraging() { combine->finish(root->params(), replicaParams, root->getEpochCount()); }
@@ -568,6 +640,30 @@ ParallelWrapper ParallelWrapper::Builder::build() {
       std::min(hardwareConcurrency(), workers * impl->threadsPerWorker));
   impl->layerStateCombiner =
       std::make_unique<LayerStateCombiner>(impl->replicas.front()->layerStateLayout(), workers);
+  if (thresholdAlgorithm_) {
+    if (mode_ != TrainingMode::SHARED_GRADIENTS)
+      throw ConfigError(
+          "ParallelWrapper: thresholdAlgorithm encodes the gradients SHARED_GRADIENTS shares; "
+          "averaging sends parameters (set trainingMode(TrainingMode::SHARED_GRADIENTS))");
+    for (const Device& d : impl->devices)
+      if (!devices::isHostMemory(d))
+        throw ConfigError(fmt::format(
+            "ParallelWrapper: threshold encoding runs on host memory, and device {} is not; "
+            "share the gradients whole on GPU workers",
+            d.toString()));
+    const ResidualClippingPostProcessor dl4jDefault(5.0, 5);
+    const ResidualPostProcessor* post =
+        residualPostProcessorSet_ ? residualPostProcessor_.get() : &dl4jDefault;
+    const auto trainable = static_cast<size_t>(model_->numParams() - model_->numFrozenParams());
+    for (int w = 0; w < workers; ++w) {
+      impl->encoders.emplace_back(*thresholdAlgorithm_, post);
+      impl->residuals.emplace_back(trainable, 0.0f);
+    }
+    impl->messages.resize(static_cast<size_t>(workers));
+    impl->encodingStats.resize(static_cast<size_t>(workers));
+  } else if (residualPostProcessorSet_ && residualPostProcessor_) {
+    throw ConfigError("ParallelWrapper: residualPostProcessor needs a thresholdAlgorithm");
+  }
   impl->paramDestinations = impl->replicaParams;
   impl->paramDestinations.push_back(Tensor());  // the root's, set by each fit()
   if (impl->clustered()) {
@@ -773,8 +869,16 @@ void ParallelWrapper::Impl::fitEpoch(DataSetIterator& iterator, int64_t alreadyT
                       "(training diverged or the data holds NaN/Inf)",
                       score, root->getIterationCount()));
 
-    if (clustered()) {
+    if (encoding()) {
+      shareEncoded(totals.examples);
+    } else if (clustered()) {
       averageAcrossRanks(totals.examples);
+      stats.sentBytes +=
+          static_cast<int64_t>(sizeof(float)) *
+              (mode == TrainingMode::AVERAGING ? shared.numel() - root->numFrozenParams()
+                                               : sharedParams.numel() - root->numFrozenParams()) +
+          static_cast<int64_t>(sizeof(float)) * root->layerState().numel();
+      stats.sentRounds += 1;
     } else {
       pool->run([this](int w) { averagePhase(w); });
       if (mode == TrainingMode::AVERAGING) finishAveraging();

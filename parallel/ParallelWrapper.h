@@ -26,6 +26,19 @@
 //  - SHARED_GRADIENTS: every iteration, the workers' gradients are averaged (weighted by
 //    examples) and every replica applies the same update: synchronous data parallelism, equal
 //    to training one model on the concatenated minibatches.
+//    With thresholdAlgorithm(a) the gradients travel threshold-encoded (DL4J's compressed
+//    sharing, ThresholdEncoding.h): each worker adds its example-weighted share of the gradient
+//    (examples / the round's examples, times its gradient) to its own residual, encodes the
+//    residual with the tau `a` picks (only elements with |r_i| >= tau travel, as +-tau; the rest
+//    stays in the residual for later steps), and every replica replaces its gradient by the sum
+//    of every worker's decoded message, added in worker order (on a cluster: rank order, then
+//    worker order), before the updater runs on it as above. Every replica so applies the same
+//    update, bit-reproducibly. Unlike DL4J, which encodes each worker's update after its own
+//    updater, the gradient is encoded and the one updater runs on the decoded sum: every replica
+//    keeps the same updater state, which checkpoints hold whole. The residuals live in the
+//    wrapper, carry over from one fit() to the next, and are not in checkpoints (a resumed
+//    compressed run is close to, not equal to, the uninterrupted one). ParallelStatistics reports
+//    what was sent (bytes, density). Frozen layers' gradients are not sent.
 // Averaging runs on the workers, each over its own slice of the flat buffers. After every round
 // the root model holds the averaged parameters, iteration count and score; listeners are called
 // on the coordinator thread with the round's example-weighted mean score and RoundTiming.
@@ -94,6 +107,7 @@
 // checkpoints) still end fit(). stopFit() (from any thread) ends fit() at the next round boundary
 // with a consistent, averaged root model.
 #include <atomic>
+#include <cstddef>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -106,6 +120,7 @@
 #include "nn/tensor/Device.h"
 #include "parallel/Checkpoint.h"
 #include "parallel/LearningRateScaling.h"
+#include "parallel/ThresholdEncoding.h"
 #include "parallel/cluster/Cluster.h"
 
 namespace dl4cpp::parallel {
@@ -136,6 +151,25 @@ struct ParallelStatistics {
   int64_t rounds = 0;
   int64_t examples = 0;
   RoundTiming total;
+  // What this rank put on the wire: with threshold encoding, its workers' messages (each round,
+  // to every other rank; alone, what the workers exchange in memory); without it, on a cluster,
+  // its share of the all-reduced buffers (parameters, updater and layer state, or gradients).
+  int64_t sentBytes = 0;
+  int64_t sentRounds = 0;  // rounds that sent anything
+  // Threshold encoding: elements sent and elements that could have been (the trainable
+  // parameters, once per worker that trained in the round), and the last tau of worker 0.
+  int64_t encodedElements = 0;
+  int64_t encodableElements = 0;
+  double lastThreshold = 0;
+  double sentBytesPerRound() const {
+    return sentRounds > 0 ? static_cast<double>(sentBytes) / static_cast<double>(sentRounds) : 0;
+  }
+  // Share of the elements that travelled (0..1), over the fit.
+  double density() const {
+    return encodableElements > 0
+               ? static_cast<double>(encodedElements) / static_cast<double>(encodableElements)
+               : 0;
+  }
   double samplesPerSecond() const {
     return total.wall > 0 ? static_cast<double>(examples) / total.wall : 0;
   }
@@ -265,6 +299,27 @@ class ParallelWrapper::Builder {
     mode_ = m;
     return *this;
   }
+  // SHARED_GRADIENTS sends threshold-encoded gradients, tau chosen by `algorithm` (each worker
+  // holds its own copy), e.g. AdaptiveThresholdAlgorithm() (DL4J's default) or
+  // FixedThresholdAlgorithm(1e-3). Default: none, the gradients are shared whole (DL4J always
+  // encodes; here the exact mode stays the default, it costs nothing within a process).
+  // SHARED_GRADIENTS only, CPU workers only (ConfigError from build() otherwise).
+  Builder& thresholdAlgorithm(const ThresholdAlgorithm& algorithm) {
+    thresholdAlgorithm_ = algorithm.clone();
+    return *this;
+  }
+  // Adjusts each worker's residual after each encoding. Default with a thresholdAlgorithm:
+  // ResidualClippingPostProcessor(5, 5), DL4J's; nullptr: none.
+  Builder& residualPostProcessor(const ResidualPostProcessor& p) {
+    residualPostProcessor_ = p.clone();
+    residualPostProcessorSet_ = true;
+    return *this;
+  }
+  Builder& residualPostProcessor(std::nullptr_t) {
+    residualPostProcessor_.reset();
+    residualPostProcessorSet_ = true;
+    return *this;
+  }
   // Writes checkpoints of the root model into `directory` as `policy` says, keeping the newest
   // keepLast (>= 1) files. See Checkpoint.h.
   Builder& checkpointEvery(Checkpoint policy, std::filesystem::path directory, int keepLast = 3) {
@@ -308,6 +363,9 @@ class ParallelWrapper::Builder {
   int threadsPerWorker_ = 0;
   bool bindToCores_ = false;
   TrainingMode mode_ = TrainingMode::AVERAGING;
+  std::shared_ptr<const ThresholdAlgorithm> thresholdAlgorithm_;
+  std::shared_ptr<const ResidualPostProcessor> residualPostProcessor_;
+  bool residualPostProcessorSet_ = false;
   FailurePolicy failurePolicy_ = FailurePolicy::FAIL_FAST;
   std::optional<Checkpoint> checkpoint_;
   std::filesystem::path checkpointDirectory_;

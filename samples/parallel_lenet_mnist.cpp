@@ -6,7 +6,13 @@
 //                        [--save PATH] [--ui-port N] [--report PATH]
 //                        [--outer-updater nesterovs:0.7:0.9] [--failure-policy drop-worker]
 //                        [--checkpoint-dir DIR [--checkpoint-every N] [--resume auto]]
+//                        [--mode shared-gradients [--threshold-algorithm adaptive]]
+//                        [--network batchnorm --dataset fashion] [--eval-every N]
+//                        [--target-accuracy A]
 //   mpirun -np 2 parallel_lenet_mnist --cluster mpi --workers 1
+// --eval-every N evaluates the test set every N iterations (rank 0), printing one line each
+// ("eval: iteration I, training seconds T, accuracy A"; T leaves the evaluations out), and the
+// first time the accuracy reached --target-accuracy: scripts/bench-slow-links.sh reads them.
 #include <dl4cpp/dl4cpp.h>
 #include <fmt/format.h>
 
@@ -14,12 +20,58 @@
 #include <iostream>
 #include <memory>
 
+#include "BatchNormConfiguration.h"
 #include "LenetConfiguration.h"
 #include "LongRunFlags.h"
 #include "SampleSupport.h"
 #include "TrainingUi.h"
 
 using namespace dl4cpp;
+
+namespace {
+
+// Evaluates the root model every `every` iterations; the training time it reports leaves its own
+// evaluations out (the other ranks wait for rank 0 meanwhile, so they lose the same time).
+class EvaluatingListener final : public TrainingListener {
+ public:
+  EvaluatingListener(MultiLayerNetwork& model, DataSetIterator& test, int64_t every, double target)
+      : model_(&model), test_(&test), every_(every), target_(target) {}
+  void iterationDone(const MultiLayerNetwork&, const IterationInfo& info) override {
+    if (info.iteration / every_ == last_ / every_) return;
+    last_ = info.iteration;
+    evaluateNow(info.iteration);
+  }
+  void evaluateNow(int64_t iteration) {
+    const auto start = std::chrono::steady_clock::now();
+    const double trained = seconds(start - begin_) - evaluating_;
+    test_->reset();
+    const double accuracy = model_->evaluate(*test_).accuracy();
+    std::cout << fmt::format("eval: iteration {}, training seconds {:.3f}, accuracy {:.4f}\n",
+                             iteration, trained, accuracy);
+    if (target_ > 0 && accuracy >= target_ && !reached_) {
+      reached_ = true;
+      std::cout << fmt::format("target accuracy {:.4f} reached: iteration {}, {:.3f} s\n", target_,
+                               iteration, trained);
+    }
+    evaluating_ += seconds(std::chrono::steady_clock::now() - start);
+  }
+  bool reached() const { return reached_; }
+
+ private:
+  static double seconds(std::chrono::steady_clock::duration d) {
+    return std::chrono::duration<double>(d).count();
+  }
+  MultiLayerNetwork* model_;
+  DataSetIterator* test_;
+  int64_t every_;
+  double target_;
+  int64_t last_ = 0;
+  bool reached_ = false;
+  double evaluating_ = 0;
+  std::chrono::steady_clock::time_point begin_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
 
 int run(int argc, char** argv) {
   const samples::SampleOptions options(
@@ -45,7 +97,19 @@ int run(int argc, char** argv) {
            {"averaging-warmup",
             "average after every iteration for this many iterations, then every "
             "--averaging-frequency (default 0)"},
-           {"data-dir", "MNIST directory (default $DL4CPP_DATA_DIR/MNIST or ~/.dl4cpp/data/MNIST)"},
+           {"network",
+            "lenet | batchnorm: LeNet, or the batch-norm network of "
+            "parallel_batchnorm_fashion (default lenet)"},
+           {"dataset", "mnist | fashion: the default --data-dir (default mnist)"},
+           {"eval-every",
+            "evaluate the test set every N iterations, rank 0 (default 0: at the end)"},
+           {"target-accuracy",
+            "with --eval-every: report when the test accuracy first reaches "
+            "this (default 0: never)"},
+           {"data-dir",
+            "MNIST directory (default $DL4CPP_DATA_DIR/MNIST or ~/.dl4cpp/data/MNIST; "
+            "--dataset fashion: " +
+                MnistDataSetIterator::fashionMnistDirectory() + ")"},
            {"train-examples", "use only the first N training examples (default: all 60000)"},
            {"test-examples", "use only the first N test examples (default: all 10000)"},
            {"min-accuracy", "exit with status 1 when test accuracy is below this (default 0)"},
@@ -82,7 +146,14 @@ int run(int argc, char** argv) {
   const std::string modeName = options.getString("mode", "averaging");
   if (modeName != "averaging" && modeName != "shared-gradients")
     throw std::invalid_argument("--mode must be averaging or shared-gradients, not " + modeName);
-  const std::string dir = options.getString("data-dir", "");
+  const std::string network = options.getString("network", "lenet");
+  if (network != "lenet" && network != "batchnorm")
+    throw std::invalid_argument("--network must be lenet or batchnorm, not " + network);
+  const std::string dataset = options.getString("dataset", "mnist");
+  if (dataset != "mnist" && dataset != "fashion")
+    throw std::invalid_argument("--dataset must be mnist or fashion, not " + dataset);
+  const std::string dir = options.getString(
+      "data-dir", dataset == "fashion" ? MnistDataSetIterator::fashionMnistDirectory() : "");
   const int64_t seed = 123;
 
   MnistDataSetIterator mnistTrain(batch, static_cast<int>(options.getInt("train-examples", 0)),
@@ -92,7 +163,8 @@ int run(int argc, char** argv) {
 
   MultiLayerNetwork model = [&] {
     if (resumeFrom && !resumeFrom->empty()) return MultiLayerNetwork::load(*resumeFrom);
-    MultiLayerNetwork m(samples::lenetConfiguration());
+    MultiLayerNetwork m(network == "lenet" ? samples::lenetConfiguration()
+                                           : samples::batchNormConfiguration());
     m.init();
     return m;
   }();
@@ -126,7 +198,15 @@ int run(int argc, char** argv) {
     return 0;
   }
   samples::TrainingUi ui(options);
-  if (ui.enabled()) wrapper.setListeners({ui.listener()});
+  std::vector<std::shared_ptr<TrainingListener>> listeners;
+  if (ui.enabled()) listeners.push_back(ui.listener());
+  std::shared_ptr<EvaluatingListener> evaluating;
+  if (const int64_t every = options.getInt("eval-every", 0); every > 0) {
+    evaluating = std::make_shared<EvaluatingListener>(model, mnistTest, every,
+                                                      options.getDouble("target-accuracy", 0));
+    listeners.push_back(evaluating);
+  }
+  wrapper.setListeners(listeners);
   if (cluster) std::cout << cluster->describe() << ", " << ranks << " ranks\n";
   std::cout << fmt::format(
       "{} workers x {} thread(s) on {} per rank, {} rank(s), minibatch {} per worker, {} "
@@ -156,12 +236,25 @@ int run(int argc, char** argv) {
         "{:.2f}%, waiting at the barrier {:.2f}%, waiting for data {:.2f}%\n",
         epoch + 1, seconds, examples / seconds, model.score(), 100 * s.averagingShare(),
         100 * s.barrierWaitShare(), 100 * s.dataWaitShare());
+    if (s.sentRounds > 0)
+      std::cout << fmt::format(
+          "sent by this rank: {:.0f} bytes per round over {} rounds{}\n", s.sentBytesPerRound(),
+          s.sentRounds,
+          s.encodableElements > 0
+              ? fmt::format(", density {:.5f}, last threshold {:.3g}", s.density(), s.lastThreshold)
+              : "");
     ui.afterEpoch(model, mnistTest);
   }
 
+  if (evaluating) {
+    evaluating->evaluateNow(model.getIterationCount());
+    if (options.getDouble("target-accuracy", 0) > 0 && !evaluating->reached())
+      std::cout << "target accuracy not reached\n";
+  }
   const std::string savePath = options.getString("save", "");
   if (!savePath.empty()) samples::saveModel(model, savePath);
 
+  mnistTest.reset();
   const int status = samples::reportEvaluation(ui.evaluation(model, mnistTest),
                                                options.getDouble("min-accuracy", 0.0));
   ui.finish();

@@ -14,6 +14,7 @@
 // from then on: every later collective throws ClusterError at once (an MPI collective cannot be
 // cancelled, so none can safely start after one was abandoned).
 #include <chrono>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -31,6 +32,10 @@ class Cluster {
 
   // Every rank's `mine` (the same length on every rank), concatenated in rank order.
   virtual std::vector<double> allGather(std::span<const double> mine) = 0;
+  // Every rank's `mine`, which may differ in length from rank to rank (threshold-encoded
+  // messages), concatenated in rank order; counts[r] is rank r's length.
+  virtual std::vector<int32_t> allGatherVarying(std::span<const int32_t> mine,
+                                                std::vector<int64_t>& counts) = 0;
   // values[i] = the sum over ranks of values[i], in place, on every rank.
   virtual void allReduceSum(std::span<float> values) = 0;
   virtual void allReduceSum(std::span<double> values) = 0;

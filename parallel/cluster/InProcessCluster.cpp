@@ -115,6 +115,23 @@ std::vector<double> InProcessCluster::allGather(std::span<const double> mine) {
   return all;
 }
 
+std::vector<int32_t> InProcessCluster::allGatherVarying(std::span<const int32_t> mine,
+                                                        std::vector<int64_t>& counts) {
+  // The lengths differ by rank, so the call compared across ranks names none.
+  const std::string call = "allGatherVarying(int32)";
+  const std::span<const int32_t> posted = mine;
+  shared_->post(*this, call, &posted);
+  std::vector<int32_t> all;
+  counts.assign(static_cast<size_t>(size()), 0);
+  for (int r = 0; r < size(); ++r) {
+    const auto& theirs = *static_cast<const std::span<const int32_t>*>(shared_->dataOf(r));
+    counts[static_cast<size_t>(r)] = static_cast<int64_t>(theirs.size());
+    all.insert(all.end(), theirs.begin(), theirs.end());
+  }
+  shared_->barrier(*this, call);
+  return all;
+}
+
 template <typename T>
 void InProcessCluster::reduce(std::span<T> values, const char* type) {
   const std::string call = fmt::format("allReduceSum({} x {})", type, values.size());

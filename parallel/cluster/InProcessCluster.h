@@ -29,6 +29,8 @@ class InProcessCluster final : public Cluster {
   int size() const override;
   std::string describe() const override;
   std::vector<double> allGather(std::span<const double> mine) override;
+  std::vector<int32_t> allGatherVarying(std::span<const int32_t> mine,
+                                        std::vector<int64_t>& counts) override;
   void allReduceSum(std::span<float> values) override;
   void allReduceSum(std::span<double> values) override;
   void broadcast(std::span<float> values, int root) override;

@@ -284,6 +284,34 @@ std::vector<double> MpiCluster::allGather(std::span<const double> mine) {
   return all;
 }
 
+std::vector<int32_t> MpiCluster::allGatherVarying(std::span<const int32_t> mine,
+                                                  std::vector<int64_t>& counts) {
+  // Two collectives: every rank's length, then the data at offsets every rank computes alike.
+  const std::vector<double> lengths =
+      allGather(std::vector<double>{static_cast<double>(mine.size())});
+  std::vector<int> recvCounts(lengths.size()), displacements(lengths.size());
+  counts.assign(lengths.size(), 0);
+  int64_t total = 0;
+  for (size_t r = 0; r < lengths.size(); ++r) {
+    counts[r] = static_cast<int64_t>(lengths[r]);
+    if (total + counts[r] > INT_MAX)
+      throw ClusterError(fmt::format(
+          "{}: allGatherVarying of {} int32 values in all refused: MPI counts stop at {}",
+          describe(), total + counts[r], INT_MAX));
+    recvCounts[r] = static_cast<int>(counts[r]);
+    displacements[r] = static_cast<int>(total);
+    total += counts[r];
+  }
+  std::vector<int32_t> all(static_cast<size_t>(total));
+  const std::string what = fmt::format("allGatherVarying of {} int32 values", total);
+  // One piece: the total fits an int (checked above).
+  state_->collective(what, timeout(), 1, [&](std::size_t, int, MPI_Request* r) {
+    return MPI_Iallgatherv(mine.data(), static_cast<int>(mine.size()), MPI_INT32_T, all.data(),
+                           recvCounts.data(), displacements.data(), MPI_INT32_T, state_->comm, r);
+  });
+  return all;
+}
+
 void MpiCluster::allReduceSum(std::span<float> values) { state_->allReduceSum(values, timeout()); }
 void MpiCluster::allReduceSum(std::span<double> values) { state_->allReduceSum(values, timeout()); }
 void MpiCluster::broadcast(std::span<float> values, int root) {

@@ -39,6 +39,8 @@ class MpiCluster final : public Cluster {
   std::string describe() const override;
 
   std::vector<double> allGather(std::span<const double> mine) override;
+  std::vector<int32_t> allGatherVarying(std::span<const int32_t> mine,
+                                        std::vector<int64_t>& counts) override;
   void allReduceSum(std::span<float> values) override;
   void allReduceSum(std::span<double> values) override;
   void broadcast(std::span<float> values, int root) override;

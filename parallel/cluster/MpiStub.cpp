@@ -29,6 +29,9 @@ int MpiCluster::size() const { noMpi(); }
 std::string MpiCluster::describe() const { noMpi(); }
 bool MpiCluster::broken() const { noMpi(); }
 std::vector<double> MpiCluster::allGather(std::span<const double>) { noMpi(); }
+std::vector<int32_t> MpiCluster::allGatherVarying(std::span<const int32_t>, std::vector<int64_t>&) {
+  noMpi();
+}
 void MpiCluster::allReduceSum(std::span<float>) { noMpi(); }
 void MpiCluster::allReduceSum(std::span<double>) { noMpi(); }
 void MpiCluster::broadcast(std::span<float>, int) { noMpi(); }

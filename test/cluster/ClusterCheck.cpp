@@ -36,6 +36,9 @@ constexpr Scenario kScenarios[] = {
     {"wrapper-equals-one-process", cluster_check::wrapperEqualsOneProcess,
      "ParallelWrapper, N ranks x 1 worker on MNIST: the same model on every rank, equal to 1 "
      "process x N workers (2 ranks: bit for bit)"},
+    {"wrapper-compressed-equals-one-process", cluster_check::wrapperCompressedEqualsOneProcess,
+     "ParallelWrapper, 2 ranks x 1 worker sharing threshold-encoded gradients on MNIST: equal to "
+     "1 process x 2 workers bit for bit"},
     {"wrapper-throwing-rank", cluster_check::wrapperThrowingRank,
      "rank 1's data throws: its fit() rethrows, the others' end with a ClusterError naming it"},
     {"wrapper-stop", cluster_check::wrapperStop,

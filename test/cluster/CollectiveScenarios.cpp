@@ -32,6 +32,25 @@ void gather(MpiCluster& c, Checks& checks) {
     inOrder = all[i] == static_cast<double>(10 * (i / 3) + i % 3);
   checks.expect(inOrder, "allGather concatenates every rank's values in rank order");
   checks.expect(c.allGather({}).empty(), "allGather of no values gives none");
+
+  // Rank r sends r + 2 values (rank 1 of 3 or more: none), r * 100 + i: the threshold-encoded
+  // messages of SHARED_GRADIENTS differ in length from rank to rank.
+  const int length = c.size() > 2 && c.rank() == 1 ? 0 : c.rank() + 2;
+  std::vector<int32_t> mine;
+  for (int i = 0; i < length; ++i) mine.push_back(c.rank() * 100 + i - 7);
+  std::vector<int64_t> counts;
+  const std::vector<int32_t> varying = c.allGatherVarying(mine, counts);
+  std::vector<int32_t> expected;
+  bool countsRight = counts.size() == static_cast<std::size_t>(c.size());
+  for (int q = 0; q < c.size(); ++q) {
+    const int theirs = c.size() > 2 && q == 1 ? 0 : q + 2;
+    countsRight = countsRight && counts[static_cast<std::size_t>(q)] == theirs;
+    for (int i = 0; i < theirs; ++i) expected.push_back(q * 100 + i - 7);
+  }
+  checks.expect(countsRight, "allGatherVarying reports every rank's length");
+  checks.expect(varying == expected,
+                "allGatherVarying concatenates every rank's values, of differing lengths, in rank "
+                "order");
 }
 
 // Small integers (and halves) add up exactly in any order, so the sums are compared bit for bit.

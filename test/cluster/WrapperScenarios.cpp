@@ -158,6 +158,45 @@ int wrapperEqualsOneProcess(parallel::MpiCluster& c) {
   return checks.finish("wrapper-equals-one-process");
 }
 
+// SHARED_GRADIENTS with threshold encoding: 2 ranks x 1 worker exchange their messages over MPI
+// (allGatherVarying) and equal 1 process x 2 workers bit for bit, having sent between them what
+// its two workers did.
+int wrapperCompressedEqualsOneProcess(parallel::MpiCluster& c) {
+  Checks checks(c);
+  c.setTimeout(120s);
+  auto compressed = [](MultiLayerNetwork& m, int workers) {
+    return builderFor(m, workers)
+        .trainingMode(parallel::TrainingMode::SHARED_GRADIENTS)
+        .thresholdAlgorithm(parallel::AdaptiveThresholdAlgorithm(1e-3, 1e-3, 5e-2));
+  };
+  MultiLayerNetwork model(network());
+  model.init();
+  auto wrapper = compressed(model, 1).cluster(parallel::MpiCluster::world()).build();
+  Mnist data;
+  wrapper.fit(data);
+  const auto& stats = wrapper.statistics();
+  say(c, fmt::format("sent {} bytes in {} rounds, density {:.4f}", stats.sentBytes,
+                     stats.sentRounds, stats.density()));
+  expectSameOnEveryRank(c, checks, model);
+  const auto sent = c.allGather(std::vector<double>{static_cast<double>(stats.sentBytes)});
+  if (c.rank() == 0) {
+    MultiLayerNetwork alone(network());
+    alone.init();
+    Mnist same;
+    auto aloneWrapper = compressed(alone, c.size()).build();
+    aloneWrapper.fit(same);
+    double total = 0;
+    for (double s : sent) total += s;
+    checks.expect(c.size() != 2 || fingerprint(model) == fingerprint(alone),
+                  "2 ranks x 1 worker, compressed, equal 1 process x 2 workers bit for bit");
+    checks.expect(total == static_cast<double>(aloneWrapper.statistics().sentBytes),
+                  "the ranks sent what the workers of one process did");
+    checks.expect(stats.density() > 0 && stats.density() < 1, "some, not all, elements sent");
+  }
+  c.allGather(std::vector<double>{0});
+  return checks.finish("wrapper-compressed-equals-one-process");
+}
+
 // Rank 1's data fails at its 4th batch: rank 1's fit() throws that DataError, rank 0's a
 // ClusterError naming rank 1, both promptly.
 int wrapperThrowingRank(parallel::MpiCluster& c) {

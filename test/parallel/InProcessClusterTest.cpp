@@ -32,6 +32,11 @@ TEST_SUITE("parallel") {
         std::vector<double> bd{static_cast<double>(rank)};
         cluster->broadcast(std::span<double>(bd), 1);
         CHECK(bd[0] == 1.0);
+        // Lengths differ by rank (rank 1 sends nothing).
+        std::vector<int32_t> varying(rank == 1 ? 0 : static_cast<size_t>(rank + 1), rank - 5);
+        std::vector<int64_t> counts;
+        CHECK(cluster->allGatherVarying(varying, counts) == std::vector<int32_t>{-5, -3, -3, -3});
+        CHECK(counts == std::vector<int64_t>{1, 0, 3});
         CHECK_FALSE(cluster->broken());
       });
       for (const auto& f : failures) CHECK(messageOf(f) == "");
