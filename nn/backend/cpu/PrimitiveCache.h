@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -13,21 +14,26 @@
 
 namespace dl4cpp::cpu {
 
-enum class OpId : int64_t {
-  ConvForward,
-  ConvBackwardData,
-  ConvBackwardWeights,
-  PoolForward,
-  PoolBackward,
-  EltwiseForward,
-  EltwiseBackward,
-  LrnInference,
-};
+// An op's name as the first value of its key: a 64-bit FNV-1a hash of the name the op's CPU file
+// gives it ("conv_forward", "lrn_inference", ...), so a new op picks a name of its own where it is
+// implemented instead of a value in a list here.
+constexpr int64_t primitiveOpId(std::string_view op) {
+  uint64_t h = 1469598103934665603ull;
+  for (char c : op) {
+    h ^= static_cast<uint8_t>(c);
+    h *= 1099511628211ull;
+  }
+  return static_cast<int64_t>(h);
+}
 
 // Fixed-size POD key: the op and up to 23 integers describing shapes and geometry.
 struct PrimitiveKey {
   std::array<int64_t, 24> v{};
   int n = 0;
+
+  PrimitiveKey() = default;
+  // A key that starts with the op's name (primitiveOpId).
+  explicit PrimitiveKey(std::string_view op) { add(primitiveOpId(op)); }
 
   PrimitiveKey& add(int64_t x) {
     if (n == static_cast<int>(v.size()))

@@ -1,6 +1,9 @@
+// The CPU backend's normalisation family (ops/NormalizationOps.h): batch normalisation on the
+// plain loops of CpuBatchNorm.h, and local response normalisation.
+//
 // Local response normalisation across channels on the CPU (LrnParams: DL4J's definition), plain
 // loops over the (n, c) planes split across the OpenMP threads, except in inference where oneDNN
-// has a JIT kernel for the shape (CpuBackend::lrnInferenceOnDnnl; faster there). oneDNN's backward
+// has a JIT kernel for the shape (lrnInferenceOnDnnl; faster there). oneDNN's backward
 // pass on plain NCHW is a reference kernel, far slower than the loop here, and so is its forward
 // pass for channel counts its JIT kernel does not vectorise; its training forward keeps what a
 // backward pass needs in a layout of its own, so training runs on the loops. Built with
@@ -12,12 +15,69 @@
 // (y_j = x_j scale_j: d y_j / d x_c = scale_j [j = c] - 2 alpha beta x_j x_c scale_j / u_j).
 // DL4J's own backward pass divides that sum by u_c instead of each u_j, an approximation.
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <memory>
+#include <string_view>
 
 #include "nn/backend/cpu/CpuBackend.h"
+#include "nn/backend/cpu/CpuBatchNorm.h"
+#include "nn/backend/cpu/DnnlPrimitives.h"
 #include "nn/backend/cpu/ParallelFor.h"
 
 namespace dl4cpp::cpu {
+
+namespace {
+
+class CpuNormalization final : public NormalizationImpl {
+ public:
+  explicit CpuNormalization(CpuBackend& core) : core_(core) {}
+  void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
+                                Tensor& y, Tensor& batchMean, Tensor& batchVariance) override;
+  void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                 const Tensor& mean, const Tensor& variance, float eps,
+                                 Tensor& y) override;
+  void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                         const Tensor& batchMean, const Tensor& batchVariance, float eps,
+                         Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
+  void lrnForward(const LrnParams& p, const Tensor& x, Tensor& y, bool training,
+                  Tensor& workspace) override;
+  void lrnBackward(const LrnParams& p, const Tensor& x, const Tensor& dy, Tensor& dx,
+                   const Tensor& workspace) override;
+
+ private:
+  // An inference-mode LRN on oneDNN's JIT kernel, where it has one for the shape (then faster
+  // than the loops below); false, having done nothing, where it has only its reference kernel.
+  bool lrnInferenceOnDnnl(const LrnParams& p, const Tensor& x, Tensor& y);
+
+  CpuBackend& core_;
+};
+
+}  // namespace
+
+using namespace onednn;  // NOLINT(google-build-using-namespace)
+
+// --- Batch normalisation
+// ---------------------------------------------------------------------------------
+// Plain loops (BatchNormalization.h).
+
+void CpuNormalization::batchNormForwardTraining(const Tensor& x, const Tensor& gamma,
+                                                const Tensor& beta, float eps, Tensor& y,
+                                                Tensor& batchMean, Tensor& batchVariance) {
+  cpu::batchNormForwardTraining(x, gamma, beta, eps, y, batchMean, batchVariance);
+}
+
+void CpuNormalization::batchNormForwardInference(const Tensor& x, const Tensor& gamma,
+                                                 const Tensor& beta, const Tensor& mean,
+                                                 const Tensor& variance, float eps, Tensor& y) {
+  cpu::batchNormForwardInference(x, gamma, beta, mean, variance, eps, y);
+}
+
+void CpuNormalization::batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                                         const Tensor& batchMean, const Tensor& batchVariance,
+                                         float eps, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+  cpu::batchNormBackward(x, dy, gamma, batchMean, batchVariance, eps, dx, dgamma, dbeta);
+}
 
 namespace {
 
@@ -84,8 +144,8 @@ void backwardPlane(const float* x, const float* dy, const float* scale, const fl
 
 }  // namespace
 
-void CpuBackend::lrnForward(const LrnParams& p, const Tensor& x, Tensor& y, bool training,
-                            Tensor& workspace) {
+void CpuNormalization::lrnForward(const LrnParams& p, const Tensor& x, Tensor& y, bool training,
+                                  Tensor& workspace) {
   if (!training && lrnInferenceOnDnnl(p, x, y)) return;
   const int64_t channels = x.dim(1), area = x.dim(2) * x.dim(3), total = x.numel();
   if (training && workspace.numel() < 2 * total) workspace = Tensor(Shape{2 * total});
@@ -109,8 +169,8 @@ void CpuBackend::lrnForward(const LrnParams& p, const Tensor& x, Tensor& y, bool
   });
 }
 
-void CpuBackend::lrnBackward(const LrnParams& p, const Tensor& x, const Tensor& dy, Tensor& dx,
-                             const Tensor& workspace) {
+void CpuNormalization::lrnBackward(const LrnParams& p, const Tensor& x, const Tensor& dy,
+                                   Tensor& dx, const Tensor& workspace) {
   const int64_t channels = x.dim(1), area = x.dim(2) * x.dim(3), total = x.numel();
   if (workspace.numel() < 2 * total)
     throw BackendError(
@@ -128,6 +188,42 @@ void CpuBackend::lrnBackward(const LrnParams& p, const Tensor& x, const Tensor& 
                   ChannelWindow(c, channels, p.depth), c, area, twoAlphaBeta,
                   gradIn + plane * area);
   });
+}
+
+// --- Local response normalisation in inference (the loops above do the rest)
+// ----------------------
+
+bool CpuNormalization::lrnInferenceOnDnnl(const LrnParams& p, const Tensor& x, Tensor& y) {
+  PrimitiveKey key("lrn_inference");
+  key.add(p.depth)
+      .add(std::bit_cast<int32_t>(p.k))
+      .add(std::bit_cast<int32_t>(p.alpha))
+      .add(std::bit_cast<int32_t>(p.beta));
+  addShape(key, x.shape());
+  CachedPrimitive& e = core_.cache().get(key, [&] {
+    const auto md = plainDesc(x.shape());
+    bool jit = false;
+    CachedPrimitive entry = makeEntry<dnnl::lrn_forward::primitive_desc, dnnl::lrn_forward>(
+        "lrn forward",
+        [&] {
+          // oneDNN divides alpha by the window size, DL4J does not.
+          const dnnl::lrn_forward::desc desc(prop_kind::forward_inference,
+                                             algorithm::lrn_across_channels, md, p.depth,
+                                             p.alpha * static_cast<float>(p.depth), p.beta, p.k);
+          dnnl::lrn_forward::primitive_desc pd(desc, core_.engine());
+          jit = std::string_view(pd.impl_info_str()).find("ref") == std::string_view::npos;
+          return pd;
+        },
+        core_.engine(), {{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
+    return jit ? std::move(entry) : CachedPrimitive{};  // an empty entry: the loops, every time
+  });
+  if (!e.primitive) return false;
+  core_.execute(e, {x.data(), y.data()});
+  return true;
+}
+
+std::unique_ptr<NormalizationImpl> makeCpuNormalization(CpuBackend& core) {
+  return std::make_unique<CpuNormalization>(core);
 }
 
 }  // namespace dl4cpp::cpu

@@ -1,0 +1,106 @@
+#pragma once
+// Which kernel runs a convolution pass on the CPU: the shape rules CpuConvolution.cpp and the fused
+// steps (CpuBackend's convolution + pooling and convolution + activation kernels) share, so that a
+// fused kernel computes the bits the separate ops would. Internal to nn/backend/cpu/.
+#include <cstdint>
+
+#include "nn/backend/OpTypes.h"
+#include "nn/backend/cpu/Activations.h"
+#include "nn/backend/cpu/CpuIsa.h"
+#include "nn/backend/cpu/DirectConvolution.h"
+#include "nn/backend/cpu/DirectWeightGradient.h"
+#include "nn/backend/cpu/DnnlPrimitives.h"
+#include "nn/backend/cpu/WinogradConvolution.h"
+#include "nn/tensor/Tensor.h"
+
+namespace dl4cpp::cpu {
+
+class CpuBackend;
+
+using namespace onednn;  // NOLINT(google-build-using-namespace): internal header, one namespace
+
+// Forward and backward weights of convolutions at stride 1 without padding whose output rows are
+// 8 or a multiple of 16 wide run on direct kernels on NCHW (DirectConvolution.h), faster than
+// oneDNN's channels-last kernels with their reorders, unless dl4cpp's Winograd kernels take them
+// (below). Otherwise:
+//
+// How a convolution runs, by its input channel count (weights [O, C, kH, kW]). With many input
+// channels oneDNN's channels-last (NHWC) kernels vectorise over channels and beat its blocked
+// (nChw16c) ones, which pad C to a multiple of 16 (LeNet's 20 input channels to 32); the reorders
+// from NCHW cost the same either way. With few input channels the blocked kernels vectorise over
+// space and win, but the forward pass goes to im2col + sgemm instead
+// (Im2colConvolution.h), which saves the reorder of the blocked kernel's padded output, and
+// backward weights at stride 1 without padding to a direct kernel (DirectWeightGradient.h), which
+// saves the reorder of dy into that layout. Backward data is sgemm + col2im (below) and uses
+// oneDNN only for large images. Input and output channel counts that are both multiples of 16
+// (fillsChannelBlocks) go to the blocked kernels instead (no channel is padded), in every pass
+// the Winograd kernels do not run.
+constexpr int64_t kChannelsLastMinInputChannels = 8;
+inline bool hasFewInputChannels(const Shape& weights) {
+  return weights[1] < kChannelsLastMinInputChannels;
+}
+// Convolutions whose input and output channel counts are multiples of 16 (VGG-style 32 and 64)
+// fill oneDNN's 16-channel blocks without padding, and its blocked kernels beat the channels-last
+// ones on them, in every pass dl4cpp's own kernels do not run (`bench_lenet_breakdown --network
+// vgg` times each pass).
+inline bool fillsChannelBlocks(const Shape& weights) {
+  return weights[0] % 16 == 0 && weights[1] % 16 == 0;
+}
+// 3x3 convolutions at stride 1 with 8 or more input channels run forward and backward data on
+// dl4cpp's Winograd F(4x4, 3x3) kernels (WinogradConvolution.h) at avx2 and avx512: faster than
+// oneDNN's direct kernels, and at avx512 than oneDNN's own F(4x4, 3x3) Winograd kernels on VGG's
+// 32- and 64-channel layers.
+inline bool runsOwnWinograd(const Shape& weights, const WindowGeometry& g) {
+  return g.kernelH == 3 && !hasFewInputChannels(weights) && winogradConvolutionSupported(g);
+}
+// Their weight gradient too, except at avx512 on channels that fill oneDNN's blocks: there
+// oneDNN's direct blocked kernel is faster than dl4cpp's Winograd one.
+inline bool runsOwnWinogradWeightGradient(const Shape& weights, const WindowGeometry& g) {
+  return runsOwnWinograd(weights, g) &&
+         !(cpuIsa() >= CpuIsa::Avx512 && fillsChannelBlocks(weights));
+}
+// 5x5 convolutions with 8 or more input channels (LeNet's second) run every pass on dl4cpp's
+// Winograd F(4x4, 5x5) kernels at avx2 and avx512, where they beat the direct kernels and, backward
+// data, sgemm + col2im: with images in the lanes, every transform runs on whole vectors even on
+// LeNet's small images.
+inline bool runsOwnWinograd5x5(const Shape& weights, const WindowGeometry& g) {
+  return g.kernelH == 5 && !hasFewInputChannels(weights) && winogradConvolutionSupported(g);
+}
+// The weight gradient CpuBackend::convolutionBackwardWeights runs as im2col + sgemm. Below AVX-512
+// oneDNN's kernels run a first layer's weight gradient several times slower than that; at AVX-512
+// they are the faster choice for the shapes the direct kernel does not take.
+inline bool runsIm2colWeightGradient(const Shape& weights, const WindowGeometry& g,
+                                     const Tensor& dy) {
+  return !runsOwnWinogradWeightGradient(weights, g) && !runsOwnWinograd5x5(weights, g) &&
+         !directConvolutionSupported(g, dy.dim(2), dy.dim(3)) && hasFewInputChannels(weights) &&
+         !directWeightGradientSupported(g) && cpuIsa() < CpuIsa::Avx512;
+}
+// Which kernel runs a convolution's forward pass (y of outH x outW): one choice for the pass alone
+// and for the fused kernels that must compute its bits (ConvolutionPooling.h).
+enum class ForwardKernel { WINOGRAD, DIRECT, IM2COL, ONEDNN };
+inline ForwardKernel forwardKernel(const Shape& weights, const WindowGeometry& g, int64_t outH,
+                                   int64_t outW) {
+  const bool direct = directConvolutionForwardSupported(g, outH, outW);
+  if (runsOwnWinograd5x5(weights, g) || (!direct && runsOwnWinograd(weights, g)))
+    return ForwardKernel::WINOGRAD;
+  if (direct) return ForwardKernel::DIRECT;
+  if (hasFewInputChannels(weights)) return ForwardKernel::IM2COL;
+  return ForwardKernel::ONEDNN;
+}
+inline dnnl::memory::desc convActivationDesc(const Shape& s, const Shape& weights) {
+  if (hasFewInputChannels(weights) || fillsChannelBlocks(weights)) return anyDesc(s);
+  return {dimsOf(s), kF32, Tag::nhwc};
+}
+
+// Largest column matrix of one image (C·kH·kW × outH·outW floats, 4 MiB) for which backward data
+// runs as sgemm + col2im (faster than oneDNN's kernel on LeNet's second convolution, which needs
+// 32 Ki floats); beyond it the per-thread matrices stop fitting in cache and oneDNN's direct
+// kernel, which needs none, is kept. The bound is a judgement, not a measured crossover.
+constexpr int64_t kCol2imMaxColumnFloats = int64_t{1} << 20;
+
+// The forward pass on dl4cpp's own kernels, f applied as they go; false (nothing done) where
+// oneDNN runs it (CpuConvolution.cpp).
+bool ownConvolutionForward(CpuBackend& core, const Tensor& x, const Tensor& w, const Tensor& b,
+                           const FusedActivation& f, Tensor& y, const WindowGeometry& g);
+
+}  // namespace dl4cpp::cpu

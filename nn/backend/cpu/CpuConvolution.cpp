@@ -1,0 +1,237 @@
+// The CPU backend's convolution family (ops/ConvolutionOps.h): convolutions on dl4cpp's own
+// kernels where ConvolutionChoice.h says so, else on oneDNN primitives cached per shape (channels-
+// last or oneDNN's blocked layout by input channel count, reordering at their boundary into the
+// backend's scratch); inner products on dl4cpp's sgemm (InnerProduct.h).
+#include <omp.h>
+
+#include <memory>
+
+#include "nn/backend/cpu/ConvolutionChoice.h"
+#include "nn/backend/cpu/CpuBackend.h"
+#include "nn/backend/cpu/DirectConvolution.h"
+#include "nn/backend/cpu/Im2colConvolution.h"
+#include "nn/backend/cpu/InnerProduct.h"
+#include "nn/backend/cpu/WinogradConvolution.h"
+
+namespace dl4cpp::cpu {
+
+namespace {
+
+class CpuConvolution final : public ConvolutionImpl {
+ public:
+  explicit CpuConvolution(CpuBackend& core) : core_(core) {}
+  void convolutionForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y,
+                          const WindowGeometry& g) override;
+  void convolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
+                               const WindowGeometry& g) override;
+  void convolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
+                                  const WindowGeometry& g) override;
+  void innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) override;
+  void innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx) override;
+  void innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
+                                   Tensor& db) override;
+
+ private:
+  CpuBackend& core_;
+};
+
+}  // namespace
+
+bool ownConvolutionForward(CpuBackend& core, const Tensor& x, const Tensor& w, const Tensor& b,
+                           const FusedActivation& f, Tensor& y, const WindowGeometry& g) {
+  const int threads = omp_get_max_threads();
+  switch (forwardKernel(w.shape(), g, y.dim(2), y.dim(3))) {
+    case ForwardKernel::WINOGRAD:
+      winogradConvolutionForward(
+          x, w, b, y, g,
+          core.scratch(winogradForwardScratchFloats(x.shape(), w.shape(), g, threads)), f);
+      return true;
+    case ForwardKernel::DIRECT:
+      directConvolutionForward(x, w, b, y, g, f);
+      return true;
+    case ForwardKernel::IM2COL:
+      im2colConvolutionForward(
+          x, w, b, y, g, core.scratch(im2colScratchFloats(x.shape(), w.shape(), g, threads)), f);
+      return true;
+    case ForwardKernel::ONEDNN:
+      break;
+  }
+  return false;
+}
+
+void CpuConvolution::convolutionForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                                        Tensor& y, const WindowGeometry& g) {
+  if (ownConvolutionForward(core_, x, w, b, {}, y, g)) return;
+  const bool bias = !b.empty();
+  PrimitiveKey key("conv_forward");
+  key.add(bias);
+  addGeometry(addShape(addShape(key, x.shape()), w.shape()), g);
+  CachedPrimitive& e = core_.cache().get(key, [&] {
+    const auto src = plainDesc(x.shape()), wei = plainDesc(w.shape()), dst = plainDesc(y.shape());
+    std::vector<std::pair<int, dnnl::memory::desc>> args{
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+    if (bias) args.emplace_back(DNNL_ARG_BIAS, plainDesc(b.shape()));
+    return makeEntry<dnnl::convolution_forward::primitive_desc, dnnl::convolution_forward>(
+        "convolution forward",
+        [&] {
+          // The layouts the kernel runs in; makeEntry reorders from the plain ones above.
+          const auto kernelSrc = convActivationDesc(x.shape(), w.shape());
+          const auto kernelWei = anyDesc(w.shape());
+          const auto kernelDst = convActivationDesc(y.shape(), w.shape());
+          constexpr auto kTraining = prop_kind::forward_training;
+          constexpr auto kDirect = algorithm::convolution_direct;
+          auto desc = bias ? dnnl::convolution_forward::desc(
+                                 kTraining, kDirect, kernelSrc, kernelWei, plainDesc(b.shape()),
+                                 kernelDst, strides(g), dilation(g), padBefore(g), padAfter(g))
+                           : dnnl::convolution_forward::desc(
+                                 kTraining, kDirect, kernelSrc, kernelWei, kernelDst, strides(g),
+                                 dilation(g), padBefore(g), padAfter(g));
+          return dnnl::convolution_forward::primitive_desc(desc, core_.engine());
+        },
+        core_.engine(), args);
+  });
+  if (bias)
+    core_.execute(e, {x.data(), w.data(), y.data(), b.data()});
+  else
+    core_.execute(e, {x.data(), w.data(), y.data()});
+}
+
+namespace {
+dnnl::convolution_forward::primitive_desc convForwardHint(const dnnl::engine& engine,
+                                                          const Shape& x, const Shape& w,
+                                                          const Shape& y, const WindowGeometry& g) {
+  auto desc = dnnl::convolution_forward::desc(
+      prop_kind::forward_training, algorithm::convolution_direct, convActivationDesc(x, w),
+      anyDesc(w), plainDesc(Shape{w[0]}), convActivationDesc(y, w), strides(g), dilation(g),
+      padBefore(g), padAfter(g));
+  return {desc, engine};
+}
+}  // namespace
+
+void CpuConvolution::convolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
+                                             const WindowGeometry& g) {
+  if (runsOwnWinograd(w.shape(), g) || runsOwnWinograd5x5(w.shape(), g)) {
+    const int64_t floats =
+        winogradBackwardDataScratchFloats(dx.shape(), w.shape(), g, omp_get_max_threads());
+    winogradConvolutionBackwardData(dy, w, dx, g, core_.scratch(floats));
+    return;
+  }
+  // Else sgemm + col2im (Im2colConvolution.h) unless one image's column matrix is large, where
+  // oneDNN's direct kernel, which needs none, is the safer choice, or the channels fill oneDNN's
+  // blocks, where its blocked kernel is faster.
+  if (col2imScratchFloats(dx.shape(), w.shape(), g, 1) <= kCol2imMaxColumnFloats &&
+      !fillsChannelBlocks(w.shape())) {
+    const int64_t floats = col2imScratchFloats(dx.shape(), w.shape(), g, omp_get_max_threads());
+    im2colConvolutionBackwardData(dy, w, dx, g, core_.scratch(floats));
+    return;
+  }
+  PrimitiveKey key("conv_backward_data");
+  addGeometry(addShape(addShape(key, dx.shape()), w.shape()), g);
+  CachedPrimitive& e = core_.cache().get(key, [&] {
+    const auto diffSrc = plainDesc(dx.shape()), wei = plainDesc(w.shape()),
+               diffDst = plainDesc(dy.shape());
+    return makeEntry<dnnl::convolution_backward_data::primitive_desc,
+                     dnnl::convolution_backward_data>(
+        "convolution backward-data",
+        [&] {
+          auto hint = convForwardHint(core_.engine(), dx.shape(), w.shape(), dy.shape(), g);
+          auto desc = dnnl::convolution_backward_data::desc(
+              algorithm::convolution_direct, convActivationDesc(dx.shape(), w.shape()),
+              anyDesc(w.shape()), convActivationDesc(dy.shape(), w.shape()), strides(g),
+              dilation(g), padBefore(g), padAfter(g));
+          return dnnl::convolution_backward_data::primitive_desc(desc, core_.engine(), hint);
+        },
+        core_.engine(),
+        {{DNNL_ARG_DIFF_DST, diffDst}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, diffSrc}});
+  });
+  core_.execute(e, {dy.data(), w.data(), dx.data()});
+}
+
+void CpuConvolution::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
+                                                Tensor& db, const WindowGeometry& g) {
+  if (runsOwnWinogradWeightGradient(dw.shape(), g) || runsOwnWinograd5x5(dw.shape(), g)) {
+    const int64_t floats =
+        winogradBackwardWeightsScratchFloats(x.shape(), dw.shape(), g, omp_get_max_threads());
+    winogradConvolutionBackwardWeights(x, dy, dw, db, g, core_.scratch(floats));
+    return;
+  }
+  if (directConvolutionSupported(g, dy.dim(2), dy.dim(3))) {
+    const int64_t floats = directConvolutionWeightGradientScratchFloats(x.shape(), dw.shape());
+    directConvolutionWeightGradient(x, dy, dw, db, g, core_.scratch(floats));
+    return;
+  }
+  if (hasFewInputChannels(dw.shape()) && directWeightGradientSupported(g)) {
+    const int64_t floats = directWeightGradientScratchFloats(x.shape(), dw.shape());
+    directWeightGradient(x, dy, dw, db, g, core_.scratch(floats));
+    return;
+  }
+  if (runsIm2colWeightGradient(dw.shape(), g, dy)) {
+    const int64_t floats =
+        im2colWeightGradientScratchFloats(x.shape(), dw.shape(), g, omp_get_max_threads());
+    im2colConvolutionBackwardWeights(x, dy, dw, db, g, core_.scratch(floats));
+    return;
+  }
+  const bool bias = !db.empty();
+  PrimitiveKey key("conv_backward_weights");
+  key.add(bias);
+  addGeometry(addShape(addShape(key, x.shape()), dw.shape()), g);
+  CachedPrimitive& e = core_.cache().get(key, [&] {
+    const auto src = plainDesc(x.shape()), diffWei = plainDesc(dw.shape()),
+               diffDst = plainDesc(dy.shape());
+    std::vector<std::pair<int, dnnl::memory::desc>> args{
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, diffDst}, {DNNL_ARG_DIFF_WEIGHTS, diffWei}};
+    if (bias) args.emplace_back(DNNL_ARG_DIFF_BIAS, plainDesc(db.shape()));
+    return makeEntry<dnnl::convolution_backward_weights::primitive_desc,
+                     dnnl::convolution_backward_weights>(
+        "convolution backward-weights",
+        [&] {
+          auto hint = convForwardHint(core_.engine(), x.shape(), dw.shape(), dy.shape(), g);
+          // The layouts the kernel runs in; makeEntry reorders from the plain ones above.
+          const auto kernelSrc = convActivationDesc(x.shape(), dw.shape());
+          const auto kernelDiffWei = anyDesc(dw.shape());
+          const auto kernelDiffDst = convActivationDesc(dy.shape(), dw.shape());
+          auto desc = bias ? dnnl::convolution_backward_weights::desc(
+                                 algorithm::convolution_direct, kernelSrc, kernelDiffWei,
+                                 plainDesc(db.shape()), kernelDiffDst, strides(g), dilation(g),
+                                 padBefore(g), padAfter(g))
+                           : dnnl::convolution_backward_weights::desc(
+                                 algorithm::convolution_direct, kernelSrc, kernelDiffWei,
+                                 kernelDiffDst, strides(g), dilation(g), padBefore(g), padAfter(g));
+          return dnnl::convolution_backward_weights::primitive_desc(desc, core_.engine(), hint);
+        },
+        core_.engine(), args);
+  });
+  if (bias)
+    core_.execute(e, {x.data(), dy.data(), dw.data(), db.data()});
+  else
+    core_.execute(e, {x.data(), dy.data(), dw.data()});
+}
+
+// --- Inner product
+// ---------------------------------------------------------------------------------
+
+void CpuConvolution::innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b,
+                                         Tensor& y) {
+  const int64_t floats =
+      innerProductScratchFloats(x.dim(0), w.dim(1), w.dim(0), omp_get_max_threads());
+  cpu::innerProductForward(x, w, b, y, core_.scratch(floats));
+}
+
+void CpuConvolution::innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx) {
+  const int64_t floats =
+      innerProductScratchFloats(dy.dim(0), w.dim(1), w.dim(0), omp_get_max_threads());
+  cpu::innerProductBackwardData(dy, w, dx, core_.scratch(floats));
+}
+
+void CpuConvolution::innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
+                                                 Tensor& db) {
+  const int64_t floats =
+      innerProductScratchFloats(x.dim(0), dw.dim(1), dw.dim(0), omp_get_max_threads());
+  cpu::innerProductBackwardWeights(x, dy, dw, db, core_.scratch(floats));
+}
+
+std::unique_ptr<ConvolutionImpl> makeCpuConvolution(CpuBackend& core) {
+  return std::make_unique<CpuConvolution>(core);
+}
+
+}  // namespace dl4cpp::cpu
