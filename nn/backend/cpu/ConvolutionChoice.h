@@ -3,13 +3,16 @@
 // steps (CpuBackend's convolution + pooling and convolution + activation kernels) share, so that a
 // fused kernel computes the bits the separate ops would. Internal to nn/backend/cpu/.
 #include <cstdint>
+#include <string_view>
 
 #include "nn/backend/OpTypes.h"
 #include "nn/backend/cpu/Activations.h"
+#include "nn/backend/cpu/CpuAlgorithm.h"
 #include "nn/backend/cpu/CpuIsa.h"
 #include "nn/backend/cpu/DirectConvolution.h"
 #include "nn/backend/cpu/DirectWeightGradient.h"
 #include "nn/backend/cpu/DnnlPrimitives.h"
+#include "nn/backend/cpu/Im2colConvolution.h"
 #include "nn/backend/cpu/WinogradConvolution.h"
 #include "nn/tensor/Tensor.h"
 
@@ -75,17 +78,68 @@ inline bool runsIm2colWeightGradient(const Shape& weights, const WindowGeometry&
          !directConvolutionSupported(g, dy.dim(2), dy.dim(3)) && hasFewInputChannels(weights) &&
          !directWeightGradientSupported(g) && cpuIsa() < CpuIsa::Avx512;
 }
-// Which kernel runs a convolution's forward pass (y of outH x outW): one choice for the pass alone
-// and for the fused kernels that must compute its bits (ConvolutionPooling.h).
+// Which kernel runs a convolution's forward pass (y of outH x outW): one table, one choice for the
+// pass alone and for the fused kernels that must compute its bits (ConvolutionPooling.h). In order
+// of preference; the first entry at or below the ISA level that takes the shape runs
+// (selectCpuAlgorithm, CpuAlgorithm.h), unless DL4CPP_CPU_ALGORITHM forces one.
 enum class ForwardKernel { WINOGRAD, DIRECT, IM2COL, ONEDNN };
+struct ConvolutionForwardAlgorithm {
+  std::string_view name;
+  ForwardKernel kernel;
+  CpuIsa minIsa;
+  const char* takes;  // the shapes `fits` takes, in words
+  bool (*fits)(const Shape& weights, const WindowGeometry& g, int64_t outH, int64_t outW);
+  // Scratch floats for `threads` threads; null where the kernel needs none.
+  int64_t (*scratchFloats)(const Shape& x, const Shape& w, const WindowGeometry& g, int threads);
+  // y = f(conv(x, w) + b); null for oneDNN's primitive, which CpuConvolution.cpp runs from its
+  // cache (f then applied by the caller).
+  void (*run)(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y, const WindowGeometry& g,
+              float* scratch, const FusedActivation& f);
+};
+inline const ConvolutionForwardAlgorithm kConvolutionForwardAlgorithms[] = {
+    {"winograd_5x5", ForwardKernel::WINOGRAD, CpuIsa::Avx2,
+     "5x5 windows the Winograd kernels take, 8 or more input channels",
+     [](const Shape& w, const WindowGeometry& g, int64_t, int64_t) {
+       return g.kernelH == 5 && !hasFewInputChannels(w) && winogradConvolutionFits(g);
+     },
+     winogradForwardScratchFloats,
+     [](const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y, const WindowGeometry& g,
+        float* scratch,
+        const FusedActivation& f) { winogradConvolutionForward(x, w, b, y, g, scratch, f); }},
+    {"direct", ForwardKernel::DIRECT, CpuIsa::Avx2,
+     "stride 1, no padding or dilation, output rows 8 or a multiple of 16 wide",
+     [](const Shape&, const WindowGeometry& g, int64_t outH, int64_t outW) {
+       return directConvolutionForwardFits(g, outH, outW);
+     },
+     nullptr,
+     [](const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y, const WindowGeometry& g,
+        float*, const FusedActivation& f) { directConvolutionForward(x, w, b, y, g, f); }},
+    {"winograd_3x3", ForwardKernel::WINOGRAD, CpuIsa::Avx2,
+     "3x3 windows the Winograd kernels take, 8 or more input channels",
+     [](const Shape& w, const WindowGeometry& g, int64_t, int64_t) {
+       return g.kernelH == 3 && !hasFewInputChannels(w) && winogradConvolutionFits(g);
+     },
+     winogradForwardScratchFloats,
+     [](const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y, const WindowGeometry& g,
+        float* scratch,
+        const FusedActivation& f) { winogradConvolutionForward(x, w, b, y, g, scratch, f); }},
+    {"im2col", ForwardKernel::IM2COL, CpuIsa::Baseline, "fewer than 8 input channels",
+     [](const Shape& w, const WindowGeometry&, int64_t, int64_t) { return hasFewInputChannels(w); },
+     im2colScratchFloats,
+     [](const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y, const WindowGeometry& g,
+        float* scratch,
+        const FusedActivation& f) { im2colConvolutionForward(x, w, b, y, g, scratch, f); }},
+    {"onednn", ForwardKernel::ONEDNN, CpuIsa::Baseline, "every convolution",
+     [](const Shape&, const WindowGeometry&, int64_t, int64_t) { return true; }, nullptr, nullptr},
+};
+inline const ConvolutionForwardAlgorithm& selectConvolutionForward(const Shape& weights,
+                                                                   const WindowGeometry& g,
+                                                                   int64_t outH, int64_t outW) {
+  return selectCpuAlgorithm("conv_forward", kConvolutionForwardAlgorithms, weights, g, outH, outW);
+}
 inline ForwardKernel forwardKernel(const Shape& weights, const WindowGeometry& g, int64_t outH,
                                    int64_t outW) {
-  const bool direct = directConvolutionForwardSupported(g, outH, outW);
-  if (runsOwnWinograd5x5(weights, g) || (!direct && runsOwnWinograd(weights, g)))
-    return ForwardKernel::WINOGRAD;
-  if (direct) return ForwardKernel::DIRECT;
-  if (hasFewInputChannels(weights)) return ForwardKernel::IM2COL;
-  return ForwardKernel::ONEDNN;
+  return selectConvolutionForward(weights, g, outH, outW).kernel;
 }
 inline dnnl::memory::desc convActivationDesc(const Shape& s, const Shape& weights) {
   if (hasFewInputChannels(weights) || fillsChannelBlocks(weights)) return anyDesc(s);

@@ -39,24 +39,14 @@ class CpuConvolution final : public ConvolutionImpl {
 
 bool ownConvolutionForward(CpuBackend& core, const Tensor& x, const Tensor& w, const Tensor& b,
                            const FusedActivation& f, Tensor& y, const WindowGeometry& g) {
-  const int threads = omp_get_max_threads();
-  switch (forwardKernel(w.shape(), g, y.dim(2), y.dim(3))) {
-    case ForwardKernel::WINOGRAD:
-      winogradConvolutionForward(
-          x, w, b, y, g,
-          core.scratch(winogradForwardScratchFloats(x.shape(), w.shape(), g, threads)), f);
-      return true;
-    case ForwardKernel::DIRECT:
-      directConvolutionForward(x, w, b, y, g, f);
-      return true;
-    case ForwardKernel::IM2COL:
-      im2colConvolutionForward(
-          x, w, b, y, g, core.scratch(im2colScratchFloats(x.shape(), w.shape(), g, threads)), f);
-      return true;
-    case ForwardKernel::ONEDNN:
-      break;
-  }
-  return false;
+  const ConvolutionForwardAlgorithm& a = selectConvolutionForward(w.shape(), g, y.dim(2), y.dim(3));
+  if (a.run == nullptr) return false;
+  float* scratch =
+      a.scratchFloats == nullptr
+          ? nullptr
+          : core.scratch(a.scratchFloats(x.shape(), w.shape(), g, omp_get_max_threads()));
+  a.run(x, w, b, y, g, scratch, f);
+  return true;
 }
 
 void CpuConvolution::convolutionForward(const Tensor& x, const Tensor& w, const Tensor& b,
