@@ -1,6 +1,8 @@
 #include "nn/backend/cpu/CpuAlgorithm.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 
 namespace dl4cpp::cpu {
 
@@ -35,9 +37,14 @@ std::map<std::string, std::string> parseCpuAlgorithmSetting(std::string_view tex
     if (op.empty() || name.empty())
       throw ConfigError(std::string(kVariable) + ": '" + std::string(pair) +
                         "' is not op=algorithm (e.g. conv_forward=im2col)");
-    if (op != "conv_forward")
+    if (std::find(std::begin(kCpuAlgorithmOps), std::end(kCpuAlgorithmOps), op) ==
+        std::end(kCpuAlgorithmOps)) {
+      std::string ops;
+      for (std::string_view known : kCpuAlgorithmOps)
+        ops += (ops.empty() ? "" : ", ") + std::string(known);
       throw ConfigError(std::string(kVariable) + ": no CPU algorithm table for op '" + op +
-                        "' (tables: conv_forward)");
+                        "' (tables: " + ops + ")");
+    }
     forced[op] = name;
   }
   return forced;

@@ -1,17 +1,19 @@
 #pragma once
 // The CPU backend's ordered algorithm tables and the one rule that walks them.
 //
-// For an op with several kernels (today: "conv_forward", ConvolutionForwardTable.h) a table lists
-// its algorithms in order of preference, each with its name, the shapes it takes (a predicate that
-// never asks which CPU it runs on), the lowest ISA level it needs (CpuIsa.h), its scratch size and
-// how to run it. selectCpuAlgorithm picks the first entry whose level is at most cpuIsa() and whose
-// predicate takes the shape.
+// For an op with several kernels (kCpuAlgorithmOps: the convolution passes, ConvolutionChoice.h,
+// and windowed pooling, PoolingChoice.h) a table lists its algorithms in order of preference, each
+// with its name, the shapes it takes (a predicate that never asks which CPU it runs on), the lowest
+// ISA level it needs (CpuIsa.h), its scratch size and how to run it. selectCpuAlgorithm picks the
+// first entry whose level is at most cpuIsa(), whose predicate takes the shape and that does not
+// yield there (CpuAlgorithmYield: an entry a later one beats from some level up).
 //
 // DL4CPP_CPU_ALGORITHM forces one algorithm per op for tests and benchmarks, as comma-separated
-// op=name pairs: `DL4CPP_CPU_ALGORITHM=conv_forward=im2col`. An unknown op or name is a ConfigError
-// on first use; forcing an algorithm on a shape it does not take, or above the ISA level, is a
-// CpuAlgorithmError naming the algorithm and the reason, never a silent fallback.
+// op=name pairs: `DL4CPP_CPU_ALGORITHM=conv_forward=im2col,pooling=onednn`. An unknown op or name
+// is a ConfigError on first use; forcing an algorithm on a shape it does not take, or above the ISA
+// level, is a CpuAlgorithmError naming the algorithm and the reason, never a silent fallback.
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +27,19 @@ struct CpuAlgorithmError : BackendError {
   using BackendError::BackendError;
 };
 
+// The ops that have a table, as DL4CPP_CPU_ALGORITHM names them.
+inline constexpr std::string_view kCpuAlgorithmOps[] = {"conv_forward", "conv_backward_data",
+                                                        "conv_backward_weights", "pooling"};
+
+// Where a table's order is not the same at every level: from level `from` up, the rule passes the
+// entry over on the shapes `on` takes (every shape where `on` is null), for a later entry that is
+// faster there. Forcing the entry still runs it. Empty `from`: the entry never yields.
+template <typename... Args>
+struct CpuAlgorithmYield {
+  std::optional<CpuIsa> from;
+  bool (*on)(Args...) = nullptr;
+};
+
 // op -> forced algorithm name, parsed from a DL4CPP_CPU_ALGORITHM value ("" gives none). Throws
 // ConfigError on a malformed pair; names are checked against the tables by forcedCpuAlgorithm.
 std::map<std::string, std::string> parseCpuAlgorithmSetting(std::string_view setting);
@@ -35,7 +50,8 @@ std::string_view forcedCpuAlgorithm(std::string_view op);
 // called while ops run on other threads). An empty `setting` forces nothing.
 void setCpuAlgorithmSetting(std::string_view setting);
 
-// Walks `table` (entries with .name, .minIsa and .fits(args...)) and returns the entry to run.
+// Walks `table` (entries with .name, .minIsa, .takes, .fits(args...) and .yield) and returns the
+// entry to run.
 template <typename Entry, size_t N, typename... Args>
 const Entry& selectCpuAlgorithm(std::string_view op, const Entry (&table)[N], const Args&... args) {
   const std::string_view forced = forcedCpuAlgorithm(op);
@@ -59,8 +75,12 @@ const Entry& selectCpuAlgorithm(std::string_view op, const Entry (&table)[N], co
     throw ConfigError("DL4CPP_CPU_ALGORITHM: " + std::string(op) + " has no algorithm '" +
                       std::string(forced) + "' (it has " + names + ")");
   }
-  for (const Entry& e : table)
-    if (e.minIsa <= level && e.fits(args...)) return e;
+  for (const Entry& e : table) {
+    if (e.minIsa > level || !e.fits(args...)) continue;
+    if (e.yield.from && level >= *e.yield.from && (e.yield.on == nullptr || e.yield.on(args...)))
+      continue;
+    return e;
+  }
   throw BackendError("selectCpuAlgorithm: no " + std::string(op) +
                      " algorithm takes this call; the table's last entry must take every call");
 }

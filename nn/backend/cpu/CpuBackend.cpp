@@ -18,6 +18,7 @@
 #include "nn/backend/cpu/Im2colConvolution.h"
 #include "nn/backend/cpu/MaxPooling.h"
 #include "nn/backend/cpu/ParallelFor.h"
+#include "nn/backend/cpu/PoolingChoice.h"
 #include "nn/backend/cpu/WinogradConvolution.h"
 
 namespace dl4cpp::cpu {
@@ -101,7 +102,8 @@ void CpuBackend::convolutionActivationBackwardWeights(const Tensor& x, const Ten
                                                       Tensor& dz, Tensor& dw, Tensor& db,
                                                       const WindowGeometry& g) {
   checkFusedActivation(f, "convolutionActivationBackwardWeights");
-  if (runsIm2colWeightGradient(dw.shape(), g, dy)) {
+  if (selectConvolutionWeightGradient(dw.shape(), g, dy.dim(2), dy.dim(3)).kernel ==
+      WeightGradientKernel::IM2COL) {
     const int64_t floats = im2colActivationWeightGradientScratchFloats(x.shape(), dw.shape(), g,
                                                                        omp_get_max_threads());
     im2colConvolutionActivationBackwardWeights(x, y, dy, f, dw, db, g, scratch(floats));
@@ -140,7 +142,8 @@ void CpuBackend::convolutionMaxPoolingForward(const Tensor& x, const Tensor& w, 
   checkFusedActivation(f, "convolutionMaxPoolingForward");
   const ForwardKernel kernel =
       forwardKernel(w.shape(), convG, convOutput.dim(2), convOutput.dim(3));
-  if (kernel == ForwardKernel::ONEDNN || !directMaxPoolingApplies(poolG)) {
+  if (kernel == ForwardKernel::ONEDNN ||
+      selectPooling(PoolingKind::MAX, poolG).kernel != PoolingKernel::DIRECT_MAX) {
     convolution_->convolutionForward(x, w, b, convOutput, convG);
     elementwise_->activationForward(f.kind, f.alpha, convOutput, convOutput);
     pooling_->poolingForward(PoolingKind::MAX, convOutput, pooled, poolG, training, workspace);
@@ -175,10 +178,11 @@ void CpuBackend::convolutionMaxPoolingBackwardWeights(const Tensor& x, const Ten
                                                       Tensor& convOutputGrad, Tensor& dw,
                                                       Tensor& db, const WindowGeometry& convG,
                                                       const WindowGeometry& poolG) {
-  const bool directGradient =
-      !directConvolutionSupported(convG, convOutputGrad.dim(2), convOutputGrad.dim(3)) &&
-      hasFewInputChannels(dw.shape()) && directWeightGradientSupported(convG);
-  if (!directGradient || !directMaxPoolingApplies(poolG)) {
+  const bool directGradient = selectConvolutionWeightGradient(
+                                  dw.shape(), convG, convOutputGrad.dim(2), convOutputGrad.dim(3))
+                                  .kernel == WeightGradientKernel::DIRECT_FEW_CHANNELS;
+  if (!directGradient ||
+      selectPooling(PoolingKind::MAX, poolG).kernel != PoolingKernel::DIRECT_MAX) {
     pooling_->poolingBackward(PoolingKind::MAX, dPooled, convOutputGrad, poolG, workspace);
     convolution_->convolutionBackwardWeights(x, convOutputGrad, dw, db, convG);
     return;

@@ -1,7 +1,8 @@
-// The CPU backend's convolution family (ops/ConvolutionOps.h): convolutions on dl4cpp's own
-// kernels where ConvolutionChoice.h says so, else on oneDNN primitives cached per shape (channels-
-// last or oneDNN's blocked layout by input channel count, reordering at their boundary into the
-// backend's scratch); inner products on dl4cpp's sgemm (InnerProduct.h).
+// The CPU backend's convolution family (ops/ConvolutionOps.h): each convolution pass runs the
+// algorithm its table in ConvolutionChoice.h picks, one of dl4cpp's own kernels or oneDNN's
+// primitive, cached per shape (channels-last or oneDNN's blocked layout by input channel count,
+// reordering at their boundary into the backend's scratch); inner products on dl4cpp's sgemm
+// (InnerProduct.h).
 #include <omp.h>
 
 #include <memory>
@@ -100,19 +101,11 @@ dnnl::convolution_forward::primitive_desc convForwardHint(const dnnl::engine& en
 
 void CpuConvolution::convolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
                                              const WindowGeometry& g) {
-  if (runsOwnWinograd(w.shape(), g) || runsOwnWinograd5x5(w.shape(), g)) {
-    const int64_t floats =
-        winogradBackwardDataScratchFloats(dx.shape(), w.shape(), g, omp_get_max_threads());
-    winogradConvolutionBackwardData(dy, w, dx, g, core_.scratch(floats));
-    return;
-  }
-  // Else sgemm + col2im (Im2colConvolution.h) unless one image's column matrix is large, where
-  // oneDNN's direct kernel, which needs none, is the safer choice, or the channels fill oneDNN's
-  // blocks, where its blocked kernel is faster.
-  if (col2imScratchFloats(dx.shape(), w.shape(), g, 1) <= kCol2imMaxColumnFloats &&
-      !fillsChannelBlocks(w.shape())) {
-    const int64_t floats = col2imScratchFloats(dx.shape(), w.shape(), g, omp_get_max_threads());
-    im2colConvolutionBackwardData(dy, w, dx, g, core_.scratch(floats));
+  const ConvolutionBackwardDataAlgorithm& a =
+      selectConvolutionBackwardData(dx.shape(), w.shape(), g);
+  if (a.run != nullptr) {
+    a.run(dy, w, dx, g,
+          core_.scratch(a.scratchFloats(dx.shape(), w.shape(), g, omp_get_max_threads())));
     return;
   }
   PrimitiveKey key("conv_backward_data");
@@ -139,26 +132,11 @@ void CpuConvolution::convolutionBackwardData(const Tensor& dy, const Tensor& w, 
 
 void CpuConvolution::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
                                                 Tensor& db, const WindowGeometry& g) {
-  if (runsOwnWinogradWeightGradient(dw.shape(), g) || runsOwnWinograd5x5(dw.shape(), g)) {
-    const int64_t floats =
-        winogradBackwardWeightsScratchFloats(x.shape(), dw.shape(), g, omp_get_max_threads());
-    winogradConvolutionBackwardWeights(x, dy, dw, db, g, core_.scratch(floats));
-    return;
-  }
-  if (directConvolutionSupported(g, dy.dim(2), dy.dim(3))) {
-    const int64_t floats = directConvolutionWeightGradientScratchFloats(x.shape(), dw.shape());
-    directConvolutionWeightGradient(x, dy, dw, db, g, core_.scratch(floats));
-    return;
-  }
-  if (hasFewInputChannels(dw.shape()) && directWeightGradientSupported(g)) {
-    const int64_t floats = directWeightGradientScratchFloats(x.shape(), dw.shape());
-    directWeightGradient(x, dy, dw, db, g, core_.scratch(floats));
-    return;
-  }
-  if (runsIm2colWeightGradient(dw.shape(), g, dy)) {
-    const int64_t floats =
-        im2colWeightGradientScratchFloats(x.shape(), dw.shape(), g, omp_get_max_threads());
-    im2colConvolutionBackwardWeights(x, dy, dw, db, g, core_.scratch(floats));
+  const ConvolutionWeightGradientAlgorithm& a =
+      selectConvolutionWeightGradient(dw.shape(), g, dy.dim(2), dy.dim(3));
+  if (a.run != nullptr) {
+    a.run(x, dy, dw, db, g,
+          core_.scratch(a.scratchFloats(x.shape(), dw.shape(), g, omp_get_max_threads())));
     return;
   }
   const bool bias = !db.empty();

@@ -1,6 +1,6 @@
-// The CPU backend's pooling family (ops/PoolingOps.h). MAX pooling without padding runs on
-// dl4cpp's loops (MaxPooling.h), the rest of windowed pooling on oneDNN primitives cached per
-// shape.
+// The CPU backend's pooling family (ops/PoolingOps.h). Windowed pooling runs the algorithm
+// PoolingChoice.h's table picks: MAX pooling without padding on dl4cpp's loops (MaxPooling.h), the
+// rest on oneDNN primitives cached per shape.
 //
 // Global pooling on the CPU: one reduction per (n, c) plane, planes split across the OpenMP
 // threads. Plain loops rather than oneDNN: its pooling with a whole-plane window is slower forward
@@ -16,6 +16,7 @@
 #include "nn/backend/cpu/DnnlPrimitives.h"
 #include "nn/backend/cpu/MaxPooling.h"
 #include "nn/backend/cpu/ParallelFor.h"
+#include "nn/backend/cpu/PoolingChoice.h"
 
 namespace dl4cpp::cpu {
 
@@ -54,16 +55,31 @@ dnnl::pooling_forward::primitive_desc poolForwardDesc(const dnnl::engine& engine
 }
 }  // namespace
 
+void directMaxPoolingForward(const Tensor& x, Tensor& y, const WindowGeometry& g, bool training,
+                             Tensor& workspace) {
+  uint8_t* argmax = nullptr;
+  if (training) {
+    const int64_t floats = maxPoolingWorkspaceFloats(y.shape());
+    if (workspace.numel() < floats) workspace = Tensor(Shape{floats});
+    argmax = reinterpret_cast<uint8_t*>(workspace.data());
+  }
+  maxPoolingForward(x, y, g, argmax);
+}
+
+void directMaxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
+                              const Tensor& workspace) {
+  if (workspace.numel() < maxPoolingWorkspaceFloats(dy.shape()))
+    throw BackendError(
+        "poolingBackward: MAX pooling needs the workspace of a training-mode "
+        "poolingForward with the same shapes; run forward(training=true) first");
+  maxPoolingBackward(dy, dx, g, reinterpret_cast<const uint8_t*>(workspace.data()));
+}
+
 void CpuPooling::poolingForward(PoolingKind kind, const Tensor& x, Tensor& y,
                                 const WindowGeometry& g, bool training, Tensor& workspace) {
-  if (kind == PoolingKind::MAX && directMaxPoolingApplies(g)) {
-    uint8_t* argmax = nullptr;
-    if (training) {
-      const int64_t floats = maxPoolingWorkspaceFloats(y.shape());
-      if (workspace.numel() < floats) workspace = Tensor(Shape{floats});
-      argmax = reinterpret_cast<uint8_t*>(workspace.data());
-    }
-    maxPoolingForward(x, y, g, argmax);
+  const PoolingAlgorithm& a = selectPooling(kind, g);
+  if (a.forward != nullptr) {
+    a.forward(x, y, g, training, workspace);
     return;
   }
   PrimitiveKey key("pool_forward");
@@ -90,12 +106,9 @@ void CpuPooling::poolingForward(PoolingKind kind, const Tensor& x, Tensor& y,
 
 void CpuPooling::poolingBackward(PoolingKind kind, const Tensor& dy, Tensor& dx,
                                  const WindowGeometry& g, const Tensor& workspace) {
-  if (kind == PoolingKind::MAX && directMaxPoolingApplies(g)) {
-    if (workspace.numel() < maxPoolingWorkspaceFloats(dy.shape()))
-      throw BackendError(
-          "poolingBackward: MAX pooling needs the workspace of a training-mode "
-          "poolingForward with the same shapes; run forward(training=true) first");
-    maxPoolingBackward(dy, dx, g, reinterpret_cast<const uint8_t*>(workspace.data()));
+  const PoolingAlgorithm& a = selectPooling(kind, g);
+  if (a.backward != nullptr) {
+    a.backward(dy, dx, g, workspace);
     return;
   }
   PrimitiveKey key("pool_backward");

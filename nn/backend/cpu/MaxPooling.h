@@ -1,9 +1,10 @@
 #pragma once
 // MAX pooling on plain NCHW tensors without oneDNN, for windows without padding (LeNet's 2x2/2).
 // oneDNN's pooling on plain layouts transposes into its blocked layout and back inside every
-// call; these loops read and write NCHW directly. Results equal oneDNN's bit for bit: the first
-// maximum in window order wins ties (as in oneDNN, a NaN never wins), and backward adds each
-// gradient at its arg-max.
+// call; these loops read and write NCHW directly. Forward results equal oneDNN's bit for bit: the
+// first maximum in window order wins ties (as in oneDNN, a NaN never wins). Backward adds each
+// gradient at its arg-max: oneDNN's bits where windows do not overlap; where they do, a pixel that
+// is the arg-max of several windows may sum their gradients in another order than oneDNN's.
 #include <cstdint>
 
 #include "nn/backend/OpTypes.h"
