@@ -15,11 +15,11 @@
 #include "nn/backend/cpu/Activations.h"
 #include "nn/backend/cpu/CpuAlgorithm.h"
 #include "nn/backend/cpu/CpuIsa.h"
-#include "nn/backend/cpu/DirectConvolution.h"
-#include "nn/backend/cpu/DirectWeightGradient.h"
-#include "nn/backend/cpu/DnnlPrimitives.h"
-#include "nn/backend/cpu/Im2colConvolution.h"
-#include "nn/backend/cpu/WinogradConvolution.h"
+#include "nn/backend/cpu/direct/DirectConvolution.h"
+#include "nn/backend/cpu/direct/DirectWeightGradient.h"
+#include "nn/backend/cpu/im2col/Im2colConvolution.h"
+#include "nn/backend/cpu/onednn/DnnlPrimitives.h"
+#include "nn/backend/cpu/winograd/WinogradConvolution.h"
 #include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::cpu {

@@ -8,18 +8,18 @@
 #include <string>
 
 #include "nn/backend/cpu/Activations.h"
-#include "nn/backend/cpu/ConvolutionActivationStep.h"
 #include "nn/backend/cpu/ConvolutionChoice.h"
-#include "nn/backend/cpu/ConvolutionPooling.h"
-#include "nn/backend/cpu/ConvolutionPoolingStep.h"
 #include "nn/backend/cpu/CpuIsa.h"
-#include "nn/backend/cpu/DirectConvolution.h"
-#include "nn/backend/cpu/DirectWeightGradient.h"
-#include "nn/backend/cpu/Im2colConvolution.h"
-#include "nn/backend/cpu/MaxPooling.h"
 #include "nn/backend/cpu/ParallelFor.h"
 #include "nn/backend/cpu/PoolingChoice.h"
-#include "nn/backend/cpu/WinogradConvolution.h"
+#include "nn/backend/cpu/direct/DirectConvolution.h"
+#include "nn/backend/cpu/direct/DirectWeightGradient.h"
+#include "nn/backend/cpu/fusion/ConvolutionActivationStep.h"
+#include "nn/backend/cpu/fusion/ConvolutionPooling.h"
+#include "nn/backend/cpu/fusion/ConvolutionPoolingStep.h"
+#include "nn/backend/cpu/im2col/Im2colConvolution.h"
+#include "nn/backend/cpu/pooling/MaxPooling.h"
+#include "nn/backend/cpu/winograd/WinogradConvolution.h"
 
 namespace dl4cpp::cpu {
 

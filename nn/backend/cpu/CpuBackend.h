@@ -15,7 +15,7 @@
 
 #include "nn/backend/Backend.h"
 #include "nn/backend/cpu/Activations.h"
-#include "nn/backend/cpu/PrimitiveCache.h"
+#include "nn/backend/cpu/onednn/PrimitiveCache.h"
 
 namespace dl4cpp::cpu {
 

@@ -9,10 +9,10 @@
 
 #include "nn/backend/cpu/ConvolutionChoice.h"
 #include "nn/backend/cpu/CpuBackend.h"
-#include "nn/backend/cpu/DirectConvolution.h"
-#include "nn/backend/cpu/Im2colConvolution.h"
-#include "nn/backend/cpu/InnerProduct.h"
-#include "nn/backend/cpu/WinogradConvolution.h"
+#include "nn/backend/cpu/direct/DirectConvolution.h"
+#include "nn/backend/cpu/gemm/InnerProduct.h"
+#include "nn/backend/cpu/im2col/Im2colConvolution.h"
+#include "nn/backend/cpu/winograd/WinogradConvolution.h"
 
 namespace dl4cpp::cpu {
 

@@ -27,8 +27,8 @@
 #include "nn/backend/CounterRandom.h"
 #include "nn/backend/cpu/Activations.h"
 #include "nn/backend/cpu/CpuBackend.h"
-#include "nn/backend/cpu/DnnlPrimitives.h"
 #include "nn/backend/cpu/ParallelFor.h"
+#include "nn/backend/cpu/onednn/DnnlPrimitives.h"
 
 namespace dl4cpp::cpu {
 

@@ -22,8 +22,8 @@
 
 #include "nn/backend/cpu/CpuBackend.h"
 #include "nn/backend/cpu/CpuBatchNorm.h"
-#include "nn/backend/cpu/DnnlPrimitives.h"
 #include "nn/backend/cpu/ParallelFor.h"
+#include "nn/backend/cpu/onednn/DnnlPrimitives.h"
 
 namespace dl4cpp::cpu {
 

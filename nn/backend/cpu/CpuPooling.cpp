@@ -13,10 +13,10 @@
 
 #include "nn/backend/IntegerPower.h"
 #include "nn/backend/cpu/CpuBackend.h"
-#include "nn/backend/cpu/DnnlPrimitives.h"
-#include "nn/backend/cpu/MaxPooling.h"
 #include "nn/backend/cpu/ParallelFor.h"
 #include "nn/backend/cpu/PoolingChoice.h"
+#include "nn/backend/cpu/onednn/DnnlPrimitives.h"
+#include "nn/backend/cpu/pooling/MaxPooling.h"
 
 namespace dl4cpp::cpu {
 

@@ -8,7 +8,7 @@
 #include "nn/backend/OpTypes.h"
 #include "nn/backend/cpu/CpuAlgorithm.h"
 #include "nn/backend/cpu/CpuIsa.h"
-#include "nn/backend/cpu/MaxPooling.h"
+#include "nn/backend/cpu/pooling/MaxPooling.h"
 #include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::cpu {

@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "BackendTestUtil.h"
+#include "../BackendTestUtil.h"
+#include "../PlannedStepTestUtil.h"
 #include "CpuIsaTestUtil.h"
 #include "LenetConfiguration.h"
-#include "PlannedStepTestUtil.h"
 #include "nn/backend/cpu/CpuBackend.h"
 #include "nn/multilayer/LayerSteps.h"
 

@@ -1,11 +1,11 @@
-#include "nn/backend/cpu/ConvolutionPooling.h"
+#include "nn/backend/cpu/fusion/ConvolutionPooling.h"
 
 #include "nn/backend/cpu/AlignedRows.h"
-#include "nn/backend/cpu/DirectConvolution.h"
-#include "nn/backend/cpu/DirectWeightGradient.h"
-#include "nn/backend/cpu/Im2colConvolution.h"
-#include "nn/backend/cpu/MaxPooling.h"
 #include "nn/backend/cpu/ParallelFor.h"
+#include "nn/backend/cpu/direct/DirectConvolution.h"
+#include "nn/backend/cpu/direct/DirectWeightGradient.h"
+#include "nn/backend/cpu/im2col/Im2colConvolution.h"
+#include "nn/backend/cpu/pooling/MaxPooling.h"
 
 namespace dl4cpp::cpu {
 

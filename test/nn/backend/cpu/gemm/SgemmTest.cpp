@@ -17,7 +17,7 @@
 
 #include "CpuIsaTestUtil.h"
 #include "nn/Error.h"
-#include "nn/backend/cpu/Sgemm.h"
+#include "nn/backend/cpu/gemm/Sgemm.h"
 
 using namespace dl4cpp;
 using testutil::skippedBelow;

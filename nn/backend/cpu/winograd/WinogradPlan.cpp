@@ -1,13 +1,13 @@
 // The Winograd kernels' plans and weight transforms (WinogradPlan.h): what every level and every
 // pass shares, compiled once.
-#include "nn/backend/cpu/WinogradPlan.h"
+#include "nn/backend/cpu/winograd/WinogradPlan.h"
 
 #include <algorithm>
 #include <string>
 
 #include "nn/Error.h"
 #include "nn/backend/cpu/CpuIsa.h"
-#include "nn/backend/cpu/WinogradConvolution.h"
+#include "nn/backend/cpu/winograd/WinogradConvolution.h"
 
 namespace dl4cpp::cpu::winograd {
 namespace {

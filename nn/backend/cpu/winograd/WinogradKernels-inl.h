@@ -21,7 +21,7 @@
 #include "nn/backend/cpu/AlignedRows.h"
 #include "nn/backend/cpu/HighwayTargets.h"
 #include "nn/backend/cpu/KernelTable.h"
-#include "nn/backend/cpu/WinogradPlan.h"
+#include "nn/backend/cpu/winograd/WinogradPlan.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace dl4cpp::cpu::HWY_NAMESPACE {

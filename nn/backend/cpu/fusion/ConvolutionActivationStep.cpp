@@ -1,8 +1,8 @@
-#include "nn/backend/cpu/ConvolutionActivationStep.h"
+#include "nn/backend/cpu/fusion/ConvolutionActivationStep.h"
 
 #include "nn/backend/OpFlops.h"
 #include "nn/backend/cpu/CpuBackend.h"
-#include "nn/backend/cpu/PlannedConvolution.h"
+#include "nn/backend/cpu/fusion/PlannedConvolution.h"
 #include "nn/tensor/DeviceContext.h"
 
 namespace dl4cpp::cpu {

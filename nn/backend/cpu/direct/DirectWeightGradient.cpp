@@ -5,7 +5,7 @@
 
 #ifdef DL4CPP_X86_KERNELS
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "nn/backend/cpu/DirectWeightGradient.cpp"
+#define HWY_TARGET_INCLUDE "nn/backend/cpu/direct/DirectWeightGradient.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 #endif
@@ -13,9 +13,9 @@
 #include <algorithm>
 
 #include "nn/Error.h"
-#include "nn/backend/cpu/DirectWeightGradient.h"
 #include "nn/backend/cpu/KernelTable.h"
 #include "nn/backend/cpu/ParallelFor.h"
+#include "nn/backend/cpu/direct/DirectWeightGradient.h"
 
 #ifdef DL4CPP_X86_KERNELS
 HWY_BEFORE_NAMESPACE();

@@ -1,8 +1,8 @@
-#include "nn/backend/cpu/InnerProduct.h"
+#include "nn/backend/cpu/gemm/InnerProduct.h"
 
 #include <algorithm>
 
-#include "nn/backend/cpu/Sgemm.h"
+#include "nn/backend/cpu/gemm/Sgemm.h"
 
 namespace dl4cpp::cpu {
 

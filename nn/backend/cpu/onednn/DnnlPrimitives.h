@@ -9,7 +9,7 @@
 
 #include "nn/Error.h"
 #include "nn/backend/OpTypes.h"
-#include "nn/backend/cpu/PrimitiveCache.h"
+#include "nn/backend/cpu/onednn/PrimitiveCache.h"
 #include "nn/tensor/Shape.h"
 
 namespace dl4cpp::cpu::onednn {

@@ -17,22 +17,22 @@
 
 #ifdef DL4CPP_X86_KERNELS
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "nn/backend/cpu/WinogradImageLanes.cpp"
+#define HWY_TARGET_INCLUDE "nn/backend/cpu/winograd/WinogradImageLanes.cpp"
 // The per-target header after <hwy/highway.h>, on every pass of foreach_target:
 // clang-format off
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
-#include "nn/backend/cpu/WinogradKernels-inl.h"
+#include "nn/backend/cpu/winograd/WinogradKernels-inl.h"
 // clang-format on
 #endif
 
 #include <algorithm>
 
 #include "nn/backend/cpu/AlignedRows.h"
-#include "nn/backend/cpu/MaxPooling.h"
 #include "nn/backend/cpu/ParallelFor.h"
-#include "nn/backend/cpu/WinogradConvolution.h"
-#include "nn/backend/cpu/WinogradPlan.h"
+#include "nn/backend/cpu/pooling/MaxPooling.h"
+#include "nn/backend/cpu/winograd/WinogradConvolution.h"
+#include "nn/backend/cpu/winograd/WinogradPlan.h"
 
 #ifdef DL4CPP_X86_KERNELS
 HWY_BEFORE_NAMESPACE();

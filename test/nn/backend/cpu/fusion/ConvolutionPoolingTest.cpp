@@ -11,7 +11,7 @@
 #include <cmath>
 #include <vector>
 
-#include "BackendTestUtil.h"
+#include "../BackendTestUtil.h"
 #include "CpuIsaTestUtil.h"
 #include "nn/backend/cpu/CpuBackend.h"
 #include "nn/conf/Enums.h"

@@ -4,7 +4,7 @@
 
 #ifdef DL4CPP_X86_KERNELS
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "nn/backend/cpu/Im2colConvolution.cpp"
+#define HWY_TARGET_INCLUDE "nn/backend/cpu/im2col/Im2colConvolution.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 #endif
@@ -15,10 +15,10 @@
 #include <cstdint>
 
 #include "nn/backend/cpu/AlignedRows.h"
-#include "nn/backend/cpu/DirectWeightGradient.h"
-#include "nn/backend/cpu/Im2colConvolution.h"
 #include "nn/backend/cpu/ParallelFor.h"
-#include "nn/backend/cpu/Sgemm.h"
+#include "nn/backend/cpu/direct/DirectWeightGradient.h"
+#include "nn/backend/cpu/gemm/Sgemm.h"
+#include "nn/backend/cpu/im2col/Im2colConvolution.h"
 
 #ifdef DL4CPP_X86_KERNELS
 HWY_BEFORE_NAMESPACE();

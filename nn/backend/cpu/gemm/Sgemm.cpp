@@ -1,4 +1,4 @@
-#include "nn/backend/cpu/Sgemm.h"
+#include "nn/backend/cpu/gemm/Sgemm.h"
 
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -11,8 +11,8 @@
 #include "nn/backend/cpu/CpuIsa.h"
 #include "nn/backend/cpu/KernelTable.h"
 #include "nn/backend/cpu/ParallelFor.h"
-#include "nn/backend/cpu/SgemmStatus.h"
 #include "nn/backend/cpu/X86Kernels.h"
+#include "nn/backend/cpu/gemm/SgemmStatus.h"
 
 namespace dl4cpp::cpu {
 

@@ -5,7 +5,7 @@
 
 #ifdef DL4CPP_X86_KERNELS
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "nn/backend/cpu/DirectConvolution.cpp"
+#define HWY_TARGET_INCLUDE "nn/backend/cpu/direct/DirectConvolution.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 #endif
@@ -14,9 +14,9 @@
 
 #include "nn/Error.h"
 #include "nn/backend/cpu/AlignedRows.h"
-#include "nn/backend/cpu/DirectConvolution.h"
 #include "nn/backend/cpu/KernelTable.h"
 #include "nn/backend/cpu/ParallelFor.h"
+#include "nn/backend/cpu/direct/DirectConvolution.h"
 
 #ifdef DL4CPP_X86_KERNELS
 HWY_BEFORE_NAMESPACE();

@@ -11,9 +11,9 @@
 #include <limits>
 #include <vector>
 
-#include "BackendTestUtil.h"
+#include "../BackendTestUtil.h"
 #include "nn/backend/cpu/CpuBackend.h"
-#include "nn/backend/cpu/MaxPooling.h"
+#include "nn/backend/cpu/pooling/MaxPooling.h"
 
 using namespace dl4cpp;
 using testutil::window;

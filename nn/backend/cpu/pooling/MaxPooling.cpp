@@ -5,7 +5,7 @@
 
 #ifdef DL4CPP_X86_KERNELS
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "nn/backend/cpu/MaxPooling.cpp"
+#define HWY_TARGET_INCLUDE "nn/backend/cpu/pooling/MaxPooling.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 #endif
@@ -14,8 +14,8 @@
 #include <bit>
 #include <limits>
 
-#include "nn/backend/cpu/MaxPooling.h"
 #include "nn/backend/cpu/ParallelFor.h"
+#include "nn/backend/cpu/pooling/MaxPooling.h"
 
 #ifdef DL4CPP_X86_KERNELS
 HWY_BEFORE_NAMESPACE();
