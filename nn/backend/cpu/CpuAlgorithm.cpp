@@ -15,8 +15,8 @@ std::string trimmed(std::string_view s) {
   return std::string(s);
 }
 
-std::map<std::string, std::string>& setting() {
-  static std::map<std::string, std::string> forced = [] {
+CpuAlgorithmSetting& setting() {
+  static CpuAlgorithmSetting forced = [] {
     const char* raw = std::getenv(kVariable);
     return parseCpuAlgorithmSetting(raw == nullptr ? "" : raw);
   }();
@@ -24,8 +24,8 @@ std::map<std::string, std::string>& setting() {
 }
 }  // namespace
 
-std::map<std::string, std::string> parseCpuAlgorithmSetting(std::string_view text) {
-  std::map<std::string, std::string> forced;
+CpuAlgorithmSetting parseCpuAlgorithmSetting(std::string_view text) {
+  CpuAlgorithmSetting forced;
   while (!text.empty()) {
     const size_t comma = text.find(',');
     const std::string_view pair = text.substr(0, comma);
@@ -52,7 +52,7 @@ std::map<std::string, std::string> parseCpuAlgorithmSetting(std::string_view tex
 
 std::string_view forcedCpuAlgorithm(std::string_view op) {
   const auto& forced = setting();
-  const auto it = forced.find(std::string(op));
+  const auto it = forced.find(op);
   return it == forced.end() ? std::string_view() : std::string_view(it->second);
 }
 

@@ -12,6 +12,7 @@
 // op=name pairs: `DL4CPP_CPU_ALGORITHM=conv_forward=im2col,pooling=onednn`. An unknown op or name
 // is a ConfigError on first use; forcing an algorithm on a shape it does not take, or above the ISA
 // level, is a CpuAlgorithmError naming the algorithm and the reason, never a silent fallback.
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -42,7 +43,9 @@ struct CpuAlgorithmYield {
 
 // op -> forced algorithm name, parsed from a DL4CPP_CPU_ALGORITHM value ("" gives none). Throws
 // ConfigError on a malformed pair; names are checked against the tables by forcedCpuAlgorithm.
-std::map<std::string, std::string> parseCpuAlgorithmSetting(std::string_view setting);
+// Looked up by string_view (std::less<>), so that choosing a kernel never allocates.
+using CpuAlgorithmSetting = std::map<std::string, std::string, std::less<>>;
+CpuAlgorithmSetting parseCpuAlgorithmSetting(std::string_view setting);
 
 // The name forced for `op`, or "" (read from DL4CPP_CPU_ALGORITHM once, unless set below).
 std::string_view forcedCpuAlgorithm(std::string_view op);
