@@ -53,9 +53,8 @@ inline bool winogradFits(const Shape& weights, const WindowGeometry& g, int64_t 
   return g.kernelH == kernel && !hasFewInputChannels(weights) && winogradConvolutionFits(g);
 }
 
-// --- Forward
-// --------------------------------------------------------------------------------------- y (of
-// outH x outW) = f(conv(x, w) + b). The fused kernels (ConvolutionPooling.h) ask `kernel`.
+// --- Forward -------------------------------------------------------------------------------------
+// y (of outH x outW) = f(conv(x, w) + b). The fused kernels (ConvolutionPooling.h) ask `kernel`.
 enum class ForwardKernel { WINOGRAD, DIRECT, IM2COL, ONEDNN };
 struct ConvolutionForwardAlgorithm {
   std::string_view name;
@@ -68,6 +67,7 @@ struct ConvolutionForwardAlgorithm {
   // y = f(conv(x, w) + b); null for oneDNN (f then applied by the caller).
   void (*run)(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y, const WindowGeometry& g,
               float* scratch, const FusedActivation& f);
+  // Where the rule passes it over for a later entry (CpuAlgorithm.h); nowhere by default.
   CpuAlgorithmYield<const Shape&, const WindowGeometry&, int64_t, int64_t> yield{};
 };
 // Winograd F(4x4, 5x5) first: on LeNet's second convolution it beats the direct kernels, which
@@ -119,9 +119,8 @@ inline ForwardKernel forwardKernel(const Shape& weights, const WindowGeometry& g
   return selectConvolutionForward(weights, g, outH, outW).kernel;
 }
 
-// --- Backward data
-// --------------------------------------------------------------------------------- dx = the
-// gradient of conv(x, w) with respect to x, from dy.
+// --- Backward data -------------------------------------------------------------------------------
+// dx = the gradient of conv(x, w) with respect to x, from dy.
 enum class BackwardDataKernel { WINOGRAD, COL2IM, ONEDNN };
 struct ConvolutionBackwardDataAlgorithm {
   std::string_view name;
@@ -132,6 +131,7 @@ struct ConvolutionBackwardDataAlgorithm {
   int64_t (*scratchFloats)(const Shape& dx, const Shape& w, const WindowGeometry& g, int threads);
   void (*run)(const Tensor& dy, const Tensor& w, Tensor& dx, const WindowGeometry& g,
               float* scratch);
+  // Where the rule passes it over for a later entry (CpuAlgorithm.h); nowhere by default.
   CpuAlgorithmYield<const Shape&, const Shape&, const WindowGeometry&> yield{};
 };
 // Largest column matrix of one image (C·kH·kW × outH·outW floats, 4 MiB) for which backward data
@@ -172,9 +172,8 @@ inline const ConvolutionBackwardDataAlgorithm& selectConvolutionBackwardData(
   return selectCpuAlgorithm("conv_backward_data", kConvolutionBackwardDataAlgorithms, dx, w, g);
 }
 
-// --- Weight gradient
-// ------------------------------------------------------------------------------- dw and db (or
-// empty) from x and dy (of outH x outW). The fused kernels ask `kernel`.
+// --- Weight gradient -----------------------------------------------------------------------------
+// dw and db (or empty) from x and dy (of outH x outW). The fused kernels ask `kernel`.
 enum class WeightGradientKernel { WINOGRAD, DIRECT, DIRECT_FEW_CHANNELS, IM2COL, ONEDNN };
 struct ConvolutionWeightGradientAlgorithm {
   std::string_view name;
@@ -185,6 +184,7 @@ struct ConvolutionWeightGradientAlgorithm {
   int64_t (*scratchFloats)(const Shape& x, const Shape& w, const WindowGeometry& g, int threads);
   void (*run)(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db, const WindowGeometry& g,
               float* scratch);
+  // Where the rule passes it over for a later entry (CpuAlgorithm.h); nowhere by default.
   CpuAlgorithmYield<const Shape&, const WindowGeometry&, int64_t, int64_t> yield{};
 };
 inline void winogradWeightGradient(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,

@@ -175,8 +175,7 @@ void CpuConvolution::convolutionBackwardWeights(const Tensor& x, const Tensor& d
     core_.execute(e, {x.data(), dy.data(), dw.data()});
 }
 
-// --- Inner product
-// ---------------------------------------------------------------------------------
+// --- Inner product -------------------------------------------------------------------------------
 
 void CpuConvolution::innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b,
                                          Tensor& y) {

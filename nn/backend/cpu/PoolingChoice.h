@@ -26,6 +26,7 @@ struct PoolingAlgorithm {
                   Tensor& workspace);
   // dx from dy and the training forward pass's workspace; null for oneDNN.
   void (*backward)(const Tensor& dy, Tensor& dx, const WindowGeometry& g, const Tensor& workspace);
+  // Where the rule passes it over for a later entry (CpuAlgorithm.h); nowhere by default.
   CpuAlgorithmYield<PoolingKind, const WindowGeometry&> yield{};
 };
 
