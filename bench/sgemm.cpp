@@ -1,4 +1,4 @@
-// dl4cpp's sgemm (nn/backend/cpu/Sgemm.h) against oneDNN's dnnl_sgemm on the GEMMs of a LeNet
+// dl4cpp's sgemm (nn/backend/cpu/gemm/Sgemm.h) against oneDNN's dnnl_sgemm on the GEMMs of a LeNet
 // training step at batch 128: the per-image convolution GEMMs as the convolutions run them (128
 // calls, one per image, on one thread), and the dense layers' whole-batch GEMMs on 1 and 2
 // threads, those of a 1024 x 1024 dense layer at batch 256 too. The two are timed alternately, call
@@ -6,7 +6,7 @@
 // timings. `diff` is the largest difference between the two results relative to the largest
 // magnitude, a check that both computed the same.
 //   bench_sgemm [--calls 200]
-#include "nn/backend/cpu/Sgemm.h"
+#include "nn/backend/cpu/gemm/Sgemm.h"
 
 #include <dl4cpp/dl4cpp.h>
 #include <fmt/format.h>

@@ -60,9 +60,16 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/backend/ForwardContext.h
   nn/backend/HostDevice.h
   nn/backend/LayerPlan.h
+  nn/backend/OpFlops.h
   nn/backend/OpNames.h
   nn/backend/OpTypes.h
   nn/backend/cpu/CpuIsa.h
+  nn/backend/ops/ConvolutionOps.h
+  nn/backend/ops/ElementwiseOps.h
+  nn/backend/ops/NormalizationOps.h
+  nn/backend/ops/OpDispatch.h
+  nn/backend/ops/PoolingOps.h
+  nn/backend/ops/RecurrentOps.h
   nn/conf/ConfigurationLimits.h
   nn/conf/Enums.h
   nn/conf/InputType.h

@@ -27,7 +27,7 @@
 //     fanOut = nOut*kh*kw / (strideH*strideW)); zero biases. (Only the distribution matches: the
 //     generators differ, so the initial weights do not.)
 //   - l2 5e-4 added to the gradient of the weights, not of the biases (DL4J's l2, l2Bias = 0);
-//   - DL4J's Nesterovs(0.01, 0.9) of nn/backend/cpu/CpuFlatOps.cpp, written out by hand:
+//   - DL4J's Nesterovs(0.01, 0.9) of nn/backend/cpu/CpuElementwise.cpp, written out by hand:
 //       v' = mu v - lr g;  p += (1 + mu) v' - mu v,  i.e.  p += mu^2 v - (1 + mu) lr g,  v = v'.
 //     (torch::optim::SGD with nesterov is the same update in exact arithmetic, with its state
 //     scaled by -1/lr; writing it out keeps l2 off the biases and the algorithm in plain sight.)

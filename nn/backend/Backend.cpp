@@ -11,7 +11,34 @@ std::vector<std::unique_ptr<NetworkStep>> Backend::planSteps(const std::vector<L
   return {};
 }
 
-void Backend::runPlanned(OpPass, double, KernelRef kernel) { kernel(); }
+namespace {
+OpPhase phaseOf(OpPass pass) {
+  switch (pass) {
+    case OpPass::FORWARD:
+      return OpPhase::FORWARD;
+    case OpPass::BACKWARD_DATA:
+      return OpPhase::BACKWARD_DATA;
+    case OpPass::BACKWARD_WEIGHTS:
+      return OpPhase::BACKWARD_WEIGHTS;
+  }
+  return OpPhase::OTHER;
+}
+}  // namespace
+
+// A planned step's kernel is one op, charged to the layer the step entered (a fused convolution +
+// pooling: the convolution's, with the convolution's FLOPs).
+void Backend::runPlanned(OpPass pass, double flops, KernelRef kernel) {
+  dispatchOp(
+      hook_, phaseOf(pass), [&] { kernel(); }, [flops] { return flops; });
+}
+
+void Backend::install(ConvolutionImpl& convolution, PoolingImpl& pooling,
+                      NormalizationImpl& normalization, ElementwiseImpl& elementwise) {
+  ConvolutionOps::bindFamily(convolution, hook_);
+  PoolingOps::bindFamily(pooling, hook_);
+  NormalizationOps::bindFamily(normalization, hook_);
+  ElementwiseOps::bindFamily(elementwise, hook_);
+}
 
 std::unique_ptr<Backend> makeBackend(Device device) {
   switch (device.type) {

@@ -2,7 +2,7 @@
 
 #include <thread>
 
-#include "nn/backend/ProfilingBackend.h"
+#include "nn/backend/ProfilingObserver.h"
 
 namespace dl4cpp {
 
@@ -13,15 +13,15 @@ int hardwareConcurrency() {
 DeviceContext::DeviceContext(Device device, int numThreads)
     : device_(device),
       numThreads_(numThreads > 0 ? numThreads : hardwareConcurrency()),
-      backend_(makeBackend(device)),
-      active_(backend_.get()) {}
+      backend_(makeBackend(device)) {}
 
 DeviceContext::~DeviceContext() = default;
 
 void DeviceContext::setProfiler(std::shared_ptr<LayerProfiler> profiler) {
-  profiling_ = profiler ? std::make_unique<ProfilingBackend>(*backend_, profiler) : nullptr;
+  backend_->setObserver(nullptr);
+  profiling_ = profiler ? std::make_unique<ProfilingObserver>(profiler) : nullptr;
   profiler_ = std::move(profiler);
-  active_ = profiling_ ? profiling_.get() : backend_.get();
+  backend_->setObserver(profiling_.get());
 }
 
 void DeviceContext::setNumThreads(int numThreads) {

@@ -27,11 +27,11 @@ class DeviceContext {
 
   // Call on the thread about to run ops (MultiLayerNetwork does, at the start of fit/output).
   void bindToCurrentThread() { backend_->bindToCurrentThread(numThreads_); }
-  // The backend ops go to: the device's own, or the profiling decorator around it.
-  Backend& backend() { return *active_; }
+  // The backend ops go to.
+  Backend& backend() { return *backend_; }
 
-  // With a profiler, every op is timed and charged to it (through a ProfilingBackend wrapped
-  // around the device's backend); nullptr removes the decorator, so ops cost nothing extra.
+  // With a profiler, every op is timed and charged to it (a ProfilingObserver installed on the
+  // backend); nullptr removes the observer, so ops cost nothing extra.
   void setProfiler(std::shared_ptr<LayerProfiler> profiler);
   // The installed profiler, or nullptr.
   LayerProfiler* profiler() const { return profiler_.get(); }
@@ -39,10 +39,9 @@ class DeviceContext {
  private:
   Device device_;
   int numThreads_;
-  std::unique_ptr<Backend> backend_;    // the device's backend
-  std::unique_ptr<Backend> profiling_;  // ProfilingBackend around backend_, while profiling
+  std::unique_ptr<Backend> backend_;       // the device's backend
+  std::unique_ptr<OpObserver> profiling_;  // ProfilingObserver on backend_, while profiling
   std::shared_ptr<LayerProfiler> profiler_;
-  Backend* active_;  // profiling_ when set, else backend_
 };
 
 // Hardware threads of this machine (at least 1).

@@ -26,8 +26,8 @@
 //  - it may skip whatever only feeds its input gradient when it is given none to write (the
 //    network's first step, unless an input gradient is asked for): the CPU's fused first
 //    convolution then takes its weight gradient straight from the pooled gradient;
-//  - it must run its own kernels through Backend::runPlanned, so that a decorator (the
-//    ProfilingBackend) sees them as ops, and say which layer the ops that follow belong to
+//  - it must run its own kernels through Backend::runPlanned, so that an observer (the
+//    profiler's) sees them as ops, and say which layer the ops that follow belong to
 //    (enterLayer), as the network does for a single layer.
 #include <type_traits>
 #include <vector>

@@ -1,6 +1,6 @@
 #pragma once
 // Analytic FLOPs of the GEMM-like ops (multiply and add counted separately), from their shapes:
-// what a LayerProfiler reads achieved GFLOP/s from, for the ProfilingBackend's ops and for the
+// what a LayerProfiler reads achieved GFLOP/s from, for the ops of the families (ops/) and for the
 // kernels planned steps run (Backend::runPlanned).
 #include "nn/tensor/Shape.h"
 

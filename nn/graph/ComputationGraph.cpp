@@ -14,6 +14,7 @@
 #include "nn/layers/RuntimeLayer.h"
 #include "nn/layers/VertexRuntime.h"
 #include "nn/profiling/LayerProfiler.h"
+#include "nn/tensor/DeviceMemory.h"
 
 namespace dl4cpp {
 
@@ -94,7 +95,7 @@ void ComputationGraph::profileLayer(int layer) {
 }
 
 void ComputationGraph::init() {
-  if (!context_->device().isCpu())
+  if (!devices::isHostMemory(context_->device()))
     throw BackendError(
         "ComputationGraph runs on the CPU (its vertices and gradient sums loop "
         "over host memory); it was given " +

@@ -2,12 +2,12 @@
 // LayerProfiler: where the time of a training step goes, per layer and per phase.
 //
 //   auto profiler = std::make_shared<LayerProfiler>();
-//   model.setProfiler(profiler);         // wraps the model's backend in a ProfilingBackend
+//   model.setProfiler(profiler);         // installs a ProfilingObserver on the model's backend
 //   model.fit(iterator);
 //   profiler->totals(2, ProfilePhase::BACKWARD_WEIGHTS).seconds;   // layer 2's dW/db time
 //   model.setProfiler(nullptr);          // back to the bare backend: no cost at all
 //
-// Every backend op is timed by the ProfilingBackend and charged to the layer the network says is
+// Every backend op is timed by the ProfilingObserver and charged to the layer the network says is
 // running (enterLayer) and to the phase the op belongs to. Ops the network runs outside any layer
 // (gradient scaling, the l2 score term, the finite-gradient check) are charged to kNetwork.
 // An op's FLOPs are counted analytically from its shapes (GEMM-like ops only), so achieved
@@ -52,7 +52,7 @@ class LayerProfiler {
   void enterLayer(int layer) { current_ = layer; }
   int currentLayer() const { return current_; }
 
-  // Charges one op to the current layer (ProfilingBackend calls it).
+  // Charges one op to the current layer (ProfilingObserver calls it).
   void record(ProfilePhase phase, double seconds, double flops);
   // Called by MultiLayerNetwork once per completed fit() iteration.
   void iterationDone() { ++iterations_; }

@@ -70,6 +70,11 @@ CudaBackend::CudaBackend(int device) : device_(device) {
                                    static_cast<size_t>(hostResultsCapacity_) * sizeof(double)));
   reduced_ = Tensor(Shape{2 * hostResultsCapacity_}, Device::cuda(device_));
   stager_ = std::make_unique<BatchStager>(device_, stream_);
+  convolution_ = makeCudaConvolution(*this);
+  pooling_ = makeCudaPooling(*this);
+  normalization_ = makeCudaNormalization(*this);
+  elementwise_ = makeCudaElementwise(*this);
+  install(*convolution_, *pooling_, *normalization_, *elementwise_);
 }
 
 CudaBackend::~CudaBackend() {
@@ -161,47 +166,6 @@ double CudaBackend::sumOnDevice(const double* terms, int64_t n) {
   double result = 0.0;
   readBack(out, 1, &result);
   return result;
-}
-
-// --- Inner product: y = x W^T + b
-// ------------------------------------------------------------------
-
-void CudaBackend::innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b,
-                                      Tensor& y) {
-  const int64_t n = x.dim(0), nOut = w.dim(0), nIn = w.dim(1);
-  gemm(false, true, n, nOut, nIn, 1.0f, x.data(), w.data(), 0.0f, y.data());
-  if (!b.empty()) addBias(y, b, nOut, 1);
-}
-
-void CudaBackend::innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx) {
-  // dx (N, nIn) = dy (N, nOut) W (nOut, nIn)
-  const int64_t n = dy.dim(0), nOut = w.dim(0), nIn = w.dim(1);
-  gemm(false, false, n, nIn, nOut, 1.0f, dy.data(), w.data(), 0.0f, dx.data());
-}
-
-void CudaBackend::innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
-                                              Tensor& db) {
-  // dW (nOut, nIn) = dy^T (nOut, N) x (N, nIn); db = column sums of dy
-  const int64_t n = x.dim(0), nOut = dw.dim(0), nIn = dw.dim(1);
-  gemm(true, false, nOut, nIn, n, 1.0f, dy.data(), x.data(), 0.0f, dw.data());
-  if (!db.empty()) reduceChannels(dy, nOut, 1, db);
-}
-
-// --- Staging
-// ----------------------------------------------------------------------------------------
-
-void CudaBackend::stageBatch(const Tensor& features, const Tensor& labels, Tensor& deviceFeatures,
-                             Tensor& deviceLabels) {
-  const Device here = Device::cuda(device_);
-  auto fromHost = [](const Tensor& t) { return !t.empty() && t.device().isCpu(); };
-  auto elsewhere = [&](const Tensor& t) {
-    return t.empty() || t.device() == here ? t : t.to(here);
-  };
-  if (fromHost(features) || fromHost(labels))
-    stager_->stage(fromHost(features) ? features : Tensor(), fromHost(labels) ? labels : Tensor(),
-                   deviceFeatures, deviceLabels);
-  if (!fromHost(features)) deviceFeatures = elsewhere(features);
-  if (!fromHost(labels)) deviceLabels = elsewhere(labels);
 }
 
 }  // namespace dl4cpp::cuda

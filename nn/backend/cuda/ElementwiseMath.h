@@ -1,6 +1,6 @@
 #pragma once
 // The per-element (and per-row) formulas of the CUDA backend's activations, softmax, losses and
-// updater steps: the same expressions as CpuFlatOps.cpp / oneDNN's definitions (same clips, NaN
+// updater steps: the same expressions as CpuElementwise.cpp / oneDNN's definitions (same clips, NaN
 // propagation, 1 - beta in double). Compiled by nvcc for the kernels (thin grid-stride loops
 // around these) and by the host compiler for test/cuda/ElementwiseMathTest.cpp, which checks
 // them against the CPU backend without a GPU.
@@ -217,7 +217,7 @@ DL4CPP_HOST_DEVICE inline double lossTerm(LossKind loss, float p, float l) {
   return 0.0;
 }
 
-// Host-computed float constants of one updater step (as CpuUpdaters.cpp forms them).
+// Host-computed float constants of one updater step (as CpuElementwise.cpp forms them).
 struct UpdaterArgs {
   UpdaterKind kind;
   float lr;

@@ -5,6 +5,7 @@
 
 #include "nn/backend/DeviceContext.h"
 #include "nn/core/Error.h"
+#include "nn/tensor/DeviceMemory.h"
 #include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::detail {
@@ -16,7 +17,7 @@ inline int64_t valuesPerExample(const Tensor& t) {
 
 // Vertices loop over host memory (GraphVertex.h): BackendError on another device.
 inline void requireHost(const DeviceContext& ctx, const char* vertex) {
-  if (!ctx.device().isCpu())
+  if (!devices::isHostMemory(ctx.device()))
     throw BackendError(std::string(vertex) + " runs on the CPU only; this graph is on " +
                        ctx.device().toString());
 }

@@ -17,10 +17,10 @@
 #include "BackendTestUtil.h"
 #include "CpuIsaTestUtil.h"
 #include "nn/backend/cpu/CpuBackend.h"
-#include "nn/backend/cpu/DirectConvolution.h"
-#include "nn/backend/cpu/DirectWeightGradient.h"
-#include "nn/backend/cpu/Im2colConvolution.h"
-#include "nn/backend/cpu/WinogradConvolution.h"
+#include "nn/backend/cpu/direct/DirectConvolution.h"
+#include "nn/backend/cpu/direct/DirectWeightGradient.h"
+#include "nn/backend/cpu/im2col/Im2colConvolution.h"
+#include "nn/backend/cpu/winograd/WinogradConvolution.h"
 
 using namespace dl4cpp;
 using testutil::filled;

@@ -1,6 +1,6 @@
-// Every loss of the CPU backend (CpuFlatOps.cpp) against DL4J's formulas evaluated in double: the
-// summed score and dL/dy (through the IDENTITY activation, which leaves it unchanged), on outputs
-// and labels that reach every clip and both sides of every kink.
+// Every loss of the CPU backend (CpuElementwise.cpp) against DL4J's formulas evaluated in double:
+// the summed score and dL/dy (through the IDENTITY activation, which leaves it unchanged), on
+// outputs and labels that reach every clip and both sides of every kink.
 #include <doctest/doctest.h>
 
 #include <algorithm>

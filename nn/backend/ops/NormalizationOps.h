@@ -1,0 +1,68 @@
+#pragma once
+// The normalisation family: batch normalisation and local response normalisation.
+// NormalizationImpl is what a device implements (cpu/CpuNormalization.cpp,
+// cuda/CudaNormalization.cu); NormalizationOps is what layers call, through Backend.
+#include "nn/backend/OpTypes.h"
+#include "nn/backend/ops/OpDispatch.h"
+#include "nn/tensor/Tensor.h"
+
+namespace dl4cpp {
+
+class NormalizationImpl {
+ public:
+  virtual ~NormalizationImpl() = default;
+  // Per channel c of x (N, C, H, W), statistics over N, H and W; per feature c of x (N, C), over
+  // N. gamma, beta, mean and variance are (C); variances are population variances.
+  // Training: writes the batch's mean and variance and
+  // y = gamma (x - mean) / sqrt(var + eps) + beta.
+  virtual void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                        float eps, Tensor& y, Tensor& batchMean,
+                                        Tensor& batchVariance) = 0;
+  // Inference: the same with the given (running) mean and variance.
+  virtual void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                         const Tensor& mean, const Tensor& variance, float eps,
+                                         Tensor& y) = 0;
+  // dx, dgamma, dbeta from x, dy, gamma and the batch statistics its training forward wrote; dx
+  // may be empty when only dgamma and dbeta are wanted.
+  virtual void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                                 const Tensor& batchMean, const Tensor& batchVariance, float eps,
+                                 Tensor& dx, Tensor& dgamma, Tensor& dbeta) = 0;
+  // x, y (N, C, H, W): LrnParams' normalisation. A training-mode pass records in `workspace`
+  // (the calling layer's, sized by the backend) what lrnBackward reads.
+  virtual void lrnForward(const LrnParams& p, const Tensor& x, Tensor& y, bool training,
+                          Tensor& workspace) = 0;
+  // dx from dy, the forward pass's x and its training-mode workspace.
+  virtual void lrnBackward(const LrnParams& p, const Tensor& x, const Tensor& dy, Tensor& dx,
+                           const Tensor& workspace) = 0;
+};
+
+class NormalizationOps : protected OpFamily<NormalizationImpl> {
+ public:
+  void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
+                                Tensor& y, Tensor& batchMean, Tensor& batchVariance) {
+    run(OpPhase::FORWARD,
+        [&] { impl().batchNormForwardTraining(x, gamma, beta, eps, y, batchMean, batchVariance); });
+  }
+  void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                 const Tensor& mean, const Tensor& variance, float eps, Tensor& y) {
+    run(OpPhase::FORWARD,
+        [&] { impl().batchNormForwardInference(x, gamma, beta, mean, variance, eps, y); });
+  }
+  void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                         const Tensor& batchMean, const Tensor& batchVariance, float eps,
+                         Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+    run(OpPhase::BACKWARD_DATA, [&] {
+      impl().batchNormBackward(x, dy, gamma, batchMean, batchVariance, eps, dx, dgamma, dbeta);
+    });
+  }
+  void lrnForward(const LrnParams& p, const Tensor& x, Tensor& y, bool training,
+                  Tensor& workspace) {
+    run(OpPhase::FORWARD, [&] { impl().lrnForward(p, x, y, training, workspace); });
+  }
+  void lrnBackward(const LrnParams& p, const Tensor& x, const Tensor& dy, Tensor& dx,
+                   const Tensor& workspace) {
+    run(OpPhase::BACKWARD_DATA, [&] { impl().lrnBackward(p, x, dy, dx, workspace); });
+  }
+};
+
+}  // namespace dl4cpp
