@@ -57,7 +57,7 @@ class AccuracyTrace : public TrainingListener {
  public:
   AccuracyTrace(DataSetIterator& test, int64_t every) : test_(test), every_(every) {}
   void start() { start_ = Clock::now(); }
-  void iterationDone(const MultiLayerNetwork& model, const IterationInfo& info) override {
+  void iterationDone(const Model& model, const IterationInfo& info) override {
     seen_ += info.examples;
     if (seen_ < next_) return;
     next_ += every_;

@@ -54,6 +54,7 @@ set(DL4CPP_PUBLIC_HEADERS
   iterators/image/transform/TranslateImageTransform.h
   iterators/image/transform/UniformRange.h
   nn/Error.h
+  nn/api/Model.h
   nn/backend/Backend.h
   nn/backend/CounterRandom.h
   nn/backend/HostDevice.h

@@ -20,6 +20,7 @@
 #include "iterators/image/NativeImageLoader.h"
 #include "iterators/image/PatternPathLabelGenerator.h"
 #include "nn/Error.h"
+#include "nn/api/Model.h"
 #include "nn/backend/cpu/CpuIsa.h"
 #include "nn/conf/NeuralNetConfiguration.h"
 #include "nn/conf/graph/ComputationGraphConfiguration.h"

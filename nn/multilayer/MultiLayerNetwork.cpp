@@ -542,6 +542,31 @@ MultiLayerNetwork MultiLayerNetwork::clone(Device device) const {
   return copy;
 }
 
+std::unique_ptr<Model> MultiLayerNetwork::cloneModel() const {
+  return std::make_unique<MultiLayerNetwork>(clone());
+}
+
+std::unique_ptr<Model> MultiLayerNetwork::newReplica(Device device, int numThreads) const {
+  auto replica = std::make_unique<MultiLayerNetwork>(conf_, device, numThreads);
+  replica->init();
+  return replica;
+}
+
+std::vector<std::string> MultiLayerNetwork::layerNames() const {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < conf_.layers.size(); ++i)
+    names.push_back(conf_.layers[i]->name.empty()
+                        ? fmt::format("{}: {}", i, conf_.layers[i]->typeName())
+                        : conf_.layers[i]->name);
+  return names;
+}
+
+std::vector<int64_t> MultiLayerNetwork::layerParamCounts() const {
+  std::vector<int64_t> counts;
+  for (const auto& layer : conf_.layers) counts.push_back(layer->numParams());
+  return counts;
+}
+
 void MultiLayerNetwork::save(const std::filesystem::path& path, bool saveUpdater) const {
   ModelSerializer::writeModel(*this, path, saveUpdater);
 }

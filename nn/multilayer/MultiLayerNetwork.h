@@ -27,6 +27,7 @@
 
 #include "iterators/DataSet.h"
 #include "iterators/DataSetIterator.h"
+#include "nn/api/Model.h"
 #include "nn/conf/NeuralNetConfiguration.h"
 #include "nn/eval/Evaluation.h"
 #include "nn/listeners/TrainingListener.h"
@@ -46,12 +47,12 @@ class RuntimeLayer;
 class LossOutputRuntime;
 }  // namespace layers
 
-class MultiLayerNetwork {
+class MultiLayerNetwork : public Model {
  public:
   // numThreads: CPU threads for this network's ops; 0 = all cores.
   explicit MultiLayerNetwork(MultiLayerConfiguration conf, Device device = Device::cpu(),
                              int numThreads = 0);
-  ~MultiLayerNetwork();
+  ~MultiLayerNetwork() override;
   MultiLayerNetwork(MultiLayerNetwork&&) noexcept;
   MultiLayerNetwork& operator=(MultiLayerNetwork&&) noexcept;
   MultiLayerNetwork(const MultiLayerNetwork&) = delete;
@@ -59,87 +60,84 @@ class MultiLayerNetwork {
 
   // Allocates the flat buffers and initialises parameters from the configuration's seed.
   // Calling it again re-initialises (parameters, updater state, counters).
-  void init();
-  bool isInitialized() const { return !layers_.empty(); }
+  void init() override;
+  bool isInitialized() const override { return !layers_.empty(); }
 
   // One iteration on one minibatch: forward, backward, updater step. The listeners' iterationDone
   // follows, as after each minibatch of fit(iterator) (IterationInfo::examplesInEpoch counts the
   // examples fitted since the last epoch boundary; examplesPerEpoch is -1). It starts and ends no
   // epoch: onEpochStart/onEpochEnd are for fit(iterator).
-  void fit(const DataSet& batch);
+  void fit(const DataSet& batch) override;
   // One epoch over the iterator (reset first when it is exhausted and resettable). DataError when
   // it yields no minibatch at all.
-  void fit(DataSetIterator& iterator);
+  void fit(DataSetIterator& iterator) override;
   void fit(DataSetIterator& iterator, int epochs);
 
   // Forward pass; `train` selects training-mode behaviour of layers (dropout, batch norm).
   // Returns a new host tensor (N, nOut), whichever device the network lives on.
   Tensor output(const Tensor& features, bool train = false);
+  Tensor outputSingle(const Tensor& features, bool train = false) override {
+    return output(features, train);
+  }
 
   // Loss of the last fitted minibatch: mean data loss + the regularisation terms (DL4J's score()).
-  double score() const { return score_; }
+  double score() const override { return score_; }
   // The same quantity for `data`, without training.
-  double score(const DataSet& data);
-  void setScore(double score) { score_ = score; }
+  double score(const DataSet& data) override;
+  void setScore(double score) override { score_ = score; }
   // The non-data part of score() over the current parameters, summed over every parameter (l2,
   // l1 and weight decay of the weights, l2Bias, l1Bias and weightDecayBias of the biases):
   // 0.5 * l2 * ||p||^2 + l1 * sum |p| + 0.5 * weightDecay * ||p||^2 (DL4J's terms).
-  double calcRegularizationScore();
+  double calcRegularizationScore() override;
 
   // The learning rate layer `layer`'s weights step with at the current iteration and epoch counts
   // (DL4J's getLearningRate): its updater's rate, or its schedule's value, times
   // learningRateScale(). Empty for a layer without parameters or a frozen one (it takes no
   // updates); ConfigError for no such layer.
-  std::optional<double> getLearningRate(int layer) const;
+  std::optional<double> getLearningRate(int layer) const override;
   // Multiplies every layer's learning rate after its schedule (ParallelWrapper's learning-rate
   // scaling by worker count). Default 1; copied by clone(), not saved in model files. ConfigError
   // unless finite and > 0.
-  void setLearningRateScale(double scale);
-  double learningRateScale() const { return learningRateScale_; }
+  void setLearningRateScale(double scale) override;
+  double learningRateScale() const override { return learningRateScale_; }
 
   // Accuracy, precision, recall, F1 and confusion matrix over the iterator's data.
-  Evaluation evaluate(DataSetIterator& iterator);
+  Evaluation evaluate(DataSetIterator& iterator) override;
 
   // --- Gradients without an update (gradient checks, ParallelWrapper's shared gradients) ---------
   // Forward + backward on `batch`; leaves dL/dparams (of the mean data loss, no regularisation)
   // in gradient() and, when wanted, dL/dfeatures in inputGradient(). Returns the mean data loss.
   // Frozen layers' gradients stay zero; with frozen layers there is no input gradient (ConfigError
   // when one is asked for).
-  double computeGradientAndScore(const DataSet& batch, bool wantInputGradient = false);
+  double computeGradientAndScore(const DataSet& batch, bool wantInputGradient = false) override;
   // Applies one updater step with the current gradient(), in DL4J's order: each layer's gradient
   // normalisation, then l1 and l2 (added to gradient()), the updater, and weight decay.
-  void applyUpdate();
+  void applyUpdate() override;
 
   // --- Flat buffers
   // --------------------------------------------------------------------------------
-  int64_t numParams() const;
+  int64_t numParams() const override;
   // The flat parameter buffer itself (a view sharing storage, as DL4J's params()).
-  Tensor params() const { return params_; }
+  Tensor params() const override { return params_; }
   // Copies `params` (numParams() values) into the parameter buffer.
-  void setParams(const Tensor& params);
-  Tensor gradient() const { return gradients_; }
-  Tensor updaterState() const { return updaterState_; }
-  void setUpdaterState(const Tensor& state);
+  void setParams(const Tensor& params) override;
+  Tensor gradient() const override { return gradients_; }
+  Tensor updaterState() const override { return updaterState_; }
+  void setUpdaterState(const Tensor& state) override;
   Tensor inputGradient() const { return inputGradient_; }
   // Non-learned layer state (running statistics and the like), laid out from every layer's
   // stateSpecs() in layer order; empty when no layer has state.
-  Tensor layerState() const { return layerState_; }
-  void setLayerState(const Tensor& state);
+  Tensor layerState() const override { return layerState_; }
+  void setLayerState(const Tensor& state) override;
   // Where each layer's state segments lie in layerState(), with the rule replicas combine them by.
-  struct StateSegment {
-    int layer = 0;
-    std::string name;
-    int64_t offset = 0;
-    Shape shape;
-    StateCombine combine = StateCombine::WeightedMean;
-  };
-  const std::vector<StateSegment>& layerStateLayout() const { return stateLayout_; }
+  using StateSegment = LayerStateSegment;
+  const std::vector<StateSegment>& layerStateLayout() const override { return stateLayout_; }
 
   // Which replica this network is: worker w of a ParallelWrapper is replica w, a lone network
   // replica 0. It selects the random streams of the layers' forward passes (ForwardContext.h), so
   // replicas draw different dropout masks from the same seed.
-  int replicaIndex() const { return replicaIndex_; }
-  void setReplicaIndex(int index) { replicaIndex_ = index; }
+  int replicaIndex() const override { return replicaIndex_; }
+  void setReplicaIndex(int index) override { replicaIndex_ = index; }
 
   // A deep copy: configuration, parameters, updater state, layer state, counters and replica
   // index (DL4J's clone()).
@@ -147,19 +145,23 @@ class MultiLayerNetwork {
   // The same deep copy on another device (moves a model between the host and GPUs); the copy
   // keeps this network's thread budget.
   MultiLayerNetwork clone(Device device) const;
+  std::unique_ptr<Model> cloneModel() const override;
+  std::unique_ptr<Model> newReplica(Device device, int numThreads) const override;
 
   // --- Model files (ModelSerializer; format in docs/model-format.md)
   // ------------------------------- Writes configuration, parameters, counters and (saveUpdater)
   // updater state to `path` atomically. The updater state is what continuing training exactly
   // needs; inference does not.
-  void save(const std::filesystem::path& path, bool saveUpdater = true) const;
+  void save(const std::filesystem::path& path, bool saveUpdater = true) const override;
   // Restores a saved model on the CPU (all cores). Without loadUpdater (or when the file has none)
   // the updater state is zero, as after init().
   static MultiLayerNetwork load(const std::filesystem::path& path, bool loadUpdater = true);
 
-  void setListeners(std::vector<std::shared_ptr<TrainingListener>> listeners);
-  void addListeners(std::vector<std::shared_ptr<TrainingListener>> listeners);
-  const std::vector<std::shared_ptr<TrainingListener>>& getListeners() const { return listeners_; }
+  void setListeners(std::vector<std::shared_ptr<TrainingListener>> listeners) override;
+  void addListeners(std::vector<std::shared_ptr<TrainingListener>> listeners) override;
+  const std::vector<std::shared_ptr<TrainingListener>>& getListeners() const override {
+    return listeners_;
+  }
 
   // Per-layer profiling (see nn/profiling/LayerProfiler.h): every op this network runs from now on
   // is timed and charged to the layer running it; nullptr turns profiling off (the default, which
@@ -168,29 +170,34 @@ class MultiLayerNetwork {
   LayerProfiler* getProfiler() const;
 
   const MultiLayerConfiguration& getConfiguration() const { return conf_; }
-  int64_t getIterationCount() const { return iteration_; }
-  int getEpochCount() const { return epoch_; }
-  void setIterationCount(int64_t n) { iteration_ = n; }
-  void setEpochCount(int n) {
+  int64_t getIterationCount() const override { return iteration_; }
+  int getEpochCount() const override { return epoch_; }
+  void setIterationCount(int64_t n) override { iteration_ = n; }
+  void setEpochCount(int n) override {
     epoch_ = n;
     examplesInEpoch_ = 0;
   }
   // Minibatches of epoch getEpochCount() already trained: counted from 0 by fit(iterator) and by
   // ParallelWrapper, back to 0 when an epoch completes. Nonzero only in a model saved inside an
   // epoch (a ParallelWrapper checkpoint), where it tells resume() how many minibatches to skip.
-  int64_t getMinibatchesInEpoch() const { return minibatchesInEpoch_; }
-  void setMinibatchesInEpoch(int64_t n) { minibatchesInEpoch_ = n; }
-  int numLayers() const { return static_cast<int>(layers_.size()); }
+  int64_t getMinibatchesInEpoch() const override { return minibatchesInEpoch_; }
+  void setMinibatchesInEpoch(int64_t n) override { minibatchesInEpoch_ = n; }
+  int numLayers() const override { return static_cast<int>(layers_.size()); }
+  std::vector<std::string> layerNames() const override;
+  std::vector<int64_t> layerParamCounts() const override;
   // Frozen layers (Layer::frozen, TransferLearning's setFeatureExtractor): the first
   // numFrozenLayers() layers, whose numFrozenParams() parameters are the start of params(). Their
   // parameters and layer state never change in training, and they have no updater state.
   int numFrozenLayers() const { return numFrozenLayers_; }
-  int64_t numFrozenParams() const { return numFrozenParams_; }
+  int64_t numFrozenParams() const override { return numFrozenParams_; }
   // CPU threads this network's ops use (the constructor's numThreads, 0 resolved to all cores).
-  int numThreads() const;
+  int numThreads() const override;
   // The device context ops run in (nn/tensor/DeviceContext.h; for layer and backend code).
-  DeviceContext& context() { return *context_; }
-  std::string summary() const { return conf_.summary(); }
+  DeviceContext& context() override { return *context_; }
+  std::string summary() const override { return conf_.summary(); }
+  std::string configurationJson() const override { return conf_.toJson(); }
+  std::optional<InputType> declaredInputType() const override { return conf_.inputType; }
+  std::optional<InputType> declaredOutputType() const override { return conf_.outputType; }
 
  private:
   struct ParamSegment {
