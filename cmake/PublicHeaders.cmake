@@ -73,6 +73,8 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/conf/graph/GraphVertex.h
   nn/conf/graph/L2NormalizeVertex.h
   nn/conf/graph/MergeVertex.h
+  nn/conf/graph/PreprocessorVertex.h
+  nn/conf/graph/ReshapeVertex.h
   nn/conf/graph/ScaleVertex.h
   nn/conf/graph/ShiftVertex.h
   nn/conf/graph/SubsetVertex.h

@@ -27,6 +27,8 @@
 #include "nn/conf/graph/ElementWiseVertex.h"
 #include "nn/conf/graph/L2NormalizeVertex.h"
 #include "nn/conf/graph/MergeVertex.h"
+#include "nn/conf/graph/PreprocessorVertex.h"
+#include "nn/conf/graph/ReshapeVertex.h"
 #include "nn/conf/graph/ScaleVertex.h"
 #include "nn/conf/graph/ShiftVertex.h"
 #include "nn/conf/graph/SubsetVertex.h"
