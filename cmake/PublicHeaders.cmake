@@ -145,6 +145,10 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/util/OutputPath.h
   nn/util/RegularFile.h
   nn/weights/Random.h
+  nn/zoo/LeNet.h
+  nn/zoo/ResNet50.h
+  nn/zoo/VGG16.h
+  nn/zoo/ZooModel.h
   parallel/Checkpoint.h
   parallel/EarlyStoppingParallelTrainer.h
   parallel/InferenceErrors.h

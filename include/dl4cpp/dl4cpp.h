@@ -100,3 +100,9 @@
 #include "nn/listeners/HtmlReport.h"
 #include "nn/listeners/StatsListener.h"
 #include "nn/listeners/StatsStorage.h"
+
+// The model zoo: well-known architectures as configurations (no pretrained weights).
+#include "nn/zoo/LeNet.h"
+#include "nn/zoo/ResNet50.h"
+#include "nn/zoo/VGG16.h"
+#include "nn/zoo/ZooModel.h"
