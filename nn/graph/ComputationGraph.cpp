@@ -7,6 +7,7 @@
 #include <span>
 
 #include "nn/backend/Backend.h"
+#include "nn/backend/Devices.h"
 #include "nn/conf/layers/LossOutput.h"
 #include "nn/layers/InputDropout.h"
 #include "nn/layers/LossOutputRuntime.h"
@@ -95,7 +96,7 @@ void ComputationGraph::profileLayer(int layer) {
 }
 
 void ComputationGraph::init() {
-  if (!context_->device().isCpu())
+  if (!devices::isHostMemory(context_->device()))
     throw BackendError(
         "ComputationGraph runs on the CPU (its vertices and gradient sums loop "
         "over host memory); it was given " +
@@ -726,7 +727,7 @@ std::unique_ptr<Model> ComputationGraph::cloneModel() const {
 }
 
 std::unique_ptr<Model> ComputationGraph::newReplica(Device device, int numThreads) const {
-  if (!device.isCpu())
+  if (!devices::isHostMemory(device))
     throw ConfigError(
         "ComputationGraph: a graph runs on the CPU (its vertices loop over host memory); a "
         "replica cannot be made on " +

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "nn/Error.h"
+#include "nn/backend/Devices.h"
 #include "nn/layers/VertexRuntime.h"
 #include "nn/tensor/DeviceContext.h"
 #include "nn/tensor/Tensor.h"
@@ -19,7 +20,7 @@ inline int64_t valuesPerExample(const Tensor& t) {
 
 // Vertices loop over host memory (GraphVertex.h): BackendError on another device.
 inline void requireHost(const DeviceContext& ctx, const char* vertex) {
-  if (!ctx.device().isCpu())
+  if (!devices::isHostMemory(ctx.device()))
     throw BackendError(std::string(vertex) + " runs on the CPU only; this graph is on " +
                        ctx.device().toString());
 }
