@@ -57,7 +57,7 @@ class AccuracyTrace : public TrainingListener {
  public:
   AccuracyTrace(DataSetIterator& test, int64_t every) : test_(test), every_(every) {}
   void start() { start_ = Clock::now(); }
-  void iterationDone(const MultiLayerNetwork& model, const IterationInfo& info) override {
+  void iterationDone(const Model& model, const IterationInfo& info) override {
     seen_ += info.examples;
     if (seen_ < next_) return;
     next_ += every_;
@@ -70,11 +70,11 @@ class AccuracyTrace : public TrainingListener {
   const std::vector<Point>& points() const { return points_; }
 
  private:
-  void evaluate(const MultiLayerNetwork& model) {
+  void evaluate(const Model& model) {
     const auto paused = Clock::now();
     test_.reset();
     // evaluate() is not const: it sizes the network's buffers; evaluating changes no parameter.
-    const double accuracy = const_cast<MultiLayerNetwork&>(model).evaluate(test_).accuracy();
+    const double accuracy = const_cast<Model&>(model).evaluate(test_).accuracy();
     const double trained =
         std::chrono::duration<double>(paused - start_).count() - evaluationSeconds_;
     points_.push_back({seen_, trained, accuracy});

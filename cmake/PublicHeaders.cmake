@@ -53,6 +53,7 @@ set(DL4CPP_PUBLIC_HEADERS
   iterators/image/transform/ScaleImageTransform.h
   iterators/image/transform/TranslateImageTransform.h
   iterators/image/transform/UniformRange.h
+  nn/api/Model.h
   nn/api/TrainingListener.h
   nn/backend/Backend.h
   nn/backend/CounterRandom.h
@@ -82,6 +83,8 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/conf/graph/GraphVertex.h
   nn/conf/graph/L2NormalizeVertex.h
   nn/conf/graph/MergeVertex.h
+  nn/conf/graph/PreprocessorVertex.h
+  nn/conf/graph/ReshapeVertex.h
   nn/conf/graph/ScaleVertex.h
   nn/conf/graph/ShiftVertex.h
   nn/conf/graph/SubsetVertex.h
@@ -150,6 +153,10 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/updaters/WeightDecay.h
   nn/util/ModelSerializer.h
   nn/util/NormalizerSerializer.h
+  nn/zoo/LeNet.h
+  nn/zoo/ResNet50.h
+  nn/zoo/VGG16.h
+  nn/zoo/ZooModel.h
   parallel/Checkpoint.h
   parallel/EarlyStoppingParallelTrainer.h
   parallel/InferenceErrors.h

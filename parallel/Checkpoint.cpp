@@ -115,9 +115,8 @@ void Checkpoints::requireNoneAfter(const std::filesystem::path& directory, int64
       directory.string(), newer.size(), iteration, epoch, names));
 }
 
-std::filesystem::path Checkpoints::write(const MultiLayerNetwork& model,
-                                         const std::filesystem::path& directory, int keepLast,
-                                         const DataNormalization* normalizer,
+std::filesystem::path Checkpoints::write(const Model& model, const std::filesystem::path& directory,
+                                         int keepLast, const DataNormalization* normalizer,
                                          std::span<const std::byte> outerState) {
   if (keepLast < 1)
     throw ConfigError(fmt::format("Checkpoints::write: keepLast must be >= 1, got {}", keepLast));

@@ -2,7 +2,8 @@
 // Checkpoints of a ParallelWrapper run: when to write them (Checkpoint), and the files themselves
 // (Checkpoints). A checkpoint is an ordinary model file (ModelSerializer, with updater state)
 // holding the averaged root model at an averaging boundary, counters included, so
-// MultiLayerNetwork::load() of the newest one plus ParallelWrapper::resume() continues the run.
+// MultiLayerNetwork::load() (ComputationGraph::load() for a graph) of the newest one plus
+// ParallelWrapper::resume() continues the run.
 // With the normalizer the training data goes through (ParallelWrapper::Builder::
 // checkpointNormalizer), each checkpoint holds it too, so a checkpoint can be served as it is and
 // a resumed run finds it there (ModelSerializer::restoreNormalizerFromFile).
@@ -45,7 +46,7 @@
 #include <vector>
 
 #include "iterators/DataNormalization.h"
-#include "nn/multilayer/MultiLayerNetwork.h"
+#include "nn/api/Model.h"
 
 namespace dl4cpp::parallel {
 
@@ -94,9 +95,8 @@ class Checkpoints {
   // failure; the previous checkpoints are then untouched. Non-empty `outerState` (a
   // ParallelWrapper's outer updater state) goes to outerStateFile() of the new checkpoint,
   // written first; companions whose checkpoint is gone are deleted with the old checkpoints.
-  static std::filesystem::path write(const MultiLayerNetwork& model,
-                                     const std::filesystem::path& directory, int keepLast,
-                                     const DataNormalization* normalizer = nullptr,
+  static std::filesystem::path write(const Model& model, const std::filesystem::path& directory,
+                                     int keepLast, const DataNormalization* normalizer = nullptr,
                                      std::span<const std::byte> outerState = {});
 };
 

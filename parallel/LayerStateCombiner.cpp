@@ -4,8 +4,7 @@
 
 namespace dl4cpp::parallel {
 
-LayerStateCombiner::LayerStateCombiner(std::vector<MultiLayerNetwork::StateSegment> layout,
-                                       int replicas)
+LayerStateCombiner::LayerStateCombiner(std::vector<LayerStateSegment> layout, int replicas)
     : layout_(std::move(layout)) {
   if (layout_.empty()) return;
   const auto& last = layout_.back();
@@ -15,7 +14,7 @@ LayerStateCombiner::LayerStateCombiner(std::vector<MultiLayerNetwork::StateSegme
   partial_.resize(static_cast<size_t>(size));
 }
 
-void LayerStateCombiner::partialHost(const std::vector<MultiLayerNetwork::StateSegment>& layout,
+void LayerStateCombiner::partialHost(const std::vector<LayerStateSegment>& layout,
                                      const std::vector<Tensor>& states,
                                      const std::vector<int64_t>& examples, int64_t total,
                                      bool holdsReplicaZero, std::vector<double>& partial) {
@@ -58,7 +57,7 @@ void LayerStateCombiner::partialHost(const std::vector<MultiLayerNetwork::StateS
   }
 }
 
-void LayerStateCombiner::finishHost(const std::vector<MultiLayerNetwork::StateSegment>& layout,
+void LayerStateCombiner::finishHost(const std::vector<LayerStateSegment>& layout,
                                     const std::vector<double>& partial, Tensor& out) {
   float* result = out.data();
   for (const auto& seg : layout) {
@@ -79,7 +78,7 @@ void LayerStateCombiner::finishHost(const std::vector<MultiLayerNetwork::StateSe
   }
 }
 
-void LayerStateCombiner::combineHost(const std::vector<MultiLayerNetwork::StateSegment>& layout,
+void LayerStateCombiner::combineHost(const std::vector<LayerStateSegment>& layout,
                                      const std::vector<Tensor>& states,
                                      const std::vector<int64_t>& examples, Tensor& out) {
   int64_t total = 0;

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "nn/multilayer/MultiLayerNetwork.h"
+#include "nn/api/Model.h"
 #include "nn/tensor/Tensor.h"
 #include "parallel/cluster/Cluster.h"
 
@@ -20,8 +20,7 @@ namespace dl4cpp::parallel {
 class LayerStateCombiner {
  public:
   // The layout of every replica's layer state (they share the configuration).
-  explicit LayerStateCombiner(std::vector<MultiLayerNetwork::StateSegment> layout,
-                              int replicas = 0);
+  explicit LayerStateCombiner(std::vector<LayerStateSegment> layout, int replicas = 0);
 
   bool empty() const { return layout_.empty(); }
 
@@ -38,7 +37,7 @@ class LayerStateCombiner {
 
   // The combination of host buffers `states` (same layout) into `out`, by the segments' rules:
   // what combine() computes, exposed for tests.
-  static void combineHost(const std::vector<MultiLayerNetwork::StateSegment>& layout,
+  static void combineHost(const std::vector<LayerStateSegment>& layout,
                           const std::vector<Tensor>& states, const std::vector<int64_t>& examples,
                           Tensor& out);
 
@@ -46,16 +45,16 @@ class LayerStateCombiner {
   // This process's share of the combination, in doubles, one per state value: weighted sums
   // (of values, or of variance + mean^2), and replica 0's value where holdsReplicaZero (zeros
   // elsewhere), so the shares of all processes sum to the whole.
-  static void partialHost(const std::vector<MultiLayerNetwork::StateSegment>& layout,
+  static void partialHost(const std::vector<LayerStateSegment>& layout,
                           const std::vector<Tensor>& states, const std::vector<int64_t>& examples,
                           int64_t total, bool holdsReplicaZero, std::vector<double>& partial);
   // The combined state from the summed shares.
-  static void finishHost(const std::vector<MultiLayerNetwork::StateSegment>& layout,
+  static void finishHost(const std::vector<LayerStateSegment>& layout,
                          const std::vector<double>& partial, Tensor& out);
   void stage(const std::vector<Tensor>& replicaStates);
   void distribute(const std::vector<Tensor>& replicaStates, Tensor root);
 
-  std::vector<MultiLayerNetwork::StateSegment> layout_;
+  std::vector<LayerStateSegment> layout_;
   std::vector<Tensor> staged_;   // host copies of the replicas' state
   Tensor combined_;              // host result
   std::vector<double> partial_;  // shares, summed across ranks by combineAcross

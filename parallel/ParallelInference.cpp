@@ -34,10 +34,22 @@ struct Request {
 // Read-only once published, so every worker may build its replica from it and normalize with it
 // at the same time. Its own DeviceContext runs nothing.
 struct ModelSource {
-  MultiLayerNetwork model;
+  std::unique_ptr<Model> model;
   std::shared_ptr<const DataNormalization> normalizer;
   int64_t version = 0;
 };
+
+// The input and output types of a served model: it must have one input and one output.
+std::pair<InputType, InputType> servedTypes(const Model& model, const char* who) {
+  const std::optional<InputType> input = model.declaredInputType();
+  const std::optional<InputType> output = model.declaredOutputType();
+  if (!input || !output)
+    throw ConfigError(fmt::format(
+        "{}: the model must have one input and one output to be served (a graph with several "
+        "takes ComputationGraph::output directly)",
+        who));
+  return {*input, *output};
+}
 
 // ConfigError naming `who` unless `normalizer` (null: none) applies to the input type `input`.
 void requireApplies(const DataNormalization* normalizer, const InputType& input, const char* who) {
@@ -99,9 +111,9 @@ struct ParallelInference::Impl {
   Tensor gather(const std::vector<Request*>& batch, int64_t examples, Tensor& staging) const;
   void workerLoop(int worker);
   // warmUp: one forward pass per batch size the worker will see, so their oneDNN primitives exist.
-  void warm(MultiLayerNetwork& replica) const;
+  void warm(Model& replica) const;
   // updateModel(): publishes a copy of `model` with `normalizer` (nullopt: the one served now).
-  void publish(const MultiLayerNetwork& model,
+  void publish(const Model& model,
                std::optional<std::shared_ptr<const DataNormalization>> normalizer);
   void stop();
 };
@@ -195,26 +207,25 @@ Tensor ParallelInference::Impl::gather(const std::vector<Request*>& batch, int64
   return input;
 }
 
-void ParallelInference::Impl::warm(MultiLayerNetwork& replica) const {
+void ParallelInference::Impl::warm(Model& replica) const {
   if (!warmUp) return;
   const int64_t largest = mode == InferenceMode::BATCHED ? batchLimit : 1;
   const Tensor zeros(Shape{largest, inputSize});
   // Largest first, so the replica's activation buffers are allocated once.
-  for (int64_t n = largest; n >= 1; --n) replica.output(zeros.view(0, Shape{n, inputSize}));
+  for (int64_t n = largest; n >= 1; --n)
+    replica.outputSingle(zeros.view(0, Shape{n, inputSize}), false);
 }
 
 void ParallelInference::Impl::workerLoop(int worker) {
   const Device device = devices[static_cast<size_t>(worker) % devices.size()];
   std::shared_ptr<const ModelSource> current;
-  std::unique_ptr<MultiLayerNetwork> replica;
+  std::unique_ptr<Model> replica;
   // The replica and its DeviceContext are created here, on the thread that will use them. The old
   // replica serves on unless the new one is complete.
   auto rebuild = [&](std::shared_ptr<const ModelSource> from) {
-    auto r = std::make_unique<MultiLayerNetwork>(from->model.getConfiguration(), device,
-                                                 threadsPerWorker);
-    r->init();
-    r->setParams(from->model.params());
-    r->setLayerState(from->model.layerState());
+    std::unique_ptr<Model> r = from->model->newReplica(device, threadsPerWorker);
+    r->setParams(from->model->params());
+    r->setLayerState(from->model->layerState());
     warm(*r);
     replica = std::move(r);
     current = std::move(from);
@@ -291,12 +302,11 @@ void ParallelInference::Impl::workerLoop(int worker) {
             InferenceBatch{worker, static_cast<int>(batch.size()), examples, current->version});
       const DataNormalization* normalizer = current->normalizer.get();
       if (batch.size() == 1 && !normalizer) {
-        out = replica->output(*batch.front()->features);
+        out = replica->outputSingle(*batch.front()->features, false);
       } else {
         Tensor input = gather(batch, examples, staging);
-        if (normalizer)
-          normalizer->transformInput(input, current->model.getConfiguration().inputType);
-        out = replica->output(input);
+        if (normalizer) normalizer->transformInput(input, *current->model->declaredInputType());
+        out = replica->outputSingle(input, false);
       }
     } catch (...) {
       error = std::current_exception();
@@ -328,26 +338,25 @@ void ParallelInference::Impl::workerLoop(int worker) {
 }
 
 void ParallelInference::Impl::publish(
-    const MultiLayerNetwork& model,
-    std::optional<std::shared_ptr<const DataNormalization>> normalizer) {
+    const Model& model, std::optional<std::shared_ptr<const DataNormalization>> normalizer) {
   constexpr const char* who = "ParallelInference::updateModel";
   if (!model.isInitialized())
     throw ConfigError(fmt::format("{}: the model must be initialised (call init())", who));
-  const MultiLayerConfiguration& conf = model.getConfiguration();
-  if (conf.inputType.flatSize() != inputSize || conf.outputType.flatSize() != outputSize)
+  const auto [inputType, outputType] = servedTypes(model, who);
+  if (inputType.flatSize() != inputSize || outputType.flatSize() != outputSize)
     throw ConfigError(fmt::format(
         "{}: the new model maps {} inputs to {} outputs; the served one maps {} to {} (they must "
         "agree)",
-        who, conf.inputType.flatSize(), conf.outputType.flatSize(), inputSize, outputSize));
+        who, inputType.flatSize(), outputType.flatSize(), inputSize, outputSize));
   // Copied outside the lock.
-  auto next = std::make_shared<ModelSource>(ModelSource{model.clone(), nullptr, 0});
-  if (normalizer) next->normalizer = servedCopy(normalizer->get(), conf.inputType, who);
+  auto next = std::make_shared<ModelSource>(ModelSource{model.cloneModel(), nullptr, 0});
+  if (normalizer) next->normalizer = servedCopy(normalizer->get(), inputType, who);
   std::lock_guard lock(mutex);
   if (stopping) throw InferenceShutDownError(fmt::format("{}: called after shutdown()", who));
   // The served normalizer, read under the lock that publishes, so that no concurrent update's
   // normalizer is lost.
   if (!normalizer) {
-    requireApplies(source->normalizer.get(), conf.inputType, who);
+    requireApplies(source->normalizer.get(), inputType, who);
     next->normalizer = source->normalizer;
   }
   next->version = source->version + 1;
@@ -412,13 +421,13 @@ ParallelInference ParallelInference::Builder::build() {
   impl->rejectNonFinite = rejectNonFinite_;
   impl->warmUp = warmUp_;
   impl->listener = listener_;
-  const MultiLayerConfiguration& conf = model_->getConfiguration();
-  impl->inputType = conf.inputType;
-  impl->inputSize = conf.inputType.flatSize();
-  impl->outputSize = conf.outputType.flatSize();
+  const auto [inputType, outputType] = servedTypes(*model_, "ParallelInference::Builder");
+  impl->inputType = inputType;
+  impl->inputSize = inputType.flatSize();
+  impl->outputSize = outputType.flatSize();
   impl->source = std::make_shared<const ModelSource>(
-      ModelSource{model_->clone(),
-                  servedCopy(normalizer_.get(), conf.inputType, "ParallelInference::Builder"), 0});
+      ModelSource{model_->cloneModel(),
+                  servedCopy(normalizer_.get(), inputType, "ParallelInference::Builder"), 0});
   impl->devices = devices_.empty() ? defaultDevices() : devices_;
   const int workers = workers_ > 0 ? workers_ : static_cast<int>(impl->devices.size());
   impl->threadsPerWorker =
@@ -466,13 +475,13 @@ Tensor ParallelInference::output(const Tensor& features) {
   return impl_->submit(features, rows);
 }
 
-void ParallelInference::updateModel(const MultiLayerNetwork& model) {
+void ParallelInference::updateModel(const Model& model) {
   if (!impl_)
     throw InferenceShutDownError("ParallelInference::updateModel: this object was moved from");
   impl_->publish(model, std::nullopt);
 }
 
-void ParallelInference::updateModel(const MultiLayerNetwork& model,
+void ParallelInference::updateModel(const Model& model,
                                     std::shared_ptr<const DataNormalization> normalizer) {
   if (!impl_)
     throw InferenceShutDownError("ParallelInference::updateModel: this object was moved from");

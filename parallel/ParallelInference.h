@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "iterators/DataNormalization.h"
+#include "nn/api/Model.h"
 #include "nn/multilayer/MultiLayerNetwork.h"
 #include "nn/tensor/Device.h"
 #include "nn/tensor/Tensor.h"
@@ -108,11 +109,10 @@ class ParallelInference {
   // here, on the caller's thread. Each worker rebuilds (and warms) its replica on its own thread:
   // at once when idle, else before its next batch. The normalizer served stays, and must apply
   // to the new model's input (ConfigError otherwise).
-  void updateModel(const MultiLayerNetwork& model);
+  void updateModel(const Model& model);
   // The same, replacing the normalizer too (null: none from now on), checked and copied as by
   // Builder::normalizer().
-  void updateModel(const MultiLayerNetwork& model,
-                   std::shared_ptr<const DataNormalization> normalizer);
+  void updateModel(const Model& model, std::shared_ptr<const DataNormalization> normalizer);
 
   // Stops accepting requests, then: with drainOnShutdown(true) (the default) every queued request
   // is still served; with drainOnShutdown(false) queued requests fail with
@@ -139,7 +139,9 @@ class ParallelInference {
 class ParallelInference::Builder {
  public:
   // `model` must be initialised; build() copies it, so it need only outlive the Builder.
-  explicit Builder(const MultiLayerNetwork& model) : model_(&model) {}
+  // Any Model of one input and one output: a MultiLayerNetwork or a ComputationGraph (served on
+  // the CPU: pass devices({Device::cpu()}) where GPUs are visible).
+  explicit Builder(const Model& model) : model_(&model) {}
   // A model read from a file, with the normalizer saved in it (if any).
   explicit Builder(const ModelAndNormalizer& restored)
       : model_(&restored.model), normalizer_(restored.normalizer) {}
@@ -216,7 +218,7 @@ class ParallelInference::Builder {
   ParallelInference build();
 
  private:
-  const MultiLayerNetwork* model_;
+  const Model* model_;
   std::shared_ptr<const DataNormalization> normalizer_;
   int workers_ = 0;
   std::vector<Device> devices_;

@@ -50,7 +50,7 @@ struct WorkerRound {
 }  // namespace
 
 struct ParallelWrapper::Impl {
-  MultiLayerNetwork* root = nullptr;
+  Model* root = nullptr;
   int prefetch = 16;
   int frequency = 1;
   int64_t averagingWarmup = 0;
@@ -84,8 +84,7 @@ struct ParallelWrapper::Impl {
       0;  // Iterations policy: the root's iteration count at the last checkpoint
 
   std::unique_ptr<WorkerPool> pool;
-  std::vector<std::unique_ptr<MultiLayerNetwork>>
-      replicas;  // replicas[w]: built and used by worker w
+  std::vector<std::unique_ptr<Model>> replicas;  // replicas[w]: built and used by worker w
   std::vector<Tensor> replicaParams, replicaStates, replicaGradients, replicaLayerStates;
   std::unique_ptr<LayerStateCombiner> layerStateCombiner;
   // What an averaging makes of the workers' mean parameters (plain mean, or an outer updater).
@@ -176,7 +175,7 @@ struct ParallelWrapper::Impl {
     for (int w = 0; w < workers(); ++w)
       averagingDevices.push_back(devices::averagingDevice(deviceOf(w), inUse));
     pool->run([this](int w) {
-      MultiLayerNetwork& r = *replicas[static_cast<size_t>(w)];
+      Model& r = *replicas[static_cast<size_t>(w)];
       r.setParams(root->params());
       r.setUpdaterState(root->updaterState());
       r.setLayerState(root->layerState());
@@ -261,7 +260,7 @@ struct ParallelWrapper::Impl {
     r.compute = seconds(r.finished - start);
   }
   void trainBatches(int w, WorkerRound& r) {
-    MultiLayerNetwork& model = *replicas[static_cast<size_t>(w)];
+    Model& model = *replicas[static_cast<size_t>(w)];
     for (const DataSet& batch : r.batches) {
       const int64_t n = batch.numExamples();
       if (mode == TrainingMode::AVERAGING) {
@@ -269,7 +268,7 @@ struct ParallelWrapper::Impl {
         model.fit(batch);
         r.lossSum += model.score() * static_cast<double>(n);
       } else {
-        r.lossSum += model.computeGradientAndScore(batch) * static_cast<double>(n);
+        r.lossSum += model.computeGradientAndScore(batch, false) * static_cast<double>(n);
       }
       r.examples += n;
       ++r.iterations;
@@ -450,12 +449,12 @@ struct ParallelWrapper::Impl {
   // SHARED_GRADIENTS: every replica applies the averaged gradient; replica 0's result is copied
   // to the root slice by slice in a second phase.
   void updatePhase(int w) {
-    MultiLayerNetwork& model = *replicas[static_cast<size_t>(w)];
+    Model& model = *replicas[static_cast<size_t>(w)];
     model.setLearningRateScale(learningRateScale(model.getIterationCount()));
     model.applyUpdate();
   }
   void copyToRootPhase(int w) {
-    const MultiLayerNetwork& first = *replicas.front();
+    const Model& first = *replicas.front();
     auto copySlice = [](const Tensor& from, const Tensor& to, int64_t begin, int64_t end) {
       to.view(begin, Shape{end - begin}).copyFrom(from.view(begin, Shape{end - begin}));
     };
@@ -588,8 +587,14 @@ ParallelWrapper ParallelWrapper::Builder::build() {
   if (checkpointNormalizer_) {
     if (!checkpoint_)
       throw ConfigError("ParallelWrapper: checkpointNormalizer needs checkpointEvery");
+    if (!dynamic_cast<const MultiLayerNetwork*>(model_))
+      throw ConfigError(
+          "ParallelWrapper: checkpointNormalizer: a normalizer is saved with a MultiLayerNetwork "
+          "only, not with a ComputationGraph");
     try {
-      checkpointNormalizer_->requireInput(model_->getConfiguration().inputType);
+      const std::optional<InputType> input = model_->declaredInputType();
+      if (!input) throw ConfigError("the model's configuration declares no input type");
+      checkpointNormalizer_->requireInput(*input);
     } catch (const Error& e) {
       throw ConfigError(
           fmt::format("ParallelWrapper: the checkpoint normalizer does not apply: {}", e.what()));
@@ -622,9 +627,7 @@ ParallelWrapper ParallelWrapper::Builder::build() {
     const Device device = p->deviceOf(w);
     if (pin && devices::runsOnHostCores(device))
       pinCurrentThreadToCores(w * p->threadsPerWorker, p->threadsPerWorker);
-    auto replica = std::make_unique<MultiLayerNetwork>(p->root->getConfiguration(), device,
-                                                       p->threadsPerWorker);
-    replica->init();
+    std::unique_ptr<Model> replica = p->root->newReplica(device, p->threadsPerWorker);
     // Numbered as the workers of one process dealt this cluster's batches would be.
     replica->setReplicaIndex(p->rank() + p->ranks() * w);
     p->replicas[static_cast<size_t>(w)] = std::move(replica);
@@ -744,7 +747,7 @@ void ParallelWrapper::restoreOuterUpdaterState(const std::filesystem::path& chec
 
 void ParallelWrapper::resume(DataSetIterator& iterator, int totalEpochs) {
   impl_->beginFit(true);  // on a cluster, every rank now holds rank 0's model and counters
-  MultiLayerNetwork& root = *impl_->root;
+  Model& root = *impl_->root;
   const int finished = root.getEpochCount();
   const int64_t trained = root.getMinibatchesInEpoch();
   if (finished >= totalEpochs) return;

@@ -1,6 +1,7 @@
 #pragma once
-// ParallelWrapper: data-parallel training of one MultiLayerNetwork on N workers (DL4J's
-// ParallelWrapper), line for line as DL4J's multi-GPU tutorial:
+// ParallelWrapper: data-parallel training of one model (a MultiLayerNetwork or a ComputationGraph:
+// any nn/api/Model.h) on N workers (DL4J's ParallelWrapper), line for line as DL4J's multi-GPU
+// tutorial:
 //
 //   auto wrapper = dl4cpp::parallel::ParallelWrapper::Builder(model)
 //       .prefetchBuffer(24)
@@ -115,6 +116,7 @@
 #include <vector>
 
 #include "iterators/DataSetIterator.h"
+#include "nn/api/Model.h"
 #include "nn/api/TrainingListener.h"
 #include "nn/multilayer/MultiLayerNetwork.h"
 #include "nn/tensor/Device.h"
@@ -135,7 +137,7 @@ enum class TrainingMode { AVERAGING, SHARED_GRADIENTS };
 class WorkerFailureListener {
  public:
   virtual ~WorkerFailureListener() = default;
-  virtual void onWorkerDropped(const MultiLayerNetwork& model, int worker, int64_t iteration,
+  virtual void onWorkerDropped(const Model& model, int worker, int64_t iteration,
                                const std::string& error) = 0;
 };
 
@@ -192,7 +194,8 @@ class ParallelWrapper {
   void fit(DataSetIterator& iterator);
   void fit(DataSetIterator& iterator, int epochs);
   // Continues an interrupted run until the root model has finished `totalEpochs` epochs. The
-  // root (e.g. MultiLayerNetwork::load() of Checkpoints::latest(dir)) has finished
+  // root (e.g. MultiLayerNetwork::load() or ComputationGraph::load() of Checkpoints::latest(dir))
+  // has finished
   // getEpochCount() epochs and getMinibatchesInEpoch() minibatches of the next. `iterator` must
   // be the run's source as it was when the run started (e.g. constructed again with the same
   // arguments, seed included): resume() replays its epochs (one reset() per finished epoch, so
@@ -231,7 +234,9 @@ class ParallelWrapper::Builder {
  public:
   // `model` must be initialised and must outlive the wrapper; it is the root that receives the
   // averaged result.
-  explicit Builder(MultiLayerNetwork& model) : model_(&model) {}
+  // Any Model: a MultiLayerNetwork or a ComputationGraph (whose replicas run on the CPU: pass
+  // devices({Device::cpu()}) where GPUs are visible).
+  explicit Builder(Model& model) : model_(&model) {}
 
   Builder& workers(int n) {
     workers_ = n;
@@ -330,8 +335,8 @@ class ParallelWrapper::Builder {
   }
   // The normalizer the training data goes through (the iterator's pre-processor), saved in every
   // checkpoint with the model (Checkpoint.h). It must be fitted and apply to the model's input,
-  // and needs checkpointEvery (ConfigError from build() otherwise). Not copied: it must not be
-  // changed while fit() runs.
+  // and needs checkpointEvery (ConfigError from build() otherwise). Networks only (a graph's model
+  // file holds no normalizer: ConfigError). Not copied: it must not be changed while fit() runs.
   Builder& checkpointNormalizer(std::shared_ptr<const DataNormalization> n) {
     checkpointNormalizer_ = std::move(n);
     return *this;
@@ -349,7 +354,7 @@ class ParallelWrapper::Builder {
   ParallelWrapper build();
 
  private:
-  MultiLayerNetwork* model_;
+  Model* model_;
   int workers_ = 0;
   int prefetch_ = 16;
   int frequency_ = 1;

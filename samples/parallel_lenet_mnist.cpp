@@ -36,7 +36,7 @@ class EvaluatingListener final : public TrainingListener {
  public:
   EvaluatingListener(MultiLayerNetwork& model, DataSetIterator& test, int64_t every, double target)
       : model_(&model), test_(&test), every_(every), target_(target) {}
-  void iterationDone(const MultiLayerNetwork&, const IterationInfo& info) override {
+  void iterationDone(const Model&, const IterationInfo& info) override {
     if (info.iteration / every_ == last_ / every_) return;
     last_ = info.iteration;
     evaluateNow(info.iteration);

@@ -12,11 +12,10 @@ namespace testutil {
 
 class ParameterSnapshots : public dl4cpp::TrainingListener {
  public:
-  void iterationDone(const dl4cpp::MultiLayerNetwork& model,
-                     const dl4cpp::IterationInfo& info) override {
+  void iterationDone(const dl4cpp::Model& model, const dl4cpp::IterationInfo& info) override {
     atIteration[info.iteration] = model.params().toVector();
   }
-  void onEpochEnd(const dl4cpp::MultiLayerNetwork& model, int epoch) override {
+  void onEpochEnd(const dl4cpp::Model& model, int epoch) override {
     atEpochEnd[epoch] = model.params().toVector();
   }
 

@@ -1,14 +1,15 @@
 #pragma once
 // TrainingListener: user code called during training (DL4J's TrainingListener). Listeners are
-// always called on the thread that called fit(): by MultiLayerNetwork after each iteration, and by
-// ParallelWrapper after each averaging round (with the averaged score). So a listener needs no
+// always called on the thread that called fit(): by the model (a MultiLayerNetwork or a
+// ComputationGraph, nn/api/Model.h) after each iteration, and by ParallelWrapper after each
+// averaging round (with the averaged score). So a listener needs no
 // locks, and an exception it throws ends fit() with that exception.
 #include <cstdint>
 #include <span>
 
 namespace dl4cpp {
 
-class MultiLayerNetwork;
+class Model;
 
 // Where the wall time of one ParallelWrapper averaging round went (seconds). Worker figures are
 // means over the workers.
@@ -48,15 +49,15 @@ struct IterationInfo {
 class TrainingListener {
  public:
   virtual ~TrainingListener() = default;
-  virtual void onEpochStart(const MultiLayerNetwork& model, int epoch) {
+  virtual void onEpochStart(const Model& model, int epoch) {
     (void)model;
     (void)epoch;
   }
-  virtual void onEpochEnd(const MultiLayerNetwork& model, int epoch) {
+  virtual void onEpochEnd(const Model& model, int epoch) {
     (void)model;
     (void)epoch;
   }
-  virtual void iterationDone(const MultiLayerNetwork& model, const IterationInfo& info) = 0;
+  virtual void iterationDone(const Model& model, const IterationInfo& info) = 0;
 };
 
 }  // namespace dl4cpp

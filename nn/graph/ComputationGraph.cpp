@@ -8,6 +8,7 @@
 
 #include "nn/backend/Backend.h"
 #include "nn/backend/DeviceContext.h"
+#include "nn/backend/Devices.h"
 #include "nn/conf/layers/LossOutput.h"
 #include "nn/layers/InputDropout.h"
 #include "nn/layers/LossOutputRuntime.h"
@@ -263,8 +264,16 @@ void ComputationGraph::init() {
   scratchStore_.clear();
   inputGradStore_.assign(numInputs, Tensor());
   inputGradients_.clear();
+  numFrozenParams_ = 0;
+  for (const auto& v : conf_.vertices) {
+    if (!v.layer) continue;
+    if (!v.layer->frozen) break;
+    numFrozenParams_ += v.layer->numParams();
+  }
   iteration_ = 0;
   epoch_ = 0;
+  minibatchesInEpoch_ = 0;
+  examplesInEpoch_ = 0;
   score_ = 0;
   initialized_ = true;
 }
@@ -482,6 +491,15 @@ void ComputationGraph::fitMinibatch(const MultiDataSet& batch) {
 void ComputationGraph::fit(const MultiDataSet& batch) {
   requireInit("fit");
   fitMinibatch(batch);
+  examplesInEpoch_ += batch.numExamples();
+  if (listeners_.empty()) return;
+  IterationInfo info;
+  info.iteration = iteration_;
+  info.epoch = epoch_;
+  info.score = score_;
+  info.examples = batch.numExamples();
+  info.examplesInEpoch = examplesInEpoch_;
+  for (auto& l : listeners_) l->iterationDone(*this, info);
 }
 
 void ComputationGraph::fit(const DataSet& batch) { fit(MultiDataSet(batch)); }
@@ -489,8 +507,37 @@ void ComputationGraph::fit(const DataSet& batch) { fit(MultiDataSet(batch)); }
 void ComputationGraph::fit(DataSetIterator& iterator) {
   requireInit("fit");
   requireBatchForEpoch(iterator, "ComputationGraph::fit");
-  while (iterator.hasNext()) fitMinibatch(MultiDataSet(iterator.next()));
+  const int64_t examplesPerEpoch = iterator.totalExamples();
+  fitEpoch(
+      [&]() -> std::optional<MultiDataSet> {
+        if (!iterator.hasNext()) return std::nullopt;
+        return MultiDataSet(iterator.next());
+      },
+      examplesPerEpoch);
+}
+
+void ComputationGraph::fitEpoch(const std::function<std::optional<MultiDataSet>()>& next,
+                                int64_t examplesPerEpoch) {
+  for (auto& l : listeners_) l->onEpochStart(*this, epoch_);
+  minibatchesInEpoch_ = 0;
+  examplesInEpoch_ = 0;
+  IterationInfo info;
+  info.epoch = epoch_;
+  info.examplesPerEpoch = examplesPerEpoch;
+  while (std::optional<MultiDataSet> batch = next()) {
+    fitMinibatch(*batch);
+    ++minibatchesInEpoch_;
+    if (listeners_.empty()) continue;
+    info.iteration = iteration_;
+    info.score = score_;
+    info.examples = batch->numExamples();
+    info.examplesInEpoch += info.examples;
+    for (auto& l : listeners_) l->iterationDone(*this, info);
+  }
+  for (auto& l : listeners_) l->onEpochEnd(*this, epoch_);
   ++epoch_;
+  minibatchesInEpoch_ = 0;
+  examplesInEpoch_ = 0;
 }
 
 void ComputationGraph::fit(DataSetIterator& iterator, int epochs) {
@@ -513,8 +560,12 @@ void ComputationGraph::fit(MultiDataSetIterator& iterator) {
     throw DataError(
         "ComputationGraph::fit: the iterator has no data: it yields no minibatch, even after "
         "reset(); nothing was trained");
-  while (iterator.hasNext()) fitMinibatch(iterator.next());
-  ++epoch_;
+  fitEpoch(
+      [&]() -> std::optional<MultiDataSet> {
+        if (!iterator.hasNext()) return std::nullopt;
+        return iterator.next();
+      },
+      -1);
 }
 
 void ComputationGraph::fit(MultiDataSetIterator& iterator, int epochs) {
@@ -666,8 +717,57 @@ ComputationGraph ComputationGraph::clone() const {
   copy.learningRateScale_ = learningRateScale_;
   copy.iteration_ = iteration_;
   copy.epoch_ = epoch_;
+  copy.minibatchesInEpoch_ = minibatchesInEpoch_;
   copy.score_ = score_;
   return copy;
+}
+
+std::unique_ptr<Model> ComputationGraph::cloneModel() const {
+  return std::make_unique<ComputationGraph>(clone());
+}
+
+std::unique_ptr<Model> ComputationGraph::newReplica(Device device, int numThreads) const {
+  if (!devices::isHostMemory(device))
+    throw ConfigError(
+        "ComputationGraph: a graph runs on the CPU (its vertices loop over host memory); a "
+        "replica cannot be made on " +
+        device.toString());
+  auto replica = std::make_unique<ComputationGraph>(conf_, device, numThreads);
+  replica->init();
+  return replica;
+}
+
+std::optional<InputType> ComputationGraph::declaredInputType() const {
+  if (conf_.networkInputTypes.size() != 1) return std::nullopt;
+  return conf_.networkInputTypes.front();
+}
+
+std::optional<InputType> ComputationGraph::declaredOutputType() const {
+  if (conf_.networkOutputs.size() != 1) return std::nullopt;
+  return conf_.vertices[static_cast<size_t>(conf_.vertexIndex(conf_.networkOutputs.front()))]
+      .outputType;
+}
+
+std::vector<std::string> ComputationGraph::layerNames() const {
+  std::vector<std::string> names;
+  for (const auto& v : conf_.vertices)
+    if (v.layer) names.push_back(v.name);
+  return names;
+}
+
+std::vector<int64_t> ComputationGraph::layerParamCounts() const {
+  std::vector<int64_t> counts;
+  for (const auto& v : conf_.vertices)
+    if (v.layer) counts.push_back(v.layer->numParams());
+  return counts;
+}
+
+void ComputationGraph::setListeners(std::vector<std::shared_ptr<TrainingListener>> listeners) {
+  listeners_ = std::move(listeners);
+}
+
+void ComputationGraph::addListeners(std::vector<std::shared_ptr<TrainingListener>> listeners) {
+  for (auto& l : listeners) listeners_.push_back(std::move(l));
 }
 
 }  // namespace dl4cpp

@@ -31,8 +31,14 @@
 // memory; a ComputationGraph runs on the CPU (BackendError for another device).
 //
 // Threading as MultiLayerNetwork: one thread at a time; ops run under the context's thread budget.
+//
+// A ComputationGraph is a Model (nn/api/Model.h): ParallelWrapper, ParallelInference, the
+// early-stopping trainers and the training listeners take it as they take a MultiLayerNetwork.
+// Listeners are called as by a network: iterationDone after every minibatch of fit(), with
+// onEpochStart/onEpochEnd around fit(iterator).
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,6 +47,8 @@
 #include "iterators/DataSet.h"
 #include "iterators/DataSetIterator.h"
 #include "iterators/MultiDataSet.h"
+#include "nn/api/Model.h"
+#include "nn/api/TrainingListener.h"
 #include "nn/conf/graph/ComputationGraphConfiguration.h"
 #include "nn/eval/Evaluation.h"
 #include "nn/graph/ActivationPlan.h"
@@ -58,12 +66,12 @@ class VertexRuntime;
 class LossOutputRuntime;
 }  // namespace layers
 
-class ComputationGraph {
+class ComputationGraph : public Model {
  public:
   // numThreads: CPU threads for this graph's ops; 0 = all cores.
   explicit ComputationGraph(ComputationGraphConfiguration conf, Device device = Device::cpu(),
                             int numThreads = 0);
-  ~ComputationGraph();
+  ~ComputationGraph() override;
   ComputationGraph(ComputationGraph&&) noexcept;
   ComputationGraph& operator=(ComputationGraph&&) noexcept;
   ComputationGraph(const ComputationGraph&) = delete;
@@ -72,16 +80,16 @@ class ComputationGraph {
   // Allocates the flat buffers and initialises parameters from the configuration's seed; calling
   // it again re-initialises. ConfigError when a layer's runtime cannot compute the loss its
   // configuration declares, BackendError on a device other than the CPU.
-  void init();
-  bool isInitialized() const { return initialized_; }
+  void init() override;
+  bool isInitialized() const override { return initialized_; }
 
   // One iteration: forward, backward, updater step. A DataSet fits a graph of one input and one
   // output.
   void fit(const MultiDataSet& batch);
-  void fit(const DataSet& batch);
+  void fit(const DataSet& batch) override;
   // One epoch over the iterator (reset first when exhausted and resettable). DataError when it
   // yields no minibatch.
-  void fit(DataSetIterator& iterator);
+  void fit(DataSetIterator& iterator) override;
   void fit(DataSetIterator& iterator, int epochs);
   void fit(MultiDataSetIterator& iterator);
   void fit(MultiDataSetIterator& iterator, int epochs);
@@ -94,21 +102,21 @@ class ComputationGraph {
   }
   // The only output of a graph with one (ConfigError otherwise).
   Tensor outputSingle(const std::vector<Tensor>& inputs, bool train = false);
-  Tensor outputSingle(const Tensor& input, bool train = false) {
+  Tensor outputSingle(const Tensor& input, bool train = false) override {
     return outputSingle(std::vector<Tensor>{input}, train);
   }
 
   // The score of the last fitted minibatch: the sum of the outputs' mean losses plus the
   // regularisation terms.
-  double score() const { return score_; }
-  void setScore(double score) { score_ = score; }
+  double score() const override { return score_; }
+  void setScore(double score) override { score_ = score; }
   // The same quantity for `data`, without training.
   double score(const MultiDataSet& data);
-  double score(const DataSet& data) { return score(MultiDataSet(data)); }
-  double calcRegularizationScore();
+  double score(const DataSet& data) override { return score(MultiDataSet(data)); }
+  double calcRegularizationScore() override;
 
   // Evaluation of the only output over the iterator (a graph of one input and one output).
-  Evaluation evaluate(DataSetIterator& iterator);
+  Evaluation evaluate(DataSetIterator& iterator) override;
   // One Evaluation per output, in setOutputs() order.
   std::vector<Evaluation> evaluate(MultiDataSetIterator& iterator);
 
@@ -116,28 +124,38 @@ class ComputationGraph {
   // Forward + backward; leaves dL/dparams of the summed mean losses in gradient() and, when
   // wanted, dL/dinputs in inputGradients(). Returns the summed mean loss.
   double computeGradientAndScore(const MultiDataSet& batch, bool wantInputGradient = false);
-  void applyUpdate();
+  double computeGradientAndScore(const DataSet& batch, bool wantInputGradient = false) override {
+    return computeGradientAndScore(MultiDataSet(batch), wantInputGradient);
+  }
+  void applyUpdate() override;
   const std::vector<Tensor>& inputGradients() const { return inputGradients_; }
 
   // --- Flat buffers ----------------------------------------------------------------------
-  int64_t numParams() const { return buffers_.params.numel(); }
-  Tensor params() const { return buffers_.params; }
-  void setParams(const Tensor& params);
-  Tensor gradient() const { return buffers_.gradients; }
-  Tensor updaterState() const { return buffers_.updaterState; }
-  void setUpdaterState(const Tensor& state);
-  Tensor layerState() const { return buffers_.layerState; }
-  void setLayerState(const Tensor& state);
+  int64_t numParams() const override { return buffers_.params.numel(); }
+  Tensor params() const override { return buffers_.params; }
+  void setParams(const Tensor& params) override;
+  Tensor gradient() const override { return buffers_.gradients; }
+  Tensor updaterState() const override { return buffers_.updaterState; }
+  void setUpdaterState(const Tensor& state) override;
+  Tensor layerState() const override { return buffers_.layerState; }
+  void setLayerState(const Tensor& state) override;
   // Each state segment's place in layerState(); `layer` counts the graph's layers in
   // topological order.
-  const std::vector<LayerStateSegment>& layerStateLayout() const { return buffers_.stateLayout(); }
+  const std::vector<LayerStateSegment>& layerStateLayout() const override {
+    return buffers_.stateLayout();
+  }
+  // The parameters of the frozen layers that come first in topological order (the start of
+  // params()); a frozen layer after a trainable one is not counted, its parameters are averaged
+  // with the rest by ParallelWrapper (the replicas agree on them, so they stay put up to float
+  // rounding of the weighted mean).
+  int64_t numFrozenParams() const override { return numFrozenParams_; }
 
   // The rate of the weights of layer `layer` (layers counted in topological order).
-  std::optional<double> getLearningRate(int layer) const;
-  void setLearningRateScale(double scale);
-  double learningRateScale() const { return learningRateScale_; }
-  int replicaIndex() const { return replicaIndex_; }
-  void setReplicaIndex(int index) { replicaIndex_ = index; }
+  std::optional<double> getLearningRate(int layer) const override;
+  void setLearningRateScale(double scale) override;
+  double learningRateScale() const override { return learningRateScale_; }
+  int replicaIndex() const override { return replicaIndex_; }
+  void setReplicaIndex(int index) override { replicaIndex_ = index; }
 
   // Activation memory per example, in floats: what the planned arena holds at its peak and what
   // every activation (and, training, gradient) would take in a buffer of its own.
@@ -149,22 +167,44 @@ class ComputationGraph {
 
   // Model files (ModelSerializer, docs/model-format.md): configuration, parameters, layer state,
   // counters and (saveUpdater) updater state, written atomically.
-  void save(const std::filesystem::path& path, bool saveUpdater = true) const;
+  void save(const std::filesystem::path& path, bool saveUpdater = true) const override;
   // Restores a saved graph on the CPU (all cores).
   static ComputationGraph load(const std::filesystem::path& path, bool loadUpdater = true);
 
   // A deep copy: configuration, parameters, updater and layer state, counters, replica index.
   ComputationGraph clone() const;
+  std::unique_ptr<Model> cloneModel() const override;
+  // A graph runs on the CPU: ConfigError for another device.
+  std::unique_ptr<Model> newReplica(Device device, int numThreads) const override;
 
   const ComputationGraphConfiguration& getConfiguration() const { return conf_; }
-  std::string summary() const { return conf_.summary(); }
-  int64_t getIterationCount() const { return iteration_; }
-  int getEpochCount() const { return epoch_; }
-  void setIterationCount(int64_t n) { iteration_ = n; }
-  void setEpochCount(int n) { epoch_ = n; }
-  int numLayers() const { return static_cast<int>(layers_.size()); }
-  int numThreads() const;
-  DeviceContext& context() { return *context_; }
+  std::string summary() const override { return conf_.summary(); }
+  std::string configurationJson() const override { return conf_.toJson(); }
+  std::optional<InputType> declaredInputType() const override;
+  std::optional<InputType> declaredOutputType() const override;
+  int64_t getIterationCount() const override { return iteration_; }
+  int getEpochCount() const override { return epoch_; }
+  void setIterationCount(int64_t n) override { iteration_ = n; }
+  void setEpochCount(int n) override {
+    epoch_ = n;
+    examplesInEpoch_ = 0;
+  }
+  // Minibatches of the current epoch already trained (as MultiLayerNetwork's: nonzero only in a
+  // model saved inside an epoch, a ParallelWrapper checkpoint).
+  int64_t getMinibatchesInEpoch() const override { return minibatchesInEpoch_; }
+  void setMinibatchesInEpoch(int64_t n) override { minibatchesInEpoch_ = n; }
+  // Layers in topological order, each named by its vertex.
+  int numLayers() const override { return static_cast<int>(layers_.size()); }
+  std::vector<std::string> layerNames() const override;
+  std::vector<int64_t> layerParamCounts() const override;
+  int numThreads() const override;
+  DeviceContext& context() override { return *context_; }
+
+  void setListeners(std::vector<std::shared_ptr<TrainingListener>> listeners) override;
+  void addListeners(std::vector<std::shared_ptr<TrainingListener>> listeners) override;
+  const std::vector<std::shared_ptr<TrainingListener>>& getListeners() const override {
+    return listeners_;
+  }
 
  private:
   struct Node;  // a network input or a vertex, its runtime and its tensors
@@ -180,6 +220,8 @@ class ComputationGraph {
   void addScratchGradients(size_t node);
   void profileLayer(int layer);
   void fitMinibatch(const MultiDataSet& batch);
+  // One epoch over the minibatches `next` yields (until empty), with the listeners' calls.
+  void fitEpoch(const std::function<std::optional<MultiDataSet>()>& next, int64_t examplesPerEpoch);
 
   ComputationGraphConfiguration conf_;
   std::unique_ptr<DeviceContext> context_;
@@ -202,10 +244,14 @@ class ComputationGraph {
   std::vector<Tensor> scratchStore_;  // per input slot: gradients summed in at a fan-out
   std::vector<Tensor> inputGradStore_, inputGradients_;
 
+  std::vector<std::shared_ptr<TrainingListener>> listeners_;
+  int64_t numFrozenParams_ = 0;
   double score_ = 0;
   double learningRateScale_ = 1;
   int64_t iteration_ = 0;
   int epoch_ = 0;
+  int64_t minibatchesInEpoch_ = 0;
+  int64_t examplesInEpoch_ = 0;  // for listeners: examples fitted since the last epoch boundary
   int replicaIndex_ = 0;
 };
 

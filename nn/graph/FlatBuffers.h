@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/api/Model.h"
 #include "nn/conf/layers/Layer.h"
 #include "nn/multilayer/GradientNormalizer.h"
 #include "nn/tensor/Device.h"
@@ -22,16 +23,6 @@ namespace dl4cpp {
 
 class Backend;
 class LayerProfiler;
-
-// Where one layer's state segment lies in the layer-state buffer, with the rule ParallelWrapper's
-// replicas combine it by (MultiLayerNetwork::StateSegment's fields).
-struct LayerStateSegment {
-  int layer = 0;
-  std::string name;
-  int64_t offset = 0;
-  Shape shape;
-  StateCombine combine = StateCombine::WeightedMean;
-};
 
 class FlatBuffers {
  public:

@@ -19,18 +19,18 @@ EvaluativeListener::EvaluativeListener(DataSetIterator& validation, int frequenc
   requireResettable(validation, kName);
 }
 
-void EvaluativeListener::iterationDone(const MultiLayerNetwork& model, const IterationInfo& info) {
+void EvaluativeListener::iterationDone(const Model& model, const IterationInfo& info) {
   if (type_ == InvocationType::ITERATION_END && multiples_.reached(info.iteration))
     evaluate(model, info.iteration, info.epoch);
 }
 
-void EvaluativeListener::onEpochEnd(const MultiLayerNetwork& model, int epoch) {
+void EvaluativeListener::onEpochEnd(const Model& model, int epoch) {
   if (type_ == InvocationType::EPOCH_END && (epoch + 1) % frequency_ == 0)
     evaluate(model, model.getIterationCount(), epoch);
 }
 
-void EvaluativeListener::evaluate(const MultiLayerNetwork& model, int64_t iteration, int epoch) {
-  MultiLayerNetwork& copy = evaluationCopy(model);
+void EvaluativeListener::evaluate(const Model& model, int64_t iteration, int epoch) {
+  Model& copy = evaluationCopy(model);
   startValidationPass(validation_, kName);
   ValidationResult result;
   result.iteration = iteration;
@@ -41,10 +41,12 @@ void EvaluativeListener::evaluate(const MultiLayerNetwork& model, int64_t iterat
   if (callback_) callback_(results_.back());
 }
 
-MultiLayerNetwork& EvaluativeListener::evaluationCopy(const MultiLayerNetwork& model) {
+Model& EvaluativeListener::evaluationCopy(const Model& model) {
   // A listener may be moved to another model: the copy is remade when the configuration differs.
-  if (!copy_ || !(copy_->getConfiguration() == model.getConfiguration())) {
-    copy_.emplace(model.clone());
+  std::string configuration = model.configurationJson();
+  if (!copy_ || configuration != copyConfiguration_) {
+    copy_ = model.cloneModel();
+    copyConfiguration_ = std::move(configuration);
   } else {
     copy_->setParams(model.params());
     copy_->setLayerState(model.layerState());

@@ -28,10 +28,13 @@
 // exception from the evaluation or the callback ends fit() with that exception.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "iterators/DataSetIterator.h"
+#include "nn/api/Model.h"
 #include "nn/api/TrainingListener.h"
 #include "nn/eval/Evaluation.h"
 #include "nn/listeners/IterationMultiples.h"
@@ -62,8 +65,8 @@ class EvaluativeListener : public TrainingListener {
 
   void setCallback(Callback callback) { callback_ = std::move(callback); }
 
-  void iterationDone(const MultiLayerNetwork& model, const IterationInfo& info) override;
-  void onEpochEnd(const MultiLayerNetwork& model, int epoch) override;
+  void iterationDone(const Model& model, const IterationInfo& info) override;
+  void onEpochEnd(const Model& model, int epoch) override;
 
   // Every evaluation so far, in order.
   const std::vector<ValidationResult>& results() const { return results_; }
@@ -71,9 +74,9 @@ class EvaluativeListener : public TrainingListener {
   InvocationType invocationType() const { return type_; }
 
  private:
-  void evaluate(const MultiLayerNetwork& model, int64_t iteration, int epoch);
+  void evaluate(const Model& model, int64_t iteration, int epoch);
   // The listener's copy of `model`, holding the model's current parameters and layer state.
-  MultiLayerNetwork& evaluationCopy(const MultiLayerNetwork& model);
+  Model& evaluationCopy(const Model& model);
 
   DataSetIterator& validation_;
   int frequency_;
@@ -81,7 +84,8 @@ class EvaluativeListener : public TrainingListener {
   IterationMultiples multiples_;
   Callback callback_;
   std::vector<ValidationResult> results_;
-  std::optional<MultiLayerNetwork> copy_;
+  std::unique_ptr<Model> copy_;
+  std::string copyConfiguration_;  // copy_'s configuration JSON
 };
 
 }  // namespace dl4cpp

@@ -88,7 +88,7 @@ void ProgressListener::beginEpoch(int epoch) {
   lastLen_ = 0;
 }
 
-void ProgressListener::onEpochStart(const MultiLayerNetwork& model, int epoch) {
+void ProgressListener::onEpochStart(const Model& model, int epoch) {
   (void)model;
   beginEpoch(epoch);
 }
@@ -114,7 +114,7 @@ void ProgressListener::writeLine(const std::string& line) {
   out_.flush();
 }
 
-void ProgressListener::iterationDone(const MultiLayerNetwork& model, const IterationInfo& info) {
+void ProgressListener::iterationDone(const Model& model, const IterationInfo& info) {
   (void)model;
   if (!inEpoch_ || info.epoch != epoch_) beginEpoch(info.epoch);
   last_ = info;
@@ -143,7 +143,7 @@ void ProgressListener::iterationDone(const MultiLayerNetwork& model, const Itera
   lastPrintedDone_ = info.examplesInEpoch;
 }
 
-void ProgressListener::onEpochEnd(const MultiLayerNetwork& model, int epoch) {
+void ProgressListener::onEpochEnd(const Model& model, int epoch) {
   (void)model;
   (void)epoch;
   if (inEpoch_ && last_) {

@@ -48,9 +48,9 @@ class ProgressListener : public TrainingListener {
   explicit ProgressListener(std::ostream& out = std::cerr, std::optional<bool> lineMode = {},
                             Clock clock = {}, int barWidth = kDefaultBarWidth);
 
-  void onEpochStart(const MultiLayerNetwork& model, int epoch) override;
-  void onEpochEnd(const MultiLayerNetwork& model, int epoch) override;
-  void iterationDone(const MultiLayerNetwork& model, const IterationInfo& info) override;
+  void onEpochStart(const Model& model, int epoch) override;
+  void onEpochEnd(const Model& model, int epoch) override;
+  void iterationDone(const Model& model, const IterationInfo& info) override;
 
   bool lineMode() const { return lineMode_; }
 

@@ -15,8 +15,7 @@ ScoreIterationListener::ScoreIterationListener(int printIterations, std::ostream
                                   printIterations));
 }
 
-void ScoreIterationListener::iterationDone(const MultiLayerNetwork& model,
-                                           const IterationInfo& info) {
+void ScoreIterationListener::iterationDone(const Model& model, const IterationInfo& info) {
   (void)model;
   if (!multiples_.reached(info.iteration)) return;
   // Shortest round-trip form, with ".0" on integral values as Java prints doubles ("3.0").

@@ -23,7 +23,7 @@ class ScoreIterationListener : public TrainingListener {
   // printIterations >= 1, else ConfigError.
   explicit ScoreIterationListener(int printIterations = 10, std::ostream& out = std::cout);
 
-  void iterationDone(const MultiLayerNetwork& model, const IterationInfo& info) override;
+  void iterationDone(const Model& model, const IterationInfo& info) override;
 
   int printIterations() const { return printIterations_; }
 

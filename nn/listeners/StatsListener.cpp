@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include "nn/api/Model.h"
 #include "nn/core/Error.h"
 #include "nn/core/OutputPath.h"
 #include "nn/listeners/HtmlReport.h"
@@ -21,13 +22,8 @@ StatsListener::StatsListener(std::shared_ptr<StatsStorage> storage, int reportEv
     throw ConfigError(fmt::format("StatsListener: reportEvery must be >= 1, got {}", reportEvery));
 }
 
-std::vector<std::string> StatsListener::layerNames(const MultiLayerNetwork& model) {
-  const auto& layers = model.getConfiguration().layers;
-  std::vector<std::string> names;
-  for (size_t i = 0; i < layers.size(); ++i)
-    names.push_back(layers[i]->name.empty() ? fmt::format("{}: {}", i, layers[i]->typeName())
-                                            : layers[i]->name);
-  return names;
+std::vector<std::string> StatsListener::layerNames(const Model& model) {
+  return model.layerNames();
 }
 
 void StatsListener::writeReportAtEpochEnd(std::filesystem::path path) {
@@ -45,13 +41,13 @@ bool StatsListener::reportBetween(int64_t from, int64_t to) const {
   return to > from && to / reportEvery_ != from / reportEvery_;
 }
 
-void StatsListener::onEpochEnd(const MultiLayerNetwork& model, int epoch) {
+void StatsListener::onEpochEnd(const Model& model, int epoch) {
   (void)model;
   (void)epoch;
   if (!reportPath_.empty()) HtmlReport::write(*storage_, reportPath_);
 }
 
-void StatsListener::onEpochStart(const MultiLayerNetwork& model, int epoch) {
+void StatsListener::onEpochStart(const Model& model, int epoch) {
   (void)epoch;
   const TimePoint now = clock_();
   secondsSinceStart(now);
@@ -67,20 +63,20 @@ void StatsListener::onEpochStart(const MultiLayerNetwork& model, int epoch) {
   snapshotIfReportNext(model, iteration);
 }
 
-void StatsListener::snapshotIfReportNext(const MultiLayerNetwork& model, int64_t iteration) {
+void StatsListener::snapshotIfReportNext(const Model& model, int64_t iteration) {
   if (snapshotIteration_ == iteration || !reportBetween(iteration, iteration + lastStep_)) return;
   paramsSnapshot_ = model.params().toVector();
   snapshotIteration_ = iteration;
 }
 
-std::vector<double> StatsListener::updateRatios(const MultiLayerNetwork& model) const {
+std::vector<double> StatsListener::updateRatios(const Model& model) const {
   const std::vector<float> params = model.params().toVector();
   std::vector<double> ratios;
-  // Parameters lie in layer order, each layer's paramSpecs() side by side
-  // (MultiLayerNetwork::init).
+  // Parameters lie in layer order, each layer's paramSpecs() side by side (a graph's layers in
+  // topological order).
   size_t offset = 0;
-  for (const auto& layer : model.getConfiguration().layers) {
-    const auto count = static_cast<size_t>(layer->numParams());
+  for (const int64_t layerParams : model.layerParamCounts()) {
+    const auto count = static_cast<size_t>(layerParams);
     double update = 0, magnitude = 0;
     for (size_t i = offset; i < offset + count; ++i) {
       update += std::fabs(static_cast<double>(params[i]) - paramsSnapshot_[i]);
@@ -96,7 +92,7 @@ std::vector<double> StatsListener::updateRatios(const MultiLayerNetwork& model) 
   return ratios;
 }
 
-void StatsListener::iterationDone(const MultiLayerNetwork& model, const IterationInfo& info) {
+void StatsListener::iterationDone(const Model& model, const IterationInfo& info) {
   const TimePoint now = clock_();
   const bool firstEvent = !start_;
   const int64_t it = info.iteration;

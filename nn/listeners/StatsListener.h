@@ -58,10 +58,10 @@ class StatsListener : public TrainingListener {
   explicit StatsListener(std::shared_ptr<StatsStorage> storage,
                          int reportEvery = kDefaultReportEvery, Clock clock = {});
 
-  void onEpochStart(const MultiLayerNetwork& model, int epoch) override;
-  void iterationDone(const MultiLayerNetwork& model, const IterationInfo& info) override;
+  void onEpochStart(const Model& model, int epoch) override;
+  void iterationDone(const Model& model, const IterationInfo& info) override;
   // Writes the report when one was asked for (IoError when it cannot be written).
-  void onEpochEnd(const MultiLayerNetwork& model, int epoch) override;
+  void onEpochEnd(const Model& model, int epoch) override;
 
   // The HTML report's file, rewritten atomically at every epoch's end; empty: no report.
   void writeReportAtEpochEnd(std::filesystem::path path);
@@ -70,14 +70,14 @@ class StatsListener : public TrainingListener {
   int reportEvery() const { return reportEvery_; }
 
   // The names the charts give a model's layers: the configured name, else "<index>: <type>".
-  static std::vector<std::string> layerNames(const MultiLayerNetwork& model);
+  static std::vector<std::string> layerNames(const Model& model);
 
  private:
   // Seconds since training start, starting the clock at the first event.
   double secondsSinceStart(TimePoint now);
   bool reportBetween(int64_t from, int64_t to) const;
-  void snapshotIfReportNext(const MultiLayerNetwork& model, int64_t iteration);
-  std::vector<double> updateRatios(const MultiLayerNetwork& model) const;
+  void snapshotIfReportNext(const Model& model, int64_t iteration);
+  std::vector<double> updateRatios(const Model& model) const;
 
   std::shared_ptr<StatsStorage> storage_;
   int reportEvery_;

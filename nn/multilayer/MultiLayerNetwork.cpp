@@ -126,6 +126,16 @@ int MultiLayerNetwork::numFrozenLayers() const { return impl_->numFrozenLayers_;
 int64_t MultiLayerNetwork::numFrozenParams() const { return impl_->numFrozenParams_; }
 DeviceContext& MultiLayerNetwork::context() { return *impl_->context_; }
 std::string MultiLayerNetwork::summary() const { return impl_->conf_.summary(); }
+std::string MultiLayerNetwork::configurationJson() const { return impl_->conf_.toJson(); }
+std::optional<InputType> MultiLayerNetwork::declaredInputType() const {
+  return impl_->conf_.inputType;
+}
+std::optional<InputType> MultiLayerNetwork::declaredOutputType() const {
+  return impl_->conf_.outputType;
+}
+Tensor MultiLayerNetwork::outputSingle(const Tensor& features, bool train) {
+  return output(features, train);
+}
 
 void MultiLayerNetwork::init() {
   std::vector<std::unique_ptr<layers::RuntimeLayer>> layers;
@@ -645,6 +655,31 @@ MultiLayerNetwork MultiLayerNetwork::clone(Device device) const {
   copy.impl_->minibatchesInEpoch_ = impl_->minibatchesInEpoch_;
   copy.impl_->score_ = impl_->score_;
   return copy;
+}
+
+std::unique_ptr<Model> MultiLayerNetwork::cloneModel() const {
+  return std::make_unique<MultiLayerNetwork>(clone());
+}
+
+std::unique_ptr<Model> MultiLayerNetwork::newReplica(Device device, int numThreads) const {
+  auto replica = std::make_unique<MultiLayerNetwork>(impl_->conf_, device, numThreads);
+  replica->init();
+  return replica;
+}
+
+std::vector<std::string> MultiLayerNetwork::layerNames() const {
+  const auto& layers = impl_->conf_.layers;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < layers.size(); ++i)
+    names.push_back(layers[i]->name.empty() ? fmt::format("{}: {}", i, layers[i]->typeName())
+                                            : layers[i]->name);
+  return names;
+}
+
+std::vector<int64_t> MultiLayerNetwork::layerParamCounts() const {
+  std::vector<int64_t> counts;
+  for (const auto& layer : impl_->conf_.layers) counts.push_back(layer->numParams());
+  return counts;
 }
 
 void MultiLayerNetwork::setListeners(std::vector<std::shared_ptr<TrainingListener>> listeners) {

@@ -431,7 +431,7 @@ std::vector<std::byte> ModelSerializer::toBytes(const ComputationGraph& model, b
   Writer counters;
   counters.u64(static_cast<uint64_t>(model.getIterationCount()));
   counters.u32(static_cast<uint32_t>(model.getEpochCount()));
-  counters.u64(0);  // minibatches in epoch: a graph is saved between epochs
+  counters.u64(static_cast<uint64_t>(model.getMinibatchesInEpoch()));
   counters.f64(model.score());
   appendSection(file, kCountersTag, counters.bytes());
   return std::move(file.bytes());
@@ -483,8 +483,28 @@ ComputationGraph ModelSerializer::restoreComputationGraphFromBytes(std::span<con
   }
   model.setIterationCount(c.iteration);
   model.setEpochCount(c.epoch);
+  model.setMinibatchesInEpoch(c.minibatchesInEpoch);
   model.setScore(c.score);
   return model;
+}
+
+void ModelSerializer::writeModel(const Model& model, const std::filesystem::path& path,
+                                 bool saveUpdater, const DataNormalization* normalizer) {
+  if (const auto* net = dynamic_cast<const MultiLayerNetwork*>(&model)) {
+    writeModel(*net, path, saveUpdater, normalizer);
+    return;
+  }
+  if (const auto* graph = dynamic_cast<const ComputationGraph*>(&model)) {
+    if (normalizer)
+      throw ConfigError(
+          "ModelSerializer::writeModel: a normalizer is saved with a MultiLayerNetwork only, not "
+          "with a ComputationGraph");
+    writeModel(*graph, path, saveUpdater);
+    return;
+  }
+  throw ConfigError(
+      "ModelSerializer::writeModel: the model is neither a MultiLayerNetwork nor a "
+      "ComputationGraph");
 }
 
 void ModelSerializer::writeModel(const ComputationGraph& model, const std::filesystem::path& path,

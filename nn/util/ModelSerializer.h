@@ -115,6 +115,10 @@ class ModelSerializer {
   static ComputationGraph restoreComputationGraph(const std::filesystem::path& path,
                                                   bool loadUpdater = true);
   static std::vector<std::byte> toBytes(const ComputationGraph& model, bool saveUpdater);
+  // Either kind of model, through the Model interface (ParallelWrapper's checkpoints): a network
+  // as writeModel above, a graph likewise (a normalizer with a graph: ConfigError).
+  static void writeModel(const Model& model, const std::filesystem::path& path, bool saveUpdater,
+                         const DataNormalization* normalizer);
   static ComputationGraph restoreComputationGraphFromBytes(std::span<const std::byte> bytes,
                                                            bool loadUpdater = true,
                                                            const std::string& source = "<memory>");

@@ -73,7 +73,7 @@ void requireSameShape(const Cluster& cluster, const RoundTotals& totals) {
   }
 }
 
-void broadcastModel(Cluster& cluster, MultiLayerNetwork& model) {
+void broadcastModel(Cluster& cluster, Model& model) {
   broadcastTensor(cluster, model.params());
   broadcastTensor(cluster, model.updaterState());
   broadcastTensor(cluster, model.layerState());

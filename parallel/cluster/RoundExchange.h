@@ -8,7 +8,7 @@
 // without a further message.
 #include <cstdint>
 
-#include "nn/multilayer/MultiLayerNetwork.h"
+#include "nn/api/Model.h"
 #include "parallel/cluster/Cluster.h"
 
 namespace dl4cpp::parallel {
@@ -44,6 +44,6 @@ void requireSameShape(const Cluster& cluster, const RoundTotals& totals);
 
 // Replaces `model`'s parameters, updater state, layer state and counters with rank 0's, on every
 // rank (a collective). Buffers on a device travel through host memory.
-void broadcastModel(Cluster& cluster, MultiLayerNetwork& model);
+void broadcastModel(Cluster& cluster, Model& model);
 
 }  // namespace dl4cpp::parallel

@@ -15,9 +15,9 @@ using std::chrono::milliseconds;
 namespace {
 
 // See ScoreIterationListenerTest: a model reference that is never dereferenced.
-const MultiLayerNetwork& noModel() {
+const Model& noModel() {
   alignas(64) static const char storage[64] = {};
-  return *reinterpret_cast<const MultiLayerNetwork*>(storage);
+  return *reinterpret_cast<const Model*>(storage);
 }
 
 // A clock the test moves by hand.

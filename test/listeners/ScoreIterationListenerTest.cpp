@@ -9,11 +9,11 @@ using namespace dl4cpp;
 
 namespace {
 
-// Listeners receive the model only by reference and must not use it; MultiLayerNetwork is
+// Listeners receive the model only by reference and must not use it; Model is
 // incomplete here, so the tests pass a reference that is never dereferenced.
-const MultiLayerNetwork& noModel() {
+const Model& noModel() {
   alignas(64) static const char storage[64] = {};
-  return *reinterpret_cast<const MultiLayerNetwork*>(storage);
+  return *reinterpret_cast<const Model*>(storage);
 }
 
 IterationInfo at(int64_t iteration, double score) {

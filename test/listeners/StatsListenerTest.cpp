@@ -22,7 +22,7 @@ struct InfoLog : TrainingListener {
   std::vector<RoundTiming> timings;
   std::vector<std::vector<WorkerTiming>> workers;
   std::vector<std::vector<float>> params;
-  void iterationDone(const MultiLayerNetwork& model, const IterationInfo& info) override {
+  void iterationDone(const Model& model, const IterationInfo& info) override {
     infos.push_back(info);
     timings.push_back(info.timing ? *info.timing : RoundTiming{});
     workers.emplace_back(info.workers.begin(), info.workers.end());
@@ -56,8 +56,8 @@ constexpr size_t kDenseParams = size_t{6} * 10 + 10, kAllParams = kDenseParams +
 // What a file held at each epoch's end (after the listeners before this one).
 struct FileAtEpochEnd : TrainingListener {
   explicit FileAtEpochEnd(std::filesystem::path p) : path(std::move(p)) {}
-  void iterationDone(const MultiLayerNetwork&, const IterationInfo&) override {}
-  void onEpochEnd(const MultiLayerNetwork&, int) override {
+  void iterationDone(const Model&, const IterationInfo&) override {}
+  void onEpochEnd(const Model&, int) override {
     std::ifstream in(path);
     contents.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }

@@ -46,7 +46,7 @@ std::vector<std::string> names(const std::vector<std::filesystem::path>& paths) 
 struct Recorder : TrainingListener {
   std::vector<std::pair<int64_t, Tensor>> params;
   int64_t throwAt = -1;
-  void iterationDone(const MultiLayerNetwork& model, const IterationInfo& info) override {
+  void iterationDone(const Model& model, const IterationInfo& info) override {
     params.emplace_back(info.iteration, model.params().clone());
     if (throwAt >= 0 && info.iteration >= throwAt) throw std::runtime_error("simulated crash");
   }
@@ -55,8 +55,8 @@ struct Recorder : TrainingListener {
 // The root's iteration count at the end of every epoch.
 struct EpochEnds : TrainingListener {
   std::vector<int64_t> iterations;
-  void iterationDone(const MultiLayerNetwork&, const IterationInfo&) override {}
-  void onEpochEnd(const MultiLayerNetwork& model, int) override {
+  void iterationDone(const Model&, const IterationInfo&) override {}
+  void onEpochEnd(const Model& model, int) override {
     iterations.push_back(model.getIterationCount());
   }
 };

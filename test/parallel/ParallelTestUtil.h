@@ -18,11 +18,10 @@ namespace testutil {
 // The parallel suites check the wrappers' own logic against models on the CPU, bit for bit. Where a
 // GPU is visible the builders default to it, so these tests name the CPU; test/cuda covers workers
 // on a GPU.
-inline dl4cpp::parallel::ParallelWrapper::Builder wrapperOnCpu(dl4cpp::MultiLayerNetwork& root) {
+inline dl4cpp::parallel::ParallelWrapper::Builder wrapperOnCpu(dl4cpp::Model& root) {
   return dl4cpp::parallel::ParallelWrapper::Builder(root).devices({dl4cpp::Device::cpu()});
 }
-inline dl4cpp::parallel::ParallelInference::Builder inferenceOnCpu(
-    const dl4cpp::MultiLayerNetwork& model) {
+inline dl4cpp::parallel::ParallelInference::Builder inferenceOnCpu(const dl4cpp::Model& model) {
   return dl4cpp::parallel::ParallelInference::Builder(model).devices({dl4cpp::Device::cpu()});
 }
 

@@ -112,7 +112,7 @@ class HookedIterator : public VectorIterator {
 struct CountingListener : TrainingListener {
   std::atomic<int> calls{0};
   int64_t examples = 0;
-  void iterationDone(const MultiLayerNetwork&, const IterationInfo& info) override {
+  void iterationDone(const Model&, const IterationInfo& info) override {
     ++calls;
     examples += info.examples;
   }
@@ -313,7 +313,7 @@ TEST_SUITE("parallel") {
             .checkpointEvery(Checkpoint::iterations(4), dir.path(), 2);  // rank 0 writes
       };
       struct CrashAt : TrainingListener {
-        void iterationDone(const MultiLayerNetwork&, const IterationInfo& info) override {
+        void iterationDone(const Model&, const IterationInfo& info) override {
           if (info.iteration >= 14) throw std::runtime_error("simulated crash");  // in epoch 1
         }
       };

@@ -29,8 +29,8 @@ struct Drops : TrainingListener, WorkerFailureListener {
   std::vector<std::pair<int, int64_t>> dropped;  // (worker, iteration)
   std::vector<std::string> errors;
   int rounds = 0;
-  void iterationDone(const MultiLayerNetwork&, const IterationInfo&) override { ++rounds; }
-  void onWorkerDropped(const MultiLayerNetwork&, int worker, int64_t iteration,
+  void iterationDone(const Model&, const IterationInfo&) override { ++rounds; }
+  void onWorkerDropped(const Model&, int worker, int64_t iteration,
                        const std::string& error) override {
     dropped.emplace_back(worker, iteration);
     errors.push_back(error);

@@ -65,7 +65,7 @@ std::vector<double> trainedFrom(const MultiLayerConfiguration& conf,
 // Throws at the first round ending at or after iteration `throwAt` (a crash).
 struct CrashAt : TrainingListener {
   int64_t throwAt = -1;
-  void iterationDone(const MultiLayerNetwork&, const IterationInfo& info) override {
+  void iterationDone(const Model&, const IterationInfo& info) override {
     if (throwAt >= 0 && info.iteration >= throwAt) throw std::runtime_error("simulated crash");
   }
 };

@@ -77,7 +77,7 @@ struct RecordingListener : TrainingListener {
   std::vector<std::thread::id> threads;
   int64_t examples = 0;
   int throwAt = -1;
-  void iterationDone(const MultiLayerNetwork&, const IterationInfo& info) override {
+  void iterationDone(const Model&, const IterationInfo& info) override {
     iterations.push_back(info.iteration);
     scores.push_back(info.score);
     threads.push_back(std::this_thread::get_id());
@@ -201,7 +201,7 @@ TEST_SUITE("parallel") {
     MultiLayerNetwork root = initialized(conf);
     struct StateRecorder : TrainingListener {
       std::vector<std::vector<float>> states;
-      void iterationDone(const MultiLayerNetwork& m, const IterationInfo&) override {
+      void iterationDone(const Model& m, const IterationInfo&) override {
         states.push_back(m.updaterState().toVector());
       }
     };

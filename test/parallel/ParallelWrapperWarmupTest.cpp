@@ -17,7 +17,7 @@ struct RoundLog : TrainingListener {
   std::vector<int64_t> iterations;
   std::vector<double> scales;
   std::vector<std::vector<WorkerTiming>> workers;
-  void iterationDone(const MultiLayerNetwork&, const IterationInfo& info) override {
+  void iterationDone(const Model&, const IterationInfo& info) override {
     iterations.push_back(info.iteration);
     scales.push_back(info.learningRateScale);
     workers.emplace_back(info.workers.begin(), info.workers.end());

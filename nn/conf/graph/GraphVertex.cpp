@@ -5,6 +5,8 @@
 #include "nn/conf/graph/ElementWiseVertex.h"
 #include "nn/conf/graph/L2NormalizeVertex.h"
 #include "nn/conf/graph/MergeVertex.h"
+#include "nn/conf/graph/PreprocessorVertex.h"
+#include "nn/conf/graph/ReshapeVertex.h"
 #include "nn/conf/graph/ScaleVertex.h"
 #include "nn/conf/graph/ShiftVertex.h"
 #include "nn/conf/graph/SubsetVertex.h"
@@ -45,8 +47,9 @@ struct VertexTable {
   }
   static std::vector<std::string> names() { return {V().typeName()...}; }
 };
-using BuiltinVertices = VertexTable<MergeVertex, ElementWiseVertex, SubsetVertex, ScaleVertex,
-                                    ShiftVertex, L2NormalizeVertex>;
+using BuiltinVertices =
+    VertexTable<MergeVertex, ElementWiseVertex, SubsetVertex, ScaleVertex, ShiftVertex,
+                L2NormalizeVertex, ReshapeVertex, PreprocessorVertex>;
 
 }  // namespace
 

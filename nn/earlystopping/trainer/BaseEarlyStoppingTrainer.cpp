@@ -13,7 +13,7 @@ namespace dl4cpp {
 class BaseEarlyStoppingTrainer::IterationCheck : public TrainingListener {
  public:
   explicit IterationCheck(BaseEarlyStoppingTrainer& trainer) : trainer_(trainer) {}
-  void iterationDone(const MultiLayerNetwork& model, const IterationInfo& info) override {
+  void iterationDone(const Model& model, const IterationInfo& info) override {
     trainer_.checkIteration(model, info.score);
   }
 
@@ -73,7 +73,7 @@ void BaseEarlyStoppingTrainer::startEpoch(int epoch) {
                     "epoch");
 }
 
-void BaseEarlyStoppingTrainer::checkIteration(const MultiLayerNetwork& model, double score) {
+void BaseEarlyStoppingTrainer::checkIteration(const Model& model, double score) {
   if (&model != &model_)
     throw ConfigError(name_ +
                       ": training reports a model other than the trainer's (was the "

@@ -72,7 +72,7 @@ class BaseEarlyStoppingTrainer {
 
   void startEpoch(int epoch);
   // After each iteration: the first iteration condition that fires stops the epoch.
-  void checkIteration(const MultiLayerNetwork& model, double score);
+  void checkIteration(const Model& model, double score);
   // After a NumericalError from training: whether an iteration condition ends the run on it.
   bool stopsOnInvalidScore(const NumericalError& error);
   // Scores the model after `epoch`, saving it as best / latest as configured.

@@ -75,9 +75,9 @@ bool contains(const std::string& s, const std::string& needle) {
 struct RecordingListener : TrainingListener {
   std::vector<IterationInfo> infos;
   std::vector<int> epochStarts, epochEnds;
-  void onEpochStart(const MultiLayerNetwork&, int epoch) override { epochStarts.push_back(epoch); }
-  void onEpochEnd(const MultiLayerNetwork&, int epoch) override { epochEnds.push_back(epoch); }
-  void iterationDone(const MultiLayerNetwork& model, const IterationInfo& info) override {
+  void onEpochStart(const Model&, int epoch) override { epochStarts.push_back(epoch); }
+  void onEpochEnd(const Model&, int epoch) override { epochEnds.push_back(epoch); }
+  void iterationDone(const Model& model, const IterationInfo& info) override {
     CHECK(model.getIterationCount() == info.iteration);
     infos.push_back(info);
   }
@@ -481,7 +481,7 @@ TEST_SUITE("nn/multilayer") {
 
   TEST_CASE("MultiLayerNetwork: a throwing listener ends fit with its exception") {
     struct Throwing : TrainingListener {
-      void iterationDone(const MultiLayerNetwork&, const IterationInfo& info) override {
+      void iterationDone(const Model&, const IterationInfo& info) override {
         if (info.iteration == 2) throw std::runtime_error("listener stop");
       }
     };
