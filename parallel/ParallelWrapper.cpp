@@ -444,7 +444,9 @@ struct ParallelWrapper::Impl {
 
   // The round's mean parameters are in place (in every slice): the policy makes the next global
   // parameters of them, in the root and every replica.
-  void finishAveraging() { combine->finish(root->params(), replicaParams, root->getEpochCount()); }
+  void finishAveraging() const {
+    combine->finish(root->params(), replicaParams, root->getEpochCount());
+  }
 
   // SHARED_GRADIENTS: every replica applies the averaged gradient; replica 0's result is copied
   // to the root slice by slice in a second phase.
@@ -484,14 +486,14 @@ struct ParallelWrapper::Impl {
   }
   // resume(): the outer updater's state saved beside the checkpoint of the root's position in
   // the checkpoint directory, unless restoreOuterUpdaterState() was called.
-  void restoreOuterStateForResume() {
+  void restoreOuterStateForResume() const {
     if (outerStateRestored || !checkpoint || !combine->hasState()) return;
     const auto file = Checkpoints::outerStateFile(
         checkpointDirectory /
         Checkpoints::fileName(root->getIterationCount(), root->getEpochCount()));
     if (std::filesystem::exists(file)) loadOuterState(file);
   }
-  void loadOuterState(const std::filesystem::path& file) {
+  void loadOuterState(const std::filesystem::path& file) const {
     const std::vector<std::byte> bytes = readWholeFile(file, "an outer updater state file");
     combine->loadState(bytes, file.string());
   }

@@ -12,6 +12,7 @@
 // architecture's (test/nn/zoo/ZooModelTest.cpp).
 #include <array>
 #include <cstdint>
+#include <utility>
 
 #include "nn/updaters/Updaters.h"
 
@@ -53,7 +54,7 @@ class ZooModel {
 
  protected:
   ZooModel(int64_t numClasses, std::array<int64_t, 3> inputShape, UpdaterParams updater)
-      : numClasses_(numClasses), inputShape_(inputShape), updater_(updater) {}
+      : numClasses_(numClasses), inputShape_(inputShape), updater_(std::move(updater)) {}
 
   int64_t numClasses_;
   std::array<int64_t, 3> inputShape_;

@@ -78,7 +78,7 @@ inline void winogradForward(const Tensor& x, const Tensor& w, const Tensor& b, T
                             const WindowGeometry& g, float* scratch, const FusedActivation& f) {
   winogradConvolutionForward(x, w, b, y, g, scratch, f);
 }
-inline const ConvolutionForwardAlgorithm kConvolutionForwardAlgorithms[] = {
+inline constexpr ConvolutionForwardAlgorithm kConvolutionForwardAlgorithms[] = {
     {"winograd_5x5", ForwardKernel::WINOGRAD, CpuIsa::Avx2,
      "5x5 windows at stride 1, 8 or more input channels",
      [](const Shape& w, const WindowGeometry& g, int64_t, int64_t) {
@@ -146,7 +146,7 @@ inline void winogradBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
                                  const WindowGeometry& g, float* scratch) {
   winogradConvolutionBackwardData(dy, w, dx, g, scratch);
 }
-inline const ConvolutionBackwardDataAlgorithm kConvolutionBackwardDataAlgorithms[] = {
+inline constexpr ConvolutionBackwardDataAlgorithm kConvolutionBackwardDataAlgorithms[] = {
     {"winograd_5x5", BackwardDataKernel::WINOGRAD, CpuIsa::Avx2,
      "5x5 windows at stride 1, 8 or more input channels",
      [](const Shape&, const Shape& w, const WindowGeometry& g) { return winogradFits(w, g, 5); },
@@ -198,7 +198,7 @@ inline void winogradWeightGradient(const Tensor& x, const Tensor& dy, Tensor& dw
 // kernel would reorder it into padded channel blocks. Then, for few input channels, im2col + sgemm
 // below avx512: oneDNN's kernels below avx512 run a first layer's weight gradient several times
 // slower than that, at avx512 they are the faster choice for these shapes.
-inline const ConvolutionWeightGradientAlgorithm kConvolutionWeightGradientAlgorithms[] = {
+inline constexpr ConvolutionWeightGradientAlgorithm kConvolutionWeightGradientAlgorithms[] = {
     {"winograd_5x5", WeightGradientKernel::WINOGRAD, CpuIsa::Avx2,
      "5x5 windows at stride 1, 8 or more input channels",
      [](const Shape& w, const WindowGeometry& g, int64_t, int64_t) {

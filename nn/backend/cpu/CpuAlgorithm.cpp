@@ -1,5 +1,7 @@
 #include "nn/backend/cpu/CpuAlgorithm.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <iterator>
@@ -40,10 +42,12 @@ CpuAlgorithmSetting parseCpuAlgorithmSetting(std::string_view text) {
     if (std::find(std::begin(kCpuAlgorithmOps), std::end(kCpuAlgorithmOps), op) ==
         std::end(kCpuAlgorithmOps)) {
       std::string ops;
-      for (std::string_view known : kCpuAlgorithmOps)
-        ops += (ops.empty() ? "" : ", ") + std::string(known);
-      throw ConfigError(std::string(kVariable) + ": no CPU algorithm table for op '" + op +
-                        "' (tables: " + ops + ")");
+      for (std::string_view known : kCpuAlgorithmOps) {
+        if (!ops.empty()) ops += ", ";
+        ops += known;
+      }
+      throw ConfigError(
+          fmt::format("{}: no CPU algorithm table for op '{}' (tables: {})", kVariable, op, ops));
     }
     forced[op] = name;
   }

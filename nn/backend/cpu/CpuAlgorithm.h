@@ -45,13 +45,13 @@ struct CpuAlgorithmYield {
 // ConfigError on a malformed pair; names are checked against the tables by forcedCpuAlgorithm.
 // Looked up by string_view (std::less<>), so that choosing a kernel never allocates.
 using CpuAlgorithmSetting = std::map<std::string, std::string, std::less<>>;
-CpuAlgorithmSetting parseCpuAlgorithmSetting(std::string_view setting);
+CpuAlgorithmSetting parseCpuAlgorithmSetting(std::string_view text);
 
 // The name forced for `op`, or "" (read from DL4CPP_CPU_ALGORITHM once, unless set below).
 std::string_view forcedCpuAlgorithm(std::string_view op);
 // Replaces the environment's setting for the whole process (tests and benchmarks; not to be
 // called while ops run on other threads). An empty `setting` forces nothing.
-void setCpuAlgorithmSetting(std::string_view setting);
+void setCpuAlgorithmSetting(std::string_view text);
 
 // Walks `table` (entries with .name, .minIsa, .takes, .fits(args...) and .yield) and returns the
 // entry to run.

@@ -37,7 +37,7 @@ void directMaxPoolingForward(const Tensor& x, Tensor& y, const WindowGeometry& g
                              Tensor& workspace);
 void directMaxPoolingBackward(const Tensor& dy, Tensor& dx, const WindowGeometry& g,
                               const Tensor& workspace);
-inline const PoolingAlgorithm kPoolingAlgorithms[] = {
+inline constexpr PoolingAlgorithm kPoolingAlgorithms[] = {
     {"direct_max", PoolingKernel::DIRECT_MAX, CpuIsa::Baseline,
      "MAX pooling without padding or dilation, windows of at most 256 positions",
      [](PoolingKind kind, const WindowGeometry& g) {
