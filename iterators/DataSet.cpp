@@ -29,9 +29,86 @@ void copyRows(Tensor& dst, int64_t row, const Tensor& src) {
               static_cast<size_t>(src.numel()) * sizeof(float));
 }
 
+// Sequence length of a rank-3 tensor; 0 for any other.
+int64_t sequenceLength(const Tensor& t) { return t.rank() == 3 ? t.dim(2) : 0; }
+
+// The shape one example must agree on across merged parts: the per-example shape, without the
+// time dimension of a sequence (merge pads sequences to the longest).
+Shape mergeKey(const Shape& shape) {
+  Shape s = exampleShape(shape);
+  if (shape.rank() == 3) s = Shape{s[0]};
+  return s;
+}
+
+void validateMask(const Tensor& mask, const Tensor& of, const char* maskName, const char* ofName,
+                  const std::string& context) {
+  if (mask.empty()) return;
+  if (of.rank() != 3)
+    throw DataMismatchError(
+        fmt::format("{}: {} {} is present but {} {} are not sequences [examples, size, time steps]",
+                    context, maskName, mask.shape().toString(), ofName, of.shape().toString()));
+  if (mask.rank() != 2 || mask.dim(0) != of.dim(0) || mask.dim(1) != of.dim(2))
+    throw DataMismatchError(fmt::format("{}: {} {} does not match {} {} (expected [{}, {}])",
+                                        context, maskName, mask.shape().toString(), ofName,
+                                        of.shape().toString(), of.dim(0), of.dim(2)));
+}
+
+// Concatenates one column (features or labels) of the non-empty `parts`, padding sequences at
+// the end to the longest; `mask` receives the merged mask, or stays empty where every step of
+// every part is real and no padding was needed.
+Tensor mergeColumn(const std::vector<const Tensor*>& parts, const std::vector<const Tensor*>& masks,
+                   int64_t total, Tensor& mask) {
+  const Tensor& first = *parts.front();
+  if (first.empty()) return {};
+  if (first.rank() != 3) {
+    Tensor out(first.shape().withBatch(total));
+    int64_t row = 0;
+    for (const Tensor* p : parts) {
+      copyRows(out, row, *p);
+      row += p->dim(0);
+    }
+    return out;
+  }
+  int64_t longest = 0;
+  bool needMask = false;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    longest = std::max(longest, sequenceLength(*parts[i]));
+    needMask = needMask || !masks[i]->empty();
+  }
+  for (const Tensor* p : parts) needMask = needMask || sequenceLength(*p) != longest;
+  const int64_t size = first.dim(1);
+  Tensor out(Shape{total, size, longest});
+  if (needMask) mask = Tensor(Shape{total, longest});
+  int64_t row = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const Tensor& p = *parts[i];
+    const int64_t steps = p.dim(2);
+    for (int64_t e = 0; e < p.dim(0); ++e, ++row) {
+      for (int64_t f = 0; f < size; ++f)
+        std::memcpy(out.data() + (row * size + f) * longest, p.data() + (e * size + f) * steps,
+                    static_cast<size_t>(steps) * sizeof(float));
+      if (!needMask) continue;
+      float* m = mask.data() + row * longest;
+      if (masks[i]->empty())
+        std::fill(m, m + steps, 1.0F);
+      else
+        std::memcpy(m, masks[i]->data() + e * steps, static_cast<size_t>(steps) * sizeof(float));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 DataSet::DataSet(Tensor f, Tensor l) : features(std::move(f)), labels(std::move(l)) { validate(); }
+
+DataSet::DataSet(Tensor f, Tensor l, Tensor fm, Tensor lm)
+    : features(std::move(f)),
+      labels(std::move(l)),
+      featuresMask(std::move(fm)),
+      labelsMask(std::move(lm)) {
+  validate();
+}
 
 int64_t DataSet::numExamples() const {
   return features.empty() || features.rank() == 0 ? 0 : features.dim(0);
@@ -42,6 +119,8 @@ void DataSet::validate(const std::string& context) const {
     throw ShapeError(context + ": features must have an example dimension, got a rank-0 tensor");
   if (!labels.empty() && labels.rank() == 0)
     throw ShapeError(context + ": labels must have an example dimension, got a rank-0 tensor");
+  validateMask(featuresMask, features, "featuresMask", "features", context);
+  validateMask(labelsMask, labels, "labelsMask", "labels", context);
   if (labels.empty()) return;
   if (features.empty())
     throw DataMismatchError(context + ": labels " + labels.shape().toString() +
@@ -56,6 +135,8 @@ DataSet DataSet::copy() const {
   DataSet d;
   d.features = features.clone();
   d.labels = labels.clone();
+  d.featuresMask = featuresMask.clone();
+  d.labelsMask = labelsMask.clone();
   return d;
 }
 
@@ -63,6 +144,8 @@ DataSet DataSet::rows(int64_t begin, int64_t end) const {
   DataSet d;
   d.features = features.rows(begin, end);
   if (!labels.empty()) d.labels = labels.rows(begin, end);
+  if (!featuresMask.empty()) d.featuresMask = featuresMask.rows(begin, end);
+  if (!labelsMask.empty()) d.labelsMask = labelsMask.rows(begin, end);
   return d;
 }
 
@@ -77,7 +160,8 @@ DataSet DataSet::merge(const std::vector<DataSet>& parts) {
       first = &p;
     } else {
       const std::string where = "DataSet::merge: part " + std::to_string(i);
-      if (exampleShape(p.features.shape()) != exampleShape(first->features.shape()))
+      if (p.features.rank() != first->features.rank() ||
+          mergeKey(p.features.shape()) != mergeKey(first->features.shape()))
         throw DataMismatchError(where + " has features " + p.features.shape().toString() +
                                 ", incompatible with " + first->features.shape().toString() +
                                 " of the first non-empty part");
@@ -85,8 +169,8 @@ DataSet DataSet::merge(const std::vector<DataSet>& parts) {
         throw DataMismatchError(where + (p.labels.empty() ? " has no labels" : " has labels") +
                                 " but the first non-empty part " +
                                 (first->labels.empty() ? "has none" : "has some"));
-      if (!p.labels.empty() &&
-          exampleShape(p.labels.shape()) != exampleShape(first->labels.shape()))
+      if (!p.labels.empty() && (p.labels.rank() != first->labels.rank() ||
+                                mergeKey(p.labels.shape()) != mergeKey(first->labels.shape())))
         throw DataMismatchError(where + " has labels " + p.labels.shape().toString() +
                                 ", incompatible with " + first->labels.shape().toString() +
                                 " of the first non-empty part");
@@ -95,16 +179,17 @@ DataSet DataSet::merge(const std::vector<DataSet>& parts) {
   }
   if (first == nullptr) return {};
 
-  DataSet out;
-  out.features = Tensor(first->features.shape().withBatch(total));
-  if (!first->labels.empty()) out.labels = Tensor(first->labels.shape().withBatch(total));
-  int64_t row = 0;
+  std::vector<const Tensor*> features, labels, featuresMasks, labelsMasks;
   for (const DataSet& p : parts) {
     if (p.numExamples() == 0) continue;
-    copyRows(out.features, row, p.features);
-    if (!p.labels.empty()) copyRows(out.labels, row, p.labels);
-    row += p.numExamples();
+    features.push_back(&p.features);
+    labels.push_back(&p.labels);
+    featuresMasks.push_back(&p.featuresMask);
+    labelsMasks.push_back(&p.labelsMask);
   }
+  DataSet out;
+  out.features = mergeColumn(features, featuresMasks, total, out.featuresMask);
+  out.labels = mergeColumn(labels, labelsMasks, total, out.labelsMask);
   return out;
 }
 
@@ -118,10 +203,14 @@ DataSet DataSet::shuffled(uint64_t seed) const {
   if (n == 0) return out;
   out.features = Tensor(features.shape());
   if (!labels.empty()) out.labels = Tensor(labels.shape());
+  if (!featuresMask.empty()) out.featuresMask = Tensor(featuresMask.shape());
+  if (!labelsMask.empty()) out.labelsMask = Tensor(labelsMask.shape());
   for (int64_t row = 0; row < n; ++row) {
     const int64_t from = order[static_cast<size_t>(row)];
     copyRows(out.features, row, features.rows(from, from + 1));
     if (!labels.empty()) copyRows(out.labels, row, labels.rows(from, from + 1));
+    if (!featuresMask.empty()) copyRows(out.featuresMask, row, featuresMask.rows(from, from + 1));
+    if (!labelsMask.empty()) copyRows(out.labelsMask, row, labelsMask.rows(from, from + 1));
   }
   return out;
 }
