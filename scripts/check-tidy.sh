@@ -5,6 +5,12 @@
 # non-zero on any warning. Needs Debian 12's clang-tidy 14 (scripts/install-deps.sh) and a
 # configured build (CMake writes compile_commands.json).
 #
+# A unit found clean is remembered by a key over everything its verdict depends on (tidy's version
+# and configuration, the compile command, every file the compiler read for it: scripts/tidy_keys.py),
+# and skipped while that key stays the same, as a compiler cache skips a compile. The keys read the
+# dependency files a build writes, so a built tree gets the most from it. DL4CPP_TIDY_CACHE names the
+# cache folder (default ~/.cache/dl4cpp/clang-tidy); DL4CPP_TIDY_CACHE=off checks every unit.
+#
 #   scripts/check-tidy.sh [build-dir]     (default: build)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -22,32 +28,47 @@ command -v clang-tidy >/dev/null 2>&1 || {
   exit 1
 }
 
-# CMake writes one "file": "<absolute path>" line per entry.
-mapfile -t units < <(sed -n 's/^ *"file": "\(.*\)",\{0,1\}$/\1/p' "$build/compile_commands.json" |
-  grep -E "^$root/(nn|parallel|iterators|ui)/.*\.cpp$" | sort -u)
-if [[ ${#units[@]} -eq 0 ]]; then
+cache="${DL4CPP_TIDY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dl4cpp/clang-tidy}"
+# "<key> <absolute path>" per library unit; "-" for a unit that cannot be keyed.
+mapfile -t keyed < <(python3 "$root/scripts/tidy_keys.py" "$build" "$root" | sort -k2 -u)
+if [[ ${#keyed[@]} -eq 0 ]]; then
   echo "check-tidy: no library sources of $root in $build/compile_commands.json" >&2
   exit 1
 fi
 
 logs="$(mktemp -d)"
 trap 'rm -rf "$logs"' EXIT
-# Each unit's findings go to a log of their own (parallel output would interleave); a unit with a
-# warning exits non-zero (--warnings-as-errors), which xargs reports as its own failure.
-status=0
-printf '%s\n' "${units[@]}" | xargs -P "$(nproc)" -I{} sh -c \
-  'clang-tidy --quiet -p "$1" --warnings-as-errors="*" "$2" >"$3/$(echo "$2" | tr / _).log" 2>&1' \
-  sh "$build" {} "$logs" || status=$?
+units=()
+cached=0
+for line in "${keyed[@]}"; do
+  key="${line%% *}" unit="${line#* }"
+  if [[ "$cache" != off && "$key" != - && -e "$cache/$key" ]]; then
+    cached=$((cached + 1))
+    continue
+  fi
+  units+=("$unit")
+  echo "$key" >"$logs/$(echo "$unit" | tr / _).key"
+done
+# Each unit's findings go to a log of their own (parallel output would interleave), and its exit
+# status to a file beside it: a unit with a warning exits non-zero (--warnings-as-errors).
+((${#units[@]} == 0)) || printf '%s\n' "${units[@]}" | xargs -P "$(nproc)" -I{} sh -c \
+  'log="$3/$(echo "$2" | tr / _)"; clang-tidy --quiet -p "$1" --warnings-as-errors="*" "$2" \
+     >"$log.log" 2>&1; echo $? >"$log.rc"' sh "$build" {} "$logs"
 
 failed=0
-for log in "$logs"/*.log; do
-  if grep -qE '(warning|error):' "$log"; then
-    grep -vE '^[0-9]+ (warning|error)s? (generated|treated as errors)\.?$' "$log"
+for unit in "${units[@]}"; do
+  log="$logs/$(echo "$unit" | tr / _)"
+  if [[ "$(cat "$log.rc" 2>/dev/null)" != 0 ]] || grep -qE '(warning|error):' "$log.log"; then
+    grep -vE '^[0-9]+ (warning|error)s? (generated|treated as errors)\.?$' "$log.log" ||
+      echo "check-tidy: clang-tidy failed on $unit without a finding"
     failed=$((failed + 1))
+  elif [[ "$cache" != off && "$(cat "$log.key")" != - ]]; then
+    mkdir -p "$cache" && touch "$cache/$(cat "$log.key")"
   fi
 done
-if [[ $status -ne 0 || $failed -ne 0 ]]; then
-  echo "check-tidy: findings in $failed of ${#units[@]} translation units" >&2
+if [[ $failed -ne 0 ]]; then
+  echo "check-tidy: findings in $failed of ${#units[@]} translation units checked" \
+    "($cached more clean in the cache)" >&2
   exit 1
 fi
-echo "check-tidy: ${#units[@]} translation units clean"
+echo "check-tidy: ${#keyed[@]} translation units clean (${#units[@]} checked, $cached from the cache at $cache)"
