@@ -87,6 +87,7 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/conf/graph/ReshapeVertex.h
   nn/conf/graph/ScaleVertex.h
   nn/conf/graph/ShiftVertex.h
+  nn/conf/graph/StackVertex.h
   nn/conf/graph/SubsetVertex.h
   nn/conf/layers/ActivationLayer.h
   nn/conf/layers/BatchNormalization.h

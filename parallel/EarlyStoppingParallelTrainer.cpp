@@ -3,8 +3,7 @@
 namespace dl4cpp::parallel {
 
 EarlyStoppingParallelTrainer::EarlyStoppingParallelTrainer(EarlyStoppingConfiguration conf,
-                                                           MultiLayerNetwork& model,
-                                                           DataSetIterator& train,
+                                                           Model& model, DataSetIterator& train,
                                                            ParallelWrapper::Builder wrapper)
     : BaseEarlyStoppingTrainer("EarlyStoppingParallelTrainer", std::move(conf), model, train),
       wrapper_(wrapper.build()) {}

@@ -1,6 +1,7 @@
 #pragma once
 // EarlyStoppingParallelTrainer: early stopping for data-parallel training (DL4J's
-// org.deeplearning4j.parallelism.EarlyStoppingParallelTrainer): each epoch is one
+// org.deeplearning4j.parallelism.EarlyStoppingParallelTrainer), for a MultiLayerNetwork or a
+// ComputationGraph (any Model ParallelWrapper trains): each epoch is one
 // ParallelWrapper::fit of the model over the training iterator, then the run goes on as for one
 // model (BaseEarlyStoppingTrainer.h: evaluation, best-model saving, termination, errors).
 //
@@ -22,7 +23,7 @@ namespace dl4cpp::parallel {
 
 class EarlyStoppingParallelTrainer : public BaseEarlyStoppingTrainer {
  public:
-  EarlyStoppingParallelTrainer(EarlyStoppingConfiguration conf, MultiLayerNetwork& model,
+  EarlyStoppingParallelTrainer(EarlyStoppingConfiguration conf, Model& model,
                                DataSetIterator& train, ParallelWrapper::Builder wrapper);
 
   // The wrapper the run trains through (its statistics() are the last epoch's).

@@ -30,6 +30,7 @@
 #include "nn/conf/graph/ReshapeVertex.h"
 #include "nn/conf/graph/ScaleVertex.h"
 #include "nn/conf/graph/ShiftVertex.h"
+#include "nn/conf/graph/StackVertex.h"
 #include "nn/conf/graph/SubsetVertex.h"
 #include "nn/conf/layers/ActivationLayer.h"
 #include "nn/conf/layers/BatchNormalization.h"

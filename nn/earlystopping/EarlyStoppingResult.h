@@ -6,8 +6,11 @@
 // here exceptions propagate from EarlyStoppingTrainer::fit() instead (see EarlyStoppingTrainer.h),
 // so every result is a run that ended as configured.
 #include <map>
+#include <memory>
 #include <string>
 
+#include "nn/api/Model.h"
+#include "nn/core/Error.h"
 #include "nn/multilayer/MultiLayerNetwork.h"
 
 namespace dl4cpp {
@@ -28,8 +31,21 @@ struct EarlyStoppingResult {
   // Epochs completed; an epoch cut short by an iteration condition does not count.
   int totalEpochs = 0;
   // The best epoch's model, as the model saver returns it; when no epoch was evaluated, a copy of
-  // the model as training left it (as DL4J does).
-  MultiLayerNetwork bestModel;
+  // the model as training left it (as DL4J does). Of the kind trained: getBestModel<M>() gives it
+  // as that type.
+  std::shared_ptr<Model> bestModel;
+
+  // DL4J's getBestModel(): the best model as a MultiLayerNetwork or ComputationGraph (the kind
+  // trained; ConfigError for the other).
+  template <typename M = MultiLayerNetwork>
+  M& getBestModel() const {
+    auto* model = dynamic_cast<M*>(bestModel.get());
+    if (model == nullptr)
+      throw ConfigError(
+          "EarlyStoppingResult::getBestModel: the best model is not of the type asked for (a "
+          "network's run gives a MultiLayerNetwork, a graph's a ComputationGraph)");
+    return *model;
+  }
 };
 
 // "EpochTerminationCondition" / "IterationTerminationCondition".

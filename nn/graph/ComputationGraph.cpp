@@ -26,6 +26,7 @@ struct ComputationGraph::Node {
   bool trainable = false;
   std::unique_ptr<layers::VertexRuntime> vertex;
   InputType outputType, layerInputType;
+  int64_t batchMultiplier = 1, batchDivisor = 1;  // its examples per minibatch example
   std::vector<size_t> inputs, consumers;
   bool isOutput = false;
   int item = -1;                               // the execution item running it
@@ -33,6 +34,13 @@ struct ComputationGraph::Node {
   Tensor output, grad;                         // the current batch's views
   std::vector<Tensor> inputViews, inputGrads;  // argument lists for the vertex's calls
   std::vector<bool> scratchUsed;               // per input slot, this backward call
+
+  // The examples it holds for a minibatch of n (checkBatch() made it a whole number).
+  int64_t examples(int64_t n) const { return n * batchMultiplier / batchDivisor; }
+  // Values it holds per minibatch example, rounded up where it splits the minibatch.
+  int64_t valuesPerMinibatchExample() const {
+    return (outputType.flatSize() * batchMultiplier + batchDivisor - 1) / batchDivisor;
+  }
 };
 
 struct ComputationGraph::Item {
@@ -118,6 +126,8 @@ void ComputationGraph::init() {
     Node n;
     n.name = v.name;
     n.outputType = v.outputType;
+    n.batchMultiplier = v.batchMultiplier;
+    n.batchDivisor = v.batchDivisor;
     for (const auto& in : v.inputs) {
       n.inputs.push_back(ids.at(in));
       nodes[ids.at(in)].consumers.push_back(nodes.size());
@@ -234,7 +244,7 @@ void ComputationGraph::init() {
   std::vector<ActivationPlan::Buffer> training, inference;
   for (size_t id = numInputs; id < nodes.size(); ++id) {
     const Node& n = nodes[id];
-    const int64_t size = n.outputType.flatSize();
+    const int64_t size = n.valuesPerMinibatchExample();
     int lastForward = n.isOutput ? k : n.item;
     int firstGradient = n.isOutput ? k : 2 * k;
     for (size_t c : n.consumers) {
@@ -264,6 +274,9 @@ void ComputationGraph::init() {
   scratchStore_.clear();
   inputGradStore_.assign(numInputs, Tensor());
   inputGradients_.clear();
+  largestPerExample_ = 0;
+  for (const Node& n : nodes_)
+    largestPerExample_ = std::max(largestPerExample_, n.valuesPerMinibatchExample());
   numFrozenParams_ = 0;
   for (const auto& v : conf_.vertices) {
     if (!v.layer) continue;
@@ -297,6 +310,13 @@ int64_t ComputationGraph::checkBatch(const MultiDataSet& batch, bool needLabels,
           method, i, f.shape().toString(), conf_.networkInputs[i],
           conf_.networkInputTypes[i].toString(), n, perExample));
   }
+  for (const Node& node : nodes_)
+    if ((n * node.batchMultiplier) % node.batchDivisor != 0)
+      throw ShapeError(fmt::format(
+          "ComputationGraph::{}: vertex \"{}\" splits the examples reaching it into {} equal "
+          "parts (UnstackVertex), but a minibatch of {} examples gives it {}{}",
+          method, node.name, node.batchDivisor, n, n * node.batchMultiplier,
+          node.batchMultiplier == 1 ? "" : " (stacked)"));
   if (needLabels) {
     if (batch.labels.size() != outputNodes_.size())
       throw ShapeError(
@@ -304,11 +324,12 @@ int64_t ComputationGraph::checkBatch(const MultiDataSet& batch, bool needLabels,
                       batch.labels.size(), outputNodes_.size()));
     for (size_t j = 0; j < outputNodes_.size(); ++j) {
       const Tensor& l = batch.labels[j];
-      const int64_t nOut = nodes_[outputNodes_[j]].outputType.flatSize();
-      if (l.empty() || l.rank() != 2 || l.dim(0) != n || l.dim(1) != nOut)
+      const Node& out = nodes_[outputNodes_[j]];
+      const int64_t nOut = out.outputType.flatSize(), rows = out.examples(n);
+      if (l.empty() || l.rank() != 2 || l.dim(0) != rows || l.dim(1) != nOut)
         throw ShapeError(fmt::format(
             "ComputationGraph::{}: labels[{}] {} do not match output \"{}\": expected [{}, {}]",
-            method, j, l.shape().toString(), conf_.networkOutputs[j], n, nOut));
+            method, j, l.shape().toString(), conf_.networkOutputs[j], rows, nOut));
     }
   }
   return n;
@@ -341,14 +362,15 @@ void ComputationGraph::forwardPass(const std::vector<Tensor>& inputs, int64_t n,
   for (size_t id = numInputs; id < nodes_.size(); ++id) {
     Node& node = nodes_[id];
     const size_t b = id - numInputs;
-    const Shape shape = node.outputType.shape(n);
+    const int64_t examples = node.examples(n);
+    const Shape shape = node.outputType.shape(examples);
     node.output = arena_.view(plan.offset(training ? 2 * b : b) * n, shape);
     node.grad = training ? arena_.view(trainingPlan_.offset(2 * b + 1) * n, shape) : Tensor();
     for (size_t j = 0; j < node.inputs.size(); ++j)
       node.inputViews[j] = nodes_[node.inputs[j]].output;
     if (node.layer >= 0) {
       const auto l = static_cast<size_t>(node.layer);
-      layerInputs_[l] = node.inputViews[0].reshape(node.layerInputType.shape(n));
+      layerInputs_[l] = node.inputViews[0].reshape(node.layerInputType.shape(examples));
       layerOutputs_[l] = node.output;
       layerGrads_[l] = node.grad;
     }
@@ -378,9 +400,7 @@ Tensor ComputationGraph::gradientTarget(size_t node, size_t slot, std::vector<bo
   }
   if (scratchStore_.size() <= slot) scratchStore_.resize(slot + 1);
   if (scratchStore_[slot].numel() < producer.grad.numel()) {
-    int64_t largest = 0;
-    for (const Node& n : nodes_) largest = std::max(largest, n.outputType.flatSize());
-    scratchStore_[slot] = Tensor(Shape{largest * capacity_});
+    scratchStore_[slot] = Tensor(Shape{largestPerExample_ * capacity_});
   }
   consumer.scratchUsed[slot] = true;
   return scratchStore_[slot].view(0, shape);
@@ -422,9 +442,10 @@ double ComputationGraph::computeGradientAndScore(const MultiDataSet& batch,
     profileLayer(out.layer);
     const double sum = losses_[j]->lossGradient(*context_, out.output, batch.labels[j], out.grad);
     profileLayer(LayerProfiler::kNetwork);
-    context_->backend().scale(out.grad, 1.0f / static_cast<float>(n));
+    const int64_t examples = out.examples(n);
+    context_->backend().scale(out.grad, 1.0f / static_cast<float>(examples));
     written[outputNodes_[j]] = true;
-    loss += sum / static_cast<double>(n);
+    loss += sum / static_cast<double>(examples);
   }
 
   const LayerTensors tensors{layerInputs_, layerOutputs_, layerGrads_};
@@ -620,7 +641,7 @@ double ComputationGraph::score(const MultiDataSet& data) {
   double loss = 0;
   for (size_t j = 0; j < outputNodes_.size(); ++j)
     loss += losses_[j]->lossScore(*context_, nodes_[outputNodes_[j]].output, data.labels[j]) /
-            static_cast<double>(n);
+            static_cast<double>(nodes_[outputNodes_[j]].examples(n));
   return loss + calcRegularizationScore();
 }
 

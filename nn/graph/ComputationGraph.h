@@ -241,6 +241,7 @@ class ComputationGraph : public Model {
   ActivationPlan trainingPlan_, inferencePlan_;
   int64_t capacity_ = 0;
   Tensor arena_;
+  int64_t largestPerExample_ = 0;     // the largest node's values per minibatch example
   std::vector<Tensor> scratchStore_;  // per input slot: gradients summed in at a fan-out
   std::vector<Tensor> inputGradStore_, inputGradients_;
 

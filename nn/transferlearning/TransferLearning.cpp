@@ -2,6 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "nn/conf/graph/MergeVertex.h"
+
 namespace dl4cpp {
 
 namespace {
@@ -215,6 +221,236 @@ MultiLayerNetwork TransferLearning::Builder::build() const {
               layer.stateSize());
   }
   return network;
+}
+
+// --- TransferLearning::GraphBuilder -------------------------------------------------------------
+
+namespace {
+
+// Where each layer vertex's parameters and state start in a graph's flat buffers, by name.
+std::map<std::string, std::pair<int64_t, int64_t>> graphOffsets(
+    const ComputationGraphConfiguration& conf) {
+  std::map<std::string, std::pair<int64_t, int64_t>> offsets;
+  int64_t params = 0, state = 0;
+  for (const auto& v : conf.vertices) {
+    if (!v.layer) continue;
+    offsets[v.name] = {params, state};
+    params += v.layer->numParams();
+    state += v.layer->stateSize();
+  }
+  return offsets;
+}
+
+std::string describeVertex(const std::string& name, const Layer* layer, const GraphVertex* vertex) {
+  return fmt::format("vertex \"{}\" ({})", name, layer ? layer->typeName() : vertex->typeName());
+}
+
+}  // namespace
+
+TransferLearning::GraphBuilder::GraphBuilder(const ComputationGraph& original)
+    : original_(&original) {
+  if (!original.isInitialized())
+    throw ConfigError(
+        "TransferLearning::GraphBuilder: the original graph must be initialised (call init())");
+  const ComputationGraphConfiguration& conf = original.getConfiguration();
+  for (const auto& v : conf.vertices)
+    entries_.push_back({v.name, v.layer ? v.layer->clone() : nullptr,
+                        v.vertex ? v.vertex->clone() : nullptr, v.inputs, true, false});
+  outputs_ = conf.networkOutputs;
+}
+
+TransferLearning::GraphBuilder::Entry* TransferLearning::GraphBuilder::find(
+    const std::string& name) {
+  for (Entry& e : entries_)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+TransferLearning::GraphBuilder::Entry& TransferLearning::GraphBuilder::require(
+    const std::string& name, const char* method) {
+  Entry* e = find(name);
+  if (e == nullptr)
+    throw ConfigError(fmt::format(
+        "TransferLearning::GraphBuilder::{}(\"{}\"): no vertex of the graph (as edited so far) "
+        "has that name",
+        method, name));
+  return *e;
+}
+
+TransferLearning::GraphBuilder& TransferLearning::GraphBuilder::fineTuneConfiguration(
+    const FineTuneConfiguration& fineTune) {
+  fineTune_ = fineTune;
+  return *this;
+}
+
+TransferLearning::GraphBuilder& TransferLearning::GraphBuilder::setFeatureExtractor(
+    const std::vector<std::string>& names) {
+  featureExtractor_ = names;
+  return *this;
+}
+
+TransferLearning::GraphBuilder& TransferLearning::GraphBuilder::nOutReplace(
+    const std::string& name, int64_t nOut, const WeightInitScheme& scheme) {
+  return nOutReplace(name, nOut, scheme, scheme);
+}
+
+TransferLearning::GraphBuilder& TransferLearning::GraphBuilder::nOutReplace(
+    const std::string& name, int64_t nOut, const WeightInitScheme& scheme,
+    const WeightInitScheme& schemeNext) {
+  Entry& target = require(name, "nOutReplace");
+  if (!target.layer || !target.layer->nInOut())
+    throw ConfigError(fmt::format(
+        "TransferLearning::GraphBuilder::nOutReplace(\"{}\", {}): {} has no nOut (dense, output "
+        "and convolution layers do)",
+        name, nOut, describeVertex(name, target.layer.get(), target.vertex.get())));
+  *target.layer->nInOut()->nOut = nOut;
+  target.layer->weightInit = scheme;
+  target.reinitialised = true;
+  // Every reader takes the new size: through vertices and layers whose size follows their input
+  // (parameterless ones, batch normalisation) to the first layers with an nIn on each path.
+  std::vector<std::string> frontier{name};
+  std::set<std::string> seen{name};
+  while (!frontier.empty()) {
+    const std::string from = frontier.back();
+    frontier.pop_back();
+    for (Entry& e : entries_) {
+      if (std::find(e.inputs.begin(), e.inputs.end(), from) == e.inputs.end() ||
+          !seen.insert(e.name).second)
+        continue;
+      if (e.layer) {
+        e.layer->clearInferredSizes();
+        if (e.layer->nInOut()) {
+          e.layer->weightInit = schemeNext;
+          e.reinitialised = true;
+          continue;
+        }
+      }
+      frontier.push_back(e.name);
+    }
+  }
+  return *this;
+}
+
+TransferLearning::GraphBuilder& TransferLearning::GraphBuilder::removeVertexAndConnections(
+    const std::string& name) {
+  Entry& e = require(name, "removeVertexAndConnections");
+  entries_.erase(entries_.begin() + (&e - entries_.data()));
+  for (Entry& other : entries_) std::erase(other.inputs, name);
+  std::erase(outputs_, name);
+  return *this;
+}
+
+TransferLearning::GraphBuilder& TransferLearning::GraphBuilder::removeVertexKeepConnections(
+    const std::string& name) {
+  Entry& e = require(name, "removeVertexKeepConnections");
+  entries_.erase(entries_.begin() + (&e - entries_.data()));
+  return *this;
+}
+
+TransferLearning::GraphBuilder& TransferLearning::GraphBuilder::addLayer(
+    const std::string& name, const Layer& layer, const std::vector<std::string>& inputs) {
+  if (inputs.size() > 1) {
+    // As ComputationGraphConfiguration::GraphBuilder does: a layer reads several inputs merged.
+    entries_.push_back({name + "-merge", nullptr, MergeVertex().clone(), inputs, false, false});
+    entries_.push_back({name, layer.clone(), nullptr, {name + "-merge"}, false, false});
+  } else {
+    entries_.push_back({name, layer.clone(), nullptr, inputs, false, false});
+  }
+  return *this;
+}
+
+TransferLearning::GraphBuilder& TransferLearning::GraphBuilder::addVertex(
+    const std::string& name, const GraphVertex& vertex, const std::vector<std::string>& inputs) {
+  entries_.push_back({name, nullptr, vertex.clone(), inputs, false, false});
+  return *this;
+}
+
+TransferLearning::GraphBuilder& TransferLearning::GraphBuilder::setOutputs(
+    const std::vector<std::string>& names) {
+  outputs_ = names;
+  return *this;
+}
+
+ComputationGraph TransferLearning::GraphBuilder::build() const {
+  const ComputationGraphConfiguration& original = original_->getConfiguration();
+  std::map<std::string, const Entry*> byName;
+  for (const Entry& e : entries_) byName[e.name] = &e;
+
+  // The feature extractor: the named vertices and everything they read.
+  std::set<std::string> frozen;
+  std::vector<std::string> frontier;
+  for (const std::string& name : featureExtractor_) {
+    if (!byName.contains(name))
+      throw ConfigError(
+          fmt::format("TransferLearning::GraphBuilder::build: setFeatureExtractor(\"{}\") names no "
+                      "vertex of the edited graph",
+                      name));
+    frontier.push_back(name);
+  }
+  while (!frontier.empty()) {
+    const std::string name = frontier.back();
+    frontier.pop_back();
+    const auto it = byName.find(name);
+    if (it == byName.end() || !frozen.insert(name).second) continue;  // a network input
+    for (const std::string& in : it->second->inputs) frontier.push_back(in);
+  }
+
+  const uint64_t seed = fineTune_ ? fineTune_->seedOr(original.seed) : original.seed;
+  dl4cpp::GraphBuilder graph(seed,
+                             fineTune_ ? fineTune_->applyTo(original.defaults) : original.defaults);
+  graph.addInputs(original.networkInputs).setInputTypes(original.networkInputTypes);
+  for (const Entry& e : entries_) {
+    if (e.layer) {
+      std::shared_ptr<Layer> layer = e.layer->clone();
+      layer->frozen = layer->frozen || frozen.contains(e.name);
+      if (!layer->frozen && fineTune_) fineTune_->applyTo(*layer);
+      graph.addLayer(e.name, *layer, e.inputs);
+    } else {
+      graph.addVertex(e.name, *e.vertex, e.inputs);
+    }
+  }
+  graph.setOutputs(outputs_);
+  ComputationGraphConfiguration conf;
+  try {
+    conf = graph.build();
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string("TransferLearning::GraphBuilder::build: ") + e.what());
+  }
+
+  // The layers whose parameters and state carry over: original ones no edit re-initialised.
+  std::vector<std::string> carried;
+  for (const auto& v : conf.vertices) {
+    if (!v.layer) continue;
+    const auto it = byName.find(v.name);
+    const Entry* e = it == byName.end() ? nullptr : it->second;
+    const int at = e != nullptr && e->original ? original.vertexIndex(v.name) : -1;
+    const bool carries = at >= 0 && !e->reinitialised &&
+                         original.vertices[static_cast<size_t>(at)].layer &&
+                         sameShapes(*original.vertices[static_cast<size_t>(at)].layer, *v.layer);
+    if (carries) {
+      carried.push_back(v.name);
+    } else if (v.layer->frozen && (v.layer->numParams() > 0 || v.layer->stateSize() > 0)) {
+      throw ConfigError(fmt::format(
+          "TransferLearning::GraphBuilder::build: {} is frozen, but its parameters would be "
+          "initialised afresh ({}): a frozen layer keeps trained parameters",
+          describeVertex(v.name, v.layer.get(), nullptr),
+          e != nullptr && e->original ? "nOutReplace edits it or its input"
+                                      : "it is added by addLayer"));
+    }
+  }
+
+  const auto from = graphOffsets(original), to = graphOffsets(conf);
+  ComputationGraph net(std::move(conf), original_->params().device(), original_->numThreads());
+  net.init();
+  const ComputationGraphConfiguration& built = net.getConfiguration();
+  for (const std::string& name : carried) {
+    const Layer& layer = *built.vertices[static_cast<size_t>(built.vertexIndex(name))].layer;
+    copyRange(net.params(), to.at(name).first, original_->params(), from.at(name).first,
+              layer.numParams());
+    copyRange(net.layerState(), to.at(name).second, original_->layerState(), from.at(name).second,
+              layer.stateSize());
+  }
+  return net;
 }
 
 }  // namespace dl4cpp

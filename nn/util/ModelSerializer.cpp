@@ -518,6 +518,25 @@ ComputationGraph ModelSerializer::restoreComputationGraph(const std::filesystem:
   return restoreComputationGraphFromBytes(readModelFile(path), loadUpdater, path.string());
 }
 
+std::unique_ptr<Model> ModelSerializer::restoreModel(const std::filesystem::path& path,
+                                                     bool loadUpdater) {
+  const std::vector<std::byte> bytes = readModelFile(path);
+  const std::string source = path.string();
+  const Contents c = readContents(bytes, readLayout(readFrom(bytes), bytes.size(), source), source);
+  // "format" is the first field of both configurations' JSON, so its first occurrence is the
+  // top-level one; the chosen reader then checks the whole file.
+  const std::string& json = c.configurationJson;
+  const size_t format = json.find("\"format\"");
+  const size_t value =
+      format == std::string::npos ? format : json.find('"', json.find(':', format));
+  static constexpr std::string_view kGraph = "\"dl4cpp.ComputationGraphConfiguration\"";
+  if (value != std::string::npos && json.compare(value, kGraph.size(), kGraph) == 0)
+    return std::make_unique<ComputationGraph>(
+        restoreComputationGraphFromBytes(bytes, loadUpdater, source));
+  return std::make_unique<MultiLayerNetwork>(
+      restoreModelAndNormalizerFromBytes(bytes, loadUpdater, source).model);
+}
+
 // DL4J's MultiLayerNetwork.save/load and ComputationGraph.save/load, defined here rather than with
 // the network: model files are a layer above the network (serialization includes the network, never
 // the other way round).

@@ -119,6 +119,10 @@ class ModelSerializer {
   // as writeModel above, a graph likewise (a normalizer with a graph: ConfigError).
   static void writeModel(const Model& model, const std::filesystem::path& path, bool saveUpdater,
                          const DataNormalization* normalizer);
+  // Either kind of model from its file, as the file's configuration says (a network's normalizer
+  // is not restored); the checks of restoreMultiLayerNetwork / restoreComputationGraph.
+  static std::unique_ptr<Model> restoreModel(const std::filesystem::path& path,
+                                             bool loadUpdater = true);
   static ComputationGraph restoreComputationGraphFromBytes(std::span<const std::byte> bytes,
                                                            bool loadUpdater = true,
                                                            const std::string& source = "<memory>");

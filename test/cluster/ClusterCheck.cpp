@@ -36,6 +36,9 @@ constexpr Scenario kScenarios[] = {
     {"wrapper-equals-one-process", cluster_check::wrapperEqualsOneProcess,
      "ParallelWrapper, N ranks x 1 worker on MNIST: the same model on every rank, equal to 1 "
      "process x N workers (2 ranks: bit for bit)"},
+    {"wrapper-graph-equals-one-process", cluster_check::wrapperGraphEqualsOneProcess,
+     "ParallelWrapper, N ranks x 1 worker training a residual ComputationGraph on MNIST: the same "
+     "graph on every rank, equal to 1 process x N workers (2 ranks: bit for bit)"},
     {"wrapper-compressed-equals-one-process", cluster_check::wrapperCompressedEqualsOneProcess,
      "ParallelWrapper, 2 ranks x 1 worker sharing threshold-encoded gradients on MNIST: equal to "
      "1 process x 2 workers bit for bit"},

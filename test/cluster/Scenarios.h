@@ -36,6 +36,7 @@ int singleton(parallel::MpiCluster& cluster);
 int timeout(parallel::MpiCluster& cluster);  // FailureScenarios.cpp
 int killedRank(parallel::MpiCluster& cluster);
 int wrapperEqualsOneProcess(parallel::MpiCluster& cluster);  // WrapperScenarios.cpp
+int wrapperGraphEqualsOneProcess(parallel::MpiCluster& cluster);
 int wrapperCompressedEqualsOneProcess(parallel::MpiCluster& cluster);
 int wrapperThrowingRank(parallel::MpiCluster& cluster);
 int wrapperStop(parallel::MpiCluster& cluster);

@@ -67,8 +67,30 @@ Mnist onRankOneAt(const parallel::Cluster& c, int64_t batch, std::function<void(
   });
 }
 
+// A residual graph over the same data: dense 784 -> 64, dense 64 -> 64, their sum, softmax 10.
+ComputationGraphConfiguration graph() {
+  return NeuralNetConfiguration::Builder()
+      .seed(kSeed)
+      .updater(Adam(1e-3))
+      .l2(1e-4)
+      .graphBuilder()
+      .addInputs("in")
+      .setInputTypes(InputType::feedForward(784))
+      .addLayer("d1", DenseLayer::Builder().nOut(64).activation(Activation::RELU).build(), "in")
+      .addLayer("d2", DenseLayer::Builder().nOut(64).activation(Activation::RELU).build(), "d1")
+      .addVertex("add", ElementWiseVertex(ElementWiseVertex::Op::Add), "d1", "d2")
+      .addLayer("out",
+                OutputLayer::Builder(LossFunction::MCXENT)
+                    .nOut(10)
+                    .activation(Activation::SOFTMAX)
+                    .build(),
+                "add")
+      .setOutputs("out")
+      .build();
+}
+
 // FNV-1a over the bytes of the model's buffers and counters.
-double fingerprint(const MultiLayerNetwork& m) {
+double fingerprint(const Model& m) {
   uint64_t h = 1469598103934665603ull;
   auto add = [&](const void* data, size_t bytes) {
     const auto* p = static_cast<const unsigned char*>(data);
@@ -83,7 +105,7 @@ double fingerprint(const MultiLayerNetwork& m) {
   return static_cast<double>(h >> 12);  // exact in a double
 }
 
-parallel::ParallelWrapper::Builder builderFor(MultiLayerNetwork& model, int workers) {
+parallel::ParallelWrapper::Builder builderFor(Model& model, int workers) {
   return parallel::ParallelWrapper::Builder(model)
       .devices({Device::cpu()})
       .workers(workers)
@@ -104,7 +126,7 @@ struct RankTraining {
 };
 
 // Every rank's fingerprint of `model`, checked equal.
-void expectSameOnEveryRank(parallel::Cluster& c, Checks& checks, const MultiLayerNetwork& model) {
+void expectSameOnEveryRank(parallel::Cluster& c, Checks& checks, const Model& model) {
   const double mine = fingerprint(model);
   const auto all = c.allGather(std::vector<double>{mine});
   for (size_t r = 0; r < all.size(); ++r)
@@ -156,6 +178,41 @@ int wrapperEqualsOneProcess(parallel::MpiCluster& c) {
   // Rank 1..N-1 wait here while rank 0 trains alone.
   c.allGather(std::vector<double>{0});
   return checks.finish("wrapper-equals-one-process");
+}
+
+// The same for a ComputationGraph (a residual one): N ranks x 1 worker, 2 epochs, the same graph
+// on every rank, equal to 1 process x N workers (2 ranks: bit for bit).
+int wrapperGraphEqualsOneProcess(parallel::MpiCluster& c) {
+  Checks checks(c);
+  c.setTimeout(120s);
+  ComputationGraph model(graph());
+  model.init();
+  auto wrapper = builderFor(model, 1).cluster(parallel::MpiCluster::world()).build();
+  Mnist data;
+  const auto start = Clock::now();
+  wrapper.fit(data, 2);
+  say(c, fmt::format("trained the graph 2 epochs in {:.2f} s, score {:.6f}, {} iterations",
+                     std::chrono::duration<double>(Clock::now() - start).count(), model.score(),
+                     model.getIterationCount()));
+  checks.expect(model.getEpochCount() == 2, "2 epochs counted");
+  expectSameOnEveryRank(c, checks, model);
+  if (c.rank() == 0) {
+    ComputationGraph alone(graph());
+    alone.init();
+    Mnist same;
+    builderFor(alone, c.size()).build().fit(same, 2);
+    const float difference = maxDifference(model.params(), alone.params());
+    say(c, fmt::format("against 1 process x {} workers: largest parameter difference {:g}",
+                       c.size(), difference));
+    checks.expect(model.getIterationCount() == alone.getIterationCount(), "same iterations");
+    if (c.size() == 2)
+      checks.expect(fingerprint(model) == fingerprint(alone),
+                    "2 ranks x 1 worker equal 1 process x 2 workers bit for bit");
+    else
+      checks.expect(difference <= 1e-5f, "within 1e-5 of 1 process with as many workers");
+  }
+  c.allGather(std::vector<double>{0});
+  return checks.finish("wrapper-graph-equals-one-process");
 }
 
 // SHARED_GRADIENTS with threshold encoding: 2 ranks x 1 worker exchange their messages over MPI

@@ -62,7 +62,7 @@ TEST_SUITE("parallel") {
       if (score < r.scoreVsEpoch.at(best)) best = epoch;
     }
     CHECK(r.bestModelEpoch == best);
-    CHECK(testutil::bitIdentical(r.bestModel.params().toVector(), snapshots->atEpochEnd[best]));
+    CHECK(testutil::bitIdentical(r.bestModel->params().toVector(), snapshots->atEpochEnd[best]));
     CHECK(trainer.wrapper().workers() == 2);
   }
 
@@ -91,7 +91,7 @@ TEST_SUITE("parallel") {
     CHECK(r.totalEpochs == 1);
     CHECK(snapshots->atIteration.size() == 3);
     CHECK(r.bestModelEpoch == 0);
-    CHECK(testutil::bitIdentical(r.bestModel.params().toVector(), snapshots->atEpochEnd[0]));
+    CHECK(testutil::bitIdentical(r.bestModel->params().toVector(), snapshots->atEpochEnd[0]));
     CHECK(testutil::bitIdentical(saver->getLatestModel()->params().toVector(),
                                  snapshots->atIteration[9]));
   }

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <numeric>
 #include <queue>
 #include <set>
 #include <utility>
@@ -62,6 +63,12 @@ std::string describe(const std::string& name, const Layer* layer, const GraphVer
                      layer    ? layer->typeName()
                      : vertex ? vertex->typeName()
                               : "network input");
+}
+
+// "N" or "2N" or "N/2" or "3N/2": examples per minibatch of N.
+std::string describeScale(const std::pair<int64_t, int64_t>& scale) {
+  const std::string n = scale.first == 1 ? "N" : fmt::format("{}N", scale.first);
+  return scale.second == 1 ? n : fmt::format("{}/{}", n, scale.second);
 }
 
 [[noreturn]] void fail(const std::string& problem) {
@@ -214,6 +221,8 @@ ComputationGraphConfiguration GraphBuilder::build() const {
   conf.networkOutputs = outputs_;
   int layerIndex = 0;
   int64_t totalParams = 0;
+  // Each vertex's examples per example of the minibatch, multiplier / divisor.
+  std::vector<std::pair<int64_t, int64_t>> scales(total, {1, 1});
   for (size_t id : order) {
     const Entry& entry = entries_[id - numInputs];
     ComputationGraphConfiguration::Vertex v;
@@ -221,6 +230,33 @@ ComputationGraphConfiguration GraphBuilder::build() const {
     v.inputs = entry.inputs;
     for (size_t in : inputIds[id]) v.inputTypes.push_back(types[in]);
     const std::string where = describe(entry.name, entry.layer.get(), entry.vertex.get());
+    const std::pair<int64_t, int64_t> scale = scales[inputIds[id].front()];
+    for (size_t j = 1; j < inputIds[id].size(); ++j)
+      if (scales[inputIds[id][j]] != scale)
+        fail(fmt::format(
+            "{}: its inputs have different numbers of examples: input 0 (\"{}\") has {} and input "
+            "{} (\"{}\") has {} (a StackVertex or UnstackVertex is on one path only)",
+            where, entry.inputs.front(), describeScale(scale), j, entry.inputs[j],
+            describeScale(scales[inputIds[id][j]])));
+    scales[id] = scale;
+    if (entry.vertex) {
+      const GraphVertex::BatchScale by = entry.vertex->batchScale(inputIds[id].size());
+      if (by.multiplier < 1 || by.divisor < 1)
+        fail(fmt::format("{}: it scales the number of examples by {}/{}; both must be >= 1", where,
+                         by.multiplier, by.divisor));
+      int64_t m = scale.first * by.multiplier, d = scale.second * by.divisor;
+      const int64_t g = std::gcd(m, d);
+      m /= g;
+      d /= g;
+      if (m > limits::kMaxVertexInputs || d > limits::kMaxVertexInputs)
+        fail(
+            fmt::format("{}: its output has {}/{} times the minibatch's examples; at most {} times "
+                        "more or fewer",
+                        where, m, d, limits::kMaxVertexInputs));
+      scales[id] = {m, d};
+    }
+    v.batchMultiplier = scales[id].first;
+    v.batchDivisor = scales[id].second;
     if (entry.layer) {
       std::shared_ptr<Layer> l = entry.layer->clone();
       // DL4J names a graph's layer after its vertex.
@@ -242,6 +278,10 @@ ComputationGraphConfiguration GraphBuilder::build() const {
       v.vertex = entry.vertex->clone();
     }
     checkInputTypeSizes(v.outputType, where + " output");
+    if (v.outputType.flatSize() * v.batchMultiplier / v.batchDivisor > limits::kMaxValuesPerExample)
+      fail(fmt::format("{}: its output holds {} values per example of the minibatch, more than {}",
+                       where, v.outputType.flatSize() * v.batchMultiplier / v.batchDivisor,
+                       limits::kMaxValuesPerExample));
     types[id] = v.outputType;
     conf.vertices.push_back(std::move(v));
   }

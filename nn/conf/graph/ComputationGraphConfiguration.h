@@ -52,6 +52,9 @@ struct ComputationGraphConfiguration {
     InputPreProcessor preProcessor = InputPreProcessor::None;  // a layer: the reshape before it
     InputType layerInputType;                                  // a layer: what it consumes
     InputType outputType;
+    // Its output has batchMultiplier / batchDivisor times the minibatch's examples (a
+    // StackVertex or UnstackVertex above it; derived, lowest terms).
+    int64_t batchMultiplier = 1, batchDivisor = 1;
     bool isLayer() const { return layer != nullptr; }
   };
 

@@ -9,6 +9,7 @@
 #include "nn/conf/graph/ReshapeVertex.h"
 #include "nn/conf/graph/ScaleVertex.h"
 #include "nn/conf/graph/ShiftVertex.h"
+#include "nn/conf/graph/StackVertex.h"
 #include "nn/conf/graph/SubsetVertex.h"
 #include "nn/core/Error.h"
 
@@ -49,7 +50,7 @@ struct VertexTable {
 };
 using BuiltinVertices =
     VertexTable<MergeVertex, ElementWiseVertex, SubsetVertex, ScaleVertex, ShiftVertex,
-                L2NormalizeVertex, ReshapeVertex, PreprocessorVertex>;
+                L2NormalizeVertex, ReshapeVertex, PreprocessorVertex, StackVertex, UnstackVertex>;
 
 }  // namespace
 

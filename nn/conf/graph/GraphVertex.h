@@ -12,6 +12,8 @@
 // refused (ConfigError naming the vertex). Vertices have no parameters and no state.
 //
 // Vertices' runtimes loop over host memory: a graph holding one runs on the CPU.
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +36,15 @@ class GraphVertex {
   // How many inputs the vertex takes: [minInputs(), maxInputs()].
   virtual int minInputs() const { return 1; }
   virtual int maxInputs() const { return 1; }
+  // How the vertex changes the number of examples: its output has multiplier / divisor times as
+  // many as each of its `numInputs` inputs (StackVertex, UnstackVertex); most keep it.
+  struct BatchScale {
+    int64_t multiplier = 1, divisor = 1;
+  };
+  virtual BatchScale batchScale(size_t numInputs) const {
+    (void)numInputs;
+    return {};
+  }
   // What the vertex delivers when its inputs deliver `inputs` (their count checked already).
   // ConfigError naming the vertex (`name`) when they do not fit together or with its fields.
   virtual InputType outputType(const std::string& name,

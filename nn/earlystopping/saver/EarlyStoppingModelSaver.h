@@ -2,10 +2,11 @@
 // EarlyStoppingModelSaver: where an early-stopping run keeps the best model and, when asked
 // (EarlyStoppingConfiguration saveLastModel), the latest one (DL4J's
 // org.deeplearning4j.earlystopping.EarlyStoppingModelSaver). InMemoryModelSaver keeps copies,
-// LocalFileModelSaver writes model files.
-#include <optional>
+// LocalFileModelSaver writes model files. They keep
+// either kind of Model (MultiLayerNetwork, ComputationGraph), as the trainer gives it.
+#include <memory>
 
-#include "nn/multilayer/MultiLayerNetwork.h"
+#include "nn/api/Model.h"
 
 namespace dl4cpp {
 
@@ -13,11 +14,11 @@ class EarlyStoppingModelSaver {
  public:
   virtual ~EarlyStoppingModelSaver() = default;
 
-  virtual void saveBestModel(const MultiLayerNetwork& model) = 0;
-  virtual void saveLatestModel(const MultiLayerNetwork& model) = 0;
-  // The model last saved as best / latest, or empty when there is none.
-  virtual std::optional<MultiLayerNetwork> getBestModel() = 0;
-  virtual std::optional<MultiLayerNetwork> getLatestModel() = 0;
+  virtual void saveBestModel(const Model& model) = 0;
+  virtual void saveLatestModel(const Model& model) = 0;
+  // The model last saved as best / latest (of the kind saved), or null when there is none.
+  virtual std::unique_ptr<Model> getBestModel() = 0;
+  virtual std::unique_ptr<Model> getLatestModel() = 0;
 };
 
 }  // namespace dl4cpp

@@ -1,6 +1,6 @@
 #pragma once
 // InMemoryModelSaver: keeps the best and latest models as copies in memory (DL4J's), on the
-// device of the model saved (MultiLayerNetwork::clone: parameters, updater state, layer state and
+// device of the model saved (Model::cloneModel: parameters, updater state, layer state and
 // counters). The getters return further copies, so the saver keeps its own. The default saver of
 // EarlyStoppingConfiguration.
 #include "nn/earlystopping/saver/EarlyStoppingModelSaver.h"
@@ -9,18 +9,16 @@ namespace dl4cpp {
 
 class InMemoryModelSaver : public EarlyStoppingModelSaver {
  public:
-  void saveBestModel(const MultiLayerNetwork& model) override { best_.emplace(model.clone()); }
-  void saveLatestModel(const MultiLayerNetwork& model) override { latest_.emplace(model.clone()); }
-  std::optional<MultiLayerNetwork> getBestModel() override { return copyOf(best_); }
-  std::optional<MultiLayerNetwork> getLatestModel() override { return copyOf(latest_); }
+  void saveBestModel(const Model& model) override { best_ = model.cloneModel(); }
+  void saveLatestModel(const Model& model) override { latest_ = model.cloneModel(); }
+  std::unique_ptr<Model> getBestModel() override { return copyOf(best_); }
+  std::unique_ptr<Model> getLatestModel() override { return copyOf(latest_); }
 
  private:
-  static std::optional<MultiLayerNetwork> copyOf(const std::optional<MultiLayerNetwork>& model) {
-    if (!model) return std::nullopt;
-    return model->clone();
+  static std::unique_ptr<Model> copyOf(const std::unique_ptr<Model>& model) {
+    return model ? model->cloneModel() : nullptr;
   }
-
-  std::optional<MultiLayerNetwork> best_, latest_;
+  std::unique_ptr<Model> best_, latest_;
 };
 
 }  // namespace dl4cpp

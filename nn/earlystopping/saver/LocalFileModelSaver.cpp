@@ -6,6 +6,7 @@
 
 #include "nn/core/Error.h"
 #include "nn/core/OutputPath.h"
+#include "nn/util/ModelSerializer.h"
 
 namespace dl4cpp {
 
@@ -16,40 +17,31 @@ LocalFileModelSaver::LocalFileModelSaver(std::filesystem::path directory)
   checkOutputDirectory(directory_, "early-stopping models");
 }
 
-void LocalFileModelSaver::saveBestModel(const MultiLayerNetwork& model) {
-  save(model, bestModelPath());
-}
+void LocalFileModelSaver::saveBestModel(const Model& model) { save(model, bestModelPath()); }
 
-void LocalFileModelSaver::saveLatestModel(const MultiLayerNetwork& model) {
-  save(model, latestModelPath());
-}
+void LocalFileModelSaver::saveLatestModel(const Model& model) { save(model, latestModelPath()); }
 
-std::optional<MultiLayerNetwork> LocalFileModelSaver::getBestModel() {
-  return load(bestModelPath());
-}
+std::unique_ptr<Model> LocalFileModelSaver::getBestModel() { return load(bestModelPath()); }
 
-std::optional<MultiLayerNetwork> LocalFileModelSaver::getLatestModel() {
-  return load(latestModelPath());
-}
+std::unique_ptr<Model> LocalFileModelSaver::getLatestModel() { return load(latestModelPath()); }
 
-void LocalFileModelSaver::save(const MultiLayerNetwork& model,
-                               const std::filesystem::path& path) const {
+void LocalFileModelSaver::save(const Model& model, const std::filesystem::path& path) const {
   std::error_code error;
   std::filesystem::create_directories(directory_, error);
   if (error)
     throw IoError(fmt::format("LocalFileModelSaver: cannot create the directory {}: {}",
                               directory_.string(), error.message()));
-  model.save(path);
+  model.save(path, true);
 }
 
-std::optional<MultiLayerNetwork> LocalFileModelSaver::load(const std::filesystem::path& path) {
+std::unique_ptr<Model> LocalFileModelSaver::load(const std::filesystem::path& path) {
   std::error_code error;
   const bool exists = std::filesystem::exists(path, error);
   if (error)
     throw IoError(
         fmt::format("LocalFileModelSaver: cannot look for {}: {}", path.string(), error.message()));
-  if (!exists) return std::nullopt;
-  return MultiLayerNetwork::load(path);
+  if (!exists) return nullptr;
+  return ModelSerializer::restoreModel(path);
 }
 
 }  // namespace dl4cpp

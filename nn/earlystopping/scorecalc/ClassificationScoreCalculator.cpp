@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "nn/api/Model.h"
 #include "nn/core/Error.h"
 #include "nn/eval/ValidationIterator.h"
-#include "nn/multilayer/MultiLayerNetwork.h"
 
 namespace dl4cpp {
 
@@ -18,7 +18,7 @@ ClassificationScoreCalculator::ClassificationScoreCalculator(Metric metric,
   requireResettable(validation, kName);
 }
 
-double ClassificationScoreCalculator::calculateScore(MultiLayerNetwork& model) {
+double ClassificationScoreCalculator::calculateScore(Model& model) {
   startValidationPass(validation_, kName);
   const Evaluation eval = model.evaluate(validation_);
   switch (metric_) {

@@ -17,7 +17,7 @@ class ClassificationScoreCalculator : public ScoreCalculator {
   ClassificationScoreCalculator(Metric metric, DataSetIterator& validation);
 
   // DataError when the iterator yields no minibatch.
-  double calculateScore(MultiLayerNetwork& model) override;
+  double calculateScore(Model& model) override;
   bool minimizeScore() const override { return false; }
 
  private:

@@ -1,7 +1,7 @@
 #include "nn/earlystopping/scorecalc/DataSetLossCalculator.h"
 
+#include "nn/api/Model.h"
 #include "nn/eval/ValidationIterator.h"
-#include "nn/multilayer/MultiLayerNetwork.h"
 
 namespace dl4cpp {
 
@@ -14,7 +14,7 @@ DataSetLossCalculator::DataSetLossCalculator(DataSetIterator& validation)
   requireResettable(validation, kName);
 }
 
-double DataSetLossCalculator::calculateScore(MultiLayerNetwork& model) {
+double DataSetLossCalculator::calculateScore(Model& model) {
   startValidationPass(validation_, kName);
   double lossSum = 0;
   int64_t examples = 0;

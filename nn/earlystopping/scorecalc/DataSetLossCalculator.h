@@ -13,7 +13,7 @@ class DataSetLossCalculator : public ScoreCalculator {
   explicit DataSetLossCalculator(DataSetIterator& validation);
 
   // DataError when the iterator yields no minibatch.
-  double calculateScore(MultiLayerNetwork& model) override;
+  double calculateScore(Model& model) override;
   bool minimizeScore() const override { return true; }
 
  private:

@@ -29,8 +29,8 @@ struct BaseEarlyStoppingTrainer::Run {
 };
 
 BaseEarlyStoppingTrainer::BaseEarlyStoppingTrainer(std::string name,
-                                                   EarlyStoppingConfiguration conf,
-                                                   MultiLayerNetwork& model, DataSetIterator& train)
+                                                   EarlyStoppingConfiguration conf, Model& model,
+                                                   DataSetIterator& train)
     : name_(std::move(name)), conf_(std::move(conf)), model_(model), train_(train) {}
 
 EarlyStoppingResult BaseEarlyStoppingTrainer::fit() {
@@ -113,17 +113,17 @@ EarlyStoppingResult BaseEarlyStoppingTrainer::finish(EarlyStoppingResult::Termin
                                                      std::string details, int totalEpochs,
                                                      Run& run) {
   // Only a best model this run saved: a LocalFileModelSaver's directory may hold an older one.
-  std::optional<MultiLayerNetwork> best;
+  std::unique_ptr<Model> best;
   if (run.bestEpoch >= 0) {
     best = conf_.modelSaver().getBestModel();
     if (!best)
       throw Error(name_ + ": the model saver returned no best model, though one was saved");
   } else {
-    best.emplace(model_.clone());
+    best = model_.cloneModel();
   }
-  return EarlyStoppingResult{reason,          std::move(details), std::move(run.scores),
-                             run.bestEpoch,   run.bestScore,      totalEpochs,
-                             std::move(*best)};
+  return EarlyStoppingResult{reason,         std::move(details), std::move(run.scores),
+                             run.bestEpoch,  run.bestScore,      totalEpochs,
+                             std::move(best)};
 }
 
 }  // namespace dl4cpp

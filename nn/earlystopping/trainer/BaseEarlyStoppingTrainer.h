@@ -32,11 +32,11 @@
 #include <vector>
 
 #include "iterators/DataSetIterator.h"
+#include "nn/api/Model.h"
 #include "nn/api/TrainingListener.h"
 #include "nn/core/Error.h"
 #include "nn/earlystopping/EarlyStoppingConfiguration.h"
 #include "nn/earlystopping/EarlyStoppingResult.h"
-#include "nn/multilayer/MultiLayerNetwork.h"
 
 namespace dl4cpp {
 
@@ -55,8 +55,8 @@ class BaseEarlyStoppingTrainer {
   using Listeners = std::vector<std::shared_ptr<TrainingListener>>;
 
   // `name` prefixes error messages. `model` and `train` must outlive the trainer.
-  BaseEarlyStoppingTrainer(std::string name, EarlyStoppingConfiguration conf,
-                           MultiLayerNetwork& model, DataSetIterator& train);
+  BaseEarlyStoppingTrainer(std::string name, EarlyStoppingConfiguration conf, Model& model,
+                           DataSetIterator& train);
 
   // Trains one epoch of the model over `train`, calling `listeners` as training calls listeners.
   virtual void trainEpoch(DataSetIterator& train, const Listeners& listeners) = 0;
@@ -64,7 +64,7 @@ class BaseEarlyStoppingTrainer {
   // listener on the training thread.
   virtual void stopEpoch() = 0;
 
-  MultiLayerNetwork& model() { return model_; }
+  Model& model() { return model_; }
 
  private:
   class IterationCheck;
@@ -82,7 +82,7 @@ class BaseEarlyStoppingTrainer {
 
   std::string name_;
   EarlyStoppingConfiguration conf_;
-  MultiLayerNetwork& model_;
+  Model& model_;
   DataSetIterator& train_;
   // The reason of the iteration condition that fired in this run, if one did.
   std::optional<std::string> iterationStop_;

@@ -5,9 +5,11 @@
 //   EarlyStoppingTrainer trainer(conf, model, trainIterator);  // conf: EarlyStoppingConfiguration
 //   EarlyStoppingResult result = trainer.fit();
 //   std::cout << toString(result.terminationReason) << ": " << result.terminationDetails << "\n";
-//   MultiLayerNetwork& best = result.bestModel;
+//   MultiLayerNetwork& best = result.getBestModel();      // getBestModel<ComputationGraph>()
 //
-// Each epoch is MultiLayerNetwork::fit(trainIterator) with the model's listeners; an iteration
+// `model` is any Model: a MultiLayerNetwork or a ComputationGraph (DL4J's EarlyStoppingTrainer and
+// EarlyStoppingGraphTrainer in one). Each epoch is the model's fit(trainIterator) with its
+// listeners; an iteration
 // condition stops it at once. The run, its result and its errors: BaseEarlyStoppingTrainer.h.
 // `model` (initialised) and `train` must outlive the trainer; `model` is trained in place and ends
 // as the last epoch left it, which need not be the best model.
@@ -17,8 +19,7 @@ namespace dl4cpp {
 
 class EarlyStoppingTrainer : public BaseEarlyStoppingTrainer {
  public:
-  EarlyStoppingTrainer(EarlyStoppingConfiguration conf, MultiLayerNetwork& model,
-                       DataSetIterator& train);
+  EarlyStoppingTrainer(EarlyStoppingConfiguration conf, Model& model, DataSetIterator& train);
 
  protected:
   void trainEpoch(DataSetIterator& train, const Listeners& listeners) override;

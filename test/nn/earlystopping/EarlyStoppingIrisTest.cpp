@@ -97,8 +97,8 @@ TEST_SUITE("nn/earlystopping") {
     CHECK(r.bestModelEpoch == best);
     CHECK(best < r.totalEpochs - 1);  // the loss rose again: the last model is not the best
     CHECK(r.bestModelScore == r.scoreVsEpoch.at(best));
-    CHECK(testutil::bitIdentical(r.bestModel.params().toVector(), snapshots->atEpochEnd[best]));
-    MultiLayerNetwork bestModel = std::move(r.bestModel);
+    CHECK(testutil::bitIdentical(r.bestModel->params().toVector(), snapshots->atEpochEnd[best]));
+    MultiLayerNetwork& bestModel = r.getBestModel();
     CHECK(DataSetLossCalculator(validation).calculateScore(bestModel) == r.bestModelScore);
     validation.reset();
     const double accuracy = bestModel.evaluate(validation).accuracy();

@@ -17,7 +17,7 @@ class ScriptedScore : public dl4cpp::ScoreCalculator {
  public:
   explicit ScriptedScore(std::vector<double> scores, bool minimize = true)
       : scores_(std::move(scores)), minimize_(minimize) {}
-  double calculateScore(dl4cpp::MultiLayerNetwork& model) override {
+  double calculateScore(dl4cpp::Model& model) override {
     (void)model;
     REQUIRE_MESSAGE(calls < scores_.size(), "the run asked for more scores than scripted");
     return scores_[calls++];

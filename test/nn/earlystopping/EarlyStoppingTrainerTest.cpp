@@ -73,10 +73,10 @@ TEST_SUITE("nn/earlystopping") {
     CHECK(r.bestModelScore == 0.5);
     CHECK(run.model.getEpochCount() == 4);
     // Bit for bit the parameters the model had when epoch 1 ended, not the last epoch's.
-    CHECK(testutil::bitIdentical(r.bestModel.params().toVector(), run.snapshots->atEpochEnd[1]));
+    CHECK(testutil::bitIdentical(r.bestModel->params().toVector(), run.snapshots->atEpochEnd[1]));
     CHECK_FALSE(
-        testutil::bitIdentical(r.bestModel.params().toVector(), run.model.params().toVector()));
-    CHECK(r.bestModel.getEpochCount() == 2);
+        testutil::bitIdentical(r.bestModel->params().toVector(), run.model.params().toVector()));
+    CHECK(r.bestModel->getEpochCount() == 2);
     // The model's own listeners are its own again.
     REQUIRE(run.model.getListeners().size() == 1);
     CHECK(run.model.getListeners().front() == run.snapshots);
@@ -100,7 +100,7 @@ TEST_SUITE("nn/earlystopping") {
     CHECK(r.totalEpochs == 5);
     CHECK(score->calls == 5);
     CHECK(r.bestModelEpoch == 1);
-    CHECK(testutil::bitIdentical(r.bestModel.params().toVector(), run.snapshots->atEpochEnd[1]));
+    CHECK(testutil::bitIdentical(r.bestModel->params().toVector(), run.snapshots->atEpochEnd[1]));
   }
 
   TEST_CASE("EarlyStoppingTrainer: a higher-is-better score and a target score") {
@@ -114,7 +114,7 @@ TEST_SUITE("nn/earlystopping") {
         "BestScoreEpochTerminationCondition: score 0.95 at epoch 3 is better than the target 0.9");
     CHECK(r.bestModelEpoch == 3);
     CHECK(r.bestModelScore == 0.95);
-    CHECK(testutil::bitIdentical(r.bestModel.params().toVector(), run.snapshots->atEpochEnd[3]));
+    CHECK(testutil::bitIdentical(r.bestModel->params().toVector(), run.snapshots->atEpochEnd[3]));
   }
 
   TEST_CASE("EarlyStoppingTrainer: evaluateEveryNEpochs, and the last epoch is always evaluated") {
@@ -127,7 +127,7 @@ TEST_SUITE("nn/earlystopping") {
     CHECK(r.scoreVsEpoch == std::map<int, double>{{1, 0.5}, {3, 0.6}, {4, 0.4}});
     CHECK(r.totalEpochs == 5);
     CHECK(r.bestModelEpoch == 4);
-    CHECK(testutil::bitIdentical(r.bestModel.params().toVector(), run.model.params().toVector()));
+    CHECK(testutil::bitIdentical(r.bestModel->params().toVector(), run.model.params().toVector()));
   }
 
   TEST_CASE("EarlyStoppingTrainer: an iteration condition stops in the middle of an epoch") {
@@ -150,7 +150,7 @@ TEST_SUITE("nn/earlystopping") {
     CHECK(r.totalEpochs == 1);
     CHECK(r.scoreVsEpoch == std::map<int, double>{{0, 0.5}});
     CHECK(r.bestModelEpoch == 0);
-    CHECK(testutil::bitIdentical(r.bestModel.params().toVector(), run.snapshots->atEpochEnd[0]));
+    CHECK(testutil::bitIdentical(r.bestModel->params().toVector(), run.snapshots->atEpochEnd[0]));
     // saveLastModel: the latest is the model where training stopped.
     const auto latest = saver->getLatestModel();
     REQUIRE(latest);
@@ -176,8 +176,8 @@ TEST_SUITE("nn/earlystopping") {
     CHECK(r.scoreVsEpoch.empty());
     CHECK(r.bestModelEpoch == -1);
     CHECK(std::isnan(r.bestModelScore));
-    CHECK(testutil::bitIdentical(r.bestModel.params().toVector(), run.model.params().toVector()));
-    CHECK(r.bestModel.getIterationCount() == 2);
+    CHECK(testutil::bitIdentical(r.bestModel->params().toVector(), run.model.params().toVector()));
+    CHECK(r.bestModel->getIterationCount() == 2);
   }
 
   TEST_CASE("EarlyStoppingTrainer: a diverging run stops with InvalidScore, the model unharmed") {

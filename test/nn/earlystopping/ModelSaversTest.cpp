@@ -20,12 +20,12 @@ MultiLayerNetwork trainedModel(int epochs) {
   return m;
 }
 
-void checkSame(const MultiLayerNetwork& a, const MultiLayerNetwork& b) {
+void checkSame(const Model& a, const MultiLayerNetwork& b) {
   CHECK(testutil::bitIdentical(a.params().toVector(), b.params().toVector()));
   CHECK(testutil::bitIdentical(a.updaterState().toVector(), b.updaterState().toVector()));
   CHECK(a.getIterationCount() == b.getIterationCount());
   CHECK(a.getEpochCount() == b.getEpochCount());
-  CHECK(a.getConfiguration() == b.getConfiguration());
+  CHECK(a.configurationJson() == b.configurationJson());
 }
 
 }  // namespace
