@@ -32,7 +32,7 @@ std::string convRelu(GraphBuilder& b, const std::string& name, const std::string
 // A fire module: squeeze 1x1, then expand 1x1 and 3x3 concatenated along the channels.
 std::string fireModule(GraphBuilder& b, int id, const std::string& input, int64_t squeeze,
                        int64_t expand) {
-  const std::string prefix = "fire" + std::to_string(id);
+  std::string prefix = "fire" + std::to_string(id);
   const std::string s = convRelu(b, prefix + "_sq1x1", input, 1, squeeze);
   const std::string e1 = convRelu(b, prefix + "_exp1x1", s, 1, expand);
   const std::string e3 = convRelu(b, prefix + "_exp3x3", s, 3, expand);
