@@ -38,9 +38,10 @@ TEST_CASE("ResidualConfiguration: parameter count and residual structure") {
 }
 
 TEST_CASE("ResidualConfiguration: images and flat rows give the same network") {
-  ComputationGraph images(samples::residualConfiguration());
+  ComputationGraph images(samples::residualConfiguration(), Device::cpu(), 1);
   ComputationGraph rows(
-      samples::residualConfiguration(123, InputType::convolutionalFlat(28, 28, 1)));
+      samples::residualConfiguration(123, InputType::convolutionalFlat(28, 28, 1)), Device::cpu(),
+      1);
   images.init();
   rows.init();
   REQUIRE(images.params().toVector() == rows.params().toVector());
@@ -52,10 +53,11 @@ TEST_CASE("ResidualConfiguration: images and flat rows give the same network") {
 }
 
 TEST_CASE("ResidualConfiguration: training steps lower the loss on a fixed batch") {
-  ComputationGraph net(samples::residualConfiguration());
+  // One thread: the test's time stays small on a machine whose cores other processes share.
+  ComputationGraph net(samples::residualConfiguration(), Device::cpu(), 1);
   net.init();
   const DataSet batch = fixedBatch(16);
   const double before = net.score(batch);
-  for (int i = 0; i < 10; ++i) net.fit(batch);
+  for (int i = 0; i < 5; ++i) net.fit(batch);
   CHECK(net.score(batch) < before);
 }
