@@ -154,8 +154,12 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/updaters/WeightDecay.h
   nn/util/ModelSerializer.h
   nn/util/NormalizerSerializer.h
+  nn/zoo/AlexNet.h
+  nn/zoo/Darknet19.h
   nn/zoo/LeNet.h
   nn/zoo/ResNet50.h
+  nn/zoo/SimpleCNN.h
+  nn/zoo/SqueezeNet.h
   nn/zoo/VGG16.h
   nn/zoo/ZooModel.h
   parallel/Checkpoint.h

@@ -154,6 +154,17 @@ inline void saveModel(const dl4cpp::MultiLayerNetwork& model, const std::string&
             << " bytes; read back: identical parameters and updater state)\n";
 }
 
+inline void saveModel(const dl4cpp::ComputationGraph& model, const std::string& path) {
+  model.save(path);
+  const dl4cpp::ComputationGraph loaded = dl4cpp::ComputationGraph::load(path);
+  if (loaded.params().toVector() != model.params().toVector() ||
+      loaded.updaterState().toVector() != model.updaterState().toVector())
+    throw dl4cpp::DataMismatchError("the model read back from " + path +
+                                    " differs from the trained one");
+  std::cout << "saved the model to " << path << " (" << std::filesystem::file_size(path)
+            << " bytes; read back: identical parameters and updater state)\n";
+}
+
 inline int reportEvaluation(const dl4cpp::Evaluation& eval, double minAccuracy) {
   std::cout << eval.stats() << "\n";
   if (eval.accuracy() >= minAccuracy) return 0;

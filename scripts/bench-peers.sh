@@ -3,17 +3,20 @@
 # under the protocol of bench/peers/PeerProtocol.h.
 #
 #   scripts/bench-peers.sh [RUNS]      (default 5)
-#   PEER_NETWORK=batchnorm|vgg PEER_ISA=avx512|avx2 scripts/bench-peers.sh [RUNS]
+#   PEER_NETWORK=batchnorm|vgg|resnet|resnet50 PEER_ISA=avx512|avx2 scripts/bench-peers.sh [RUNS]
 #
 # PEER_NETWORK=batchnorm compares the conv-BN-ReLU network of samples/BatchNormConfiguration.h on
 # Fashion-MNIST instead, PEER_NETWORK=vgg the VGG-style network of samples/VggConfiguration.h (3x3
-# pad-1 convolutions, 32 and 64 channels) on Fashion-MNIST. Results go to
+# pad-1 convolutions, 32 and 64 channels) on Fashion-MNIST, PEER_NETWORK=resnet the residual
+# ComputationGraph of samples/ResidualConfiguration.h on Fashion-MNIST, PEER_NETWORK=resnet50 the
+# zoo's ResNet-50 at 224x224, batch 16, on synthetic data (a warm-up step, then 4 timed steps;
+# PEER_TRAIN_EXAMPLES=N times N / 16). Results go to
 # bench/results/peers-<network>-<level>-<machine>.json by default (scripts/bench-result-path.sh:
 # the level is PEER_ISA, or the machine's own when unset; BENCH_MACHINE names the machine).
 #
 # PEER_TRAIN_EXAMPLES=N trains on the first N training examples (the epoch order is the same
-# shuffle, cut short); the default is all 60,000, except for vgg: 12,800 (100 batches; a full
-# epoch of it takes about a minute per run on one core).
+# shuffle, cut short); the default is all 60,000, except for vgg and resnet: 12,800 (100
+# batches; a full epoch of vgg takes about a minute per run on one core).
 #
 # PEER_ISA caps both libraries to one CPU ISA level, so that an AVX-512 machine runs what an AVX2
 # one would (issue 17): dl4cpp through DL4CPP_MAX_CPU_ISA (its own kernels and its oneDNN);
@@ -44,8 +47,9 @@ if ! [[ "$runs" =~ ^[1-9][0-9]*$ ]]; then
 fi
 threads_list="${PEER_THREADS:-1 2}"
 network="${PEER_NETWORK:-lenet}"
-if [[ "$network" != lenet && "$network" != batchnorm && "$network" != vgg ]]; then
-  echo "error: PEER_NETWORK must be lenet, batchnorm or vgg, not '$network'" >&2
+if [[ "$network" != lenet && "$network" != batchnorm && "$network" != vgg && "$network" != resnet &&
+  "$network" != resnet50 ]]; then
+  echo "error: PEER_NETWORK must be lenet, batchnorm, vgg, resnet or resnet50, not '$network'" >&2
   exit 2
 fi
 isa="${PEER_ISA:-}"
@@ -62,7 +66,7 @@ case "$isa" in
     ;;
 esac
 train_examples="${PEER_TRAIN_EXAMPLES:-}"
-[[ -z "$train_examples" && "$network" == vgg ]] && train_examples=12800
+[[ -z "$train_examples" && ("$network" == vgg || "$network" == resnet) ]] && train_examples=12800
 if ! [[ "${train_examples:-0}" =~ ^[0-9]+$ ]]; then
   echo "error: PEER_TRAIN_EXAMPLES must be a non-negative integer, not '$train_examples'" >&2
   exit 2

@@ -18,7 +18,9 @@ import sys
 LIBRARIES = ("dl4cpp", "libtorch")
 NETWORKS = {"lenet": "LeNet on MNIST",
             "batchnorm": "conv-BN-ReLU x3 (samples/BatchNormConfiguration.h) on Fashion-MNIST",
-            "vgg": "VGG-style 3x3 pad-1 convolutions (samples/VggConfiguration.h) on Fashion-MNIST"}
+            "vgg": "VGG-style 3x3 pad-1 convolutions (samples/VggConfiguration.h) on Fashion-MNIST",
+            "resnet": "residual network (samples/ResidualConfiguration.h) on Fashion-MNIST",
+            "resnet50": "ResNet-50 (nn/zoo/ResNet50.h) at 224x224 on synthetic data"}
 
 
 def spread(values, digits=4):
@@ -101,8 +103,11 @@ def main():
     print("\nAs markdown (medians, min-max in parentheses):\n")
     print(markdown_table(results))
     report = {
-        "benchmark": f"{NETWORKS.get(args.network, args.network)}, 1 epoch (train_examples of the "
-                     "runs), batch 128, bench/peers (scripts/bench-peers.sh)",
+        "benchmark": f"{NETWORKS.get(args.network, args.network)}, "
+                     + ("a warm-up step then train_examples / 16 timed steps, batch 16"
+                        if args.network == "resnet50" else
+                        "1 epoch (train_examples of the runs), batch 128")
+                     + ", bench/peers (scripts/bench-peers.sh)",
         "isa_cap": args.isa,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "machine": {"cpu": args.cpu, "cores": int(args.cores) if args.cores else None, "blas": args.blas,

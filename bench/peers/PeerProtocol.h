@@ -17,8 +17,15 @@
 //    and 53 MiB of the uint8 images they were made from).
 // epoch_order_fnv1a hashes the training labels in the order they were trained: equal values say
 // the two programs saw the same examples in the same order (scripts/bench-peers.sh checks it).
+//
+// ResNet-50 (--network resnet50) is the exception: no ImageNet here, so both programs train on the
+// same synthetic batches (syntheticImageNetBatch: 16 images of 3x224x224, 1000 classes), one
+// untimed warm-up step (first-step allocation would otherwise weigh on a clock of a few steps),
+// then train_examples / 16 timed steps (default 4); "test_accuracy" is the trained model's
+// accuracy on the first batch (random data: only a sanity figure).
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -34,8 +41,10 @@ namespace peers {
 struct PeerOptions {
   int threads = 1;
   // "lenet" (samples/LenetConfiguration.h, on MNIST), "batchnorm" (the conv-BN-ReLU network of
-  // samples/BatchNormConfiguration.h) or "vgg" (the VGG-style network of
-  // samples/VggConfiguration.h), both on Fashion-MNIST.
+  // samples/BatchNormConfiguration.h), "vgg" (the VGG-style network of
+  // samples/VggConfiguration.h) or "resnet" (the residual network of
+  // samples/ResidualConfiguration.h), all three on Fashion-MNIST; or "resnet50" (the zoo's
+  // ResNet50, 224x224, on synthetic batches of 16).
   std::string network = "lenet";
   std::string dataDir;     // the MNIST (or Fashion-MNIST) directory
   int trainExamples = 0;   // the first N examples of the training file; 0 = all
@@ -44,7 +53,34 @@ struct PeerOptions {
 
   static constexpr int kBatch = 128;
   static constexpr uint64_t kSeed = 123;
+  // ResNet-50's minibatch, image side and classes, and its timed steps when --train-examples is 0.
+  static constexpr int kResNet50Batch = 16;
+  static constexpr int kResNet50Side = 224;
+  static constexpr int kResNet50Classes = 1000;
+  static constexpr int kResNet50Steps = 4;
+
+  // The timed steps of resnet50: train-examples / 16, at least 1.
+  int resNet50Steps() const {
+    return trainExamples == 0 ? kResNet50Steps : std::max(1, trainExamples / kResNet50Batch);
+  }
 };
+
+// Synthetic batch `step` of ResNet-50's run, the same in both programs: features (16, 3, 224,
+// 224) in [0, 1) from splitmix64 seeded by the step, labels (16) spread over the 1000 classes.
+inline void syntheticImageNetBatch(int step, float* features, int64_t* labels) {
+  constexpr int64_t n = PeerOptions::kResNet50Batch;
+  constexpr int64_t values = n * 3 * PeerOptions::kResNet50Side * PeerOptions::kResNet50Side;
+  uint64_t state = 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(step + 1);
+  for (int64_t i = 0; i < values; ++i) {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    features[i] = static_cast<float>(z >> 40) / static_cast<float>(1 << 24);
+  }
+  for (int64_t r = 0; r < n; ++r)
+    labels[r] = ((static_cast<int64_t>(step) * n + r) * 7919) % PeerOptions::kResNet50Classes;
+}
 
 // The default MNIST directory of MnistDataSetIterator::defaultDataDirectory("MNIST").
 inline std::string defaultMnistDirectory() {
@@ -61,11 +97,15 @@ inline PeerOptions parsePeerOptions(int argc, char** argv) {
       {"threads", "CPU threads for training and evaluation (default 1)"},
       {"network",
        "lenet (on MNIST) | batchnorm (conv-BN-ReLU x3) | vgg (3x3 pad-1 convolutions 32-64 "
-       "channels, VGG-style), both on Fashion-MNIST (default lenet)"},
+       "channels, VGG-style) | resnet (residual blocks, BN, global average pooling), all three on "
+       "Fashion-MNIST | resnet50 (ResNet-50 at 224x224, batch 16, synthetic data) (default "
+       "lenet)"},
       {"data-dir",
        "MNIST directory (default $DL4CPP_DATA_DIR/MNIST or ~/.dl4cpp/data/MNIST; for batchnorm "
        "and vgg Debian's Fashion-MNIST, /usr/share/datasets/fashion-mnist)"},
-      {"train-examples", "use only the first N training examples (default: all 60000)"},
+      {"train-examples",
+       "use only the first N training examples (default: all 60000; resnet50: N / 16 steps, "
+       "default 4)"},
       {"test-examples", "use only the first N test examples (default: all 10000)"},
       {"min-accuracy", "exit with status 1 when test accuracy is below this (default 0)"}};
   std::map<std::string, std::string> values;
@@ -100,9 +140,10 @@ inline PeerOptions parsePeerOptions(int argc, char** argv) {
   o.testExamples = static_cast<int>(number("test-examples", 0, true));
   o.minAccuracy = number("min-accuracy", 0, false);
   if (auto network = values.find("network"); network != values.end()) o.network = network->second;
-  if (o.network != "lenet" && o.network != "batchnorm" && o.network != "vgg")
-    throw std::invalid_argument("--network must be lenet, batchnorm or vgg, got '" + o.network +
-                                "'");
+  if (o.network != "lenet" && o.network != "batchnorm" && o.network != "vgg" &&
+      o.network != "resnet" && o.network != "resnet50")
+    throw std::invalid_argument(
+        "--network must be lenet, batchnorm, vgg, resnet or resnet50, got '" + o.network + "'");
   auto dir = values.find("data-dir");
   o.dataDir = dir != values.end()    ? dir->second
               : o.network != "lenet" ? "/usr/share/datasets/fashion-mnist"
@@ -145,12 +186,13 @@ struct PeerResult {
   uint64_t epochOrderHash = 0;
 };
 
+// samples_per_s has three decimals: ResNet-50 trains under one sample per second.
 inline void printResult(const PeerResult& r) {
   char line[512];
   std::snprintf(line, sizeof line,
                 "{\"library\": \"%s\", \"network\": \"%s\", \"version\": \"%s\", \"threads\": %d, "
                 "\"samples_per_s\": "
-                "%.1f, \"epoch_s\": %.3f, "
+                "%.3f, \"epoch_s\": %.3f, "
                 "\"test_accuracy\": %.4f, \"peak_rss_mib\": %.1f, \"train_examples\": %lld, "
                 "\"epoch_order_fnv1a\": \"%016llx\"}",
                 r.library.c_str(), r.network.c_str(), r.version.c_str(), r.threads,

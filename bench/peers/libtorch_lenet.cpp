@@ -17,6 +17,21 @@
 // dense 10, softmax + NLL; convolutions and the dense layer He-normal (WeightInit::RELU), the
 // output XAVIER, biases 0; torch::optim::Adam(1e-3), as for batchnorm.
 //
+// The resnet network (samples/ResidualConfiguration.h): conv 3x3x16 -> BN -> ReLU; three residual
+// blocks of 16 (identity shortcut), 32 and 64 channels (the first convolution stride 2 and a 1x1/2
+// convolution + BN as the shortcut), each conv 3x3 -> BN -> ReLU -> conv 3x3 -> BN, + shortcut,
+// ReLU; global average pooling, dense 10, softmax + NLL. Convolutions bias-free, 3x3 ones pad 1,
+// He-normal (WeightInit::RELU); the output XAVIER, bias 0; BN as for batchnorm;
+// torch::optim::Adam(1e-3).
+//
+// ResNet-50 (nn/zoo/ResNet50.h, the Keras/DL4J layout: the stride on the first 1x1 convolution of
+// a block): 7x7/2 conv pad 3 -> BN -> ReLU -> 3x3/2 max pool pad 1; bottleneck blocks (1x1, 3x3,
+// 1x1 convolutions with bias, each with BN) in stages of 3, 4, 6, 3 blocks of 256 to 2048
+// channels, a 1x1 projection + BN opening each stage; global average pooling, dense 1000, softmax
+// + NLL; torch's default initialisation; SGD with Nesterov momentum 0.9, learning rate 0.1
+// (dl4cpp's Nesterovs(0.1, 0.9)). dl4cpp's Same-mode max pooling pads only the bottom and right
+// edges (one row and column), torch's padding 1 both: the same output size and cost.
+//
 // LeNet:
 // Same algorithm as dl4cpp, not only the same architecture:
 //   - conv 5x5x20 (identity), max pool 2x2/2, conv 5x5x50 (identity), max pool 2x2/2,
@@ -163,6 +178,144 @@ struct VggNetImpl : torch::nn::Module {
 };
 TORCH_MODULE(VggNet);
 
+torch::nn::Conv2d convNoBias(int64_t in, int64_t out, int64_t k, int64_t stride) {
+  return torch::nn::Conv2d(
+      torch::nn::Conv2dOptions(in, out, k).stride(stride).padding(k / 2).bias(false));
+}
+
+torch::nn::BatchNorm2d batchNorm(int64_t channels) {
+  return torch::nn::BatchNorm2d(torch::nn::BatchNorm2dOptions(channels).eps(1e-5).momentum(0.1));
+}
+
+// He-normal with fanIn = nIn * k * k (WeightInit::RELU with DL4J's convolution fans).
+void heNormal(torch::nn::Conv2d& conv) {
+  const auto& w = conv->weight;
+  conv->weight.normal_(0.0,
+                       std::sqrt(2.0 / static_cast<double>(w.size(1) * w.size(2) * w.size(3))));
+}
+
+struct ResidualBlockImpl : torch::nn::Module {
+  ResidualBlockImpl(int64_t in, int64_t out, int64_t stride)
+      : a(register_module("a", convNoBias(in, out, 3, stride))),
+        aBn(register_module("a_bn", batchNorm(out))),
+        b(register_module("b", convNoBias(out, out, 3, 1))),
+        bBn(register_module("b_bn", batchNorm(out))) {
+    if (stride != 1) {
+      proj = register_module("proj", convNoBias(in, out, 1, stride));
+      projBn = register_module("proj_bn", batchNorm(out));
+    }
+  }
+
+  torch::Tensor forward(const torch::Tensor& x) {
+    torch::Tensor y = torch::relu(aBn(a(x)));
+    y = bBn(b(y));
+    return torch::relu(y + (proj ? projBn(proj(x)) : x));
+  }
+
+  void initLikeDl4cpp() {
+    heNormal(a);
+    heNormal(b);
+    if (proj) heNormal(proj);
+  }
+
+  torch::nn::Conv2d a, b, proj{nullptr};
+  torch::nn::BatchNorm2d aBn, bBn, projBn{nullptr};
+};
+TORCH_MODULE(ResidualBlock);
+
+struct ResidualNetImpl : torch::nn::Module {
+  ResidualNetImpl()
+      : stem(register_module("stem", convNoBias(1, 16, 3, 1))),
+        stemBn(register_module("stem_bn", batchNorm(16))),
+        res1(register_module("res1", ResidualBlock(16, 16, 1))),
+        res2(register_module("res2", ResidualBlock(16, 32, 2))),
+        res3(register_module("res3", ResidualBlock(32, 64, 2))),
+        output(register_module("output", torch::nn::Linear(64, 10))) {}
+
+  // x: (N, 1, 28, 28) -> logits (N, 10)
+  torch::Tensor forward(torch::Tensor x) {
+    x = torch::relu(stemBn(stem(x)));
+    x = res3(res2(res1(x)));  // (N, 64, 7, 7)
+    return output(x.mean({2, 3}));
+  }
+
+  void initLikeDl4cpp() {
+    torch::NoGradGuard noGrad;
+    heNormal(stem);
+    for (auto* block : {&res1, &res2, &res3}) (*block)->initLikeDl4cpp();
+    output->weight.normal_(0.0, std::sqrt(2.0 / (64 + 10)));
+    output->bias.zero_();
+  }
+
+  torch::nn::Conv2d stem;
+  torch::nn::BatchNorm2d stemBn;
+  ResidualBlock res1, res2, res3;
+  torch::nn::Linear output;
+};
+TORCH_MODULE(ResidualNet);
+
+struct BottleneckImpl : torch::nn::Module {
+  BottleneckImpl(int64_t in, int64_t width, int64_t stride, bool project)
+      : c1(register_module("c1", conv(in, width, 1, stride))),
+        c2(register_module("c2", conv(width, width, 3, 1))),
+        c3(register_module("c3", conv(width, 4 * width, 1, 1))),
+        bn1(register_module("bn1", batchNorm(width))),
+        bn2(register_module("bn2", batchNorm(width))),
+        bn3(register_module("bn3", batchNorm(4 * width))) {
+    if (project) {
+      proj = register_module("proj", conv(in, 4 * width, 1, stride));
+      projBn = register_module("proj_bn", batchNorm(4 * width));
+    }
+  }
+
+  static torch::nn::Conv2d conv(int64_t in, int64_t out, int64_t k, int64_t stride) {
+    return torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, k).stride(stride).padding(k / 2));
+  }
+
+  torch::Tensor forward(const torch::Tensor& x) {
+    torch::Tensor y = torch::relu(bn1(c1(x)));
+    y = torch::relu(bn2(c2(y)));
+    y = bn3(c3(y));
+    return torch::relu(y + (proj ? projBn(proj(x)) : x));
+  }
+
+  torch::nn::Conv2d c1, c2, c3, proj{nullptr};
+  torch::nn::BatchNorm2d bn1, bn2, bn3, projBn{nullptr};
+};
+TORCH_MODULE(Bottleneck);
+
+struct ResNet50Impl : torch::nn::Module {
+  ResNet50Impl()
+      : conv1(register_module(
+            "conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 64, 7).stride(2).padding(3)))),
+        bn1(register_module("bn1", batchNorm(64))),
+        fc(register_module("fc", torch::nn::Linear(2048, 1000))) {
+    const int blocks[] = {3, 4, 6, 3};
+    const int64_t widths[] = {64, 128, 256, 512};
+    int64_t in = 64;
+    for (int stage = 0; stage < 4; ++stage)
+      for (int block = 0; block < blocks[stage]; ++block) {
+        const int64_t stride = block == 0 && stage > 0 ? 2 : 1;
+        stages->push_back(Bottleneck(in, widths[stage], stride, block == 0));
+        in = 4 * widths[stage];
+      }
+    register_module("stages", stages);
+  }
+
+  // x: (N, 3, 224, 224) -> logits (N, 1000)
+  torch::Tensor forward(torch::Tensor x) {
+    x = torch::relu(bn1(conv1(x)));              // (N, 64, 112, 112)
+    x = torch::max_pool2d(x, 3, 2, 1);           // (N, 64, 56, 56)
+    return fc(stages->forward(x).mean({2, 3}));  // (N, 2048, 7, 7) -> (N, 2048)
+  }
+
+  torch::nn::Conv2d conv1;
+  torch::nn::BatchNorm2d bn1;
+  torch::nn::Sequential stages;
+  torch::nn::Linear fc;
+};
+TORCH_MODULE(ResNet50);
+
 struct Batch {
   torch::Tensor features;  // (n, 1, 28, 28) float, pixel/255
   torch::Tensor labels;    // (n) int64 class indices
@@ -243,10 +396,52 @@ void trainWithAdam(Model& model, const std::vector<Batch>& train, const std::vec
   result.testAccuracy = testAccuracy(model, test);
 }
 
+// ResNet-50 on PeerProtocol.h's synthetic batches: one warm-up step, then the timed steps.
+void runResNet50(const peers::PeerOptions& options, peers::PeerResult& result) {
+  using peers::PeerOptions;
+  const int steps = options.resNet50Steps();
+  constexpr int64_t n = PeerOptions::kResNet50Batch, side = PeerOptions::kResNet50Side;
+  peers::LabelOrderHash orderHash;
+  std::vector<Batch> batches;
+  for (int step = 0; step <= steps; ++step) {
+    Batch b{torch::empty({n, 3, side, side}, torch::kFloat32), torch::empty({n}, torch::kInt64)};
+    peers::syntheticImageNetBatch(step, b.features.data_ptr<float>(), b.labels.data_ptr<int64_t>());
+    if (step > 0)
+      for (int64_t r = 0; r < n; ++r) orderHash.add(static_cast<int>(b.labels[r].item<int64_t>()));
+    batches.push_back(std::move(b));
+  }
+  ResNet50 model;
+  torch::optim::SGD sgd(model->parameters(),
+                        torch::optim::SGDOptions(0.1).momentum(0.9).nesterov(true));
+  model->train();
+  auto step = [&](const Batch& b) {
+    sgd.zero_grad();
+    torch::nll_loss(torch::log_softmax(model->forward(b.features), 1), b.labels).backward();
+    sgd.step();
+  };
+  step(batches.front());  // warm-up, untimed
+  result.epochSeconds = peers::timeEpoch([&] {
+    for (size_t i = 1; i < batches.size(); ++i) step(batches[i]);
+  });
+  model->eval();
+  result.testAccuracy = testAccuracy(model, {batches.front()});
+  result.trainExamples = static_cast<int64_t>(steps) * n;
+  result.epochOrderHash = orderHash.value();
+}
+
 peers::PeerResult run(const peers::PeerOptions& options) {
   at::set_num_interop_threads(1);  // one model, one stream of ops: no inter-op parallelism
   torch::set_num_threads(options.threads);
   torch::manual_seed(peers::PeerOptions::kSeed);
+  if (options.network == "resnet50") {
+    peers::PeerResult result;
+    runResNet50(options, result);
+    result.library = "libtorch";
+    result.network = options.network;
+    result.version = TORCH_VERSION;
+    result.threads = torch::get_num_threads();
+    return result;
+  }
 
   const peers::MnistSplit trainSplit =
       peers::readMnist(options.dataDir, true, options.trainExamples);
@@ -274,6 +469,9 @@ peers::PeerResult run(const peers::PeerOptions& options) {
     result.testAccuracy = testAccuracy(model, test);
   } else if (options.network == "batchnorm") {
     BatchNormNet model;
+    trainWithAdam(model, train, test, result);
+  } else if (options.network == "resnet") {
+    ResidualNet model;
     trainWithAdam(model, train, test, result);
   } else {
     VggNet model;

@@ -103,7 +103,11 @@
 #include "nn/listeners/StatsStorage.h"
 
 // The model zoo: well-known architectures as configurations (no pretrained weights).
+#include "nn/zoo/AlexNet.h"
+#include "nn/zoo/Darknet19.h"
 #include "nn/zoo/LeNet.h"
 #include "nn/zoo/ResNet50.h"
+#include "nn/zoo/SimpleCNN.h"
+#include "nn/zoo/SqueezeNet.h"
 #include "nn/zoo/VGG16.h"
 #include "nn/zoo/ZooModel.h"

@@ -119,5 +119,41 @@ TEST_SUITE("bench/peers") {
     CHECK(parseError({"--threads", "two"}) == "--threads expects an integer, got 'two'");
     CHECK(parseError({"--threads", "1.5"}) == "--threads expects an integer, got '1.5'");
     CHECK(parseError({"--threads", "0"}) == "--threads must be >= 1, got 0");
+    CHECK(parse({"--network", "resnet"}).network == "resnet");
+    CHECK(parse({"--network", "resnet"}).dataDir == "/usr/share/datasets/fashion-mnist");
+    CHECK(parseError({"--network", "resnet18"}) ==
+          "--network must be lenet, batchnorm, vgg, resnet or resnet50, got 'resnet18'");
+  }
+
+  TEST_CASE("peers: ResNet-50 runs 4 timed steps by default, train-examples / 16 when set") {
+    CHECK(parse({"--network", "resnet50"}).resNet50Steps() == 4);
+    CHECK(parse({"--network", "resnet50", "--train-examples", "160"}).resNet50Steps() == 10);
+    CHECK(parse({"--network", "resnet50", "--train-examples", "8"}).resNet50Steps() == 1);
+  }
+
+  TEST_CASE("peers: the synthetic ResNet-50 batches are fixed, in [0, 1), over 1000 classes") {
+    constexpr int64_t values = 16 * 3 * 224 * 224;
+    std::vector<float> a(values), b(values), c(values);
+    std::vector<int64_t> la(16), lb(16), lc(16);
+    peers::syntheticImageNetBatch(0, a.data(), la.data());
+    peers::syntheticImageNetBatch(0, b.data(), lb.data());
+    peers::syntheticImageNetBatch(1, c.data(), lc.data());
+    CHECK(a == b);  // both programs compute the same batch
+    CHECK(la == lb);
+    CHECK(a != c);  // and each step its own
+    CHECK(la != lc);
+    double sum = 0;
+    bool inRange = true;
+    for (float v : a) {
+      inRange = inRange && v >= 0.0f && v < 1.0f;
+      sum += v;
+    }
+    CHECK(inRange);
+    CHECK(sum / values == doctest::Approx(0.5).epsilon(0.01));
+    for (int64_t label : la) CHECK((label >= 0 && label < 1000));
+    // Step 0's labels: (r * 7919) % 1000.
+    CHECK(la[0] == 0);
+    CHECK(la[1] == 919);
+    CHECK(lc[0] == (16 * 7919) % 1000);
   }
 }
