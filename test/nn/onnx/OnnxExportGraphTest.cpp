@@ -105,8 +105,8 @@ class CopyVertex : public GraphVertex {
 
 }  // namespace
 
-TEST_SUITE("nn") {
-  TEST_CASE("OnnxExport: a graph of every vertex type, two inputs and three outputs") {
+TEST_SUITE("nn/onnx") {
+  TEST_CASE("OnnxExport: a graph of every vertex type with two inputs and three outputs") {
     if (testutil::skippedWithoutOnnxRuntime()) return;
     ComputationGraph graph(everyVertexGraph());
     graph.init();

@@ -46,8 +46,8 @@ class RenamedDense : public DenseLayer {
 
 }  // namespace
 
-TEST_SUITE("nn") {
-  TEST_CASE("OnnxExport: every activation, in a dense layer, matches ONNX Runtime") {
+TEST_SUITE("nn/onnx") {
+  TEST_CASE("OnnxExport: every activation in a dense layer matches ONNX Runtime") {
     if (testutil::skippedWithoutOnnxRuntime()) return;
     const Activation all[] = {
         Activation::IDENTITY, Activation::RELU,         Activation::LEAKYRELU, Activation::TANH,
@@ -76,7 +76,7 @@ TEST_SUITE("nn") {
     }
   }
 
-  TEST_CASE("OnnxExport: convolution and pooling in every mode, from flat images") {
+  TEST_CASE("OnnxExport: convolution and pooling in every mode from flat images") {
     if (testutil::skippedWithoutOnnxRuntime()) return;
     MultiLayerNetwork net(
         NeuralNetConfiguration::Builder()
@@ -124,8 +124,8 @@ TEST_SUITE("nn") {
   }
 
   TEST_CASE(
-      "OnnxExport: batch normalisation (running statistics), LRN, dropout, padding, softmax "
-      "over channels") {
+      "OnnxExport: batch normalisation with running statistics and LRN and dropout and padding "
+      "and softmax over channels") {
     if (testutil::skippedWithoutOnnxRuntime()) return;
     MultiLayerNetwork net(
         NeuralNetConfiguration::Builder()
@@ -154,7 +154,7 @@ TEST_SUITE("nn") {
     checkInOnnxRuntime(net, features, "normalisation layers", true);
   }
 
-  TEST_CASE("OnnxExport: global pooling of every type, collapsed or not, and a loss layer") {
+  TEST_CASE("OnnxExport: global pooling of every type collapsed or not and a loss layer") {
     if (testutil::skippedWithoutOnnxRuntime()) return;
     const Tensor features = randomTensor(Shape{4, 3, 5, 4}, 14, 0.1, 2);
     for (PoolingType type :

@@ -1,4 +1,4 @@
-// ONNX export of trained models: LeNet trained on real MNIST (a few hundred steps), saved with the
+// ONNX export of trained models: LeNet trained on real MNIST (200 steps), saved with the
 // normalizer it trained behind and exported from its model file as dl4cpp-onnx does, the
 // normalizer becoming the ONNX model's leading nodes: ONNX Runtime on raw test images must give
 // dl4cpp's outputs on the normalized images (within 1e-4) and the same classes. A normalizer that
@@ -40,12 +40,12 @@ class ClampingNormalizer : public DataNormalization {
 
 }  // namespace
 
-TEST_SUITE("nn") {
-  TEST_CASE("OnnxExport: LeNet trained on MNIST, with its normalizer, matches ONNX Runtime") {
+TEST_SUITE("nn/onnx") {
+  TEST_CASE("OnnxExport: LeNet trained on MNIST with its normalizer matches ONNX Runtime") {
     if (testutil::skippedWithoutOnnxRuntime()) return;
     std::optional<MnistDataSetIterator> train, test;
     try {
-      train.emplace(32, 9600, false, true, true, 123);
+      train.emplace(32, 6400, false, true, true, 123);
       test.emplace(500, 500, false, false, false, 1);
     } catch (const DataNotFoundError& e) {
       std::cout << "skipped: MNIST not found (scripts/get-mnist.sh): " << e.what() << "\n";
@@ -56,7 +56,7 @@ TEST_SUITE("nn") {
     train->setPreProcessor(normalizer);
     MultiLayerNetwork lenet(samples::lenetConfiguration());
     lenet.init();
-    lenet.fit(*train);  // 300 steps of 32
+    lenet.fit(*train);  // 200 steps of 32
     const DataSet raw = test->next();
     DataSet normalized = raw;
     normalized.features = raw.features.clone();
@@ -67,7 +67,8 @@ TEST_SUITE("nn") {
                labels = testutil::argmaxRows(raw.labels);
     int64_t correct = 0;
     for (size_t i = 0; i < labels.size(); ++i) correct += predicted[i] == labels[i];
-    CHECK(correct >= 450);
+    INFO("test images right: " << correct << " of 500");
+    CHECK(correct >= 425);
 
     testutil::TempDir dir;
     ModelSerializer::writeModel(lenet, dir / "lenet.dl4cpp", false, normalizer.get());
@@ -83,7 +84,7 @@ TEST_SUITE("nn") {
     checkSameOutputs(expected, bare.at(0), "LeNet alone, on normalized images", true);
   }
 
-  TEST_CASE("OnnxExport: the image scaler as leading nodes, and a normalizer that is not affine") {
+  TEST_CASE("OnnxExport: the image scaler as leading nodes and a normalizer that is not affine") {
     MultiLayerNetwork net(
         NeuralNetConfiguration::Builder()
             .seed(4)
