@@ -10,9 +10,9 @@
 
 namespace dl4cpp::onnx {
 
-// The value of `activation` applied to `input` (SOFTMAX over dimension 1, as dl4cpp); `base`
-// names the new values. IDENTITY adds no node and returns `input`.
+// The value of `activation` applied to `x` (SOFTMAX over dimension 1, as dl4cpp); `base`
+// names the new values. IDENTITY adds no node and returns `x`.
 std::string exportActivation(GraphWriter& g, Activation activation, float leakyReluAlpha,
-                             const std::string& input, const std::string& base);
+                             const std::string& x, const std::string& base);
 
 }  // namespace dl4cpp::onnx

@@ -55,7 +55,7 @@ std::string GraphWriter::fresh(const std::string& base) {
 std::string GraphWriter::floats(const std::string& base, const std::vector<int64_t>& shape,
                                 std::span<const float> values) {
   auto* t = graph_.add_initializer();
-  const std::string name = fresh(base);
+  std::string name = fresh(base);
   t->set_name(name);
   t->set_data_type(::onnx::TensorProto::FLOAT);
   for (int64_t d : shape) t->add_dims(d);
@@ -65,7 +65,7 @@ std::string GraphWriter::floats(const std::string& base, const std::vector<int64
 
 std::string GraphWriter::int64s(const std::string& base, const std::vector<int64_t>& values) {
   auto* t = graph_.add_initializer();
-  const std::string name = fresh(base);
+  std::string name = fresh(base);
   t->set_name(name);
   t->set_data_type(::onnx::TensorProto::INT64);
   t->add_dims(static_cast<int64_t>(values.size()));
@@ -75,7 +75,7 @@ std::string GraphWriter::int64s(const std::string& base, const std::vector<int64
 
 std::string GraphWriter::node(const std::string& op, const std::vector<std::string>& inputs,
                               const std::string& base, const std::vector<Attr>& attrs) {
-  const std::string output = fresh(base);
+  std::string output = fresh(base);
   nodeTo(op, inputs, output, attrs);
   return output;
 }
