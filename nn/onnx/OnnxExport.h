@@ -14,8 +14,8 @@
 // graph; and one output per network output ("output" for a network, the output vertices' names
 // for a graph). The batch dimension is symbolic ("N").
 //
-// Errors, each naming the layer or vertex: ModelExchangeError for a layer, activation or vertex
-// ONNX cannot express (a user's own layer type; SUM or PNORM 2-D pooling) and for a model ONNX's
+// Errors, each naming the layer or vertex: ModelExchangeError for a layer or vertex
+// the exporter cannot express (a layer or vertex type of the user's own) and for a model ONNX's
 // checker rejects (every file is checked before it is written); ConfigError for a model that is
 // not initialised; the output-path and write errors of writeFileAtomically (the file is written
 // atomically). Built with DL4CPP_WITH_ONNX (library dl4cpp::dl4cpp_onnx; ONNX and protobuf stay
