@@ -59,9 +59,13 @@ install_onnxruntime() {
     "onnxruntime-node@$onnxruntime_version"
 }
 
+# A package installed for this machine's architecture; a Multi-Arch one may also be there for
+# another (the aarch64 cross build's :arm64 packages), which the plain name would list too.
+native="$(dpkg --print-architecture)"
 missing=()
 for pkg in "${packages[@]}"; do
-  status="$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)"
+  status="$(dpkg-query -W -f='${db:Status-Status}' "$pkg:$native" 2>/dev/null || true)"
+  [[ -n "$status" ]] || status="$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)"
   [[ "$status" == "installed" ]] || missing+=("$pkg")
 done
 
