@@ -18,6 +18,7 @@
 #include "nn/core/AtomicFile.h"
 #include "nn/core/OutputPath.h"
 #include "nn/eval/Evaluation.h"
+#include "nn/graph/ComputationGraph.h"
 #include "nn/multilayer/MultiLayerNetwork.h"
 #include "nn/tensor/Device.h"
 #include "parallel/LearningRateScaling.h"
