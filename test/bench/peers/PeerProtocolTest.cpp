@@ -131,7 +131,7 @@ TEST_SUITE("bench/peers") {
     CHECK(parse({"--network", "resnet50", "--train-examples", "8"}).resNet50Steps() == 1);
   }
 
-  TEST_CASE("peers: the synthetic ResNet-50 batches are fixed, in [0, 1), over 1000 classes") {
+  TEST_CASE("peers: the synthetic ResNet-50 batches are fixed, from 0 to 1, over 1000 classes") {
     constexpr int64_t values = 16 * 3 * 224 * 224;
     std::vector<float> a(values), b(values), c(values);
     std::vector<int64_t> la(16), lb(16), lc(16);
