@@ -98,7 +98,7 @@ void SequenceRecordReaderDataSetIterator::validate() {
           kName, nf, features_->describeSource(), nl, labels_->describeSource()));
   }
   // From the first sequence, whatever was read from the readers before.
-  reset();
+  rewind();
 }
 
 int SequenceRecordReaderDataSetIterator::totalOutcomes() const {
@@ -301,7 +301,9 @@ DataSet SequenceRecordReaderDataSetIterator::next() {
                               std::move(labelsMask)));
 }
 
-void SequenceRecordReaderDataSetIterator::reset() {
+void SequenceRecordReaderDataSetIterator::reset() { rewind(); }
+
+void SequenceRecordReaderDataSetIterator::rewind() {
   features_->reset();
   if (labels_ != nullptr) labels_->reset();
   startEpoch();

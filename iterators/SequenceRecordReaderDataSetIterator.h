@@ -106,6 +106,8 @@ class SequenceRecordReaderDataSetIterator : public DataSetIterator {
 
   bool singleReader() const { return labels_ == nullptr; }
   void validate();
+  // reset() without virtual dispatch (the constructor calls it).
+  void rewind();
   // Reads the first sequence (pair) of an epoch, fixing the number of columns on the first.
   void startEpoch();
   // The next example from the readers (checking that they pair up), or nullopt at the end.
