@@ -11,6 +11,8 @@ set(DL4CPP_PUBLIC_HEADERS
   iterators/AffineNormalizer.h
   iterators/AsyncDataSetIterator.h
   iterators/CSVRecordReader.h
+  iterators/CSVSequenceRecordReader.h
+  iterators/CharacterIterator.h
   iterators/CsvRecordParser.h
   iterators/DataNormalization.h
   iterators/DataSet.h
@@ -27,9 +29,12 @@ set(DL4CPP_PUBLIC_HEADERS
   iterators/MnistDataSetIterator.h
   iterators/NormalizerMinMaxScaler.h
   iterators/NormalizerStandardize.h
+  iterators/NumberedFileInputSplit.h
   iterators/RankShardIterator.h
   iterators/RecordReader.h
   iterators/RecordReaderDataSetIterator.h
+  iterators/SequenceRecordReader.h
+  iterators/SequenceRecordReaderDataSetIterator.h
   iterators/image/ExampleRandom.h
   iterators/image/Image.h
   iterators/image/ImageDataSetIterator.h

@@ -3,15 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cfloat>
-#include <charconv>
-#include <cmath>
 #include <string>
 #include <vector>
 
+#include "iterators/RecordValues.h"
 #include "iterators/image/ImageDataSetIterator.h"
 #include "iterators/image/ImageRecordReader.h"
-#include "nn/core/QuoteForMessage.h"
 
 namespace dl4cpp {
 
@@ -27,28 +24,11 @@ int positive(int value, const char* what) {
 }
 
 std::string where(const Record& record, size_t column) {
-  return record.file + ": line " + std::to_string(record.line) + ", column " +
-         std::to_string(column + 1);
+  return recordWhere(record.file, record.line, column);
 }
 
-// A field as a finite float: surrounding spaces and tabs are allowed, nothing else.
 float parseNumber(const Record& record, size_t column) {
-  const std::string& text = record.values[column];
-  size_t begin = text.find_first_not_of(" \t");
-  size_t end = text.find_last_not_of(" \t");
-  if (begin == std::string::npos)
-    throw DataFormatError(where(record, column) + ": empty value where a number is expected");
-  const char* first = text.data() + begin;
-  const char* last = text.data() + end + 1;
-  if (*first == '+') ++first;  // from_chars takes no leading '+'
-  double value = 0;
-  const auto [ptr, ec] = std::from_chars(first, last, value);
-  const bool parsed = ec == std::errc() && ptr == last;
-  if (parsed && std::isfinite(value) && std::fabs(value) <= FLT_MAX)
-    return static_cast<float>(value);
-  const bool outOfRange = ec == std::errc::result_out_of_range || (parsed && std::isfinite(value));
-  throw DataFormatError(where(record, column) + ": " + quoteForMessage(text) +
-                        " is not a finite number" + (outOfRange ? " in float's range" : ""));
+  return parseRecordNumber(record.values[column], record.file, record.line, column);
 }
 
 template <typename Reader>
@@ -203,18 +183,16 @@ void RecordReaderDataSetIterator::convert(const Record& record, std::vector<floa
                           " (as on line " + std::to_string(firstLine_) + " of " + firstFile_ + ")");
   for (size_t c = 0; c < width; ++c) {
     const bool isLabel = static_cast<int>(c) >= labelFrom_ && static_cast<int>(c) <= labelTo_;
-    const float value = parseNumber(record, c);
     if (!isLabel) {
-      features.push_back(value);
+      features.push_back(parseNumber(record, c));
     } else if (regression_) {
-      labels.push_back(value);
+      labels.push_back(parseNumber(record, c));
     } else {
-      if (value != std::floor(value) || value < 0 || value >= static_cast<float>(numClasses_))
-        throw DataFormatError(where(record, c) + ": class " + quoteForMessage(record.values[c]) +
-                              " is not an integer in [0, " + std::to_string(numClasses_) + ")");
+      const int label =
+          parseRecordClass(record.values[c], numClasses_, record.file, record.line, c);
       const size_t row = labels.size();
       labels.resize(row + numClasses_, 0.0f);
-      labels[row + static_cast<size_t>(value)] = 1.0f;
+      labels[row + static_cast<size_t>(label)] = 1.0f;
     }
   }
 }

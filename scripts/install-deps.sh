@@ -18,6 +18,7 @@ packages=(
   libhwy-dev                                                      # the library's x86 kernels, one source per level (private, header-only)
   doctest-dev dataset-fashion-mnist                               # the tests
   python3-sklearn                                                 # the tests: its CSV tables (iris, wine, breast cancer)
+  fortunes-min                                                    # the tests: a real text for CharacterIterator (plain text, unlike bible-kjv-text's packed file)
   libcpp-httplib-dev libpng-dev                                   # the inference server sample
   # The library's image decoding (iterators/image): libjpeg-turbo through the libjpeg API for JPEG;
   # PNG uses libpng-dev above. Not OpenCV: Debian's imgcodecs package pulls in GDAL, OpenEXR, GDCM
