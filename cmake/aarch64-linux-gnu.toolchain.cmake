@@ -1,7 +1,7 @@
 # Cross-compiles dl4cpp for 64-bit Arm Linux with Debian's cross toolchain (g++-aarch64-linux-gnu)
 # against Debian's arm64 multiarch packages (libfmt-dev:arm64 and the like, which install under
 # /usr/lib/aarch64-linux-gnu beside the host's x86-64 ones), and runs what CTest and
-# doctest_discover_tests start under qemu-user. scripts/test-aarch64.sh installs all of it and uses
+# the test discovery start under qemu-user. scripts/test-aarch64.sh installs all of it and uses
 # this file:
 #
 #   cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.toolchain.cmake \

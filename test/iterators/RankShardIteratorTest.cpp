@@ -37,7 +37,7 @@ TEST_SUITE("iterators") {
   }
 
   TEST_CASE(
-      "RankShardIterator: reset starts the shard again; a resumed source counts from where it "
+      "RankShardIterator: reset starts the shard again, and a resumed source counts from where it "
       "stands") {
     const auto data = testutil::batches(5, 2);
     VectorIterator all(data);

@@ -77,7 +77,7 @@ double mnistAccuracy(bool compress, ParallelStatistics* stats) {
 TEST_SUITE("parallel") {
   TEST_CASE(
       "ParallelWrapper encoding: 1 worker equals encoding, decoding and applying its gradients "
-      "by hand; what was applied plus the residual is the sum of the gradients") {
+      "by hand, and what was applied plus the residual is the sum of the gradients") {
     const auto conf = testutil::smallNet(Nesterovs(0.05, 0.9), 1e-3);
     const auto data = testutil::batches(12, 4, 5, 3);
     const ResidualClippingPostProcessor clipping(5, 3);
