@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <string>
 #include <vector>
 
 #include "nn/layers/SequenceTestUtil.h"
@@ -99,6 +100,22 @@ TEST_SUITE("nn/multilayer") {
     fixed.init();
     CHECK_NOTHROW(fixed.output(Tensor(Shape{1, 3, 4})));
     CHECK_THROWS_AS(fixed.output(Tensor(Shape{1, 3, 5})), ShapeError);  // longer than declared
+  }
+
+  TEST_CASE("Sequences: ComputationGraph rejects sequence input with a ConfigError") {
+    try {
+      NeuralNetConfiguration::Builder()
+          .graphBuilder()
+          .addInputs("in")
+          .setInputTypes(InputType::recurrent(3))
+          .addLayer("lstm", LSTM::Builder().nOut(2).build(), "in")
+          .addLayer("out", RnnOutputLayer::Builder().nOut(2).build(), "lstm")
+          .setOutputs("out")
+          .build();
+      FAIL("expected a ConfigError");
+    } catch (const ConfigError& e) {
+      CHECK(std::string(e.what()).find("takes no sequences yet") != std::string::npos);
+    }
   }
 
   TEST_CASE("Sequences: an LSTM network learns to echo its input's sign") {
