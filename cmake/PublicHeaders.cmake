@@ -95,6 +95,7 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/conf/graph/StackVertex.h
   nn/conf/graph/SubsetVertex.h
   nn/conf/layers/ActivationLayer.h
+  nn/conf/layers/BaseRecurrentLayer.h
   nn/conf/layers/BatchNormalization.h
   nn/conf/layers/ConvolutionLayer.h
   nn/conf/layers/DenseLayer.h
@@ -105,7 +106,10 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/conf/layers/LocalResponseNormalization.h
   nn/conf/layers/LossLayer.h
   nn/conf/layers/LossOutput.h
+  nn/conf/layers/LSTM.h
   nn/conf/layers/OutputLayer.h
+  nn/conf/layers/RnnOutputLayer.h
+  nn/conf/layers/SimpleRnn.h
   nn/conf/layers/SubsamplingLayer.h
   nn/conf/layers/ZeroPaddingLayer.h
   nn/core/Error.h

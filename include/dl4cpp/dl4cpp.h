@@ -46,8 +46,11 @@
 #include "nn/core/Error.h"
 // Global pooling, local response normalisation, zero padding and the loss layer.
 #include "nn/conf/layers/GlobalPoolingLayer.h"
+#include "nn/conf/layers/LSTM.h"
 #include "nn/conf/layers/LocalResponseNormalization.h"
 #include "nn/conf/layers/LossLayer.h"
+#include "nn/conf/layers/RnnOutputLayer.h"
+#include "nn/conf/layers/SimpleRnn.h"
 #include "nn/conf/layers/ZeroPaddingLayer.h"
 #include "nn/core/OutputPath.h"
 #include "nn/eval/Evaluation.h"

@@ -33,11 +33,13 @@ void Backend::runPlanned(OpPass pass, double flops, KernelRef kernel) {
 }
 
 void Backend::install(ConvolutionImpl& convolution, PoolingImpl& pooling,
-                      NormalizationImpl& normalization, ElementwiseImpl& elementwise) {
+                      NormalizationImpl& normalization, ElementwiseImpl& elementwise,
+                      RecurrentImpl* recurrent) {
   ConvolutionOps::bindFamily(convolution, hook_);
   PoolingOps::bindFamily(pooling, hook_);
   NormalizationOps::bindFamily(normalization, hook_);
   ElementwiseOps::bindFamily(elementwise, hook_);
+  if (recurrent != nullptr) RecurrentOps::bindFamily(*recurrent, hook_);
 }
 
 std::unique_ptr<Backend> makeBackend(Device device) {

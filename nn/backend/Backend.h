@@ -66,10 +66,10 @@ class Backend : public ConvolutionOps,
 
  protected:
   // A device hands over its implementation of each family once, in its constructor; they must
-  // live as long as the backend (a device keeps them as members). The recurrent family has no op
-  // yet, hence no implementation to install.
+  // live as long as the backend (a device keeps them as members). The recurrent family is
+  // optional: a device without it (null) answers its ops with a BackendError.
   void install(ConvolutionImpl& convolution, PoolingImpl& pooling, NormalizationImpl& normalization,
-               ElementwiseImpl& elementwise);
+               ElementwiseImpl& elementwise, RecurrentImpl* recurrent = nullptr);
 
  private:
   OpHook hook_;

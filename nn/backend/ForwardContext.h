@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "nn/tensor/Random.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp {
 
@@ -19,6 +20,10 @@ struct ForwardContext {
   // Layers 0 .. frozenLayers - 1 are frozen (Layer::frozen): they run in inference mode, also in
   // a training pass (DL4J's FrozenLayer).
   int frozenLayers = 0;
+  // The batch's features mask (N, T) on the host (DataSet::featuresMask), or null: which steps of
+  // the sequences are real. Recurrent layers zero their output at padded steps and keep the mask
+  // for their backward pass; other layers ignore it. The network keeps it alive for the pass.
+  const Tensor* featuresMask = nullptr;
 
   // A generator over this context's stream (each call starts it afresh).
   Random random() const { return Random(seed); }
@@ -35,7 +40,7 @@ struct ForwardContext {
   // The context layer `layer` gets within this pass.
   ForwardContext forLayer(int layer) const {
     return {trainingFor(layer), Random::deriveSeed(seed, static_cast<uint64_t>(layer)),
-            frozenLayers};
+            frozenLayers, featuresMask};
   }
   // The seed of layer `layer`'s stream in pass(training, networkSeed, replica, iteration).
   static uint64_t streamSeed(uint64_t networkSeed, int replica, int64_t iteration, int layer) {

@@ -54,10 +54,11 @@ constexpr Names<UpdaterKind, 10> kUpdaters{{{UpdaterKind::SGD, "SGD"},
                                             {UpdaterKind::ADAMAX, "ADAMAX"},
                                             {UpdaterKind::NADAM, "NADAM"},
                                             {UpdaterKind::AMSGRAD, "AMSGRAD"}}};
-constexpr Names<InputType::Kind, 3> kInputKinds{
+constexpr Names<InputType::Kind, 4> kInputKinds{
     {{InputType::Kind::FeedForward, "FeedForward"},
      {InputType::Kind::Convolutional, "Convolutional"},
-     {InputType::Kind::ConvolutionalFlat, "ConvolutionalFlat"}}};
+     {InputType::Kind::ConvolutionalFlat, "ConvolutionalFlat"},
+     {InputType::Kind::Recurrent, "Recurrent"}}};
 constexpr Names<InputPreProcessor, 3> kPreProcessors{
     {{InputPreProcessor::None, "None"},
      {InputPreProcessor::FeedForwardToCnn, "FeedForwardToCnn"},
@@ -123,6 +124,9 @@ Json toJson(const InputType& t) {
   Json j{{"kind", nameOf(kInputKinds, t.kind)}};
   if (t.kind == InputType::Kind::FeedForward) {
     j["size"] = t.size;
+  } else if (t.kind == InputType::Kind::Recurrent) {
+    j["size"] = t.size;
+    j["length"] = t.length;
   } else {
     j["height"] = t.height;
     j["width"] = t.width;
@@ -399,6 +403,9 @@ InputType readInputType(const Node& n) {
   t.kind = n["kind"].enumValue(kInputKinds);
   if (t.kind == InputType::Kind::FeedForward) {
     t.size = n["size"].size(limits::kMaxValuesPerExample);
+  } else if (t.kind == InputType::Kind::Recurrent) {
+    t.size = n["size"].size(limits::kMaxExtent);
+    t.length = n["length"].size(limits::kMaxExtent);
   } else {
     t.height = n["height"].size(limits::kMaxExtent);
     t.width = n["width"].size(limits::kMaxExtent);

@@ -12,6 +12,9 @@ std::string InputType::toString() const {
       return "Convolutional(" + hwc + ")";
     case Kind::ConvolutionalFlat:
       return "ConvolutionalFlat(" + hwc + ")";
+    case Kind::Recurrent:
+      return "Recurrent(" + std::to_string(size) +
+             (length > 0 ? ", " + std::to_string(length) : std::string()) + ")";
   }
   return "?";
 }

@@ -12,6 +12,12 @@ void checkInputTypeSizes(const InputType& type, const std::string& what) {
   auto fail = [&](const std::string& problem) {
     throw ConfigError(fmt::format("{} {}: {}", what, type.toString(), problem));
   };
+  if (type.kind == InputType::Kind::Recurrent) {
+    if (type.size < 0 || type.size > limits::kMaxExtent || type.length < 0 ||
+        type.length > limits::kMaxExtent)
+      fail(fmt::format("size and length must be between 0 and {}", limits::kMaxExtent));
+    return;
+  }
   if (type.kind == InputType::Kind::FeedForward) {
     if (type.size < 0 || type.size > limits::kMaxValuesPerExample)
       fail(fmt::format("size must be between 0 and {}", limits::kMaxValuesPerExample));
@@ -28,6 +34,16 @@ void checkInputTypeSizes(const InputType& type, const std::string& what) {
 
 InputPreProcessor preProcessorFor(const Layer& layer, InputType& current,
                                   const std::string& where) {
+  if (layer.consumesSequences()) {
+    if (current.kind != InputType::Kind::Recurrent)
+      throw ConfigError(where + " needs sequences but receives " + current.toString() +
+                        "; set the input type with InputType::recurrent(size)");
+    return InputPreProcessor::None;
+  }
+  if (current.kind == InputType::Kind::Recurrent)
+    throw ConfigError(where + " takes no sequences but receives " + current.toString() +
+                      "; end a recurrent stack with RnnOutputLayer, or wrap its last recurrent "
+                      "layer in LastTimeStep to pass one vector per sequence on");
   if (layer.acceptsRowsOrImages()) {
     if (current.kind == InputType::Kind::ConvolutionalFlat) {
       current = InputType::convolutional(current.height, current.width, current.channels);

@@ -11,8 +11,11 @@
 #include <mutex>
 
 #include "nn/conf/layers/GlobalPoolingLayer.h"
+#include "nn/conf/layers/LSTM.h"
 #include "nn/conf/layers/LocalResponseNormalization.h"
 #include "nn/conf/layers/LossLayer.h"
+#include "nn/conf/layers/RnnOutputLayer.h"
+#include "nn/conf/layers/SimpleRnn.h"
 #include "nn/conf/layers/ZeroPaddingLayer.h"
 
 namespace dl4cpp {
@@ -70,6 +73,9 @@ void registerBuiltinLayers(LayerRegistry& registry) {
   registry.add<ZeroPaddingLayer>();
   registry.add<LossLayer>();
   registry.add<ActivationLayer>();
+  registry.add<LSTM>();
+  registry.add<SimpleRnn>();
+  registry.add<RnnOutputLayer>();
 }
 
 }  // namespace dl4cpp

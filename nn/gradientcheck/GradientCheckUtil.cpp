@@ -50,7 +50,7 @@ GradientCheckUtil::Result GradientCheckUtil::checkGradients(MultiLayerNetwork& m
                                                             const DataSet& data,
                                                             const Options& options) {
   Result r;
-  DataSet probe{data.features.clone(), data.labels};
+  DataSet probe{data.features.clone(), data.labels, data.featuresMask, data.labelsMask};
   model.computeGradientAndScore(probe, options.checkInputGradient);
   const std::vector<float> paramGrad = model.gradient().toVector();
   std::vector<float> inputGrad;

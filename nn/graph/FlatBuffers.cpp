@@ -60,6 +60,8 @@ std::vector<FlatBuffers::LayerViews> FlatBuffers::init(const std::vector<const L
       offset += spec.shape.numel();
       if (spec.weightInit)
         initWeights(*spec.weightInit, spec.fanIn, spec.fanOut, seg.param, random);
+      else if (!spec.initValues.empty())
+        seg.param.copyFrom(Tensor::fromVector(spec.shape, spec.initValues));
       else
         seg.param.fill(spec.initValue);
       views[i].params.push_back(seg.param);

@@ -29,6 +29,10 @@ class LossOutputRuntime {
     return ctx.backend().lossScore(loss_, output, labels);
   }
   LossKind lossFunction() const { return loss_; }
+  // The batch's labels mask (N, T) on the host, or null, for the next lossGradient / lossScore:
+  // a loss over sequences (RnnOutputLayer) counts only the real steps. The network sets it before
+  // each (and keeps the mask alive until it returns); a loss over rows ignores it.
+  void setLabelsMask(const Tensor* mask) { labelsMask_ = mask; }
 
  protected:
   LossOutputRuntime(const LossOutputRuntime&) = default;
@@ -39,6 +43,7 @@ class LossOutputRuntime {
   virtual const LayerActivation& lossActivation() const = 0;
 
   LossKind loss_;
+  const Tensor* labelsMask_ = nullptr;
 };
 
 }  // namespace dl4cpp::layers

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "nn/backend/DeviceContext.h"
 #include "nn/layers/InputDropout.h"
@@ -62,6 +64,7 @@ struct MultiLayerNetwork::Impl {
 
   // Per layer: capacity buffers and the views of the current batch.
   int64_t capacity_ = 0;
+  int64_t capacitySteps_ = 0;  // time steps the stores hold per example (sequence networks)
   std::vector<Tensor> activationStore_, gradientStore_;
   std::vector<Tensor> inputs_, outputs_, outputGrads_;
   Tensor inputGradStore_, inputGradient_;
@@ -216,6 +219,8 @@ void MultiLayerNetwork::init() {
       offset += spec.shape.numel();
       if (spec.weightInit)
         initWeights(*spec.weightInit, spec.fanIn, spec.fanOut, seg.param, random);
+      else if (!spec.initValues.empty())
+        seg.param.copyFrom(Tensor::fromVector(spec.shape, spec.initValues));
       else
         seg.param.fill(spec.initValue);
       params.push_back(seg.param);
@@ -273,6 +278,7 @@ void MultiLayerNetwork::init() {
   impl_->absolutes_.assign(impl_->absoluteTensors_.size(), 0.0);
 
   impl_->capacity_ = 0;
+  impl_->capacitySteps_ = 0;
   const size_t n = impl_->layers_.size();
   impl_->steps_ = planLayerSteps(impl_->context_->backend(), impl_->layers_);
   impl_->activationStore_.assign(n, Tensor());
@@ -306,33 +312,93 @@ void MultiLayerNetwork::requireInit(const char* method) const {
 
 int64_t MultiLayerNetwork::numParams() const { return impl_->params_.numel(); }
 
+namespace {
+
+// Time steps of a batch's features: T of sequences (N, C, T), 0 for rows and images.
+int64_t stepsOf(const Tensor& features) { return features.rank() == 3 ? features.dim(2) : 0; }
+
+// ShapeError unless `mask` is empty or (n, steps) on the host.
+void checkMask(const Tensor& mask, const char* what, int64_t n, int64_t steps, const char* method) {
+  if (mask.empty()) return;
+  if (steps == 0)
+    throw ShapeError(fmt::format(
+        "MultiLayerNetwork::{}: a {} mask {} was given, but the network takes no sequences", method,
+        what, mask.shape().toString()));
+  if (mask.rank() != 2 || mask.dim(0) != n || mask.dim(1) != steps || !mask.onHost())
+    throw ShapeError(fmt::format(
+        "MultiLayerNetwork::{}: the {} mask {} does not match: expected a host tensor [{}, {}] "
+        "for {} sequences of {} steps",
+        method, what, mask.shape().toString(), n, steps, n, steps));
+}
+
+// The steps of sequences (N, C, T) where `mask` (N, T) is 1 (all without one), as rows (R, C):
+// what evaluation compares for time-series output.
+Tensor realStepRows(const Tensor& seq, const Tensor& mask) {
+  const Tensor x = seq.toHost();
+  const int64_t n = x.dim(0), c = x.dim(1), t = x.dim(2);
+  std::vector<float> rows;
+  for (int64_t e = 0; e < n; ++e)
+    for (int64_t s = 0; s < t; ++s) {
+      if (!mask.empty() && mask.data()[e * t + s] == 0.0f) continue;
+      for (int64_t k = 0; k < c; ++k) rows.push_back(x.data()[(e * c + k) * t + s]);
+    }
+  return Tensor::fromVector(Shape{static_cast<int64_t>(rows.size()) / c, c}, rows);
+}
+
+}  // namespace
+
 int64_t MultiLayerNetwork::checkBatch(const DataSet& batch, bool needLabels,
                                       const char* method) const {
   const Tensor& f = batch.features;
-  const int64_t perExample = impl_->conf_.inputType.flatSize();
-  if (f.empty() || f.rank() < 2 || f.dim(0) == 0 || f.numel() != f.dim(0) * perExample)
+  const InputType& in = impl_->conf_.inputType;
+  const int64_t perExample = in.flatSize();
+  if (in.kind == InputType::Kind::Recurrent) {
+    if (f.rank() != 3 || f.dim(0) == 0 || f.dim(1) != in.size || f.dim(2) == 0 ||
+        (in.length > 0 && f.dim(2) != in.length))
+      throw ShapeError(
+          fmt::format("MultiLayerNetwork::{}: features {} do not match the input type {} (expected "
+                      "[N, {}, {}] with N > 0: examples, features, time steps)",
+                      method, f.shape().toString(), in.toString(), in.size,
+                      in.length > 0 ? std::to_string(in.length) : std::string("T > 0")));
+  } else if (f.empty() || f.rank() < 2 || f.dim(0) == 0 || f.numel() != f.dim(0) * perExample) {
     throw ShapeError(
         fmt::format("MultiLayerNetwork::{}: features {} do not match the input type "
                     "{} (expected [N, {}] with N > 0)",
-                    method, f.shape().toString(), impl_->conf_.inputType.toString(), perExample));
+                    method, f.shape().toString(), in.toString(), perExample));
+  }
   const int64_t n = f.dim(0);
+  const int64_t steps = stepsOf(f);
+  checkMask(batch.featuresMask, "features", n, steps, method);
   if (needLabels) {
     const Tensor& l = batch.labels;
-    const int64_t nOut = impl_->conf_.outputType.flatSize();
-    if (l.empty() || l.rank() != 2 || l.dim(0) != n || l.dim(1) != nOut)
-      throw ShapeError(
-          fmt::format("MultiLayerNetwork::{}: labels {} do not match: expected [{}, "
-                      "{}] for {} examples and {} outputs",
-                      method, l.shape().toString(), n, nOut, n, nOut));
+    const InputType& out = impl_->conf_.outputType;
+    const int64_t nOut = out.flatSize();
+    if (out.kind == InputType::Kind::Recurrent) {
+      if (l.rank() != 3 || l.dim(0) != n || l.dim(1) != nOut || l.dim(2) != steps)
+        throw ShapeError(fmt::format(
+            "MultiLayerNetwork::{}: labels {} do not match: expected [{}, {}, {}] for {} "
+            "sequences of {} steps and {} outputs",
+            method, l.shape().toString(), n, nOut, steps, n, steps, nOut));
+      checkMask(batch.labelsMask, "labels", n, steps, method);
+    } else {
+      if (l.empty() || l.rank() != 2 || l.dim(0) != n || l.dim(1) != nOut)
+        throw ShapeError(
+            fmt::format("MultiLayerNetwork::{}: labels {} do not match: expected [{}, "
+                        "{}] for {} examples and {} outputs",
+                        method, l.shape().toString(), n, nOut, n, nOut));
+      checkMask(batch.labelsMask, "labels", n, 0, method);
+    }
   }
   return n;
 }
 
-void MultiLayerNetwork::ensureCapacity(int64_t batch) {
-  if (batch <= impl_->capacity_) return;
+void MultiLayerNetwork::ensureCapacity(int64_t batch, int64_t steps) {
+  if (batch <= impl_->capacity_ && steps <= impl_->capacitySteps_) return;
+  batch = std::max(batch, impl_->capacity_);
+  steps = std::max(steps, impl_->capacitySteps_);
   const Device device = impl_->context_->device();
   for (size_t i = 0; i < impl_->layers_.size(); ++i) {
-    const Shape shape = impl_->conf_.layerOutputTypes[i].shape(batch);
+    const Shape shape = impl_->conf_.layerOutputTypes[i].shape(batch, steps);
     auto describe = [&] {
       return fmt::format("MultiLayerNetwork: outputs of layer {} ({}) for a batch of {}", i,
                          impl_->conf_.layers[i]->typeName(), batch);
@@ -340,25 +406,28 @@ void MultiLayerNetwork::ensureCapacity(int64_t batch) {
     impl_->activationStore_[i] = allocate(shape, device, describe);
     impl_->gradientStore_[i] = allocate(shape, device, describe);
   }
-  impl_->inputGradStore_ = allocate(impl_->conf_.layerInputTypes[0].shape(batch), device, [&] {
-    return fmt::format("MultiLayerNetwork: input gradients for a batch of {}", batch);
-  });
+  impl_->inputGradStore_ = allocate(
+      impl_->conf_.layerInputTypes[0].shape(batch, steps), device,
+      [&] { return fmt::format("MultiLayerNetwork: input gradients for a batch of {}", batch); });
   impl_->capacity_ = batch;
+  impl_->capacitySteps_ = steps;
 }
 
-const Tensor& MultiLayerNetwork::forwardPass(const Tensor& features, int64_t n, bool training) {
-  ensureCapacity(n);
+const Tensor& MultiLayerNetwork::forwardPass(const Tensor& features, int64_t n, bool training,
+                                             const Tensor* mask) {
+  const int64_t steps = stepsOf(features);
+  ensureCapacity(n, steps);
   for (size_t i = 0; i < impl_->layers_.size(); ++i) {
-    const Shape inShape = impl_->conf_.layerInputTypes[i].shape(n);
+    const Shape inShape = impl_->conf_.layerInputTypes[i].shape(n, steps);
     impl_->inputs_[i] =
         i == 0 ? features.reshape(inShape) : impl_->outputs_[i - 1].reshape(inShape);
     impl_->outputs_[i] =
-        impl_->activationStore_[i].view(0, impl_->conf_.layerOutputTypes[i].shape(n));
+        impl_->activationStore_[i].view(0, impl_->conf_.layerOutputTypes[i].shape(n, steps));
   }
   const LayerTensors tensors{impl_->inputs_, impl_->outputs_, impl_->outputGrads_};
-  const ForwardContext pass =
-      ForwardContext::pass(training, impl_->conf_.seed, impl_->replicaIndex_, impl_->iteration_,
-                           impl_->numFrozenLayers_);
+  ForwardContext pass = ForwardContext::pass(training, impl_->conf_.seed, impl_->replicaIndex_,
+                                             impl_->iteration_, impl_->numFrozenLayers_);
+  pass.featuresMask = mask != nullptr && !mask->empty() ? mask : nullptr;
   for (auto& step : impl_->steps_) step->forward(*impl_->context_, tensors, pass);
   return impl_->outputs_.back();
 }
@@ -379,12 +448,14 @@ double MultiLayerNetwork::computeGradientAndScore(const DataSet& batch, bool wan
   const int64_t n = checkBatch(batch, true, "fit");
   impl_->context_->bindToCurrentThread();
   stageInputs(batch.features, batch.labels);
-  const Tensor& y = forwardPass(impl_->stagedFeatures_, n, true);
+  const Tensor& y = forwardPass(impl_->stagedFeatures_, n, true, &batch.featuresMask);
   const size_t last = impl_->layers_.size() - 1;
+  const int64_t steps = stepsOf(batch.features);
   for (size_t i = 0; i <= last; ++i)
     impl_->outputGrads_[i] =
-        impl_->gradientStore_[i].view(0, impl_->conf_.layerOutputTypes[i].shape(n));
+        impl_->gradientStore_[i].view(0, impl_->conf_.layerOutputTypes[i].shape(n, steps));
 
+  impl_->lossOutput_->setLabelsMask(batch.labelsMask.empty() ? nullptr : &batch.labelsMask);
   const double lossSum = impl_->lossOutput_->lossGradient(*impl_->context_, y, impl_->stagedLabels_,
                                                           impl_->outputGrads_[last]);
   // Gradients of the mean loss: scaling the top gradient once scales every parameter gradient.
@@ -573,13 +644,18 @@ void MultiLayerNetwork::fit(DataSetIterator& iterator, int epochs) {
 }
 
 Tensor MultiLayerNetwork::output(const Tensor& features, bool train) {
+  return output(features, train, Tensor());
+}
+
+Tensor MultiLayerNetwork::output(const Tensor& features, bool train, const Tensor& featuresMask) {
   requireInit("output");
   DataSet batch;
   batch.features = features;
+  batch.featuresMask = featuresMask;
   const int64_t n = checkBatch(batch, false, "output");
   impl_->context_->bindToCurrentThread();
   stageInputs(features, Tensor());
-  const Tensor& y = forwardPass(impl_->stagedFeatures_, n, train);
+  const Tensor& y = forwardPass(impl_->stagedFeatures_, n, train, &batch.featuresMask);
   return y.to(Device::cpu());
 }
 
@@ -588,7 +664,8 @@ double MultiLayerNetwork::score(const DataSet& data) {
   const int64_t n = checkBatch(data, true, "score");
   impl_->context_->bindToCurrentThread();
   stageInputs(data.features, data.labels);
-  const Tensor& y = forwardPass(impl_->stagedFeatures_, n, false);
+  const Tensor& y = forwardPass(impl_->stagedFeatures_, n, false, &data.featuresMask);
+  impl_->lossOutput_->setLabelsMask(data.labelsMask.empty() ? nullptr : &data.labelsMask);
   return impl_->lossOutput_->lossScore(*impl_->context_, y, impl_->stagedLabels_) /
              static_cast<double>(n) +
          calcRegularizationScore();
@@ -603,8 +680,11 @@ Evaluation MultiLayerNetwork::evaluate(DataSetIterator& iterator) {
     const DataSet batch = iterator.next();
     const int64_t n = checkBatch(batch, true, "evaluate");
     stageInputs(batch.features, Tensor());
-    const Tensor& y = forwardPass(impl_->stagedFeatures_, n, false);
-    eval.eval(batch.labels, y.toHost());
+    const Tensor& y = forwardPass(impl_->stagedFeatures_, n, false, &batch.featuresMask);
+    if (y.rank() == 3)  // time series: every real step is one prediction
+      eval.eval(realStepRows(batch.labels, batch.labelsMask), realStepRows(y, batch.labelsMask));
+    else
+      eval.eval(batch.labels, y.toHost());
   }
   return eval;
 }

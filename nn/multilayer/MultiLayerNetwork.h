@@ -68,8 +68,12 @@ class MultiLayerNetwork : public Model {
   void fit(DataSetIterator& iterator, int epochs);
 
   // Forward pass; `train` selects training-mode behaviour of layers (dropout, batch norm).
-  // Returns a new host tensor (N, nOut), whichever device the network lives on.
+  // Returns a new host tensor (N, nOut), whichever device the network lives on; (N, nOut, T) for
+  // a network ending in sequences.
   Tensor output(const Tensor& features, bool train = false);
+  // The same for padded sequences (DL4J's output(input, train, featuresMask, labelsMask)):
+  // featuresMask (N, T) says which steps are real; recurrent layers output 0 at the others.
+  Tensor output(const Tensor& features, bool train, const Tensor& featuresMask);
   // The same (DL4J's outputSingle, which a graph of one output also answers).
   Tensor outputSingle(const Tensor& features, bool train = false) override;
 
@@ -193,12 +197,14 @@ class MultiLayerNetwork : public Model {
   void fitMinibatch(const DataSet& batch);
   // Checks features/labels against the configuration; returns the batch size.
   int64_t checkBatch(const DataSet& batch, bool needLabels, const char* method) const;
-  void ensureCapacity(int64_t batch);
+  void ensureCapacity(int64_t batch, int64_t steps);
   // Makes the batch available on the model's device (Backend::stageBatch) as stagedFeatures_ and
   // stagedLabels_; profiled as the network's own op.
   void stageInputs(const Tensor& features, const Tensor& labels);
   // Runs every layer forward; returns the output activation view.
-  const Tensor& forwardPass(const Tensor& features, int64_t n, bool training);
+  // `mask`: the batch's features mask (host, (N, T)) or null, which recurrent layers read.
+  const Tensor& forwardPass(const Tensor& features, int64_t n, bool training,
+                            const Tensor* mask = nullptr);
   // Tells the profiler, when there is one, which layer's ops follow (LayerProfiler::kNetwork: the
   // network's own).
   void profileLayer(int layer);

@@ -41,8 +41,9 @@ CpuBackend::CpuBackend()
       convolution_(makeCpuConvolution(*this)),
       pooling_(makeCpuPooling(*this)),
       normalization_(makeCpuNormalization(*this)),
-      elementwise_(makeCpuElementwise(*this)) {
-  install(*convolution_, *pooling_, *normalization_, *elementwise_);
+      elementwise_(makeCpuElementwise(*this)),
+      recurrent_(makeCpuRecurrent(*this)) {
+  install(*convolution_, *pooling_, *normalization_, *elementwise_, recurrent_.get());
   bindToCurrentThread(0);
 }
 

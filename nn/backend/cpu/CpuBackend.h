@@ -83,6 +83,7 @@ class CpuBackend final : public Backend {
   std::unique_ptr<PoolingImpl> pooling_;
   std::unique_ptr<NormalizationImpl> normalization_;
   std::unique_ptr<ElementwiseImpl> elementwise_;
+  std::unique_ptr<RecurrentImpl> recurrent_;
 };
 
 // Each family's CPU implementation, defined in its own file (CpuConvolution.cpp, CpuPooling.cpp,
@@ -91,5 +92,6 @@ std::unique_ptr<ConvolutionImpl> makeCpuConvolution(CpuBackend& core);
 std::unique_ptr<PoolingImpl> makeCpuPooling(CpuBackend& core);
 std::unique_ptr<NormalizationImpl> makeCpuNormalization(CpuBackend& core);
 std::unique_ptr<ElementwiseImpl> makeCpuElementwise(CpuBackend& core);
+std::unique_ptr<RecurrentImpl> makeCpuRecurrent(CpuBackend& core);
 
 }  // namespace dl4cpp::cpu

@@ -64,6 +64,8 @@ template <typename Impl>
 class OpFamily {
  protected:
   Impl& impl() const { return *impl_; }
+  // Whether the device installed this family (the recurrent family is optional).
+  bool hasImpl() const { return impl_ != nullptr; }
   // An op whose analytic FLOPs are `flops()` (GEMM-like ops).
   template <typename Op, typename Flops>
   decltype(auto) run(OpPhase phase, Op&& op, Flops&& flops) const {

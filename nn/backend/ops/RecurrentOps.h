@@ -1,17 +1,135 @@
 #pragma once
-// The recurrent family: the slot for the sequence ops (LSTM and simple RNN steps over
-// [examples, features, time] with masks) of the sequences work. It has no op yet, so a backend
-// installs no implementation for it; the first op added here makes RecurrentImpl a required part
-// of every device (Backend::install), as for the other families.
+// The recurrent family: the sequence ops. Sequences are DL4J's layout, (N, C, T): examples,
+// features, time steps. A mask is a host tensor (N, T), 1 for a real step and 0 for padding, or
+// empty (every step real). RecurrentImpl is what a device implements (cpu/CpuRecurrent.cpp);
+// RecurrentOps is what layers call, through Backend.
+//
+// LSTM (DL4J's LSTM, no peepholes). Parameters in DL4J's layout: W (nIn, 4H), RW (H, 4H), b (4H),
+// the four column blocks of each in DL4J's order [a | f | o | i]:
+//   z_t = x_t W + h_{t-1} RW + b                        (N, 4H)
+//   a = act(z[0:H])  f = gate(z[H:2H])  o = gate(z[2H:3H])  i = gate(z[3H:4H])
+//   c_t = f * c_{t-1} + i * a        h_t = o * act(c_t)
+// with h_{-1} = c_{-1} = 0; at a masked step c_t and h_t are 0 (DL4J's LSTMHelpers), so the next
+// real step starts from a clean state.
+// Simple RNN (DL4J's SimpleRnn): h_t = act(x_t W + h_{t-1} RW + b), W (nIn, H), RW (H, H), b (H);
+// h_t = 0 at a masked step.
+// act and gate are activations whose derivative is a function of their output
+// (recurrentActivationSupported).
+#include <cstdint>
+
+#include "nn/backend/OpFlops.h"
+#include "nn/backend/OpTypes.h"
 #include "nn/backend/ops/OpDispatch.h"
+#include "nn/core/Error.h"
+#include "nn/tensor/Tensor.h"
 
 namespace dl4cpp {
+
+// The activations a recurrent op takes (as cell activation or gate activation): those whose
+// derivative follows from their output, so the backward pass needs only what the forward kept.
+inline bool recurrentActivationSupported(ActivationKind kind) {
+  switch (kind) {
+    case ActivationKind::IDENTITY:
+    case ActivationKind::TANH:
+    case ActivationKind::SIGMOID:
+    case ActivationKind::HARDSIGMOID:
+    case ActivationKind::HARDTANH:
+    case ActivationKind::RELU:
+      return true;
+    default:
+      return false;
+  }
+}
+
+struct RecurrentActivations {
+  ActivationKind activation = ActivationKind::TANH;  // the cell input and output (LSTM), h (RNN)
+  ActivationKind gate = ActivationKind::SIGMOID;     // LSTM's f, o, i
+};
+
+// Floats of the workspace the forward pass of an LSTM (gates = 4) or a simple RNN (gates = 1)
+// keeps for its backward pass, for a batch of n sequences of t steps.
+inline int64_t recurrentWorkspaceFloats(int64_t n, int64_t t, int64_t nIn, int64_t hidden,
+                                        int gates) {
+  // x time-major (T, N, nIn), pre-computed activations (T, N, gates H), h (T, N, H), and for the
+  // LSTM its cell state (T, N, H).
+  return t * n * (nIn + gates * hidden + hidden + (gates == 4 ? hidden : 0));
+}
 
 class RecurrentImpl {
  public:
   virtual ~RecurrentImpl() = default;
+  // y (N, H, T) = the LSTM over x (N, nIn, T) (above); ws (recurrentWorkspaceFloats(.., 4)
+  // floats) receives what the backward pass reads. y and ws are overwritten.
+  virtual void lstmForward(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
+                           const Tensor& mask, const RecurrentActivations& act, Tensor& y,
+                           Tensor& ws) = 0;
+  // From dy = dL/dy (N, H, T) and the forward's ws: dw, drw, db (overwritten) and, when dx is not
+  // null, dx = dL/dx (N, nIn, T) (overwritten). Full back-propagation through time.
+  virtual void lstmBackward(const Tensor& w, const Tensor& rw, const Tensor& mask,
+                            const RecurrentActivations& act, const Tensor& ws, const Tensor& dy,
+                            Tensor& dw, Tensor& drw, Tensor& db, Tensor* dx) = 0;
+  // The simple RNN, as the LSTM (ws of recurrentWorkspaceFloats(.., 1) floats).
+  virtual void simpleRnnForward(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
+                                const Tensor& mask, ActivationKind act, Tensor& y, Tensor& ws) = 0;
+  virtual void simpleRnnBackward(const Tensor& w, const Tensor& rw, const Tensor& mask,
+                                 ActivationKind act, const Tensor& ws, const Tensor& dy, Tensor& dw,
+                                 Tensor& drw, Tensor& db, Tensor* dx) = 0;
+  // rows (R, C) = the steps of x (N, C, T) where mask is 1 (every step when it is empty), in the
+  // order (example, step): R is the number of such steps.
+  virtual void gatherSteps(const Tensor& x, const Tensor& mask, Tensor& rows) = 0;
+  // y (N, C, T) = rows (R, C) put back where gatherSteps took them, 0 at the other steps.
+  virtual void scatterSteps(const Tensor& rows, const Tensor& mask, Tensor& y) = 0;
 };
 
-class RecurrentOps : protected OpFamily<RecurrentImpl> {};
+class RecurrentOps : protected OpFamily<RecurrentImpl> {
+ public:
+  void lstmForward(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
+                   const Tensor& mask, const RecurrentActivations& act, Tensor& y, Tensor& ws) {
+    run(
+        OpPhase::FORWARD, [&] { recurrent().lstmForward(x, w, rw, b, mask, act, y, ws); },
+        [&] { return recurrentFlops(x, w, rw); });
+  }
+  void lstmBackward(const Tensor& w, const Tensor& rw, const Tensor& mask,
+                    const RecurrentActivations& act, const Tensor& ws, const Tensor& dy, Tensor& dw,
+                    Tensor& drw, Tensor& db, Tensor* dx) {
+    run(
+        OpPhase::BACKWARD_WEIGHTS,
+        [&] { recurrent().lstmBackward(w, rw, mask, act, ws, dy, dw, drw, db, dx); },
+        [&] { return 2 * recurrentFlops(dy, w, rw); });
+  }
+  void simpleRnnForward(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
+                        const Tensor& mask, ActivationKind act, Tensor& y, Tensor& ws) {
+    run(
+        OpPhase::FORWARD, [&] { recurrent().simpleRnnForward(x, w, rw, b, mask, act, y, ws); },
+        [&] { return recurrentFlops(x, w, rw); });
+  }
+  void simpleRnnBackward(const Tensor& w, const Tensor& rw, const Tensor& mask, ActivationKind act,
+                         const Tensor& ws, const Tensor& dy, Tensor& dw, Tensor& drw, Tensor& db,
+                         Tensor* dx) {
+    run(
+        OpPhase::BACKWARD_WEIGHTS,
+        [&] { recurrent().simpleRnnBackward(w, rw, mask, act, ws, dy, dw, drw, db, dx); },
+        [&] { return 2 * recurrentFlops(dy, w, rw); });
+  }
+  void gatherSteps(const Tensor& x, const Tensor& mask, Tensor& rows) {
+    run(OpPhase::OTHER, [&] { recurrent().gatherSteps(x, mask, rows); });
+  }
+  void scatterSteps(const Tensor& rows, const Tensor& mask, Tensor& y) {
+    run(OpPhase::OTHER, [&] { recurrent().scatterSteps(rows, mask, y); });
+  }
+
+ private:
+  // A device without recurrent ops installs none: calling one is then a typed error rather than a
+  // null dereference.
+  RecurrentImpl& recurrent() const {
+    if (!hasImpl()) throw BackendError("this device has no recurrent ops (LSTM, SimpleRnn)");
+    return impl();
+  }
+  // 2 N T (nIn + H) gH: the two products of every step (x (N, C, T), w (nIn, gH), rw (H, gH)).
+  static double recurrentFlops(const Tensor& x, const Tensor& w, const Tensor& rw) {
+    return 2.0 * static_cast<double>(x.dim(0)) * static_cast<double>(x.dim(2)) *
+           static_cast<double>(w.dim(0) + rw.dim(0)) * static_cast<double>(w.dim(1));
+  }
+};
 
 }  // namespace dl4cpp

@@ -211,6 +211,13 @@ ComputationGraphConfiguration GraphBuilder::build() const {
       types[i] = InputType::feedForward(*nIn);
     }
     checkInputTypeSizes(types[i], fmt::format("network input \"{}\"", inputs_[i]));
+    // The graph engine sizes its buffers per example, not per time step; sequences run in
+    // MultiLayerNetwork.
+    if (types[i].kind == InputType::Kind::Recurrent)
+      throw ConfigError(fmt::format(
+          "network input \"{}\" is {}: ComputationGraph takes no sequences yet; build the "
+          "recurrent network as a MultiLayerNetwork",
+          inputs_[i], types[i].toString()));
   }
 
   ComputationGraphConfiguration conf;

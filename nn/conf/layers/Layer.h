@@ -63,6 +63,10 @@ class Layer {
   // True for a layer that takes rows and images alike (batch normalisation, dropout): it gets
   // what the previous layer delivers, flat images as images, and consumesImages() is not asked.
   virtual bool acceptsRowsOrImages() const { return false; }
+  // True for a layer that consumes sequences (N, C, T) (InputType::Recurrent): recurrent layers,
+  // RnnOutputLayer, LastTimeStep. Such a layer given anything else, or another layer given
+  // sequences, is a ConfigError when the configuration is built.
+  virtual bool consumesSequences() const { return false; }
   // Takes defaults, infers nIn from `input`, validates; returns the output type. Errors are
   // ConfigError naming the layer index (`index`), the field and the bad value.
   virtual InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) = 0;

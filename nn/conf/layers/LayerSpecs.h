@@ -4,6 +4,7 @@
 // gradients and updater state; layer state) and hands each runtime layer views in spec order.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "nn/conf/WeightInitScheme.h"
 #include "nn/tensor/Shape.h"
@@ -24,6 +25,10 @@ struct ParamSpec {
   // Whether the layer's l2 (or l2Bias) applies: false for parameters DL4J never regularises
   // (batch normalisation's gamma and beta).
   bool regularized = true;
+  // Without a scheme and when not empty: the initial values themselves (shape.numel() of them),
+  // for a parameter whose parts start differently (LSTM's bias: the forget gate's block at
+  // forgetGateBiasInit, the others at biasInit).
+  std::vector<float> initValues{};
 };
 
 // How the replicas of a ParallelWrapper combine one state segment when they average (and where a

@@ -228,7 +228,7 @@ TEST_SUITE("nn.conf.json") {
     const std::string frozen = configError(edited(json, "\"frozen\": false", "\"frozen\": 1"));
     CHECK(frozen.find("$.layers[0].frozen: expected true or false") != std::string::npos);
 
-    const std::string layerType = configError(edited(json, "\"DenseLayer\"", "\"LSTM\""));
+    const std::string layerType = configError(edited(json, "\"DenseLayer\"", "\"NoSuchLayer\""));
     CHECK(layerType.find("$.layers[4].type") != std::string::npos);
 
     // A stored derived value that disagrees with what the builder derives.

@@ -1,0 +1,369 @@
+// The CPU recurrent family (RecurrentOps.h): a step loop over time-major copies of the sequences,
+// whose products are dnnl_sgemm calls. The input products of every step run as one GEMM over all
+// steps before the loop (and the weight gradients as one GEMM after it); only the recurrent
+// product h_{t-1} RW is inside the loop. oneDNN's lstm_forward/lstm_backward primitives fit none
+// of what DL4J's LSTM allows besides the plain case (masks that reset the state, gate activations
+// other than sigmoid, cell activations other than tanh), so this one path runs for every case.
+#include <oneapi/dnnl/dnnl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "nn/backend/cpu/CpuBackend.h"
+
+namespace dl4cpp::cpu {
+
+namespace {
+
+// Row-major c[m, n] = op(a) op(b) + beta c.
+void gemm(char ta, char tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+          const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    if (beta == 0)
+      for (int64_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+    return;
+  }
+  const dnnl_status_t s = dnnl_sgemm(ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+  if (s != dnnl_success)
+    throw DnnlError("recurrent op: dnnl_sgemm failed with status " +
+                    std::to_string(static_cast<int>(s)));
+}
+
+float activate(ActivationKind k, float x) {
+  switch (k) {
+    case ActivationKind::TANH:
+      return std::tanh(x);
+    case ActivationKind::SIGMOID:
+      return 1.0f / (1.0f + std::exp(-x));
+    case ActivationKind::HARDSIGMOID:
+      return std::min(std::max(0.2f * x + 0.5f, 0.0f), 1.0f);
+    case ActivationKind::HARDTANH:
+      return std::min(std::max(x, -1.0f), 1.0f);
+    case ActivationKind::RELU:
+      return std::max(x, 0.0f);
+    default:
+      return x;
+  }
+}
+
+// f'(x) given y = f(x).
+float derivative(ActivationKind k, float y) {
+  switch (k) {
+    case ActivationKind::TANH:
+      return 1.0f - y * y;
+    case ActivationKind::SIGMOID:
+      return y * (1.0f - y);
+    case ActivationKind::HARDSIGMOID:
+      return y > 0.0f && y < 1.0f ? 0.2f : 0.0f;
+    case ActivationKind::HARDTANH:
+      return y > -1.0f && y < 1.0f ? 1.0f : 0.0f;
+    case ActivationKind::RELU:
+      return y > 0.0f ? 1.0f : 0.0f;
+    default:
+      return 1.0f;
+  }
+}
+
+void checkActivation(ActivationKind k, const char* op) {
+  if (!recurrentActivationSupported(k))
+    throw BackendError(std::string(op) + ": activation " + std::to_string(static_cast<int>(k)) +
+                       " is not one a recurrent op takes (recurrentActivationSupported)");
+}
+
+// Sizes of one recurrent op, checked.
+struct Dims {
+  int64_t n, nIn, t, h, g;  // g: gates * h
+};
+
+const float* maskData(const Tensor& mask, int64_t n, int64_t t, const char* op) {
+  if (mask.empty()) return nullptr;
+  if (!mask.onHost() || mask.rank() != 2 || mask.dim(0) != n || mask.dim(1) != t)
+    throw ShapeError(std::string(op) + ": mask " + mask.shape().toString() +
+                     " is not a host tensor [" + std::to_string(n) + ", " + std::to_string(t) +
+                     "]");
+  return mask.data();
+}
+
+// dst[t][n][c] = src[n][c][t]
+void toTimeMajor(const float* src, float* dst, int64_t n, int64_t c, int64_t t) {
+  for (int64_t e = 0; e < n; ++e)
+    for (int64_t k = 0; k < c; ++k)
+      for (int64_t s = 0; s < t; ++s) dst[(s * n + e) * c + k] = src[(e * c + k) * t + s];
+}
+
+// dst[n][c][t] = src[t][n][c]
+void fromTimeMajor(const float* src, float* dst, int64_t n, int64_t c, int64_t t) {
+  for (int64_t e = 0; e < n; ++e)
+    for (int64_t k = 0; k < c; ++k)
+      for (int64_t s = 0; s < t; ++s) dst[(e * c + k) * t + s] = src[(s * n + e) * c + k];
+}
+
+class CpuRecurrent final : public RecurrentImpl {
+ public:
+  void lstmForward(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
+                   const Tensor& mask, const RecurrentActivations& act, Tensor& y,
+                   Tensor& ws) override {
+    const Dims d = forwardDims(x, w, rw, b, y, ws, 4, "lstmForward");
+    checkActivation(act.activation, "lstmForward");
+    checkActivation(act.gate, "lstmForward");
+    const float* m = maskData(mask, d.n, d.t, "lstmForward");
+    float* xT = ws.data();
+    float* gates = xT + d.t * d.n * d.nIn;
+    float* hs = gates + d.t * d.n * d.g;
+    float* cs = hs + d.t * d.n * d.h;  // the cell state before the mask
+    toTimeMajor(x.data(), xT, d.n, d.nIn, d.t);
+    inputProducts(d, xT, w, b, gates);
+    const int64_t H = d.h;
+    for (int64_t s = 0; s < d.t; ++s) {
+      float* z = gates + s * d.n * d.g;
+      if (s > 0)
+        gemm('N', 'N', d.n, d.g, H, hs + (s - 1) * d.n * H, H, rw.data(), d.g, 1.0f, z, d.g);
+      for (int64_t e = 0; e < d.n; ++e) {
+        float* ze = z + e * d.g;
+        float* c = cs + (s * d.n + e) * H;
+        float* h = hs + (s * d.n + e) * H;
+        const float keep = m ? m[e * d.t + s] : 1.0f;
+        const float prevKeep = s > 0 && m ? m[e * d.t + s - 1] : 1.0f;
+        const float* cPrev = s > 0 ? cs + ((s - 1) * d.n + e) * H : nullptr;
+        for (int64_t j = 0; j < H; ++j) {
+          const float a = activate(act.activation, ze[j]);
+          const float f = activate(act.gate, ze[H + j]);
+          const float o = activate(act.gate, ze[2 * H + j]);
+          const float i = activate(act.gate, ze[3 * H + j]);
+          ze[j] = a;
+          ze[H + j] = f;
+          ze[2 * H + j] = o;
+          ze[3 * H + j] = i;
+          const float cp = cPrev ? prevKeep * cPrev[j] : 0.0f;
+          c[j] = f * cp + i * a;
+          h[j] = keep * o * activate(act.activation, c[j]);
+        }
+      }
+    }
+    fromTimeMajor(hs, y.data(), d.n, H, d.t);
+  }
+
+  void lstmBackward(const Tensor& w, const Tensor& rw, const Tensor& mask,
+                    const RecurrentActivations& act, const Tensor& ws, const Tensor& dy, Tensor& dw,
+                    Tensor& drw, Tensor& db, Tensor* dx) override {
+    const Dims d = backwardDims(w, rw, ws, dy, dw, drw, db, dx, 4, "lstmBackward");
+    const float* m = maskData(mask, d.n, d.t, "lstmBackward");
+    const float* xT = ws.data();
+    const float* gates = xT + d.t * d.n * d.nIn;
+    const float* hs = gates + d.t * d.n * d.g;
+    const float* cs = hs + d.t * d.n * d.h;
+    const int64_t H = d.h;
+    prepareBackward(d, dy);
+    for (int64_t s = d.t; s-- > 0;) {
+      recurrentGradient(d, rw, s);
+      const float* z = gates + s * d.n * d.g;
+      float* dz = dz_.data() + s * d.n * d.g;
+      for (int64_t e = 0; e < d.n; ++e) {
+        const float* ze = z + e * d.g;
+        float* dze = dz + e * d.g;
+        float* dc = dc_.data() + e * H;
+        const float* dh = dh_.data() + e * H;
+        if (m && m[e * d.t + s] == 0.0f) {
+          std::fill(dze, dze + d.g, 0.0f);
+          std::fill(dc, dc + H, 0.0f);
+          continue;
+        }
+        const float* c = cs + (s * d.n + e) * H;
+        const float prevKeep = s > 0 && m ? m[e * d.t + s - 1] : 1.0f;
+        const float* cPrev = s > 0 ? cs + ((s - 1) * d.n + e) * H : nullptr;
+        for (int64_t j = 0; j < H; ++j) {
+          const float a = ze[j], f = ze[H + j], o = ze[2 * H + j], i = ze[3 * H + j];
+          const float tc = activate(act.activation, c[j]);
+          const float dcHat = dc[j] + dh[j] * o * derivative(act.activation, tc);
+          const float cp = cPrev ? prevKeep * cPrev[j] : 0.0f;
+          dze[j] = dcHat * i * derivative(act.activation, a);
+          dze[H + j] = dcHat * cp * derivative(act.gate, f);
+          dze[2 * H + j] = dh[j] * tc * derivative(act.gate, o);
+          dze[3 * H + j] = dcHat * a * derivative(act.gate, i);
+          dc[j] = dcHat * f;
+        }
+      }
+    }
+    finishBackward(d, xT, hs, w, dw, drw, db, dx);
+  }
+
+  void simpleRnnForward(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
+                        const Tensor& mask, ActivationKind act, Tensor& y, Tensor& ws) override {
+    const Dims d = forwardDims(x, w, rw, b, y, ws, 1, "simpleRnnForward");
+    checkActivation(act, "simpleRnnForward");
+    const float* m = maskData(mask, d.n, d.t, "simpleRnnForward");
+    float* xT = ws.data();
+    float* zs = xT + d.t * d.n * d.nIn;  // the activation's output, before the mask
+    float* hs = zs + d.t * d.n * d.h;
+    toTimeMajor(x.data(), xT, d.n, d.nIn, d.t);
+    inputProducts(d, xT, w, b, zs);
+    const int64_t H = d.h;
+    for (int64_t s = 0; s < d.t; ++s) {
+      float* z = zs + s * d.n * H;
+      if (s > 0) gemm('N', 'N', d.n, H, H, hs + (s - 1) * d.n * H, H, rw.data(), H, 1.0f, z, H);
+      for (int64_t e = 0; e < d.n; ++e) {
+        const float keep = m ? m[e * d.t + s] : 1.0f;
+        float* ze = z + e * H;
+        float* h = hs + (s * d.n + e) * H;
+        for (int64_t j = 0; j < H; ++j) {
+          ze[j] = activate(act, ze[j]);
+          h[j] = keep * ze[j];
+        }
+      }
+    }
+    fromTimeMajor(hs, y.data(), d.n, H, d.t);
+  }
+
+  void simpleRnnBackward(const Tensor& w, const Tensor& rw, const Tensor& mask, ActivationKind act,
+                         const Tensor& ws, const Tensor& dy, Tensor& dw, Tensor& drw, Tensor& db,
+                         Tensor* dx) override {
+    const Dims d = backwardDims(w, rw, ws, dy, dw, drw, db, dx, 1, "simpleRnnBackward");
+    const float* m = maskData(mask, d.n, d.t, "simpleRnnBackward");
+    const float* xT = ws.data();
+    const float* zs = xT + d.t * d.n * d.nIn;
+    const float* hs = zs + d.t * d.n * d.h;
+    const int64_t H = d.h;
+    prepareBackward(d, dy);
+    for (int64_t s = d.t; s-- > 0;) {
+      recurrentGradient(d, rw, s);
+      for (int64_t e = 0; e < d.n; ++e) {
+        const float keep = m ? m[e * d.t + s] : 1.0f;
+        const float* ze = zs + (s * d.n + e) * H;
+        const float* dh = dh_.data() + e * H;
+        float* dze = dz_.data() + (s * d.n + e) * H;
+        for (int64_t j = 0; j < H; ++j) dze[j] = keep * dh[j] * derivative(act, ze[j]);
+      }
+    }
+    finishBackward(d, xT, hs, w, dw, drw, db, dx);
+  }
+
+  void gatherSteps(const Tensor& x, const Tensor& mask, Tensor& rows) override {
+    const int64_t n = x.dim(0), c = x.dim(1), t = x.dim(2);
+    const float* m = maskData(mask, n, t, "gatherSteps");
+    const int64_t r = countSteps(m, n, t);
+    if (rows.rank() != 2 || rows.dim(0) != r || rows.dim(1) != c)
+      throw ShapeError("gatherSteps: rows " + rows.shape().toString() + " for " +
+                       std::to_string(r) + " steps of " + std::to_string(c) + " features");
+    const float* src = x.data();
+    float* dst = rows.data();
+    for (int64_t e = 0; e < n; ++e)
+      for (int64_t s = 0; s < t; ++s) {
+        if (m && m[e * t + s] == 0.0f) continue;
+        for (int64_t k = 0; k < c; ++k) dst[k] = src[(e * c + k) * t + s];
+        dst += c;
+      }
+  }
+
+  void scatterSteps(const Tensor& rows, const Tensor& mask, Tensor& y) override {
+    const int64_t n = y.dim(0), c = y.dim(1), t = y.dim(2);
+    const float* m = maskData(mask, n, t, "scatterSteps");
+    const int64_t r = countSteps(m, n, t);
+    if (rows.rank() != 2 || rows.dim(0) != r || rows.dim(1) != c)
+      throw ShapeError("scatterSteps: rows " + rows.shape().toString() + " for " +
+                       std::to_string(r) + " steps of " + std::to_string(c) + " features");
+    const float* src = rows.data();
+    float* dst = y.data();
+    for (int64_t e = 0; e < n; ++e)
+      for (int64_t s = 0; s < t; ++s) {
+        const bool real = !m || m[e * t + s] != 0.0f;
+        for (int64_t k = 0; k < c; ++k) dst[(e * c + k) * t + s] = real ? src[k] : 0.0f;
+        if (real) src += c;
+      }
+  }
+
+ private:
+  static int64_t countSteps(const float* m, int64_t n, int64_t t) {
+    if (!m) return n * t;
+    int64_t r = 0;
+    for (int64_t i = 0; i < n * t; ++i) r += m[i] != 0.0f;
+    return r;
+  }
+
+  static Dims forwardDims(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
+                          const Tensor& y, const Tensor& ws, int gates, const char* op) {
+    if (x.rank() != 3 || w.rank() != 2 || w.dim(0) != x.dim(1) || rw.rank() != 2 ||
+        w.dim(1) != gates * rw.dim(0) || rw.dim(1) != w.dim(1) || b.numel() != w.dim(1))
+      throw ShapeError(std::string(op) + ": x " + x.shape().toString() + ", W " +
+                       w.shape().toString() + ", RW " + rw.shape().toString() + ", b " +
+                       b.shape().toString() + " do not fit together");
+    const Dims d{x.dim(0), x.dim(1), x.dim(2), rw.dim(0), w.dim(1)};
+    if (y.shape() != Shape{d.n, d.h, d.t} ||
+        ws.numel() < recurrentWorkspaceFloats(d.n, d.t, d.nIn, d.h, gates))
+      throw ShapeError(std::string(op) + ": y " + y.shape().toString() + " or workspace " +
+                       ws.shape().toString() + " too small for x " + x.shape().toString());
+    return d;
+  }
+
+  static Dims backwardDims(const Tensor& w, const Tensor& rw, const Tensor& ws, const Tensor& dy,
+                           const Tensor& dw, const Tensor& drw, const Tensor& db, const Tensor* dx,
+                           int gates, const char* op) {
+    const Dims d{dy.dim(0), w.dim(0), dy.dim(2), rw.dim(0), w.dim(1)};
+    if (dy.rank() != 3 || dy.dim(1) != d.h || w.dim(1) != gates * d.h || dw.shape() != w.shape() ||
+        drw.shape() != rw.shape() || db.numel() != d.g ||
+        ws.numel() < recurrentWorkspaceFloats(d.n, d.t, d.nIn, d.h, gates) ||
+        (dx && dx->shape() != Shape{d.n, d.nIn, d.t}))
+      throw ShapeError(std::string(op) + ": dy " + dy.shape().toString() + ", W " +
+                       w.shape().toString() + " and the gradients do not fit together");
+    return d;
+  }
+
+  // gates[T N, g] = xT W + b
+  static void inputProducts(const Dims& d, const float* xT, const Tensor& w, const Tensor& b,
+                            float* gates) {
+    const int64_t rows = d.t * d.n;
+    gemm('N', 'N', rows, d.g, d.nIn, xT, d.nIn, w.data(), d.g, 0.0f, gates, d.g);
+    const float* bias = b.data();
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < d.g; ++j) gates[r * d.g + j] += bias[j];
+  }
+
+  void prepareBackward(const Dims& d, const Tensor& dy) {
+    dyT_.resize(static_cast<size_t>(d.t * d.n * d.h));
+    dz_.assign(static_cast<size_t>(d.t * d.n * d.g), 0.0f);
+    dh_.assign(static_cast<size_t>(d.n * d.h), 0.0f);
+    dc_.assign(static_cast<size_t>(d.n * d.h), 0.0f);
+    toTimeMajor(dy.data(), dyT_.data(), d.n, d.h, d.t);
+  }
+
+  // dh_ = dy_s + dz_{s+1} RW^T: the gradient reaching h_s.
+  void recurrentGradient(const Dims& d, const Tensor& rw, int64_t s) {
+    const float* dys = dyT_.data() + s * d.n * d.h;
+    std::copy(dys, dys + d.n * d.h, dh_.begin());
+    if (s + 1 < d.t)
+      gemm('N', 'T', d.n, d.h, d.g, dz_.data() + (s + 1) * d.n * d.g, d.g, rw.data(), d.g, 1.0f,
+           dh_.data(), d.h);
+  }
+
+  // The products over all steps at once, from dz_.
+  void finishBackward(const Dims& d, const float* xT, const float* hs, const Tensor& w, Tensor& dw,
+                      Tensor& drw, Tensor& db, Tensor* dx) {
+    const int64_t rows = d.t * d.n;
+    gemm('T', 'N', d.nIn, d.g, rows, xT, d.nIn, dz_.data(), d.g, 0.0f, dw.data(), d.g);
+    // dRW = sum over s >= 1 of h_{s-1}^T dz_s: the rows of h shifted by one step against dz.
+    gemm('T', 'N', d.h, d.g, rows - d.n, hs, d.h, dz_.data() + d.n * d.g, d.g, 0.0f, drw.data(),
+         d.g);
+    float* dbias = db.data();
+    std::fill(dbias, dbias + d.g, 0.0f);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < d.g; ++j) dbias[j] += dz_[static_cast<size_t>(r * d.g + j)];
+    if (dx) {
+      dxT_.resize(static_cast<size_t>(rows * d.nIn));
+      gemm('N', 'T', rows, d.nIn, d.g, dz_.data(), d.g, w.data(), d.g, 0.0f, dxT_.data(), d.nIn);
+      fromTimeMajor(dxT_.data(), dx->data(), d.n, d.nIn, d.t);
+    }
+  }
+
+  std::vector<float> dyT_, dz_, dh_, dc_, dxT_;
+};
+
+}  // namespace
+
+std::unique_ptr<RecurrentImpl> makeCpuRecurrent(CpuBackend& core) {
+  (void)core;
+  return std::make_unique<CpuRecurrent>();
+}
+
+}  // namespace dl4cpp::cpu
