@@ -209,6 +209,8 @@ class Importer {
   std::map<std::string, size_t> entryOf_;  // vertex name -> entries_ index
   std::vector<std::string> inputNames_;
   std::vector<InputType> inputTypes_;
+  // Pooling nodes imported in Same mode: the pads (top, left, bottom, right) it must resolve to.
+  std::map<std::string, std::pair<::onnx::NodeProto, std::vector<int64_t>>> expectedPads_;
 
   std::string uniqueName(const std::string& wanted) {
     std::string base = wanted.empty() ? "v" : wanted;
@@ -477,18 +479,22 @@ void Importer::pool(const ::onnx::NodeProto& node, PoolingType type) {
   const auto strides = intsAttr(a, "strides", {1, 1});
   if (kernel.size() != 2 || strides.size() != 2) fail(node, "2-D windows only");
   const std::vector<int64_t> pads = windowPads(node, a);
-  if (pads[0] != pads[2] || pads[1] != pads[3])
-    fail(node, "asymmetric padding (dl4cpp pads pooling windows evenly)");
+  // Uneven padding is what Same mode resolves (extra on the end), or refused: zeros around the
+  // image would change a maximum and an average. build() resolves it, run() checks it.
+  const bool same = pads[0] != pads[2] || pads[1] != pads[3];
   if (type == PoolingType::AVG && intAttr(a, "count_include_pad", 0) != 0 &&
-      (pads[0] != 0 || pads[1] != 0))
+      std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; }))
     fail(node, "count_include_pad = 1 with padding (dl4cpp averages over the input's values)");
-  auto layer = std::make_shared<SubsamplingLayer>(
-      SubsamplingLayer::Builder(type, kernel[0], kernel[1], strides[0], strides[1])
-          .padding(pads[0], pads[1])
-          .build());
-  const int64_t oh = (in.height + 2 * pads[0] - kernel[0]) / strides[0] + 1;
-  const int64_t ow = (in.width + 2 * pads[1] - kernel[1]) / strides[1] + 1;
+  auto builder = SubsamplingLayer::Builder(type, kernel[0], kernel[1], strides[0], strides[1]);
+  if (same)
+    builder.convolutionMode(ConvolutionMode::Same);
+  else
+    builder.padding(pads[0], pads[1]);
+  auto layer = std::make_shared<SubsamplingLayer>(builder.build());
+  const int64_t oh = (in.height + pads[0] + pads[2] - kernel[0]) / strides[0] + 1;
+  const int64_t ow = (in.width + pads[1] + pads[3] - kernel[1]) / strides[1] + 1;
   if (oh <= 0 || ow <= 0) fail(node, "the window is larger than the padded input " + sizeText(in));
+  if (same) expectedPads_[node.output(0)] = {node, pads};
   addLayer(node, layer, x, InputType::convolutional(oh, ow, in.channels));
 }
 
@@ -649,6 +655,34 @@ void Importer::node(const ::onnx::NodeProto& n) {
         GlobalPoolingLayer::Builder(op == "GlobalMaxPool" ? PoolingType::MAX : PoolingType::AVG)
             .collapseDimensions(false)
             .build());
+    addLayer(n, layer, x, InputType::convolutional(1, 1, in.channels));
+    return;
+  }
+  if (op == "GlobalLpPool" || op == "ReduceSum") {
+    const Attrs a = attrs(n);
+    const Value& x = needValue(n, 0);
+    const InputType in = imageOf(n, x);
+    GlobalPoolingLayer::Builder builder(op == "ReduceSum" ? PoolingType::SUM : PoolingType::PNORM);
+    if (op == "GlobalLpPool") {
+      onlyAttrs(n, a, {"p"});
+      builder.pnorm(intAttr(a, "p", 2));
+    } else {
+      // Over H and W, kept (axes an attribute before opset 13, an input since).
+      onlyAttrs(n, a, {"axes", "keepdims", "noop_with_empty_axes"});
+      std::vector<int64_t> axes = intsAttr(a, "axes", {});
+      if (n.input_size() > 1 && !n.input(1).empty()) {
+        const Constant& c = needConstant(n, 1);
+        if (c.isFloat) fail(n, "axes must be int64 values");
+        axes = c.ints;
+      }
+      for (int64_t& axis : axes)
+        if (axis < 0) axis += 4;
+      std::sort(axes.begin(), axes.end());
+      if (axes != std::vector<int64_t>{2, 3} || intAttr(a, "keepdims", 1) != 1 ||
+          intAttr(a, "noop_with_empty_axes", 0) != 0)
+        fail(n, "a sum other than over H and W with keepdims = 1 (a global sum pooling)");
+    }
+    auto layer = std::make_shared<GlobalPoolingLayer>(builder.collapseDimensions(false).build());
     addLayer(n, layer, x, InputType::convolutional(1, 1, in.channels));
     return;
   }
@@ -921,6 +955,17 @@ ComputationGraph Importer::run() {
     if (e) {
       params.insert(params.end(), e->params.begin(), e->params.end());
       state.insert(state.end(), e->state.begin(), e->state.end());
+    }
+    if (e) {
+      auto pads = expectedPads_.find(e->onnxOutput);
+      const auto* pool = dynamic_cast<const SubsamplingLayer*>(v.layer.get());
+      if (pads != expectedPads_.end() && pool) {
+        const WindowGeometry& g = pool->geometry;
+        if (std::vector<int64_t>{g.padTop, g.padLeft, g.padBottom, g.padRight} !=
+            pads->second.second)
+          fail(pads->second.first,
+               "uneven padding other than Same mode's (dl4cpp pads pooling windows evenly)");
+      }
     }
     // What the builder resolved must be what the node computes: the output shape.
     const Value* produced = nullptr;

@@ -137,6 +137,8 @@ TEST_SUITE("nn/onnx") {
         {"bad_softmax_images_opset11", "node \"bad\" (Softmax): softmax over axis 1"},
         {"bad_broadcast_add", "node \"bad\" (Add): a constant operand must be one float"},
         {"bad_pad_reflect", "node \"bad\" (Pad): a mode other than constant"},
+        {"bad_uneven_pool_pads", "node \"bad\" (AveragePool): uneven padding other than Same"},
+        {"bad_reducesum_channels", "node \"bad\" (ReduceSum): a sum other than over H and W"},
         {"bad_elu_alpha", "node \"bad\" (Elu): alpha != 1"},
         {"bad_lrn_even", "node \"bad\" (LRN): size 2"},
     };

@@ -66,6 +66,13 @@ cases["averagepool_pads_exclude"] = model("p", IMG, None, [
     n("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=0)])
 cases["globalaveragepool_flatten"] = model("g", IMG, [3], [
     n("GlobalAveragePool", ["x"], ["g"]), n("Flatten", ["g"], ["y"])])
+cases["maxpool_same_upper_pads"] = model("p", IMG, None, [
+    n("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[1, 1], pads=[0, 0, 1, 1])])
+cases["globallppool"] = model("g", IMG, None, [n("GlobalLpPool", ["x"], ["y"], p=3)])
+cases["reducesum_hw_opset13"] = model("r", IMG, None, [
+    n("ReduceSum", ["x", "axes"], ["y"], keepdims=1)], [ints("axes", [2, 3])], opset=13)
+cases["reducesum_hw_opset11"] = model("r", IMG, None, [
+    n("ReduceSum", ["x"], ["y"], axes=[-1, -2], keepdims=1)], opset=11)
 cases["globalmaxpool"] = model("g", IMG, None, [n("GlobalMaxPool", ["x"], ["y"])])
 cases["gemm_transB"] = model("g", [5], [4], [
     n("Gemm", ["x", "W", "B"], ["y"], transB=1)], [weight("W", 4, 5), weight("B", 4)])
@@ -164,6 +171,10 @@ bad = {
     "bad_pad_reflect": model("b", IMG, None, [
         n("Pad", ["x", "pads"], ["y"], mode="reflect", name="bad")],
         [ints("pads", [0, 0, 1, 1, 0, 0, 1, 1])]),
+    "bad_uneven_pool_pads": model("b", IMG, None, [
+        n("AveragePool", ["x"], ["y"], kernel_shape=[2, 2], pads=[1, 1, 0, 0], name="bad")]),
+    "bad_reducesum_channels": model("b", IMG, None, [
+        n("ReduceSum", ["x", "axes"], ["y"], name="bad")], [ints("axes", [1])]),
     "bad_elu_alpha": model("b", [5], [5], [n("Elu", ["x"], ["y"], alpha=0.5, name="bad")]),
     "bad_lrn_even": model("b", IMG, None, [n("LRN", ["x"], ["y"], size=2, name="bad")]),
 }
