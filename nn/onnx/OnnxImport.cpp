@@ -386,11 +386,15 @@ void Importer::matMul(const ::onnx::NodeProto& node) {
   entries_.back().foldsBias = true;
 }
 
-// The explicit padding (top, left, bottom, right) of a Conv or pooling node.
+// The explicit padding (top, left, bottom, right) of a Conv or pooling node, or none for Same
+// mode.
 std::vector<int64_t> windowPads(const ::onnx::NodeProto& node, const Attrs& a) {
   const std::string autoPad = stringAttr(a, "auto_pad", "NOTSET");
+  // SAME_UPPER is dl4cpp's Same mode (the extra padding at the end): an empty result.
+  if (autoPad == "SAME_UPPER") return {};
   if (autoPad != "NOTSET" && autoPad != "VALID")
-    fail(node, fmt::format("auto_pad {} (explicit pads are imported)", autoPad));
+    fail(node,
+         fmt::format("auto_pad {} (explicit pads, VALID and SAME_UPPER are imported)", autoPad));
   std::vector<int64_t> pads = intsAttr(a, "pads", {0, 0, 0, 0});
   if (autoPad == "VALID") pads = {0, 0, 0, 0};
   if (pads.size() != 4) fail(node, "2-D windows only");
@@ -423,7 +427,8 @@ void Importer::conv(const ::onnx::NodeProto& node) {
   const auto dilations = intsAttr(a, "dilations", {1, 1});
   if (strides.size() != 2 || dilations.size() != 2) fail(node, "2-D windows only");
   std::vector<int64_t> pads = windowPads(node, a);
-  if (pads[0] != pads[2] || pads[1] != pads[3]) {
+  const bool same = pads.empty();
+  if (!same && (pads[0] != pads[2] || pads[1] != pads[3])) {
     // Zeros around the image, then the window without padding: what the pads compute.
     auto zp = std::make_shared<ZeroPaddingLayer>(
         ZeroPaddingLayer::Builder(pads[0], pads[2], pads[1], pads[3]).build());
@@ -442,21 +447,26 @@ void Importer::conv(const ::onnx::NodeProto& node) {
     params = b.floats;
   }
   params.insert(params.end(), w.floats.begin(), w.floats.end());
-  auto layer = std::make_shared<ConvolutionLayer>(ConvolutionLayer::Builder(kH, kW)
-                                                      .stride(strides[0], strides[1])
-                                                      .padding(pads[0], pads[1])
-                                                      .dilation(dilations[0], dilations[1])
-                                                      .nIn(nIn)
-                                                      .nOut(nOut)
-                                                      .hasBias(hasBias)
-                                                      .activation(Activation::IDENTITY)
-                                                      .build());
+  if (same) pads = {0, 0, 0, 0};
+  auto layer = std::make_shared<ConvolutionLayer>(
+      ConvolutionLayer::Builder(kH, kW)
+          .stride(strides[0], strides[1])
+          .padding(pads[0], pads[1])
+          .convolutionMode(same ? ConvolutionMode::Same : ConvolutionMode::Truncate)
+          .dilation(dilations[0], dilations[1])
+          .nIn(nIn)
+          .nOut(nOut)
+          .hasBias(hasBias)
+          .activation(Activation::IDENTITY)
+          .build());
   const InputType xin = x.type;
   auto outExtent = [](int64_t n, int64_t k, int64_t s, int64_t p, int64_t d) {
     return (n + 2 * p - (k - 1) * d - 1) / s + 1;
   };
-  const int64_t oh = outExtent(xin.height, kH, strides[0], pads[0], dilations[0]);
-  const int64_t ow = outExtent(xin.width, kW, strides[1], pads[1], dilations[1]);
+  const int64_t oh = same ? (xin.height + strides[0] - 1) / strides[0]
+                          : outExtent(xin.height, kH, strides[0], pads[0], dilations[0]);
+  const int64_t ow = same ? (xin.width + strides[1] - 1) / strides[1]
+                          : outExtent(xin.width, kW, strides[1], pads[1], dilations[1]);
   if (oh <= 0 || ow <= 0) fail(node, "the window is larger than the padded input " + sizeText(xin));
   addLayer(node, layer, x, InputType::convolutional(oh, ow, nOut), std::move(params));
 }
@@ -478,10 +488,20 @@ void Importer::pool(const ::onnx::NodeProto& node, PoolingType type) {
   const auto kernel = intsAttr(a, "kernel_shape", {});
   const auto strides = intsAttr(a, "strides", {1, 1});
   if (kernel.size() != 2 || strides.size() != 2) fail(node, "2-D windows only");
-  const std::vector<int64_t> pads = windowPads(node, a);
+  std::vector<int64_t> pads = windowPads(node, a);
+  const bool sameUpper = pads.empty();
+  if (sameUpper) {
+    // Same mode's padding, which build() resolves as ONNX does for SAME_UPPER.
+    const auto total = [](int64_t n, int64_t k, int64_t s) {
+      return std::max<int64_t>(((n + s - 1) / s - 1) * s + k - n, 0);
+    };
+    const int64_t h = total(in.height, kernel[0], strides[0]),
+                  w = total(in.width, kernel[1], strides[1]);
+    pads = {h / 2, w / 2, h - h / 2, w - w / 2};
+  }
   // Uneven padding is what Same mode resolves (extra on the end), or refused: zeros around the
   // image would change a maximum and an average. build() resolves it, run() checks it.
-  const bool same = pads[0] != pads[2] || pads[1] != pads[3];
+  const bool same = sameUpper || pads[0] != pads[2] || pads[1] != pads[3];
   if (type == PoolingType::AVG && intAttr(a, "count_include_pad", 0) != 0 &&
       std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; }))
     fail(node, "count_include_pad = 1 with padding (dl4cpp averages over the input's values)");
