@@ -925,6 +925,20 @@ ComputationGraph Importer::run() {
       entries_.push_back(std::move(e));
       vertex = entries_.back().name;
     }
+    // The vertex computing an output is named after it (a layer is otherwise named after the
+    // tensor its first node computes), so that users find the head by the ONNX output's name.
+    if (vertex != o.name() && !names_.count(o.name()) && entryOf_.count(vertex)) {
+      const size_t index = entryOf_.at(vertex);
+      entries_[index].name = o.name();
+      for (auto& e : entries_) std::replace(e.inputs.begin(), e.inputs.end(), vertex, o.name());
+      std::replace(outputs.begin(), outputs.end(), vertex, o.name());
+      for (auto& [tensor, value] : values_)
+        if (value.vertex == vertex) value.vertex = o.name();
+      entryOf_.erase(vertex);
+      entryOf_[o.name()] = index;
+      names_.insert(o.name());
+      vertex = o.name();
+    }
     outputs.push_back(vertex);
   }
   GraphBuilder builder = NeuralNetConfiguration::Builder().graphBuilder();

@@ -120,6 +120,42 @@ TEST_SUITE("nn/onnx") {
     const std::vector<float> frozenBefore = frozen.params().toVector();
     frozen.fit(batch);
     CHECK(frozen.params().toVector() == frozenBefore);
+
+    // Fine-tuning as docs/onnx.md shows: the head (named after the ONNX output "y") replaced for
+    // 3 classes, the features ("g": the Gemm + Relu) and everything before them frozen.
+    ComputationGraph tuned =
+        TransferLearning::GraphBuilder(graph)
+            .fineTuneConfiguration(FineTuneConfiguration::Builder().updater(Adam(1e-2)).build())
+            .setFeatureExtractor("g")
+            .removeVertexAndConnections("y")
+            .addLayer("newOut",
+                      OutputLayer::Builder(LossFunction::MCXENT)
+                          .nOut(3)
+                          .activation(Activation::SOFTMAX)
+                          .build(),
+                      "g")
+            .setOutputs("newOut")
+            .build();
+    const DataSet three(x, testutil::oneHot(4, 3, 7));
+    const std::vector<float> tunedBefore = tuned.params().toVector();
+    const double scoreBefore = tuned.score(three);
+    for (int i = 0; i < 20; ++i) tuned.fit(three);
+    CHECK(tuned.score(three) < scoreBefore);
+    // The frozen layers' parameters are where they were, the new head's are not.
+    const std::vector<float> tunedAfter = tuned.params().toVector();
+    size_t offset = 0;
+    int frozenLayers = 0;
+    for (const auto& v : tuned.getConfiguration().vertices) {
+      if (!v.isLayer()) continue;
+      const auto n = static_cast<size_t>(v.layer->numParams());
+      const bool same = std::equal(tunedBefore.begin() + offset, tunedBefore.begin() + offset + n,
+                                   tunedAfter.begin() + offset);
+      INFO(v.name);
+      CHECK(same == v.layer->frozen);
+      frozenLayers += v.layer->frozen && n > 0;
+      offset += n;
+    }
+    CHECK(frozenLayers == 4);  // conv, batch norm, conv, dense
   }
 
   TEST_CASE("OnnxImport: what the importer cannot map is an error naming node, op and reason") {
