@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <string>
@@ -42,6 +43,11 @@ namespace {
 
 using Attrs = std::map<std::string, const ::onnx::AttributeProto*>;
 
+// Bounds on what a file may declare, so that sizes computed from it cannot overflow: a tensor's
+// values, and every dimension, window, stride and padding.
+constexpr int64_t kMaxTensorValues = int64_t{1} << 31;
+constexpr int64_t kMaxExtent = int64_t{1} << 24;
+
 // A constant tensor: an initializer or a Constant node's value.
 struct Constant {
   std::vector<int64_t> dims;
@@ -50,7 +56,7 @@ struct Constant {
   bool isFloat = false;
   int64_t numel() const {
     int64_t n = 1;
-    for (int64_t d : dims) n *= d;
+    for (int64_t d : dims) n *= d;  // readTensor bounds the product
     return n;
   }
 };
@@ -96,13 +102,15 @@ Constant readTensor(const ::onnx::TensorProto& t) {
   if (t.data_location() == ::onnx::TensorProto::EXTERNAL)
     throw ModelExchangeError(what + ": data in external files is not imported");
   Constant c;
+  if (t.dims_size() > 8) throw ModelExchangeError(what + ": rank above 8");
+  int64_t numel = 1;
   for (int64_t d : t.dims()) {
-    if (d < 0 || d > (int64_t{1} << 31))
+    if (d < 0 || d > kMaxExtent)
       throw ModelExchangeError(fmt::format("{}: dimension {} out of range", what, d));
+    numel *= d;  // at most 2^31 * 2^24: no overflow
+    if (numel > kMaxTensorValues) throw ModelExchangeError(what + ": more than 2^31 values");
     c.dims.push_back(d);
   }
-  if (c.dims.size() > 8 || c.numel() > (int64_t{1} << 31))
-    throw ModelExchangeError(what + ": too large");
   if (t.data_type() == ::onnx::TensorProto::FLOAT) {
     c.isFloat = true;
     if (t.has_raw_data())
@@ -386,6 +394,13 @@ void Importer::matMul(const ::onnx::NodeProto& node) {
   entries_.back().foldsBias = true;
 }
 
+// Kernel sizes, strides and dilations: positive and bounded.
+void checkWindow(const ::onnx::NodeProto& node, const char* what, const std::vector<int64_t>& v) {
+  if (v.size() != 2) fail(node, "2-D windows only");
+  for (int64_t x : v)
+    if (x <= 0 || x > kMaxExtent) fail(node, fmt::format("{} {} out of range", what, x));
+}
+
 // The explicit padding (top, left, bottom, right) of a Conv or pooling node, or none for Same
 // mode.
 std::vector<int64_t> windowPads(const ::onnx::NodeProto& node, const Attrs& a) {
@@ -399,7 +414,7 @@ std::vector<int64_t> windowPads(const ::onnx::NodeProto& node, const Attrs& a) {
   if (autoPad == "VALID") pads = {0, 0, 0, 0};
   if (pads.size() != 4) fail(node, "2-D windows only");
   for (int64_t p : pads)
-    if (p < 0) fail(node, "negative padding");
+    if (p < 0 || p > kMaxExtent) fail(node, fmt::format("padding {} out of range", p));
   return pads;
 }
 
@@ -425,7 +440,8 @@ void Importer::conv(const ::onnx::NodeProto& node) {
   if (kernel != std::vector<int64_t>{kH, kW}) fail(node, "kernel_shape disagrees with W");
   const auto strides = intsAttr(a, "strides", {1, 1});
   const auto dilations = intsAttr(a, "dilations", {1, 1});
-  if (strides.size() != 2 || dilations.size() != 2) fail(node, "2-D windows only");
+  checkWindow(node, "stride", strides);
+  checkWindow(node, "dilation", dilations);
   std::vector<int64_t> pads = windowPads(node, a);
   const bool same = pads.empty();
   if (!same && (pads[0] != pads[2] || pads[1] != pads[3])) {
@@ -487,7 +503,8 @@ void Importer::pool(const ::onnx::NodeProto& node, PoolingType type) {
   if (intsAttr(a, "dilations", {1, 1}) != std::vector<int64_t>{1, 1}) fail(node, "dilated pooling");
   const auto kernel = intsAttr(a, "kernel_shape", {});
   const auto strides = intsAttr(a, "strides", {1, 1});
-  if (kernel.size() != 2 || strides.size() != 2) fail(node, "2-D windows only");
+  checkWindow(node, "kernel size", kernel);
+  checkWindow(node, "stride", strides);
   std::vector<int64_t> pads = windowPads(node, a);
   const bool sameUpper = pads.empty();
   if (sameUpper) {
@@ -609,7 +626,8 @@ void Importer::reshape(const ::onnx::NodeProto& node, const Value& x, int64_t ra
   if (rank == 4 && !shape.empty()) {
     // shape (N or -1 or 0, C, H, W).
     const int64_t c = shape[1], h = shape[2], w = shape[3];
-    if (c <= 0 || h <= 0 || w <= 0 || c * h * w != size)
+    if (c <= 0 || h <= 0 || w <= 0 || c > kMaxExtent || h > kMaxExtent || w > kMaxExtent ||
+        c * h > size || c * h * w != size)
       fail(node, fmt::format("reshape of {} values to images ({}, {}, {})", size, c, h, w));
     if (image && x.type.channels == c && x.type.height == h && x.type.width == w)
       return define(node, x);
@@ -638,7 +656,7 @@ void Importer::pad(const ::onnx::NodeProto& node) {
   const auto& p = pads.ints;
   if (p[0] || p[1] || p[4] || p[5]) fail(node, "padding of the batch or channel axis");
   for (int64_t v : p)
-    if (v < 0) fail(node, "negative padding (cropping)");
+    if (v < 0 || v > kMaxExtent) fail(node, fmt::format("padding {} (negative: cropping)", v));
   auto layer =
       std::make_shared<ZeroPaddingLayer>(ZeroPaddingLayer::Builder(p[2], p[6], p[3], p[7]).build());
   addLayer(node, layer, x,
@@ -826,7 +844,7 @@ void Importer::node(const ::onnx::NodeProto& n) {
     // The batch dimension first: -1, 0 (copied), or nothing fixed.
     if (v.empty() || !(v[0] == -1 || (v[0] == 0 && !allowZero)))
       fail(n, "a shape whose first dimension is not the batch (-1 or 0)");
-    if (v.size() == 2 && (v[1] == size || v[1] == -1 && v[0] == 0)) return reshape(n, x, 2, {});
+    if (v.size() == 2 && (v[1] == size || (v[1] == -1 && v[0] == 0))) return reshape(n, x, 2, {});
     if (v.size() == 4) return reshape(n, x, 4, v);
     fail(n, "a reshape other than images to rows (a flatten) or rows to images");
   }
@@ -880,11 +898,16 @@ ComputationGraph Importer::run() {
     std::vector<int64_t> dims;
     for (int i = 1; i < tt.shape().dim_size(); ++i) {
       const auto& d = tt.shape().dim(i);
-      if (!d.has_dim_value() || d.dim_value() <= 0)
+      if (!d.has_dim_value() || d.dim_value() <= 0 || d.dim_value() > kMaxExtent)
         throw ModelExchangeError(fmt::format(
-            "ONNX import: input \"{}\": dimension {} must be fixed (only the batch may vary)",
+            "ONNX import: input \"{}\": dimension {} must be fixed (only the batch may vary) "
+            "and at most 2^24",
             in.name(), i));
       dims.push_back(d.dim_value());
+      if (std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<>()) >
+          kMaxTensorValues)
+        throw ModelExchangeError(
+            fmt::format("ONNX import: input \"{}\": more than 2^31 values per example", in.name()));
     }
     InputType type;
     if (tt.shape().dim_size() == 2)

@@ -172,6 +172,8 @@ TEST_SUITE("nn/onnx") {
         {"bad_pad_reflect", "node \"bad\" (Pad): a mode other than constant"},
         {"bad_uneven_pool_pads", "node \"bad\" (AveragePool): uneven padding other than Same"},
         {"bad_reducesum_channels", "node \"bad\" (ReduceSum): a sum other than over H and W"},
+        {"bad_zero_stride", "node \"bad\" (MaxPool): stride 0 out of range"},
+        {"bad_huge_pad", "node \"bad\" (Pad): padding 1099511627776"},
         {"bad_elu_alpha", "node \"bad\" (Elu): alpha != 1"},
         {"bad_lrn_even", "node \"bad\" (LRN): size 2"},
     };
