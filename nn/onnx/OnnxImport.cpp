@@ -540,7 +540,8 @@ void Importer::batchNorm(const ::onnx::NodeProto& node) {
   onlyAttrs(node, a, {"epsilon", "momentum", "spatial", "training_mode"});
   if (intAttr(a, "training_mode", 0) != 0) fail(node, "training_mode = 1");
   if (intAttr(a, "spatial", 1) != 1) fail(node, "spatial = 0");
-  if (node.output_size() > 1) fail(node, "the running statistics outputs (training form)");
+  for (int i = 1; i < node.output_size(); ++i)
+    if (!node.output(i).empty()) fail(node, "the running statistics outputs (training form)");
   const Value& x = needValue(node, 0);
   const int64_t c = x.type.kind == InputType::Kind::Convolutional ? x.type.channels : x.type.size;
   std::vector<float> params, state;
@@ -668,6 +669,10 @@ void Importer::node(const ::onnx::NodeProto& n) {
   const std::string& op = n.op_type();
   if (!n.domain().empty() && n.domain() != "ai.onnx")
     fail(n, fmt::format("operator domain \"{}\" is not imported", n.domain()));
+  // ONNX's checker holds each node to its schema's arity; a node without an output computes
+  // nothing a graph could use.
+  if (n.output_size() < 1 || n.output(0).empty()) fail(n, "no output");
+  if (op != "Constant" && (n.input_size() < 1 || n.input(0).empty())) fail(n, "no first input");
   if (op == "Constant") {
     const Attrs a = attrs(n);
     onlyAttrs(n, a, {"value"});
