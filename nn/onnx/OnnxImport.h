@@ -9,9 +9,9 @@
 // ParallelWrapper); the ONNX initializers become its parameters (and a BatchNormalization's
 // mean and variance its layer state). Each ONNX operator maps onto one dl4cpp layer or vertex
 // (docs/onnx.md lists them); an activation right after a Gemm, MatMul(+Add), Conv or
-// BatchNormalization becomes that layer's activation, and a Gemm whose activation (Softmax,
-// Sigmoid or none) is a graph output becomes an OutputLayer (MCXENT, XENT or MSE) so the model
-// can be trained as it is.
+// BatchNormalization becomes that layer's activation, and a Gemm (or MatMul + Add) whose Softmax,
+// or which itself, is a graph output becomes an OutputLayer (MCXENT or MSE) so the model can be
+// trained as it is. The vertex computing a graph output is named after it.
 //
 // Errors: ModelExchangeError naming the node, its operator and the reason for an operator,
 // opset, attribute or tensor the importer cannot map exactly (never a different model), and for
