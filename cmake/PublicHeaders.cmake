@@ -188,7 +188,8 @@ set(DL4CPP_UI_PUBLIC_HEADERS
   ui/ServerLimits.h
   ui/UIServer.h
 )
-# dl4cpp_onnx (DL4CPP_WITH_ONNX): ONNX export. Names no ONNX or protobuf type.
+# dl4cpp_onnx (DL4CPP_WITH_ONNX): ONNX export and import. Names no ONNX or protobuf type.
 set(DL4CPP_ONNX_PUBLIC_HEADERS
   nn/onnx/OnnxExport.h
+  nn/onnx/OnnxImport.h
 )

@@ -18,13 +18,15 @@ using testutil::randomTensor;
 
 namespace {
 
-// Exports `net`, runs the file in ONNX Runtime on `features` and compares with output().
+// Exports `net`, runs the file in ONNX Runtime on `features` and compares with output(); imports
+// the file again and compares that too (the round trip).
 void checkInOnnxRuntime(MultiLayerNetwork& net, const Tensor& features, const std::string& what,
                         bool sameClasses = false) {
   testutil::TempDir dir;
   const auto path = dir / "model.onnx";
   onnx::exportModel(net, path);
   const Tensor expected = net.output(features);
+  testutil::checkRoundTrip(path, {features}, {expected}, what);
   const auto actual =
       testutil::runInOnnxRuntime(path, {{"input", features}}, {"output"}, dir.path());
   checkSameOutputs(expected, actual.at(0), what, sameClasses);

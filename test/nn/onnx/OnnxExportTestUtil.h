@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "nn/graph/ComputationGraph.h"
+#include "nn/onnx/OnnxImport.h"
 #include "nn/tensor/Random.h"
 #include "nn/tensor/Tensor.h"
 
@@ -64,6 +67,24 @@ inline void checkSameOutputs(const dl4cpp::Tensor& expected, const dl4cpp::Tenso
   INFO("max |dl4cpp - ONNX Runtime| = " << difference);
   CHECK(difference <= kOnnxTolerance);
   if (sameClasses) CHECK(argmaxRows(expected) == argmaxRows(actual));
+}
+
+inline constexpr float kRoundTripTolerance = 1e-6f;
+
+// Round trip: the exported file imported again (dl4cpp::onnx::importModel) computes `expected`
+// (dl4cpp's outputs of the exported model, in the file's output order) within 1e-6.
+inline void checkRoundTrip(const std::filesystem::path& file,
+                           const std::vector<dl4cpp::Tensor>& inputs,
+                           const std::vector<dl4cpp::Tensor>& expected, const std::string& what) {
+  INFO("round trip: " << what);
+  dl4cpp::ComputationGraph imported = dl4cpp::onnx::importModel(file);
+  const std::vector<dl4cpp::Tensor> actual = imported.output(inputs);
+  REQUIRE(actual.size() == expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const float difference = maxAbsDifference(expected[i], actual[i]);
+    INFO("output " << i << ": max |exported - imported| = " << difference);
+    CHECK(difference <= kRoundTripTolerance);
+  }
 }
 
 }  // namespace testutil

@@ -82,6 +82,7 @@ TEST_SUITE("nn/onnx") {
     const auto bare = testutil::runInOnnxRuntime(
         dir / "bare.onnx", {{"input", normalized.features}}, {"output"}, dir.path());
     checkSameOutputs(expected, bare.at(0), "LeNet alone, on normalized images", true);
+    testutil::checkRoundTrip(dir / "bare.onnx", {normalized.features}, {expected}, "LeNet");
   }
 
   TEST_CASE("OnnxExport: the image scaler as leading nodes and a normalizer that is not affine") {
