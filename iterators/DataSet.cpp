@@ -102,11 +102,11 @@ Tensor mergeColumn(const std::vector<const Tensor*>& parts, const std::vector<co
 
 DataSet::DataSet(Tensor f, Tensor l) : features(std::move(f)), labels(std::move(l)) { validate(); }
 
-DataSet::DataSet(Tensor f, Tensor l, Tensor fm, Tensor lm)
-    : features(std::move(f)),
-      labels(std::move(l)),
-      featuresMask(std::move(fm)),
-      labelsMask(std::move(lm)) {
+DataSet::DataSet(Tensor features, Tensor labels, Tensor featuresMask, Tensor labelsMask)
+    : features(std::move(features)),
+      labels(std::move(labels)),
+      featuresMask(std::move(featuresMask)),
+      labelsMask(std::move(labelsMask)) {
   validate();
 }
 

@@ -25,6 +25,15 @@
 
 namespace samples {
 
+// Where scripts/make-fashion-png.sh writes the Fashion-MNIST image folders by default:
+// $DL4CPP_DATA_DIR/fashion-png, else ~/.dl4cpp/data/fashion-png.
+inline std::string fashionPngDir() {
+  const char* base = std::getenv("DL4CPP_DATA_DIR");
+  if (base && *base) return std::string(base) + "/fashion-png";
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : ".") + "/.dl4cpp/data/fashion-png";
+}
+
 // The line that says which CPU kernels this process runs (DL4CPP_MAX_CPU_ISA caps the level).
 inline std::string cpuIsaLine() {
   return fmt::format("CPU ISA level: {} (this processor: {})\n",

@@ -20,22 +20,11 @@
 
 using namespace dl4cpp;
 
-namespace {
-
-std::string defaultDataDir() {
-  const char* base = std::getenv("DL4CPP_DATA_DIR");
-  if (base && *base) return std::string(base) + "/fashion-png";
-  const char* home = std::getenv("HOME");
-  return std::string(home ? home : ".") + "/.dl4cpp/data/fashion-png";
-}
-
-}  // namespace
-
 int run(int argc, char** argv) {
   const samples::SampleOptions options(
       argc, argv,
-      {{"data-dir", "folder with train/<class>/ and test/<class>/ (default " + defaultDataDir() +
-                        ", written by scripts/make-fashion-png.sh)"},
+      {{"data-dir", "folder with train/<class>/ and test/<class>/ (default " +
+                        samples::fashionPngDir() + ", written by scripts/make-fashion-png.sh)"},
        {"epochs", "training epochs (default 2)"},
        {"batch", "global minibatch: examples per step across all workers (default 128)"},
        {"workers", "model replicas training in parallel (default 2)"},
@@ -46,7 +35,7 @@ int run(int argc, char** argv) {
        {"seed", "split, shuffle and augmentation seed (default 42)"},
        {"min-accuracy", "exit with status 1 when test accuracy is below this (default 0)"},
        {"save", "write the trained model, with its pixel scaler, to this file"}});
-  const std::filesystem::path dir = options.getString("data-dir", defaultDataDir());
+  const std::filesystem::path dir = options.getString("data-dir", samples::fashionPngDir());
   const int epochs = static_cast<int>(options.getInt("epochs", 2));
   const int workers = static_cast<int>(options.getInt("workers", 2));
   const int globalBatch = static_cast<int>(options.getInt("batch", 128));

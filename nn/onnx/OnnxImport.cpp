@@ -175,9 +175,11 @@ Attrs attrs(const ::onnx::NodeProto& node) {
 // the node computes.
 void onlyAttrs(const ::onnx::NodeProto& node, const Attrs& a,
                std::initializer_list<const char*> known) {
-  for (const auto& [name, _] : a)
+  for (const auto& entry : a) {
+    const std::string& name = entry.first;
     if (std::none_of(known.begin(), known.end(), [&](const char* k) { return name == k; }))
       fail(node, fmt::format("attribute \"{}\" is not imported", name));
+  }
 }
 int64_t intAttr(const Attrs& a, const char* name, int64_t fallback) {
   auto it = a.find(name);
@@ -857,6 +859,7 @@ void Importer::node(const ::onnx::NodeProto& n) {
     const Attrs a = attrs(n);
     onlyAttrs(n, a, {"axis"});
     std::vector<Value> inputs;
+    inputs.reserve(static_cast<size_t>(n.input_size()));
     for (int i = 0; i < n.input_size(); ++i) inputs.push_back(needValue(n, i));
     const int64_t rank = inputs[0].type.kind == InputType::Kind::Convolutional ? 4 : 2;
     int64_t axis = intAttr(a, "axis", 1);

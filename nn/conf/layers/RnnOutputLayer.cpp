@@ -75,7 +75,7 @@ class RnnOutputRuntime : public detail::DenseRuntime, public layers::LossOutputR
     if (labels.shape() != output.shape())
       throw ShapeError("RnnOutputLayer: labels " + labels.shape().toString() +
                        " do not match the output " + output.shape().toString());
-    const Tensor mask = labelsMask_ != nullptr ? *labelsMask_ : Tensor();
+    Tensor mask = labelsMask_ != nullptr ? *labelsMask_ : Tensor();
     const int64_t n = output.dim(0), t = output.dim(2);
     if (!mask.empty() && mask.shape() != Shape{n, t})
       throw ShapeError("RnnOutputLayer: the labels mask " + mask.shape().toString() +

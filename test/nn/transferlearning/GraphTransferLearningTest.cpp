@@ -6,27 +6,14 @@
 
 #include <string>
 
+#include "nn/graph/GraphTestData.h"
 #include "nn/tensor/Random.h"
 
 using namespace dl4cpp;
+using testing::oneHot;
+using testing::randomTensor;
 
 namespace {
-
-Tensor randomTensor(const Shape& shape, uint64_t seed) {
-  Random random(seed);
-  Tensor t(shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = float(random.uniform(-1, 1));
-  return t;
-}
-
-Tensor oneHot(int64_t n, int64_t classes, uint64_t seed) {
-  Random random(seed);
-  Tensor t(Shape{n, classes});
-  t.fill(0);
-  for (int64_t r = 0; r < n; ++r)
-    t.data()[r * classes + int64_t(random.nextU64() % uint64_t(classes))] = 1;
-  return t;
-}
 
 DenseLayer dense(int64_t nOut) {
   return DenseLayer::Builder().nOut(nOut).activation(Activation::TANH).build();

@@ -5,54 +5,15 @@
 
 #include <string>
 
+#include "nn/graph/GraphTestData.h"
 #include "nn/layers/VertexRuntime.h"
 #include "nn/tensor/Random.h"
 
 using namespace dl4cpp;
+using testing::oneHot;
+using testing::randomTensor;
 
 namespace {
-
-Tensor randomTensor(const Shape& shape, uint64_t seed) {
-  Random random(seed);
-  Tensor t(shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = float(random.uniform(-1, 1));
-  return t;
-}
-
-Tensor oneHot(int64_t n, int64_t classes, uint64_t seed) {
-  Random random(seed);
-  Tensor t(Shape{n, classes});
-  t.fill(0);
-  for (int64_t r = 0; r < n; ++r)
-    t.data()[r * classes + int64_t(random.nextU64() % uint64_t(classes))] = 1;
-  return t;
-}
-
-// `V` with a backward pass 10% too large: the gradient checks must notice.
-template <typename V>
-class Corrupted : public V {
- public:
-  using V::V;
-  std::shared_ptr<GraphVertex> clone() const override { return std::make_shared<Corrupted>(*this); }
-  std::unique_ptr<layers::VertexRuntime> instantiate(
-      const std::vector<InputType>& inputs) const override {
-    struct Runtime : layers::VertexRuntime {
-      std::unique_ptr<layers::VertexRuntime> inner;
-      void forward(DeviceContext& c, std::span<const Tensor> in, Tensor& out, bool t) override {
-        inner->forward(c, in, out, t);
-      }
-      void backward(DeviceContext& c, std::span<const Tensor> in, const Tensor& out,
-                    const Tensor& g, std::span<Tensor> dx) override {
-        inner->backward(c, in, out, g, dx);
-        if (!dx[0].empty())
-          for (int64_t i = 0; i < dx[0].numel(); ++i) dx[0].data()[i] *= 1.1f;
-      }
-    };
-    auto r = std::make_unique<Runtime>();
-    r->inner = V::instantiate(inputs);
-    return r;
-  }
-};
 
 // rows of 32 -> dense 32 -> (reshape) 2x4x4 images -> 3x3 conv, 3 channels -> (pre-processor)
 // rows of 48 -> softmax 3; the dense layer's gradient passes through both vertices.
@@ -157,12 +118,12 @@ TEST_CASE("ReshapeVertex and PreprocessorVertex: gradient checks, failing on a w
   INFO(good2.report);
   CHECK(good2.passed);
   const auto badReshape =
-      check(shapeGraph(Corrupted<ReshapeVertex>(std::vector<int64_t>{-1, 2, 4, 4}),
+      check(shapeGraph(testing::CorruptedVertex<ReshapeVertex>(std::vector<int64_t>{-1, 2, 4, 4}),
                        PreprocessorVertex(InputPreProcessor::CnnToFeedForward)));
   CHECK_FALSE(badReshape.passed);
   const auto badPreprocessor =
-      check(shapeGraph(ReshapeVertex({-1, 2, 4, 4}),
-                       Corrupted<PreprocessorVertex>(InputPreProcessor::CnnToFeedForward)));
+      check(shapeGraph(ReshapeVertex({-1, 2, 4, 4}), testing::CorruptedVertex<PreprocessorVertex>(
+                                                         InputPreProcessor::CnnToFeedForward)));
   CHECK_FALSE(badPreprocessor.passed);
 }
 

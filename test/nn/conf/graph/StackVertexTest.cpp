@@ -8,54 +8,15 @@
 #include <functional>
 #include <string>
 
+#include "nn/graph/GraphTestData.h"
 #include "nn/layers/VertexRuntime.h"
 #include "nn/tensor/Random.h"
 
 using namespace dl4cpp;
+using testing::oneHot;
+using testing::randomTensor;
 
 namespace {
-
-Tensor randomTensor(const Shape& shape, uint64_t seed) {
-  Random random(seed);
-  Tensor t(shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = float(random.uniform(-1, 1));
-  return t;
-}
-
-Tensor oneHot(int64_t n, int64_t classes, uint64_t seed) {
-  Random random(seed);
-  Tensor t(Shape{n, classes});
-  t.fill(0);
-  for (int64_t r = 0; r < n; ++r)
-    t.data()[r * classes + int64_t(random.nextU64() % uint64_t(classes))] = 1;
-  return t;
-}
-
-// `V` with a backward pass 10% too large for its first input: the gradient checks must notice.
-template <typename V>
-class Corrupted : public V {
- public:
-  using V::V;
-  std::shared_ptr<GraphVertex> clone() const override { return std::make_shared<Corrupted>(*this); }
-  std::unique_ptr<layers::VertexRuntime> instantiate(
-      const std::vector<InputType>& inputs) const override {
-    struct Runtime : layers::VertexRuntime {
-      std::unique_ptr<layers::VertexRuntime> inner;
-      void forward(DeviceContext& c, std::span<const Tensor> in, Tensor& out, bool t) override {
-        inner->forward(c, in, out, t);
-      }
-      void backward(DeviceContext& c, std::span<const Tensor> in, const Tensor& out,
-                    const Tensor& g, std::span<Tensor> dx) override {
-        inner->backward(c, in, out, g, dx);
-        if (!dx[0].empty())
-          for (int64_t i = 0; i < dx[0].numel(); ++i) dx[0].data()[i] *= 1.1f;
-      }
-    };
-    auto r = std::make_unique<Runtime>();
-    r->inner = V::instantiate(inputs);
-    return r;
-  }
-};
 
 DenseLayer dense(int64_t nOut) {
   return DenseLayer::Builder().nOut(nOut).activation(Activation::TANH).build();
@@ -198,8 +159,8 @@ TEST_CASE("StackVertex and UnstackVertex: gradient checks, failing on a wrong gr
   INFO(good.report);
   CHECK(good.passed);
   CHECK(good.checked > 0);
-  CHECK_FALSE(check(siamese(Corrupted<StackVertex>(), UnstackVertex(0, 2))).passed);
-  CHECK_FALSE(check(siamese(StackVertex(), Corrupted<UnstackVertex>(0, 2))).passed);
+  CHECK_FALSE(check(siamese(testing::CorruptedVertex<StackVertex>(), UnstackVertex(0, 2))).passed);
+  CHECK_FALSE(check(siamese(StackVertex(), testing::CorruptedVertex<UnstackVertex>(0, 2))).passed);
 }
 
 TEST_CASE("StackVertex and UnstackVertex: typed errors") {
