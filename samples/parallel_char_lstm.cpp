@@ -127,10 +127,10 @@ int run(int argc, char** argv) {
   const int sampleLength = static_cast<int>(options.getInt("sample-length", 200));
   const std::string prefix = options.getString("prefix", "The ");
   const double maxLoss = options.getDouble("max-loss", INFINITY);
-  if (epochs < 1 || workers < 1 || length < 1 || globalBatch < 1 || layers < 1 || units < 1 ||
-      sampleLength < 0)
+  if (epochs < 1 || workers < 1 || length < 1 || globalBatch < 1 || layers < 1 || units < 1)
     throw std::invalid_argument(
         "--epochs, --workers, --sequence-length, --batch, --layers and --units must be >= 1");
+  if (sampleLength < 0) throw std::invalid_argument("--sample-length must be >= 0");
   if (prefix.empty()) throw std::invalid_argument("--prefix must not be empty");
   const int workerBatch = (globalBatch + workers - 1) / workers;
 
