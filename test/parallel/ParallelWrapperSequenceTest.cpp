@@ -1,0 +1,96 @@
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "nn/layers/SequenceTestUtil.h"
+#include "parallel/ParallelTestUtil.h"
+
+using namespace dl4cpp;
+using testutil::VectorIterator;
+
+namespace {
+
+MultiLayerConfiguration lstmNet() {
+  return NeuralNetConfiguration::Builder()
+      .seed(5)
+      .updater(Sgd(0.1))
+      .list()
+      .layer(LSTM::Builder().nOut(4).build())
+      .layer(RnnOutputLayer::Builder(LossFunction::MCXENT)
+                 .nOut(3)
+                 .activation(Activation::SOFTMAX)
+                 .build())
+      .setInputType(InputType::recurrent(3))
+      .build();
+}
+
+MultiLayerNetwork initialized(const MultiLayerConfiguration& conf) {
+  MultiLayerNetwork m(conf);
+  m.init();
+  return m;
+}
+
+// `count` batches of 2 sequences of 6 steps; in each, the second sequence is 4 steps long,
+// padded at the end with 7.0 features (which change the result unless the masks hide them).
+std::vector<DataSet> paddedBatches(int count) {
+  std::vector<DataSet> out;
+  for (int b = 0; b < count; ++b) {
+    DataSet batch = testutil::randomSequences(2, 3, 6, 3, 100 + static_cast<uint64_t>(b));
+    const std::vector<float> mask{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0};
+    batch.featuresMask = Tensor::fromVector({2, 6}, mask);
+    batch.labelsMask = batch.featuresMask.clone();
+    for (int64_t k = 0; k < 3; ++k)
+      for (int64_t s = 4; s < 6; ++s) batch.features.data()[(3 + k) * 6 + s] = 7.0f;
+    out.push_back(batch);
+  }
+  return out;
+}
+
+std::vector<DataSet> withoutMasks(std::vector<DataSet> data) {
+  for (DataSet& d : data) {
+    d = DataSet(d.features.clone(), d.labels.clone());
+  }
+  return data;
+}
+
+}  // namespace
+
+TEST_SUITE("parallel") {
+  TEST_CASE("ParallelWrapper: masked LSTM batches train exactly as plain fit (1 worker)") {
+    const auto data = paddedBatches(6);
+    MultiLayerNetwork plain = initialized(lstmNet());
+    VectorIterator plainData(data);
+    plain.fit(plainData);
+
+    MultiLayerNetwork root = initialized(lstmNet());
+    auto wrapper = testutil::wrapperOnCpu(root).workers(1).averagingFrequency(2).build();
+    VectorIterator wrapped(data);
+    wrapper.fit(wrapped);
+    CHECK(root.params().toVector() == plain.params().toVector());
+
+    // The masks matter here: the same batches without them train to other parameters.
+    MultiLayerNetwork unmasked = initialized(lstmNet());
+    VectorIterator unmaskedData(withoutMasks(data));
+    unmasked.fit(unmaskedData);
+    CHECK_FALSE(unmasked.params().allClose(plain.params(), 1e-5f));
+  }
+
+  TEST_CASE(
+      "ParallelWrapper: 2 workers averaging every iteration on masked sequences, SGD = one model "
+      "on the merged batches") {
+    const auto data = paddedBatches(6);
+    std::vector<DataSet> merged;
+    for (size_t i = 0; i < data.size(); i += 2)
+      merged.push_back(DataSet::merge({data[i], data[i + 1]}));
+    MultiLayerNetwork single = initialized(lstmNet());
+    VectorIterator big(merged);
+    single.fit(big);
+
+    MultiLayerNetwork root = initialized(lstmNet());
+    auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(1).build();
+    VectorIterator small(data);
+    wrapper.fit(small);
+    CHECK(root.params().allClose(single.params(), 1e-5f));
+    CHECK(root.getIterationCount() == 3);
+  }
+}
