@@ -94,7 +94,8 @@ void appendRaw(const std::string& raw, std::vector<T>& out) {
   if (raw.size() % sizeof(T) != 0)
     throw ModelExchangeError("ONNX import: a tensor's raw data is not whole values");
   out.resize(raw.size() / sizeof(T));
-  std::memcpy(out.data(), raw.data(), raw.size());
+  if (!raw.empty())
+    std::memcpy(out.data(), raw.data(), raw.size());  // an empty vector's data() may be null
 }
 
 Constant readTensor(const ::onnx::TensorProto& t) {
