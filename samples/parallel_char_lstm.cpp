@@ -15,6 +15,7 @@
 #include <optional>
 #include <random>
 
+#include "CharLstmConfiguration.h"
 #include "SampleSupport.h"
 
 using namespace dl4cpp;
@@ -23,25 +24,6 @@ namespace {
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-MultiLayerConfiguration charLstmConfiguration(int64_t characters, int layers, int units,
-                                              int64_t seed) {
-  auto list = NeuralNetConfiguration::Builder()
-                  .seed(seed)
-                  .updater(Adam(5e-3))
-                  // Clipping keeps an early large step through time from throwing the LSTM off.
-                  .gradientNormalization(GradientNormalization::ClipElementWiseAbsoluteValue)
-                  .gradientNormalizationThreshold(1.0)
-                  .list();
-  for (int i = 0; i < layers; ++i) list.layer(LSTM::Builder().nOut(units).build());
-  return list
-      .layer(RnnOutputLayer::Builder(LossFunction::MCXENT)
-                 .nOut(characters)
-                 .activation(Activation::SOFTMAX)
-                 .build())
-      .setInputType(InputType::recurrent(characters))
-      .build();
 }
 
 // The mean loss per character over `data`: the network's score is the loss summed over the
@@ -155,7 +137,7 @@ int run(int argc, char** argv) {
       lossData.push_back(lossText.next());
   }
 
-  MultiLayerNetwork model(charLstmConfiguration(characters, layers, units, seed));
+  MultiLayerNetwork model(samples::charLstmConfiguration(characters, layers, units, seed));
   model.init();
   std::cout << model.summary() << samples::cpuIsaLine();
   std::cout << fmt::format(
@@ -167,7 +149,7 @@ int run(int argc, char** argv) {
   std::optional<MultiLayerNetwork> singleModel;
   std::optional<CharacterIterator> singleTrain;
   if (single) {
-    singleModel.emplace(charLstmConfiguration(characters, layers, units, seed));
+    singleModel.emplace(samples::charLstmConfiguration(characters, layers, units, seed));
     singleModel->init();
     singleTrain.emplace(textPath, globalBatch, length, textOptions);
   }

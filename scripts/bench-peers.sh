@@ -3,14 +3,16 @@
 # under the protocol of bench/peers/PeerProtocol.h.
 #
 #   scripts/bench-peers.sh [RUNS]      (default 5)
-#   PEER_NETWORK=batchnorm|vgg|resnet|resnet50 PEER_ISA=avx512|avx2 scripts/bench-peers.sh [RUNS]
+#   PEER_NETWORK=batchnorm|vgg|resnet|resnet50|charlstm PEER_ISA=avx512|avx2 scripts/bench-peers.sh [RUNS]
 #
 # PEER_NETWORK=batchnorm compares the conv-BN-ReLU network of samples/BatchNormConfiguration.h on
 # Fashion-MNIST instead, PEER_NETWORK=vgg the VGG-style network of samples/VggConfiguration.h (3x3
 # pad-1 convolutions, 32 and 64 channels) on Fashion-MNIST, PEER_NETWORK=resnet the residual
 # ComputationGraph of samples/ResidualConfiguration.h on Fashion-MNIST, PEER_NETWORK=resnet50 the
 # zoo's ResNet-50 at 224x224, batch 16, on synthetic data (a warm-up step, then 4 timed steps;
-# PEER_TRAIN_EXAMPLES=N times N / 16). Results go to
+# PEER_TRAIN_EXAMPLES=N times N / 16), PEER_NETWORK=charlstm the character LSTM of
+# samples/CharLstmConfiguration.h (one LSTM layer of 128, sequences of 64, batch 16) on the text of
+# fortunes-min (bench/peers/CharCorpus.h). Results go to
 # bench/results/peers-<network>-<level>-<machine>.json by default (scripts/bench-result-path.sh:
 # the level is PEER_ISA, or the machine's own when unset; BENCH_MACHINE names the machine).
 #
@@ -48,8 +50,8 @@ fi
 threads_list="${PEER_THREADS:-1 2}"
 network="${PEER_NETWORK:-lenet}"
 if [[ "$network" != lenet && "$network" != batchnorm && "$network" != vgg && "$network" != resnet &&
-  "$network" != resnet50 ]]; then
-  echo "error: PEER_NETWORK must be lenet, batchnorm, vgg, resnet or resnet50, not '$network'" >&2
+  "$network" != resnet50 && "$network" != charlstm ]]; then
+  echo "error: PEER_NETWORK must be lenet, batchnorm, vgg, resnet, resnet50 or charlstm, not '$network'" >&2
   exit 2
 fi
 isa="${PEER_ISA:-}"

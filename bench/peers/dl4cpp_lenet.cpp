@@ -1,7 +1,8 @@
 // dl4cpp's side of the peer benchmark: the LeNet of samples/LenetConfiguration.h (or, with
 // --network batchnorm, the network of samples/BatchNormConfiguration.h, with --network vgg that of
 // samples/VggConfiguration.h, with --network resnet the residual ComputationGraph of
-// samples/ResidualConfiguration.h, with --network resnet50 the zoo's ResNet50) under the protocol
+// samples/ResidualConfiguration.h, with --network resnet50 the zoo's ResNet50, with --network
+// charlstm the character LSTM of samples/CharLstmConfiguration.h) under the protocol
 // of PeerProtocol.h (one JSON line on stdout), the yardstick for libtorch_lenet.
 //   dl4cpp_lenet [--threads 1] [--network lenet] [--data-dir DIR] [--train-examples N]
 //                [--test-examples N]
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include "BatchNormConfiguration.h"
+#include "CharCorpus.h"
+#include "CharLstmConfiguration.h"
 #include "LenetConfiguration.h"
 #include "PeerProtocol.h"
 #include "ResidualConfiguration.h"
@@ -84,9 +87,75 @@ peers::PeerResult runResNet50(const peers::PeerOptions& options) {
   return result;
 }
 
+// One-hot batches (n, V, kSteps) of CharCorpus windows: features the first kSteps characters,
+// labels the last kSteps.
+std::vector<DataSet> charBatches(const std::vector<std::vector<int>>& windows, int64_t v,
+                                 peers::LabelOrderHash* hash) {
+  constexpr int64_t steps = peers::CharCorpus::kSteps;
+  std::vector<DataSet> batches;
+  for (size_t first = 0; first < windows.size(); first += peers::CharCorpus::kBatch) {
+    const auto n =
+        static_cast<int64_t>(std::min<size_t>(peers::CharCorpus::kBatch, windows.size() - first));
+    Tensor f(Shape{n, v, steps}), l(Shape{n, v, steps});
+    f.fill(0);
+    l.fill(0);
+    for (int64_t r = 0; r < n; ++r) {
+      const std::vector<int>& w = windows[first + static_cast<size_t>(r)];
+      if (hash) hash->add(w[0]);
+      for (int64_t t = 0; t < steps; ++t) {
+        f.data()[(r * v + w[static_cast<size_t>(t)]) * steps + t] = 1;
+        l.data()[(r * v + w[static_cast<size_t>(t) + 1]) * steps + t] = 1;
+      }
+    }
+    batches.emplace_back(f, l);
+  }
+  return batches;
+}
+
+// The character LSTM: one timed epoch, then the share of test characters predicted.
+peers::PeerResult runCharLstm(const peers::PeerOptions& options) {
+  const peers::CharCorpus corpus = peers::readCharCorpus(
+      options.dataDir, options.trainExamples, options.testExamples, peers::PeerOptions::kSeed);
+  const int64_t v = corpus.vocabulary, steps = peers::CharCorpus::kSteps;
+  peers::LabelOrderHash orderHash;
+  const std::vector<DataSet> train = charBatches(corpus.train, v, &orderHash);
+  const std::vector<DataSet> test = charBatches(corpus.test, v, nullptr);
+  MultiLayerNetwork model(
+      samples::charLstmConfiguration(v, 1, peers::CharCorpus::kUnits, peers::PeerOptions::kSeed),
+      Device::cpu(), options.threads);
+  model.init();
+  peers::PeerResult result;
+  result.epochSeconds = peers::timeEpoch([&] {
+    for (const DataSet& b : train) model.fit(b);
+  });
+  int64_t right = 0, total = 0;
+  for (const DataSet& b : test) {
+    const Tensor out = model.output(b.features).toHost();
+    const float* o = out.data();
+    const float* l = b.labels.data();
+    for (int64_t r = 0; r < b.numExamples(); ++r)
+      for (int64_t t = 0; t < steps; ++t) {
+        int64_t best = 0, truth = 0;
+        for (int64_t c = 0; c < v; ++c) {
+          if (o[(r * v + c) * steps + t] > o[(r * v + best) * steps + t]) best = c;
+          if (l[(r * v + c) * steps + t] == 1) truth = c;
+        }
+        right += best == truth ? 1 : 0;
+        ++total;
+      }
+  }
+  result.testAccuracy = static_cast<double>(right) / static_cast<double>(total);
+  result.threads = model.numThreads();
+  result.trainExamples = static_cast<int64_t>(corpus.train.size());
+  result.epochOrderHash = orderHash.value();
+  return result;
+}
+
 peers::PeerResult run(const peers::PeerOptions& options) {
   peers::PeerResult result;
-  if (options.network == "resnet50") {
+  if (options.network == "charlstm") {
+    result = runCharLstm(options);
+  } else if (options.network == "resnet50") {
     result = runResNet50(options);
   } else {
     const int batch = peers::PeerOptions::kBatch;

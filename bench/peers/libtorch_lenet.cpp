@@ -1,7 +1,8 @@
 // libtorch's side of the peer benchmark: the LeNet of samples/LenetConfiguration.h (or, with
 // --network batchnorm, the conv-BN-ReLU network of samples/BatchNormConfiguration.h, with
-// --network vgg the VGG-style network of samples/VggConfiguration.h), trained the way dl4cpp
-// trains it, under the protocol of PeerProtocol.h (one JSON line on stdout).
+// --network vgg the VGG-style network of samples/VggConfiguration.h, with --network charlstm the
+// character LSTM of samples/CharLstmConfiguration.h), trained the way dl4cpp trains it, under the
+// protocol of PeerProtocol.h (one JSON line on stdout).
 //   libtorch_lenet [--threads 1] [--network lenet] [--data-dir DIR] [--train-examples N]
 //                  [--test-examples N]
 //
@@ -32,6 +33,12 @@
 // (dl4cpp's Nesterovs(0.1, 0.9)). dl4cpp's Same-mode max pooling pads only the bottom and right
 // edges (one row and column), torch's padding 1 both: the same output size and cost.
 //
+// The charlstm network: torch::nn::LSTM(V, 128, batch_first) -> Linear(128, V) at every step,
+// softmax + cross-entropy summed over the steps and averaged over the sequences (dl4cpp's
+// RnnOutputLayer score), on one-hot input (N, 64, V) as dl4cpp reads it; torch's default
+// initialisation; values clipped element-wise at 1 (clip_grad_value_), then
+// torch::optim::Adam(5e-3).
+//
 // LeNet:
 // Same algorithm as dl4cpp, not only the same architecture:
 //   - conv 5x5x20 (identity), max pool 2x2/2, conv 5x5x50 (identity), max pool 2x2/2,
@@ -55,6 +62,7 @@
 #include <utility>
 #include <vector>
 
+#include "CharCorpus.h"
 #include "MnistEpoch.h"
 #include "PeerProtocol.h"
 
@@ -317,8 +325,8 @@ struct ResNet50Impl : torch::nn::Module {
 TORCH_MODULE(ResNet50);
 
 struct Batch {
-  torch::Tensor features;  // (n, 1, 28, 28) float, pixel/255
-  torch::Tensor labels;    // (n) int64 class indices
+  torch::Tensor features;  // (n, 1, 28, 28) float, pixel/255 (charlstm: (n, T, V) one-hot)
+  torch::Tensor labels;    // (n) int64 class indices (charlstm: (n, T))
 };
 
 // Batches of `order` (all of the split when empty), features pixel/255.
@@ -396,6 +404,80 @@ void trainWithAdam(Model& model, const std::vector<Batch>& train, const std::vec
   result.testAccuracy = testAccuracy(model, test);
 }
 
+struct CharLstmImpl : torch::nn::Module {
+  explicit CharLstmImpl(int64_t v)
+      : lstm(register_module(
+            "lstm", torch::nn::LSTM(
+                        torch::nn::LSTMOptions(v, peers::CharCorpus::kUnits).batch_first(true)))),
+        output(register_module("output", torch::nn::Linear(peers::CharCorpus::kUnits, v))) {}
+
+  // x: (N, T, V) one-hot -> logits (N, T, V)
+  torch::Tensor forward(const torch::Tensor& x) { return output(std::get<0>(lstm(x))); }
+
+  torch::nn::LSTM lstm;
+  torch::nn::Linear output;
+};
+TORCH_MODULE(CharLstm);
+
+// (inputs (N, T, V) one-hot, targets (N, T) indices) batches of CharCorpus windows.
+std::vector<Batch> charBatches(const std::vector<std::vector<int>>& windows, int64_t v,
+                               peers::LabelOrderHash* hash) {
+  constexpr int64_t steps = peers::CharCorpus::kSteps;
+  std::vector<Batch> batches;
+  for (size_t first = 0; first < windows.size(); first += peers::CharCorpus::kBatch) {
+    const auto n =
+        static_cast<int64_t>(std::min<size_t>(peers::CharCorpus::kBatch, windows.size() - first));
+    Batch b{torch::zeros({n, steps, v}, torch::kFloat32), torch::empty({n, steps}, torch::kInt64)};
+    float* f = b.features.data_ptr<float>();
+    int64_t* l = b.labels.data_ptr<int64_t>();
+    for (int64_t r = 0; r < n; ++r) {
+      const std::vector<int>& w = windows[first + static_cast<size_t>(r)];
+      if (hash) hash->add(w[0]);
+      for (int64_t t = 0; t < steps; ++t) {
+        f[(r * steps + t) * v + w[static_cast<size_t>(t)]] = 1;
+        l[r * steps + t] = w[static_cast<size_t>(t) + 1];
+      }
+    }
+    batches.push_back(std::move(b));
+  }
+  return batches;
+}
+
+void runCharLstm(const peers::PeerOptions& options, peers::PeerResult& result) {
+  const peers::CharCorpus corpus = peers::readCharCorpus(
+      options.dataDir, options.trainExamples, options.testExamples, peers::PeerOptions::kSeed);
+  const int64_t v = corpus.vocabulary;
+  peers::LabelOrderHash orderHash;
+  const std::vector<Batch> train = charBatches(corpus.train, v, &orderHash);
+  const std::vector<Batch> test = charBatches(corpus.test, v, nullptr);
+  CharLstm model(v);
+  torch::optim::Adam adam(model->parameters(), torch::optim::AdamOptions(5e-3));
+  model->train();
+  result.epochSeconds = peers::timeEpoch([&] {
+    for (const Batch& b : train) {
+      adam.zero_grad();
+      const torch::Tensor logits = model->forward(b.features).reshape({-1, v});
+      const auto n = static_cast<double>(b.features.size(0));
+      (torch::nll_loss(torch::log_softmax(logits, 1), b.labels.reshape({-1}), {},
+                       at::Reduction::Sum) /
+       n)
+          .backward();
+      torch::nn::utils::clip_grad_value_(model->parameters(), 1.0);
+      adam.step();
+    }
+  });
+  model->eval();
+  torch::NoGradGuard noGrad;
+  int64_t right = 0, total = 0;
+  for (const Batch& b : test) {
+    right += model->forward(b.features).argmax(2).eq(b.labels).sum().item<int64_t>();
+    total += b.labels.numel();
+  }
+  result.testAccuracy = static_cast<double>(right) / static_cast<double>(total);
+  result.trainExamples = static_cast<int64_t>(corpus.train.size());
+  result.epochOrderHash = orderHash.value();
+}
+
 // ResNet-50 on PeerProtocol.h's synthetic batches: one warm-up step, then the timed steps.
 void runResNet50(const peers::PeerOptions& options, peers::PeerResult& result) {
   using peers::PeerOptions;
@@ -433,9 +515,12 @@ peers::PeerResult run(const peers::PeerOptions& options) {
   at::set_num_interop_threads(1);  // one model, one stream of ops: no inter-op parallelism
   torch::set_num_threads(options.threads);
   torch::manual_seed(peers::PeerOptions::kSeed);
-  if (options.network == "resnet50") {
+  if (options.network == "resnet50" || options.network == "charlstm") {
     peers::PeerResult result;
-    runResNet50(options, result);
+    if (options.network == "resnet50")
+      runResNet50(options, result);
+    else
+      runCharLstm(options, result);
     result.library = "libtorch";
     result.network = options.network;
     result.version = TORCH_VERSION;
