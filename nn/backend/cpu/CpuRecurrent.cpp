@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "nn/backend/cpu/CpuBackend.h"
+#include "nn/backend/cpu/VectorMath.h"
 
 namespace dl4cpp::cpu {
 
@@ -30,23 +31,6 @@ void gemm(char ta, char tb, int64_t m, int64_t n, int64_t k, const float* a, int
   if (s != dnnl_success)
     throw DnnlError("recurrent op: dnnl_sgemm failed with status " +
                     std::to_string(static_cast<int>(s)));
-}
-
-float activate(ActivationKind k, float x) {
-  switch (k) {
-    case ActivationKind::TANH:
-      return std::tanh(x);
-    case ActivationKind::SIGMOID:
-      return 1.0f / (1.0f + std::exp(-x));
-    case ActivationKind::HARDSIGMOID:
-      return std::min(std::max(0.2f * x + 0.5f, 0.0f), 1.0f);
-    case ActivationKind::HARDTANH:
-      return std::min(std::max(x, -1.0f), 1.0f);
-    case ActivationKind::RELU:
-      return std::max(x, 0.0f);
-    default:
-      return x;
-  }
 }
 
 // f'(x) given y = f(x).
@@ -128,19 +112,19 @@ class CpuRecurrent final : public RecurrentImpl {
         const float keep = m ? m[e * d.t + s] : 1.0f;
         const float prevKeep = s > 0 && m ? m[e * d.t + s - 1] : 1.0f;
         const float* cPrev = s > 0 ? cs + ((s - 1) * d.n + e) * H : nullptr;
+        activateInPlace(act.activation, ze, H);
+        activateInPlace(act.gate, ze + H, 3 * H);
+        const float* a = ze;
+        const float* f = ze + H;
+        const float* o = ze + 2 * H;
+        const float* i = ze + 3 * H;
         for (int64_t j = 0; j < H; ++j) {
-          const float a = activate(act.activation, ze[j]);
-          const float f = activate(act.gate, ze[H + j]);
-          const float o = activate(act.gate, ze[2 * H + j]);
-          const float i = activate(act.gate, ze[3 * H + j]);
-          ze[j] = a;
-          ze[H + j] = f;
-          ze[2 * H + j] = o;
-          ze[3 * H + j] = i;
           const float cp = cPrev ? prevKeep * cPrev[j] : 0.0f;
-          c[j] = f * cp + i * a;
-          h[j] = keep * o * activate(act.activation, c[j]);
+          c[j] = f[j] * cp + i[j] * a[j];
+          h[j] = c[j];
         }
+        activateInPlace(act.activation, h, H);
+        for (int64_t j = 0; j < H; ++j) h[j] = keep * o[j] * h[j];
       }
     }
     fromTimeMajor(hs, y.data(), d.n, H, d.t);
@@ -174,9 +158,12 @@ class CpuRecurrent final : public RecurrentImpl {
         const float* c = cs + (s * d.n + e) * H;
         const float prevKeep = s > 0 && m ? m[e * d.t + s - 1] : 1.0f;
         const float* cPrev = s > 0 ? cs + ((s - 1) * d.n + e) * H : nullptr;
+        float* tcs = tc_.data();
+        std::copy(c, c + H, tcs);
+        activateInPlace(act.activation, tcs, H);
         for (int64_t j = 0; j < H; ++j) {
           const float a = ze[j], f = ze[H + j], o = ze[2 * H + j], i = ze[3 * H + j];
-          const float tc = activate(act.activation, c[j]);
+          const float tc = tcs[j];
           const float dcHat = dc[j] + dh[j] * o * derivative(act.activation, tc);
           const float cp = cPrev ? prevKeep * cPrev[j] : 0.0f;
           dze[j] = dcHat * i * derivative(act.activation, a);
@@ -208,10 +195,8 @@ class CpuRecurrent final : public RecurrentImpl {
         const float keep = m ? m[e * d.t + s] : 1.0f;
         float* ze = z + e * H;
         float* h = hs + (s * d.n + e) * H;
-        for (int64_t j = 0; j < H; ++j) {
-          ze[j] = activate(act, ze[j]);
-          h[j] = keep * ze[j];
-        }
+        activateInPlace(act, ze, H);
+        for (int64_t j = 0; j < H; ++j) h[j] = keep * ze[j];
       }
     }
     fromTimeMajor(hs, y.data(), d.n, H, d.t);
@@ -325,6 +310,7 @@ class CpuRecurrent final : public RecurrentImpl {
     dz_.assign(static_cast<size_t>(d.t * d.n * d.g), 0.0f);
     dh_.assign(static_cast<size_t>(d.n * d.h), 0.0f);
     dc_.assign(static_cast<size_t>(d.n * d.h), 0.0f);
+    tc_.resize(static_cast<size_t>(d.h));
     toTimeMajor(dy.data(), dyT_.data(), d.n, d.h, d.t);
   }
 
@@ -357,6 +343,7 @@ class CpuRecurrent final : public RecurrentImpl {
   }
 
   std::vector<float> dyT_, dz_, dh_, dc_, dxT_;
+  std::vector<float> tc_;  // act(c_s) of one example, recomputed in the backward pass
 };
 
 }  // namespace
