@@ -1,12 +1,17 @@
-// Throughput of LeNet training on real MNIST: a single model at 1 and N threads, and
-// ParallelWrapper for workers x averagingFrequency x trainingMode, each worker on one thread,
-// with two minibatch policies: 128 per worker (DL4J's: the global batch grows with the workers)
-// and a global batch of 128 split across the workers (the same training as one model at 128).
+// Throughput of training on real data: a single model at 1 and N threads, and ParallelWrapper for
+// workers x averagingFrequency x trainingMode, each worker on one thread, with two minibatch
+// policies: the network's batch B per worker (DL4J's: the global batch grows with the workers)
+// and a global batch of B split across the workers (the same training as one model at B).
+// --network picks what trains: lenet (LeNet on MNIST, B = 128, the default), resnet (the residual
+// ComputationGraph of samples/ResidualConfiguration.h on Fashion-MNIST, B = 128) or charlstm (the
+// character LSTM of samples/CharLstmConfiguration.h on fortunes-min's literature, sequences of 64,
+// B = 16; --examples does not apply: a run is one pass over the text).
 // Every configuration runs `--repeats` times, interleaved with the others so drift of a noisy
 // machine spreads evenly; the table reports medians. --json FILE writes the same as JSON.
 // --device cuda runs the single model and every worker on GPU 0 (workers share it; the pinning
 // rows, which bind CPU cores, are left out).
-//   bench_parallel_lenet [--examples 7680] [--repeats 3] [--json results.json] [--device cpu|cuda]
+//   bench_parallel_lenet [--network lenet] [--examples 7680] [--repeats 3] [--json results.json]
+//                        [--device cpu|cuda]
 // The "vs 1x1" column divides by the single model on one thread, batch 128; "vs 1 worker" by the
 // 1-worker ParallelWrapper with the same mode, k and batch per worker (the scaling of the wrapper
 // itself). "independent models" trains N single 1-thread models at the same time, each on its own
@@ -20,14 +25,17 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "CharLstmConfiguration.h"
 #include "LenetConfiguration.h"
 #include "Median.h"
+#include "ResidualConfiguration.h"
 #include "SampleSupport.h"
 #include "nn/backend/DeviceContext.h"
 
@@ -56,18 +64,75 @@ struct Sample {
 
 using Clock = std::chrono::steady_clock;
 
+// What trains: the network and its data.
+struct Workload {
+  std::string title;  // for the table's heading
+  int batch = 128;    // the single model's minibatch
+  std::function<std::unique_ptr<Model>(Device, int threads)> model;
+  // Minibatches of `batch` over the share `part` of `parts` (each independent model's own
+  // iterator, with its own seed).
+  std::function<std::unique_ptr<DataSetIterator>(int batch, int part, int parts)> data;
+};
+
+Workload workload(const std::string& network, int examples, const std::string& dir) {
+  auto mnist = [examples](const std::string& directory) {
+    return
+        [examples, directory](int batch, int part, int parts) -> std::unique_ptr<DataSetIterator> {
+          return std::make_unique<MnistDataSetIterator>(batch, examples / parts, false, true, true,
+                                                        123 + part, directory);
+        };
+  };
+  if (network == "lenet")
+    return {"LeNet on MNIST", 128,
+            [](Device device, int threads) -> std::unique_ptr<Model> {
+              auto m = std::make_unique<MultiLayerNetwork>(samples::lenetConfiguration(), device,
+                                                           threads);
+              m->init();
+              return m;
+            },
+            mnist(dir)};
+  if (network == "resnet")
+    return {"the residual network on Fashion-MNIST", 128,
+            [](Device device, int threads) -> std::unique_ptr<Model> {
+              auto m = std::make_unique<ComputationGraph>(
+                  samples::residualConfiguration(123, InputType::convolutionalFlat(28, 28, 1)),
+                  device, threads);
+              m->init();
+              return m;
+            },
+            mnist(dir.empty() ? "/usr/share/datasets/fashion-mnist" : dir)};
+  if (network == "charlstm") {
+    const std::string text =
+        (dir.empty() ? std::string("/usr/share/games/fortunes") : dir) + "/literature";
+    CharacterIterator::Options options;
+    options.validCharacters = CharacterIterator::getDefaultCharacterSet();
+    options.commentChars = "%";
+    const int64_t characters = CharacterIterator(text, 1, 64, options).totalOutcomes();
+    return {"the character LSTM on fortunes-min", 16,
+            [characters](Device device, int threads) -> std::unique_ptr<Model> {
+              auto m = std::make_unique<MultiLayerNetwork>(
+                  samples::charLstmConfiguration(characters, 1, 128, 12345), device, threads);
+              m->init();
+              return m;
+            },
+            [text, options](int batch, int part, int) -> std::unique_ptr<DataSetIterator> {
+              CharacterIterator::Options o = options;
+              o.seed = 12345 + static_cast<uint64_t>(part);
+              return std::make_unique<CharacterIterator>(text, batch, 64, o);
+            }};
+  }
+  throw ConfigError("--network must be lenet, resnet or charlstm, got '" + network + "'");
+}
+
 // c.workers single models trained at once on their own threads, each on its own iterator over
 // `examples` / c.workers examples; iterators are built and models warmed up before the clock
 // starts.
-Sample measureIndependent(const Config& c, Device device, int examples, const std::string& dir) {
-  std::vector<std::unique_ptr<MnistDataSetIterator>> data;
-  std::vector<std::unique_ptr<MultiLayerNetwork>> models;
+Sample measureIndependent(const Config& c, const Workload& w, Device device) {
+  std::vector<std::unique_ptr<DataSetIterator>> data;
+  std::vector<std::unique_ptr<Model>> models;
   for (int m = 0; m < c.workers; ++m) {
-    data.push_back(std::make_unique<MnistDataSetIterator>(c.batch, examples / c.workers, false,
-                                                          true, true, 123 + m, dir));
-    models.push_back(
-        std::make_unique<MultiLayerNetwork>(samples::lenetConfiguration(), device, c.threads));
-    models.back()->init();
+    data.push_back(w.data(c.batch, m, c.workers));
+    models.push_back(w.model(device, c.threads));
   }
   std::atomic<int> ready{0};
   std::vector<Clock::time_point> finished(static_cast<size_t>(c.workers));
@@ -78,8 +143,8 @@ Sample measureIndependent(const Config& c, Device device, int examples, const st
   for (int m = 0; m < c.workers; ++m)
     threads.emplace_back([&, m] {
       try {
-        MnistDataSetIterator& train = *data[static_cast<size_t>(m)];
-        MultiLayerNetwork& model = *models[static_cast<size_t>(m)];
+        DataSetIterator& train = *data[static_cast<size_t>(m)];
+        Model& model = *models[static_cast<size_t>(m)];
         for (int i = 0; i < 4 && train.hasNext(); ++i) model.fit(train.next());  // warm-up
         train.reset();
         // Start together: the last thread to arrive starts the clock.
@@ -109,12 +174,11 @@ Sample measureIndependent(const Config& c, Device device, int examples, const st
   return s;
 }
 
-Sample measure(const Config& c, Device device, MnistDataSetIterator& train) {
+Sample measure(const Config& c, const Workload& w, Device device, DataSetIterator& train) {
   // The single model trains on `device`; a wrapper's root stays on the CPU, its workers on
   // `device`.
-  MultiLayerNetwork model(samples::lenetConfiguration(), c.workers == 0 ? device : Device::cpu(),
-                          c.threads);
-  model.init();
+  const std::unique_ptr<Model> root = w.model(c.workers == 0 ? device : Device::cpu(), c.threads);
+  Model& model = *root;
   Sample s;
   train.reset();
   if (c.workers == 0) {
@@ -161,7 +225,8 @@ Sample measure(const Config& c, Device device, MnistDataSetIterator& train) {
 int main(int argc, char** argv) try {
   const samples::SampleOptions options(
       argc, argv,
-      {{"examples", "training examples per measurement (default 7680)"},
+      {{"network", "lenet | resnet | charlstm (default lenet)"},
+       {"examples", "training examples per measurement (default 7680)"},
        {"repeats", "measurements per configuration (default 3)"},
        {"json", "also write the results to this JSON file"},
        {"data-dir", "MNIST directory"},
@@ -170,37 +235,41 @@ int main(int argc, char** argv) try {
   const int repeats = static_cast<int>(options.getInt("repeats", 3));
   const std::string dir = options.getString("data-dir", "");
   const Device device = samples::devicesFromOption(options.getString("device", "cpu")).front();
-  MnistDataSetIterator train128(128, examples, false, true, true, 123, dir);
-  MnistDataSetIterator train64(64, examples, false, true, true, 123, dir);
+  const Workload work = workload(options.getString("network", "lenet"), examples, dir);
+  const int fullBatch = work.batch, halfBatch = work.batch / 2;
+  const std::unique_ptr<DataSetIterator> trainFull = work.data(fullBatch, 0, 1);
+  const std::unique_ptr<DataSetIterator> trainHalf = work.data(halfBatch, 0, 1);
   const int cores = hardwareConcurrency();
 
-  std::vector<Config> configs{{"single model", 0, 1}};
-  if (cores > 1 && device.isCpu()) configs.push_back({"single model", 0, cores});
+  std::vector<Config> configs{{"single model", 0, 1, 1, TrainingMode::AVERAGING, fullBatch}};
+  if (cores > 1 && device.isCpu())
+    configs.push_back({"single model", 0, cores, 1, TrainingMode::AVERAGING, fullBatch});
   if (cores > 1)
-    configs.push_back({"independent models", 2, 1, 1, TrainingMode::AVERAGING, 128, false, true});
+    configs.push_back(
+        {"independent models", 2, 1, 1, TrainingMode::AVERAGING, fullBatch, false, true});
   for (TrainingMode mode : {TrainingMode::AVERAGING, TrainingMode::SHARED_GRADIENTS})
     for (int workers : {1, 2})
       for (int frequency : {1, 3, 10}) {
         if (mode == TrainingMode::SHARED_GRADIENTS && frequency != 1) continue;  // k is moot
         configs.push_back({mode == TrainingMode::AVERAGING ? "averaging" : "shared gradients",
-                           workers, 1, frequency, mode, 128});
+                           workers, 1, frequency, mode, fullBatch});
       }
-  // The same global batch as the single model: 2 workers x 64.
+  // The same global batch as the single model: 2 workers x B/2.
   for (int frequency : {1, 3, 10})
-    configs.push_back({"averaging", 2, 1, frequency, TrainingMode::AVERAGING, 64});
-  configs.push_back({"shared gradients", 2, 1, 1, TrainingMode::SHARED_GRADIENTS, 64});
+    configs.push_back({"averaging", 2, 1, frequency, TrainingMode::AVERAGING, halfBatch});
+  configs.push_back({"shared gradients", 2, 1, 1, TrainingMode::SHARED_GRADIENTS, halfBatch});
   // What binding workers to cores buys.
-  for (int batch : {128, 64})
+  for (int batch : {fullBatch, halfBatch})
     if (device.isCpu())
       configs.push_back({"averaging, pinned", 2, 1, 3, TrainingMode::AVERAGING, batch, true});
 
   std::vector<std::vector<Sample>> results(configs.size());
   for (int r = 0; r < repeats; ++r)
     for (size_t i = 0; i < configs.size(); ++i)
-      results[i].push_back(
-          configs[i].independent
-              ? measureIndependent(configs[i], device, examples, dir)
-              : measure(configs[i], device, configs[i].batch == 64 ? train64 : train128));
+      results[i].push_back(configs[i].independent
+                               ? measureIndependent(configs[i], work, device)
+                               : measure(configs[i], work, device,
+                                         configs[i].batch == halfBatch ? *trainHalf : *trainFull));
 
   auto med = [&](size_t i, double Sample::*field) {
     std::vector<double> v;
@@ -231,9 +300,9 @@ int main(int argc, char** argv) try {
     }
     return std::nullopt;
   };
-  std::cout << fmt::format(
-      "LeNet on MNIST on {}, {} examples per run, median of {} runs, {} cores\n\n",
-      device.toString(), examples, repeats, cores);
+  std::cout << fmt::format("{} on {}, {} examples per run, median of {} runs, {} cores\n\n",
+                           work.title, device.toString(), trainFull->totalExamples(), repeats,
+                           cores);
   std::cout << fmt::format(
       "{:<20} {:>7} {:>8} {:>6} {:>4} {:>10} {:>9} {:>12} {:>15} {:>10} {:>9} {:>10}\n", "mode",
       "workers", "threads", "batch", "k", "samples/s", "vs 1x1", "vs 1 worker", "vs independent",
