@@ -50,10 +50,14 @@ for line in "${keyed[@]}"; do
   echo "$key" >"$logs/$(echo "$unit" | tr / _).key"
 done
 # Each unit's findings go to a log of their own (parallel output would interleave), and its exit
-# status to a file beside it: a unit with a warning exits non-zero (--warnings-as-errors).
+# status to a file beside it: a unit with a warning exits non-zero (--warnings-as-errors). A clean
+# unit is recorded in the cache as soon as it is checked, so a run cut short (CI's budget) keeps
+# what it finished.
 ((${#units[@]} == 0)) || printf '%s\n' "${units[@]}" | xargs -P "$(nproc)" -I{} sh -c \
   'log="$3/$(echo "$2" | tr / _)"; clang-tidy --quiet -p "$1" --warnings-as-errors="*" "$2" \
-     >"$log.log" 2>&1; echo $? >"$log.rc"' sh "$build" {} "$logs"
+     >"$log.log" 2>&1; rc=$?; echo $rc >"$log.rc"; key="$(cat "$log.key")"
+   if [ "$4" != off ] && [ $rc = 0 ] && [ "$key" != - ] && ! grep -qE "(warning|error):" "$log.log"
+   then mkdir -p "$4" && touch "$4/$key"; fi' sh "$build" {} "$logs" "$cache"
 
 failed=0
 for unit in "${units[@]}"; do
@@ -62,8 +66,6 @@ for unit in "${units[@]}"; do
     grep -vE '^[0-9]+ (warning|error)s? (generated|treated as errors)\.?$' "$log.log" ||
       echo "check-tidy: clang-tidy failed on $unit without a finding"
     failed=$((failed + 1))
-  elif [[ "$cache" != off && "$(cat "$log.key")" != - ]]; then
-    mkdir -p "$cache" && touch "$cache/$(cat "$log.key")"
   fi
 done
 if [[ $failed -ne 0 ]]; then
