@@ -103,7 +103,8 @@ inline PeerOptions parsePeerOptions(int argc, char** argv) {
   const std::map<std::string, std::string> known{
       {"threads", "CPU threads for training and evaluation (default 1)"},
       {"network",
-       "lenet (on MNIST) | batchnorm (conv-BN-ReLU x3) | vgg (3x3 pad-1 convolutions 32-64 "
+       "lenet (on MNIST) | lenetgraph (LeNet as a chain ComputationGraph, dl4cpp only) | batchnorm "
+       "(conv-BN-ReLU x3) | vgg (3x3 pad-1 convolutions 32-64 "
        "channels, VGG-style) | resnet (residual blocks, BN, global average pooling), all three on "
        "Fashion-MNIST | resnet50 (ResNet-50 at 224x224, batch 16, synthetic data) | charlstm "
        "(a character LSTM on fortunes-min) (default lenet)"},
@@ -149,14 +150,15 @@ inline PeerOptions parsePeerOptions(int argc, char** argv) {
   o.minAccuracy = number("min-accuracy", 0, false);
   if (auto network = values.find("network"); network != values.end()) o.network = network->second;
   if (o.network != "lenet" && o.network != "batchnorm" && o.network != "vgg" &&
-      o.network != "resnet" && o.network != "resnet50" && o.network != "charlstm")
+      o.network != "resnet" && o.network != "resnet50" && o.network != "charlstm" &&
+      o.network != "lenetgraph")
     throw std::invalid_argument(
-        "--network must be lenet, batchnorm, vgg, resnet, resnet50 or charlstm, got '" + o.network +
-        "'");
+        "--network must be lenet, lenetgraph, batchnorm, vgg, resnet, resnet50 or charlstm, got '" +
+        o.network + "'");
   auto dir = values.find("data-dir");
-  o.dataDir = dir != values.end()       ? dir->second
-              : o.network == "lenet"    ? defaultMnistDirectory()
-              : o.network == "charlstm" ? "/usr/share/games/fortunes"
+  o.dataDir = dir != values.end()                                 ? dir->second
+              : o.network == "lenet" || o.network == "lenetgraph" ? defaultMnistDirectory()
+              : o.network == "charlstm"                           ? "/usr/share/games/fortunes"
                                         : "/usr/share/datasets/fashion-mnist";
   if (o.threads < 1)
     throw std::invalid_argument("--threads must be >= 1, got " + std::to_string(o.threads));

@@ -2,7 +2,9 @@
 // --network batchnorm, the network of samples/BatchNormConfiguration.h, with --network vgg that of
 // samples/VggConfiguration.h, with --network resnet the residual ComputationGraph of
 // samples/ResidualConfiguration.h, with --network resnet50 the zoo's ResNet50, with --network
-// charlstm the character LSTM of samples/CharLstmConfiguration.h) under the protocol
+// charlstm the character LSTM of samples/CharLstmConfiguration.h, with --network lenetgraph
+// LeNet's layers as a chain ComputationGraph, which must train as fast as the network) under the
+// protocol
 // of PeerProtocol.h (one JSON line on stdout), the yardstick for libtorch_lenet.
 //   dl4cpp_lenet [--threads 1] [--network lenet] [--data-dir DIR] [--train-examples N]
 //                [--test-examples N]
@@ -85,6 +87,19 @@ peers::PeerResult runResNet50(const peers::PeerOptions& options) {
   result.trainExamples = static_cast<int64_t>(steps) * n;
   result.epochOrderHash = orderHash.value();
   return result;
+}
+
+// The layers of `conf` as a chain graph: the same resolved layers, seed and input type.
+ComputationGraphConfiguration chainGraph(const MultiLayerConfiguration& conf) {
+  auto b = NeuralNetConfiguration::Builder().seed(conf.seed).graphBuilder();
+  b.addInputs("input").setInputTypes(conf.inputType);
+  std::string previous = "input";
+  for (size_t i = 0; i < conf.layers.size(); ++i) {
+    const std::string name = "layer" + std::to_string(i);
+    b.addLayer(name, *conf.layers[i], previous);
+    previous = name;
+  }
+  return b.setOutputs(previous).build();
 }
 
 // One-hot batches (n, V, kSteps) of CharCorpus windows: features the first kSteps characters,
@@ -172,6 +187,11 @@ peers::PeerResult run(const peers::PeerOptions& options) {
           samples::residualConfiguration(peers::PeerOptions::kSeed,
                                          InputType::convolutionalFlat(28, 28, 1)),
           Device::cpu(), options.threads);
+      model.init();
+      trainAndEvaluate(model, train, test, MnistDataSetIterator::kNumClasses, result);
+    } else if (options.network == "lenetgraph") {
+      ComputationGraph model(chainGraph(samples::lenetConfiguration()), Device::cpu(),
+                             options.threads);
       model.init();
       trainAndEvaluate(model, train, test, MnistDataSetIterator::kNumClasses, result);
     } else {
