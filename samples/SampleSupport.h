@@ -8,19 +8,20 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "nn/api/Model.h"
 #include "nn/backend/cpu/CpuIsa.h"
 #include "nn/core/AtomicFile.h"
 #include "nn/core/OutputPath.h"
 #include "nn/eval/Evaluation.h"
-#include "nn/graph/ComputationGraph.h"
-#include "nn/multilayer/MultiLayerNetwork.h"
 #include "nn/tensor/Device.h"
+#include "nn/util/ModelSerializer.h"
 #include "parallel/LearningRateScaling.h"
 
 namespace samples {
@@ -153,22 +154,11 @@ inline void writeJsonIfRequested(const SampleOptions& options, const std::string
 // --save PATH: writes the trained model (with updater state, so training can continue) and
 // reads it back as the process that loads it (e.g. an inference server) will, checking that the
 // copy holds exactly the trained parameters.
-inline void saveModel(const dl4cpp::MultiLayerNetwork& model, const std::string& path) {
-  model.save(path);
-  const dl4cpp::MultiLayerNetwork loaded = dl4cpp::MultiLayerNetwork::load(path);
-  if (loaded.params().toVector() != model.params().toVector() ||
-      loaded.updaterState().toVector() != model.updaterState().toVector())
-    throw dl4cpp::DataMismatchError("the model read back from " + path +
-                                    " differs from the trained one");
-  std::cout << "saved the model to " << path << " (" << std::filesystem::file_size(path)
-            << " bytes; read back: identical parameters and updater state)\n";
-}
-
-inline void saveModel(const dl4cpp::ComputationGraph& model, const std::string& path) {
-  model.save(path);
-  const dl4cpp::ComputationGraph loaded = dl4cpp::ComputationGraph::load(path);
-  if (loaded.params().toVector() != model.params().toVector() ||
-      loaded.updaterState().toVector() != model.updaterState().toVector())
+inline void saveModel(const dl4cpp::Model& model, const std::string& path) {
+  model.save(path, true);
+  const std::unique_ptr<dl4cpp::Model> loaded = dl4cpp::ModelSerializer::restoreModel(path);
+  if (loaded->params().toVector() != model.params().toVector() ||
+      loaded->updaterState().toVector() != model.updaterState().toVector())
     throw dl4cpp::DataMismatchError("the model read back from " + path +
                                     " differs from the trained one");
   std::cout << "saved the model to " << path << " (" << std::filesystem::file_size(path)

@@ -15,11 +15,11 @@
 
 #include "SampleSupport.h"
 #include "iterators/DataSetIterator.h"
+#include "nn/api/Model.h"
 #include "nn/eval/Evaluation.h"
 #include "nn/listeners/HtmlReport.h"
 #include "nn/listeners/StatsListener.h"
 #include "nn/listeners/StatsStorage.h"
-#include "nn/multilayer/MultiLayerNetwork.h"
 #include "ui/UIServer.h"
 
 namespace samples {
@@ -59,14 +59,14 @@ class TrainingUi {
 
   // After an epoch, with the page or the report on: evaluates on `test` and records the accuracy
   // as the run's validation point.
-  void afterEpoch(dl4cpp::MultiLayerNetwork& model, dl4cpp::DataSetIterator& test) {
+  void afterEpoch(dl4cpp::Model& model, dl4cpp::DataSetIterator& test) {
     if (!enabled()) return;
     lastEvaluation_ = model.evaluate(test);
     storage_->addValidation(model.getIterationCount(), model.getEpochCount() - 1,
                             lastEvaluation_->accuracy());
   }
   // The trained model's evaluation on `test`: the one afterEpoch() took last, else a new one.
-  dl4cpp::Evaluation evaluation(dl4cpp::MultiLayerNetwork& model, dl4cpp::DataSetIterator& test) {
+  dl4cpp::Evaluation evaluation(dl4cpp::Model& model, dl4cpp::DataSetIterator& test) {
     return lastEvaluation_ ? *lastEvaluation_ : model.evaluate(test);
   }
 

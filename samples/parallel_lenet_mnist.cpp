@@ -7,7 +7,7 @@
 //                        [--outer-updater nesterovs:0.7:0.9] [--failure-policy drop-worker]
 //                        [--checkpoint-dir DIR [--checkpoint-every N] [--resume auto]]
 //                        [--mode shared-gradients [--threshold-algorithm adaptive]]
-//                        [--network batchnorm --dataset fashion] [--eval-every N]
+//                        [--network batchnorm|resnet --dataset fashion] [--eval-every N]
 //                        [--target-accuracy A]
 //   mpirun -np 2 parallel_lenet_mnist --cluster mpi --workers 1
 // --eval-every N evaluates the test set every N iterations (rank 0), printing one line each
@@ -23,6 +23,7 @@
 #include "BatchNormConfiguration.h"
 #include "LenetConfiguration.h"
 #include "LongRunFlags.h"
+#include "ResidualConfiguration.h"
 #include "SampleSupport.h"
 #include "TrainingUi.h"
 
@@ -34,7 +35,7 @@ namespace {
 // evaluations out (the other ranks wait for rank 0 meanwhile, so they lose the same time).
 class EvaluatingListener final : public TrainingListener {
  public:
-  EvaluatingListener(MultiLayerNetwork& model, DataSetIterator& test, int64_t every, double target)
+  EvaluatingListener(Model& model, DataSetIterator& test, int64_t every, double target)
       : model_(&model), test_(&test), every_(every), target_(target) {}
   void iterationDone(const Model&, const IterationInfo& info) override {
     if (info.iteration / every_ == last_ / every_) return;
@@ -61,7 +62,7 @@ class EvaluatingListener final : public TrainingListener {
   static double seconds(std::chrono::steady_clock::duration d) {
     return std::chrono::duration<double>(d).count();
   }
-  MultiLayerNetwork* model_;
+  Model* model_;
   DataSetIterator* test_;
   int64_t every_;
   double target_;
@@ -98,8 +99,9 @@ int run(int argc, char** argv) {
             "average after every iteration for this many iterations, then every "
             "--averaging-frequency (default 0)"},
            {"network",
-            "lenet | batchnorm: LeNet, or the batch-norm network of "
-            "parallel_batchnorm_fashion (default lenet)"},
+            "lenet | batchnorm | resnet: LeNet, the batch-norm network of "
+            "parallel_batchnorm_fashion, or the residual ComputationGraph of "
+            "parallel_resnet_fashion (default lenet)"},
            {"dataset", "mnist | fashion: the default --data-dir (default mnist)"},
            {"eval-every",
             "evaluate the test set every N iterations, rank 0 (default 0: at the end)"},
@@ -113,7 +115,9 @@ int run(int argc, char** argv) {
            {"train-examples", "use only the first N training examples (default: all 60000)"},
            {"test-examples", "use only the first N test examples (default: all 10000)"},
            {"min-accuracy", "exit with status 1 when test accuracy is below this (default 0)"},
-           {"save", "write the trained model to this file (MultiLayerNetwork::load reads it)"},
+           {"save",
+            "write the trained model to this file (MultiLayerNetwork::load, or "
+            "ComputationGraph::load for resnet, reads it)"},
            {"cluster",
             "mpi: train across the ranks of the MPI job this process belongs to (start it with "
             "mpirun or srun; rank 0 prints, evaluates and saves); none (default)"},
@@ -147,8 +151,8 @@ int run(int argc, char** argv) {
   if (modeName != "averaging" && modeName != "shared-gradients")
     throw std::invalid_argument("--mode must be averaging or shared-gradients, not " + modeName);
   const std::string network = options.getString("network", "lenet");
-  if (network != "lenet" && network != "batchnorm")
-    throw std::invalid_argument("--network must be lenet or batchnorm, not " + network);
+  if (network != "lenet" && network != "batchnorm" && network != "resnet")
+    throw std::invalid_argument("--network must be lenet, batchnorm or resnet, not " + network);
   const std::string dataset = options.getString("dataset", "mnist");
   if (dataset != "mnist" && dataset != "fashion")
     throw std::invalid_argument("--dataset must be mnist or fashion, not " + dataset);
@@ -161,13 +165,19 @@ int run(int argc, char** argv) {
   MnistDataSetIterator mnistTest(batch, static_cast<int>(options.getInt("test-examples", 0)), false,
                                  false, false, seed, dir);
 
-  MultiLayerNetwork model = [&] {
-    if (resumeFrom && !resumeFrom->empty()) return MultiLayerNetwork::load(*resumeFrom);
-    MultiLayerNetwork m(network == "lenet" ? samples::lenetConfiguration()
-                                           : samples::batchNormConfiguration());
-    m.init();
+  const std::unique_ptr<Model> root = [&]() -> std::unique_ptr<Model> {
+    if (resumeFrom && !resumeFrom->empty()) return ModelSerializer::restoreModel(*resumeFrom);
+    std::unique_ptr<Model> m;
+    if (network == "resnet")
+      m = std::make_unique<ComputationGraph>(
+          samples::residualConfiguration(seed, InputType::convolutionalFlat(28, 28, 1)));
+    else
+      m = std::make_unique<MultiLayerNetwork>(
+          network == "lenet" ? samples::lenetConfiguration() : samples::batchNormConfiguration());
+    m->init();
     return m;
   }();
+  Model& model = *root;
   if (rankZero) std::cout << model.summary() << samples::cpuIsaLine();
 
   // As DL4J's tutorial: ParallelWrapper::Builder(model).prefetchBuffer(24).workers(2)
@@ -184,7 +194,9 @@ int run(int argc, char** argv) {
               options.getInt("scaling-warmup", 0))
           .averagingWarmup(options.getInt("averaging-warmup", 0))
           .threadsPerWorker(static_cast<int>(options.getInt("threads-per-worker", 0)))
-          .devices(samples::devicesFromOption(options.getString("device", "")))
+          // A graph's replicas run on the CPU (docs/computation-graph.md).
+          .devices(samples::devicesFromOption(
+              options.getString("device", network == "resnet" ? "cpu" : "")))
           .trainingMode(modeName == "averaging" ? parallel::TrainingMode::AVERAGING
                                                 : parallel::TrainingMode::SHARED_GRADIENTS)
           .cluster(cluster);

@@ -2,7 +2,8 @@
 # Which k, which mode, over which link: two ranks in network namespaces joined by a veth pair (as
 # scripts/test-cluster-netns.sh sets them up), the veth throttled with tc's tbf to each --rates
 # rate (and, where the kernel has the netem qdisc, delayed by each --delays delay), training
-# parallel_lenet_mnist's batch-norm network on Fashion-MNIST, one worker per rank, in each mode:
+# parallel_lenet_mnist's batch-norm network (or, with --network resnet, the residual
+# ComputationGraph of parallel_resnet_fashion) on Fashion-MNIST, one worker per rank, in each mode:
 #   sg-plain        SHARED_GRADIENTS, gradients all-reduced whole
 #   sg-compressed   SHARED_GRADIENTS, threshold-encoded (AdaptiveThresholdAlgorithm started at
 #                   1e-3, aiming at 0.1-5% of the elements)
@@ -11,9 +12,11 @@
 # For each: the training time until the test accuracy first reaches --target (evaluated every
 # --eval-every iterations on --test-examples examples, evaluation time left out), the accuracy
 # after --epochs epochs of --train-examples examples, the wall time, and the bytes the veth
-# carried. Results go to the JSON that scripts/bench-result-path.sh names (slow-links).
+# carried. Results go to the JSON that scripts/bench-result-path.sh names (slow-links, or
+# slow-links-resnet).
 #
-#   scripts/bench-slow-links.sh [--build DIR] [--rates "1gbit 100mbit"] [--delays "1ms 20ms"]
+#   scripts/bench-slow-links.sh [--build DIR] [--network batchnorm|resnet]
+#       [--rates "1gbit 100mbit"] [--delays "1ms 20ms"]
 #       [--modes "sg-plain sg-compressed avg-k1 ..."] [--train-examples 12800]
 #       [--test-examples 1000] [--epochs 1] [--batch 64] [--eval-every 20] [--target 0.78]
 #
@@ -23,6 +26,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 build=build
+network=batchnorm
 rates="1gbit 100mbit"
 delays="1ms 20ms"
 modes="sg-plain sg-compressed avg-k1 avg-k4 avg-k16 avg-k64 outer-k1 outer-k4 outer-k16 outer-k64"
@@ -35,6 +39,7 @@ target=0.78
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build) build="$2"; shift 2 ;;
+    --network) network="$2"; shift 2 ;;
     --rates) rates="$2"; shift 2 ;;
     --delays) delays="$2"; shift 2 ;;
     --modes) modes="$2"; shift 2 ;;
@@ -47,10 +52,14 @@ while [[ $# -gt 0 ]]; do
     *) echo "bench-slow-links: unknown option $1" >&2; exit 1 ;;
   esac
 done
+[[ "$network" == batchnorm || "$network" == resnet ]] || {
+  echo "bench-slow-links: --network must be batchnorm or resnet, not '$network'" >&2
+  exit 1
+}
 sample="$build/samples/parallel_lenet_mnist"
 [[ -x "$sample" ]] || { echo "bench-slow-links: $sample not found: build the samples" >&2; exit 1; }
 sample="$(realpath "$sample")"
-result="$(scripts/bench-result-path.sh slow-links)"
+result="$(scripts/bench-result-path.sh "slow-links$([[ $network == resnet ]] && echo -resnet)")"
 
 skip() {
   echo "skipped: $*"
@@ -163,7 +172,7 @@ for rate in $rates; do
       before="$(veth_bytes)"
       start=$(date +%s.%N)
       status=0
-      run_job "$sample" --cluster mpi --workers 1 --threads-per-worker 1 --network batchnorm \
+      run_job "$sample" --cluster mpi --workers 1 --threads-per-worker 1 --network "$network" \
         --dataset fashion --train-examples "$train_examples" --test-examples "$test_examples" \
         --epochs "$epochs" --batch "$batch" --eval-every "$eval_every" --target-accuracy "$target" \
         "${flags[@]}" >"$tmp/out" 2>&1 || status=$?
@@ -205,15 +214,16 @@ done
 
 mkdir -p "$(dirname "$result")"
 python3 - "$tmp/runs.jsonl" "$result" "$netem" "$train_examples" "$test_examples" "$epochs" \
-  "$batch" "$eval_every" "$target" <<'PY'
+  "$batch" "$eval_every" "$target" "$network" <<'PY'
 import json, platform, sys
-runs, path, netem, train, test, epochs, batch, every, target = sys.argv[1:]
+runs, path, netem, train, test, epochs, batch, every, target, network = sys.argv[1:]
 model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "")
 json.dump({
     "benchmark": "slow-links",
     "cpu": model, "cores": __import__("os").cpu_count(), "kernel": platform.release(),
     "netem": "available" if netem == "1" else "not available",
-    "network": "batchnorm (samples/BatchNormConfiguration.h), Adam(1e-3)",
+    "network": {"batchnorm": "batchnorm (samples/BatchNormConfiguration.h), Adam(1e-3)",
+                "resnet": "resnet (samples/ResidualConfiguration.h, a ComputationGraph), Adam(1e-3)"}[network],
     "data": "Fashion-MNIST", "ranks": 2, "workers_per_rank": 1, "threads_per_worker": 1,
     "train_examples": int(train), "test_examples": int(test), "epochs": int(epochs),
     "global_batch": int(batch), "eval_every_iterations": int(every), "target_accuracy": float(target),
