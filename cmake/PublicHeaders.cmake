@@ -100,6 +100,8 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/conf/layers/ConvolutionLayer.h
   nn/conf/layers/DenseLayer.h
   nn/conf/layers/DropoutLayer.h
+  nn/conf/layers/EmbeddingLayer.h
+  nn/conf/layers/EmbeddingSequenceLayer.h
   nn/conf/layers/GlobalPoolingLayer.h
   nn/conf/layers/Layer.h
   nn/conf/layers/LayerSpecs.h

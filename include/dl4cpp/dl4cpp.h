@@ -45,6 +45,8 @@
 #include "nn/conf/layers/SubsamplingLayer.h"
 #include "nn/core/Error.h"
 // Global pooling, local response normalisation, zero padding and the loss layer.
+#include "nn/conf/layers/EmbeddingLayer.h"
+#include "nn/conf/layers/EmbeddingSequenceLayer.h"
 #include "nn/conf/layers/GlobalPoolingLayer.h"
 #include "nn/conf/layers/LSTM.h"
 #include "nn/conf/layers/LocalResponseNormalization.h"

@@ -40,6 +40,8 @@ InputPreProcessor preProcessorFor(const Layer& layer, InputType& current,
                         "; set the input type with InputType::recurrent(size)");
     return InputPreProcessor::None;
   }
+  if (current.kind == InputType::Kind::Recurrent && layer.acceptsSequences())
+    return InputPreProcessor::None;
   if (current.kind == InputType::Kind::Recurrent)
     throw ConfigError(where + " takes no sequences but receives " + current.toString() +
                       "; end a recurrent stack with RnnOutputLayer, or wrap its last recurrent "

@@ -5,6 +5,8 @@
 #include "nn/conf/layers/ConvolutionLayer.h"
 #include "nn/conf/layers/DenseLayer.h"
 #include "nn/conf/layers/DropoutLayer.h"
+#include "nn/conf/layers/EmbeddingLayer.h"
+#include "nn/conf/layers/EmbeddingSequenceLayer.h"
 #include "nn/conf/layers/OutputLayer.h"
 #include "nn/conf/layers/SubsamplingLayer.h"
 // Global pooling, local response normalisation, zero padding and the loss layer.
@@ -76,6 +78,8 @@ void registerBuiltinLayers(LayerRegistry& registry) {
   registry.add<LSTM>();
   registry.add<SimpleRnn>();
   registry.add<RnnOutputLayer>();
+  registry.add<EmbeddingLayer>();
+  registry.add<EmbeddingSequenceLayer>();
 }
 
 }  // namespace dl4cpp

@@ -3,10 +3,16 @@
 
 namespace dl4cpp {
 
-// Pooling over each image's whole height and width (DL4J's GlobalPoolingLayer): (N, C, H, W) ->
-// (N, C), or (N, C, 1, 1) with collapseDimensions(false). MAX, AVG, SUM or PNORM
-// ((sum |x|^pnorm)^(1/pnorm), pnorm >= 1, DL4J's default 2). No parameters; no activation is
-// applied. DL4J's poolingDimensions is not offered: images pool over height and width, its default.
+// Pooling over each image's whole height and width, or over each sequence's time steps (DL4J's
+// GlobalPoolingLayer): images (N, C, H, W) -> (N, C), or (N, C, 1, 1) with
+// collapseDimensions(false); sequences (N, C, T) -> (N, C), or (N, C, 1) (InputType::recurrent(C,
+// 1)). MAX, AVG, SUM or PNORM ((sum |x|^pnorm)^(1/pnorm), pnorm >= 1, DL4J's default 2). No
+// parameters; no activation is applied. DL4J's poolingDimensions is not offered: images pool over
+// height and width, sequences over time, its defaults.
+//
+// Sequences honour the features mask as DL4J's MaskedReductionUtil: only the real steps are
+// pooled (AVG divides by their number) and only they receive gradient. A sequence without a real
+// step pools to 0.
 class GlobalPoolingLayer : public Layer {
  public:
   class Builder;
@@ -20,6 +26,7 @@ class GlobalPoolingLayer : public Layer {
   }
   std::string typeName() const override { return "GlobalPoolingLayer"; }
   bool consumesImages() const override { return true; }
+  bool acceptsSequences() const override { return true; }
   InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) override;
   std::unique_ptr<layers::RuntimeLayer> instantiate() const override;
   void writeFields(LayerFieldWriter& out) const override;

@@ -67,6 +67,10 @@ class Layer {
   // RnnOutputLayer, LastTimeStep. Such a layer given anything else, or another layer given
   // sequences, is a ConfigError when the configuration is built.
   virtual bool consumesSequences() const { return false; }
+  // True for a layer that takes sequences as they are besides its usual input (pooling over time,
+  // an embedding of index sequences): given sequences it gets them, given anything else it gets
+  // what consumesImages() asks for.
+  virtual bool acceptsSequences() const { return consumesSequences(); }
   // Takes defaults, infers nIn from `input`, validates; returns the output type. Errors are
   // ConfigError naming the layer index (`index`), the field and the bad value.
   virtual InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) = 0;

@@ -78,6 +78,7 @@ class CorruptedGradientLayer : public Layer {
   bool consumesImages() const override { return inner_->consumesImages(); }
   bool acceptsRowsOrImages() const override { return inner_->acceptsRowsOrImages(); }
   bool consumesSequences() const override { return inner_->consumesSequences(); }
+  bool acceptsSequences() const override { return inner_->acceptsSequences(); }
   InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) override {
     const InputType out = inner_->resolve(index, input, defaults);
     Layer::operator=(*inner_);  // the resolved common fields (updater, l2, ...) the network reads

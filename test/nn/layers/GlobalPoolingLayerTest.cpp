@@ -202,3 +202,108 @@ TEST_SUITE("nn/layers") {
         GlobalPoolingLayer::Builder(PoolingType::PNORM).pnorm(3).build(), input, 24, 32);
   }
 }
+
+namespace {
+
+// Two sequences (2, 2, 4): the first with its last step padded (holding values that would change
+// MAX and SUM), the second all padding. dy = [2, -1] for the first, [1, 1] for the second.
+Pooled poolSequences(const GlobalPoolingLayer& conf, bool masked) {
+  auto b = testutil::bind(conf, InputType::recurrent(2), {});
+  DeviceContext ctx;
+  const Tensor x = Tensor::fromVector({2, 2, 4}, {1, -2, 3, 5, -1, 4, -3, 2,  //
+                                                  9, 9, 9, 9, 9, 9, 9, 9});
+  const Tensor mask = Tensor::fromVector({2, 4}, {1, 1, 1, 0, 0, 0, 0, 0});
+  ForwardContext fwd = testutil::mode(true);
+  if (masked) fwd.featuresMask = &mask;
+  Tensor y(b.layer->outputShape(x.shape()));
+  b.layer->forward(ctx, x, y, fwd);
+  Tensor dx(x.shape());
+  b.layer->backwardInput(ctx, Tensor::fromVector(y.shape(), {2, -1, 1, 1}), dx);
+  return {y.toVector(), dx.toVector()};
+}
+
+// Sequences (2, 3, 5) uniform in [-1, 1) with one-hot labels (2, 3) and the first padded after 3
+// steps.
+DataSet maskedSequences(uint64_t seed) {
+  const DataSet images = testutil::randomImages(2, InputType::convolutionalFlat(1, 5, 3), 3, seed);
+  DataSet d{images.features.reshape({2, 3, 5}), images.labels};
+  d.featuresMask = Tensor::fromVector({2, 5}, {1, 1, 1, 0, 0, 1, 1, 1, 1, 1});
+  return d;
+}
+
+}  // namespace
+
+TEST_SUITE("nn/layers") {
+  TEST_CASE("GlobalPoolingLayer over time: only the real steps pooled and given gradient") {
+    const Pooled max = poolSequences(GlobalPoolingLayer::Builder(PoolingType::MAX).build(), true);
+    checkClose(max.y, {3, 4, 0, 0});
+    checkClose(max.dx, {0, 0, 2, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+    const Pooled avg = poolSequences(GlobalPoolingLayer::Builder(PoolingType::AVG).build(), true);
+    checkClose(avg.y, {2.0 / 3, 0, 0, 0});
+    checkClose(avg.dx, {2. / 3, 2. / 3, 2. / 3, 0, -1. / 3, -1. / 3, -1. / 3, 0,  //
+                        0, 0, 0, 0, 0, 0, 0, 0});
+    const Pooled sum = poolSequences(GlobalPoolingLayer::Builder(PoolingType::SUM).build(), true);
+    checkClose(sum.y, {2, 0, 0, 0});
+    checkClose(sum.dx, {2, 2, 2, 0, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+    const Pooled pn = poolSequences(GlobalPoolingLayer::Builder(PoolingType::PNORM).build(), true);
+    const double n0 = std::sqrt(14.0), n1 = std::sqrt(26.0);
+    checkClose(pn.y, {n0, n1, 0, 0});
+    checkClose(pn.dx, {2 / n0, -4 / n0, 6 / n0, 0, 1 / n1, -4 / n1, 3 / n1, 0,  //
+                       0, 0, 0, 0, 0, 0, 0, 0});
+  }
+
+  TEST_CASE("GlobalPoolingLayer over time: without a mask every step, as an image of height 1") {
+    const Pooled max = poolSequences(GlobalPoolingLayer::Builder(PoolingType::MAX).build(), false);
+    checkClose(max.y, {5, 4, 9, 9});
+    const Pooled avg = poolSequences(GlobalPoolingLayer::Builder(PoolingType::AVG).build(), false);
+    checkClose(avg.y, {7.0 / 4, 2.0 / 4, 9, 9});
+    checkClose(avg.dx, {0.5, 0.5, 0.5, 0.5, -0.25, -0.25, -0.25, -0.25,  //
+                        0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25});
+  }
+
+  TEST_CASE("GlobalPoolingLayer over time: output types, (N, C) or (N, C, 1)") {
+    const auto conf =
+        NeuralNetConfiguration::Builder()
+            .list()
+            .layer(LSTM::Builder().nOut(4).build())
+            .layer(GlobalPoolingLayer::Builder().build())
+            .layer(OutputLayer::Builder().nOut(2).activation(Activation::SOFTMAX).build())
+            .setInputType(InputType::recurrent(3))
+            .build();
+    CHECK(conf.layerOutputTypes[1].kind == InputType::Kind::FeedForward);
+    CHECK(conf.layerOutputTypes[1].size == 4);
+    auto b = testutil::bind(GlobalPoolingLayer::Builder().collapseDimensions(false).build(),
+                            InputType::recurrent(3), {});
+    CHECK(b.layer->outputShape(Shape{2, 3, 7}) == Shape{2, 3, 1});
+  }
+
+  TEST_CASE("GlobalPoolingLayer over time: gradient check with masks, failing when corrupted") {
+    for (PoolingType type :
+         {PoolingType::MAX, PoolingType::AVG, PoolingType::SUM, PoolingType::PNORM}) {
+      CAPTURE(toString(type));
+      const GlobalPoolingLayer pool = GlobalPoolingLayer::Builder(type).build();
+      auto network = [](const Layer& layer) {
+        MultiLayerNetwork net(NeuralNetConfiguration::Builder()
+                                  .seed(5)
+                                  .list()
+                                  .layer(layer)
+                                  .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                                             .nOut(3)
+                                             .activation(Activation::SOFTMAX)
+                                             .build())
+                                  .setInputType(InputType::recurrent(3))
+                                  .build());
+        net.init();
+        return net;
+      };
+      const DataSet data = maskedSequences(41);
+      MultiLayerNetwork good = network(pool);
+      const auto passed = GradientCheckUtil::checkGradients(good, data);
+      INFO(passed.report);
+      CHECK(passed.passed);
+      CHECK(passed.checked == good.numParams() + data.features.numel());
+      MultiLayerNetwork bad = network(testing::corruptGradients(pool));
+      CHECK_FALSE(GradientCheckUtil::checkGradients(bad, data).passed);
+    }
+  }
+}
