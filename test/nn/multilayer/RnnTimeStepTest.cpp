@@ -92,7 +92,8 @@ TEST_SUITE("nn/multilayer") {
     checkSteppingEqualsOutput(SimpleRnn::Builder().nOut(5).build());
   }
 
-  TEST_CASE("rnnTimeStep: a network not taking sequences is a ConfigError; bad ranks ShapeError") {
+  TEST_CASE(
+      "rnnTimeStep: a network not taking sequences is a ConfigError, bad ranks a ShapeError") {
     MultiLayerNetwork seq = testutil::sequenceNetwork(LSTM::Builder().nOut(4).build(), 3, 3);
     CHECK_THROWS_AS(seq.rnnTimeStep(Tensor(Shape{2})), ShapeError);
     CHECK_THROWS_AS(seq.rnnTimeStep(Tensor(Shape{2, 4})), ShapeError);
