@@ -24,6 +24,7 @@ namespace {
 struct Request {
   const Tensor* features = nullptr;
   int64_t rows = 0;
+  int64_t steps = 0;  // time steps of a sequence request (N, C, T); 0 for other models
   Tensor result;
   std::exception_ptr error;
   bool done = false;
@@ -38,6 +39,17 @@ struct ModelSource {
   std::shared_ptr<const DataNormalization> normalizer;
   int64_t version = 0;
 };
+
+// Steps [0, steps) of rows [row, row + rows) of a (N, C, T) tensor, as a new (rows, C, steps)
+// tensor: one request's share of a padded sequence batch.
+Tensor trimmedRows(const Tensor& out, int64_t row, int64_t rows, int64_t steps) {
+  const int64_t c = out.dim(1), t = out.dim(2);
+  Tensor result(Shape{rows, c, steps});
+  const float* src = out.data() + row * c * t;
+  float* dst = result.data();
+  for (int64_t i = 0; i < rows * c; ++i) std::copy_n(src + i * t, steps, dst + i * steps);
+  return result;
+}
 
 // The input and output types of a served model: it must have one input and one output.
 std::pair<InputType, InputType> servedTypes(const Model& model, const char* who) {
@@ -84,6 +96,7 @@ struct ParallelInference::Impl {
   std::vector<Device> devices;
   InputType inputType;
   int64_t inputSize = 0, outputSize = 0;
+  bool sequences = false;  // the model takes sequences (N, C, T): requests may differ in T
 
   // Everything below `mutex` is guarded by it.
   mutable std::mutex mutex;
@@ -109,6 +122,13 @@ struct ParallelInference::Impl {
   // allocated on first use) when they fit, else (one request of more rows) in a tensor of their
   // own.
   Tensor gather(const std::vector<Request*>& batch, int64_t examples, Tensor& staging) const;
+  // The same for sequences: (examples, C, T) with T the batch's longest, shorter requests padded
+  // at the end; `mask` (examples, T) marks their real steps (left empty when every request has T).
+  Tensor gatherSequences(const std::vector<Request*>& batch, int64_t examples, Tensor& mask) const;
+  // Each request's rows of a sequence batch's output (trimmed to its own steps when the output is
+  // per step), computed on `replica`.
+  void serveSequences(Model& replica, const std::vector<Request*>& batch, int64_t examples,
+                      const DataNormalization* normalizer) const;
   void workerLoop(int worker);
   // warmUp: one forward pass per batch size the worker will see, so their oneDNN primitives exist.
   void warm(Model& replica) const;
@@ -122,7 +142,15 @@ struct ParallelInference::Impl {
 // ----------------------------------------------------------------------------------
 
 int64_t ParallelInference::Impl::validate(const Tensor& f) const {
-  if (f.empty() || f.rank() < 2 || f.dim(0) == 0 || f.numel() != f.dim(0) * inputSize)
+  if (sequences && (f.rank() != 3 || f.dim(0) == 0 || f.dim(1) != inputSize || f.dim(2) == 0 ||
+                    (inputType.length > 0 && f.dim(2) != inputType.length)))
+    throw ShapeError(fmt::format(
+        "ParallelInference::output: features {} do not match the model's input type {} "
+        "(expected [N, {}, {}] with N > 0: examples, features, time steps)",
+        f.shape().toString(), inputType.toString(), inputSize,
+        inputType.length > 0 ? std::to_string(inputType.length) : std::string("T > 0")));
+  if (!sequences &&
+      (f.empty() || f.rank() < 2 || f.dim(0) == 0 || f.numel() != f.dim(0) * inputSize))
     throw ShapeError(
         fmt::format("ParallelInference::output: features {} do not match the model's "
                     "input type {} (expected [N, {}] with N > 0, or [N, ...] holding "
@@ -135,13 +163,13 @@ int64_t ParallelInference::Impl::validate(const Tensor& f) const {
                     f.device().toString()));
   if (rejectNonFinite) {
     const float* p = f.data();
-    const int64_t n = f.numel();
+    const int64_t n = f.numel(), perExample = n / f.dim(0);
     for (int64_t i = 0; i < n; ++i)
       if (!std::isfinite(p[i]))
         throw DataError(
             fmt::format("ParallelInference::output: features hold {} at example {}, "
                         "value {} (rejectNonFinite is on)",
-                        p[i], i / inputSize, i % inputSize));
+                        p[i], i / perExample, i % perExample));
   }
   return f.dim(0);
 }
@@ -150,6 +178,7 @@ Tensor ParallelInference::Impl::submit(const Tensor& features, int64_t rows) {
   Request request;
   request.features = &features;
   request.rows = rows;
+  request.steps = sequences ? features.dim(2) : 0;
   {
     std::unique_lock lock(mutex);
     if (stopping)
@@ -207,9 +236,67 @@ Tensor ParallelInference::Impl::gather(const std::vector<Request*>& batch, int64
   return input;
 }
 
+Tensor ParallelInference::Impl::gatherSequences(const std::vector<Request*>& batch,
+                                                int64_t examples, Tensor& mask) const {
+  int64_t longest = 0;
+  bool equal = true;
+  for (const Request* r : batch) {
+    equal = equal && (longest == 0 || r->steps == longest);
+    longest = std::max(longest, r->steps);
+  }
+  Tensor input(Shape{examples, inputSize, longest});  // zeros: the padding
+  if (!equal) mask = Tensor(Shape{examples, longest});
+  int64_t row = 0;
+  for (const Request* r : batch) {
+    const float* src = r->features->data();
+    for (int64_t e = 0; e < r->rows; ++e, ++row) {
+      for (int64_t c = 0; c < inputSize; ++c)
+        std::copy_n(src + (e * inputSize + c) * r->steps, r->steps,
+                    input.data() + (row * inputSize + c) * longest);
+      if (!equal) std::fill_n(mask.data() + row * longest, r->steps, 1.0f);
+    }
+  }
+  return input;
+}
+
+void ParallelInference::Impl::serveSequences(Model& replica, const std::vector<Request*>& batch,
+                                             int64_t examples,
+                                             const DataNormalization* normalizer) const {
+  auto* network = dynamic_cast<MultiLayerNetwork*>(&replica);
+  Tensor mask;
+  Tensor input = gatherSequences(batch, examples, mask);
+  if (!mask.empty() && !network) {
+    // A model without a features mask in its output(): each request alone.
+    for (Request* r : batch) {
+      Tensor one = r->features->clone();
+      if (normalizer) normalizer->transformInput(one, inputType);
+      r->result = replica.outputSingle(one, false);
+    }
+    return;
+  }
+  if (normalizer) normalizer->transformInput(input, inputType);
+  const Tensor out =
+      mask.empty() ? replica.outputSingle(input, false) : network->output(input, false, mask);
+  int64_t row = 0;
+  for (Request* r : batch) {
+    if (out.rank() == 3 && out.dim(2) != r->steps)
+      r->result = trimmedRows(out, row, r->rows, r->steps);
+    else
+      r->result = batch.size() == 1 ? out : out.rows(row, row + r->rows);
+    row += r->rows;
+  }
+}
+
 void ParallelInference::Impl::warm(Model& replica) const {
   if (!warmUp) return;
   const int64_t largest = mode == InferenceMode::BATCHED ? batchLimit : 1;
+  if (sequences) {
+    const int64_t steps = inputType.length > 0 ? inputType.length : 1;
+    const Tensor zeros(Shape{largest, inputSize, steps});
+    for (int64_t n = largest; n >= 1; --n)
+      replica.outputSingle(zeros.view(0, Shape{n, inputSize, steps}), false);
+    return;
+  }
   const Tensor zeros(Shape{largest, inputSize});
   // Largest first, so the replica's activation buffers are allocated once.
   for (int64_t n = largest; n >= 1; --n)
@@ -301,7 +388,9 @@ void ParallelInference::Impl::workerLoop(int worker) {
         listener(
             InferenceBatch{worker, static_cast<int>(batch.size()), examples, current->version});
       const DataNormalization* normalizer = current->normalizer.get();
-      if (batch.size() == 1 && !normalizer) {
+      if (sequences && !(batch.size() == 1 && !normalizer)) {
+        serveSequences(*replica, batch, examples, normalizer);
+      } else if (batch.size() == 1 && !normalizer) {
         out = replica->outputSingle(*batch.front()->features, false);
       } else {
         Tensor input = gather(batch, examples, staging);
@@ -317,7 +406,7 @@ void ParallelInference::Impl::workerLoop(int worker) {
     for (Request* r : batch) {
       if (error)
         r->error = error;
-      else
+      else if (!out.empty())  // (serveSequences handed out the results itself)
         r->result = batch.size() == 1 ? out : out.rows(row, row + r->rows);  // views, no copy
       row += r->rows;
       r->done = true;
@@ -424,6 +513,7 @@ ParallelInference ParallelInference::Builder::build() {
   const auto [inputType, outputType] = servedTypes(*model_, "ParallelInference::Builder");
   impl->inputType = inputType;
   impl->inputSize = inputType.flatSize();
+  impl->sequences = inputType.kind == InputType::Kind::Recurrent;
   impl->outputSize = outputType.flatSize();
   impl->source = std::make_shared<const ModelSource>(
       ModelSource{model_->cloneModel(),

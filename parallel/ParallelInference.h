@@ -29,6 +29,13 @@
 // measured for batched rows). Each result is an (n, nOut) tensor; in BATCHED mode it is a view of
 // the batch's output (rows of the batch's own allocation, no copy).
 //
+// Sequences. A model taking InputType::recurrent takes requests (n, C, T), each with its own T.
+// In BATCHED mode requests of different lengths are padded at the end to the batch's longest and
+// run with a features mask marking their real steps (MultiLayerNetwork::output(features, train,
+// mask)), so each answer is the one the request gets alone; a per-step output (n, nOut, T) comes
+// back trimmed to the request's own T (a copy). A ComputationGraph, whose output takes no mask,
+// runs such a batch one request at a time.
+//
 // Normalizer. With normalizer(n) (or a Builder made from a model file holding one), every request
 // goes through n (DataNormalization::transformInput) before the network, as the training data
 // went through it as the iterator's pre-processor: results equal model.output(n applied to

@@ -43,31 +43,35 @@ double lossPerCharacter(MultiLayerNetwork& model, const std::vector<DataSet>& da
 }
 
 // Generates `length` characters after `prefix`, each drawn from the softmax of the network's
-// output at the last step. MultiLayerNetwork has no rnnTimeStep (a step that keeps the LSTM state
-// between calls), so every character runs output() over the whole window of the last
-// `window` characters again: correct, since the state starts at zero for every sequence as it did
-// in training, but O(T^2) in the window rather than O(T).
+// output at the last step. rnnTimeStep keeps the LSTM's state between calls (DL4J's
+// GravesLSTMCharModellingExample does the same): the prefix runs once, then each new character
+// is one step, so generating costs O(length) steps.
 std::string generate(MultiLayerNetwork& model, const CharacterIterator& text,
-                     const std::string& prefix, int length, int window, std::mt19937_64& rng) {
+                     const std::string& prefix, int length, std::mt19937_64& rng) {
   const int64_t v = text.totalOutcomes();
+  auto oneHot = [&](const std::vector<int>& indices) {
+    const auto t = static_cast<int64_t>(indices.size());
+    std::vector<float> values(static_cast<size_t>(v * t), 0.0f);
+    for (int64_t s = 0; s < t; ++s)
+      values[static_cast<size_t>(indices[static_cast<size_t>(s)] * t + s)] = 1.0f;
+    return Tensor::fromVector({1, v, t}, values);
+  };
   std::vector<int> indices;
   for (char c : prefix) indices.push_back(text.convertCharacterToIndex(c));
+  model.rnnClearPreviousState();
+  Tensor out = model.rnnTimeStep(oneHot(indices));
   std::string generated;
   for (int i = 0; i < length; ++i) {
-    const int64_t t = std::min<int64_t>(static_cast<int64_t>(indices.size()), window);
-    const size_t first = indices.size() - static_cast<size_t>(t);
-    std::vector<float> oneHot(static_cast<size_t>(v * t), 0.0f);
-    for (int64_t s = 0; s < t; ++s)
-      oneHot[static_cast<size_t>(indices[first + static_cast<size_t>(s)] * t + s)] = 1.0f;
-    const Tensor out = model.output(Tensor::fromVector({1, v, t}, oneHot)).toHost();
+    const int64_t t = out.dim(2);
     std::vector<double> probabilities(static_cast<size_t>(v));
     for (int64_t c = 0; c < v; ++c)
       probabilities[static_cast<size_t>(c)] = out.data()[c * t + (t - 1)];
     std::discrete_distribution<int> draw(probabilities.begin(), probabilities.end());
     const int next = draw(rng);
-    indices.push_back(next);
     generated += text.convertIndexToCharacter(next);
+    if (i + 1 < length) out = model.rnnTimeStep(oneHot({next}));
   }
+  model.rnnClearPreviousState();
   return generated;
 }
 
@@ -184,11 +188,9 @@ int run(int argc, char** argv) {
       std::cout << fmt::format("; single model {:.1f} s, loss per character {:.4f}", s, singleLoss);
     }
     std::cout << "\n";
-    printSample("ParallelWrapper", prefix,
-                generate(model, train, prefix, sampleLength, length, rng));
+    printSample("ParallelWrapper", prefix, generate(model, train, prefix, sampleLength, rng));
     if (single)
-      printSample("single model", prefix,
-                  generate(*singleModel, train, prefix, sampleLength, length, rng));
+      printSample("single model", prefix, generate(*singleModel, train, prefix, sampleLength, rng));
     std::cout.flush();
   }
   std::cout << fmt::format(

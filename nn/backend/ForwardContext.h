@@ -24,6 +24,15 @@ struct ForwardContext {
   // the sequences are real. Recurrent layers zero their output at padded steps and keep the mask
   // for their backward pass; other layers ignore it. The network keeps it alive for the pass.
   const Tensor* featuresMask = nullptr;
+  // Recurrent state across passes (truncated BPTT, rnnTimeStep). NONE: every sequence starts from
+  // a zero state and layers keep nothing. START: start from a zero state and keep the state after
+  // the last step. CONTINUE: start from the state the layer kept in its last START or CONTINUE
+  // pass (zero when it kept none) and keep the new one. Layers without state ignore it.
+  enum class RecurrentStateMode { NONE, START, CONTINUE };
+  RecurrentStateMode recurrentState = RecurrentStateMode::NONE;
+  // Truncated BPTT's backward length: a recurrent layer back-propagates through the last
+  // tbpttBackwardLength steps of its sequences only (0: all of them).
+  int64_t tbpttBackwardLength = 0;
 
   // A generator over this context's stream (each call starts it afresh).
   Random random() const { return Random(seed); }
@@ -40,7 +49,8 @@ struct ForwardContext {
   // The context layer `layer` gets within this pass.
   ForwardContext forLayer(int layer) const {
     return {trainingFor(layer), Random::deriveSeed(seed, static_cast<uint64_t>(layer)),
-            frozenLayers, featuresMask};
+            frozenLayers,       featuresMask,
+            recurrentState,     tbpttBackwardLength};
   }
   // The seed of layer `layer`'s stream in pass(training, networkSeed, replica, iteration).
   static uint64_t streamSeed(uint64_t networkSeed, int replica, int64_t iteration, int layer) {

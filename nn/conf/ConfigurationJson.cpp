@@ -600,7 +600,10 @@ std::string MultiLayerConfiguration::toJson() const {
             {"defaults", std::move(defaultsJson)},
             {"inputType", dl4cpp::toJson(inputType)},
             {"layers", std::move(layersJson)},
-            {"outputType", dl4cpp::toJson(outputType)}};
+            {"outputType", dl4cpp::toJson(outputType)},
+            {"backpropType", nameOf(kBackpropTypeNames, backpropType)},
+            {"tbpttFwdLength", tbpttFwdLength},
+            {"tbpttBackLength", tbpttBackLength}};
   try {
     return root.dump(2);
   } catch (const Json::exception&) {
@@ -618,6 +621,13 @@ MultiLayerConfiguration MultiLayerConfiguration::fromJson(const std::string& tex
 
   NeuralNetConfiguration::ListBuilder builder(root["seed"].unsignedInteger(), defaults);
   builder.setInputType(readInputType(root["inputType"]));
+  // Files written before truncated BPTT existed have none of these: standard BPTT.
+  if (const auto v = root.find("backpropType"))
+    builder.backpropType(v->enumValue(kBackpropTypeNames));
+  if (const auto v = root.find("tbpttFwdLength"))
+    builder.tBPTTForwardLength(v->size(limits::kMaxExtent));
+  if (const auto v = root.find("tbpttBackLength"))
+    builder.tBPTTBackwardLength(v->size(limits::kMaxExtent));
   const Node layersNode = root["layers"];
   const size_t count = layersNode.arraySize();
   std::vector<Node> layerNodes;

@@ -52,7 +52,18 @@ inline constexpr EnumNames<WeightInit, 11> kWeightInitNames{
      {WeightInit::XAVIER_FAN_IN, "XAVIER_FAN_IN"},
      {WeightInit::ONES, "ONES"}}};
 
+// How fit back-propagates through sequences (DL4J's BackpropType).
+//  Standard:      through every step of each batch.
+//  TruncatedBPTT: each batch's time axis in segments of tBPTTForwardLength steps, one update per
+//                 segment, the recurrent state carried from one segment to the next without a
+//                 gradient across the boundary; back-propagation through the last
+//                 tBPTTBackwardLength steps of each segment.
+enum class BackpropType { Standard, TruncatedBPTT };
+inline constexpr EnumNames<BackpropType, 2> kBackpropTypeNames{
+    {{BackpropType::Standard, "Standard"}, {BackpropType::TruncatedBPTT, "TruncatedBPTT"}}};
+
 inline std::string toString(ConvolutionMode m) { return nameOf(kConvolutionModeNames, m); }
+inline std::string toString(BackpropType t) { return nameOf(kBackpropTypeNames, t); }
 inline std::string toString(WeightInit w) { return nameOf(kWeightInitNames, w); }
 
 // How a layer's gradient is normalised or clipped before regularisation and the updater (DL4J's

@@ -37,6 +37,17 @@ MultiLayerConfiguration NeuralNetConfiguration::ListBuilder::build() const {
   MultiLayerConfiguration conf;
   conf.seed = seed_;
   conf.defaults = defaults_;
+  if (tbpttFwdLength_ <= 0 || tbpttFwdLength_ > limits::kMaxExtent)
+    throw ConfigError("tBPTTForwardLength must be between 1 and " +
+                      std::to_string(limits::kMaxExtent) + ", got " +
+                      std::to_string(tbpttFwdLength_));
+  if (tbpttBackLength_ <= 0 || tbpttBackLength_ > tbpttFwdLength_)
+    throw ConfigError("tBPTTBackwardLength must be between 1 and tBPTTForwardLength (" +
+                      std::to_string(tbpttFwdLength_) + "), got " +
+                      std::to_string(tbpttBackLength_));
+  conf.backpropType = backpropType_;
+  conf.tbpttFwdLength = tbpttFwdLength_;
+  conf.tbpttBackLength = tbpttBackLength_;
 
   InputType current;
   if (inputType_) {

@@ -28,6 +28,11 @@ struct MultiLayerConfiguration {
   std::vector<InputType> layerOutputTypes;           // what each layer produces
   InputType inputType;                               // what the network consumes
   InputType outputType;
+  // Standard or truncated back-propagation through time (DL4J's backpropType, tbpttFwdLength and
+  // tbpttBackLength; DL4J's defaults). The lengths matter only for TruncatedBPTT.
+  BackpropType backpropType = BackpropType::Standard;
+  int64_t tbpttFwdLength = 20;
+  int64_t tbpttBackLength = 20;
 
   // A table of layers, types, shapes and parameter counts.
   std::string summary() const;
@@ -141,6 +146,26 @@ class NeuralNetConfiguration {
       inputType_ = type;
       return *this;
     }
+    // Truncated back-propagation through time (DL4J's names; BackpropType in Enums.h): segments
+    // of tBPTTForwardLength steps, back-propagated through their last tBPTTBackwardLength steps
+    // (both 20 by default, at most the forward length; build() checks).
+    ListBuilder& backpropType(BackpropType type) {
+      backpropType_ = type;
+      return *this;
+    }
+    ListBuilder& tBPTTForwardLength(int64_t steps) {
+      tbpttFwdLength_ = steps;
+      return *this;
+    }
+    ListBuilder& tBPTTBackwardLength(int64_t steps) {
+      tbpttBackLength_ = steps;
+      return *this;
+    }
+    // Both lengths at once (DL4J's tBPTTLength).
+    ListBuilder& tBPTTLength(int64_t steps) {
+      tbpttFwdLength_ = tbpttBackLength_ = steps;
+      return *this;
+    }
     MultiLayerConfiguration build() const;
 
    private:
@@ -148,6 +173,9 @@ class NeuralNetConfiguration {
     LayerDefaults defaults_;
     std::vector<std::shared_ptr<Layer>> layers_;
     std::optional<InputType> inputType_;
+    BackpropType backpropType_ = BackpropType::Standard;
+    int64_t tbpttFwdLength_ = 20;
+    int64_t tbpttBackLength_ = 20;
   };
 };
 

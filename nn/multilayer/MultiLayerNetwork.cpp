@@ -87,6 +87,12 @@ struct MultiLayerNetwork::Impl {
   int64_t minibatchesInEpoch_ = 0;
   int64_t examplesInEpoch_ = 0;  // for listeners: examples fitted since the last epoch boundary
   int replicaIndex_ = 0;
+  // What the next forward pass tells recurrent layers about their state (ForwardContext.h):
+  // truncated BPTT's segments and rnnTimeStep set it for their passes.
+  ForwardContext::RecurrentStateMode stateMode_ = ForwardContext::RecurrentStateMode::NONE;
+  int64_t backwardLength_ = 0;
+  // Whether the recurrent layers hold a state rnnTimeStep continues from.
+  bool timeStepState_ = false;
 };
 
 MultiLayerNetwork::MultiLayerNetwork(MultiLayerConfiguration conf, Device device, int numThreads)
@@ -317,6 +323,20 @@ namespace {
 // Time steps of a batch's features: T of sequences (N, C, T), 0 for rows and images.
 int64_t stepsOf(const Tensor& features) { return features.rank() == 3 ? features.dim(2) : 0; }
 
+// Steps [start, start + len) of a host sequence tensor (N, C, T) or mask (N, T), as a new tensor.
+Tensor sliceSteps(const Tensor& x, int64_t start, int64_t len) {
+  const Tensor host = x.toHost();
+  const int64_t t = host.dim(host.rank() - 1);
+  const int64_t rows = host.numel() / t;
+  Tensor out = host.rank() == 3 ? Tensor(Shape{host.dim(0), host.dim(1), len}, Device::cpu())
+                                : Tensor(Shape{host.dim(0), len}, Device::cpu());
+  const float* src = host.data();
+  float* dst = out.data();
+  for (int64_t r = 0; r < rows; ++r)
+    std::copy(src + r * t + start, src + r * t + start + len, dst + r * len);
+  return out;
+}
+
 // ShapeError unless `mask` is empty or (n, steps) on the host.
 void checkMask(const Tensor& mask, const char* what, int64_t n, int64_t steps, const char* method) {
   if (mask.empty()) return;
@@ -428,6 +448,8 @@ const Tensor& MultiLayerNetwork::forwardPass(const Tensor& features, int64_t n, 
   ForwardContext pass = ForwardContext::pass(training, impl_->conf_.seed, impl_->replicaIndex_,
                                              impl_->iteration_, impl_->numFrozenLayers_);
   pass.featuresMask = mask != nullptr && !mask->empty() ? mask : nullptr;
+  pass.recurrentState = impl_->stateMode_;
+  pass.tbpttBackwardLength = impl_->backwardLength_;
   for (auto& step : impl_->steps_) step->forward(*impl_->context_, tensors, pass);
   return impl_->outputs_.back();
 }
@@ -575,6 +597,50 @@ void MultiLayerNetwork::fit(const DataSet& batch) {
 }
 
 void MultiLayerNetwork::fitMinibatch(const DataSet& batch) {
+  if (impl_->conf_.backpropType == BackpropType::TruncatedBPTT && batch.features.rank() == 3)
+    fitTruncated(batch);
+  else
+    fitStep(batch);
+}
+
+void MultiLayerNetwork::fitTruncated(const DataSet& batch) {
+  checkBatch(batch, true, "fit");
+  const int64_t steps = batch.features.dim(2);
+  const int64_t length = impl_->conf_.tbpttFwdLength;
+  if (batch.labels.rank() != 3)
+    throw ConfigError(fmt::format(
+        "MultiLayerNetwork::fit: truncated BPTT needs labels at every step ([N, nOut, T]), got {}",
+        batch.labels.shape().toString()));
+  if (impl_->conf_.inputType.length > 0 && length < steps)
+    throw ConfigError(fmt::format(
+        "MultiLayerNetwork::fit: truncated BPTT splits sequences into segments of {} steps, but "
+        "the input type {} fixes their length; declare it without one (InputType::recurrent(size))",
+        length, impl_->conf_.inputType.toString()));
+  // The segments' passes carry the recurrent state; whatever rnnTimeStep kept is gone.
+  impl_->timeStepState_ = false;
+  struct Reset {
+    Impl& impl;
+    ~Reset() {
+      impl.stateMode_ = ForwardContext::RecurrentStateMode::NONE;
+      impl.backwardLength_ = 0;
+    }
+  } reset{*impl_};
+  impl_->backwardLength_ = impl_->conf_.tbpttBackLength;
+  for (int64_t start = 0; start < steps; start += length) {
+    const int64_t len = std::min(length, steps - start);
+    DataSet segment;
+    segment.features = sliceSteps(batch.features, start, len);
+    segment.labels = sliceSteps(batch.labels, start, len);
+    if (!batch.featuresMask.empty())
+      segment.featuresMask = sliceSteps(batch.featuresMask, start, len);
+    if (!batch.labelsMask.empty()) segment.labelsMask = sliceSteps(batch.labelsMask, start, len);
+    impl_->stateMode_ = start == 0 ? ForwardContext::RecurrentStateMode::START
+                                   : ForwardContext::RecurrentStateMode::CONTINUE;
+    fitStep(segment);
+  }
+}
+
+void MultiLayerNetwork::fitStep(const DataSet& batch) {
   const double loss = computeGradientAndScore(batch);
   // The regularisation terms (as calcRegularizationScore()) and the gradient's sum of squares,
   // in one call (and one more for the l1 terms, when there are any).
@@ -646,6 +712,34 @@ void MultiLayerNetwork::fit(DataSetIterator& iterator, int epochs) {
 Tensor MultiLayerNetwork::output(const Tensor& features, bool train) {
   return output(features, train, Tensor());
 }
+
+Tensor MultiLayerNetwork::rnnTimeStep(const Tensor& input) {
+  requireInit("rnnTimeStep");
+  if (impl_->conf_.inputType.kind != InputType::Kind::Recurrent)
+    throw ConfigError("MultiLayerNetwork::rnnTimeStep: the network takes " +
+                      impl_->conf_.inputType.toString() + ", not sequences");
+  if (input.rank() != 2 && input.rank() != 3)
+    throw ShapeError("MultiLayerNetwork::rnnTimeStep: input " + input.shape().toString() +
+                     " is neither one step [N, C] nor steps [N, C, T]");
+  const Tensor steps = input.rank() == 2 ? input.reshape({input.dim(0), input.dim(1), 1}) : input;
+  if (impl_->conf_.inputType.length > 0 && steps.dim(2) != impl_->conf_.inputType.length)
+    throw ConfigError(fmt::format(
+        "MultiLayerNetwork::rnnTimeStep: the input type {} fixes the sequences' length; declare it "
+        "without one (InputType::recurrent(size)) to run them step by step",
+        impl_->conf_.inputType.toString()));
+  struct Reset {
+    Impl& impl;
+    ~Reset() { impl.stateMode_ = ForwardContext::RecurrentStateMode::NONE; }
+  } reset{*impl_};
+  impl_->stateMode_ = impl_->timeStepState_ ? ForwardContext::RecurrentStateMode::CONTINUE
+                                            : ForwardContext::RecurrentStateMode::START;
+  Tensor y = output(steps, false);
+  impl_->timeStepState_ = true;
+  if (input.rank() == 2 && y.rank() == 3) return y.reshape({y.dim(0), y.dim(1)});
+  return y;
+}
+
+void MultiLayerNetwork::rnnClearPreviousState() { impl_->timeStepState_ = false; }
 
 Tensor MultiLayerNetwork::output(const Tensor& features, bool train, const Tensor& featuresMask) {
   requireInit("output");

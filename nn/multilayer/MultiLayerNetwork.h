@@ -61,6 +61,9 @@ class MultiLayerNetwork : public Model {
   // follows, as after each minibatch of fit(iterator) (IterationInfo::examplesInEpoch counts the
   // examples fitted since the last epoch boundary; examplesPerEpoch is -1). It starts and ends no
   // epoch: onEpochStart/onEpochEnd are for fit(iterator).
+  // With BackpropType::TruncatedBPTT a batch of sequences is fitted segment by segment (Enums.h):
+  // one iteration, one update, per segment; score() is then the last segment's, and listeners
+  // hear once per batch.
   void fit(const DataSet& batch) override;
   // One epoch over the iterator (reset first when it is exhausted and resettable). DataError when
   // it yields no minibatch at all.
@@ -74,6 +77,16 @@ class MultiLayerNetwork : public Model {
   // The same for padded sequences (DL4J's output(input, train, featuresMask, labelsMask)):
   // featuresMask (N, T) says which steps are real; recurrent layers output 0 at the others.
   Tensor output(const Tensor& features, bool train, const Tensor& featuresMask);
+  // Stateful inference (DL4J's rnnTimeStep), for generating sequences step by step: input is one
+  // step (N, C) or several (N, C, T); the recurrent layers start from the state they kept at the
+  // end of the previous call (zero at the first call, or after rnnClearPreviousState) and keep
+  // their new one. Returns (N, nOut) for one step given as (N, C), else (N, nOut, T). Calling it
+  // step by step gives what output() gives for the whole sequence. output(), score() and evaluate()
+  // leave the kept state alone; fit() with truncated BPTT clears it. A call with another number
+  // of sequences than the kept state's is a ShapeError (clear the state first).
+  Tensor rnnTimeStep(const Tensor& input);
+  // Forgets the state rnnTimeStep kept: the next call starts from zero.
+  void rnnClearPreviousState();
   // The same (DL4J's outputSingle, which a graph of one output also answers).
   Tensor outputSingle(const Tensor& features, bool train = false) override;
 
@@ -194,7 +207,13 @@ class MultiLayerNetwork : public Model {
  private:
   void requireInit(const char* method) const;
   // fit(DataSet) without the listeners: the iteration itself.
+  // Truncated BPTT when configured and the batch is sequences, else one step.
   void fitMinibatch(const DataSet& batch);
+  // One forward, backward and update on `batch`.
+  void fitStep(const DataSet& batch);
+  // Truncated BPTT (BackpropType::TruncatedBPTT): fitStep on each segment of the batch's time
+  // axis, the recurrent state carried from one to the next.
+  void fitTruncated(const DataSet& batch);
   // Checks features/labels against the configuration; returns the batch size.
   int64_t checkBatch(const DataSet& batch, bool needLabels, const char* method) const;
   void ensureCapacity(int64_t batch, int64_t steps);

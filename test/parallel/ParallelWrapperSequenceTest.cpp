@@ -24,6 +24,23 @@ MultiLayerConfiguration lstmNet() {
       .build();
 }
 
+// lstmNet() with truncated BPTT in segments of 2 steps.
+MultiLayerConfiguration truncatedLstmNet() {
+  return NeuralNetConfiguration::Builder()
+      .seed(5)
+      .updater(Sgd(0.1))
+      .list()
+      .layer(LSTM::Builder().nOut(4).build())
+      .layer(RnnOutputLayer::Builder(LossFunction::MCXENT)
+                 .nOut(3)
+                 .activation(Activation::SOFTMAX)
+                 .build())
+      .setInputType(InputType::recurrent(3))
+      .backpropType(BackpropType::TruncatedBPTT)
+      .tBPTTLength(2)
+      .build();
+}
+
 MultiLayerNetwork initialized(const MultiLayerConfiguration& conf) {
   MultiLayerNetwork m(conf);
   m.init();
@@ -92,5 +109,52 @@ TEST_SUITE("parallel") {
     wrapper.fit(small);
     CHECK(root.params().allClose(single.params(), 1e-5f));
     CHECK(root.getIterationCount() == 3);
+  }
+
+  TEST_CASE("ParallelWrapper: truncated BPTT on masked sequences, 1 worker = plain fit") {
+    const auto data = paddedBatches(4);
+    MultiLayerNetwork plain = initialized(truncatedLstmNet());
+    VectorIterator plainData(data);
+    plain.fit(plainData);
+    CHECK(plain.getIterationCount() == 12);  // 3 segments of 2 steps per batch
+
+    MultiLayerNetwork root = initialized(truncatedLstmNet());
+    auto wrapper = testutil::wrapperOnCpu(root).workers(1).averagingFrequency(2).build();
+    VectorIterator wrapped(data);
+    wrapper.fit(wrapped);
+    CHECK(root.params().toVector() == plain.params().toVector());
+
+    // Truncation matters here: standard BPTT on the same batches ends elsewhere.
+    MultiLayerNetwork standard = initialized(lstmNet());
+    VectorIterator standardData(data);
+    standard.fit(standardData);
+    CHECK_FALSE(standard.params().allClose(plain.params(), 1e-5f));
+  }
+
+  TEST_CASE("ParallelWrapper: 2 workers each run truncated BPTT on their own batch, then average") {
+    const auto data = paddedBatches(2);
+    // What averaging after every batch must give: each batch fitted (3 segments, 3 updates) by
+    // its own copy of the model, then the mean of the two.
+    MultiLayerNetwork a = initialized(truncatedLstmNet()), b = initialized(truncatedLstmNet());
+    a.fit(data[0]);
+    b.fit(data[1]);
+    const std::vector<float> pa = a.params().toVector(), pb = b.params().toVector();
+    std::vector<float> mean(pa.size());
+    for (size_t i = 0; i < pa.size(); ++i) mean[i] = (pa[i] + pb[i]) / 2;
+
+    MultiLayerNetwork root = initialized(truncatedLstmNet());
+    auto wrapper = testutil::wrapperOnCpu(root).workers(2).averagingFrequency(1).build();
+    VectorIterator batches(data);
+    wrapper.fit(batches);
+    CHECK(root.params().allClose(Tensor::fromVector(root.params().shape(), mean), 1e-6f));
+  }
+
+  TEST_CASE("ParallelWrapper: truncated BPTT with SHARED_GRADIENTS is a ConfigError") {
+    MultiLayerNetwork root = initialized(truncatedLstmNet());
+    CHECK_THROWS_AS(testutil::wrapperOnCpu(root)
+                        .workers(2)
+                        .trainingMode(parallel::TrainingMode::SHARED_GRADIENTS)
+                        .build(),
+                    ConfigError);
   }
 }

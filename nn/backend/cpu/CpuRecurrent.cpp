@@ -88,8 +88,8 @@ void fromTimeMajor(const float* src, float* dst, int64_t n, int64_t c, int64_t t
 class CpuRecurrent final : public RecurrentImpl {
  public:
   void lstmForward(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
-                   const Tensor& mask, const RecurrentActivations& act, Tensor& y,
-                   Tensor& ws) override {
+                   const Tensor& mask, const RecurrentActivations& act, Tensor& y, Tensor& ws,
+                   RecurrentState* state) override {
     const Dims d = forwardDims(x, w, rw, b, y, ws, 4, "lstmForward");
     checkActivation(act.activation, "lstmForward");
     checkActivation(act.gate, "lstmForward");
@@ -98,6 +98,10 @@ class CpuRecurrent final : public RecurrentImpl {
     float* gates = xT + d.t * d.n * d.nIn;
     float* hs = gates + d.t * d.n * d.g;
     float* cs = hs + d.t * d.n * d.h;  // the cell state before the mask
+    float* h0 = cs + d.t * d.n * d.h;
+    float* c0 = h0 + d.n * d.h;
+    const bool init = loadState(state ? &state->h : nullptr, h0, d, "lstmForward");
+    loadState(state ? &state->c : nullptr, c0, d, "lstmForward");
     toTimeMajor(x.data(), xT, d.n, d.nIn, d.t);
     inputProducts(d, xT, w, b, gates);
     const int64_t H = d.h;
@@ -105,13 +109,15 @@ class CpuRecurrent final : public RecurrentImpl {
       float* z = gates + s * d.n * d.g;
       if (s > 0)
         gemm('N', 'N', d.n, d.g, H, hs + (s - 1) * d.n * H, H, rw.data(), d.g, 1.0f, z, d.g);
+      else if (init)
+        gemm('N', 'N', d.n, d.g, H, h0, H, rw.data(), d.g, 1.0f, z, d.g);
       for (int64_t e = 0; e < d.n; ++e) {
         float* ze = z + e * d.g;
         float* c = cs + (s * d.n + e) * H;
         float* h = hs + (s * d.n + e) * H;
         const float keep = m ? m[e * d.t + s] : 1.0f;
         const float prevKeep = s > 0 && m ? m[e * d.t + s - 1] : 1.0f;
-        const float* cPrev = s > 0 ? cs + ((s - 1) * d.n + e) * H : nullptr;
+        const float* cPrev = s > 0 ? cs + ((s - 1) * d.n + e) * H : c0 + e * H;
         activateInPlace(act.activation, ze, H);
         activateInPlace(act.gate, ze + H, 3 * H);
         const float* a = ze;
@@ -119,7 +125,7 @@ class CpuRecurrent final : public RecurrentImpl {
         const float* o = ze + 2 * H;
         const float* i = ze + 3 * H;
         for (int64_t j = 0; j < H; ++j) {
-          const float cp = cPrev ? prevKeep * cPrev[j] : 0.0f;
+          const float cp = prevKeep * cPrev[j];
           c[j] = f[j] * cp + i[j] * a[j];
           h[j] = c[j];
         }
@@ -128,20 +134,26 @@ class CpuRecurrent final : public RecurrentImpl {
       }
     }
     fromTimeMajor(hs, y.data(), d.n, H, d.t);
+    if (state && d.t > 0) {
+      state->h = lastState(hs, nullptr, d);
+      state->c = lastState(cs, m, d);
+    }
   }
 
   void lstmBackward(const Tensor& w, const Tensor& rw, const Tensor& mask,
                     const RecurrentActivations& act, const Tensor& ws, const Tensor& dy, Tensor& dw,
-                    Tensor& drw, Tensor& db, Tensor* dx) override {
+                    Tensor& drw, Tensor& db, Tensor* dx, int64_t backwardSteps) override {
     const Dims d = backwardDims(w, rw, ws, dy, dw, drw, db, dx, 4, "lstmBackward");
     const float* m = maskData(mask, d.n, d.t, "lstmBackward");
     const float* xT = ws.data();
     const float* gates = xT + d.t * d.n * d.nIn;
     const float* hs = gates + d.t * d.n * d.g;
     const float* cs = hs + d.t * d.n * d.h;
+    const float* h0 = cs + d.t * d.n * d.h;
+    const float* c0 = h0 + d.n * d.h;
     const int64_t H = d.h;
     prepareBackward(d, dy);
-    for (int64_t s = d.t; s-- > 0;) {
+    for (int64_t s = d.t; s-- > firstBackwardStep(d, backwardSteps);) {
       recurrentGradient(d, rw, s);
       const float* z = gates + s * d.n * d.g;
       float* dz = dz_.data() + s * d.n * d.g;
@@ -157,7 +169,7 @@ class CpuRecurrent final : public RecurrentImpl {
         }
         const float* c = cs + (s * d.n + e) * H;
         const float prevKeep = s > 0 && m ? m[e * d.t + s - 1] : 1.0f;
-        const float* cPrev = s > 0 ? cs + ((s - 1) * d.n + e) * H : nullptr;
+        const float* cPrev = s > 0 ? cs + ((s - 1) * d.n + e) * H : c0 + e * H;
         float* tcs = tc_.data();
         std::copy(c, c + H, tcs);
         activateInPlace(act.activation, tcs, H);
@@ -165,7 +177,7 @@ class CpuRecurrent final : public RecurrentImpl {
           const float a = ze[j], f = ze[H + j], o = ze[2 * H + j], i = ze[3 * H + j];
           const float tc = tcs[j];
           const float dcHat = dc[j] + dh[j] * o * derivative(act.activation, tc);
-          const float cp = cPrev ? prevKeep * cPrev[j] : 0.0f;
+          const float cp = prevKeep * cPrev[j];
           dze[j] = dcHat * i * derivative(act.activation, a);
           dze[H + j] = dcHat * cp * derivative(act.gate, f);
           dze[2 * H + j] = dh[j] * tc * derivative(act.gate, o);
@@ -174,23 +186,29 @@ class CpuRecurrent final : public RecurrentImpl {
         }
       }
     }
-    finishBackward(d, xT, hs, w, dw, drw, db, dx);
+    finishBackward(d, xT, hs, h0, w, dw, drw, db, dx);
   }
 
   void simpleRnnForward(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
-                        const Tensor& mask, ActivationKind act, Tensor& y, Tensor& ws) override {
+                        const Tensor& mask, ActivationKind act, Tensor& y, Tensor& ws,
+                        RecurrentState* state) override {
     const Dims d = forwardDims(x, w, rw, b, y, ws, 1, "simpleRnnForward");
     checkActivation(act, "simpleRnnForward");
     const float* m = maskData(mask, d.n, d.t, "simpleRnnForward");
     float* xT = ws.data();
     float* zs = xT + d.t * d.n * d.nIn;  // the activation's output, before the mask
     float* hs = zs + d.t * d.n * d.h;
+    float* h0 = hs + d.t * d.n * d.h;
+    const bool init = loadState(state ? &state->h : nullptr, h0, d, "simpleRnnForward");
     toTimeMajor(x.data(), xT, d.n, d.nIn, d.t);
     inputProducts(d, xT, w, b, zs);
     const int64_t H = d.h;
     for (int64_t s = 0; s < d.t; ++s) {
       float* z = zs + s * d.n * H;
-      if (s > 0) gemm('N', 'N', d.n, H, H, hs + (s - 1) * d.n * H, H, rw.data(), H, 1.0f, z, H);
+      if (s > 0)
+        gemm('N', 'N', d.n, H, H, hs + (s - 1) * d.n * H, H, rw.data(), H, 1.0f, z, H);
+      else if (init)
+        gemm('N', 'N', d.n, H, H, h0, H, rw.data(), H, 1.0f, z, H);
       for (int64_t e = 0; e < d.n; ++e) {
         const float keep = m ? m[e * d.t + s] : 1.0f;
         float* ze = z + e * H;
@@ -200,19 +218,21 @@ class CpuRecurrent final : public RecurrentImpl {
       }
     }
     fromTimeMajor(hs, y.data(), d.n, H, d.t);
+    if (state && d.t > 0) state->h = lastState(hs, nullptr, d);
   }
 
   void simpleRnnBackward(const Tensor& w, const Tensor& rw, const Tensor& mask, ActivationKind act,
                          const Tensor& ws, const Tensor& dy, Tensor& dw, Tensor& drw, Tensor& db,
-                         Tensor* dx) override {
+                         Tensor* dx, int64_t backwardSteps) override {
     const Dims d = backwardDims(w, rw, ws, dy, dw, drw, db, dx, 1, "simpleRnnBackward");
     const float* m = maskData(mask, d.n, d.t, "simpleRnnBackward");
     const float* xT = ws.data();
     const float* zs = xT + d.t * d.n * d.nIn;
     const float* hs = zs + d.t * d.n * d.h;
+    const float* h0 = hs + d.t * d.n * d.h;
     const int64_t H = d.h;
     prepareBackward(d, dy);
-    for (int64_t s = d.t; s-- > 0;) {
+    for (int64_t s = d.t; s-- > firstBackwardStep(d, backwardSteps);) {
       recurrentGradient(d, rw, s);
       for (int64_t e = 0; e < d.n; ++e) {
         const float keep = m ? m[e * d.t + s] : 1.0f;
@@ -222,7 +242,7 @@ class CpuRecurrent final : public RecurrentImpl {
         for (int64_t j = 0; j < H; ++j) dze[j] = keep * dh[j] * derivative(act, ze[j]);
       }
     }
-    finishBackward(d, xT, hs, w, dw, drw, db, dx);
+    finishBackward(d, xT, hs, h0, w, dw, drw, db, dx);
   }
 
   void gatherSteps(const Tensor& x, const Tensor& mask, Tensor& rows) override {
@@ -265,6 +285,39 @@ class CpuRecurrent final : public RecurrentImpl {
     int64_t r = 0;
     for (int64_t i = 0; i < n * t; ++i) r += m[i] != 0.0f;
     return r;
+  }
+
+  // Copies the initial state `from` ((N, H) host, or empty or null for zero) into the workspace's
+  // `to`; whether it was given.
+  static bool loadState(const Tensor* from, float* to, const Dims& d, const char* op) {
+    if (!from || from->empty()) {
+      std::fill(to, to + d.n * d.h, 0.0f);
+      return false;
+    }
+    if (!from->onHost() || from->shape() != Shape{d.n, d.h})
+      throw ShapeError(std::string(op) + ": the initial state " + from->shape().toString() +
+                       " does not match [" + std::to_string(d.n) + ", " + std::to_string(d.h) +
+                       "] (examples, hidden units)");
+    std::copy(from->data(), from->data() + d.n * d.h, to);
+    return true;
+  }
+
+  // The state after the last step, (N, H), from a time-major (T, N, H) record: times that step's
+  // mask when `keepMask` is given (the cell state, recorded before the mask).
+  static Tensor lastState(const float* record, const float* keepMask, const Dims& d) {
+    Tensor out(Shape{d.n, d.h}, Device::cpu());
+    const float* last = record + (d.t - 1) * d.n * d.h;
+    float* dst = out.data();
+    for (int64_t e = 0; e < d.n; ++e) {
+      const float keep = keepMask ? keepMask[e * d.t + d.t - 1] : 1.0f;
+      for (int64_t j = 0; j < d.h; ++j) dst[e * d.h + j] = keep * last[e * d.h + j];
+    }
+    return out;
+  }
+
+  // The earliest step a backward pass over the last `backwardSteps` steps reaches (0: all).
+  static int64_t firstBackwardStep(const Dims& d, int64_t backwardSteps) {
+    return backwardSteps > 0 ? std::max<int64_t>(0, d.t - backwardSteps) : 0;
   }
 
   static Dims forwardDims(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
@@ -324,13 +377,15 @@ class CpuRecurrent final : public RecurrentImpl {
   }
 
   // The products over all steps at once, from dz_.
-  void finishBackward(const Dims& d, const float* xT, const float* hs, const Tensor& w, Tensor& dw,
-                      Tensor& drw, Tensor& db, Tensor* dx) {
+  void finishBackward(const Dims& d, const float* xT, const float* hs, const float* h0,
+                      const Tensor& w, Tensor& dw, Tensor& drw, Tensor& db, Tensor* dx) {
     const int64_t rows = d.t * d.n;
     gemm('T', 'N', d.nIn, d.g, rows, xT, d.nIn, dz_.data(), d.g, 0.0f, dw.data(), d.g);
     // dRW = sum over s >= 1 of h_{s-1}^T dz_s: the rows of h shifted by one step against dz.
     gemm('T', 'N', d.h, d.g, rows - d.n, hs, d.h, dz_.data() + d.n * d.g, d.g, 0.0f, drw.data(),
          d.g);
+    // and h_{-1}^T dz_0, the initial state's share (0 when it is zero).
+    gemm('T', 'N', d.h, d.g, d.n, h0, d.h, dz_.data(), d.g, 1.0f, drw.data(), d.g);
     float* dbias = db.data();
     std::fill(dbias, dbias + d.g, 0.0f);
     for (int64_t r = 0; r < rows; ++r)

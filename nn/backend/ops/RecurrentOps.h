@@ -9,11 +9,10 @@
 //   z_t = x_t W + h_{t-1} RW + b                        (N, 4H)
 //   a = act(z[0:H])  f = gate(z[H:2H])  o = gate(z[2H:3H])  i = gate(z[3H:4H])
 //   c_t = f * c_{t-1} + i * a        h_t = o * act(c_t)
-// with h_{-1} = c_{-1} = 0; at a masked step c_t and h_t are 0 (DL4J's LSTMHelpers), so the next
-// real step starts from a clean state.
-// Simple RNN (DL4J's SimpleRnn): h_t = act(x_t W + h_{t-1} RW + b), W (nIn, H), RW (H, H), b (H);
-// h_t = 0 at a masked step.
-// act and gate are activations whose derivative is a function of their output
+// with h_{-1} = c_{-1} = 0 or a given state (RecurrentState); at a masked step c_t and h_t are 0
+// (DL4J's LSTMHelpers), so the next real step starts from a clean state. Simple RNN (DL4J's
+// SimpleRnn): h_t = act(x_t W + h_{t-1} RW + b), W (nIn, H), RW (H, H), b (H); h_t = 0 at a masked
+// step. act and gate are activations whose derivative is a function of their output
 // (recurrentActivationSupported).
 #include <cstdint>
 
@@ -41,6 +40,14 @@ inline bool recurrentActivationSupported(ActivationKind kind) {
   }
 }
 
+// The state a recurrent op starts from and ends in, for truncated BPTT and stateful inference:
+// h (N, H) and the LSTM's c (N, H), host tensors. An empty tensor is a zero state. The carried
+// state is taken after the mask of the last step (0 where that step is padding).
+struct RecurrentState {
+  Tensor h;
+  Tensor c;
+};
+
 struct RecurrentActivations {
   ActivationKind activation = ActivationKind::TANH;  // the cell input and output (LSTM), h (RNN)
   ActivationKind gate = ActivationKind::SIGMOID;     // LSTM's f, o, i
@@ -51,29 +58,37 @@ struct RecurrentActivations {
 inline int64_t recurrentWorkspaceFloats(int64_t n, int64_t t, int64_t nIn, int64_t hidden,
                                         int gates) {
   // x time-major (T, N, nIn), pre-computed activations (T, N, gates H), h (T, N, H), and for the
-  // LSTM its cell state (T, N, H).
-  return t * n * (nIn + gates * hidden + hidden + (gates == 4 ? hidden : 0));
+  // LSTM its cell state (T, N, H); then the initial state, h_{-1} (N, H) and the LSTM's c_{-1}.
+  const int64_t states = gates == 4 ? 2 : 1;
+  return t * n * (nIn + gates * hidden + hidden + (gates == 4 ? hidden : 0)) + states * n * hidden;
 }
 
 class RecurrentImpl {
  public:
   virtual ~RecurrentImpl() = default;
   // y (N, H, T) = the LSTM over x (N, nIn, T) (above); ws (recurrentWorkspaceFloats(.., 4)
-  // floats) receives what the backward pass reads. y and ws are overwritten.
+  // floats) receives what the backward pass reads. y and ws are overwritten. state: null for a
+  // zero initial state; otherwise the op starts from state->h and state->c and replaces them with
+  // the state after the last step (new (N, H) host tensors).
   virtual void lstmForward(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
                            const Tensor& mask, const RecurrentActivations& act, Tensor& y,
-                           Tensor& ws) = 0;
+                           Tensor& ws, RecurrentState* state) = 0;
   // From dy = dL/dy (N, H, T) and the forward's ws: dw, drw, db (overwritten) and, when dx is not
-  // null, dx = dL/dx (N, nIn, T) (overwritten). Full back-propagation through time.
+  // null, dx = dL/dx (N, nIn, T) (overwritten). Back-propagation through time over the last
+  // backwardSteps steps (DL4J's tBPTTBackwardLength: earlier steps get no gradient and give
+  // none), over all steps when it is 0. No gradient reaches the initial state (truncated BPTT
+  // detaches it).
   virtual void lstmBackward(const Tensor& w, const Tensor& rw, const Tensor& mask,
                             const RecurrentActivations& act, const Tensor& ws, const Tensor& dy,
-                            Tensor& dw, Tensor& drw, Tensor& db, Tensor* dx) = 0;
-  // The simple RNN, as the LSTM (ws of recurrentWorkspaceFloats(.., 1) floats).
+                            Tensor& dw, Tensor& drw, Tensor& db, Tensor* dx,
+                            int64_t backwardSteps) = 0;
+  // The simple RNN, as the LSTM (ws of recurrentWorkspaceFloats(.., 1) floats; state->c unused).
   virtual void simpleRnnForward(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
-                                const Tensor& mask, ActivationKind act, Tensor& y, Tensor& ws) = 0;
+                                const Tensor& mask, ActivationKind act, Tensor& y, Tensor& ws,
+                                RecurrentState* state) = 0;
   virtual void simpleRnnBackward(const Tensor& w, const Tensor& rw, const Tensor& mask,
                                  ActivationKind act, const Tensor& ws, const Tensor& dy, Tensor& dw,
-                                 Tensor& drw, Tensor& db, Tensor* dx) = 0;
+                                 Tensor& drw, Tensor& db, Tensor* dx, int64_t backwardSteps) = 0;
   // rows (R, C) = the steps of x (N, C, T) where mask is 1 (every step when it is empty), in the
   // order (example, step): R is the number of such steps.
   virtual void gatherSteps(const Tensor& x, const Tensor& mask, Tensor& rows) = 0;
@@ -84,31 +99,36 @@ class RecurrentImpl {
 class RecurrentOps : protected OpFamily<RecurrentImpl> {
  public:
   void lstmForward(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
-                   const Tensor& mask, const RecurrentActivations& act, Tensor& y, Tensor& ws) {
+                   const Tensor& mask, const RecurrentActivations& act, Tensor& y, Tensor& ws,
+                   RecurrentState* state = nullptr) {
     run(
-        OpPhase::FORWARD, [&] { recurrent().lstmForward(x, w, rw, b, mask, act, y, ws); },
+        OpPhase::FORWARD, [&] { recurrent().lstmForward(x, w, rw, b, mask, act, y, ws, state); },
         [&] { return recurrentFlops(x, w, rw); });
   }
   void lstmBackward(const Tensor& w, const Tensor& rw, const Tensor& mask,
                     const RecurrentActivations& act, const Tensor& ws, const Tensor& dy, Tensor& dw,
-                    Tensor& drw, Tensor& db, Tensor* dx) {
+                    Tensor& drw, Tensor& db, Tensor* dx, int64_t backwardSteps = 0) {
     run(
         OpPhase::BACKWARD_WEIGHTS,
-        [&] { recurrent().lstmBackward(w, rw, mask, act, ws, dy, dw, drw, db, dx); },
+        [&] { recurrent().lstmBackward(w, rw, mask, act, ws, dy, dw, drw, db, dx, backwardSteps); },
         [&] { return 2 * recurrentFlops(dy, w, rw); });
   }
   void simpleRnnForward(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
-                        const Tensor& mask, ActivationKind act, Tensor& y, Tensor& ws) {
+                        const Tensor& mask, ActivationKind act, Tensor& y, Tensor& ws,
+                        RecurrentState* state = nullptr) {
     run(
-        OpPhase::FORWARD, [&] { recurrent().simpleRnnForward(x, w, rw, b, mask, act, y, ws); },
+        OpPhase::FORWARD,
+        [&] { recurrent().simpleRnnForward(x, w, rw, b, mask, act, y, ws, state); },
         [&] { return recurrentFlops(x, w, rw); });
   }
   void simpleRnnBackward(const Tensor& w, const Tensor& rw, const Tensor& mask, ActivationKind act,
                          const Tensor& ws, const Tensor& dy, Tensor& dw, Tensor& drw, Tensor& db,
-                         Tensor* dx) {
+                         Tensor* dx, int64_t backwardSteps = 0) {
     run(
         OpPhase::BACKWARD_WEIGHTS,
-        [&] { recurrent().simpleRnnBackward(w, rw, mask, act, ws, dy, dw, drw, db, dx); },
+        [&] {
+          recurrent().simpleRnnBackward(w, rw, mask, act, ws, dy, dw, drw, db, dx, backwardSteps);
+        },
         [&] { return 2 * recurrentFlops(dy, w, rw); });
   }
   void gatherSteps(const Tensor& x, const Tensor& mask, Tensor& rows) {

@@ -69,6 +69,24 @@ void RecurrentRuntime::forward(DeviceContext& ctx, const Tensor& input, Tensor& 
                      std::to_string(n) + ", " + std::to_string(t) + "])");
   const int64_t floats = recurrentWorkspaceFloats(n, t, nIn_, nOut_, gates_);
   if (ws_.numel() < floats) ws_ = Tensor(Shape{floats}, input.device());
+  backwardSteps_ = fwd.tbpttBackwardLength;
+  switch (fwd.recurrentState) {
+    case ForwardContext::RecurrentStateMode::NONE:
+      carried_ = nullptr;
+      break;
+    case ForwardContext::RecurrentStateMode::START:
+      kept_ = RecurrentState();
+      carried_ = &kept_;
+      break;
+    case ForwardContext::RecurrentStateMode::CONTINUE:
+      if (!kept_.h.empty() && kept_.h.dim(0) != n)
+        throw ShapeError("recurrent layer: the state kept from the previous pass is for " +
+                         std::to_string(kept_.h.dim(0)) + " sequences, this input has " +
+                         std::to_string(n) +
+                         " (clear it first: rnnClearPreviousState, or a new truncated-BPTT batch)");
+      carried_ = &kept_;
+      break;
+  }
   cellForward(ctx, input, output);
 }
 

@@ -16,10 +16,10 @@ class LstmRuntime : public detail::RecurrentRuntime {
 
  protected:
   void cellForward(DeviceContext& ctx, const Tensor& x, Tensor& y) override {
-    ctx.backend().lstmForward(x, w_, rw_, b_, mask_, act_, y, ws_);
+    ctx.backend().lstmForward(x, w_, rw_, b_, mask_, act_, y, ws_, carried_);
   }
   void cellBackward(DeviceContext& ctx, const Tensor& dy, Tensor* dx) override {
-    ctx.backend().lstmBackward(w_, rw_, mask_, act_, ws_, dy, dw_, drw_, db_, dx);
+    ctx.backend().lstmBackward(w_, rw_, mask_, act_, ws_, dy, dw_, drw_, db_, dx, backwardSteps_);
   }
 
  private:

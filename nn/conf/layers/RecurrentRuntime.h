@@ -1,6 +1,7 @@
 #pragma once
 // The runtime object LSTM and SimpleRnn share: parameter views W, RW, b and their gradients, the
-// workspace the forward pass keeps for the backward pass, and the mask of the batch. The cell
+// workspace the forward pass keeps for the backward pass, the mask of the batch, and the state
+// carried from one pass to the next (truncated BPTT, rnnTimeStep). The cell
 // itself is the recurrent op each type runs (RecurrentOps.h). Private to the library (not
 // installed); defined in BaseRecurrentLayer.cpp.
 #include "nn/backend/ops/RecurrentOps.h"
@@ -23,7 +24,8 @@ class RecurrentRuntime : public layers::RuntimeLayer {
                 Tensor* inputGrad) override;
 
  protected:
-  // The type's op, forward and backward (dx may be null), on the bound views and ws_, mask_.
+  // The type's op, forward and backward (dx may be null), on the bound views and ws_, mask_,
+  // carried_ and backwardSteps_.
   virtual void cellForward(DeviceContext& ctx, const Tensor& x, Tensor& y) = 0;
   virtual void cellBackward(DeviceContext& ctx, const Tensor& dy, Tensor* dx) = 0;
 
@@ -33,6 +35,11 @@ class RecurrentRuntime : public layers::RuntimeLayer {
   Tensor dw_, drw_, db_;  // the same shapes, views into the flat gradients
   Tensor ws_;             // the forward's workspace (recurrentWorkspaceFloats), grown as needed
   Tensor mask_;           // the features mask of the last forward pass, or empty
+  // The state carried between passes (ForwardContext::recurrentState), and what the cell's op
+  // takes: &kept_ in a pass that carries state, null in one that starts every sequence at zero.
+  RecurrentState kept_;
+  RecurrentState* carried_ = nullptr;
+  int64_t backwardSteps_ = 0;  // the last forward's tbpttBackwardLength (0: every step)
 };
 
 }  // namespace dl4cpp::detail

@@ -13,10 +13,11 @@ class SimpleRnnRuntime : public detail::RecurrentRuntime {
 
  protected:
   void cellForward(DeviceContext& ctx, const Tensor& x, Tensor& y) override {
-    ctx.backend().simpleRnnForward(x, w_, rw_, b_, mask_, act_, y, ws_);
+    ctx.backend().simpleRnnForward(x, w_, rw_, b_, mask_, act_, y, ws_, carried_);
   }
   void cellBackward(DeviceContext& ctx, const Tensor& dy, Tensor* dx) override {
-    ctx.backend().simpleRnnBackward(w_, rw_, mask_, act_, ws_, dy, dw_, drw_, db_, dx);
+    ctx.backend().simpleRnnBackward(w_, rw_, mask_, act_, ws_, dy, dw_, drw_, db_, dx,
+                                    backwardSteps_);
   }
 
  private:
