@@ -10,10 +10,15 @@
 // Global pooling, local response normalisation, zero padding and the loss layer.
 #include <mutex>
 
+#include "nn/conf/layers/Bidirectional.h"
 #include "nn/conf/layers/GlobalPoolingLayer.h"
+#include "nn/conf/layers/GravesLSTM.h"
 #include "nn/conf/layers/LSTM.h"
+#include "nn/conf/layers/LastTimeStep.h"
 #include "nn/conf/layers/LocalResponseNormalization.h"
 #include "nn/conf/layers/LossLayer.h"
+#include "nn/conf/layers/MaskZeroLayer.h"
+#include "nn/conf/layers/RnnLossLayer.h"
 #include "nn/conf/layers/RnnOutputLayer.h"
 #include "nn/conf/layers/SimpleRnn.h"
 #include "nn/conf/layers/ZeroPaddingLayer.h"
@@ -76,6 +81,11 @@ void registerBuiltinLayers(LayerRegistry& registry) {
   registry.add<LSTM>();
   registry.add<SimpleRnn>();
   registry.add<RnnOutputLayer>();
+  registry.add<RnnLossLayer>();
+  registry.add<GravesLSTM>();
+  registry.add<LastTimeStep>();
+  registry.add<Bidirectional>();
+  registry.add<MaskZeroLayer>();
 }
 
 }  // namespace dl4cpp

@@ -76,6 +76,8 @@ void checkActivation(ActivationKind k, const char* op) {
 // Sizes of one recurrent op, checked.
 struct Dims {
   int64_t n, nIn, t, h, g;  // g: gates * h
+  int64_t ldRW;             // RW's row length: g, or g + 3 with GravesLSTM's peephole columns
+  bool peepholes() const { return ldRW != g; }
 };
 
 const float* maskData(const Tensor& mask, int64_t n, int64_t t, const char* op) {
@@ -120,7 +122,7 @@ class CpuRecurrent final : public RecurrentImpl {
     for (int64_t s = 0; s < d.t; ++s) {
       float* z = gates + s * d.n * d.g;
       if (s > 0)
-        gemm('N', 'N', d.n, d.g, H, hs + (s - 1) * d.n * H, H, rw.data(), d.g, 1.0f, z, d.g);
+        gemm('N', 'N', d.n, d.g, H, hs + (s - 1) * d.n * H, H, rw.data(), d.ldRW, 1.0f, z, d.g);
       for (int64_t e = 0; e < d.n; ++e) {
         float* ze = z + e * d.g;
         float* c = cs + (s * d.n + e) * H;
@@ -129,16 +131,17 @@ class CpuRecurrent final : public RecurrentImpl {
         const float prevKeep = s > 0 && m ? m[e * d.t + s - 1] : 1.0f;
         const float* cPrev = s > 0 ? cs + ((s - 1) * d.n + e) * H : nullptr;
         for (int64_t j = 0; j < H; ++j) {
+          const float cp = cPrev ? prevKeep * cPrev[j] : 0.0f;
+          const Peephole p = peephole(d, rw, j);
           const float a = activate(act.activation, ze[j]);
-          const float f = activate(act.gate, ze[H + j]);
-          const float o = activate(act.gate, ze[2 * H + j]);
-          const float i = activate(act.gate, ze[3 * H + j]);
+          const float f = activate(act.gate, ze[H + j] + p.f * cp);
+          const float i = activate(act.gate, ze[3 * H + j] + p.i * cp);
+          c[j] = f * cp + i * a;
+          const float o = activate(act.gate, ze[2 * H + j] + p.o * c[j]);
           ze[j] = a;
           ze[H + j] = f;
           ze[2 * H + j] = o;
           ze[3 * H + j] = i;
-          const float cp = cPrev ? prevKeep * cPrev[j] : 0.0f;
-          c[j] = f * cp + i * a;
           h[j] = keep * o * activate(act.activation, c[j]);
         }
       }
@@ -157,6 +160,7 @@ class CpuRecurrent final : public RecurrentImpl {
     const float* cs = hs + d.t * d.n * d.h;
     const int64_t H = d.h;
     prepareBackward(d, dy);
+    dPeep_.assign(static_cast<size_t>(3 * H), 0.0f);  // d wFF, d wOO, d wGG
     for (int64_t s = d.t; s-- > 0;) {
       recurrentGradient(d, rw, s);
       const float* z = gates + s * d.n * d.g;
@@ -176,18 +180,30 @@ class CpuRecurrent final : public RecurrentImpl {
         const float* cPrev = s > 0 ? cs + ((s - 1) * d.n + e) * H : nullptr;
         for (int64_t j = 0; j < H; ++j) {
           const float a = ze[j], f = ze[H + j], o = ze[2 * H + j], i = ze[3 * H + j];
+          const Peephole p = peephole(d, rw, j);
           const float tc = activate(act.activation, c[j]);
-          const float dcHat = dc[j] + dh[j] * o * derivative(act.activation, tc);
+          const float dzo = dh[j] * tc * derivative(act.gate, o);
+          // c_t reaches the loss through h_t, c_{t+1} and (with peepholes) the output gate.
+          const float dcHat = dc[j] + dh[j] * o * derivative(act.activation, tc) + dzo * p.o;
           const float cp = cPrev ? prevKeep * cPrev[j] : 0.0f;
           dze[j] = dcHat * i * derivative(act.activation, a);
           dze[H + j] = dcHat * cp * derivative(act.gate, f);
-          dze[2 * H + j] = dh[j] * tc * derivative(act.gate, o);
+          dze[2 * H + j] = dzo;
           dze[3 * H + j] = dcHat * a * derivative(act.gate, i);
-          dc[j] = dcHat * f;
+          dc[j] = dcHat * f + dze[H + j] * p.f + dze[3 * H + j] * p.i;
+          if (d.peepholes()) {
+            dPeep_[static_cast<size_t>(j)] += dze[H + j] * cp;
+            dPeep_[static_cast<size_t>(H + j)] += dzo * c[j];
+            dPeep_[static_cast<size_t>(2 * H + j)] += dze[3 * H + j] * cp;
+          }
         }
       }
     }
     finishBackward(d, xT, hs, w, dw, drw, db, dx);
+    if (d.peepholes())
+      for (int64_t j = 0; j < H; ++j)
+        for (int64_t k = 0; k < 3; ++k)
+          drw.data()[j * d.ldRW + d.g + k] = dPeep_[static_cast<size_t>(k * H + j)];
   }
 
   void simpleRnnForward(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
@@ -285,11 +301,11 @@ class CpuRecurrent final : public RecurrentImpl {
   static Dims forwardDims(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
                           const Tensor& y, const Tensor& ws, int gates, const char* op) {
     if (x.rank() != 3 || w.rank() != 2 || w.dim(0) != x.dim(1) || rw.rank() != 2 ||
-        w.dim(1) != gates * rw.dim(0) || rw.dim(1) != w.dim(1) || b.numel() != w.dim(1))
+        w.dim(1) != gates * rw.dim(0) || !recurrentWidthFits(rw, w, gates) || b.numel() != w.dim(1))
       throw ShapeError(std::string(op) + ": x " + x.shape().toString() + ", W " +
                        w.shape().toString() + ", RW " + rw.shape().toString() + ", b " +
                        b.shape().toString() + " do not fit together");
-    const Dims d{x.dim(0), x.dim(1), x.dim(2), rw.dim(0), w.dim(1)};
+    const Dims d{x.dim(0), x.dim(1), x.dim(2), rw.dim(0), w.dim(1), rw.dim(1)};
     if (y.shape() != Shape{d.n, d.h, d.t} ||
         ws.numel() < recurrentWorkspaceFloats(d.n, d.t, d.nIn, d.h, gates))
       throw ShapeError(std::string(op) + ": y " + y.shape().toString() + " or workspace " +
@@ -300,10 +316,10 @@ class CpuRecurrent final : public RecurrentImpl {
   static Dims backwardDims(const Tensor& w, const Tensor& rw, const Tensor& ws, const Tensor& dy,
                            const Tensor& dw, const Tensor& drw, const Tensor& db, const Tensor* dx,
                            int gates, const char* op) {
-    const Dims d{dy.dim(0), w.dim(0), dy.dim(2), rw.dim(0), w.dim(1)};
-    if (dy.rank() != 3 || dy.dim(1) != d.h || w.dim(1) != gates * d.h || dw.shape() != w.shape() ||
-        drw.shape() != rw.shape() || db.numel() != d.g ||
-        ws.numel() < recurrentWorkspaceFloats(d.n, d.t, d.nIn, d.h, gates) ||
+    const Dims d{dy.dim(0), w.dim(0), dy.dim(2), rw.dim(0), w.dim(1), rw.dim(1)};
+    if (dy.rank() != 3 || dy.dim(1) != d.h || w.dim(1) != gates * d.h ||
+        !recurrentWidthFits(rw, w, gates) || dw.shape() != w.shape() || drw.shape() != rw.shape() ||
+        db.numel() != d.g || ws.numel() < recurrentWorkspaceFloats(d.n, d.t, d.nIn, d.h, gates) ||
         (dx && dx->shape() != Shape{d.n, d.nIn, d.t}))
       throw ShapeError(std::string(op) + ": dy " + dy.shape().toString() + ", W " +
                        w.shape().toString() + " and the gradients do not fit together");
@@ -333,7 +349,7 @@ class CpuRecurrent final : public RecurrentImpl {
     const float* dys = dyT_.data() + s * d.n * d.h;
     std::copy(dys, dys + d.n * d.h, dh_.begin());
     if (s + 1 < d.t)
-      gemm('N', 'T', d.n, d.h, d.g, dz_.data() + (s + 1) * d.n * d.g, d.g, rw.data(), d.g, 1.0f,
+      gemm('N', 'T', d.n, d.h, d.g, dz_.data() + (s + 1) * d.n * d.g, d.g, rw.data(), d.ldRW, 1.0f,
            dh_.data(), d.h);
   }
 
@@ -344,7 +360,7 @@ class CpuRecurrent final : public RecurrentImpl {
     gemm('T', 'N', d.nIn, d.g, rows, xT, d.nIn, dz_.data(), d.g, 0.0f, dw.data(), d.g);
     // dRW = sum over s >= 1 of h_{s-1}^T dz_s: the rows of h shifted by one step against dz.
     gemm('T', 'N', d.h, d.g, rows - d.n, hs, d.h, dz_.data() + d.n * d.g, d.g, 0.0f, drw.data(),
-         d.g);
+         d.ldRW);
     float* dbias = db.data();
     std::fill(dbias, dbias + d.g, 0.0f);
     for (int64_t r = 0; r < rows; ++r)
@@ -356,7 +372,23 @@ class CpuRecurrent final : public RecurrentImpl {
     }
   }
 
-  std::vector<float> dyT_, dz_, dh_, dc_, dxT_;
+  // RW's width: gates H, or for the LSTM 4H + 3 with the peephole columns.
+  static bool recurrentWidthFits(const Tensor& rw, const Tensor& w, int gates) {
+    return rw.dim(1) == w.dim(1) || (gates == 4 && rw.dim(1) == w.dim(1) + 3);
+  }
+
+  // Unit j's peephole weights (GravesLSTM: RW's columns 4H, 4H + 1, 4H + 2 are DL4J's wFF, wOO,
+  // wGG, for the forget, output and input gates), or zeros without them.
+  struct Peephole {
+    float f, o, i;
+  };
+  static Peephole peephole(const Dims& d, const Tensor& rw, int64_t j) {
+    if (!d.peepholes()) return {0.0f, 0.0f, 0.0f};
+    const float* row = rw.data() + j * d.ldRW + d.g;
+    return {row[0], row[1], row[2]};
+  }
+
+  std::vector<float> dyT_, dz_, dh_, dc_, dxT_, dPeep_;
 };
 
 }  // namespace
