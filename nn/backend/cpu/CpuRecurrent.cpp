@@ -290,7 +290,110 @@ class CpuRecurrent final : public RecurrentImpl {
       }
   }
 
+  void reverseSteps(const Tensor& x, const Tensor& mask, Tensor& y) override {
+    const int64_t n = x.dim(0), c = x.dim(1), t = x.dim(2);
+    const float* m = maskData(mask, n, t, "reverseSteps");
+    if (x.rank() != 3 || y.shape() != x.shape())
+      throw ShapeError("reverseSteps: y " + y.shape().toString() + " for x " +
+                       x.shape().toString());
+    const float* src = x.data();
+    float* dst = y.data();
+    for (int64_t e = 0; e < n; ++e) {
+      // The span of real steps [first, last]; first > last without any.
+      int64_t first = 0, last = t - 1;
+      if (m) {
+        while (first < t && m[e * t + first] == 0.0f) ++first;
+        while (last >= 0 && m[e * t + last] == 0.0f) --last;
+      }
+      for (int64_t s = 0; s < t; ++s) {
+        const int64_t from = s >= first && s <= last ? first + last - s : s;
+        for (int64_t k = 0; k < c; ++k) dst[(e * c + k) * t + s] = src[(e * c + k) * t + from];
+      }
+    }
+  }
+
+  void combineDirections(DirectionCombine mode, const Tensor& yf, const Tensor& yb,
+                         Tensor& y) override {
+    const int64_t n = yf.dim(0), block = yf.dim(1) * yf.dim(2);
+    checkDirections(mode, yf, yb, y, "combineDirections");
+    const float *f = yf.data(), *b = yb.data();
+    float* out = y.data();
+    for (int64_t e = 0; e < n; ++e) {
+      const float* fe = f + e * block;
+      const float* be = b + e * block;
+      if (mode == DirectionCombine::CONCAT) {
+        std::copy(fe, fe + block, out + e * 2 * block);
+        std::copy(be, be + block, out + e * 2 * block + block);
+        continue;
+      }
+      float* oe = out + e * block;
+      for (int64_t i = 0; i < block; ++i)
+        oe[i] = mode == DirectionCombine::ADD   ? fe[i] + be[i]
+                : mode == DirectionCombine::MUL ? fe[i] * be[i]
+                                                : 0.5f * (fe[i] + be[i]);
+    }
+  }
+
+  void combineDirectionsBackward(DirectionCombine mode, const Tensor& yf, const Tensor& yb,
+                                 const Tensor& dy, Tensor& dyf, Tensor& dyb) override {
+    const int64_t n = yf.dim(0), block = yf.dim(1) * yf.dim(2);
+    checkDirections(mode, yf, yb, dy, "combineDirectionsBackward");
+    if (dyf.shape() != yf.shape() || dyb.shape() != yf.shape())
+      throw ShapeError("combineDirectionsBackward: gradients " + dyf.shape().toString() + ", " +
+                       dyb.shape().toString() + " for outputs " + yf.shape().toString());
+    const float *f = yf.data(), *b = yb.data(), *g = dy.data();
+    float *df = dyf.data(), *db = dyb.data();
+    for (int64_t e = 0; e < n; ++e) {
+      const int64_t o = e * block;
+      if (mode == DirectionCombine::CONCAT) {
+        const float* ge = g + 2 * o;
+        std::copy(ge, ge + block, df + o);
+        std::copy(ge + block, ge + 2 * block, db + o);
+        continue;
+      }
+      for (int64_t i = o; i < o + block; ++i) {
+        switch (mode) {
+          case DirectionCombine::ADD:
+            df[i] = db[i] = g[i];
+            break;
+          case DirectionCombine::MUL:
+            df[i] = g[i] * b[i];
+            db[i] = g[i] * f[i];
+            break;
+          default:
+            df[i] = db[i] = 0.5f * g[i];
+        }
+      }
+    }
+  }
+
+  void maskOfValue(const Tensor& x, float value, Tensor& mask) override {
+    const int64_t n = x.dim(0), c = x.dim(1), t = x.dim(2);
+    if (x.rank() != 3 || !mask.onHost() || mask.shape() != Shape{n, t})
+      throw ShapeError("maskOfValue: mask " + mask.shape().toString() + " for sequences " +
+                       x.shape().toString() + " (a host tensor [N, T])");
+    const float* src = x.data();
+    float* m = mask.data();
+    for (int64_t e = 0; e < n; ++e)
+      for (int64_t s = 0; s < t; ++s) {
+        float real = 0.0f;
+        for (int64_t k = 0; k < c && real == 0.0f; ++k)
+          real = src[(e * c + k) * t + s] != value ? 1.0f : 0.0f;
+        m[e * t + s] = real;
+      }
+  }
+
  private:
+  static void checkDirections(DirectionCombine mode, const Tensor& yf, const Tensor& yb,
+                              const Tensor& y, const char* op) {
+    const Shape combined =
+        mode == DirectionCombine::CONCAT ? Shape{yf.dim(0), 2 * yf.dim(1), yf.dim(2)} : yf.shape();
+    if (yf.rank() != 3 || yb.shape() != yf.shape() || y.shape() != combined)
+      throw ShapeError(std::string(op) + ": yf " + yf.shape().toString() + ", yb " +
+                       yb.shape().toString() + " and " + y.shape().toString() +
+                       " do not fit together");
+  }
+
   static int64_t countSteps(const float* m, int64_t n, int64_t t) {
     if (!m) return n * t;
     int64_t r = 0;

@@ -1,7 +1,5 @@
 #include "nn/conf/layers/Bidirectional.h"
 
-#include <algorithm>
-
 #include "nn/backend/ops/RecurrentOps.h"
 #include "nn/conf/NestedLayerFields.h"
 #include "nn/conf/layers/BaseWrapperLayer.h"
@@ -15,70 +13,28 @@ namespace {
 
 using Mode = Bidirectional::Mode;
 
+DirectionCombine combineOf(Mode mode) {
+  switch (mode) {
+    case Mode::ADD:
+      return DirectionCombine::ADD;
+    case Mode::MUL:
+      return DirectionCombine::MUL;
+    case Mode::AVERAGE:
+      return DirectionCombine::AVERAGE;
+    default:
+      return DirectionCombine::CONCAT;
+  }
+}
+
 Tensor viewOf(Tensor& storage, const Shape& shape, Device device) {
   if (storage.numel() < shape.numel()) storage = Tensor(Shape{shape.numel()}, device);
   return storage.view(0, shape);
 }
 
-// y = yf (mode) yb at every step; yf, yb (N, H, T), y (N, 2H, T) for CONCAT, else (N, H, T).
-void combine(Mode mode, const Tensor& yf, const Tensor& yb, Tensor& y) {
-  detail::requireHost(y, "Bidirectional");
-  const int64_t n = yf.dim(0), block = yf.dim(1) * yf.dim(2);
-  const float *f = yf.data(), *b = yb.data();
-  float* out = y.data();
-  for (int64_t e = 0; e < n; ++e) {
-    const float* fe = f + e * block;
-    const float* be = b + e * block;
-    if (mode == Mode::CONCAT) {
-      float* oe = out + e * 2 * block;
-      std::copy(fe, fe + block, oe);
-      std::copy(be, be + block, oe + block);
-      continue;
-    }
-    float* oe = out + e * block;
-    for (int64_t i = 0; i < block; ++i)
-      oe[i] = mode == Mode::ADD   ? fe[i] + be[i]
-              : mode == Mode::MUL ? fe[i] * be[i]
-                                  : 0.5f * (fe[i] + be[i]);
-  }
-}
-
-// dyf, dyb = the gradients reaching yf and yb from dy, for combine's y.
-void split(Mode mode, const Tensor& yf, const Tensor& yb, const Tensor& dy, Tensor& dyf,
-           Tensor& dyb) {
-  detail::requireHost(dy, "Bidirectional");
-  const int64_t n = yf.dim(0), block = yf.dim(1) * yf.dim(2);
-  const float *f = yf.data(), *b = yb.data(), *g = dy.data();
-  float *df = dyf.data(), *db = dyb.data();
-  for (int64_t e = 0; e < n; ++e) {
-    const int64_t o = e * block;
-    if (mode == Mode::CONCAT) {
-      const float* ge = g + e * 2 * block;
-      std::copy(ge, ge + block, df + o);
-      std::copy(ge + block, ge + 2 * block, db + o);
-      continue;
-    }
-    const float* ge = g + o;
-    for (int64_t i = 0; i < block; ++i) {
-      switch (mode) {
-        case Mode::ADD:
-          df[o + i] = db[o + i] = ge[i];
-          break;
-        case Mode::MUL:
-          df[o + i] = ge[i] * b[o + i];
-          db[o + i] = ge[i] * f[o + i];
-          break;
-        default:
-          df[o + i] = db[o + i] = 0.5f * ge[i];
-      }
-    }
-  }
-}
-
 class BidirectionalRuntime : public layers::RuntimeLayer {
  public:
   BidirectionalRuntime(const Bidirectional& conf)
-      : mode_(conf.mode),
+      : mode_(combineOf(conf.mode)),
         fwd_(conf.forwardLayer()->instantiate()),
         bwd_(conf.backwardLayer()->instantiate()),
         fwdParams_(conf.forwardLayer()->paramSpecs().size()),
@@ -96,7 +52,7 @@ class BidirectionalRuntime : public layers::RuntimeLayer {
   }
   Shape outputShape(const Shape& input) const override {
     const Shape one = fwd_->outputShape(input);
-    return mode_ == Mode::CONCAT ? Shape{one[0], 2 * one[1], one[2]} : one;
+    return mode_ == DirectionCombine::CONCAT ? Shape{one[0], 2 * one[1], one[2]} : one;
   }
 
   void forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
@@ -115,14 +71,14 @@ class BidirectionalRuntime : public layers::RuntimeLayer {
     xr_ = viewOf(xrStore_, input.shape(), input.device());
     fwd_->forward(ctx, input, yf_, fwd);
 
-    spans_ = detail::stepSpans(mask, n, t);
-    maskR_ = mask != nullptr ? detail::reverseMask(*mask, spans_) : Tensor();
-    detail::reverseSteps(input, spans_, xr_);
+    mask_ = mask != nullptr ? *mask : Tensor();
+    maskR_ = detail::reverseMask(mask_);
+    ctx.backend().reverseSteps(input, mask_, xr_);
     ForwardContext reversed = fwd;
     reversed.featuresMask = mask != nullptr ? &maskR_ : nullptr;
     bwd_->forward(ctx, xr_, ybr_, reversed);
-    detail::reverseSteps(ybr_, spans_, yb_);
-    combine(mode_, yf_, yb_, output);
+    ctx.backend().reverseSteps(ybr_, mask_, yb_);
+    ctx.backend().combineDirections(mode_, yf_, yb_, output);
   }
 
   void backward(DeviceContext& ctx, const Tensor& input, const Tensor& grad, bool params,
@@ -130,22 +86,23 @@ class BidirectionalRuntime : public layers::RuntimeLayer {
     Tensor dyf = viewOf(dyfStore_, yf_.shape(), grad.device());
     Tensor dyb = viewOf(dybStore_, yf_.shape(), grad.device());
     Tensor dybr = viewOf(dybrStore_, yf_.shape(), grad.device());
-    split(mode_, yf_, yb_, grad, dyf, dyb);
-    detail::reverseSteps(dyb, spans_, dybr);
+    ctx.backend().combineDirectionsBackward(mode_, yf_, yb_, grad, dyf, dyb);
+    ctx.backend().reverseSteps(dyb, mask_, dybr);
     fwd_->backwardActivation(ctx, yf_, dyf);
     bwd_->backwardActivation(ctx, ybr_, dybr);
-    fwd_->backward(ctx, input, dyf, params, inputGrad);
     if (inputGrad == nullptr) {
+      fwd_->backward(ctx, input, dyf, params, nullptr);
       bwd_->backward(ctx, xr_, dybr, params, nullptr);
       return;
     }
+    // dx = the forward copy's dx + the backward copy's, reversed back.
+    Tensor dxf = viewOf(dxfStore_, input.shape(), grad.device());
     Tensor dxr = viewOf(dxrStore_, input.shape(), grad.device());
     Tensor dxb = viewOf(dxbStore_, input.shape(), grad.device());
+    fwd_->backward(ctx, input, dyf, params, &dxf);
     bwd_->backward(ctx, xr_, dybr, params, &dxr);
-    detail::reverseSteps(dxr, spans_, dxb);
-    float* dx = inputGrad->data();
-    const float* b = dxb.data();
-    for (int64_t i = 0; i < inputGrad->numel(); ++i) dx[i] += b[i];
+    ctx.backend().reverseSteps(dxr, mask_, dxb);
+    ctx.backend().combineDirections(DirectionCombine::ADD, dxf, dxb, *inputGrad);
   }
   void backwardParams(DeviceContext& ctx, const Tensor& input, const Tensor& grad) override {
     backward(ctx, input, grad, true, nullptr);
@@ -155,15 +112,15 @@ class BidirectionalRuntime : public layers::RuntimeLayer {
   }
 
  private:
-  Mode mode_;
+  DirectionCombine mode_;
   std::unique_ptr<layers::RuntimeLayer> fwd_, bwd_;
   size_t fwdParams_, fwdState_;
   Tensor input_;               // the last forward pass's input (the network keeps it)
   Tensor yf_, yb_, ybr_, xr_;  // (N, H, T) outputs; xr_ the reversed input
   Tensor yfStore_, ybStore_, ybrStore_, xrStore_;
-  Tensor dyfStore_, dybStore_, dybrStore_, dxrStore_, dxbStore_;
-  detail::StepSpans spans_;  // each sequence's real steps, where it is reversed
-  Tensor maskR_;             // the reversed sequences' mask, or empty
+  Tensor dyfStore_, dybStore_, dybrStore_, dxfStore_, dxrStore_, dxbStore_;
+  Tensor mask_;   // the features mask of the last forward pass (N, T), or empty
+  Tensor maskR_;  // the reversed sequences' mask, or empty
 };
 
 }  // namespace

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "nn/conf/layers/SequenceSteps.h"
+#include "nn/backend/ops/RecurrentOps.h"
 #include "nn/core/Error.h"
 #include "nn/layers/RuntimeLayer.h"
 
@@ -22,7 +22,9 @@ class MaskZeroRuntime : public layers::RuntimeLayer {
   Shape outputShape(const Shape& input) const override { return inner_->outputShape(input); }
   void forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
                const ForwardContext& fwd) override {
-    mask_ = detail::maskOfValue(input, value_);
+    const Shape shape{input.dim(0), input.dim(2)};
+    if (mask_.shape() != shape) mask_ = Tensor(shape);
+    ctx.backend().maskOfValue(input, value_, mask_);
     ForwardContext masked = fwd;
     masked.featuresMask = &mask_;
     inner_->forward(ctx, input, output, masked);
