@@ -97,19 +97,25 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/conf/layers/ActivationLayer.h
   nn/conf/layers/BaseRecurrentLayer.h
   nn/conf/layers/BatchNormalization.h
+  nn/conf/layers/BaseWrapperLayer.h
+  nn/conf/layers/Bidirectional.h
   nn/conf/layers/ConvolutionLayer.h
   nn/conf/layers/DenseLayer.h
   nn/conf/layers/DropoutLayer.h
   nn/conf/layers/EmbeddingLayer.h
   nn/conf/layers/EmbeddingSequenceLayer.h
   nn/conf/layers/GlobalPoolingLayer.h
+  nn/conf/layers/GravesLSTM.h
+  nn/conf/layers/LastTimeStep.h
   nn/conf/layers/Layer.h
   nn/conf/layers/LayerSpecs.h
   nn/conf/layers/LocalResponseNormalization.h
   nn/conf/layers/LossLayer.h
   nn/conf/layers/LossOutput.h
   nn/conf/layers/LSTM.h
+  nn/conf/layers/MaskZeroLayer.h
   nn/conf/layers/OutputLayer.h
+  nn/conf/layers/RnnLossLayer.h
   nn/conf/layers/RnnOutputLayer.h
   nn/conf/layers/SimpleRnn.h
   nn/conf/layers/SubsamplingLayer.h

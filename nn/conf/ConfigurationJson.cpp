@@ -17,6 +17,7 @@
 
 #include "nn/conf/ConfigurationLimits.h"
 #include "nn/conf/LayerRegistry.h"
+#include "nn/conf/NestedLayerFields.h"
 #include "nn/conf/NeuralNetConfiguration.h"
 #include "nn/conf/graph/ComputationGraphConfiguration.h"
 #include "nn/core/QuoteForMessage.h"
@@ -167,6 +168,8 @@ class JsonFieldWriter : public LayerFieldWriter {
     set(key, Json(std::vector<int64_t>(values.begin(), values.end())));
   }
   void null(std::string_view key) override { set(key, nullptr); }
+  // The layer's object, for a wrapper layer's nested layer (NestedLayerFields.h).
+  Json& object() { return object_; }
 
  private:
   void set(std::string_view key, Json value) { object_[std::string(key)] = std::move(value); }
@@ -483,9 +486,9 @@ class JsonFieldReader : public LayerFieldReader {
   [[noreturn]] void fail(std::string_view key, const std::string& problem) const override {
     at(key).fail(problem);
   }
+  Node at(std::string_view key) const { return object_[std::string(key).c_str()]; }
 
  private:
-  Node at(std::string_view key) const { return object_[std::string(key).c_str()]; }
   const Node& object_;
 };
 
@@ -584,6 +587,21 @@ LayerDefaults readDefaults(const Node& d) {
 }
 
 }  // namespace
+
+void writeNestedLayer(LayerFieldWriter& out, std::string_view key, const Layer& layer) {
+  auto* json = dynamic_cast<JsonFieldWriter*>(&out);
+  if (json == nullptr)
+    throw ConfigError("a nested layer (" + layer.typeName() +
+                      ") is written only by the configuration's JSON writer");
+  json->object()[std::string(key)] = toJson(layer);
+}
+
+std::shared_ptr<Layer> readNestedLayer(const LayerFieldReader& in, std::string_view key) {
+  const auto* json = dynamic_cast<const JsonFieldReader*>(&in);
+  if (json == nullptr)
+    throw ConfigError("a nested layer is read only by the configuration's JSON reader");
+  return readLayer(json->at(key));
+}
 
 std::string MultiLayerConfiguration::toJson() const {
   Json defaultsJson = defaultsToJson(defaults);

@@ -12,10 +12,15 @@
 // Global pooling, local response normalisation, zero padding and the loss layer.
 #include <mutex>
 
+#include "nn/conf/layers/Bidirectional.h"
 #include "nn/conf/layers/GlobalPoolingLayer.h"
+#include "nn/conf/layers/GravesLSTM.h"
 #include "nn/conf/layers/LSTM.h"
+#include "nn/conf/layers/LastTimeStep.h"
 #include "nn/conf/layers/LocalResponseNormalization.h"
 #include "nn/conf/layers/LossLayer.h"
+#include "nn/conf/layers/MaskZeroLayer.h"
+#include "nn/conf/layers/RnnLossLayer.h"
 #include "nn/conf/layers/RnnOutputLayer.h"
 #include "nn/conf/layers/SimpleRnn.h"
 #include "nn/conf/layers/ZeroPaddingLayer.h"
@@ -80,6 +85,11 @@ void registerBuiltinLayers(LayerRegistry& registry) {
   registry.add<RnnOutputLayer>();
   registry.add<EmbeddingLayer>();
   registry.add<EmbeddingSequenceLayer>();
+  registry.add<RnnLossLayer>();
+  registry.add<GravesLSTM>();
+  registry.add<LastTimeStep>();
+  registry.add<Bidirectional>();
+  registry.add<MaskZeroLayer>();
 }
 
 }  // namespace dl4cpp

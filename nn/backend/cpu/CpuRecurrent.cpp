@@ -60,6 +60,8 @@ void checkActivation(ActivationKind k, const char* op) {
 // Sizes of one recurrent op, checked.
 struct Dims {
   int64_t n, nIn, t, h, g;  // g: gates * h
+  int64_t ldRW;             // RW's row length: g, or g + 3 with GravesLSTM's peephole columns
+  bool peepholes() const { return ldRW != g; }
 };
 
 const float* maskData(const Tensor& mask, int64_t n, int64_t t, const char* op) {
@@ -105,12 +107,14 @@ class CpuRecurrent final : public RecurrentImpl {
     toTimeMajor(x.data(), xT, d.n, d.nIn, d.t);
     inputProducts(d, xT, w, b, gates);
     const int64_t H = d.h;
+    loadPeepholes(d, rw);
+    cp_.resize(static_cast<size_t>(H));
     for (int64_t s = 0; s < d.t; ++s) {
       float* z = gates + s * d.n * d.g;
       if (s > 0)
-        gemm('N', 'N', d.n, d.g, H, hs + (s - 1) * d.n * H, H, rw.data(), d.g, 1.0f, z, d.g);
+        gemm('N', 'N', d.n, d.g, H, hs + (s - 1) * d.n * H, H, rw.data(), d.ldRW, 1.0f, z, d.g);
       else if (init)
-        gemm('N', 'N', d.n, d.g, H, h0, H, rw.data(), d.g, 1.0f, z, d.g);
+        gemm('N', 'N', d.n, d.g, H, h0, H, rw.data(), d.ldRW, 1.0f, z, d.g);
       for (int64_t e = 0; e < d.n; ++e) {
         float* ze = z + e * d.g;
         float* c = cs + (s * d.n + e) * H;
@@ -118,17 +122,29 @@ class CpuRecurrent final : public RecurrentImpl {
         const float keep = m ? m[e * d.t + s] : 1.0f;
         const float prevKeep = s > 0 && m ? m[e * d.t + s - 1] : 1.0f;
         const float* cPrev = s > 0 ? cs + ((s - 1) * d.n + e) * H : c0 + e * H;
-        activateInPlace(act.activation, ze, H);
-        activateInPlace(act.gate, ze + H, 3 * H);
-        const float* a = ze;
-        const float* f = ze + H;
-        const float* o = ze + 2 * H;
-        const float* i = ze + 3 * H;
-        for (int64_t j = 0; j < H; ++j) {
-          const float cp = prevKeep * cPrev[j];
-          c[j] = f[j] * cp + i[j] * a[j];
-          h[j] = c[j];
+        float* cp = cp_.data();
+        for (int64_t j = 0; j < H; ++j) cp[j] = prevKeep * cPrev[j];
+        float* a = ze;
+        float* f = ze + H;
+        float* o = ze + 2 * H;
+        float* i = ze + 3 * H;
+        activateInPlace(act.activation, a, H);
+        if (d.peepholes()) {
+          for (int64_t j = 0; j < H; ++j) {
+            f[j] += peepF_[static_cast<size_t>(j)] * cp[j];
+            i[j] += peepI_[static_cast<size_t>(j)] * cp[j];
+          }
+          activateInPlace(act.gate, f, H);
+          activateInPlace(act.gate, i, H);
+        } else {
+          activateInPlace(act.gate, f, 3 * H);  // f, o and i
         }
+        for (int64_t j = 0; j < H; ++j) c[j] = f[j] * cp[j] + i[j] * a[j];
+        if (d.peepholes()) {  // the output gate sees c_t
+          for (int64_t j = 0; j < H; ++j) o[j] += peepO_[static_cast<size_t>(j)] * c[j];
+          activateInPlace(act.gate, o, H);
+        }
+        std::copy(c, c + H, h);
         activateInPlace(act.activation, h, H);
         for (int64_t j = 0; j < H; ++j) h[j] = keep * o[j] * h[j];
       }
@@ -153,6 +169,8 @@ class CpuRecurrent final : public RecurrentImpl {
     const float* c0 = h0 + d.n * d.h;
     const int64_t H = d.h;
     prepareBackward(d, dy);
+    dPeep_.assign(static_cast<size_t>(3 * H), 0.0f);  // d wFF, d wOO, d wGG
+    loadPeepholes(d, rw);
     for (int64_t s = d.t; s-- > firstBackwardStep(d, backwardSteps);) {
       recurrentGradient(d, rw, s);
       const float* z = gates + s * d.n * d.g;
@@ -175,18 +193,31 @@ class CpuRecurrent final : public RecurrentImpl {
         activateInPlace(act.activation, tcs, H);
         for (int64_t j = 0; j < H; ++j) {
           const float a = ze[j], f = ze[H + j], o = ze[2 * H + j], i = ze[3 * H + j];
+          const float pf = peepF_[static_cast<size_t>(j)], po = peepO_[static_cast<size_t>(j)],
+                      pi = peepI_[static_cast<size_t>(j)];
           const float tc = tcs[j];
-          const float dcHat = dc[j] + dh[j] * o * derivative(act.activation, tc);
+          const float dzo = dh[j] * tc * derivative(act.gate, o);
+          // c_t reaches the loss through h_t, c_{t+1} and (with peepholes) the output gate.
+          const float dcHat = dc[j] + dh[j] * o * derivative(act.activation, tc) + dzo * po;
           const float cp = prevKeep * cPrev[j];
           dze[j] = dcHat * i * derivative(act.activation, a);
           dze[H + j] = dcHat * cp * derivative(act.gate, f);
-          dze[2 * H + j] = dh[j] * tc * derivative(act.gate, o);
+          dze[2 * H + j] = dzo;
           dze[3 * H + j] = dcHat * a * derivative(act.gate, i);
-          dc[j] = dcHat * f;
+          dc[j] = dcHat * f + dze[H + j] * pf + dze[3 * H + j] * pi;
+          if (d.peepholes()) {
+            dPeep_[static_cast<size_t>(j)] += dze[H + j] * cp;
+            dPeep_[static_cast<size_t>(H + j)] += dzo * c[j];
+            dPeep_[static_cast<size_t>(2 * H + j)] += dze[3 * H + j] * cp;
+          }
         }
       }
     }
     finishBackward(d, xT, hs, h0, w, dw, drw, db, dx);
+    if (d.peepholes())
+      for (int64_t j = 0; j < H; ++j)
+        for (int64_t k = 0; k < 3; ++k)
+          drw.data()[j * d.ldRW + d.g + k] = dPeep_[static_cast<size_t>(k * H + j)];
   }
 
   void simpleRnnForward(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
@@ -279,7 +310,110 @@ class CpuRecurrent final : public RecurrentImpl {
       }
   }
 
+  void reverseSteps(const Tensor& x, const Tensor& mask, Tensor& y) override {
+    const int64_t n = x.dim(0), c = x.dim(1), t = x.dim(2);
+    const float* m = maskData(mask, n, t, "reverseSteps");
+    if (x.rank() != 3 || y.shape() != x.shape())
+      throw ShapeError("reverseSteps: y " + y.shape().toString() + " for x " +
+                       x.shape().toString());
+    const float* src = x.data();
+    float* dst = y.data();
+    for (int64_t e = 0; e < n; ++e) {
+      // The span of real steps [first, last]; first > last without any.
+      int64_t first = 0, last = t - 1;
+      if (m) {
+        while (first < t && m[e * t + first] == 0.0f) ++first;
+        while (last >= 0 && m[e * t + last] == 0.0f) --last;
+      }
+      for (int64_t s = 0; s < t; ++s) {
+        const int64_t from = s >= first && s <= last ? first + last - s : s;
+        for (int64_t k = 0; k < c; ++k) dst[(e * c + k) * t + s] = src[(e * c + k) * t + from];
+      }
+    }
+  }
+
+  void combineDirections(DirectionCombine mode, const Tensor& yf, const Tensor& yb,
+                         Tensor& y) override {
+    const int64_t n = yf.dim(0), block = yf.dim(1) * yf.dim(2);
+    checkDirections(mode, yf, yb, y, "combineDirections");
+    const float *f = yf.data(), *b = yb.data();
+    float* out = y.data();
+    for (int64_t e = 0; e < n; ++e) {
+      const float* fe = f + e * block;
+      const float* be = b + e * block;
+      if (mode == DirectionCombine::CONCAT) {
+        std::copy(fe, fe + block, out + e * 2 * block);
+        std::copy(be, be + block, out + e * 2 * block + block);
+        continue;
+      }
+      float* oe = out + e * block;
+      for (int64_t i = 0; i < block; ++i)
+        oe[i] = mode == DirectionCombine::ADD   ? fe[i] + be[i]
+                : mode == DirectionCombine::MUL ? fe[i] * be[i]
+                                                : 0.5f * (fe[i] + be[i]);
+    }
+  }
+
+  void combineDirectionsBackward(DirectionCombine mode, const Tensor& yf, const Tensor& yb,
+                                 const Tensor& dy, Tensor& dyf, Tensor& dyb) override {
+    const int64_t n = yf.dim(0), block = yf.dim(1) * yf.dim(2);
+    checkDirections(mode, yf, yb, dy, "combineDirectionsBackward");
+    if (dyf.shape() != yf.shape() || dyb.shape() != yf.shape())
+      throw ShapeError("combineDirectionsBackward: gradients " + dyf.shape().toString() + ", " +
+                       dyb.shape().toString() + " for outputs " + yf.shape().toString());
+    const float *f = yf.data(), *b = yb.data(), *g = dy.data();
+    float *df = dyf.data(), *db = dyb.data();
+    for (int64_t e = 0; e < n; ++e) {
+      const int64_t o = e * block;
+      if (mode == DirectionCombine::CONCAT) {
+        const float* ge = g + 2 * o;
+        std::copy(ge, ge + block, df + o);
+        std::copy(ge + block, ge + 2 * block, db + o);
+        continue;
+      }
+      for (int64_t i = o; i < o + block; ++i) {
+        switch (mode) {
+          case DirectionCombine::ADD:
+            df[i] = db[i] = g[i];
+            break;
+          case DirectionCombine::MUL:
+            df[i] = g[i] * b[i];
+            db[i] = g[i] * f[i];
+            break;
+          default:
+            df[i] = db[i] = 0.5f * g[i];
+        }
+      }
+    }
+  }
+
+  void maskOfValue(const Tensor& x, float value, Tensor& mask) override {
+    const int64_t n = x.dim(0), c = x.dim(1), t = x.dim(2);
+    if (x.rank() != 3 || !mask.onHost() || mask.shape() != Shape{n, t})
+      throw ShapeError("maskOfValue: mask " + mask.shape().toString() + " for sequences " +
+                       x.shape().toString() + " (a host tensor [N, T])");
+    const float* src = x.data();
+    float* m = mask.data();
+    for (int64_t e = 0; e < n; ++e)
+      for (int64_t s = 0; s < t; ++s) {
+        float real = 0.0f;
+        for (int64_t k = 0; k < c && real == 0.0f; ++k)
+          real = src[(e * c + k) * t + s] != value ? 1.0f : 0.0f;
+        m[e * t + s] = real;
+      }
+  }
+
  private:
+  static void checkDirections(DirectionCombine mode, const Tensor& yf, const Tensor& yb,
+                              const Tensor& y, const char* op) {
+    const Shape combined =
+        mode == DirectionCombine::CONCAT ? Shape{yf.dim(0), 2 * yf.dim(1), yf.dim(2)} : yf.shape();
+    if (yf.rank() != 3 || yb.shape() != yf.shape() || y.shape() != combined)
+      throw ShapeError(std::string(op) + ": yf " + yf.shape().toString() + ", yb " +
+                       yb.shape().toString() + " and " + y.shape().toString() +
+                       " do not fit together");
+  }
+
   static int64_t countSteps(const float* m, int64_t n, int64_t t) {
     if (!m) return n * t;
     int64_t r = 0;
@@ -323,11 +457,11 @@ class CpuRecurrent final : public RecurrentImpl {
   static Dims forwardDims(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
                           const Tensor& y, const Tensor& ws, int gates, const char* op) {
     if (x.rank() != 3 || w.rank() != 2 || w.dim(0) != x.dim(1) || rw.rank() != 2 ||
-        w.dim(1) != gates * rw.dim(0) || rw.dim(1) != w.dim(1) || b.numel() != w.dim(1))
+        w.dim(1) != gates * rw.dim(0) || !recurrentWidthFits(rw, w, gates) || b.numel() != w.dim(1))
       throw ShapeError(std::string(op) + ": x " + x.shape().toString() + ", W " +
                        w.shape().toString() + ", RW " + rw.shape().toString() + ", b " +
                        b.shape().toString() + " do not fit together");
-    const Dims d{x.dim(0), x.dim(1), x.dim(2), rw.dim(0), w.dim(1)};
+    const Dims d{x.dim(0), x.dim(1), x.dim(2), rw.dim(0), w.dim(1), rw.dim(1)};
     if (y.shape() != Shape{d.n, d.h, d.t} ||
         ws.numel() < recurrentWorkspaceFloats(d.n, d.t, d.nIn, d.h, gates))
       throw ShapeError(std::string(op) + ": y " + y.shape().toString() + " or workspace " +
@@ -338,10 +472,10 @@ class CpuRecurrent final : public RecurrentImpl {
   static Dims backwardDims(const Tensor& w, const Tensor& rw, const Tensor& ws, const Tensor& dy,
                            const Tensor& dw, const Tensor& drw, const Tensor& db, const Tensor* dx,
                            int gates, const char* op) {
-    const Dims d{dy.dim(0), w.dim(0), dy.dim(2), rw.dim(0), w.dim(1)};
-    if (dy.rank() != 3 || dy.dim(1) != d.h || w.dim(1) != gates * d.h || dw.shape() != w.shape() ||
-        drw.shape() != rw.shape() || db.numel() != d.g ||
-        ws.numel() < recurrentWorkspaceFloats(d.n, d.t, d.nIn, d.h, gates) ||
+    const Dims d{dy.dim(0), w.dim(0), dy.dim(2), rw.dim(0), w.dim(1), rw.dim(1)};
+    if (dy.rank() != 3 || dy.dim(1) != d.h || w.dim(1) != gates * d.h ||
+        !recurrentWidthFits(rw, w, gates) || dw.shape() != w.shape() || drw.shape() != rw.shape() ||
+        db.numel() != d.g || ws.numel() < recurrentWorkspaceFloats(d.n, d.t, d.nIn, d.h, gates) ||
         (dx && dx->shape() != Shape{d.n, d.nIn, d.t}))
       throw ShapeError(std::string(op) + ": dy " + dy.shape().toString() + ", W " +
                        w.shape().toString() + " and the gradients do not fit together");
@@ -372,7 +506,7 @@ class CpuRecurrent final : public RecurrentImpl {
     const float* dys = dyT_.data() + s * d.n * d.h;
     std::copy(dys, dys + d.n * d.h, dh_.begin());
     if (s + 1 < d.t)
-      gemm('N', 'T', d.n, d.h, d.g, dz_.data() + (s + 1) * d.n * d.g, d.g, rw.data(), d.g, 1.0f,
+      gemm('N', 'T', d.n, d.h, d.g, dz_.data() + (s + 1) * d.n * d.g, d.g, rw.data(), d.ldRW, 1.0f,
            dh_.data(), d.h);
   }
 
@@ -383,9 +517,9 @@ class CpuRecurrent final : public RecurrentImpl {
     gemm('T', 'N', d.nIn, d.g, rows, xT, d.nIn, dz_.data(), d.g, 0.0f, dw.data(), d.g);
     // dRW = sum over s >= 1 of h_{s-1}^T dz_s: the rows of h shifted by one step against dz.
     gemm('T', 'N', d.h, d.g, rows - d.n, hs, d.h, dz_.data() + d.n * d.g, d.g, 0.0f, drw.data(),
-         d.g);
+         d.ldRW);
     // and h_{-1}^T dz_0, the initial state's share (0 when it is zero).
-    gemm('T', 'N', d.h, d.g, d.n, h0, d.h, dz_.data(), d.g, 1.0f, drw.data(), d.g);
+    gemm('T', 'N', d.h, d.g, d.n, h0, d.h, dz_.data(), d.g, 1.0f, drw.data(), d.ldRW);
     float* dbias = db.data();
     std::fill(dbias, dbias + d.g, 0.0f);
     for (int64_t r = 0; r < rows; ++r)
@@ -397,8 +531,32 @@ class CpuRecurrent final : public RecurrentImpl {
     }
   }
 
-  std::vector<float> dyT_, dz_, dh_, dc_, dxT_;
+  // RW's width: gates H, or for the LSTM 4H + 3 with the peephole columns.
+  static bool recurrentWidthFits(const Tensor& rw, const Tensor& w, int gates) {
+    return rw.dim(1) == w.dim(1) || (gates == 4 && rw.dim(1) == w.dim(1) + 3);
+  }
+
+  // The peephole weights of every unit into peepF_, peepO_, peepI_ (GravesLSTM: RW's columns 4H,
+  // 4H + 1, 4H + 2 are DL4J's wFF, wOO, wGG, for the forget, output and input gates), or zeros
+  // without them.
+  void loadPeepholes(const Dims& d, const Tensor& rw) {
+    const auto h = static_cast<size_t>(d.h);
+    peepF_.assign(h, 0.0f);
+    peepO_.assign(h, 0.0f);
+    peepI_.assign(h, 0.0f);
+    if (!d.peepholes()) return;
+    for (size_t j = 0; j < h; ++j) {
+      const float* row = rw.data() + static_cast<int64_t>(j) * d.ldRW + d.g;
+      peepF_[j] = row[0];
+      peepO_[j] = row[1];
+      peepI_[j] = row[2];
+    }
+  }
+
+  std::vector<float> dyT_, dz_, dh_, dc_, dxT_, dPeep_;
   std::vector<float> tc_;  // act(c_s) of one example, recomputed in the backward pass
+  std::vector<float> cp_;  // the masked c_{t-1} of one example, in the forward pass
+  std::vector<float> peepF_, peepO_, peepI_;
 };
 
 }  // namespace

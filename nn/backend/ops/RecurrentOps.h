@@ -10,9 +10,15 @@
 //   a = act(z[0:H])  f = gate(z[H:2H])  o = gate(z[2H:3H])  i = gate(z[3H:4H])
 //   c_t = f * c_{t-1} + i * a        h_t = o * act(c_t)
 // with h_{-1} = c_{-1} = 0 or a given state (RecurrentState); at a masked step c_t and h_t are 0
-// (DL4J's LSTMHelpers), so the next real step starts from a clean state. Simple RNN (DL4J's
-// SimpleRnn): h_t = act(x_t W + h_{t-1} RW + b), W (nIn, H), RW (H, H), b (H); h_t = 0 at a masked
-// step. act and gate are activations whose derivative is a function of their output
+// (DL4J's LSTMHelpers), so the next real step starts from a clean state. RW may also be
+// (H, 4H + 3): DL4J's GravesLSTM, whose last three columns are the peephole weights wFF, wOO, wGG
+// (GravesLSTMParamInitializer):
+//   f = gate(z[H:2H] + c_{t-1} * wFF)   i = gate(z[3H:4H] + c_{t-1} * wGG)
+//   o = gate(z[2H:3H] + c_t * wOO)
+// and the backward pass writes their gradients into the same columns of dRW.
+// Simple RNN (DL4J's SimpleRnn): h_t = act(x_t W + h_{t-1} RW + b), W (nIn, H), RW (H, H), b (H);
+// h_t = 0 at a masked step.
+// act and gate are activations whose derivative is a function of their output
 // (recurrentActivationSupported).
 #include <cstdint>
 
@@ -47,6 +53,10 @@ struct RecurrentState {
   Tensor h;
   Tensor c;
 };
+
+// How Bidirectional combines its two directions' outputs yf, yb at each step (DL4J's
+// Bidirectional.Mode): CONCAT stacks them along the features, the others are element-wise.
+enum class DirectionCombine { CONCAT, ADD, MUL, AVERAGE };
 
 struct RecurrentActivations {
   ActivationKind activation = ActivationKind::TANH;  // the cell input and output (LSTM), h (RNN)
@@ -94,6 +104,22 @@ class RecurrentImpl {
   virtual void gatherSteps(const Tensor& x, const Tensor& mask, Tensor& rows) = 0;
   // y (N, C, T) = rows (R, C) put back where gatherSteps took them, 0 at the other steps.
   virtual void scatterSteps(const Tensor& rows, const Tensor& mask, Tensor& y) = 0;
+  // y (N, C, T) = x with each example's steps reversed within its span, from the first to the last
+  // step its mask row marks real (every step when mask is empty; an example without real steps,
+  // and the steps outside the span, are copied as they are). Reversing twice gives x back. y must
+  // not alias x.
+  virtual void reverseSteps(const Tensor& x, const Tensor& mask, Tensor& y) = 0;
+  // y = yf (mode) yb: yf, yb (N, H, T); y (N, 2H, T) for CONCAT, else (N, H, T). y may alias yf
+  // (not for CONCAT).
+  virtual void combineDirections(DirectionCombine mode, const Tensor& yf, const Tensor& yb,
+                                 Tensor& y) = 0;
+  // dyf, dyb = the gradients reaching yf and yb from dy = dL/dy of combineDirections' y
+  // (overwritten).
+  virtual void combineDirectionsBackward(DirectionCombine mode, const Tensor& yf, const Tensor& yb,
+                                         const Tensor& dy, Tensor& dyf, Tensor& dyb) = 0;
+  // mask (N, T), a host tensor: 0 where every feature of x (N, C, T) at the step equals value,
+  // 1 elsewhere (DL4J's MaskZeroLayer).
+  virtual void maskOfValue(const Tensor& x, float value, Tensor& mask) = 0;
 };
 
 class RecurrentOps : protected OpFamily<RecurrentImpl> {
@@ -137,12 +163,27 @@ class RecurrentOps : protected OpFamily<RecurrentImpl> {
   void scatterSteps(const Tensor& rows, const Tensor& mask, Tensor& y) {
     run(OpPhase::OTHER, [&] { recurrent().scatterSteps(rows, mask, y); });
   }
+  void reverseSteps(const Tensor& x, const Tensor& mask, Tensor& y) {
+    run(OpPhase::OTHER, [&] { recurrent().reverseSteps(x, mask, y); });
+  }
+  void combineDirections(DirectionCombine mode, const Tensor& yf, const Tensor& yb, Tensor& y) {
+    run(OpPhase::OTHER, [&] { recurrent().combineDirections(mode, yf, yb, y); });
+  }
+  void combineDirectionsBackward(DirectionCombine mode, const Tensor& yf, const Tensor& yb,
+                                 const Tensor& dy, Tensor& dyf, Tensor& dyb) {
+    run(OpPhase::OTHER, [&] { recurrent().combineDirectionsBackward(mode, yf, yb, dy, dyf, dyb); });
+  }
+  void maskOfValue(const Tensor& x, float value, Tensor& mask) {
+    run(OpPhase::OTHER, [&] { recurrent().maskOfValue(x, value, mask); });
+  }
 
  private:
   // A device without recurrent ops installs none: calling one is then a typed error rather than a
   // null dereference.
   RecurrentImpl& recurrent() const {
-    if (!hasImpl()) throw BackendError("this device has no recurrent ops (LSTM, SimpleRnn)");
+    if (!hasImpl())
+      throw BackendError(
+          "this device has no recurrent ops (LSTM, GravesLSTM, SimpleRnn, Bidirectional, ...)");
     return impl();
   }
   // 2 N T (nIn + H) gH: the two products of every step (x (N, C, T), w (nIn, gH), rw (H, gH)).
