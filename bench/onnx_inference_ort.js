@@ -1,5 +1,5 @@
 // ONNX Runtime's side of bench_onnx_inference (bench/onnx_inference.cpp): loads each model with one
-// intra-op and one inter-op thread, runs it `warmup` times then `runs` times on zeros of the given
+// intra-op and one inter-op thread, runs it `warmup` times then `runs` times on random pixels of the given
 // shape, timing each session.run alone (the process start and the model load are not measured),
 // and prints {"<model>/<batch>": median milliseconds, ...} as one JSON line.
 //
@@ -25,7 +25,9 @@ async function main() {
       interOpNumThreads: 1,
     });
     const size = c.dims.reduce((a, b) => a * b, 1);
-    const feeds = {[c.input]: new ort.Tensor('float32', new Float32Array(size), c.dims)};
+    // Random pixels in [0, 1), as dl4cpp's side feeds.
+    const values = Float32Array.from({length: size}, () => Math.random());
+    const feeds = {[c.input]: new ort.Tensor('float32', values, c.dims)};
     for (let i = 0; i < c.warmup; ++i) await session.run(feeds);
     const times = [];
     for (let i = 0; i < c.runs; ++i) {
