@@ -50,8 +50,9 @@ TEST_SUITE("samples") {
     CHECK_FALSE(samples::server::isOnnxModelPath("onnx"));
   }
 
-  TEST_CASE("ServedModel: an ONNX model of another input is refused naming the file (or, without "
-            "ONNX, the missing import)") {
+  TEST_CASE(
+      "ServedModel: an ONNX model of another input is refused naming the file (or, without "
+      "ONNX, the missing import)") {
     // A model of ONNX's helper (make_import_cases.py) taking rows of 5 values.
     const std::filesystem::path rows = DL4CPP_TEST_DATA_DIR "/onnx-import-corpus/seed-relu.onnx";
 #if DL4CPP_TEST_HAVE_ONNX
