@@ -1094,8 +1094,9 @@ ComputationGraph Importer::run() {
   // sequence_lens is int32, which the tensor reader refuses: say first what the node needs it for.
   for (const auto& n : g.node())
     if (n.op_type() == "LSTM" && n.input_size() > 4 && !n.input(4).empty())
-      fail(n, "sequence_lens (sequences of different lengths; dl4cpp masks them instead, which an "
-              "ONNX model cannot carry)");
+      fail(n,
+           "sequence_lens (sequences of different lengths; dl4cpp masks them instead, which an "
+           "ONNX model cannot carry)");
   for (const auto& t : g.initializer()) constants_[t.name()] = readTensor(t);
   for (const auto& n : g.node())
     for (const auto& in : n.input()) ++consumers_[in];
