@@ -819,7 +819,11 @@ void Importer::node(const ::onnx::NodeProto& n) {
   if (op == "LeakyRelu") {
     const Attrs a = attrs(n);
     onlyAttrs(n, a, {"alpha"});
-    return activation(n, Activation::LEAKYRELU, floatAttr(a, "alpha", 0.01f));
+    const float alpha = floatAttr(a, "alpha", 0.01f);
+    // dl4cpp's backward pass reads the input's sign from the output, which a negative slope flips.
+    if (!(alpha >= 0) || !std::isfinite(alpha))
+      fail(n, fmt::format("alpha {} (dl4cpp's LEAKYRELU takes a finite alpha >= 0)", alpha));
+    return activation(n, Activation::LEAKYRELU, alpha);
   }
   if (op == "Elu") {
     const Attrs a = attrs(n);
