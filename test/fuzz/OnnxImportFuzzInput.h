@@ -23,8 +23,8 @@
 
 namespace dl4cpp::fuzz {
 
-// Inputs larger than this many values per example are imported but not run: the forward pass of
-// a (legitimately) large model would only slow the fuzzer down.
+// Models with an input or activation of more than this many values per example are imported but
+// not run: the forward pass of a (legitimately) large model would only slow the fuzzer down.
 inline constexpr int64_t kMaxRunValues = int64_t{1} << 16;
 
 // Imports `bytes`; a dl4cpp::Error is an accepted outcome. Returns whether it imported.
@@ -38,6 +38,11 @@ inline bool importOnnxInput(std::span<const std::byte> bytes) {
   const auto& conf = graph->getConfiguration();
   if (graph->params().numel() != conf.numParams())
     throw std::logic_error("an imported graph's parameters do not match its configuration");
+  // A model may rightly need more memory than a fuzzer should spend (a Pad of 2^24 on each side
+  // is a valid model of 2^50 values per example; the allocation is refused with a dl4cpp error):
+  // run only those whose every activation is small.
+  for (const auto& v : conf.vertices)
+    if (v.outputType.flatSize() > kMaxRunValues) return true;
   std::vector<Tensor> inputs;
   for (const InputType& type : conf.networkInputTypes) {
     if (type.flatSize() > kMaxRunValues) return true;
