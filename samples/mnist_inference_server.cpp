@@ -3,6 +3,11 @@
 // then
 //   mnist_inference_server --model lenet.dl4cpp [--port 8080] [--workers 2] [--mode batched]
 //                          [--pixel-range 0-1|0-255]
+// or serve an ONNX model (one trained elsewhere, or dl4cpp-onnx export lenet.dl4cpp lenet.onnx),
+// imported with dl4cpp::onnx::importModel (built with DL4CPP_WITH_ONNX):
+//   mnist_inference_server --model lenet.onnx
+// An ONNX file carries no dl4cpp normalizer (an exported model has its normalizer inside as
+// nodes), so it is served in the 0-1 range unless --pixel-range says otherwise.
 //   curl -s localhost:8080/health
 //   curl -s -H 'Content-Type: image/png' --data-binary @digit.png localhost:8080/predict
 // The request formats and answers are described in server/InferenceServer.h, the limits on what a
@@ -59,7 +64,9 @@ sigset_t blockStopSignals() {
 int run(int argc, char** argv) {
   const samples::SampleOptions options(
       argc, argv,
-      {{"model", "model file written by lenet_mnist --save (required)"},
+      {{"model",
+        "model file written by lenet_mnist --save, or an ONNX model (.onnx) of one 28x28x1 "
+        "input (required)"},
        {"host", "address to listen on (default 127.0.0.1)"},
        {"port", "TCP port, 0 = any free port (default 8080)"},
        {"device",
@@ -97,27 +104,38 @@ int run(int argc, char** argv) {
       std::chrono::milliseconds(options.getInt("idle-timeout-ms", limits.idleTimeout.count()));
 
   const sigset_t stopSignals = blockStopSignals();
-  const ModelAndNormalizer served = samples::server::loadServedModel(modelPath);
+  // One of the two holds the model served: a dl4cpp model file (with its normalizer) or an
+  // imported ONNX graph.
+  std::optional<ModelAndNormalizer> served;
+  std::optional<ComputationGraph> imported;
+  if (samples::server::isOnnxModelPath(modelPath))
+    imported.emplace(samples::server::loadServedOnnxModel(modelPath));
+  else
+    served.emplace(samples::server::loadServedModel(modelPath));
+  const DataNormalization* normalizer = served ? served->normalizer.get() : nullptr;
   const samples::server::PixelRangeChoice pixels =
-      samples::server::choosePixelRange(requestedRange, served.normalizer.get());
-  auto builder = ParallelInference::Builder(served)
-                     .inferenceMode(mode)
-                     .batchLimit(static_cast<int>(options.getInt("batch-limit", 32)))
-                     .queueLimit(static_cast<int>(options.getInt("queue-limit", 64)))
-                     .queueFullPolicy(parallel::QueueFullPolicy::FAIL)
-                     .devices(samples::devicesFromOption(options.getString("device", "")));
+      samples::server::choosePixelRange(requestedRange, normalizer);
+  auto builder =
+      (served ? ParallelInference::Builder(*served) : ParallelInference::Builder(*imported))
+          .inferenceMode(mode)
+          .batchLimit(static_cast<int>(options.getInt("batch-limit", 32)))
+          .queueLimit(static_cast<int>(options.getInt("queue-limit", 64)))
+          .queueFullPolicy(parallel::QueueFullPolicy::FAIL)
+          .devices(samples::devicesFromOption(options.getString("device", "")));
   if (const long workers = options.getInt("workers", 0); workers != 0)
     builder.workers(static_cast<int>(workers));
   if (const long threads = options.getInt("threads-per-worker", 0); threads != 0)
     builder.threadsPerWorker(static_cast<int>(threads));
   ParallelInference inference = builder.build();
 
-  const nlohmann::json description = {{"model", modelPath},
-                                      {"parameters", served.model.numParams()},
-                                      {"normalized", served.normalizer != nullptr},
-                                      {"mode", options.getString("mode", "batched")},
-                                      {"workers", inference.workers()},
-                                      {"pixel_range_chosen_by", pixels.chosenBy}};
+  const nlohmann::json description = {
+      {"model", modelPath},
+      {"format", imported ? "onnx" : "dl4cpp"},
+      {"parameters", served ? served->model.numParams() : imported->numParams()},
+      {"normalized", normalizer != nullptr},
+      {"mode", options.getString("mode", "batched")},
+      {"workers", inference.workers()},
+      {"pixel_range_chosen_by", pixels.chosenBy}};
   samples::server::InferenceServer server(inference, pixels.range, description, limits);
   const std::string host = options.getString("host", "127.0.0.1");
   const int port = server.bind(host, static_cast<int>(options.getInt("port", 8080)));

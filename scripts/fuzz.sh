@@ -7,6 +7,8 @@
 #   scripts/fuzz.sh server_request_fuzz [seconds]   the HTTP servers' handling of client bytes
 #                                                   (inference server and training page)
 #   scripts/fuzz.sh image_decoder_fuzz [seconds]    the PNG and JPEG decoders (ImageDecoder)
+#   scripts/fuzz.sh onnx_import_fuzz [seconds]      the ONNX importer (importModelFromBytes; needs
+#                                                   libonnx-dev)
 #
 # Builds the target with clang in build-fuzz/ (its own build directory, only that target: the
 # normal build and CI never compile it), seeds build-fuzz/corpus/<target> with the target's
@@ -27,7 +29,10 @@ case "$target" in
   idx_reader_fuzz) seeds=(test/data/idx-reader-corpus/*) max_len=65536 ;;
   server_request_fuzz) seeds=(test/data/server-request-corpus/*) max_len=65536 ;;
   image_decoder_fuzz) seeds=(test/data/image-decoder-corpus/*) max_len=65536 ;;
-  *) echo "usage: $0 model_loader_fuzz|idx_reader_fuzz|server_request_fuzz|image_decoder_fuzz [seconds]" >&2; exit 2 ;;
+  # The seeds are small models of every imported operator (exported by dl4cpp and written with
+  # ONNX's helper, test/nn/onnx/OnnxImportCorpusTest.cpp); LeNet-sized files are not needed.
+  onnx_import_fuzz) seeds=(test/data/onnx-import-corpus/*) max_len=65536 ;;
+  *) echo "usage: $0 model_loader_fuzz|idx_reader_fuzz|server_request_fuzz|image_decoder_fuzz|onnx_import_fuzz [seconds]" >&2; exit 2 ;;
 esac
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "usage: $0 $target [seconds]" >&2; exit 2; }
 jobs="${DL4CPP_JOBS:-$(nproc)}"

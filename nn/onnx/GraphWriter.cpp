@@ -32,7 +32,12 @@ void setShape(::onnx::ValueInfoProto& info, const std::string& name,
   tensor->set_elem_type(::onnx::TensorProto::FLOAT);
   auto* shape = tensor->mutable_shape();
   shape->add_dim()->set_dim_param("N");
-  for (int64_t d : dimsAfterBatch) shape->add_dim()->set_dim_value(d);
+  for (int64_t d : dimsAfterBatch) {
+    if (d < 0)
+      shape->add_dim()->set_dim_param("T");  // sequences of any length
+    else
+      shape->add_dim()->set_dim_value(d);
+  }
 }
 
 }  // namespace
@@ -107,6 +112,10 @@ void GraphWriter::nodeTo(const std::string& op, const std::vector<std::string>& 
         attr->set_type(::onnx::AttributeProto::STRING);
         attr->set_s(a.s);
         break;
+      case Attr::Kind::Strings:
+        attr->set_type(::onnx::AttributeProto::STRINGS);
+        for (const std::string& v : a.strings) attr->add_strings(v);
+        break;
     }
   }
 }
@@ -121,6 +130,8 @@ void GraphWriter::addOutput(const std::string& name, const std::vector<int64_t>&
 
 std::vector<int64_t> dimsAfterBatch(const InputType& type) {
   if (type.kind == InputType::Kind::Convolutional) return {type.channels, type.height, type.width};
+  if (type.kind == InputType::Kind::Recurrent)
+    return {type.size, type.length > 0 ? type.length : -1};
   return {type.flatSize()};
 }
 

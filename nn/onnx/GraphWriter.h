@@ -23,13 +23,14 @@ struct Value {
 
 // An attribute of a node.
 struct Attr {
-  enum class Kind { Int, Float, Ints, String };
+  enum class Kind { Int, Float, Ints, String, Strings };
   std::string name;
   Kind kind = Kind::Int;
   int64_t i = 0;
   float f = 0;
   std::vector<int64_t> ints;
   std::string s;
+  std::vector<std::string> strings;
 
   static Attr integer(std::string name, int64_t v) {
     Attr a;
@@ -56,6 +57,13 @@ struct Attr {
     a.name = std::move(name);
     a.kind = Kind::String;
     a.s = std::move(v);
+    return a;
+  }
+  static Attr texts(std::string name, std::vector<std::string> v) {
+    Attr a;
+    a.name = std::move(name);
+    a.kind = Kind::Strings;
+    a.strings = std::move(v);
     return a;
   }
 };

@@ -10,9 +10,11 @@
 #include "nn/conf/layers/DenseLayer.h"
 #include "nn/conf/layers/DropoutLayer.h"
 #include "nn/conf/layers/GlobalPoolingLayer.h"
+#include "nn/conf/layers/LSTM.h"
 #include "nn/conf/layers/LocalResponseNormalization.h"
 #include "nn/conf/layers/LossLayer.h"
 #include "nn/conf/layers/OutputLayer.h"
+#include "nn/conf/layers/RnnOutputLayer.h"
 #include "nn/conf/layers/SubsamplingLayer.h"
 #include "nn/conf/layers/ZeroPaddingLayer.h"
 #include "nn/core/Error.h"
@@ -151,6 +153,79 @@ std::string zeroPadding(GraphWriter& g, const LayerToExport& l, const ZeroPaddin
                 l.name + "_pad", {Attr::text("mode", "constant")});
 }
 
+// The name of an ONNX recurrent operator's activation function for a dl4cpp activation (ONNX's
+// HardSigmoid defaults, alpha 0.2 and beta 0.5, are dl4cpp's), or a refusal.
+std::string recurrentActivation(const LayerToExport& l, Activation a, const char* role) {
+  switch (a) {
+    case Activation::SIGMOID:
+      return "Sigmoid";
+    case Activation::TANH:
+      return "Tanh";
+    case Activation::RELU:
+      return "Relu";
+    case Activation::HARDSIGMOID:
+      return "HardSigmoid";
+    default:
+      unsupported(l, fmt::format("{} {}: ONNX's LSTM takes SIGMOID, TANH, RELU or HARDSIGMOID",
+                                 role, toString(a)));
+  }
+}
+
+// (N, nIn, T) -> Transpose -> (T, N, nIn) -> LSTM -> Y (T, 1, N, H) -> Transpose -> (1, N, H, T)
+// -> Squeeze -> (N, H, T). ONNX's gate blocks are [i | o | f | c] in W (1, 4H, nIn), R (1, 4H, H)
+// and B (1, 8H) (input biases, then recurrent biases, zero here); dl4cpp's (DL4J's) are
+// [a(=c) | f | o | i] in the columns of W (nIn, 4H) and RW (H, 4H). The state starts at zero, as
+// dl4cpp's does; the exported model takes no mask (every step is real).
+std::string lstm(GraphWriter& g, const LayerToExport& l, const LSTM& conf, const std::string& x) {
+  const int64_t nIn = conf.nIn, h = conf.nOut;
+  const std::string gate = recurrentActivation(l, conf.gateActivationFunction, "gate activation");
+  const std::string act = recurrentActivation(l, l.layer.resolvedActivation(), "activation");
+  const std::span<const float> w = l.params.subspan(0, nIn * 4 * h);
+  const std::span<const float> rw = l.params.subspan(w.size(), h * 4 * h);
+  const std::span<const float> b = l.params.subspan(w.size() + rw.size(), 4 * h);
+  constexpr int64_t kDl4cppBlock[4] = {3, 2, 1, 0};  // ONNX's i, o, f, c in dl4cpp's blocks
+  std::vector<float> onnxW(4 * h * nIn), onnxR(4 * h * h), onnxB(8 * h, 0.0f);
+  for (int64_t gateIndex = 0; gateIndex < 4; ++gateIndex) {
+    const int64_t from = kDl4cppBlock[gateIndex] * h;
+    for (int64_t j = 0; j < h; ++j) {
+      const int64_t row = gateIndex * h + j;
+      for (int64_t k = 0; k < nIn; ++k) onnxW[row * nIn + k] = w[k * 4 * h + from + j];
+      for (int64_t k = 0; k < h; ++k) onnxR[row * h + k] = rw[k * 4 * h + from + j];
+      onnxB[row] = b[from + j];
+    }
+  }
+  const std::string steps =
+      g.node("Transpose", {x}, l.name + "_to_steps", {Attr::integers("perm", {2, 0, 1})});
+  const std::string y = g.node(
+      "LSTM",
+      {steps, g.floats(l.name + "_W", {1, 4 * h, nIn}, onnxW),
+       g.floats(l.name + "_R", {1, 4 * h, h}, onnxR), g.floats(l.name + "_B", {1, 8 * h}, onnxB)},
+      l.name + "_lstm",
+      {Attr::integer("hidden_size", h), Attr::text("direction", "forward"),
+       Attr::texts("activations", {gate, act, act})});
+  const std::string back =
+      g.node("Transpose", {y}, l.name + "_from_steps", {Attr::integers("perm", {1, 2, 3, 0})});
+  return g.node("Squeeze", {back, g.int64s(l.name + "_axes", {0})}, l.name + "_seq");
+}
+
+// A dense layer at every step: (N, nIn, T) -> (N, T, nIn) -> MatMul W^T, Add b -> (N, nOut, T).
+std::string rnnOutput(GraphWriter& g, const LayerToExport& l, const FeedForwardLayer& conf,
+                      const std::string& x) {
+  const std::span<const float> w = l.params.subspan(0, conf.nOut * conf.nIn);
+  std::vector<float> wT(w.size());  // (nIn, nOut)
+  for (int64_t o = 0; o < conf.nOut; ++o)
+    for (int64_t i = 0; i < conf.nIn; ++i) wT[i * conf.nOut + o] = w[o * conf.nIn + i];
+  const std::string rows =
+      g.node("Transpose", {x}, l.name + "_to_rows", {Attr::integers("perm", {0, 2, 1})});
+  std::string z = g.node("MatMul", {rows, g.floats(l.name + "_W", {conf.nIn, conf.nOut}, wT)},
+                         l.name + "_matmul");
+  if (conf.hasBias)
+    z = g.node("Add",
+               {z, g.floats(l.name + "_b", {conf.nOut}, l.params.subspan(w.size(), conf.nOut))},
+               l.name + "_add");
+  return g.node("Transpose", {z}, l.name + "_to_seq", {Attr::integers("perm", {0, 2, 1})});
+}
+
 // The layer's configuration as the class its type name stands for.
 template <typename T>
 const T& conf(const LayerToExport& l) {
@@ -187,6 +262,10 @@ Value exportLayer(GraphWriter& g, const LayerToExport& l, const Value& input) {
   // By type name, not by class: a user's layer derived from a built-in one computes its own thing.
   if (type == "DenseLayer" || type == "OutputLayer") {
     y = activation(g, l, feedForward(g, l, conf<FeedForwardLayer>(l), x));
+  } else if (type == "LSTM") {
+    y = lstm(g, l, conf<LSTM>(l), x);
+  } else if (type == "RnnOutputLayer") {
+    y = activation(g, l, rnnOutput(g, l, conf<FeedForwardLayer>(l), x));
   } else if (type == "ConvolutionLayer") {
     y = activation(g, l, convolution(g, l, conf<ConvolutionLayer>(l), x));
   } else if (type == "SubsamplingLayer") {

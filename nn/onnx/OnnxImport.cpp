@@ -28,8 +28,10 @@
 #include "nn/conf/layers/ConvolutionLayer.h"
 #include "nn/conf/layers/DenseLayer.h"
 #include "nn/conf/layers/GlobalPoolingLayer.h"
+#include "nn/conf/layers/LSTM.h"
 #include "nn/conf/layers/LocalResponseNormalization.h"
 #include "nn/conf/layers/OutputLayer.h"
+#include "nn/conf/layers/RnnOutputLayer.h"
 #include "nn/conf/layers/SubsamplingLayer.h"
 #include "nn/conf/layers/ZeroPaddingLayer.h"
 #include "nn/core/AtomicFile.h"
@@ -61,10 +63,24 @@ struct Constant {
   }
 };
 
+// How a tensor of sequences is laid out. dl4cpp holds sequences as (N, F, T); ONNX's LSTM reads
+// (T, N, F) and writes Y (T, 1, N, H), and a dense layer at every step reads (N, T, F). A
+// Transpose or Squeeze between these layouts adds no vertex: the value keeps its vertex and
+// InputType (recurrent(F, T)) and changes its layout, which only Transpose, Squeeze, LSTM and
+// MatMul read; every other operator reads dl4cpp's layout (needValue).
+enum class Layout {
+  Dl4cpp,      // (N, F, T), or a tensor that is not a sequence
+  StepsMajor,  // (T, N, F): LSTM's X
+  LstmY,       // (T, 1, N, H): LSTM's Y
+  LstmYLast,   // (1, N, H, T): Y transposed (1, 2, 3, 0), Squeeze(0) gives (N, H, T)
+  StepsMinor,  // (N, T, F): read by a MatMul at every step
+};
+
 // A tensor the graph computes: the dl4cpp vertex (or network input) holding it and its type.
 struct Value {
   std::string vertex;
   InputType type;
+  Layout layout = Layout::Dl4cpp;
 };
 
 // One layer or vertex to add to the graph builder, kept until every node is read so that a
@@ -77,6 +93,7 @@ struct Entry {
   std::vector<float> params, state;
   bool dense = false;      // a DenseLayer (Gemm, MatMul): may become the OutputLayer
   bool foldsBias = false;  // a MatMul's dense layer without bias yet
+  bool perStep = false;    // a MatMul at every step of sequences: becomes an RnnOutputLayer
   std::string onnxOutput;  // the ONNX tensor it computes
 };
 
@@ -136,15 +153,9 @@ Constant readTensor(const ::onnx::TensorProto& t) {
   return c;
 }
 
-::onnx::ModelProto parse(const std::filesystem::path& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > kMaxImportBytes)
-    throw ModelExchangeError(fmt::format("ONNX import: {} has {} bytes, more than the {} read",
-                                         path.string(), size, kMaxImportBytes));
-  const std::vector<std::byte> bytes = readWholeFile(path, "an ONNX model");
+::onnx::ModelProto parseBytes(std::span<const std::byte> bytes, const std::string& name) {
   if (bytes.size() > kMaxImportBytes)
-    throw ModelExchangeError(fmt::format("ONNX import: {} is too large", path.string()));
+    throw ModelExchangeError(fmt::format("ONNX import: {} is too large", name));
   ::onnx::ModelProto model;
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
                                             static_cast<int>(bytes.size()));
@@ -154,17 +165,27 @@ Constant readTensor(const ::onnx::TensorProto& t) {
     throw ModelExchangeError(fmt::format(
         "ONNX import: {} is not an ONNX model (not a protobuf ModelProto, truncated, or nested "
         "deeper than {})",
-        path.string(), kMaxImportNesting));
+        name, kMaxImportNesting));
   if (!model.has_graph() || model.ir_version() <= 0)
-    throw ModelExchangeError(fmt::format(
-        "ONNX import: {} is not an ONNX model (no graph or IR version)", path.string()));
+    throw ModelExchangeError(
+        fmt::format("ONNX import: {} is not an ONNX model (no graph or IR version)", name));
   try {
     ::onnx::checker::check_model(model);
   } catch (const std::exception& e) {
     throw ModelExchangeError(
-        fmt::format("ONNX import: ONNX's checker rejects {}: {}", path.string(), e.what()));
+        fmt::format("ONNX import: ONNX's checker rejects {}: {}", name, e.what()));
   }
   return model;
+}
+
+::onnx::ModelProto parse(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxImportBytes)
+    throw ModelExchangeError(fmt::format("ONNX import: {} has {} bytes, more than the {} read",
+                                         path.string(), size, kMaxImportBytes));
+  const std::vector<std::byte> bytes = readWholeFile(path, "an ONNX model");
+  return parseBytes(bytes, path.string());
 }
 
 Attrs attrs(const ::onnx::NodeProto& node) {
@@ -243,6 +264,14 @@ class Importer {
     return *c;
   }
   const Value& needValue(const ::onnx::NodeProto& node, int i) const {
+    const Value& v = needAnyLayout(node, i);
+    if (v.layout != Layout::Dl4cpp)
+      fail(node, fmt::format("input \"{}\" is a transposed sequence (read by Transpose, Squeeze, "
+                             "LSTM and a per-step MatMul only)",
+                             node.input(i)));
+    return v;
+  }
+  const Value& needAnyLayout(const ::onnx::NodeProto& node, int i) const {
     if (node.input_size() <= i) fail(node, fmt::format("input {} missing", i));
     auto it = values_.find(node.input(i));
     if (it == values_.end())
@@ -306,6 +335,8 @@ class Importer {
   void reshape(const ::onnx::NodeProto& node, const Value& x, int64_t rank,
                std::vector<int64_t> shape);
   void pad(const ::onnx::NodeProto& node);
+  void lstm(const ::onnx::NodeProto& node);
+  void relayout(const ::onnx::NodeProto& node);
 };
 
 bool sameType(const InputType& a, const InputType& b) {
@@ -332,6 +363,8 @@ void Importer::activation(const ::onnx::NodeProto& node, Activation a, double le
     define(node, x);
     return;
   }
+  if (x.type.kind == InputType::Kind::Recurrent)
+    fail(node, "an activation of sequences other than right after a per-step MatMul");
   auto layer = std::make_shared<ActivationLayer>(ActivationLayer::Builder(a).build());
   layer->leakyReluAlpha = leakyAlpha;
   addLayer(node, layer, x, x.type);
@@ -376,8 +409,10 @@ void Importer::gemm(const ::onnx::NodeProto& node) {
 // nOut biases completes.
 void Importer::matMul(const ::onnx::NodeProto& node) {
   onlyAttrs(node, attrs(node), {});
-  const Value& x = needValue(node, 0);
-  if (x.type.kind != InputType::Kind::FeedForward) fail(node, "expects rows (N, features)");
+  const Value& x = needAnyLayout(node, 0);
+  const bool perStep = x.layout == Layout::StepsMinor;
+  if (!perStep && x.type.kind != InputType::Kind::FeedForward)
+    fail(node, "expects rows (N, features) or sequences transposed to (N, T, features)");
   const Constant& b = needConstant(node, 1);
   if (!b.isFloat || b.dims.size() != 2) fail(node, "B must be a float matrix");
   const int64_t nIn = b.dims[0], nOut = b.dims[1];
@@ -386,6 +421,23 @@ void Importer::matMul(const ::onnx::NodeProto& node) {
   std::vector<float> params(nOut * nIn);
   for (int64_t o = 0; o < nOut; ++o)
     for (int64_t i = 0; i < nIn; ++i) params[o * nIn + i] = b.floats[i * nOut + o];
+  if (perStep) {
+    // A dense layer at every step: dl4cpp's RnnOutputLayer (its loss is chosen when it is known
+    // to be the graph's output, as for a Gemm's OutputLayer).
+    auto layer = std::make_shared<RnnOutputLayer>(RnnOutputLayer::Builder(LossFunction::MSE)
+                                                      .nIn(nIn)
+                                                      .nOut(nOut)
+                                                      .hasBias(false)
+                                                      .activation(Activation::IDENTITY)
+                                                      .build());
+    Value v =
+        addLayer(node, layer, x, InputType::recurrent(nOut, x.type.length), std::move(params));
+    v.layout = Layout::StepsMinor;
+    define(node, v);
+    entries_.back().foldsBias = true;
+    entries_.back().perStep = true;
+    return;
+  }
   auto layer = std::make_shared<DenseLayer>(DenseLayer::Builder()
                                                 .nIn(nIn)
                                                 .nOut(nOut)
@@ -546,6 +598,7 @@ void Importer::batchNorm(const ::onnx::NodeProto& node) {
   for (int i = 1; i < node.output_size(); ++i)
     if (!node.output(i).empty()) fail(node, "the running statistics outputs (training form)");
   const Value& x = needValue(node, 0);
+  if (x.type.kind == InputType::Kind::Recurrent) fail(node, "normalisation of sequences");
   const int64_t c = x.type.kind == InputType::Kind::Convolutional ? x.type.channels : x.type.size;
   std::vector<float> params, state;
   for (int i = 1; i <= 4; ++i) {
@@ -570,7 +623,7 @@ void Importer::elementWise(const ::onnx::NodeProto& node) {
   if (node.input_size() == 2 && (constant(node.input(0)) || constant(node.input(1)))) {
     const bool constFirst = constant(node.input(0)) != nullptr;
     const Constant& c = *constant(node.input(constFirst ? 0 : 1));
-    const Value& x = needValue(node, constFirst ? 1 : 0);
+    const Value& x = needAnyLayout(node, constFirst ? 1 : 0);
     if (op == "Add" && !constFirst) {
       // A MatMul's bias.
       Entry* e = foldable(node.input(0), x);
@@ -584,6 +637,9 @@ void Importer::elementWise(const ::onnx::NodeProto& node) {
         return;
       }
     }
+    needValue(node, constFirst ? 1 : 0);  // dl4cpp's layout from here on
+    if (x.type.kind == InputType::Kind::Recurrent)
+      fail(node, "arithmetic on sequences other than a per-step MatMul's bias");
     if (!c.isFloat || c.numel() != 1)
       fail(node, "a constant operand must be one float (broadcasting is not imported)");
     const double v = c.floats[0];
@@ -596,6 +652,8 @@ void Importer::elementWise(const ::onnx::NodeProto& node) {
   std::vector<Value> inputs;
   for (int i = 0; i < node.input_size(); ++i) {
     inputs.push_back(needValue(node, i));
+    if (inputs.back().type.kind == InputType::Kind::Recurrent)
+      fail(node, "arithmetic on sequences is not imported");
     if (!sameType(inputs.back().type, inputs[0].type))
       fail(node, "inputs of different shapes (broadcasting is not imported)");
   }
@@ -619,6 +677,7 @@ void Importer::elementWise(const ::onnx::NodeProto& node) {
 // preprocessors; any other is refused.
 void Importer::reshape(const ::onnx::NodeProto& node, const Value& x, int64_t rank,
                        std::vector<int64_t> shape) {
+  if (x.type.kind == InputType::Kind::Recurrent) fail(node, "a reshape of sequences");
   const bool image = x.type.kind == InputType::Kind::Convolutional;
   const int64_t size = image ? x.type.channels * x.type.height * x.type.width : x.type.size;
   if (rank == 2) {
@@ -760,7 +819,11 @@ void Importer::node(const ::onnx::NodeProto& n) {
   if (op == "LeakyRelu") {
     const Attrs a = attrs(n);
     onlyAttrs(n, a, {"alpha"});
-    return activation(n, Activation::LEAKYRELU, floatAttr(a, "alpha", 0.01f));
+    const float alpha = floatAttr(a, "alpha", 0.01f);
+    // dl4cpp's backward pass reads the input's sign from the output, which a negative slope flips.
+    if (!(alpha >= 0) || !std::isfinite(alpha))
+      fail(n, fmt::format("alpha {} (dl4cpp's LEAKYRELU takes a finite alpha >= 0)", alpha));
+    return activation(n, Activation::LEAKYRELU, alpha);
   }
   if (op == "Elu") {
     const Attrs a = attrs(n);
@@ -801,12 +864,15 @@ void Importer::node(const ::onnx::NodeProto& n) {
     const Attrs a = attrs(n);
     onlyAttrs(n, a, {"axis"});
     const Value& x = needValue(n, 0);
-    const int64_t rank = x.type.kind == InputType::Kind::Convolutional ? 4 : 2;
+    const int64_t rank = x.type.kind == InputType::Kind::Convolutional ? 4
+                         : x.type.kind == InputType::Kind::Recurrent   ? 3
+                                                                       : 2;
     int64_t axis = intAttr(a, "axis", opset_ >= 13 ? -1 : 1);
     if (axis < 0) axis += rank;
-    // dl4cpp's softmax is over dimension 1 (the channels of each pixel of images); before opset
-    // 13 ONNX's is over everything from `axis` on, the same only for rows.
-    if (axis != 1 || (rank == 4 && opset_ < 13))
+    // dl4cpp's softmax is over dimension 1 (the channels of each pixel of images, the features
+    // of each step of sequences); before opset 13 ONNX's is over everything from `axis` on, the
+    // same only for rows.
+    if (axis != 1 || (rank != 2 && opset_ < 13))
       fail(n, fmt::format("softmax over axis {} of a rank-{} tensor at opset {} (dl4cpp's is over "
                           "dimension 1 alone)",
                           intAttr(a, "axis", opset_ >= 13 ? -1 : 1), rank, opset_));
@@ -861,7 +927,11 @@ void Importer::node(const ::onnx::NodeProto& n) {
     onlyAttrs(n, a, {"axis"});
     std::vector<Value> inputs;
     inputs.reserve(static_cast<size_t>(n.input_size()));
-    for (int i = 0; i < n.input_size(); ++i) inputs.push_back(needValue(n, i));
+    for (int i = 0; i < n.input_size(); ++i) {
+      inputs.push_back(needValue(n, i));
+      if (inputs.back().type.kind == InputType::Kind::Recurrent)
+        fail(n, "concatenation of sequences is not imported");
+    }
     const int64_t rank = inputs[0].type.kind == InputType::Kind::Convolutional ? 4 : 2;
     int64_t axis = intAttr(a, "axis", 1);
     if (axis < 0) axis += rank;
@@ -883,7 +953,139 @@ void Importer::node(const ::onnx::NodeProto& n) {
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Max" || op == "Sum" || op == "Mean")
     return elementWise(n);
   if (op == "Pad") return pad(n);
+  if (op == "LSTM") return lstm(n);
+  if (op == "Transpose" || op == "Squeeze") return relayout(n);
   fail(n, "operator not supported by the importer (supported: docs/onnx.md)");
+}
+
+// The ONNX name of an LSTM activation function as dl4cpp's (ONNX's HardSigmoid defaults in an
+// LSTM, alpha 0.2 and beta 0.5, are dl4cpp's HARDSIGMOID).
+Activation lstmActivation(const ::onnx::NodeProto& node, const std::string& name) {
+  if (name == "Sigmoid") return Activation::SIGMOID;
+  if (name == "Tanh") return Activation::TANH;
+  if (name == "Relu") return Activation::RELU;
+  if (name == "HardSigmoid") return Activation::HARDSIGMOID;
+  fail(node, fmt::format("activation {} (Sigmoid, Tanh, Relu and HardSigmoid are imported)", name));
+}
+
+// LSTM (forward, one direction, no peepholes, initial state zero, every step real) of X (T, N, F)
+// as dl4cpp's LSTM: ONNX's gate blocks [i | o | f | c] in the rows of W (1, 4H, F) and R
+// (1, 4H, H), dl4cpp's [a(=c) | f | o | i] in the columns of W (F, 4H) and RW (H, 4H); the two
+// biases of B (1, 8H) summed.
+void Importer::lstm(const ::onnx::NodeProto& node) {
+  const Attrs a = attrs(node);
+  onlyAttrs(node, a, {"hidden_size", "direction", "activations", "input_forget", "layout"});
+  if (stringAttr(a, "direction", "forward") != "forward")
+    fail(node, "direction other than forward (bidirectional and reverse LSTMs are not imported)");
+  if (intAttr(a, "input_forget", 0) != 0) fail(node, "input_forget = 1 (coupled gates)");
+  if (intAttr(a, "layout", 0) != 0) fail(node, "layout = 1 (batch first)");
+  if (node.input_size() > 4 && !node.input(4).empty())
+    fail(node,
+         "sequence_lens (sequences of different lengths; dl4cpp masks them instead, which "
+         "an ONNX model cannot carry)");
+  if ((node.input_size() > 5 && !node.input(5).empty()) ||
+      (node.input_size() > 6 && !node.input(6).empty()))
+    fail(node, "an initial state (dl4cpp's LSTM starts every sequence at zero)");
+  if (node.input_size() > 7 && !node.input(7).empty()) fail(node, "peephole weights P");
+  const Value& x = needAnyLayout(node, 0);
+  if (x.layout != Layout::StepsMajor)
+    fail(node, "X must be sequences transposed to (T, N, F) (a Transpose (2, 0, 1) of (N, F, T))");
+  const int64_t f = x.type.size;
+  const Constant& w = needConstant(node, 1);
+  const Constant& r = needConstant(node, 2);
+  if (!w.isFloat || !r.isFloat || w.dims.size() != 3 || r.dims.size() != 3 || w.dims[0] != 1 ||
+      r.dims[0] != 1 || w.dims[1] % 4 != 0 || w.dims[2] != f)
+    fail(node, fmt::format("W must be (1, 4H, {}) and R (1, 4H, H) float tensors", f));
+  const int64_t h = w.dims[1] / 4;
+  if (h <= 0 || r.dims[1] != 4 * h || r.dims[2] != h)
+    fail(node, fmt::format("R must be (1, {}, {})", 4 * h, h));
+  if (a.count("hidden_size") && intAttr(a, "hidden_size", 0) != h)
+    fail(node, fmt::format("hidden_size {} but W holds {}", intAttr(a, "hidden_size", 0), h));
+  std::vector<float> bias(8 * h, 0.0f);
+  if (node.input_size() > 3 && !node.input(3).empty()) {
+    const Constant& b = needConstant(node, 3);
+    if (!b.isFloat || b.dims.size() != 2 || b.dims[0] != 1 || b.dims[1] != 8 * h)
+      fail(node, fmt::format("B must be (1, {})", 8 * h));
+    bias = b.floats;
+  }
+  Activation gate = Activation::SIGMOID, act = Activation::TANH;
+  if (auto it = a.find("activations"); it != a.end()) {
+    const auto& names = it->second->strings();
+    if (names.size() != 3) fail(node, "activations must name 3 functions (one direction)");
+    gate = lstmActivation(node, names[0]);
+    act = lstmActivation(node, names[1]);
+    if (lstmActivation(node, names[2]) != act)
+      fail(node, "the cell's two activations differ (dl4cpp's LSTM uses one for both)");
+  }
+  constexpr int64_t kDl4cppBlock[4] = {3, 2, 1, 0};  // ONNX's i, o, f, c in dl4cpp's blocks
+  // W (F, 4H), RW (H, 4H), b (4H): dl4cpp's parameter order.
+  std::vector<float> params(f * 4 * h + h * 4 * h + 4 * h);
+  float* pw = params.data();
+  float* prw = pw + f * 4 * h;
+  float* pb = prw + h * 4 * h;
+  for (int64_t g = 0; g < 4; ++g) {
+    const int64_t to = kDl4cppBlock[g] * h;
+    for (int64_t j = 0; j < h; ++j) {
+      const int64_t row = g * h + j;
+      for (int64_t k = 0; k < f; ++k) pw[k * 4 * h + to + j] = w.floats[row * f + k];
+      for (int64_t k = 0; k < h; ++k) prw[k * 4 * h + to + j] = r.floats[row * h + k];
+      pb[to + j] = bias[row] + bias[4 * h + row];
+    }
+  }
+  auto layer = std::make_shared<LSTM>(
+      LSTM::Builder().nIn(f).nOut(h).activation(act).gateActivationFunction(gate).build());
+  Value v = addLayer(node, layer, x, InputType::recurrent(h, x.type.length), std::move(params));
+  v.layout = Layout::LstmY;
+  define(node, v);
+}
+
+// Transpose and Squeeze between the layouts of sequences (Layout): the value itself, relabelled.
+void Importer::relayout(const ::onnx::NodeProto& node) {
+  const Attrs a = attrs(node);
+  const Value& x = needAnyLayout(node, 0);
+  const bool sequence = x.type.kind == InputType::Kind::Recurrent;
+  Layout to = x.layout;
+  if (node.op_type() == "Transpose") {
+    onlyAttrs(node, a, {"perm"});
+    const std::vector<int64_t> perm = intsAttr(a, "perm", {});
+    using P = std::vector<int64_t>;
+    if (sequence && x.layout == Layout::Dl4cpp && perm == P{2, 0, 1})
+      to = Layout::StepsMajor;
+    else if (sequence && x.layout == Layout::Dl4cpp && perm == P{0, 2, 1})
+      to = Layout::StepsMinor;
+    else if (x.layout == Layout::StepsMajor && perm == P{1, 2, 0})
+      to = Layout::Dl4cpp;
+    else if (x.layout == Layout::StepsMinor && perm == P{0, 2, 1})
+      to = Layout::Dl4cpp;
+    else if (x.layout == Layout::LstmY && perm == P{1, 2, 3, 0})
+      to = Layout::LstmYLast;
+    else
+      fail(node,
+           "a transpose other than between the layouts of sequences (N, F, T), (T, N, F) "
+           "and (N, T, F), or of an LSTM's Y (T, 1, N, H) to (1, N, H, T)");
+  } else {
+    // Squeeze: axes an attribute before opset 13, an input since.
+    onlyAttrs(node, a, {"axes"});
+    std::vector<int64_t> axes = intsAttr(a, "axes", {});
+    if (node.input_size() > 1 && !node.input(1).empty()) {
+      const Constant& c = needConstant(node, 1);
+      if (c.isFloat) fail(node, "axes must be int64 values");
+      axes = c.ints;
+    }
+    if (x.layout == Layout::LstmYLast &&
+        (axes == std::vector<int64_t>{0} || axes == std::vector<int64_t>{-4}))
+      to = Layout::Dl4cpp;
+    else if (x.layout == Layout::LstmY &&
+             (axes == std::vector<int64_t>{1} || axes == std::vector<int64_t>{-3}))
+      to = Layout::StepsMajor;
+    else
+      fail(node, "a squeeze other than of an LSTM's direction axis");
+  }
+  // The layer computing x now computes this node's output (an activation may fold into it).
+  if (Entry* e = foldable(node.input(0), x)) e->onnxOutput = node.output(0);
+  Value v = x;
+  v.layout = to;
+  define(node, v);
 }
 
 ComputationGraph Importer::run() {
@@ -893,6 +1095,12 @@ ComputationGraph Importer::run() {
     throw ModelExchangeError(fmt::format("ONNX import: opset {} (opsets {} to {} are imported)",
                                          opset_, kMinImportOpset, kMaxImportOpset));
   const ::onnx::GraphProto& g = model_.graph();
+  // sequence_lens is int32, which the tensor reader refuses: say first what the node needs it for.
+  for (const auto& n : g.node())
+    if (n.op_type() == "LSTM" && n.input_size() > 4 && !n.input(4).empty())
+      fail(n,
+           "sequence_lens (sequences of different lengths; dl4cpp masks them instead, which an "
+           "ONNX model cannot carry)");
   for (const auto& t : g.initializer()) constants_[t.name()] = readTensor(t);
   for (const auto& n : g.node())
     for (const auto& in : n.input()) ++consumers_[in];
@@ -907,6 +1115,11 @@ ComputationGraph Importer::run() {
     std::vector<int64_t> dims;
     for (int i = 1; i < tt.shape().dim_size(); ++i) {
       const auto& d = tt.shape().dim(i);
+      // Sequences (N, F, T) of any length: T symbolic.
+      if (tt.shape().dim_size() == 3 && i == 2 && !d.has_dim_value()) {
+        dims.push_back(0);
+        continue;
+      }
       if (!d.has_dim_value() || d.dim_value() <= 0 || d.dim_value() > kMaxExtent)
         throw ModelExchangeError(fmt::format(
             "ONNX import: input \"{}\": dimension {} must be fixed (only the batch may vary) "
@@ -921,11 +1134,14 @@ ComputationGraph Importer::run() {
     InputType type;
     if (tt.shape().dim_size() == 2)
       type = InputType::feedForward(dims[0]);
+    else if (tt.shape().dim_size() == 3)
+      type = InputType::recurrent(dims[0], dims[1]);
     else if (tt.shape().dim_size() == 4)
       type = InputType::convolutional(dims[1], dims[2], dims[0]);
     else
       throw ModelExchangeError(fmt::format(
-          "ONNX import: input \"{}\": rank {} (rows (N, F) and images (N, C, H, W) are imported)",
+          "ONNX import: input \"{}\": rank {} (rows (N, F), sequences (N, F, T) and images (N, C, "
+          "H, W) are imported)",
           in.name(), tt.shape().dim_size()));
     const std::string name = uniqueName(in.name());
     inputNames_.push_back(name);
@@ -942,6 +1158,10 @@ ComputationGraph Importer::run() {
     if (it == values_.end())
       throw ModelExchangeError(
           fmt::format("ONNX import: output \"{}\" is a constant or not computed", o.name()));
+    if (it->second.layout != Layout::Dl4cpp)
+      throw ModelExchangeError(fmt::format(
+          "ONNX import: output \"{}\" is a transposed sequence (dl4cpp's outputs are (N, F, T))",
+          o.name()));
     std::string vertex = it->second.vertex;
     // An output that is a network input or another output (Identity, Dropout): an identity
     // layer of its own, as a graph output is a vertex.
@@ -990,6 +1210,16 @@ ComputationGraph Importer::run() {
                                                      .activation(act)
                                                      .build());
         e.layer = out;
+      }
+      if (e.perStep) {
+        if (!isOutput || (act != Activation::SOFTMAX && act != Activation::IDENTITY))
+          throw ModelExchangeError(fmt::format(
+              "ONNX import: \"{}\": a MatMul at every step of sequences is imported as an "
+              "RnnOutputLayer, so it must compute a graph output (with Softmax or nothing after "
+              "it)",
+              e.onnxOutput));
+        auto& r = static_cast<RnnOutputLayer&>(*e.layer);
+        r.lossFunction = act == Activation::SOFTMAX ? LossFunction::MCXENT : LossFunction::MSE;
       }
       e.layer->frozen = !options_.trainable && !e.params.empty();
       builder.addLayer(e.name, *e.layer, e.inputs);
@@ -1054,6 +1284,12 @@ ComputationGraph Importer::run() {
 
 ComputationGraph importModel(const std::filesystem::path& path, const ImportOptions& options) {
   const ::onnx::ModelProto model = parse(path);
+  return Importer(model, options).run();
+}
+
+ComputationGraph importModelFromBytes(std::span<const std::byte> bytes, const std::string& name,
+                                      const ImportOptions& options) {
+  const ::onnx::ModelProto model = parseBytes(bytes, name);
   return Importer(model, options).run();
 }
 

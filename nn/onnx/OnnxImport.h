@@ -18,8 +18,11 @@
 // a file that is not an ONNX model (garbage, truncated, too large or too deeply nested for the
 // limits below, or rejected by ONNX's checker); the reading errors of readWholeFile (a missing
 // file: DataNotFoundError). Built with DL4CPP_WITH_ONNX (library dl4cpp::dl4cpp_onnx).
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <span>
+#include <string>
 
 namespace dl4cpp {
 
@@ -42,6 +45,10 @@ struct ImportOptions {
 };
 
 ComputationGraph importModel(const std::filesystem::path& path, const ImportOptions& options = {});
+
+// The same from the bytes of an ONNX file (in memory); `name` stands for the file in messages.
+ComputationGraph importModelFromBytes(std::span<const std::byte> bytes, const std::string& name,
+                                      const ImportOptions& options = {});
 
 // Imports the ONNX model at `onnxPath` and saves it as a dl4cpp model file at `modelFile`.
 void importModelFile(const std::filesystem::path& onnxPath, const std::filesystem::path& modelFile,

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "iterators/DataNormalization.h"
+#include "nn/graph/ComputationGraph.h"
 #include "nn/multilayer/MultiLayerNetwork.h"
 #include "nn/util/ModelSerializer.h"
 #include "server/PixelRange.h"
@@ -21,6 +22,18 @@ namespace samples::server {
 // Throws dl4cpp::ConfigError naming the model's input type and the ones the server can feed:
 // ConvolutionalFlat(28x28x1), Convolutional(28x28x1) or FeedForward(784).
 void requireMnistInput(const dl4cpp::MultiLayerConfiguration& configuration);
+void requireMnistInput(const dl4cpp::InputType& input);
+
+// Whether `path` names an ONNX model (its extension is .onnx, in any case): the server imports it
+// rather than reading it as a dl4cpp model file.
+bool isOnnxModelPath(const std::filesystem::path& path);
+
+// An ONNX model imported with dl4cpp::onnx::importModel (frozen: it is only served), checked to
+// have one input and one output and to take MNIST images as requireMnistInput says (an exported
+// LeNet takes (N, 784) rows and reshapes them to images itself). A build without ONNX
+// (DL4CPP_WITH_ONNX) throws dl4cpp::ConfigError saying so; an import error is the importer's
+// ModelExchangeError.
+dl4cpp::ComputationGraph loadServedOnnxModel(const std::filesystem::path& path);
 
 // ModelSerializer::restoreMultiLayerNetworkAndNormalizer (without updater state) followed by
 // requireMnistInput.

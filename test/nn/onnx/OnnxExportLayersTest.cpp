@@ -46,6 +46,28 @@ class RenamedDense : public DenseLayer {
   std::string typeName() const override { return "RenamedDense"; }
 };
 
+// Two LSTMs (the second with RELU and HARDSIGMOID gates) and a per-step softmax output over
+// sequences of 3 features, of any length (0) or a fixed one.
+MultiLayerNetwork lstmNetwork(int64_t length) {
+  MultiLayerNetwork net(NeuralNetConfiguration::Builder()
+                            .seed(9)
+                            .list()
+                            .layer(LSTM::Builder().nOut(5).biasInit(0.2).build())
+                            .layer(LSTM::Builder()
+                                       .nOut(4)
+                                       .activation(Activation::RELU)
+                                       .gateActivationFunction(Activation::HARDSIGMOID)
+                                       .build())
+                            .layer(RnnOutputLayer::Builder(LossFunction::MCXENT)
+                                       .nOut(3)
+                                       .activation(Activation::SOFTMAX)
+                                       .build())
+                            .setInputType(InputType::recurrent(3, length))
+                            .build());
+  net.init();
+  return net;
+}
+
 }  // namespace
 
 TEST_SUITE("nn/onnx") {
@@ -201,5 +223,49 @@ TEST_SUITE("nn/onnx") {
     CHECK_THROWS_WITH_AS(onnx::exportModel(net, dir / "model.onnx"),
                          doctest::Contains("layer \"mine\" (RenamedDense)"), ModelExchangeError);
     CHECK_FALSE(std::filesystem::exists(dir / "model.onnx"));
+  }
+
+  TEST_CASE("OnnxExport: LSTM and RnnOutputLayer over sequences match ONNX Runtime") {
+    if (testutil::skippedWithoutOnnxRuntime()) return;
+    for (int64_t length : {int64_t{0}, int64_t{6}}) {
+      MultiLayerNetwork net = lstmNetwork(length);
+      // (N, nIn, T): the exported model transposes to ONNX's (T, N, nIn) and back.
+      const Tensor features = randomTensor(Shape{4, 3, 6}, 21, -2, 2);
+      testutil::TempDir dir;
+      const auto path = dir / "model.onnx";
+      onnx::exportModel(net, path);
+      const auto actual =
+          testutil::runInOnnxRuntime(path, {{"input", features}}, {"output"}, dir.path());
+      checkSameOutputs(net.output(features), actual.at(0),
+                       "LSTM, length " + std::to_string(length));
+    }
+  }
+
+  TEST_CASE("OnnxExport: LSTM and RnnOutputLayer round-trip through the importer") {
+    if (!testutil::graphsTakeSequences()) return;
+    for (int64_t length : {int64_t{0}, int64_t{6}}) {
+      MultiLayerNetwork net = lstmNetwork(length);
+      const Tensor features = randomTensor(Shape{4, 3, 6}, 21, -2, 2);
+      testutil::TempDir dir;
+      const auto path = dir / "model.onnx";
+      onnx::exportModel(net, path);
+      testutil::checkRoundTrip(path, {features}, {net.output(features)},
+                               "LSTM, length " + std::to_string(length));
+    }
+  }
+
+  TEST_CASE("OnnxExport: an LSTM activation ONNX's LSTM has not is an error naming the layer") {
+    MultiLayerNetwork net(
+        NeuralNetConfiguration::Builder()
+            .list()
+            .layer(LSTM::Builder().nOut(2).activation(Activation::HARDTANH).build())
+            .layer(RnnOutputLayer::Builder(LossFunction::MSE).nOut(1).build())
+            .setInputType(InputType::recurrent(2))
+            .build());
+    net.init();
+    testutil::TempDir dir;
+    CHECK_THROWS_WITH_AS(onnx::exportModel(net, dir / "model.onnx"),
+                         doctest::Contains("(LSTM): activation HARDTANH: ONNX's LSTM takes"),
+                         ModelExchangeError);
   }
 }

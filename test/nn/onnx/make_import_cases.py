@@ -131,6 +131,34 @@ cases["constant_node_shape"] = model("c", IMG, [108], [
     n("Constant", [], ["shape"], value=helper.make_tensor("sv", TensorProto.INT64, [2], [0, -1])),
     n("Reshape", ["x", "shape"], ["y"])])
 # A small convolutional network as exporters write it.
+# LSTM over sequences (N, F, T) = (N, 3, 5): transposed to ONNX's (T, N, F) and back, as the
+# exporter writes it; hidden size 4.
+SEQ = [3, 5]
+cases["lstm_opset14"] = model("lstm", SEQ, [4, 5], [
+    n("Transpose", ["x"], ["xt"], perm=[2, 0, 1]),
+    n("LSTM", ["xt", "W", "R", "B"], ["Y"], hidden_size=4),
+    n("Transpose", ["Y"], ["yt"], perm=[1, 2, 3, 0]),
+    n("Squeeze", ["yt", "axes"], ["y"])],
+    [weight("W", 1, 16, 3), weight("R", 1, 16, 4), weight("B", 1, 32), ints("axes", [0])], 14)
+cases["lstm_opset11_activations"] = model("lstm", SEQ, [4, 5], [
+    n("Transpose", ["x"], ["xt"], perm=[2, 0, 1]),
+    n("LSTM", ["xt", "W", "R"], ["Y", "", ""], hidden_size=4,
+      activations=["HardSigmoid", "Relu", "Relu"]),
+    n("Squeeze", ["Y"], ["ys"], axes=[1]),
+    n("Transpose", ["ys"], ["y"], perm=[1, 2, 0])],
+    [weight("W", 1, 16, 3), weight("R", 1, 16, 4)], 11)
+cases["lstm_per_step_softmax"] = model("lstm", SEQ, [2, 5], [
+    n("Transpose", ["x"], ["xt"], perm=[2, 0, 1]),
+    n("LSTM", ["xt", "W", "R", "B"], ["Y"], hidden_size=4, direction="forward"),
+    n("Transpose", ["Y"], ["yt"], perm=[1, 2, 3, 0]),
+    n("Squeeze", ["yt", "axes"], ["h"]),
+    n("Transpose", ["h"], ["rows"], perm=[0, 2, 1]),
+    n("MatMul", ["rows", "W2"], ["m"]),
+    n("Add", ["m", "B2"], ["z"]),
+    n("Transpose", ["z"], ["zt"], perm=[0, 2, 1]),
+    n("Softmax", ["zt"], ["y"], axis=1)],
+    [weight("W", 1, 16, 3), weight("R", 1, 16, 4), weight("B", 1, 32), ints("axes", [0]),
+     weight("W2", 4, 2), weight("B2", 2)], 17)
 cases["lenet_like"] = model("lenet", [1, 12, 12], [5], [
     n("Conv", ["x", "W1", "B1"], ["c1"], kernel_shape=[3, 3]),
     n("BatchNormalization", ["c1", "s", "b", "m", "v"], ["bn"]),
@@ -158,6 +186,18 @@ print("\n".join(sorted(cases)))
 bad = {
     "bad_unsupported_op": model("b", [5], [5], [n("Cos", ["x"], ["y"], name="bad")]),
     "bad_opset10": model("b", [5], [5], [n("Relu", ["x"], ["y"], name="bad")], opset=10),
+    "bad_lstm_bidirectional": model("b", SEQ, [8, 5], [
+        n("Transpose", ["x"], ["xt"], perm=[2, 0, 1]),
+        n("LSTM", ["xt", "W", "R"], ["Y"], hidden_size=4, direction="bidirectional", name="bad"),
+        n("Transpose", ["Y"], ["y"], perm=[1, 2, 3, 0])],
+        [weight("W", 2, 16, 3), weight("R", 2, 16, 4)], full_check=False),
+    "bad_lstm_sequence_lens": model("b", SEQ, [4, 5], [
+        n("Transpose", ["x"], ["xt"], perm=[2, 0, 1]),
+        n("LSTM", ["xt", "W", "R", "", "lens"], ["Y"], hidden_size=4, name="bad"),
+        n("Transpose", ["Y"], ["yt"], perm=[1, 2, 3, 0]),
+        n("Squeeze", ["yt", "axes"], ["y"])],
+        [weight("W", 1, 16, 3), weight("R", 1, 16, 4), ints("axes", [0]),
+         numpy_helper.from_array(np.array([5, 5], dtype=np.int32), "lens")], full_check=False),
     "bad_grouped_conv": model("b", IMG, None, [
         n("Conv", ["x", "W"], ["y"], kernel_shape=[3, 3], group=3, name="bad")],
         [weight("W", 3, 1, 3, 3)]),

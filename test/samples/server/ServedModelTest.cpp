@@ -43,6 +43,29 @@ const std::filesystem::path kHugeInputModel =
 }  // namespace
 
 TEST_SUITE("samples") {
+  TEST_CASE("ServedModel: an .onnx path is imported, any other read as a model file") {
+    CHECK(samples::server::isOnnxModelPath("lenet.onnx"));
+    CHECK(samples::server::isOnnxModelPath("/models/LeNet.ONNX"));
+    CHECK_FALSE(samples::server::isOnnxModelPath("lenet.dl4cpp"));
+    CHECK_FALSE(samples::server::isOnnxModelPath("onnx"));
+  }
+
+  TEST_CASE(
+      "ServedModel: an ONNX model of another input is refused naming the file (or, without "
+      "ONNX, the missing import)") {
+    // A model of ONNX's helper (make_import_cases.py) taking rows of 5 values.
+    const std::filesystem::path rows = DL4CPP_TEST_DATA_DIR "/onnx-import-corpus/seed-relu.onnx";
+#if DL4CPP_TEST_HAVE_ONNX
+    CHECK_THROWS_WITH_AS(
+        samples::server::loadServedOnnxModel(rows),
+        doctest::Contains((rows.string() + ": the model takes FeedForward(5) input").c_str()),
+        ConfigError);
+#else
+    CHECK_THROWS_WITH_AS(samples::server::loadServedOnnxModel(rows),
+                         doctest::Contains("was built without ONNX import"), ConfigError);
+#endif
+  }
+
   TEST_CASE("ServedModel: models taking 28x28x1 images or 784 values are served") {
     CHECK_NOTHROW(requireMnistInput(modelTaking(InputType::convolutionalFlat(28, 28, 1))));
     CHECK_NOTHROW(requireMnistInput(modelTaking(InputType::convolutional(28, 28, 1))));
