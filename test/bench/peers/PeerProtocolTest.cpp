@@ -121,8 +121,10 @@ TEST_SUITE("bench/peers") {
     CHECK(parseError({"--threads", "0"}) == "--threads must be >= 1, got 0");
     CHECK(parse({"--network", "resnet"}).network == "resnet");
     CHECK(parse({"--network", "resnet"}).dataDir == "/usr/share/datasets/fashion-mnist");
+    CHECK(parse({"--network", "charlstm"}).network == "charlstm");
     CHECK(parseError({"--network", "resnet18"}) ==
-          "--network must be lenet, batchnorm, vgg, resnet or resnet50, got 'resnet18'");
+          "--network must be lenet, lenetgraph, batchnorm, vgg, resnet, resnet50 or charlstm, got "
+          "'resnet18'");
   }
 
   TEST_CASE("peers: ResNet-50 runs 4 timed steps by default, train-examples / 16 when set") {
