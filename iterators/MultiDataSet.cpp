@@ -13,10 +13,33 @@ MultiDataSet::MultiDataSet(std::vector<Tensor> f, std::vector<Tensor> l)
   validate();
 }
 
+MultiDataSet::MultiDataSet(std::vector<Tensor> f, std::vector<Tensor> l, std::vector<Tensor> fm,
+                           std::vector<Tensor> lm)
+    : features(std::move(f)),
+      labels(std::move(l)),
+      featuresMasks(std::move(fm)),
+      labelsMasks(std::move(lm)) {
+  validate();
+}
+
 MultiDataSet::MultiDataSet(const DataSet& data) {
   data.validate();
   features.push_back(data.features);
   if (!data.labels.empty()) labels.push_back(data.labels);
+  if (!data.featuresMask.empty()) featuresMasks.push_back(data.featuresMask);
+  if (!data.labelsMask.empty() && !data.labels.empty()) labelsMasks.push_back(data.labelsMask);
+}
+
+namespace {
+const Tensor kNoMask;
+}  // namespace
+
+const Tensor& MultiDataSet::featuresMask(size_t i) const {
+  return i < featuresMasks.size() ? featuresMasks[i] : kNoMask;
+}
+
+const Tensor& MultiDataSet::labelsMask(size_t j) const {
+  return j < labelsMasks.size() ? labelsMasks[j] : kNoMask;
 }
 
 int64_t MultiDataSet::numExamples() const {
@@ -36,6 +59,27 @@ void MultiDataSet::validate(const char* context) const {
   };
   check(features, "features");
   check(labels, "labels");
+  auto checkMasks = [&](const std::vector<Tensor>& masks, const std::vector<Tensor>& tensors,
+                        const char* what) {
+    if (masks.empty()) return;
+    if (masks.size() != tensors.size())
+      throw ShapeError(
+          fmt::format("{}: {} {} masks for {} {} tensors (give one per tensor, an "
+                      "empty one where every step is real)",
+                      context, masks.size(), what, tensors.size(), what));
+    for (size_t i = 0; i < masks.size(); ++i) {
+      const Tensor& m = masks[i];
+      if (m.empty()) continue;
+      const Tensor& t = tensors[i];
+      if (t.rank() != 3 || m.rank() != 2 || m.dim(0) != t.dim(0) || m.dim(1) != t.dim(2))
+        throw DataMismatchError(
+            fmt::format("{}: the mask of {}[{}] is {}, but {}[{}] is {} (a mask is [N, T] for "
+                        "sequences [N, X, T])",
+                        context, what, i, m.shape().toString(), what, i, t.shape().toString()));
+    }
+  };
+  checkMasks(featuresMasks, features, "features");
+  checkMasks(labelsMasks, labels, "labels");
 }
 
 MultiDataSet ListMultiDataSetIterator::next() {

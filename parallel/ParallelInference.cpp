@@ -262,21 +262,10 @@ Tensor ParallelInference::Impl::gatherSequences(const std::vector<Request*>& bat
 void ParallelInference::Impl::serveSequences(Model& replica, const std::vector<Request*>& batch,
                                              int64_t examples,
                                              const DataNormalization* normalizer) const {
-  auto* network = dynamic_cast<MultiLayerNetwork*>(&replica);
   Tensor mask;
   Tensor input = gatherSequences(batch, examples, mask);
-  if (!mask.empty() && !network) {
-    // A model without a features mask in its output(): each request alone.
-    for (Request* r : batch) {
-      Tensor one = r->features->clone();
-      if (normalizer) normalizer->transformInput(one, inputType);
-      r->result = replica.outputSingle(one, false);
-    }
-    return;
-  }
   if (normalizer) normalizer->transformInput(input, inputType);
-  const Tensor out =
-      mask.empty() ? replica.outputSingle(input, false) : network->output(input, false, mask);
+  const Tensor out = replica.outputSingle(input, false, mask);
   int64_t row = 0;
   for (Request* r : batch) {
     if (out.rank() == 3 && out.dim(2) != r->steps)

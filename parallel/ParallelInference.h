@@ -31,10 +31,9 @@
 //
 // Sequences. A model taking InputType::recurrent takes requests (n, C, T), each with its own T.
 // In BATCHED mode requests of different lengths are padded at the end to the batch's longest and
-// run with a features mask marking their real steps (MultiLayerNetwork::output(features, train,
-// mask)), so each answer is the one the request gets alone; a per-step output (n, nOut, T) comes
-// back trimmed to the request's own T (a copy). A ComputationGraph, whose output takes no mask,
-// runs such a batch one request at a time.
+// run with a features mask marking their real steps (Model::outputSingle(features, train, mask)),
+// so each answer is the one the request gets alone; a per-step output (n, nOut, T) comes back
+// trimmed to the request's own T (a copy).
 //
 // Normalizer. With normalizer(n) (or a Builder made from a model file holding one), every request
 // goes through n (DataNormalization::transformInput) before the network, as the training data

@@ -61,10 +61,12 @@ class Model {
   // One updater step with the current gradient().
   virtual void applyUpdate() = 0;
 
-  // --- Inference and scores
-  // ------------------------------------------------------------------------ The model's only
-  // output for its only input (a host tensor).
+  // --- Inference and scores ---------------------------------------------------------------
+  // The model's only output for its only input (a host tensor).
   virtual Tensor outputSingle(const Tensor& features, bool train) = 0;
+  // The same for padded sequences (N, F, T): featuresMask (N, T) says which steps are real
+  // (empty: all are).
+  virtual Tensor outputSingle(const Tensor& features, bool train, const Tensor& featuresMask) = 0;
   virtual double score() const = 0;
   virtual void setScore(double score) = 0;
   virtual double score(const DataSet& data) = 0;

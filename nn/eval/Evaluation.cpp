@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <utility>
+#include <vector>
 
 #include "nn/core/Error.h"
 
@@ -116,6 +117,39 @@ Evaluation::Evaluation(std::vector<std::string> labelsList) : labelsList_(std::m
 
 void Evaluation::ensureClasses(int numClasses) {
   if (confusion_.numClasses() == 0) confusion_ = ConfusionMatrix(numClasses);
+}
+
+namespace {
+
+// The steps of host sequences (N, C, T) where `mask` (N, T) is 1 (all without one), as rows (R, C).
+Tensor realStepRows(const Tensor& seq, const Tensor& mask) {
+  const Tensor x = seq.toHost();
+  const int64_t n = x.dim(0), c = x.dim(1), t = x.dim(2);
+  std::vector<float> rows;
+  for (int64_t e = 0; e < n; ++e)
+    for (int64_t s = 0; s < t; ++s) {
+      if (!mask.empty() && mask.data()[e * t + s] == 0.0f) continue;
+      for (int64_t k = 0; k < c; ++k) rows.push_back(x.data()[(e * c + k) * t + s]);
+    }
+  return Tensor::fromVector(Shape{static_cast<int64_t>(rows.size()) / c, c}, rows);
+}
+
+}  // namespace
+
+void Evaluation::evalTimeSeries(const Tensor& labels, const Tensor& predictions,
+                                const Tensor& labelsMask) {
+  if (labels.shape() != predictions.shape() || labels.rank() != 3 || labels.dim(1) < 1)
+    throw ShapeError(fmt::format(
+        "Evaluation::evalTimeSeries: expected labels and predictions of one shape (N, C, T) with "
+        "C >= 1, got labels {} and predictions {}",
+        labels.shape().toString(), predictions.shape().toString()));
+  if (!labelsMask.empty() && (labelsMask.rank() != 2 || labelsMask.dim(0) != labels.dim(0) ||
+                              labelsMask.dim(1) != labels.dim(2) || !labelsMask.onHost()))
+    throw ShapeError(fmt::format(
+        "Evaluation::evalTimeSeries: the labels mask {} does not match labels {} (expected a host "
+        "tensor [{}, {}])",
+        labelsMask.shape().toString(), labels.shape().toString(), labels.dim(0), labels.dim(2)));
+  eval(realStepRows(labels, labelsMask), realStepRows(predictions, labelsMask));
 }
 
 void Evaluation::eval(const Tensor& labels, const Tensor& predictions) {

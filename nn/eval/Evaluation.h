@@ -80,6 +80,11 @@ class Evaluation {
   // this file). ShapeError when the shapes differ (both shapes named), are not rank 2, or the
   // column count disagrees with numClasses(); DataError for non-host tensors or NaN entries.
   void eval(const Tensor& labels, const Tensor& predictions);
+  // Adds a minibatch of sequences (DL4J's evalTimeSeries): labels and predictions (N, C, T), each
+  // real step an example; `labelsMask` (N, T) says which steps are real (all when empty).
+  // ShapeError when the shapes differ or are not rank 3, or the mask is not (N, T).
+  void evalTimeSeries(const Tensor& labels, const Tensor& predictions,
+                      const Tensor& labelsMask = Tensor());
   // Adds one example. NOTE the argument order (actual, predicted): DL4J's eval(int, int) takes
   // (predictedIdx, actualIdx). ConfigError when the class count is not known yet; DataError when
   // an index is outside [0, numClasses).

@@ -77,6 +77,8 @@ GradientCheckUtil::Result GradientCheckUtil::checkGradients(ComputationGraph& mo
   MultiDataSet probe;
   for (const Tensor& f : data.features) probe.features.push_back(f.clone());
   probe.labels = data.labels;
+  probe.featuresMasks = data.featuresMasks;
+  probe.labelsMasks = data.labelsMasks;
   model.computeGradientAndScore(probe, options.checkInputGradient);
   const std::vector<float> paramGrad = model.gradient().toVector();
   std::vector<std::vector<float>> inputGrads;

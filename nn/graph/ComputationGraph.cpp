@@ -37,9 +37,19 @@ struct ComputationGraph::Node {
 
   // The examples it holds for a minibatch of n (checkBatch() made it a whole number).
   int64_t examples(int64_t n) const { return n * batchMultiplier / batchDivisor; }
-  // Values it holds per minibatch example, rounded up where it splits the minibatch.
-  int64_t valuesPerMinibatchExample() const {
-    return (outputType.flatSize() * batchMultiplier + batchDivisor - 1) / batchDivisor;
+  // Values it holds per minibatch example for sequences of `steps` (0: none), rounded up where it
+  // splits the minibatch.
+  int64_t valuesPerMinibatchExample(int64_t steps) const {
+    const int64_t perExample = outputType.flatSize() * stepsHeld(outputType, steps);
+    return (perExample * batchMultiplier + batchDivisor - 1) / batchDivisor;
+  }
+  // Its output's shape for a minibatch of n sequences of `steps`.
+  Shape shape(int64_t n, int64_t steps) const { return outputType.shape(examples(n), steps); }
+
+  // The steps of a tensor of `type` in a minibatch of sequences of `steps`: 1 for rows and images.
+  static int64_t stepsHeld(const InputType& type, int64_t steps) {
+    if (type.kind != InputType::Kind::Recurrent) return 1;
+    return type.length > 0 ? type.length : std::max<int64_t>(steps, 1);
   }
 };
 
@@ -240,11 +250,12 @@ void ComputationGraph::init() {
   }
 
   // Lifetimes: training runs items 0 .. K-1 forward, the losses at K, item k backward at 2K - k.
+  // Sizes are filled in by planActivations().
   const int k = static_cast<int>(items.size());
   std::vector<ActivationPlan::Buffer> training, inference;
   for (size_t id = numInputs; id < nodes.size(); ++id) {
     const Node& n = nodes[id];
-    const int64_t size = n.valuesPerMinibatchExample();
+    const int64_t size = 0;
     int lastForward = n.isOutput ? k : n.item;
     int firstGradient = n.isOutput ? k : 2 * k;
     for (size_t c : n.consumers) {
@@ -264,19 +275,18 @@ void ComputationGraph::init() {
   losses_ = std::move(losses);
   outputNodes_ = std::move(outputNodes);
   buffers_ = std::move(buffers);
-  trainingPlan_ = ActivationPlan(training);
-  inferencePlan_ = ActivationPlan(inference);
+  trainingBuffers_ = std::move(training);
+  inferenceBuffers_ = std::move(inference);
+  nodeMasks_.assign(nodes_.size(), nullptr);
+  plannedSteps_ = -1;
+  capacity_ = 0;
+  arena_ = Tensor();
+  planActivations(0);
   layerInputs_.assign(layers_.size(), Tensor());
   layerOutputs_.assign(layers_.size(), Tensor());
   layerGrads_.assign(layers_.size(), Tensor());
-  capacity_ = 0;
-  arena_ = Tensor();
-  scratchStore_.clear();
   inputGradStore_.assign(numInputs, Tensor());
   inputGradients_.clear();
-  largestPerExample_ = 0;
-  for (const Node& n : nodes_)
-    largestPerExample_ = std::max(largestPerExample_, n.valuesPerMinibatchExample());
   numFrozenParams_ = 0;
   for (const auto& v : conf_.vertices) {
     if (!v.layer) continue;
@@ -291,25 +301,69 @@ void ComputationGraph::init() {
   initialized_ = true;
 }
 
-int64_t ComputationGraph::checkBatch(const MultiDataSet& batch, bool needLabels,
-                                     const char* method) const {
+ComputationGraph::BatchSize ComputationGraph::checkBatch(const MultiDataSet& batch, bool needLabels,
+                                                         const char* method) const {
   const size_t numInputs = conf_.networkInputs.size();
   if (batch.features.size() != numInputs)
     throw ShapeError(
         fmt::format("ComputationGraph::{}: {} feature tensors for a graph of {} inputs", method,
                     batch.features.size(), numInputs));
-  const int64_t n = batch.numExamples();
+  BatchSize size{batch.numExamples(), 0};
+  const int64_t n = size.examples;
+  int firstSequence = -1;  // the input whose length the others must share
   for (size_t i = 0; i < numInputs; ++i) {
     const Tensor& f = batch.features[i];
-    const int64_t perExample = conf_.networkInputTypes[i].flatSize();
+    const InputType& type = conf_.networkInputTypes[i];
+    if (type.kind == InputType::Kind::Recurrent) {
+      if (f.rank() != 3 || f.dim(0) == 0 || f.dim(0) != n || f.dim(1) != type.size ||
+          f.dim(2) == 0 || (type.length > 0 && f.dim(2) != type.length))
+        throw ShapeError(fmt::format(
+            "ComputationGraph::{}: features[{}] {} do not match input \"{}\" of type {} "
+            "(expected [{}, {}, {}]: examples, features, time steps)",
+            method, i, f.shape().toString(), conf_.networkInputs[i], type.toString(), n, type.size,
+            type.length > 0 ? std::to_string(type.length) : std::string("T > 0")));
+      if (firstSequence >= 0 && f.dim(2) != size.steps)
+        throw ShapeError(fmt::format(
+            "ComputationGraph::{}: features[{}] are sequences of {} steps, features[{}] of {}: "
+            "the sequences of one minibatch share one length (pad them, and mask the padding)",
+            method, i, f.dim(2), firstSequence, size.steps));
+      if (firstSequence < 0) firstSequence = static_cast<int>(i);
+      size.steps = f.dim(2);
+      continue;
+    }
+    const int64_t perExample = type.flatSize();
     if (f.empty() || f.rank() < 2 || f.dim(0) == 0 || f.dim(0) != n ||
         f.numel() != f.dim(0) * perExample)
       throw ShapeError(fmt::format(
           "ComputationGraph::{}: features[{}] {} do not match input \"{}\" of type {} (expected "
           "[{}, {}])",
-          method, i, f.shape().toString(), conf_.networkInputs[i],
-          conf_.networkInputTypes[i].toString(), n, perExample));
+          method, i, f.shape().toString(), conf_.networkInputs[i], type.toString(), n, perExample));
   }
+  auto checkMasks = [&](const std::vector<Tensor>& masks, size_t count, const char* what,
+                        const std::function<bool(size_t)>& isSequence) {
+    if (masks.empty()) return;
+    if (masks.size() != count)
+      throw ShapeError(fmt::format(
+          "ComputationGraph::{}: {} {} masks for {} {} tensors (give one per tensor, an empty one "
+          "where every step is real)",
+          method, masks.size(), what, count, what));
+    for (size_t i = 0; i < count; ++i) {
+      const Tensor& m = masks[i];
+      if (m.empty()) continue;
+      if (!isSequence(i))
+        throw ShapeError(fmt::format(
+            "ComputationGraph::{}: a {} mask {} was given for {}[{}], which holds no sequences",
+            method, what, m.shape().toString(), what, i));
+      if (m.rank() != 2 || m.dim(0) != n || m.dim(1) != size.steps || !m.onHost())
+        throw ShapeError(fmt::format(
+            "ComputationGraph::{}: the mask of {}[{}] is {}: expected a host tensor [{}, {}] for "
+            "{} sequences of {} steps",
+            method, what, i, m.shape().toString(), n, size.steps, n, size.steps));
+    }
+  };
+  checkMasks(batch.featuresMasks, numInputs, "features", [&](size_t i) {
+    return conf_.networkInputTypes[i].kind == InputType::Kind::Recurrent;
+  });
   for (const Node& node : nodes_)
     if ((n * node.batchMultiplier) % node.batchDivisor != 0)
       throw ShapeError(fmt::format(
@@ -325,23 +379,49 @@ int64_t ComputationGraph::checkBatch(const MultiDataSet& batch, bool needLabels,
     for (size_t j = 0; j < outputNodes_.size(); ++j) {
       const Tensor& l = batch.labels[j];
       const Node& out = nodes_[outputNodes_[j]];
-      const int64_t nOut = out.outputType.flatSize(), rows = out.examples(n);
-      if (l.empty() || l.rank() != 2 || l.dim(0) != rows || l.dim(1) != nOut)
+      const Shape expected = out.shape(n, size.steps);
+      if (l.shape() != expected)
         throw ShapeError(fmt::format(
-            "ComputationGraph::{}: labels[{}] {} do not match output \"{}\": expected [{}, {}]",
-            method, j, l.shape().toString(), conf_.networkOutputs[j], rows, nOut));
+            "ComputationGraph::{}: labels[{}] {} do not match output \"{}\": expected {}{}", method,
+            j, l.shape().toString(), conf_.networkOutputs[j], expected.toString(),
+            expected.rank() == 3 ? " (examples, outputs, time steps)" : ""));
     }
+    checkMasks(batch.labelsMasks, outputNodes_.size(), "labels", [&](size_t j) {
+      return nodes_[outputNodes_[j]].outputType.kind == InputType::Kind::Recurrent;
+    });
   }
-  return n;
+  return size;
 }
 
-void ComputationGraph::ensureCapacity(int64_t batch) {
-  if (batch <= capacity_) return;
+void ComputationGraph::planActivations(int64_t steps) {
+  if (steps == plannedSteps_) return;
+  const size_t numInputs = conf_.networkInputs.size();
+  largestPerExample_ = 0;
+  for (size_t id = numInputs; id < nodes_.size(); ++id) {
+    const int64_t size = nodes_[id].valuesPerMinibatchExample(steps);
+    const size_t b = id - numInputs;
+    trainingBuffers_[2 * b].valuesPerExample = size;
+    trainingBuffers_[2 * b + 1].valuesPerExample = size;
+    inferenceBuffers_[b].valuesPerExample = size;
+    largestPerExample_ = std::max(largestPerExample_, size);
+  }
+  trainingPlan_ = ActivationPlan(trainingBuffers_);
+  inferencePlan_ = ActivationPlan(inferenceBuffers_);
+  plannedSteps_ = steps;
+  capacity_ = 0;  // the arena is sized again for the new plan
+  scratchStore_.clear();
+}
+
+void ComputationGraph::ensureCapacity(BatchSize size) {
+  planActivations(size.steps);
+  if (size.examples <= capacity_) return;
+  const int64_t batch = size.examples;
   const int64_t perExample = std::max(trainingPlan_.peak(), inferencePlan_.peak());
   try {
-    arena_ = Tensor(Shape{perExample * batch}, context_->device());
+    if (arena_.numel() < perExample * batch)
+      arena_ = Tensor(Shape{perExample * batch}, context_->device());
     for (size_t i = 0; i < inputGradStore_.size(); ++i)
-      inputGradStore_[i] = Tensor(Shape{nodes_[i].outputType.flatSize() * batch});
+      inputGradStore_[i] = Tensor(Shape{nodes_[i].shape(batch, size.steps).numel()});
   } catch (const AllocationError& e) {
     throw AllocationError(
         fmt::format("ComputationGraph: activations for a batch of {} ({} values per example): {}",
@@ -351,37 +431,46 @@ void ComputationGraph::ensureCapacity(int64_t batch) {
   capacity_ = batch;
 }
 
-void ComputationGraph::forwardPass(const std::vector<Tensor>& inputs, int64_t n, bool training) {
-  ensureCapacity(n);
+void ComputationGraph::forwardPass(const std::vector<Tensor>& inputs,
+                                   const std::vector<Tensor>& masks, BatchSize size,
+                                   bool training) {
+  ensureCapacity(size);
+  const int64_t n = size.examples, steps = size.steps;
   const ActivationPlan& plan = training ? trainingPlan_ : inferencePlan_;
   const size_t numInputs = conf_.networkInputs.size();
   for (size_t i = 0; i < numInputs; ++i) {
-    nodes_[i].output = inputs[i].reshape(nodes_[i].outputType.shape(n));
-    nodes_[i].grad = inputGradStore_[i].view(0, nodes_[i].outputType.shape(n));
+    nodes_[i].output = inputs[i].reshape(nodes_[i].shape(n, steps));
+    nodes_[i].grad = inputGradStore_[i].view(0, nodes_[i].shape(n, steps));
+    nodeMasks_[i] = i < masks.size() && !masks[i].empty() ? &masks[i] : nullptr;
   }
   for (size_t id = numInputs; id < nodes_.size(); ++id) {
     Node& node = nodes_[id];
     const size_t b = id - numInputs;
     const int64_t examples = node.examples(n);
-    const Shape shape = node.outputType.shape(examples);
+    const Shape shape = node.shape(n, steps);
     node.output = arena_.view(plan.offset(training ? 2 * b : b) * n, shape);
     node.grad = training ? arena_.view(trainingPlan_.offset(2 * b + 1) * n, shape) : Tensor();
-    for (size_t j = 0; j < node.inputs.size(); ++j)
+    nodeMasks_[id] = nullptr;
+    for (size_t j = 0; j < node.inputs.size(); ++j) {
       node.inputViews[j] = nodes_[node.inputs[j]].output;
+      if (nodeMasks_[id] == nullptr && node.outputType.kind == InputType::Kind::Recurrent)
+        nodeMasks_[id] = nodeMasks_[node.inputs[j]];
+    }
     if (node.layer >= 0) {
       const auto l = static_cast<size_t>(node.layer);
-      layerInputs_[l] = node.inputViews[0].reshape(node.layerInputType.shape(examples));
+      layerInputs_[l] = node.inputViews[0].reshape(node.layerInputType.shape(examples, steps));
       layerOutputs_[l] = node.output;
       layerGrads_[l] = node.grad;
     }
   }
   const LayerTensors tensors{layerInputs_, layerOutputs_, layerGrads_};
-  const ForwardContext pass = ForwardContext::pass(training, conf_.seed, replicaIndex_, iteration_);
+  ForwardContext pass = ForwardContext::pass(training, conf_.seed, replicaIndex_, iteration_);
   for (const Item& item : items_) {
+    Node& node = nodes_[item.node];
     if (item.step >= 0) {
+      pass.featuresMask = nodeMasks_[node.inputs.front()];  // what its first layer reads
       steps_[static_cast<size_t>(item.step)]->forward(*context_, tensors, pass);
     } else {
-      Node& node = nodes_[item.node];
       profileLayer(LayerProfiler::kNetwork);
       node.vertex->forward(*context_, node.inputViews, node.output, training);
     }
@@ -425,9 +514,10 @@ double ComputationGraph::computeGradientAndScore(const MultiDataSet& batch,
           "ComputationGraph: output \"{}\" computes no loss, so the graph cannot be trained; end "
           "it with an OutputLayer or a LossLayer",
           conf_.networkOutputs[j]));
-  const int64_t n = checkBatch(batch, true, "fit");
+  const BatchSize size = checkBatch(batch, true, "fit");
+  const int64_t n = size.examples;
   context_->bindToCurrentThread();
-  forwardPass(batch.features, n, true);
+  forwardPass(batch.features, batch.featuresMasks, size, true);
 
   // Which outputs' gradients are needed: below a trainable layer, or an input when asked.
   for (Node& node : nodes_) {
@@ -440,6 +530,7 @@ double ComputationGraph::computeGradientAndScore(const MultiDataSet& batch,
   for (size_t j = 0; j < outputNodes_.size(); ++j) {
     Node& out = nodes_[outputNodes_[j]];
     profileLayer(out.layer);
+    losses_[j]->setLabelsMask(batch.labelsMask(j).empty() ? nullptr : &batch.labelsMask(j));
     const double sum = losses_[j]->lossGradient(*context_, out.output, batch.labels[j], out.grad);
     profileLayer(LayerProfiler::kNetwork);
     const int64_t examples = out.examples(n);
@@ -603,12 +694,18 @@ void ComputationGraph::fit(MultiDataSetIterator& iterator, int epochs) {
 }
 
 std::vector<Tensor> ComputationGraph::output(const std::vector<Tensor>& inputs, bool train) {
+  return output(inputs, train, {});
+}
+
+std::vector<Tensor> ComputationGraph::output(const std::vector<Tensor>& inputs, bool train,
+                                             const std::vector<Tensor>& featuresMasks) {
   requireInit("output");
   MultiDataSet batch;
   batch.features = inputs;
-  const int64_t n = checkBatch(batch, false, "output");
+  batch.featuresMasks = featuresMasks;
+  const BatchSize size = checkBatch(batch, false, "output");
   context_->bindToCurrentThread();
-  forwardPass(inputs, n, train);
+  forwardPass(inputs, featuresMasks, size, train);
   std::vector<Tensor> outputs;
   for (size_t o : outputNodes_) outputs.push_back(nodes_[o].output.clone());
   return outputs;
@@ -622,6 +719,16 @@ Tensor ComputationGraph::outputSingle(const std::vector<Tensor>& inputs, bool tr
   return output(inputs, train).front();
 }
 
+Tensor ComputationGraph::outputSingle(const Tensor& input, bool train, const Tensor& featuresMask) {
+  if (conf_.networkOutputs.size() != 1)
+    throw ConfigError(
+        fmt::format("ComputationGraph::outputSingle: the graph has {} outputs; use output(...)",
+                    conf_.networkOutputs.size()));
+  return output({input}, train,
+                featuresMask.empty() ? std::vector<Tensor>{} : std::vector<Tensor>{featuresMask})
+      .front();
+}
+
 double ComputationGraph::calcRegularizationScore() {
   requireInit("calcRegularizationScore");
   context_->bindToCurrentThread();
@@ -631,17 +738,20 @@ double ComputationGraph::calcRegularizationScore() {
 
 double ComputationGraph::score(const MultiDataSet& data) {
   requireInit("score");
-  const int64_t n = checkBatch(data, true, "score");
+  const BatchSize size = checkBatch(data, true, "score");
+  const int64_t n = size.examples;
   for (size_t j = 0; j < losses_.size(); ++j)
     if (losses_[j] == nullptr)
       throw ConfigError(fmt::format("ComputationGraph::score: output \"{}\" computes no loss",
                                     conf_.networkOutputs[j]));
   context_->bindToCurrentThread();
-  forwardPass(data.features, n, false);
+  forwardPass(data.features, data.featuresMasks, size, false);
   double loss = 0;
-  for (size_t j = 0; j < outputNodes_.size(); ++j)
+  for (size_t j = 0; j < outputNodes_.size(); ++j) {
+    losses_[j]->setLabelsMask(data.labelsMask(j).empty() ? nullptr : &data.labelsMask(j));
     loss += losses_[j]->lossScore(*context_, nodes_[outputNodes_[j]].output, data.labels[j]) /
             static_cast<double>(nodes_[outputNodes_[j]].examples(n));
+  }
   return loss + calcRegularizationScore();
 }
 
@@ -656,9 +766,8 @@ Evaluation ComputationGraph::evaluate(DataSetIterator& iterator) {
   context_->bindToCurrentThread();
   while (iterator.hasNext()) {
     const MultiDataSet batch(iterator.next());
-    const int64_t n = checkBatch(batch, true, "evaluate");
-    forwardPass(batch.features, n, false);
-    eval.eval(batch.labels[0], nodes_[outputNodes_[0]].output);
+    forwardPass(batch.features, batch.featuresMasks, checkBatch(batch, true, "evaluate"), false);
+    evaluateOutput(eval, batch, 0);
   }
   return eval;
 }
@@ -672,12 +781,18 @@ std::vector<Evaluation> ComputationGraph::evaluate(MultiDataSetIterator& iterato
   context_->bindToCurrentThread();
   while (iterator.hasNext()) {
     const MultiDataSet batch = iterator.next();
-    const int64_t n = checkBatch(batch, true, "evaluate");
-    forwardPass(batch.features, n, false);
-    for (size_t j = 0; j < outputNodes_.size(); ++j)
-      evals[j].eval(batch.labels[j], nodes_[outputNodes_[j]].output);
+    forwardPass(batch.features, batch.featuresMasks, checkBatch(batch, true, "evaluate"), false);
+    for (size_t j = 0; j < outputNodes_.size(); ++j) evaluateOutput(evals[j], batch, j);
   }
   return evals;
+}
+
+void ComputationGraph::evaluateOutput(Evaluation& eval, const MultiDataSet& batch, size_t j) {
+  const Tensor& predictions = nodes_[outputNodes_[j]].output;
+  if (predictions.rank() == 3)  // time series: every real step is one prediction
+    eval.evalTimeSeries(batch.labels[j], predictions, batch.labelsMask(j));
+  else
+    eval.eval(batch.labels[j], predictions);
 }
 
 namespace {

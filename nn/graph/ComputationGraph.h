@@ -24,8 +24,17 @@
 // the forward pass alone, in training once the backward pass is done with it.
 // activationMemory() says how much that saves.
 //
-// Losses: every output must be a layer computing a loss (OutputLayer, LossLayer) to fit; the score
-// is the sum over outputs of each output's mean loss, plus the regularisation terms.
+// Losses: every output must be a layer computing a loss (OutputLayer, LossLayer, RnnOutputLayer,
+// RnnLossLayer) to fit; the score is the sum over outputs of each output's mean loss, plus the
+// regularisation terms.
+//
+// Sequences: inputs of InputType::recurrent run through the recurrent layers and the vertices
+// that take sequences (element-wise, merge, subset, scale, shift) as in a MultiLayerNetwork. The
+// sequences of one minibatch share one length T (pad them, MultiDataSet's masks say which steps
+// are real); a vertex's output carries the mask of its first masked input, and each recurrent
+// layer, pooling over time, LastTimeStep and per-step loss reads the mask of what it reads.
+// Activation memory is planned for the batch's T (again when T changes). Truncated BPTT and
+// rnnTimeStep are MultiLayerNetwork's.
 //
 // Devices: vertices other than layers, and the sums of gradients at a fan-out, loop over host
 // memory; a ComputationGraph runs on the CPU (BackendError for another device).
@@ -97,6 +106,10 @@ class ComputationGraph : public Model {
   // The outputs for `inputs` (one per network input, in addInputs() order), one host tensor per
   // network output in setOutputs() order.
   std::vector<Tensor> output(const std::vector<Tensor>& inputs, bool train = false);
+  // The same for padded sequences: featuresMasks (empty, or one per input, an empty one where
+  // every step is real) say which steps are real; recurrent layers output 0 at the others.
+  std::vector<Tensor> output(const std::vector<Tensor>& inputs, bool train,
+                             const std::vector<Tensor>& featuresMasks);
   std::vector<Tensor> output(const Tensor& input, bool train = false) {
     return output(std::vector<Tensor>{input}, train);
   }
@@ -105,6 +118,7 @@ class ComputationGraph : public Model {
   Tensor outputSingle(const Tensor& input, bool train = false) override {
     return outputSingle(std::vector<Tensor>{input}, train);
   }
+  Tensor outputSingle(const Tensor& input, bool train, const Tensor& featuresMask) override;
 
   // The score of the last fitted minibatch: the sum of the outputs' mean losses plus the
   // regularisation terms.
@@ -158,7 +172,8 @@ class ComputationGraph : public Model {
   void setReplicaIndex(int index) override { replicaIndex_ = index; }
 
   // Activation memory per example, in floats: what the planned arena holds at its peak and what
-  // every activation (and, training, gradient) would take in a buffer of its own.
+  // every activation (and, training, gradient) would take in a buffer of its own. For sequences
+  // of unfixed length, at the length of the last minibatch (1 before the first).
   struct ActivationMemory {
     int64_t peak = 0;
     int64_t total = 0;
@@ -210,15 +225,25 @@ class ComputationGraph : public Model {
   struct Node;  // a network input or a vertex, its runtime and its tensors
   struct Item;  // one entry of the execution order: a step of layers or a vertex
 
+  struct BatchSize {
+    int64_t examples = 0;
+    int64_t steps = 0;  // T of the sequences, 0 without
+  };
+
   void requireInit(const char* method) const;
-  int64_t checkBatch(const MultiDataSet& batch, bool needLabels, const char* method) const;
-  void ensureCapacity(int64_t batch);
-  void forwardPass(const std::vector<Tensor>& inputs, int64_t n, bool training);
+  BatchSize checkBatch(const MultiDataSet& batch, bool needLabels, const char* method) const;
+  // Plans the arenas for sequences of `steps` (0: none), when they are not planned for it.
+  void planActivations(int64_t steps);
+  void ensureCapacity(BatchSize size);
+  void forwardPass(const std::vector<Tensor>& inputs, const std::vector<Tensor>& masks,
+                   BatchSize size, bool training);
   // Where consumer `node`'s backward writes the gradient of its input slot `slot`: the input's
   // gradient itself when nothing has written it yet, else a scratch buffer added in afterwards.
   Tensor gradientTarget(size_t node, size_t slot, std::vector<bool>& written);
   void addScratchGradients(size_t node);
   void profileLayer(int layer);
+  // Adds output j of the last forward pass against batch's labels j to `eval`.
+  void evaluateOutput(Evaluation& eval, const MultiDataSet& batch, size_t j);
   void fitMinibatch(const MultiDataSet& batch);
   // One epoch over the minibatches `next` yields (until empty), with the listeners' calls.
   void fitEpoch(const std::function<std::optional<MultiDataSet>()>& next, int64_t examplesPerEpoch);
@@ -238,8 +263,14 @@ class ComputationGraph : public Model {
   // Per layer index: the current batch's tensors (LayerTensors).
   std::vector<Tensor> layerInputs_, layerOutputs_, layerGrads_;
 
+  // Per node, the masks its output carries this pass (null: every step real, or no sequences).
+  std::vector<const Tensor*> nodeMasks_;
+
+  // Lifetimes of the buffers (their sizes filled in per sequence length), and the plans.
+  std::vector<ActivationPlan::Buffer> trainingBuffers_, inferenceBuffers_;
   ActivationPlan trainingPlan_, inferencePlan_;
-  int64_t capacity_ = 0;
+  int64_t plannedSteps_ = -1;
+  int64_t capacity_ = 0;  // examples the arena holds at the planned steps
   Tensor arena_;
   int64_t largestPerExample_ = 0;     // the largest node's values per minibatch example
   std::vector<Tensor> scratchStore_;  // per input slot: gradients summed in at a fan-out

@@ -351,20 +351,6 @@ void checkMask(const Tensor& mask, const char* what, int64_t n, int64_t steps, c
         method, what, mask.shape().toString(), n, steps, n, steps));
 }
 
-// The steps of sequences (N, C, T) where `mask` (N, T) is 1 (all without one), as rows (R, C):
-// what evaluation compares for time-series output.
-Tensor realStepRows(const Tensor& seq, const Tensor& mask) {
-  const Tensor x = seq.toHost();
-  const int64_t n = x.dim(0), c = x.dim(1), t = x.dim(2);
-  std::vector<float> rows;
-  for (int64_t e = 0; e < n; ++e)
-    for (int64_t s = 0; s < t; ++s) {
-      if (!mask.empty() && mask.data()[e * t + s] == 0.0f) continue;
-      for (int64_t k = 0; k < c; ++k) rows.push_back(x.data()[(e * c + k) * t + s]);
-    }
-  return Tensor::fromVector(Shape{static_cast<int64_t>(rows.size()) / c, c}, rows);
-}
-
 }  // namespace
 
 int64_t MultiLayerNetwork::checkBatch(const DataSet& batch, bool needLabels,
@@ -776,7 +762,7 @@ Evaluation MultiLayerNetwork::evaluate(DataSetIterator& iterator) {
     stageInputs(batch.features, Tensor());
     const Tensor& y = forwardPass(impl_->stagedFeatures_, n, false, &batch.featuresMask);
     if (y.rank() == 3)  // time series: every real step is one prediction
-      eval.eval(realStepRows(batch.labels, batch.labelsMask), realStepRows(y, batch.labelsMask));
+      eval.evalTimeSeries(batch.labels, y.toHost(), batch.labelsMask);
     else
       eval.eval(batch.labels, y.toHost());
   }

@@ -89,6 +89,9 @@ class MultiLayerNetwork : public Model {
   void rnnClearPreviousState();
   // The same (DL4J's outputSingle, which a graph of one output also answers).
   Tensor outputSingle(const Tensor& features, bool train = false) override;
+  Tensor outputSingle(const Tensor& features, bool train, const Tensor& featuresMask) override {
+    return output(features, train, featuresMask);
+  }
 
   // Loss of the last fitted minibatch: mean data loss + the regularisation terms (DL4J's score()).
   double score() const override;

@@ -699,61 +699,76 @@ TEST_SUITE("parallel") {
 
   TEST_CASE(
       "ParallelInference: LSTM requests of 3, 5 and 8 steps batched together answer as alone") {
-    testutil::withinSeconds(60, [] {
-      MultiLayerNetwork model(NeuralNetConfiguration::Builder()
+    const auto output = RnnOutputLayer::Builder(LossFunction::MCXENT)
+                            .nOut(3)
+                            .activation(Activation::SOFTMAX)
+                            .build();
+    MultiLayerNetwork network(NeuralNetConfiguration::Builder()
                                   .seed(9)
                                   .list()
                                   .layer(LSTM::Builder().nOut(5).build())
-                                  .layer(RnnOutputLayer::Builder(LossFunction::MCXENT)
-                                             .nOut(3)
-                                             .activation(Activation::SOFTMAX)
-                                             .build())
+                                  .layer(output)
                                   .setInputType(InputType::recurrent(4))
                                   .build());
-      model.init();
-      Gate gate;
-      std::atomic<int> batches{0};
-      auto inference = testutil::inferenceOnCpu(model)
-                           .workers(1)
-                           .batchLimit(16)
-                           .batchListener([&](const InferenceBatch&) {
-                             if (batches++ == 0) gate.wait();
-                           })
-                           .build();
-      // The first request holds the worker; the three behind it of 3, 5 and 8 steps (2, 1 and 3
-      // sequences) form one padded batch.
-      const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 2}, {2, 3}, {1, 5}, {3, 8}};
-      std::vector<Tensor> features, expected;
-      for (size_t i = 0; i < shapes.size(); ++i) {
-        Random random(70 + i);
-        Tensor f(Shape{shapes[i].first, 4, shapes[i].second});
-        for (int64_t k = 0; k < f.numel(); ++k)
-          f.data()[k] = static_cast<float>(random.uniform(-1, 1));
-        features.push_back(f);
-        expected.push_back(model.output(f));
-      }
-      std::vector<std::unique_ptr<AsyncRequest>> requests;
-      requests.push_back(std::make_unique<AsyncRequest>(inference, features[0]));
-      gate.awaitWaiter();
-      for (size_t i = 1; i < shapes.size(); ++i) {
-        requests.push_back(std::make_unique<AsyncRequest>(inference, features[i]));
-        awaitQueued(inference, static_cast<int64_t>(i));
-      }
-      gate.open();
-      for (size_t i = 0; i < shapes.size(); ++i) {
-        CAPTURE(i);
-        const Tensor out = requests[i]->result();
-        CHECK(out.shape() == Shape{shapes[i].first, 3, shapes[i].second});
-        CHECK(batchedEqual(out, expected[i]));
-      }
-      const InferenceStatistics stats = inference.statistics();
-      CHECK(stats.batches == 2);
-      CHECK(stats.maxBatchRequests == 3);
-      CHECK(stats.maxBatchExamples == 6);
+    ComputationGraph graph(NeuralNetConfiguration::Builder()
+                               .seed(9)
+                               .graphBuilder()
+                               .addInputs("in")
+                               .setInputTypes(InputType::recurrent(4))
+                               .addLayer("lstm", LSTM::Builder().nOut(5).build(), "in")
+                               .addLayer("out", output, "lstm")
+                               .setOutputs("out")
+                               .build());
+    Model* models[] = {&network, &graph};
+    for (Model* served : models) {
+      CAPTURE(served->configurationJson().substr(0, 40));
+      testutil::withinSeconds(60, [served] {
+        Model& model = *served;
+        model.init();
+        Gate gate;
+        std::atomic<int> batches{0};
+        auto inference = testutil::inferenceOnCpu(model)
+                             .workers(1)
+                             .batchLimit(16)
+                             .batchListener([&](const InferenceBatch&) {
+                               if (batches++ == 0) gate.wait();
+                             })
+                             .build();
+        // The first request holds the worker; the three behind it of 3, 5 and 8 steps (2, 1 and 3
+        // sequences) form one padded batch.
+        const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 2}, {2, 3}, {1, 5}, {3, 8}};
+        std::vector<Tensor> features, expected;
+        for (size_t i = 0; i < shapes.size(); ++i) {
+          Random random(70 + i);
+          Tensor f(Shape{shapes[i].first, 4, shapes[i].second});
+          for (int64_t k = 0; k < f.numel(); ++k)
+            f.data()[k] = static_cast<float>(random.uniform(-1, 1));
+          features.push_back(f);
+          expected.push_back(model.outputSingle(f, false));
+        }
+        std::vector<std::unique_ptr<AsyncRequest>> requests;
+        requests.push_back(std::make_unique<AsyncRequest>(inference, features[0]));
+        gate.awaitWaiter();
+        for (size_t i = 1; i < shapes.size(); ++i) {
+          requests.push_back(std::make_unique<AsyncRequest>(inference, features[i]));
+          awaitQueued(inference, static_cast<int64_t>(i));
+        }
+        gate.open();
+        for (size_t i = 0; i < shapes.size(); ++i) {
+          CAPTURE(i);
+          const Tensor out = requests[i]->result();
+          CHECK(out.shape() == Shape{shapes[i].first, 3, shapes[i].second});
+          CHECK(batchedEqual(out, expected[i]));
+        }
+        const InferenceStatistics stats = inference.statistics();
+        CHECK(stats.batches == 2);
+        CHECK(stats.maxBatchRequests == 3);
+        CHECK(stats.maxBatchExamples == 6);
 
-      // Sequences that do not fit the input type are refused on the caller's thread.
-      CHECK_THROWS_AS(inference.output(Tensor(Shape{2, 3, 5})), ShapeError);
-      CHECK_THROWS_AS(inference.output(Tensor(Shape{2, 4})), ShapeError);
-    });
+        // Sequences that do not fit the input type are refused on the caller's thread.
+        CHECK_THROWS_AS(inference.output(Tensor(Shape{2, 3, 5})), ShapeError);
+        CHECK_THROWS_AS(inference.output(Tensor(Shape{2, 4})), ShapeError);
+      });
+    }
   }
 }

@@ -92,6 +92,43 @@ TEST_SUITE("parallel") {
     CHECK_FALSE(unmasked.params().allClose(plain.params(), 1e-5f));
   }
 
+  TEST_CASE("ParallelWrapper: a graph of masked LSTM sequences trains as plain fit (1 worker)") {
+    auto graph = [] {
+      ComputationGraph g(NeuralNetConfiguration::Builder()
+                             .seed(5)
+                             .updater(Sgd(0.1))
+                             .graphBuilder()
+                             .addInputs("in")
+                             .setInputTypes(InputType::recurrent(3))
+                             .addLayer("lstm", LSTM::Builder().nOut(4).build(), "in")
+                             .addLayer("out",
+                                       RnnOutputLayer::Builder(LossFunction::MCXENT)
+                                           .nOut(3)
+                                           .activation(Activation::SOFTMAX)
+                                           .build(),
+                                       "lstm")
+                             .setOutputs("out")
+                             .build());
+      g.init();
+      return g;
+    };
+    const auto data = paddedBatches(6);
+    ComputationGraph plain = graph();
+    VectorIterator plainData(data);
+    plain.fit(plainData);
+    // The graph is the network's chain: the same parameters, masks honoured alike.
+    MultiLayerNetwork network = initialized(lstmNet());
+    VectorIterator networkData(data);
+    network.fit(networkData);
+    CHECK(plain.params().toVector() == network.params().toVector());
+
+    ComputationGraph root = graph();
+    auto wrapper = testutil::wrapperOnCpu(root).workers(1).averagingFrequency(2).build();
+    VectorIterator wrapped(data);
+    wrapper.fit(wrapped);
+    CHECK(root.params().toVector() == plain.params().toVector());
+  }
+
   TEST_CASE(
       "ParallelWrapper: 2 workers averaging every iteration on masked sequences, SGD = one model "
       "on the merged batches") {

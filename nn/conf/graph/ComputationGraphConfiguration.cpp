@@ -196,11 +196,15 @@ ComputationGraphConfiguration GraphBuilder::build() const {
       types[i] = inputTypes_[i];
     } else {
       std::optional<int64_t> nIn;
+      bool sequences = false;  // read by a recurrent layer: sequences of nIn features
       for (size_t c : consumers[i]) {
         const Entry& entry = entries_[c - numInputs];
         if (!entry.layer || entry.layer->consumesImages()) continue;
         const std::shared_ptr<Layer> copy = entry.layer->clone();
-        if (const auto sizes = copy->nInOut(); sizes && *sizes->nIn > 0) nIn = *sizes->nIn;
+        if (const auto sizes = copy->nInOut(); sizes && *sizes->nIn > 0) {
+          nIn = *sizes->nIn;
+          sequences = entry.layer->consumesSequences();
+        }
       }
       if (!nIn)
         fail(fmt::format(
@@ -208,16 +212,9 @@ ComputationGraphConfiguration GraphBuilder::build() const {
             "InputType::convolutional(h, w, c) or convolutionalFlat(h, w, c)), or give the "
             "layers that read it nIn",
             inputs_[i]));
-      types[i] = InputType::feedForward(*nIn);
+      types[i] = sequences ? InputType::recurrent(*nIn) : InputType::feedForward(*nIn);
     }
     checkInputTypeSizes(types[i], fmt::format("network input \"{}\"", inputs_[i]));
-    // The graph engine sizes its buffers per example, not per time step; sequences run in
-    // MultiLayerNetwork.
-    if (types[i].kind == InputType::Kind::Recurrent)
-      throw ConfigError(fmt::format(
-          "network input \"{}\" is {}: ComputationGraph takes no sequences yet; build the "
-          "recurrent network as a MultiLayerNetwork",
-          inputs_[i], types[i].toString()));
   }
 
   ComputationGraphConfiguration conf;
@@ -281,6 +278,10 @@ ComputationGraphConfiguration GraphBuilder::build() const {
                          limits::kMaxParameters));
       v.layer = std::move(l);
     } else {
+      for (size_t j = 0; j < v.inputTypes.size(); ++j)
+        if (v.inputTypes[j].kind == InputType::Kind::Recurrent && !entry.vertex->takesSequences())
+          fail(fmt::format("{} takes no sequences, but its input {} (\"{}\") is {}", where, j,
+                           entry.inputs[j], v.inputTypes[j].toString()));
       v.outputType = entry.vertex->outputType(entry.name, v.inputTypes);
       v.vertex = entry.vertex->clone();
     }

@@ -27,6 +27,7 @@ class ElementWiseVertex : public GraphVertex {
     return std::make_shared<ElementWiseVertex>(*this);
   }
   std::string typeName() const override { return "ElementWiseVertex"; }
+  bool takesSequences() const override { return true; }
   int minInputs() const override { return 2; }
   int maxInputs() const override {
     return op == Op::Subtract ? 2 : static_cast<int>(limits::kMaxVertexInputs);

@@ -36,6 +36,10 @@ class GraphVertex {
   // How many inputs the vertex takes: [minInputs(), maxInputs()].
   virtual int minInputs() const { return 1; }
   virtual int maxInputs() const { return 1; }
+  // Whether it takes sequences (N, F, T): true for the vertices that compute on each example's
+  // values as one run, whatever its length (element-wise, scaling, merging and subsetting
+  // features). The graph builder refuses sequences for the others, naming the vertex.
+  virtual bool takesSequences() const { return false; }
   // How the vertex changes the number of examples: its output has multiplier / divisor times as
   // many as each of its `numInputs` inputs (StackVertex, UnstackVertex); most keep it.
   struct BatchScale {

@@ -11,7 +11,19 @@ namespace dl4cpp {
 
 InputType MergeVertex::outputType(const std::string& name,
                                   const std::vector<InputType>& inputs) const {
-  const bool images = inputs.front().kind == InputType::Kind::Convolutional;
+  const InputType& first = inputs.front();
+  if (first.kind == InputType::Kind::Recurrent) {
+    int64_t features = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i].kind != InputType::Kind::Recurrent || inputs[i].length != first.length)
+        throw ConfigError(fmt::format(
+            "{}: inputs must be all sequences of one length, but input 0 is {} and input {} is {}",
+            where(name), first.toString(), i, inputs[i].toString()));
+      features += inputs[i].size;
+    }
+    return InputType::recurrent(features, first.length);
+  }
+  const bool images = first.kind == InputType::Kind::Convolutional;
   int64_t total = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const InputType& t = inputs[i];
@@ -30,7 +42,8 @@ InputType MergeVertex::outputType(const std::string& name,
 namespace {
 
 // Per example, input i's values are one contiguous run of the output's (NCHW keeps each image's
-// channels together), so rows and images merge alike.
+// channels together, (N, F, T) each sequence's features), so rows, images and sequences merge
+// alike.
 class MergeRuntime : public layers::VertexRuntime {
  public:
   void forward(DeviceContext& ctx, std::span<const Tensor> inputs, Tensor& output,

@@ -14,6 +14,7 @@ class MergeVertex : public GraphVertex {
     return std::make_shared<MergeVertex>(*this);
   }
   std::string typeName() const override { return "MergeVertex"; }
+  bool takesSequences() const override { return true; }
   int maxInputs() const override { return static_cast<int>(limits::kMaxVertexInputs); }
   InputType outputType(const std::string& name,
                        const std::vector<InputType>& inputs) const override;

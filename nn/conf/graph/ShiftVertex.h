@@ -16,6 +16,7 @@ class ShiftVertex : public GraphVertex {
     return std::make_shared<ShiftVertex>(*this);
   }
   std::string typeName() const override { return "ShiftVertex"; }
+  bool takesSequences() const override { return true; }
   InputType outputType(const std::string& name,
                        const std::vector<InputType>& inputs) const override;
   std::unique_ptr<layers::VertexRuntime> instantiate(

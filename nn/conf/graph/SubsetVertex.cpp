@@ -14,13 +14,14 @@ InputType SubsetVertex::outputType(const std::string& name,
                                    const std::vector<InputType>& inputs) const {
   const InputType& in = inputs.front();
   const bool images = in.kind == InputType::Kind::Convolutional;
-  const int64_t extent = images ? in.channels : in.flatSize();
+  const int64_t extent = images ? in.channels : in.flatSize();  // a sequence's: its features
   if (from < 0 || to < from || to >= extent)
     throw ConfigError(fmt::format(
         "{}: the range {}..{} must satisfy 0 <= from <= to < {} (the {} "
         "of its input {})",
         where(name), from, to, extent, images ? "channels" : "features", in.toString()));
   if (images) return InputType::convolutional(in.height, in.width, to - from + 1);
+  if (in.kind == InputType::Kind::Recurrent) return InputType::recurrent(to - from + 1, in.length);
   return InputType::feedForward(to - from + 1);
 }
 
@@ -37,18 +38,21 @@ void SubsetVertex::readFields(const LayerFieldReader& in) {
 namespace {
 
 // Per example the subset is one contiguous run of the input (NCHW keeps a channel's pixels
-// together): `offset` values in, `size` long.
+// together, (N, F, T) a feature's steps): channels or features [from, from + count) of `extent`,
+// each holding the same number of values (per batch for sequences).
 class SubsetRuntime : public layers::VertexRuntime {
  public:
-  SubsetRuntime(int64_t offset, int64_t size) : offset_(offset), size_(size) {}
+  SubsetRuntime(int64_t from, int64_t count, int64_t extent)
+      : from_(from), count_(count), extent_(extent) {}
 
   void forward(DeviceContext& ctx, std::span<const Tensor> inputs, Tensor& output,
                bool /*training*/) override {
     detail::requireHost(ctx, "SubsetVertex");
     const Tensor& x = inputs[0];
-    const int64_t n = x.dim(0), in = detail::valuesPerExample(x);
+    const int64_t n = x.dim(0), in = detail::valuesPerExample(x), each = in / extent_;
+    const int64_t offset = from_ * each, size = count_ * each;
     for (int64_t e = 0; e < n; ++e)
-      std::copy_n(x.data() + e * in + offset_, size_, output.data() + e * size_);
+      std::copy_n(x.data() + e * in + offset, size, output.data() + e * size);
   }
   void backward(DeviceContext& ctx, std::span<const Tensor> inputs, const Tensor& /*output*/,
                 const Tensor& outputGrad, std::span<Tensor> inputGrads) override {
@@ -56,13 +60,14 @@ class SubsetRuntime : public layers::VertexRuntime {
     Tensor& dx = inputGrads[0];
     if (dx.empty()) return;
     const int64_t n = inputs[0].dim(0), in = detail::valuesPerExample(inputs[0]);
+    const int64_t each = in / extent_, offset = from_ * each, size = count_ * each;
     dx.fill(0);
     for (int64_t e = 0; e < n; ++e)
-      std::copy_n(outputGrad.data() + e * size_, size_, dx.data() + e * in + offset_);
+      std::copy_n(outputGrad.data() + e * size, size, dx.data() + e * in + offset);
   }
 
  private:
-  int64_t offset_, size_;
+  int64_t from_, count_, extent_;
 };
 
 }  // namespace
@@ -70,8 +75,8 @@ class SubsetRuntime : public layers::VertexRuntime {
 std::unique_ptr<layers::VertexRuntime> SubsetVertex::instantiate(
     const std::vector<InputType>& inputs) const {
   const InputType& in = inputs.front();
-  const int64_t perChannel = in.kind == InputType::Kind::Convolutional ? in.height * in.width : 1;
-  return std::make_unique<SubsetRuntime>(from * perChannel, (to - from + 1) * perChannel);
+  const int64_t extent = in.kind == InputType::Kind::Convolutional ? in.channels : in.flatSize();
+  return std::make_unique<SubsetRuntime>(from, to - from + 1, extent);
 }
 
 }  // namespace dl4cpp

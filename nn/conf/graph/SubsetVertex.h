@@ -20,6 +20,7 @@ class SubsetVertex : public GraphVertex {
     return std::make_shared<SubsetVertex>(*this);
   }
   std::string typeName() const override { return "SubsetVertex"; }
+  bool takesSequences() const override { return true; }
   InputType outputType(const std::string& name,
                        const std::vector<InputType>& inputs) const override;
   std::unique_ptr<layers::VertexRuntime> instantiate(

@@ -92,23 +92,4 @@ inline void checkRoundTrip(const std::filesystem::path& file,
   }
 }
 
-// Whether a ComputationGraph takes sequences (an imported LSTM is a graph's layer). Where it does
-// not yet, the importer refuses LSTM models with the graph builder's reason, and the tests that
-// import one print a CTest skip line (with `report`) instead of passing.
-inline bool graphsTakeSequences(bool report = true) {
-  using namespace dl4cpp;
-  try {
-    auto b = NeuralNetConfiguration::Builder().graphBuilder();
-    b.addInputs("x").setInputTypes(InputType::recurrent(2));
-    b.addLayer("lstm", LSTM::Builder().nOut(2).build(), "x");
-    b.addLayer("out", RnnOutputLayer::Builder(LossFunction::MSE).nOut(1).build(), "lstm");
-    b.setOutputs("out");
-    (void)b.build();
-    return true;
-  } catch (const ConfigError& e) {
-    if (report) std::cout << "skipped: a ComputationGraph takes no sequences: " << e.what() << "\n";
-    return false;
-  }
-}
-
 }  // namespace testutil

@@ -32,8 +32,6 @@ TEST_CASE("OnnxImportCorpus: every input is imported whole or refused with a dl4
   const auto files = corpusFiles();
   REQUIRE(files.size() >= 60);
   int imported = 0, seeds = 0;
-  // LSTM models import where a ComputationGraph takes sequences (else the builder refuses them).
-  const bool sequences = testutil::graphsTakeSequences(false);
   for (const auto& file : files) {
     CAPTURE(file.filename().string());
     const std::vector<std::byte> bytes = readWholeFile(file, "a corpus file");
@@ -42,8 +40,7 @@ TEST_CASE("OnnxImportCorpus: every input is imported whole or refused with a dl4
     const std::string name = file.filename().string();
     // The seeds written by make_import_cases.py and exported by dl4cpp are valid models, except
     // those it writes for the importer to refuse (bad_*).
-    if (name.starts_with("seed-") && !name.starts_with("seed-bad_") &&
-        (sequences || !name.starts_with("seed-lstm"))) {
+    if (name.starts_with("seed-") && !name.starts_with("seed-bad_")) {
       ++seeds;
       CHECK(ok);
     }

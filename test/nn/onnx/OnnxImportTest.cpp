@@ -94,12 +94,6 @@ TEST_SUITE("nn/onnx") {
     testutil::TempDir dir;
     if (!writeCases(dir.path())) return;
     if (testutil::skippedWithoutOnnxRuntime()) return;
-    if (!testutil::graphsTakeSequences()) {
-      // Refused with the graph builder's reason, never imported as something else.
-      CHECK_THROWS_WITH_AS(onnx::importModel(dir / "lstm_opset14.onnx"),
-                           doctest::Contains("takes no sequences"), ModelExchangeError);
-      return;
-    }
     uint64_t seed = 100;
     int cases = 0;
     for (const auto& file : casesIn(dir.path(), false)) {

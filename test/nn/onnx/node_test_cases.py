@@ -33,7 +33,7 @@ SUPPORTED = {
     "ReduceSum", "Gemm", "MatMul", "BatchNormalization", "LRN", "Relu", "Tanh", "Sigmoid",
     "Softplus", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "Clip", "Softmax", "Dropout",
     "Identity", "Flatten", "Reshape", "Concat", "Add", "Sub", "Mul", "Max", "Sum", "Mean", "Pad",
-    "Constant",
+    "Constant", "LSTM", "Transpose", "Squeeze",
 }
 DATA_OPS = {"Add", "Sub", "Mul", "Max", "Sum", "Mean", "Concat"}
 
