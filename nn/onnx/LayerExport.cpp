@@ -10,7 +10,6 @@
 #include "nn/conf/layers/DenseLayer.h"
 #include "nn/conf/layers/DropoutLayer.h"
 #include "nn/conf/layers/GlobalPoolingLayer.h"
-#include "nn/conf/layers/LSTM.h"
 #include "nn/conf/layers/LocalResponseNormalization.h"
 #include "nn/conf/layers/LossLayer.h"
 #include "nn/conf/layers/OutputLayer.h"
@@ -19,15 +18,16 @@
 #include "nn/conf/layers/ZeroPaddingLayer.h"
 #include "nn/core/Error.h"
 #include "nn/onnx/ActivationExport.h"
+#include "nn/onnx/RecurrentExport.h"
 
 namespace dl4cpp::onnx {
 
-namespace {
-
-[[noreturn]] void unsupported(const LayerToExport& l, const std::string& why) {
+void refuseLayer(const LayerToExport& l, const std::string& why) {
   throw ModelExchangeError(
       fmt::format("ONNX export: layer \"{}\" ({}): {}", l.name, l.layer.typeName(), why));
 }
+
+namespace {
 
 std::string activation(GraphWriter& g, const LayerToExport& l, const std::string& x) {
   return exportActivation(g, l.layer.resolvedActivation(),
@@ -72,7 +72,7 @@ std::string convolution(GraphWriter& g, const LayerToExport& l, const Convolutio
 std::string subsampling(GraphWriter& g, const LayerToExport& l, const SubsamplingLayer& conf,
                         const std::string& x) {
   const WindowGeometry& w = conf.geometry;
-  if (w.dilationH != 1 || w.dilationW != 1) unsupported(l, "dilated pooling");
+  if (w.dilationH != 1 || w.dilationW != 1) refuseLayer(l, "dilated pooling");
   std::vector<Attr> attrs{Attr::integers("kernel_shape", {w.kernelH, w.kernelW}),
                           Attr::integers("strides", {w.strideH, w.strideW}),
                           Attr::integers("pads", windowPads(w))};
@@ -83,7 +83,7 @@ std::string subsampling(GraphWriter& g, const LayerToExport& l, const Subsamplin
       attrs.push_back(Attr::integer("count_include_pad", 0));
       return g.node("AveragePool", {x}, l.name + "_avgpool", attrs);
     default:
-      unsupported(l, "pooling type " + toString(conf.poolingType) +
+      refuseLayer(l, "pooling type " + toString(conf.poolingType) +
                          " (ONNX pools windows by MAX and AVG only)");
   }
 }
@@ -100,7 +100,7 @@ std::string batchNorm(GraphWriter& g, const LayerToExport& l, const BatchNormali
     beta.assign(l.params.begin() + c, l.params.begin() + 2 * c);
   }
   if (l.state.size() != static_cast<size_t>(2 * c))
-    unsupported(l, fmt::format("expected {} running statistics, the model holds {}", 2 * c,
+    refuseLayer(l, fmt::format("expected {} running statistics, the model holds {}", 2 * c,
                                l.state.size()));
   return g.node("BatchNormalization",
                 {x, g.floats(l.name + "_gamma", {c}, gamma), g.floats(l.name + "_beta", {c}, beta),
@@ -114,7 +114,7 @@ std::string lrn(GraphWriter& g, const LayerToExport& l, const LocalResponseNorma
                 const std::string& x) {
   const auto size = static_cast<int64_t>(conf.n);
   if (static_cast<double>(size) != conf.n || size % 2 == 0)
-    unsupported(l,
+    refuseLayer(l,
                 fmt::format("window of {} channels: ONNX's LRN takes an odd whole number", conf.n));
   return g.node(
       "LRN", {x}, l.name + "_lrn",
@@ -134,8 +134,12 @@ std::string globalPooling(GraphWriter& g, const LayerToExport& l, const GlobalPo
       pooled = g.node("GlobalAveragePool", {x}, l.name + "_gavgpool");
       break;
     case PoolingType::SUM:
-      pooled = g.node("ReduceSum", {x, g.int64s(l.name + "_axes", {2, 3})}, l.name + "_gsumpool",
-                      {Attr::integer("keepdims", 1)});
+      // Over H and W of images, over the steps of sequences (ONNX's global pools take either).
+      pooled = g.node("ReduceSum",
+                      {x, g.int64s(l.name + "_axes", l.inputType.kind == InputType::Kind::Recurrent
+                                                         ? std::vector<int64_t>{2}
+                                                         : std::vector<int64_t>{2, 3})},
+                      l.name + "_gsumpool", {Attr::integer("keepdims", 1)});
       break;
     case PoolingType::PNORM:
       pooled = g.node("GlobalLpPool", {x}, l.name + "_glppool", {Attr::integer("p", conf.pnorm)});
@@ -153,59 +157,26 @@ std::string zeroPadding(GraphWriter& g, const LayerToExport& l, const ZeroPaddin
                 l.name + "_pad", {Attr::text("mode", "constant")});
 }
 
-// The name of an ONNX recurrent operator's activation function for a dl4cpp activation (ONNX's
-// HardSigmoid defaults, alpha 0.2 and beta 0.5, are dl4cpp's), or a refusal.
-std::string recurrentActivation(const LayerToExport& l, Activation a, const char* role) {
-  switch (a) {
-    case Activation::SIGMOID:
-      return "Sigmoid";
-    case Activation::TANH:
-      return "Tanh";
-    case Activation::RELU:
-      return "Relu";
-    case Activation::HARDSIGMOID:
-      return "HardSigmoid";
-    default:
-      unsupported(l, fmt::format("{} {}: ONNX's LSTM takes SIGMOID, TANH, RELU or HARDSIGMOID",
-                                 role, toString(a)));
-  }
-}
-
-// (N, nIn, T) -> Transpose -> (T, N, nIn) -> LSTM -> Y (T, 1, N, H) -> Transpose -> (1, N, H, T)
-// -> Squeeze -> (N, H, T). ONNX's gate blocks are [i | o | f | c] in W (1, 4H, nIn), R (1, 4H, H)
-// and B (1, 8H) (input biases, then recurrent biases, zero here); dl4cpp's (DL4J's) are
-// [a(=c) | f | o | i] in the columns of W (nIn, 4H) and RW (H, 4H). The state starts at zero, as
-// dl4cpp's does; the exported model takes no mask (every step is real).
-std::string lstm(GraphWriter& g, const LayerToExport& l, const LSTM& conf, const std::string& x) {
-  const int64_t nIn = conf.nIn, h = conf.nOut;
-  const std::string gate = recurrentActivation(l, conf.gateActivationFunction, "gate activation");
-  const std::string act = recurrentActivation(l, l.layer.resolvedActivation(), "activation");
-  const std::span<const float> w = l.params.subspan(0, nIn * 4 * h);
-  const std::span<const float> rw = l.params.subspan(w.size(), h * 4 * h);
-  const std::span<const float> b = l.params.subspan(w.size() + rw.size(), 4 * h);
-  constexpr int64_t kDl4cppBlock[4] = {3, 2, 1, 0};  // ONNX's i, o, f, c in dl4cpp's blocks
-  std::vector<float> onnxW(4 * h * nIn), onnxR(4 * h * h), onnxB(8 * h, 0.0f);
-  for (int64_t gateIndex = 0; gateIndex < 4; ++gateIndex) {
-    const int64_t from = kDl4cppBlock[gateIndex] * h;
-    for (int64_t j = 0; j < h; ++j) {
-      const int64_t row = gateIndex * h + j;
-      for (int64_t k = 0; k < nIn; ++k) onnxW[row * nIn + k] = w[k * 4 * h + from + j];
-      for (int64_t k = 0; k < h; ++k) onnxR[row * h + k] = rw[k * 4 * h + from + j];
-      onnxB[row] = b[from + j];
-    }
-  }
-  const std::string steps =
-      g.node("Transpose", {x}, l.name + "_to_steps", {Attr::integers("perm", {2, 0, 1})});
-  const std::string y = g.node(
-      "LSTM",
-      {steps, g.floats(l.name + "_W", {1, 4 * h, nIn}, onnxW),
-       g.floats(l.name + "_R", {1, 4 * h, h}, onnxR), g.floats(l.name + "_B", {1, 8 * h}, onnxB)},
-      l.name + "_lstm",
-      {Attr::integer("hidden_size", h), Attr::text("direction", "forward"),
-       Attr::texts("activations", {gate, act, act})});
-  const std::string back =
-      g.node("Transpose", {y}, l.name + "_from_steps", {Attr::integers("perm", {1, 2, 3, 0})});
-  return g.node("Squeeze", {back, g.int64s(l.name + "_axes", {0})}, l.name + "_seq");
+// A lookup of index rows (N, 1) (EmbeddingLayer) or index sequences (N, 1, T) or (N, T)
+// (EmbeddingSequenceLayer): the float indices cast to int64, Gather of W's rows, the bias added;
+// (N, nOut), or (N, nOut, T) for sequences.
+std::string embedding(GraphWriter& g, const LayerToExport& l, const FeedForwardLayer& conf,
+                      const std::string& x, bool sequences) {
+  const std::span<const float> w = l.params.subspan(0, conf.nIn * conf.nOut);
+  std::string indices =
+      g.node("Cast", {x}, l.name + "_indices", {Attr::integer("to", ::onnx::TensorProto::INT64)});
+  // (N, 1) and (N, 1, T) lose their axis 1: (N) and (N, T).
+  if (!sequences || l.inputType.kind == InputType::Kind::Recurrent)
+    indices =
+        g.node("Squeeze", {indices, g.int64s(l.name + "_index_axis", {1})}, l.name + "_index");
+  std::string y = g.node("Gather", {g.floats(l.name + "_W", {conf.nIn, conf.nOut}, w), indices},
+                         l.name + "_gather", {Attr::integer("axis", 0)});
+  if (conf.hasBias)
+    y = g.node("Add",
+               {y, g.floats(l.name + "_b", {conf.nOut}, l.params.subspan(w.size(), conf.nOut))},
+               l.name + "_add");
+  if (!sequences) return y;
+  return g.node("Transpose", {y}, l.name + "_to_seq", {Attr::integers("perm", {0, 2, 1})});
 }
 
 // A dense layer at every step: (N, nIn, T) -> (N, T, nIn) -> MatMul W^T, Add b -> (N, nOut, T).
@@ -230,7 +201,7 @@ std::string rnnOutput(GraphWriter& g, const LayerToExport& l, const FeedForwardL
 template <typename T>
 const T& conf(const LayerToExport& l) {
   const auto* c = dynamic_cast<const T*>(&l.layer);
-  if (!c) unsupported(l, "its type name is a built-in one but its class is not");
+  if (!c) refuseLayer(l, "its type name is a built-in one but its class is not");
   return *c;
 }
 
@@ -262,8 +233,8 @@ Value exportLayer(GraphWriter& g, const LayerToExport& l, const Value& input) {
   // By type name, not by class: a user's layer derived from a built-in one computes its own thing.
   if (type == "DenseLayer" || type == "OutputLayer") {
     y = activation(g, l, feedForward(g, l, conf<FeedForwardLayer>(l), x));
-  } else if (type == "LSTM") {
-    y = lstm(g, l, conf<LSTM>(l), x);
+  } else if (isRecurrentType(type)) {
+    y = exportRecurrent(g, l, x);
   } else if (type == "RnnOutputLayer") {
     y = activation(g, l, rnnOutput(g, l, conf<FeedForwardLayer>(l), x));
   } else if (type == "ConvolutionLayer") {
@@ -278,12 +249,19 @@ Value exportLayer(GraphWriter& g, const LayerToExport& l, const Value& input) {
     y = globalPooling(g, l, conf<GlobalPoolingLayer>(l), x);
   } else if (type == "ZeroPaddingLayer") {
     y = zeroPadding(g, l, conf<ZeroPaddingLayer>(l), x);
-  } else if (type == "ActivationLayer" || type == "LossLayer") {
+  } else if (type == "EmbeddingLayer" || type == "EmbeddingSequenceLayer") {
+    y = activation(g, l,
+                   embedding(g, l, conf<FeedForwardLayer>(l), x, type == "EmbeddingSequenceLayer"));
+  } else if (type == "MaskZeroLayer") {
+    refuseLayer(l,
+                "it masks the steps whose input equals its mask value, and an ONNX model carries "
+                "no masks");
+  } else if (type == "ActivationLayer" || type == "LossLayer" || type == "RnnLossLayer") {
     y = activation(g, l, x);
   } else if (type == "DropoutLayer") {
     y = x;  // dropout acts in training only
   } else {
-    unsupported(l, "no ONNX mapping for this layer type (supported: docs/onnx.md)");
+    refuseLayer(l, "no ONNX mapping for this layer type (supported: docs/onnx.md)");
   }
   return {y, l.outputType};
 }

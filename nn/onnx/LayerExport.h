@@ -22,6 +22,9 @@ struct LayerToExport {
   std::span<const float> state;   // its layer state, in stateSpecs() order
 };
 
+// Throws the ModelExchangeError naming the layer and why ONNX cannot express it.
+[[noreturn]] void refuseLayer(const LayerToExport& layer, const std::string& why);
+
 // The value the layer produces from `input`.
 Value exportLayer(GraphWriter& g, const LayerToExport& layer, const Value& input);
 

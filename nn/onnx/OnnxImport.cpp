@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -25,18 +26,24 @@
 #include "nn/conf/graph/ShiftVertex.h"
 #include "nn/conf/layers/ActivationLayer.h"
 #include "nn/conf/layers/BatchNormalization.h"
+#include "nn/conf/layers/Bidirectional.h"
 #include "nn/conf/layers/ConvolutionLayer.h"
 #include "nn/conf/layers/DenseLayer.h"
 #include "nn/conf/layers/GlobalPoolingLayer.h"
+#include "nn/conf/layers/GravesLSTM.h"
 #include "nn/conf/layers/LSTM.h"
+#include "nn/conf/layers/LastTimeStep.h"
 #include "nn/conf/layers/LocalResponseNormalization.h"
 #include "nn/conf/layers/OutputLayer.h"
 #include "nn/conf/layers/RnnOutputLayer.h"
+#include "nn/conf/layers/SimpleRnn.h"
 #include "nn/conf/layers/SubsamplingLayer.h"
 #include "nn/conf/layers/ZeroPaddingLayer.h"
 #include "nn/core/AtomicFile.h"
 #include "nn/core/Error.h"
 #include "nn/graph/ComputationGraph.h"
+#include "nn/onnx/RecurrentExport.h"
+#include "nn/onnx/RecurrentImport.h"
 #include "nn/util/ModelSerializer.h"
 
 namespace dl4cpp::onnx {
@@ -63,17 +70,22 @@ struct Constant {
   }
 };
 
-// How a tensor of sequences is laid out. dl4cpp holds sequences as (N, F, T); ONNX's LSTM reads
-// (T, N, F) and writes Y (T, 1, N, H), and a dense layer at every step reads (N, T, F). A
-// Transpose or Squeeze between these layouts adds no vertex: the value keeps its vertex and
-// InputType (recurrent(F, T)) and changes its layout, which only Transpose, Squeeze, LSTM and
-// MatMul read; every other operator reads dl4cpp's layout (needValue).
+// How a tensor of sequences is laid out. dl4cpp holds sequences as (N, F, T); ONNX's LSTM and RNN
+// read (T, N, F) and write Y (T, D, N, H) (D directions), and a dense layer at every step reads
+// (N, T, F). A Transpose, Squeeze, Reshape or Slice between these layouts adds no vertex: the value
+// keeps its vertex and InputType (recurrent(F, T)) and changes its layout, which only those
+// operators, LSTM, RNN, MatMul and the reductions over a bidirectional Y read; every other
+// operator reads dl4cpp's layout (needValue).
 enum class Layout {
   Dl4cpp,      // (N, F, T), or a tensor that is not a sequence
   StepsMajor,  // (T, N, F): LSTM's X
-  LstmY,       // (T, 1, N, H): LSTM's Y
+  LstmY,       // (T, 1, N, H): a one-direction LSTM's or RNN's Y
   LstmYLast,   // (1, N, H, T): Y transposed (1, 2, 3, 0), Squeeze(0) gives (N, H, T)
   StepsMinor,  // (N, T, F): read by a MatMul at every step
+  BiY,         // (T, 2, N, H): a bidirectional Y
+  BiYLast,     // (N, 2, H, T): transposed (2, 1, 3, 0); Reshape (0, 2H, -1) or a reduction over
+               // axis 1 combines the directions
+  LastStep,    // (N, H, 1): Slice of the last step, Squeeze(2) gives (N, H)
 };
 
 // A tensor the graph computes: the dl4cpp vertex (or network input) holding it and its type.
@@ -335,8 +347,11 @@ class Importer {
   void reshape(const ::onnx::NodeProto& node, const Value& x, int64_t rank,
                std::vector<int64_t> shape);
   void pad(const ::onnx::NodeProto& node);
-  void lstm(const ::onnx::NodeProto& node);
+  void recurrent(const ::onnx::NodeProto& node);
   void relayout(const ::onnx::NodeProto& node);
+  void combineDirections(const ::onnx::NodeProto& node, const Value& y);
+  void lastStep(const ::onnx::NodeProto& node);
+  void lastTimeStep(const ::onnx::NodeProto& node, const Value& x);
 };
 
 bool sameType(const InputType& a, const InputType& b) {
@@ -355,7 +370,7 @@ void Importer::activation(const ::onnx::NodeProto& node, Activation a, double le
       e && e->layer && e->layer->typeName() != "ActivationLayer" &&
       e->layer->typeName() != "SubsamplingLayer" && e->layer->typeName() != "GlobalPoolingLayer" &&
       e->layer->typeName() != "LocalResponseNormalization" &&
-      e->layer->typeName() != "ZeroPaddingLayer" &&
+      e->layer->typeName() != "ZeroPaddingLayer" && !isRecurrentType(e->layer->typeName()) &&
       e->layer->activation.value_or(Activation::IDENTITY) == Activation::IDENTITY) {
     e->layer->activation = a;
     e->layer->leakyReluAlpha = leakyAlpha;
@@ -729,6 +744,12 @@ void Importer::pad(const ::onnx::NodeProto& node) {
 
 void Importer::node(const ::onnx::NodeProto& n) {
   const std::string& op = n.op_type();
+  // The directions of a bidirectional Y combined (Bidirectional's mode).
+  if ((op == "Reshape" || op == "ReduceSum" || op == "ReduceProd" || op == "ReduceMean") &&
+      n.input_size() > 0 && n.output_size() > 0)
+    if (auto it = values_.find(n.input(0));
+        it != values_.end() && it->second.layout == Layout::BiYLast)
+      return combineDirections(n, it->second);
   if (!n.domain().empty() && n.domain() != "ai.onnx")
     fail(n, fmt::format("operator domain \"{}\" is not imported", n.domain()));
   // ONNX's checker holds each node to its schema's arity; a node without an output computes
@@ -953,14 +974,15 @@ void Importer::node(const ::onnx::NodeProto& n) {
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Max" || op == "Sum" || op == "Mean")
     return elementWise(n);
   if (op == "Pad") return pad(n);
-  if (op == "LSTM") return lstm(n);
+  if (op == "LSTM" || op == "RNN") return recurrent(n);
   if (op == "Transpose" || op == "Squeeze") return relayout(n);
+  if (op == "Slice") return lastStep(n);
   fail(n, "operator not supported by the importer (supported: docs/onnx.md)");
 }
 
-// The ONNX name of an LSTM activation function as dl4cpp's (ONNX's HardSigmoid defaults in an
-// LSTM, alpha 0.2 and beta 0.5, are dl4cpp's HARDSIGMOID).
-Activation lstmActivation(const ::onnx::NodeProto& node, const std::string& name) {
+// The ONNX name of a recurrent activation function as dl4cpp's (ONNX's HardSigmoid defaults in an
+// LSTM or RNN, alpha 0.2 and beta 0.5, are dl4cpp's HARDSIGMOID).
+Activation recurrentActivation(const ::onnx::NodeProto& node, const std::string& name) {
   if (name == "Sigmoid") return Activation::SIGMOID;
   if (name == "Tanh") return Activation::TANH;
   if (name == "Relu") return Activation::RELU;
@@ -968,15 +990,21 @@ Activation lstmActivation(const ::onnx::NodeProto& node, const std::string& name
   fail(node, fmt::format("activation {} (Sigmoid, Tanh, Relu and HardSigmoid are imported)", name));
 }
 
-// LSTM (forward, one direction, no peepholes, initial state zero, every step real) of X (T, N, F)
-// as dl4cpp's LSTM: ONNX's gate blocks [i | o | f | c] in the rows of W (1, 4H, F) and R
-// (1, 4H, H), dl4cpp's [a(=c) | f | o | i] in the columns of W (F, 4H) and RW (H, 4H); the two
-// biases of B (1, 8H) summed.
-void Importer::lstm(const ::onnx::NodeProto& node) {
+// LSTM or RNN (forward or bidirectional, initial state zero, every step real) of X (T, N, F) as
+// dl4cpp's LSTM (GravesLSTM with peepholes P) or SimpleRnn, in a Bidirectional for both
+// directions (its mode set by what combines Y's directions: combineDirections). The weights are
+// converted by RecurrentImport.h.
+void Importer::recurrent(const ::onnx::NodeProto& node) {
+  const bool isLstm = node.op_type() == "LSTM";
   const Attrs a = attrs(node);
-  onlyAttrs(node, a, {"hidden_size", "direction", "activations", "input_forget", "layout"});
-  if (stringAttr(a, "direction", "forward") != "forward")
-    fail(node, "direction other than forward (bidirectional and reverse LSTMs are not imported)");
+  if (isLstm)
+    onlyAttrs(node, a, {"hidden_size", "direction", "activations", "input_forget", "layout"});
+  else
+    onlyAttrs(node, a, {"hidden_size", "direction", "activations", "layout"});
+  const std::string direction = stringAttr(a, "direction", "forward");
+  if (direction != "forward" && direction != "bidirectional")
+    fail(node, "direction " + direction + " (forward and bidirectional are imported)");
+  const int64_t dirs = direction == "bidirectional" ? 2 : 1;
   if (intAttr(a, "input_forget", 0) != 0) fail(node, "input_forget = 1 (coupled gates)");
   if (intAttr(a, "layout", 0) != 0) fail(node, "layout = 1 (batch first)");
   if (node.input_size() > 4 && !node.input(4).empty())
@@ -985,57 +1013,174 @@ void Importer::lstm(const ::onnx::NodeProto& node) {
          "an ONNX model cannot carry)");
   if ((node.input_size() > 5 && !node.input(5).empty()) ||
       (node.input_size() > 6 && !node.input(6).empty()))
-    fail(node, "an initial state (dl4cpp's LSTM starts every sequence at zero)");
-  if (node.input_size() > 7 && !node.input(7).empty()) fail(node, "peephole weights P");
+    fail(node, "an initial state (dl4cpp's recurrent layers start every sequence at zero)");
   const Value& x = needAnyLayout(node, 0);
   if (x.layout != Layout::StepsMajor)
     fail(node, "X must be sequences transposed to (T, N, F) (a Transpose (2, 0, 1) of (N, F, T))");
-  const int64_t f = x.type.size;
+  const int64_t f = x.type.size, gates = isLstm ? 4 : 1;
   const Constant& w = needConstant(node, 1);
   const Constant& r = needConstant(node, 2);
-  if (!w.isFloat || !r.isFloat || w.dims.size() != 3 || r.dims.size() != 3 || w.dims[0] != 1 ||
-      r.dims[0] != 1 || w.dims[1] % 4 != 0 || w.dims[2] != f)
-    fail(node, fmt::format("W must be (1, 4H, {}) and R (1, 4H, H) float tensors", f));
-  const int64_t h = w.dims[1] / 4;
-  if (h <= 0 || r.dims[1] != 4 * h || r.dims[2] != h)
-    fail(node, fmt::format("R must be (1, {}, {})", 4 * h, h));
+  if (!w.isFloat || !r.isFloat || w.dims.size() != 3 || r.dims.size() != 3 || w.dims[0] != dirs ||
+      r.dims[0] != dirs || w.dims[1] % gates != 0 || w.dims[2] != f)
+    fail(node, fmt::format("W must be ({}, {}H, {}) and R ({}, {}H, H) float tensors", dirs, gates,
+                           f, dirs, gates));
+  const int64_t h = w.dims[1] / gates;
+  if (h <= 0 || r.dims[1] != gates * h || r.dims[2] != h)
+    fail(node, fmt::format("R must be ({}, {}, {})", dirs, gates * h, h));
   if (a.count("hidden_size") && intAttr(a, "hidden_size", 0) != h)
     fail(node, fmt::format("hidden_size {} but W holds {}", intAttr(a, "hidden_size", 0), h));
-  std::vector<float> bias(8 * h, 0.0f);
+  const Constant* b = nullptr;
   if (node.input_size() > 3 && !node.input(3).empty()) {
-    const Constant& b = needConstant(node, 3);
-    if (!b.isFloat || b.dims.size() != 2 || b.dims[0] != 1 || b.dims[1] != 8 * h)
-      fail(node, fmt::format("B must be (1, {})", 8 * h));
-    bias = b.floats;
+    b = &needConstant(node, 3);
+    if (!b->isFloat || b->dims.size() != 2 || b->dims[0] != dirs || b->dims[1] != 2 * gates * h)
+      fail(node, fmt::format("B must be ({}, {})", dirs, 2 * gates * h));
   }
-  Activation gate = Activation::SIGMOID, act = Activation::TANH;
-  if (auto it = a.find("activations"); it != a.end()) {
-    const auto& names = it->second->strings();
-    if (names.size() != 3) fail(node, "activations must name 3 functions (one direction)");
-    gate = lstmActivation(node, names[0]);
-    act = lstmActivation(node, names[1]);
-    if (lstmActivation(node, names[2]) != act)
+  const Constant* p = nullptr;
+  if (node.input_size() > 7 && !node.input(7).empty()) {
+    p = &needConstant(node, 7);
+    if (!p->isFloat || p->dims.size() != 2 || p->dims[0] != dirs || p->dims[1] != 3 * h)
+      fail(node, fmt::format("P must be ({}, {})", dirs, 3 * h));
+  }
+  // Activations: per direction, the gates' and the cell's two (LSTM) or one (RNN); dl4cpp's layer
+  // has one set, so both directions must agree.
+  const std::vector<std::string> defaults =
+      isLstm ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+             : std::vector<std::string>{"Tanh"};
+  std::vector<std::string> names;
+  if (auto it = a.find("activations"); it != a.end())
+    names.assign(it->second->strings().begin(), it->second->strings().end());
+  else
+    for (int64_t d = 0; d < dirs; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+  const auto perDirection = static_cast<int64_t>(defaults.size());
+  if (static_cast<int64_t>(names.size()) != perDirection * dirs)
+    fail(node, fmt::format("activations must name {} functions ({} per direction)",
+                           perDirection * dirs, perDirection));
+  for (int64_t i = perDirection; i < perDirection * dirs; ++i)
+    if (names[static_cast<size_t>(i)] != names[static_cast<size_t>(i - perDirection)])
+      fail(node, "the two directions' activations differ (dl4cpp's Bidirectional wraps one layer)");
+  std::shared_ptr<Layer> cell;
+  RecurrentCell kind = RecurrentCell::SimpleRnn;
+  if (isLstm) {
+    const Activation gate = recurrentActivation(node, names[0]);
+    const Activation act = recurrentActivation(node, names[1]);
+    if (recurrentActivation(node, names[2]) != act)
       fail(node, "the cell's two activations differ (dl4cpp's LSTM uses one for both)");
-  }
-  constexpr int64_t kDl4cppBlock[4] = {3, 2, 1, 0};  // ONNX's i, o, f, c in dl4cpp's blocks
-  // W (F, 4H), RW (H, 4H), b (4H): dl4cpp's parameter order.
-  std::vector<float> params(f * 4 * h + h * 4 * h + 4 * h);
-  float* pw = params.data();
-  float* prw = pw + f * 4 * h;
-  float* pb = prw + h * 4 * h;
-  for (int64_t g = 0; g < 4; ++g) {
-    const int64_t to = kDl4cppBlock[g] * h;
-    for (int64_t j = 0; j < h; ++j) {
-      const int64_t row = g * h + j;
-      for (int64_t k = 0; k < f; ++k) pw[k * 4 * h + to + j] = w.floats[row * f + k];
-      for (int64_t k = 0; k < h; ++k) prw[k * 4 * h + to + j] = r.floats[row * h + k];
-      pb[to + j] = bias[row] + bias[4 * h + row];
+    if (p) {
+      kind = RecurrentCell::GravesLstm;
+      cell = std::make_shared<GravesLSTM>(GravesLSTM::Builder()
+                                              .nIn(f)
+                                              .nOut(h)
+                                              .activation(act)
+                                              .gateActivationFunction(gate)
+                                              .build());
+    } else {
+      kind = RecurrentCell::Lstm;
+      cell = std::make_shared<LSTM>(
+          LSTM::Builder().nIn(f).nOut(h).activation(act).gateActivationFunction(gate).build());
     }
+  } else {
+    cell = std::make_shared<SimpleRnn>(SimpleRnn::Builder()
+                                           .nIn(f)
+                                           .nOut(h)
+                                           .activation(recurrentActivation(node, names[0]))
+                                           .build());
   }
-  auto layer = std::make_shared<LSTM>(
-      LSTM::Builder().nIn(f).nOut(h).activation(act).gateActivationFunction(gate).build());
-  Value v = addLayer(node, layer, x, InputType::recurrent(h, x.type.length), std::move(params));
-  v.layout = Layout::LstmY;
+  std::vector<float> params;
+  for (int64_t d = 0; d < dirs; ++d) {
+    const auto slice = [d](const Constant* c) {
+      if (!c) return std::span<const float>();
+      const auto per = static_cast<size_t>(c->numel() / c->dims[0]);
+      return std::span<const float>(c->floats).subspan(static_cast<size_t>(d) * per, per);
+    };
+    const std::vector<float> one =
+        dl4cppRecurrentParams(kind, {f, h, slice(&w), slice(&r), slice(b), slice(p)});
+    params.insert(params.end(), one.begin(), one.end());
+  }
+  std::shared_ptr<Layer> layer = cell;
+  if (dirs == 2) layer = std::make_shared<Bidirectional>(Bidirectional::Mode::CONCAT, *cell);
+  Value v =
+      addLayer(node, layer, x, InputType::recurrent(dirs * h, x.type.length), std::move(params));
+  v.layout = dirs == 2 ? Layout::BiY : Layout::LstmY;
+  define(node, v);
+}
+
+// A bidirectional Y (N, 2, H, T) combined over its directions: Reshape to (N, 2H, T) stacks them
+// (CONCAT, forward's first), ReduceSum, ReduceProd or ReduceMean over axis 1 (not kept) adds,
+// multiplies or averages them: the Bidirectional's mode.
+void Importer::combineDirections(const ::onnx::NodeProto& node, const Value& y) {
+  const std::string& op = node.op_type();
+  Entry* e = foldable(node.input(0), y);
+  auto* bi = e && e->layer ? dynamic_cast<Bidirectional*>(e->layer.get()) : nullptr;
+  if (!bi) fail(node, "a bidirectional output read by more than this node");
+  const int64_t h = y.type.size / 2;
+  const Attrs a = attrs(node);
+  Bidirectional::Mode mode = Bidirectional::Mode::CONCAT;
+  if (op == "Reshape") {
+    onlyAttrs(node, a, {"allowzero"});
+    const Constant& s = needConstant(node, 1);
+    const bool allowZero = intAttr(a, "allowzero", 0) != 0;
+    if (s.isFloat || s.ints.size() != 3 || !((s.ints[0] == 0 && !allowZero) || s.ints[0] == -1) ||
+        s.ints[1] != 2 * h || !(s.ints[2] == -1 || (s.ints[2] == 0 && !allowZero)) ||
+        s.ints[0] == s.ints[2])
+      fail(node,
+           fmt::format("a reshape of a bidirectional output other than to (N, {}, T)", 2 * h));
+  } else {
+    onlyAttrs(node, a, {"axes", "keepdims"});
+    std::vector<int64_t> axes = intsAttr(a, "axes", {});
+    if (node.input_size() > 1 && !node.input(1).empty()) {
+      const Constant& c = needConstant(node, 1);
+      if (c.isFloat) fail(node, "axes must be int64 values");
+      axes = c.ints;
+    }
+    if ((axes != std::vector<int64_t>{1} && axes != std::vector<int64_t>{-3}) ||
+        intAttr(a, "keepdims", 1) != 0)
+      fail(node,
+           "a reduction of a bidirectional output other than over its directions (axis 1, "
+           "keepdims 0)");
+    mode = op == "ReduceSum"    ? Bidirectional::Mode::ADD
+           : op == "ReduceProd" ? Bidirectional::Mode::MUL
+                                : Bidirectional::Mode::AVERAGE;
+  }
+  bi->mode = mode;
+  e->onnxOutput = node.output(0);
+  Value v = y;
+  v.layout = Layout::Dl4cpp;
+  if (mode != Bidirectional::Mode::CONCAT) v.type.size = h;
+  define(node, v);
+}
+
+// Slice of the last step of sequences (starts -1, ends past the end, axis 2) computed by a
+// recurrent layer that only this node reads: with the Squeeze of axis 2 after it, the layer
+// becomes LastTimeStep around it.
+void Importer::lastTimeStep(const ::onnx::NodeProto& node, const Value& x) {
+  Entry* e = foldable(node.input(0), x);
+  if (!e) fail(node, "the last step of sequences read by more than this node");
+  e->layer = std::make_shared<LastTimeStep>(*e->layer);
+  e->onnxOutput = node.output(0);
+  define(node, Value{x.vertex, InputType::feedForward(x.type.size)});
+}
+
+void Importer::lastStep(const ::onnx::NodeProto& node) {
+  onlyAttrs(node, attrs(node), {});
+  const Value& x = needValue(node, 0);
+  auto ints = [&](int i) -> std::vector<int64_t> {
+    if (node.input_size() <= i || node.input(i).empty()) return {};
+    const Constant& c = needConstant(node, i);
+    if (c.isFloat) fail(node, "starts, ends, axes and steps must be int64 values");
+    return c.ints;
+  };
+  const std::vector<int64_t> starts = ints(1), ends = ints(2), axes = ints(3), steps = ints(4);
+  Entry* e = foldable(node.input(0), x);
+  if (x.type.kind != InputType::Kind::Recurrent || starts != std::vector<int64_t>{-1} ||
+      ends.size() != 1 || ends[0] < std::numeric_limits<int32_t>::max() ||
+      (axes != std::vector<int64_t>{2} && axes != std::vector<int64_t>{-1}) ||
+      !(steps.empty() || steps == std::vector<int64_t>{1}))
+    fail(node, "a slice other than of the last step of sequences (N, F, T)");
+  if (!e || !e->layer || !e->layer->consumesSequences())
+    fail(node, "the last step of sequences not computed by a recurrent layer only it reads");
+  e->onnxOutput = node.output(0);
+  Value v = x;
+  v.layout = Layout::LastStep;
   define(node, v);
 }
 
@@ -1059,10 +1204,12 @@ void Importer::relayout(const ::onnx::NodeProto& node) {
       to = Layout::Dl4cpp;
     else if (x.layout == Layout::LstmY && perm == P{1, 2, 3, 0})
       to = Layout::LstmYLast;
+    else if (x.layout == Layout::BiY && perm == P{2, 1, 3, 0})
+      to = Layout::BiYLast;
     else
       fail(node,
            "a transpose other than between the layouts of sequences (N, F, T), (T, N, F) "
-           "and (N, T, F), or of an LSTM's Y (T, 1, N, H) to (1, N, H, T)");
+           "and (N, T, F), or of a recurrent Y (T, D, N, H) to (D, N, H, T) or (N, D, H, T)");
   } else {
     // Squeeze: axes an attribute before opset 13, an input since.
     onlyAttrs(node, a, {"axes"});
@@ -1078,8 +1225,11 @@ void Importer::relayout(const ::onnx::NodeProto& node) {
     else if (x.layout == Layout::LstmY &&
              (axes == std::vector<int64_t>{1} || axes == std::vector<int64_t>{-3}))
       to = Layout::StepsMajor;
+    else if (x.layout == Layout::LastStep &&
+             (axes == std::vector<int64_t>{2} || axes == std::vector<int64_t>{-1}))
+      return lastTimeStep(node, x);
     else
-      fail(node, "a squeeze other than of an LSTM's direction axis");
+      fail(node, "a squeeze other than of a recurrent Y's direction axis or a last step's axis");
   }
   // The layer computing x now computes this node's output (an activation may fold into it).
   if (Entry* e = foldable(node.input(0), x)) e->onnxOutput = node.output(0);
@@ -1097,7 +1247,8 @@ ComputationGraph Importer::run() {
   const ::onnx::GraphProto& g = model_.graph();
   // sequence_lens is int32, which the tensor reader refuses: say first what the node needs it for.
   for (const auto& n : g.node())
-    if (n.op_type() == "LSTM" && n.input_size() > 4 && !n.input(4).empty())
+    if ((n.op_type() == "LSTM" || n.op_type() == "RNN") && n.input_size() > 4 &&
+        !n.input(4).empty())
       fail(n,
            "sequence_lens (sequences of different lengths; dl4cpp masks them instead, which an "
            "ONNX model cannot carry)");
@@ -1263,10 +1414,14 @@ ComputationGraph Importer::run() {
                "uneven padding other than Same mode's (dl4cpp pads pooling windows evenly)");
       }
     }
-    // What the builder resolved must be what the node computes: the output shape.
+    // What the builder resolved must be what the node computes: the output shape (of the tensor
+    // the layer's entry computes last, after what folded into it).
     const Value* produced = nullptr;
-    for (const auto& [tensor, value] : values_)
-      if (value.vertex == v.name) produced = &value;
+    if (auto out = e ? values_.find(e->onnxOutput) : values_.end(); out != values_.end())
+      produced = &out->second;
+    else
+      for (const auto& [tensor, value] : values_)
+        if (value.vertex == v.name) produced = &value;
     if (produced && !sameType(produced->type, v.outputType))
       throw ModelExchangeError(
           fmt::format("ONNX import: layer \"{}\" ({}) resolves to another "

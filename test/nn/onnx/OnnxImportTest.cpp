@@ -90,7 +90,8 @@ TEST_SUITE("nn/onnx") {
     }
   }
 
-  TEST_CASE("OnnxImport: LSTM models (with a per-step softmax output) match ONNX Runtime") {
+  TEST_CASE(
+      "OnnxImport: LSTM, peephole LSTM, RNN and bidirectional models match ONNX Runtime") {
     testutil::TempDir dir;
     if (!writeCases(dir.path())) return;
     if (testutil::skippedWithoutOnnxRuntime()) return;
@@ -106,7 +107,7 @@ TEST_SUITE("nn/onnx") {
       testutil::checkSameOutputs(expected, actual.at(0), file.filename().string());
       ++cases;
     }
-    CHECK(cases == 3);
+    CHECK(cases == 7);
   }
 
   TEST_CASE("OnnxImport: the imported graph is an ordinary trainable graph") {
@@ -185,7 +186,9 @@ TEST_SUITE("nn/onnx") {
         {"bad_unsupported_op", "node \"bad\" (Cos): operator not supported"},
         {"bad_opset10", "opset 10"},
         {"bad_grouped_conv", "node \"bad\" (Conv): grouped convolution"},
-        {"bad_lstm_bidirectional", "node \"bad\" (LSTM): direction other than forward"},
+        {"bad_lstm_reverse",
+         "node \"bad\" (LSTM): direction reverse (forward and bidirectional are imported)"},
+        {"bad_bidirectional_split", "node \"bad\" (Transpose): a transpose other than"},
         {"bad_lstm_sequence_lens", "node \"bad\" (LSTM): sequence_lens"},
         {"bad_ceil_mode", "node \"bad\" (MaxPool): ceil_mode"},
         {"bad_reshape", "node \"bad\" (Reshape): a reshape other than"},

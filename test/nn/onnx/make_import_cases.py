@@ -159,6 +159,35 @@ cases["lstm_per_step_softmax"] = model("lstm", SEQ, [2, 5], [
     n("Softmax", ["zt"], ["y"], axis=1)],
     [weight("W", 1, 16, 3), weight("R", 1, 16, 4), weight("B", 1, 32), ints("axes", [0]),
      weight("W2", 4, 2), weight("B2", 2)], 17)
+cases["lstm_peepholes"] = model("lstm", SEQ, [4, 5], [
+    n("Transpose", ["x"], ["xt"], perm=[2, 0, 1]),
+    n("LSTM", ["xt", "W", "R", "B", "", "", "", "P"], ["Y"], hidden_size=4),
+    n("Transpose", ["Y"], ["yt"], perm=[1, 2, 3, 0]),
+    n("Squeeze", ["yt", "axes"], ["y"])],
+    [weight("W", 1, 16, 3), weight("R", 1, 16, 4), weight("B", 1, 32), weight("P", 1, 12),
+     ints("axes", [0])], 14)
+cases["lstm_rnn_relu"] = model("lstm", SEQ, [4, 5], [
+    n("Transpose", ["x"], ["xt"], perm=[2, 0, 1]),
+    n("RNN", ["xt", "W", "R", "B"], ["Y"], hidden_size=4, activations=["Relu"]),
+    n("Squeeze", ["Y"], ["ys"], axes=[1]),
+    n("Transpose", ["ys"], ["y"], perm=[1, 2, 0])],
+    [weight("W", 1, 4, 3), weight("R", 1, 4, 4), weight("B", 1, 8)], 11)
+cases["lstm_bidirectional_mean"] = model("lstm", SEQ, [4, 5], [
+    n("Transpose", ["x"], ["xt"], perm=[2, 0, 1]),
+    n("LSTM", ["xt", "W", "R", "B"], ["Y"], hidden_size=4, direction="bidirectional"),
+    n("Transpose", ["Y"], ["yt"], perm=[2, 1, 3, 0]),
+    n("ReduceMean", ["yt"], ["y"], axes=[1], keepdims=0)],
+    [weight("W", 2, 16, 3), weight("R", 2, 16, 4), weight("B", 2, 32)], 13)
+cases["lstm_bidirectional_rnn_last"] = model("lstm", SEQ, [8], [
+    n("Transpose", ["x"], ["xt"], perm=[2, 0, 1]),
+    n("RNN", ["xt", "W", "R", "B"], ["Y"], hidden_size=4, direction="bidirectional"),
+    n("Transpose", ["Y"], ["yt"], perm=[2, 1, 3, 0]),
+    n("Reshape", ["yt", "shape"], ["seq"]),
+    n("Slice", ["seq", "starts", "ends", "sliceaxes"], ["last"]),
+    n("Squeeze", ["last", "sqaxes"], ["y"])],
+    [weight("W", 2, 4, 3), weight("R", 2, 4, 4), weight("B", 2, 8), ints("shape", [0, 8, -1]),
+     ints("starts", [-1]), ints("ends", [2**63 - 1]), ints("sliceaxes", [2]),
+     ints("sqaxes", [2])], 17)
 cases["lenet_like"] = model("lenet", [1, 12, 12], [5], [
     n("Conv", ["x", "W1", "B1"], ["c1"], kernel_shape=[3, 3]),
     n("BatchNormalization", ["c1", "s", "b", "m", "v"], ["bn"]),
@@ -186,11 +215,17 @@ print("\n".join(sorted(cases)))
 bad = {
     "bad_unsupported_op": model("b", [5], [5], [n("Cos", ["x"], ["y"], name="bad")]),
     "bad_opset10": model("b", [5], [5], [n("Relu", ["x"], ["y"], name="bad")], opset=10),
-    "bad_lstm_bidirectional": model("b", SEQ, [8, 5], [
+    "bad_lstm_reverse": model("b", SEQ, [4, 5], [
         n("Transpose", ["x"], ["xt"], perm=[2, 0, 1]),
-        n("LSTM", ["xt", "W", "R"], ["Y"], hidden_size=4, direction="bidirectional", name="bad"),
-        n("Transpose", ["Y"], ["y"], perm=[1, 2, 3, 0])],
-        [weight("W", 2, 16, 3), weight("R", 2, 16, 4)], full_check=False),
+        n("LSTM", ["xt", "W", "R"], ["Y"], hidden_size=4, direction="reverse", name="bad"),
+        n("Transpose", ["Y"], ["yt"], perm=[1, 2, 3, 0]),
+        n("Squeeze", ["yt", "axes"], ["y"])],
+        [weight("W", 1, 16, 3), weight("R", 1, 16, 4), ints("axes", [0])], full_check=False),
+    "bad_bidirectional_split": model("b", SEQ, [1, 4, 5], [
+        n("Transpose", ["x"], ["xt"], perm=[2, 0, 1]),
+        n("RNN", ["xt", "W", "R"], ["Y"], hidden_size=4, direction="bidirectional"),
+        n("Transpose", ["Y"], ["y"], perm=[1, 2, 3, 0], name="bad")],
+        [weight("W", 2, 4, 3), weight("R", 2, 4, 4)], full_check=False),
     "bad_lstm_sequence_lens": model("b", SEQ, [4, 5], [
         n("Transpose", ["x"], ["xt"], perm=[2, 0, 1]),
         n("LSTM", ["xt", "W", "R", "", "lens"], ["Y"], hidden_size=4, name="bad"),
