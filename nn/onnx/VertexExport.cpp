@@ -9,6 +9,7 @@
 #include "nn/conf/graph/ReshapeVertex.h"
 #include "nn/conf/graph/ScaleVertex.h"
 #include "nn/conf/graph/ShiftVertex.h"
+#include "nn/conf/graph/StackVertex.h"
 #include "nn/conf/graph/SubsetVertex.h"
 #include "nn/core/Error.h"
 #include "nn/onnx/LayerExport.h"
@@ -84,6 +85,22 @@ std::string l2Normalize(GraphWriter& g, const VertexToExport& v) {
   return g.node("Div", {v.first(), clamped}, v.name + "_div");
 }
 
+// Part `from` of `stackSize` equal parts of the examples: Slice on dimension 0 between bounds
+// computed from the batch size, which the model learns only at run time.
+std::string unstack(GraphWriter& g, const VertexToExport& v) {
+  const auto& c = v.conf<UnstackVertex>();
+  const std::string shape = g.node("Shape", {v.first()}, v.name + "_shape");
+  const std::string n = g.node("Gather", {shape, g.int64s(v.name + "_batch_axis", {0})},
+                               v.name + "_batch", {Attr::integer("axis", 0)});
+  const std::string part =
+      g.node("Div", {n, g.int64s(v.name + "_parts", {c.stackSize})}, v.name + "_part");
+  const std::string start =
+      g.node("Mul", {part, g.int64s(v.name + "_from", {c.from})}, v.name + "_start");
+  const std::string end = g.node("Add", {start, part}, v.name + "_end");
+  return g.node("Slice", {v.first(), start, end, g.int64s(v.name + "_axes", {0})},
+                v.name + "_slice");
+}
+
 }  // namespace
 
 Value exportVertex(GraphWriter& g, const GraphVertex& vertex, const std::string& name,
@@ -105,6 +122,12 @@ Value exportVertex(GraphWriter& g, const GraphVertex& vertex, const std::string&
   } else if (type == "ShiftVertex") {
     const float shift = static_cast<float>(v.conf<ShiftVertex>().shiftFactor);
     y = g.node("Add", {v.first(), g.scalar(name + "_shift", shift)}, name + "_shift");
+  } else if (type == "StackVertex") {
+    y = inputs.size() == 1
+            ? v.first()
+            : g.node("Concat", v.names(), name + "_stack", {Attr::integer("axis", 0)});
+  } else if (type == "UnstackVertex") {
+    y = unstack(g, v);
   } else if (type == "L2NormalizeVertex") {
     y = l2Normalize(g, v);
   } else if (type == "ReshapeVertex") {

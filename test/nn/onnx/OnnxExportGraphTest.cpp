@@ -167,6 +167,69 @@ TEST_SUITE("nn/onnx") {
     checkSameOutputs(expected, actual.at(0), "trained residual graph", true);
   }
 
+  TEST_CASE("OnnxExport: shared layers over stacked inputs (StackVertex, UnstackVertex)") {
+    if (testutil::skippedWithoutOnnxRuntime()) return;
+    ComputationGraph graph(
+        NeuralNetConfiguration::Builder()
+            .seed(8)
+            .graphBuilder()
+            .addInputs("left", "right")
+            .setInputTypes(InputType::feedForward(5), InputType::feedForward(5))
+            .addVertex("stack", StackVertex(), "left", "right")
+            .addLayer("shared", dense(4), "stack")
+            .addVertex("l", UnstackVertex(0, 2), "shared")
+            .addVertex("r", UnstackVertex(1, 2), "shared")
+            .addVertex("diff", ElementWiseVertex(ElementWiseVertex::Op::Subtract), "l", "r")
+            .addLayer("out",
+                      OutputLayer::Builder(LossFunction::MSE)
+                          .nOut(2)
+                          .activation(Activation::IDENTITY)
+                          .build(),
+                      "diff")
+            .setOutputs("out")
+            .build());
+    graph.init();
+    testutil::TempDir dir;
+    onnx::exportModel(graph, dir / "siamese.onnx");
+    for (int64_t n : {1, 3, 6}) {  // the split follows each batch's size
+      const Tensor left = randomTensor(Shape{n, 5}, 40 + n), right = randomTensor(Shape{n, 5}, 50);
+      const auto actual = testutil::runInOnnxRuntime(
+          dir / "siamese.onnx", {{"left", left}, {"right", right}}, {"out"}, dir.path());
+      checkSameOutputs(graph.output({left, right})[0], actual.at(0),
+                       "siamese, batch " + std::to_string(n));
+    }
+  }
+
+  TEST_CASE("OnnxExport: a graph of sequences with merge, subset and a residual add") {
+    if (testutil::skippedWithoutOnnxRuntime()) return;
+    ComputationGraph graph(
+        NeuralNetConfiguration::Builder()
+            .seed(12)
+            .graphBuilder()
+            .addInputs("in")
+            .setInputTypes(InputType::recurrent(3))
+            .addLayer("lstm1", LSTM::Builder().nOut(4).build(), "in")
+            .addLayer("lstm2", LSTM::Builder().nOut(4).build(), "lstm1")
+            .addVertex("add", ElementWiseVertex(ElementWiseVertex::Op::Add), "lstm1", "lstm2")
+            .addVertex("sub", SubsetVertex(1, 2), "add")
+            .addVertex("merge", MergeVertex(), "add", "sub")
+            .addLayer("out",
+                      RnnOutputLayer::Builder(LossFunction::MCXENT)
+                          .nOut(3)
+                          .activation(Activation::SOFTMAX)
+                          .build(),
+                      "merge")
+            .setOutputs("out")
+            .build());
+    graph.init();
+    testutil::TempDir dir;
+    onnx::exportModel(graph, dir / "sequences.onnx");
+    const Tensor x = randomTensor(Shape{3, 3, 6}, 61, -2, 2);
+    const auto actual =
+        testutil::runInOnnxRuntime(dir / "sequences.onnx", {{"in", x}}, {"out"}, dir.path());
+    checkSameOutputs(graph.outputSingle(x), actual.at(0), "sequences");
+  }
+
   TEST_CASE("OnnxExport: a vertex type ONNX export does not know is an error naming it") {
     ComputationGraph graph(
         NeuralNetConfiguration::Builder()
