@@ -22,7 +22,7 @@ constexpr const char* nameOf(const EnumNames<E, N>& names, E value) {
   return "?";
 }
 
-inline constexpr EnumNames<ActivationKind, 15> kActivationNames{
+inline constexpr EnumNames<ActivationKind, 16> kActivationNames{
     {{ActivationKind::IDENTITY, "IDENTITY"},
      {ActivationKind::RELU, "RELU"},
      {ActivationKind::LEAKYRELU, "LEAKYRELU"},
@@ -37,7 +37,8 @@ inline constexpr EnumNames<ActivationKind, 15> kActivationNames{
      {ActivationKind::SOFTPLUS, "SOFTPLUS"},
      {ActivationKind::HARDTANH, "HARDTANH"},
      {ActivationKind::HARDSIGMOID, "HARDSIGMOID"},
-     {ActivationKind::RELU6, "RELU6"}}};
+     {ActivationKind::RELU6, "RELU6"},
+     {ActivationKind::LOGSOFTMAX, "LOGSOFTMAX"}}};
 inline constexpr EnumNames<LossKind, 10> kLossNames{
     {{LossKind::NEGATIVELOGLIKELIHOOD, "NEGATIVELOGLIKELIHOOD"},
      {LossKind::MCXENT, "MCXENT"},

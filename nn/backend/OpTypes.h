@@ -6,7 +6,8 @@
 
 namespace dl4cpp {
 
-// Element-wise activations (DL4J's Activation enum). SOFTMAX is row-wise over dimension 1.
+// Element-wise activations (DL4J's Activation enum, and LOGSOFTMAX). SOFTMAX and LOGSOFTMAX are
+// row-wise over dimension 1.
 enum class ActivationKind {
   IDENTITY,
   RELU,
@@ -25,6 +26,7 @@ enum class ActivationKind {
   HARDTANH,      // min(max(x, -1), 1)
   HARDSIGMOID,   // min(max(0.2 x + 0.5, 0), 1)
   RELU6,         // min(max(x, 0), 6)
+  LOGSOFTMAX,    // log(SOFTMAX(x)) = x - max - log(sum e^(x - max)), row-wise as SOFTMAX
 };
 
 // SELU's constants (Klambauer et al. 2017, as DL4J's SELU op spells them).

@@ -57,6 +57,8 @@ std::string exportActivation(GraphWriter& g, Activation activation, float leakyR
       return g.node("Sigmoid", {x}, base);
     case Activation::SOFTMAX:
       return g.node("Softmax", {x}, base, {Attr::integer("axis", 1)});
+    case Activation::LOGSOFTMAX:
+      return g.node("LogSoftmax", {x}, base, {Attr::integer("axis", 1)});
     case Activation::ELU:
       return g.node("Elu", {x}, base, {Attr::real("alpha", 1.0f)});
     case Activation::SELU:

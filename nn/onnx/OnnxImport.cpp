@@ -378,8 +378,6 @@ void Importer::activation(const ::onnx::NodeProto& node, Activation a, double le
     define(node, x);
     return;
   }
-  if (x.type.kind == InputType::Kind::Recurrent)
-    fail(node, "an activation of sequences other than right after a per-step MatMul");
   auto layer = std::make_shared<ActivationLayer>(ActivationLayer::Builder(a).build());
   layer->leakyReluAlpha = leakyAlpha;
   addLayer(node, layer, x, x.type);
@@ -881,7 +879,7 @@ void Importer::node(const ::onnx::NodeProto& n) {
     if (lo == 0.0f && !hi) return activation(n, Activation::RELU);
     fail(n, "bounds other than [-1, 1], [0, 6] or [0, inf) (HARDTANH, RELU6, RELU)");
   }
-  if (op == "Softmax") {
+  if (op == "Softmax" || op == "LogSoftmax") {
     const Attrs a = attrs(n);
     onlyAttrs(n, a, {"axis"});
     const Value& x = needValue(n, 0);
@@ -897,7 +895,7 @@ void Importer::node(const ::onnx::NodeProto& n) {
       fail(n, fmt::format("softmax over axis {} of a rank-{} tensor at opset {} (dl4cpp's is over "
                           "dimension 1 alone)",
                           intAttr(a, "axis", opset_ >= 13 ? -1 : 1), rank, opset_));
-    return activation(n, Activation::SOFTMAX);
+    return activation(n, op == "Softmax" ? Activation::SOFTMAX : Activation::LOGSOFTMAX);
   }
   if (op == "Dropout") {
     const Attrs a = attrs(n);

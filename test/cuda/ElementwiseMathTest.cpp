@@ -16,11 +16,12 @@ namespace {
 
 // What CudaBackend::activationForward / activationBackward compute, on the host.
 void activationForward(ActivationKind kind, float alpha, const Tensor& x, Tensor& y) {
-  if (kind == ActivationKind::SOFTMAX) {
+  if (kind == ActivationKind::SOFTMAX || kind == ActivationKind::LOGSOFTMAX) {
     const SoftmaxLines lines(y);
     for (int64_t l = 0; l < lines.count; ++l) {
       const int64_t at = lines.start(l);
-      cuda::softmaxLine(x.data() + at, y.data() + at, lines.channels, lines.stride);
+      (kind == ActivationKind::SOFTMAX ? cuda::softmaxLine : cuda::logSoftmaxLine)(
+          x.data() + at, y.data() + at, lines.channels, lines.stride);
     }
     return;
   }
@@ -29,12 +30,12 @@ void activationForward(ActivationKind kind, float alpha, const Tensor& x, Tensor
 
 void activationBackward(ActivationKind kind, float alpha, const Tensor& x, const Tensor& y,
                         const Tensor& dy, Tensor& dx) {
-  if (kind == ActivationKind::SOFTMAX) {
+  if (kind == ActivationKind::SOFTMAX || kind == ActivationKind::LOGSOFTMAX) {
     const SoftmaxLines lines(y);
     for (int64_t l = 0; l < lines.count; ++l) {
       const int64_t at = lines.start(l);
-      cuda::softmaxBackwardLine(y.data() + at, dy.data() + at, dx.data() + at, lines.channels,
-                                lines.stride);
+      (kind == ActivationKind::SOFTMAX ? cuda::softmaxBackwardLine : cuda::logSoftmaxBackwardLine)(
+          y.data() + at, dy.data() + at, dx.data() + at, lines.channels, lines.stride);
     }
     return;
   }

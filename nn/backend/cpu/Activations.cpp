@@ -52,6 +52,26 @@ void softmaxBackwardLine(const float* y, const float* dy, float* dx, int64_t cha
   for (int64_t c = 0; c < channels; ++c) dx[c * stride] = y[c * stride] * (dy[c * stride] - dot);
 }
 
+// y = x - max - log(sum exp(x - max)); v may alias x (each x is read before its v is written).
+void logSoftmaxLine(const float* x, float* v, int64_t channels, int64_t stride) {
+  float largest = x[0];
+  for (int64_t c = 1; c < channels; ++c) largest = std::max(largest, x[c * stride]);
+  float sum = 0.0f;
+  for (int64_t c = 0; c < channels; ++c) sum += std::exp(x[c * stride] - largest);
+  // x - max first: exact for values of one magnitude (near 1000, say), then the small log.
+  const float logSum = std::log(sum);
+  for (int64_t c = 0; c < channels; ++c) v[c * stride] = (x[c * stride] - largest) - logSum;
+}
+
+// dx = dy - exp(y) * sum(dy); dx may alias dy: the sum is complete before the line is written.
+void logSoftmaxBackwardLine(const float* y, const float* dy, float* dx, int64_t channels,
+                            int64_t stride) {
+  float sum = 0.0f;
+  for (int64_t c = 0; c < channels; ++c) sum += dy[c * stride];
+  for (int64_t c = 0; c < channels; ++c)
+    dx[c * stride] = dy[c * stride] - std::exp(y[c * stride]) * sum;
+}
+
 // The element loops over [begin, end) get their pointers and slope as arguments (see
 // parallelRanges): read through the lambda's captures, they would keep GCC from vectorising.
 // The analyzer takes the null branch of Tensor::data() (a tensor without storage) for one operand
@@ -182,25 +202,26 @@ void seluBackward(const Tensor& y, const Tensor& dy, Tensor& dx) {
            [=](int64_t begin, int64_t end) { seluBackwardRange(ys, dys, dxs, begin, end); });
 }
 
-void softmaxForward(const Tensor& x, Tensor& y) {
+void softmaxForward(const Tensor& x, Tensor& y, bool log) {
   const SoftmaxLines lines(y);
   if (y.numel() == 0) return;
   const float* xs = x.data();
   float* v = y.data();
+  const auto line = log ? logSoftmaxLine : softmaxLine;
   forRange(lines.count, y.numel(), [&](int64_t begin, int64_t end) {
     for (int64_t l = begin; l < end; ++l)
-      softmaxLine(xs + lines.start(l), v + lines.start(l), lines.channels, lines.stride);
+      line(xs + lines.start(l), v + lines.start(l), lines.channels, lines.stride);
   });
 }
 
-void softmaxBackward(const Tensor& y, const Tensor& dy, Tensor& dx) {
+void softmaxBackward(const Tensor& y, const Tensor& dy, Tensor& dx, bool log) {
   const SoftmaxLines lines(y);
   if (y.numel() == 0) return;
+  const auto line = log ? logSoftmaxBackwardLine : softmaxBackwardLine;
   forRange(lines.count, y.numel(), [&](int64_t begin, int64_t end) {
     for (int64_t l = begin; l < end; ++l) {
       const int64_t at = lines.start(l);
-      softmaxBackwardLine(y.data() + at, dy.data() + at, dx.data() + at, lines.channels,
-                          lines.stride);
+      line(y.data() + at, dy.data() + at, dx.data() + at, lines.channels, lines.stride);
     }
   });
 }

@@ -64,10 +64,12 @@ void clippedLinearBackward(const ClippedLinear& f, const Tensor& y, const Tensor
 void seluBackward(const Tensor& y, const Tensor& dy, Tensor& dx);
 
 // Softmax over dimension 1 of a tensor of rank 2 or more (N, C, ...): for each n and each position
-// of the trailing dimensions, exp(v - max) / sum over the C values. BackendError for rank < 2.
-void softmaxForward(const Tensor& x, Tensor& y);
+// of the trailing dimensions, exp(v - max) / sum over the C values; with `log`, its logarithm
+// v - max - log(sum exp(v - max)) (LOGSOFTMAX). BackendError for rank < 2.
+void softmaxForward(const Tensor& x, Tensor& y, bool log = false);
 
-// dx = y * (dy - sum_c(dy * y)) over the same lines as forward. dx may alias dy.
-void softmaxBackward(const Tensor& y, const Tensor& dy, Tensor& dx);
+// dx = y * (dy - sum_c(dy * y)) over the same lines as forward; with `log`, dx = dy - exp(y) *
+// sum_c(dy). dx may alias dy.
+void softmaxBackward(const Tensor& y, const Tensor& dy, Tensor& dx, bool log = false);
 
 }  // namespace dl4cpp::cpu

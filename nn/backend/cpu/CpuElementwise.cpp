@@ -117,7 +117,8 @@ void CpuElementwise::activationForward(ActivationKind kind, float alpha, const T
       leakyReluForward(alpha, x, y);
       return;
     case ActivationKind::SOFTMAX:
-      softmaxForward(x, y);
+    case ActivationKind::LOGSOFTMAX:
+      softmaxForward(x, y, kind == ActivationKind::LOGSOFTMAX);
       return;
     case ActivationKind::HARDTANH:
     case ActivationKind::HARDSIGMOID:
@@ -158,7 +159,8 @@ void CpuElementwise::activationBackward(ActivationKind kind, float alpha, const 
       reluBackward(alpha, y, dy, dx);
       return;
     case ActivationKind::SOFTMAX:
-      softmaxBackward(y, dy, dx);
+    case ActivationKind::LOGSOFTMAX:
+      softmaxBackward(y, dy, dx, kind == ActivationKind::LOGSOFTMAX);
       return;
     case ActivationKind::HARDTANH:
     case ActivationKind::HARDSIGMOID:

@@ -83,6 +83,21 @@ __global__ void softmaxBackwardKernel(const float* y, const float* dy, float* dx
   }
 }
 
+__global__ void logSoftmaxForwardKernel(const float* x, float* y, SoftmaxLines lines) {
+  DL4CPP_GRID_STRIDE_LOOP(l, lines.count) {
+    const int64_t at = lines.start(l);
+    logSoftmaxLine(x + at, y + at, lines.channels, lines.stride);
+  }
+}
+
+__global__ void logSoftmaxBackwardKernel(const float* y, const float* dy, float* dx,
+                                         SoftmaxLines lines) {
+  DL4CPP_GRID_STRIDE_LOOP(l, lines.count) {
+    const int64_t at = lines.start(l);
+    logSoftmaxBackwardLine(y + at, dy + at, dx + at, lines.channels, lines.stride);
+  }
+}
+
 __global__ void softmaxCrossEntropyGradientKernel(const float* p, const float* l, float* g,
                                                   int64_t rows, int64_t k) {
   DL4CPP_GRID_STRIDE_LOOP(r, rows)
@@ -168,6 +183,10 @@ void CudaElementwise::activationForward(ActivationKind kind, float alpha, const 
     const SoftmaxLines lines(y);
     softmaxForwardKernel<<<blocksFor(lines.count), kThreadsPerBlock, 0, core_.stream_>>>(
         x.data(), y.data(), lines);
+  } else if (kind == ActivationKind::LOGSOFTMAX) {
+    const SoftmaxLines lines(y);
+    logSoftmaxForwardKernel<<<blocksFor(lines.count), kThreadsPerBlock, 0, core_.stream_>>>(
+        x.data(), y.data(), lines);
   } else {
     activationForwardKernel<<<blocksFor(n), kThreadsPerBlock, 0, core_.stream_>>>(
         kind, alpha, x.data(), y.data(), n);
@@ -189,6 +208,10 @@ void CudaElementwise::activationBackward(ActivationKind kind, float alpha, const
   if (kind == ActivationKind::SOFTMAX) {
     const SoftmaxLines lines(y);
     softmaxBackwardKernel<<<blocksFor(lines.count), kThreadsPerBlock, 0, core_.stream_>>>(
+        y.data(), dy.data(), dx.data(), lines);
+  } else if (kind == ActivationKind::LOGSOFTMAX) {
+    const SoftmaxLines lines(y);
+    logSoftmaxBackwardKernel<<<blocksFor(lines.count), kThreadsPerBlock, 0, core_.stream_>>>(
         y.data(), dy.data(), dx.data(), lines);
   } else {
     const bool fromInput = activationBackwardNeedsInput(kind);

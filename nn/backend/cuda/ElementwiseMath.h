@@ -74,7 +74,7 @@ DL4CPP_HOST_DEVICE inline float activate(ActivationKind kind, float alpha, float
       return fminf(fmaxf(f.scale * v + f.shift, f.low), f.high);
     }
     default:
-      return v;  // IDENTITY; SOFTMAX is row-wise (softmaxLine)
+      return v;  // IDENTITY; SOFTMAX and LOGSOFTMAX are row-wise (softmaxLine, logSoftmaxLine)
   }
 }
 
@@ -141,6 +141,28 @@ DL4CPP_HOST_DEVICE inline void softmaxBackwardLine(const float* y, const float* 
   float dot = 0.0f;
   for (int64_t c = 0; c < channels; ++c) dot += dy[c * stride] * y[c * stride];
   for (int64_t c = 0; c < channels; ++c) dx[c * stride] = y[c * stride] * (dy[c * stride] - dot);
+}
+
+// One log-softmax line: y = x - max - log(sum exp(x - max)). y may alias x (the sums are formed
+// before any write, each y from its own x).
+DL4CPP_HOST_DEVICE inline void logSoftmaxLine(const float* x, float* y, int64_t channels,
+                                              int64_t stride) {
+  float largest = x[0];
+  for (int64_t c = 1; c < channels; ++c) largest = fmaxf(largest, x[c * stride]);
+  float sum = 0.0f;
+  for (int64_t c = 0; c < channels; ++c) sum += expf(x[c * stride] - largest);
+  // x - max first: exact for values of one magnitude (near 1000, say), then the small log.
+  const float logSum = logf(sum);
+  for (int64_t c = 0; c < channels; ++c) y[c * stride] = (x[c * stride] - largest) - logSum;
+}
+
+// dx = dy - exp(y) * sum(dy) over one line; dx may alias dy (the sum is formed before any write).
+DL4CPP_HOST_DEVICE inline void logSoftmaxBackwardLine(const float* y, const float* dy, float* dx,
+                                                      int64_t channels, int64_t stride) {
+  float sum = 0.0f;
+  for (int64_t c = 0; c < channels; ++c) sum += dy[c * stride];
+  for (int64_t c = 0; c < channels; ++c)
+    dx[c * stride] = dy[c * stride] - expf(y[c * stride]) * sum;
 }
 
 // d/dz of -sum(l log softmax(z)) = softmax(z) * sum(l) - l, over one row.

@@ -163,6 +163,7 @@ TEST_SUITE("nn/gradientcheck") {
             .layer(ActivationLayer::Builder(Activation::SOFTMAX).build())
             .layer(ConvolutionLayer::Builder(2, 2).nOut(3).activation(Activation::IDENTITY).build())
             .layer(ActivationLayer::Builder(Activation::GELU).build())
+            .layer(ActivationLayer::Builder(Activation::LOGSOFTMAX).build())
             .layer(SubsamplingLayer::Builder(PoolingType::AVG, 2, 2, 2, 2).build())
             .layer(softmaxOutput())
             .setInputType(InputType::convolutional(5, 5, 2))

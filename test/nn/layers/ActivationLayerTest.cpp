@@ -5,6 +5,7 @@
 
 #include "TempDir.h"
 #include "nn/layers/LayerTestUtil.h"
+#include "nn/layers/SequenceTestUtil.h"
 
 using namespace dl4cpp;
 
@@ -102,6 +103,29 @@ TEST_SUITE("nn/layers") {
       b.layer->forward(ctx, x, y, testutil::mode(false));
       ctx.backend().activationForward(activation, 0.01f, expected, expected);
       CHECK(y.toVector() == expected.toVector());
+    }
+  }
+
+  TEST_CASE("ActivationLayer: on sequences, per step, and through the gradient check") {
+    for (Activation a : {Activation::LOGSOFTMAX, Activation::SOFTMAX, Activation::TANH}) {
+      INFO(toString(a));
+      MultiLayerNetwork net(NeuralNetConfiguration::Builder()
+                                .seed(6)
+                                .list()
+                                .layer(LSTM::Builder().nOut(4).build())
+                                .layer(ActivationLayer::Builder(a).build())
+                                .layer(RnnOutputLayer::Builder(LossFunction::MCXENT)
+                                           .nOut(3)
+                                           .activation(Activation::SOFTMAX)
+                                           .build())
+                                .setInputType(InputType::recurrent(2))
+                                .build());
+      net.init();
+      CHECK(net.getConfiguration().layerOutputTypes[1].kind == InputType::Kind::Recurrent);
+      DataSet data = testutil::randomSequences(3, 2, 5, 3, 7);
+      const auto result = GradientCheckUtil::checkGradients(net, data);
+      INFO(result.report);
+      CHECK(result.passed);
     }
   }
 

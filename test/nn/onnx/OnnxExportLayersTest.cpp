@@ -73,13 +73,8 @@ MultiLayerNetwork lstmNetwork(int64_t length) {
 TEST_SUITE("nn/onnx") {
   TEST_CASE("OnnxExport: every activation in a dense layer matches ONNX Runtime") {
     if (testutil::skippedWithoutOnnxRuntime()) return;
-    const Activation all[] = {
-        Activation::IDENTITY, Activation::RELU,         Activation::LEAKYRELU, Activation::TANH,
-        Activation::SIGMOID,  Activation::SOFTMAX,      Activation::ELU,       Activation::SELU,
-        Activation::GELU,     Activation::GELU_PRECISE, Activation::SWISH,     Activation::SOFTPLUS,
-        Activation::HARDTANH, Activation::HARDSIGMOID,  Activation::RELU6};
     const Tensor features = randomTensor(Shape{7, 6}, 11, -4, 4);
-    for (Activation a : all) {
+    for (const auto& [a, name] : kActivationNames) {
       MultiLayerNetwork net(NeuralNetConfiguration::Builder()
                                 .seed(3)
                                 .list()
@@ -263,8 +258,9 @@ TEST_SUITE("nn/onnx") {
             .build());
     net.init();
     testutil::TempDir dir;
-    CHECK_THROWS_WITH_AS(onnx::exportModel(net, dir / "model.onnx"),
-                         doctest::Contains("(LSTM): activation HARDTANH: ONNX's recurrent operators take"),
-                         ModelExchangeError);
+    CHECK_THROWS_WITH_AS(
+        onnx::exportModel(net, dir / "model.onnx"),
+        doctest::Contains("(LSTM): activation HARDTANH: ONNX's recurrent operators take"),
+        ModelExchangeError);
   }
 }

@@ -110,6 +110,10 @@ cases["clip_relu6"] = model("a", [5], [5], [n("Clip", ["x", "lo", "hi"], ["y"])]
 cases["clip_hardtanh"] = model("a", [5], [5], [n("Clip", ["x", "lo", "hi"], ["y"])],
                                [scalar("lo", -1), scalar("hi", 1)])
 cases["softmax_opset11"] = model("s", [5], [5], [n("Softmax", ["x"], ["y"])], opset=11)
+cases["logsoftmax_gemm"] = model("s", [5], [4], [
+    n("Gemm", ["x", "W", "B"], ["g"], transB=1),
+    n("LogSoftmax", ["g"], ["y"], axis=1)],
+    [weight("W", 4, 5), weight("B", 4)], opset=13)
 cases["softmax_channels"] = model("s", IMG, None, [n("Softmax", ["x"], ["y"], axis=1)])
 cases["dropout_identity"] = model("d", [5], [5], [
     n("Dropout", ["x"], ["d"]), n("Identity", ["d"], ["y"])])

@@ -31,7 +31,7 @@ from onnx.backend.test.cmd_tools import main as generate  # noqa: E402
 SUPPORTED = {
     "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool",
     "ReduceSum", "Gemm", "MatMul", "BatchNormalization", "LRN", "Relu", "Tanh", "Sigmoid",
-    "Softplus", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "Clip", "Softmax", "Dropout",
+    "Softplus", "LeakyRelu", "Elu", "Selu", "HardSigmoid", "Clip", "Softmax", "LogSoftmax", "Dropout",
     "Identity", "Flatten", "Reshape", "Concat", "Add", "Sub", "Mul", "Max", "Sum", "Mean", "Pad",
     "Constant", "LSTM", "Transpose", "Squeeze",
 }

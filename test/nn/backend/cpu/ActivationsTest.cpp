@@ -59,8 +59,9 @@ void checkRelu(ActivationKind kind, float passedAlpha, int64_t count) {
   CHECK(inPlaceDiffer == 0);
 }
 
-// Softmax over dimension 1 of (N, C, rest...) in double: exp(v - max) / sum per line.
-std::vector<double> softmaxReference(const Tensor& x) {
+// Softmax over dimension 1 of (N, C, rest...) in double: exp(v - max) / sum per line; with `log`,
+// its logarithm v - max - log(sum).
+std::vector<double> softmaxReference(const Tensor& x, bool log = false) {
   const int64_t n = x.dim(0), c = x.dim(1), rest = x.numel() / (n * c);
   std::vector<double> y(static_cast<size_t>(x.numel()));
   for (int64_t i = 0; i < n; ++i)
@@ -71,22 +72,27 @@ std::vector<double> softmaxReference(const Tensor& x) {
       double sum = 0;
       for (int64_t k = 0; k < c; ++k) sum += std::exp(x.data()[at(k)] - largest);
       for (int64_t k = 0; k < c; ++k)
-        y[static_cast<size_t>(at(k))] = std::exp(x.data()[at(k)] - largest) / sum;
+        y[static_cast<size_t>(at(k))] = log ? x.data()[at(k)] - largest - std::log(sum)
+                                            : std::exp(x.data()[at(k)] - largest) / sum;
     }
   return y;
 }
 
-// dx = y * (dy - sum(dy * y)) per line, in double.
-std::vector<double> softmaxBackwardReference(const Tensor& y, const Tensor& dy) {
+// dx = y * (dy - sum(dy * y)) per line, in double; with `log` (y a log-softmax),
+// dx = dy - exp(y) * sum(dy).
+std::vector<double> softmaxBackwardReference(const Tensor& y, const Tensor& dy, bool log = false) {
   const int64_t n = y.dim(0), c = y.dim(1), rest = y.numel() / (n * c);
   std::vector<double> dx(static_cast<size_t>(y.numel()));
   for (int64_t i = 0; i < n; ++i)
     for (int64_t r = 0; r < rest; ++r) {
       auto at = [&](int64_t k) { return (i * c + k) * rest + r; };
-      double dot = 0;
+      double dot = 0, sum = 0;
       for (int64_t k = 0; k < c; ++k) dot += double(dy.data()[at(k)]) * y.data()[at(k)];
+      for (int64_t k = 0; k < c; ++k) sum += dy.data()[at(k)];
       for (int64_t k = 0; k < c; ++k)
-        dx[static_cast<size_t>(at(k))] = y.data()[at(k)] * (dy.data()[at(k)] - dot);
+        dx[static_cast<size_t>(at(k))] =
+            log ? dy.data()[at(k)] - std::exp(double(y.data()[at(k)])) * sum
+                : y.data()[at(k)] * (dy.data()[at(k)] - dot);
     }
   return dx;
 }
@@ -102,23 +108,24 @@ int64_t countFar(const Tensor& got, const std::vector<double>& want) {
 
 // Forward against the reference, then backward both apart from and aliasing dy. Values are
 // offset by `offset` (1000: exp overflows unless the line's maximum is subtracted).
-void checkSoftmax(const Shape& shape, float offset) {
+void checkSoftmax(const Shape& shape, float offset, ActivationKind kind = ActivationKind::SOFTMAX) {
   CAPTURE(shape.toString());
+  const bool log = kind == ActivationKind::LOGSOFTMAX;
   cpu::CpuBackend backend;
   Tensor x = mixedSigns(shape, 3);
   for (int64_t i = 0; i < x.numel(); ++i) x.data()[i] += offset;
   Tensor y(shape), inPlaceY = x.clone();
-  backend.activationForward(ActivationKind::SOFTMAX, 0.0f, x, y);
-  backend.activationForward(ActivationKind::SOFTMAX, 0.0f, inPlaceY, inPlaceY);
-  CHECK(countFar(y, softmaxReference(x)) == 0);
+  backend.activationForward(kind, 0.0f, x, y);
+  backend.activationForward(kind, 0.0f, inPlaceY, inPlaceY);
+  CHECK(countFar(y, softmaxReference(x, log)) == 0);
   CHECK(inPlaceY.toVector() == y.toVector());
 
   const Tensor dy = mixedSigns(shape, 4);
-  const std::vector<double> want = softmaxBackwardReference(y, dy);
+  const std::vector<double> want = softmaxBackwardReference(y, dy, log);
   Tensor dx(shape), inPlace = dy.clone();
   dx.fill(123.0f);
-  backend.activationBackward(ActivationKind::SOFTMAX, 0.0f, Tensor(), y, dy, dx);
-  backend.activationBackward(ActivationKind::SOFTMAX, 0.0f, Tensor(), y, inPlace, inPlace);
+  backend.activationBackward(kind, 0.0f, Tensor(), y, dy, dx);
+  backend.activationBackward(kind, 0.0f, Tensor(), y, inPlace, inPlace);
   CHECK(countFar(dx, want) == 0);
   CHECK(countFar(inPlace, want) == 0);
 }
@@ -182,13 +189,23 @@ TEST_SUITE("nn/backend/cpu") {
     checkSoftmax(Shape{3, 5, 4, 7}, 1000.0f);
     checkSoftmax(Shape{3 * cpu::kActivationsParallelMinElements / 10 + 1, 10}, 0.0f);
   }
+  TEST_CASE("Activations: log-softmax rows and NCHW channels, values near 0 and near 1000") {
+    for (float offset : {0.0f, 1000.0f}) {
+      CAPTURE(offset);
+      checkSoftmax(Shape{17, 1}, offset, ActivationKind::LOGSOFTMAX);
+      checkSoftmax(Shape{128, 10}, offset, ActivationKind::LOGSOFTMAX);
+      checkSoftmax(Shape{3, 5, 4, 7}, offset, ActivationKind::LOGSOFTMAX);
+    }
+    checkSoftmax(Shape{3 * cpu::kActivationsParallelMinElements / 10 + 1, 10}, 0.0f,
+                 ActivationKind::LOGSOFTMAX);
+  }
   TEST_CASE("Activations: the same bits on 1 and 2 threads") {
     // An odd count of lines and of elements: the two threads' ranges differ in length.
     const Shape large{(3 * cpu::kActivationsParallelMinElements / 11) | 1, 11};
     for (ActivationKind kind :
          {ActivationKind::RELU, ActivationKind::LEAKYRELU, ActivationKind::SOFTMAX,
-          ActivationKind::HARDTANH, ActivationKind::HARDSIGMOID, ActivationKind::RELU6,
-          ActivationKind::SELU}) {
+          ActivationKind::LOGSOFTMAX, ActivationKind::HARDTANH, ActivationKind::HARDSIGMOID,
+          ActivationKind::RELU6, ActivationKind::SELU}) {
       CAPTURE(static_cast<int>(kind));
       CHECK(runOn(1, kind, large) == runOn(2, kind, large));
     }
