@@ -107,6 +107,8 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/conf/layers/GlobalPoolingLayer.h
   nn/conf/layers/GravesLSTM.h
   nn/conf/layers/LastTimeStep.h
+  nn/conf/layers/Convolution1DLayer.h
+  nn/conf/layers/Subsampling1DLayer.h
   nn/conf/layers/Layer.h
   nn/conf/layers/LayerSpecs.h
   nn/conf/layers/LocalResponseNormalization.h

@@ -46,6 +46,7 @@
 #include "nn/core/Error.h"
 // Global pooling, local response normalisation, zero padding and the loss layer.
 #include "nn/conf/layers/Bidirectional.h"
+#include "nn/conf/layers/Convolution1DLayer.h"
 #include "nn/conf/layers/EmbeddingLayer.h"
 #include "nn/conf/layers/EmbeddingSequenceLayer.h"
 #include "nn/conf/layers/GlobalPoolingLayer.h"
@@ -58,6 +59,7 @@
 #include "nn/conf/layers/RnnLossLayer.h"
 #include "nn/conf/layers/RnnOutputLayer.h"
 #include "nn/conf/layers/SimpleRnn.h"
+#include "nn/conf/layers/Subsampling1DLayer.h"
 #include "nn/conf/layers/ZeroPaddingLayer.h"
 #include "nn/core/OutputPath.h"
 #include "nn/eval/Evaluation.h"

@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "nn/conf/layers/Bidirectional.h"
+#include "nn/conf/layers/Convolution1DLayer.h"
 #include "nn/conf/layers/GlobalPoolingLayer.h"
 #include "nn/conf/layers/GravesLSTM.h"
 #include "nn/conf/layers/LSTM.h"
@@ -23,6 +24,7 @@
 #include "nn/conf/layers/RnnLossLayer.h"
 #include "nn/conf/layers/RnnOutputLayer.h"
 #include "nn/conf/layers/SimpleRnn.h"
+#include "nn/conf/layers/Subsampling1DLayer.h"
 #include "nn/conf/layers/ZeroPaddingLayer.h"
 
 namespace dl4cpp {
@@ -90,6 +92,8 @@ void registerBuiltinLayers(LayerRegistry& registry) {
   registry.add<LastTimeStep>();
   registry.add<Bidirectional>();
   registry.add<MaskZeroLayer>();
+  registry.add<Convolution1DLayer>();
+  registry.add<Subsampling1DLayer>();
 }
 
 }  // namespace dl4cpp

@@ -380,12 +380,14 @@ int64_t MultiLayerNetwork::checkBatch(const DataSet& batch, bool needLabels,
     const InputType& out = impl_->conf_.outputType;
     const int64_t nOut = out.flatSize();
     if (out.kind == InputType::Kind::Recurrent) {
-      if (l.rank() != 3 || l.dim(0) != n || l.dim(1) != nOut || l.dim(2) != steps)
+      // The output's steps: the input's, or the fixed length a layer (Subsampling1DLayer) made.
+      const int64_t outSteps = out.length > 0 ? out.length : steps;
+      if (l.rank() != 3 || l.dim(0) != n || l.dim(1) != nOut || l.dim(2) != outSteps)
         throw ShapeError(fmt::format(
             "MultiLayerNetwork::{}: labels {} do not match: expected [{}, {}, {}] for {} "
             "sequences of {} steps and {} outputs",
-            method, l.shape().toString(), n, nOut, steps, n, steps, nOut));
-      checkMask(batch.labelsMask, "labels", n, steps, method);
+            method, l.shape().toString(), n, nOut, outSteps, n, outSteps, nOut));
+      checkMask(batch.labelsMask, "labels", n, outSteps, method);
     } else {
       if (l.empty() || l.rank() != 2 || l.dim(0) != n || l.dim(1) != nOut)
         throw ShapeError(

@@ -39,6 +39,17 @@ std::vector<int64_t> windowPads(const WindowGeometry& w) {
   return {w.padTop, w.padLeft, w.padBottom, w.padRight};
 }
 
+// A window's attributes over images, or over the steps of sequences (Convolution1DLayer,
+// Subsampling1DLayer: the window's height runs along time).
+struct WindowAttrs {
+  std::vector<int64_t> kernel, strides, dilations, pads;
+};
+WindowAttrs windowAttrs(const WindowGeometry& w, bool sequences) {
+  if (sequences) return {{w.kernelH}, {w.strideH}, {w.dilationH}, {w.padTop, w.padBottom}};
+  return {
+      {w.kernelH, w.kernelW}, {w.strideH, w.strideW}, {w.dilationH, w.dilationW}, windowPads(w)};
+}
+
 // y = x W^T + b: Gemm with W (nOut, nIn) as stored, transposed.
 std::string feedForward(GraphWriter& g, const LayerToExport& l, const FeedForwardLayer& conf,
                         const std::string& x) {
@@ -53,17 +64,19 @@ std::string feedForward(GraphWriter& g, const LayerToExport& l, const FeedForwar
 std::string convolution(GraphWriter& g, const LayerToExport& l, const ConvolutionLayer& conf,
                         const std::string& x) {
   const WindowGeometry& w = conf.geometry;
+  const bool sequences = l.inputType.kind == InputType::Kind::Recurrent;
+  const WindowAttrs a = windowAttrs(w, sequences);
   const int64_t biasSize = conf.hasBias ? conf.nOut : 0;
   const std::span<const float> weights = l.params.subspan(biasSize);
-  std::vector<std::string> inputs{
-      x, g.floats(l.name + "_W", {conf.nOut, conf.nIn, w.kernelH, w.kernelW}, weights)};
+  std::vector<int64_t> shape{conf.nOut, conf.nIn};
+  shape.insert(shape.end(), a.kernel.begin(), a.kernel.end());
+  std::vector<std::string> inputs{x, g.floats(l.name + "_W", shape, weights)};
   if (conf.hasBias)
     inputs.push_back(g.floats(l.name + "_b", {conf.nOut}, l.params.first(biasSize)));
   return g.node("Conv", inputs, l.name + "_conv",
-                {Attr::integers("kernel_shape", {w.kernelH, w.kernelW}),
-                 Attr::integers("strides", {w.strideH, w.strideW}),
-                 Attr::integers("dilations", {w.dilationH, w.dilationW}),
-                 Attr::integers("pads", windowPads(w)), Attr::integer("group", 1)});
+                {Attr::integers("kernel_shape", a.kernel), Attr::integers("strides", a.strides),
+                 Attr::integers("dilations", a.dilations), Attr::integers("pads", a.pads),
+                 Attr::integer("group", 1)});
 }
 
 // MAX ignores the padding; AVG divides by the values inside the input (count_include_pad 0), as
@@ -73,9 +86,9 @@ std::string subsampling(GraphWriter& g, const LayerToExport& l, const Subsamplin
                         const std::string& x) {
   const WindowGeometry& w = conf.geometry;
   if (w.dilationH != 1 || w.dilationW != 1) refuseLayer(l, "dilated pooling");
-  std::vector<Attr> attrs{Attr::integers("kernel_shape", {w.kernelH, w.kernelW}),
-                          Attr::integers("strides", {w.strideH, w.strideW}),
-                          Attr::integers("pads", windowPads(w))};
+  const WindowAttrs a = windowAttrs(w, l.inputType.kind == InputType::Kind::Recurrent);
+  std::vector<Attr> attrs{Attr::integers("kernel_shape", a.kernel),
+                          Attr::integers("strides", a.strides), Attr::integers("pads", a.pads)};
   switch (conf.poolingType) {
     case PoolingType::MAX:
       return g.node("MaxPool", {x}, l.name + "_maxpool", attrs);
@@ -237,9 +250,9 @@ Value exportLayer(GraphWriter& g, const LayerToExport& l, const Value& input) {
     y = exportRecurrent(g, l, x);
   } else if (type == "RnnOutputLayer") {
     y = activation(g, l, rnnOutput(g, l, conf<FeedForwardLayer>(l), x));
-  } else if (type == "ConvolutionLayer") {
+  } else if (type == "ConvolutionLayer" || type == "Convolution1DLayer") {
     y = activation(g, l, convolution(g, l, conf<ConvolutionLayer>(l), x));
-  } else if (type == "SubsamplingLayer") {
+  } else if (type == "SubsamplingLayer" || type == "Subsampling1DLayer") {
     y = subsampling(g, l, conf<SubsamplingLayer>(l), x);
   } else if (type == "BatchNormalization") {
     y = activation(g, l, batchNorm(g, l, conf<BatchNormalization>(l), x));

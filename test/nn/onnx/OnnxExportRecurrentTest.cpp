@@ -128,6 +128,29 @@ TEST_SUITE("nn/onnx") {
     checkExport(text, "EmbeddingSequenceLayer, LSTM, RnnLossLayer", false, sequences);
   }
 
+  TEST_CASE("OnnxExport: Convolution1DLayer and Subsampling1DLayer as 1-D Conv and pooling") {
+    if (testutil::skippedWithoutOnnxRuntime()) return;
+    MultiLayerNetwork same = network({Convolution1DLayer::Builder(3)
+                                          .convolutionMode(ConvolutionMode::Same)
+                                          .nOut(4)
+                                          .activation(Activation::RELU)
+                                          .build()
+                                          .clone(),
+                                      Subsampling1DLayer::Builder(PoolingType::AVG, 2, 1)
+                                          .convolutionMode(ConvolutionMode::Same)
+                                          .build()
+                                          .clone(),
+                                      lstm(3)},
+                                     perStepSoftmax());
+    checkExport(same, "1-D convolution and pooling, Same mode", false);
+    MultiLayerNetwork strided =
+        network({Convolution1DLayer::Builder(2, 1, 1).dilation(2).nOut(4).build().clone(),
+                 Subsampling1DLayer::Builder(PoolingType::MAX, 2, 2).build().clone(),
+                 GlobalPoolingLayer::Builder(PoolingType::AVG).build().clone()},
+                softmaxOut(), InputType::recurrent(3, 7));
+    checkExport(strided, "1-D convolution and pooling, strided, fixed length", false);
+  }
+
   TEST_CASE("OnnxExport: a recurrent layer ONNX cannot express is an error naming the layer") {
     MultiLayerNetwork net = network({simple(3, Activation::HARDTANH)}, perStepSoftmax());
     testutil::TempDir dir;

@@ -1,0 +1,82 @@
+#include "nn/conf/layers/SequenceAsImage.h"
+
+#include <fmt/format.h>
+
+#include "nn/backend/Devices.h"
+#include "nn/core/Error.h"
+
+namespace dl4cpp::detail {
+
+namespace {
+
+// (N, C, T) as (N, C, T, 1): the same values.
+Tensor asImage(const Tensor& t) { return t.reshape(Shape{t.dim(0), t.dim(1), t.dim(2), 1}); }
+
+// Zeroes the steps `mask` (N, T) marks padded, in host sequences (N, C, T).
+void zeroPadded(Tensor& t, const Tensor& mask, const std::string& layer) {
+  if (!t.onHost())
+    throw BackendError(layer + ": masked sequences are handled in host memory; this tensor is on " +
+                       t.device().toString());
+  const int64_t n = t.dim(0), c = t.dim(1), steps = t.dim(2);
+  float* v = t.data();
+  for (int64_t e = 0; e < n; ++e)
+    for (int64_t s = 0; s < steps; ++s)
+      if (mask.data()[e * steps + s] == 0.0f)
+        for (int64_t k = 0; k < c; ++k) v[(e * c + k) * steps + s] = 0.0f;
+}
+
+}  // namespace
+
+Shape SequenceAsImageRuntime::outputShape(const Shape& input) const {
+  const Shape image = inner_->outputShape(Shape{input[0], input[1], input[2], 1});
+  return {image[0], image[1], image[2]};
+}
+
+void SequenceAsImageRuntime::forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
+                                     const ForwardContext& fwd) {
+  mask_ = fwd.featuresMask != nullptr ? *fwd.featuresMask : Tensor();
+  masked_ = Tensor();
+  if (!mask_.empty()) {
+    if (output.dim(2) != input.dim(2))
+      throw ShapeError(fmt::format(
+          "{}: it turns sequences of {} steps into {}, which the features mask (one entry per "
+          "input step) cannot follow; keep the length (ConvolutionMode::Same, stride 1) or pass "
+          "no mask",
+          name_, input.dim(2), output.dim(2)));
+    // Padded steps read as zeros, as the window's padding past a sequence's end does.
+    masked_ = input.clone();
+    zeroPadded(masked_, mask_, name_);
+  }
+  Tensor image = asImage(output);
+  inner_->forward(ctx, asImage(masked_.empty() ? input : masked_), image, fwd);
+  if (!mask_.empty()) zeroPadded(output, mask_, name_);
+}
+
+void SequenceAsImageRuntime::backwardActivation(DeviceContext& ctx, const Tensor& output,
+                                                Tensor& grad) {
+  if (!mask_.empty()) zeroPadded(grad, mask_, name_);
+  Tensor image = asImage(grad);
+  inner_->backwardActivation(ctx, asImage(output), image);
+}
+
+void SequenceAsImageRuntime::backwardParams(DeviceContext& ctx, const Tensor& input,
+                                            const Tensor& grad) {
+  inner_->backwardParams(ctx, asImage(masked_.empty() ? input : masked_), asImage(grad));
+}
+
+void SequenceAsImageRuntime::backwardInput(DeviceContext& ctx, const Tensor& grad,
+                                           Tensor& inputGrad) {
+  Tensor image = asImage(inputGrad);
+  inner_->backwardInput(ctx, asImage(grad), image);
+  if (!mask_.empty()) zeroPadded(inputGrad, mask_, name_);
+}
+
+void SequenceAsImageRuntime::backward(DeviceContext& ctx, const Tensor& input, const Tensor& grad,
+                                      bool params, Tensor* inputGrad) {
+  Tensor image = inputGrad != nullptr ? asImage(*inputGrad) : Tensor();
+  inner_->backward(ctx, asImage(masked_.empty() ? input : masked_), asImage(grad), params,
+                   inputGrad != nullptr ? &image : nullptr);
+  if (inputGrad != nullptr && !mask_.empty()) zeroPadded(*inputGrad, mask_, name_);
+}
+
+}  // namespace dl4cpp::detail
