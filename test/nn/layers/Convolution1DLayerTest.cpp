@@ -156,7 +156,8 @@ TEST_SUITE("nn/layers") {
     };
     const auto conv = Convolution1DLayer::Builder(3).nOut(2).build();
     CHECK_THROWS_WITH_AS(build(conv, InputType::feedForward(4)),
-                         doctest::Contains("needs sequences but receives FeedForward(4)"), ConfigError);
+                         doctest::Contains("needs sequences but receives FeedForward(4)"),
+                         ConfigError);
     CHECK_THROWS_WITH_AS(build(conv, InputType::recurrent(4)),
                          doctest::Contains("sequences of any length need a window that keeps"),
                          ConfigError);

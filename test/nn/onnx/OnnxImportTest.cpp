@@ -90,8 +90,7 @@ TEST_SUITE("nn/onnx") {
     }
   }
 
-  TEST_CASE(
-      "OnnxImport: LSTM, peephole LSTM, RNN and bidirectional models match ONNX Runtime") {
+  TEST_CASE("OnnxImport: LSTM, peephole LSTM, RNN and bidirectional models match ONNX Runtime") {
     testutil::TempDir dir;
     if (!writeCases(dir.path())) return;
     if (testutil::skippedWithoutOnnxRuntime()) return;
