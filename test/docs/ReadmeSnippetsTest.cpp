@@ -1,8 +1,8 @@
 // The README's code, compiled and run. Every code block of its "Your own data" section and every
-// code cell of its "DL4J → dl4cpp" table (the dl4cpp column) appears in this file's code as
-// written there (spacing aside), in a test case that runs it; the first test case reads README.md
-// (and docs/data.md, which repeats the DataVec block) and fails, naming the snippet, when one no
-// longer does. So README and this file change together.
+// code cell of the "DL4J → dl4cpp" table of docs/porting-from-dl4j.md (the dl4cpp column) appears
+// in this file's code as written there (spacing aside), in a test case that runs it; the first
+// test case reads them (and docs/data.md, which repeats the DataVec block) and fails, naming the
+// snippet, when one no longer does. So the docs and this file change together.
 #include <LenetConfiguration.h>
 #include <TempDir.h>
 #include <dl4cpp/dl4cpp.h>
@@ -61,7 +61,7 @@ std::string codeOf(const std::string& source) {
 // The README's section that starts with `heading`, up to the next "## " heading.
 std::string section(const std::string& readme, const std::string& heading) {
   const size_t begin = readme.find("\n" + heading);
-  REQUIRE_MESSAGE(begin != std::string::npos, "README.md has no section " << heading);
+  REQUIRE_MESSAGE(begin != std::string::npos, "no section " << heading);
   const size_t end = readme.find("\n## ", begin + 1);
   return readme.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
 }
@@ -196,7 +196,8 @@ TEST_SUITE("docs") {
         readText(kSourceDir / "docs" / "data.md"), "## DataVec's shape of the same pipeline"));
     REQUIRE(dataDocBlocks.size() == 1);
     CHECK(withoutSpaces(dataDocBlocks[0]) == withoutSpaces(blocks.at(0)));
-    const std::vector<std::string> cells = tableCells(section(readme, "## DL4J → dl4cpp"));
+    const std::vector<std::string> cells = tableCells(
+        section(readText(kSourceDir / "docs" / "porting-from-dl4j.md"), "## DL4J → dl4cpp"));
     CHECK(cells.size() > 100);
     for (const std::string& cell : cells)
       CHECK_MESSAGE(code.find(withoutSpaces(cell)) != std::string::npos,
@@ -304,7 +305,7 @@ TEST_SUITE("docs") {
     CHECK_FALSE(iterator.hasNext());
   }
 
-  TEST_CASE("README, DL4J → dl4cpp: the configuration cells build networks that train") {
+  TEST_CASE("Porting from DL4J: the configuration cells build networks that train") {
     auto builder = NeuralNetConfiguration::Builder().seed(123);
     builder.l1(1e-4)
         .l1Bias(1e-4)
@@ -438,7 +439,7 @@ TEST_SUITE("docs") {
                        .build()));
   }
 
-  TEST_CASE("README, DL4J → dl4cpp: the model, iterator, serializer and inference cells run") {
+  TEST_CASE("Porting from DL4J: the model, iterator, serializer and inference cells run") {
     testutil::TempDir dir;
     const fs::path file = dir / "model.dl4cpp";
     MultiLayerConfiguration conf = smallConfiguration();
@@ -539,7 +540,7 @@ TEST_SUITE("docs") {
         std::is_base_of_v<Error, BackendError> && std::is_base_of_v<Error, NumericalError>);
   }
 
-  TEST_CASE("README, DL4J → dl4cpp: checkpoints, and a run resumed from the newest") {
+  TEST_CASE("Porting from DL4J: checkpoints, and a run resumed from the newest") {
     testutil::TempDir temp;
     const fs::path dir = temp / "checkpoints";
     const int64_t n = 2;
@@ -567,7 +568,7 @@ TEST_SUITE("docs") {
     CHECK(model.getEpochCount() == epochs);
   }
 
-  TEST_CASE("README, DL4J → dl4cpp: MnistDataSetIterator mnistTrain(128, true, 123)") {
+  TEST_CASE("Porting from DL4J: MnistDataSetIterator mnistTrain(128, true, 123)") {
     try {
       MnistDataSetIterator mnistTrain(128, true, 123);
       CHECK(mnistTrain.totalExamples() == 60000);
@@ -577,7 +578,7 @@ TEST_SUITE("docs") {
     }
   }
 
-  TEST_CASE("README, DL4J → dl4cpp: the DataVec cells run") {
+  TEST_CASE("Porting from DL4J: the DataVec cells run") {
     testutil::TempDir dir;
     const fs::path trainDir = dir / "images";
     for (int label = 0; label < 3; ++label)
@@ -641,7 +642,7 @@ TEST_SUITE("docs") {
     CHECK(std::make_shared<ImagePreProcessingScaler>(0, 1)->getMaxRange() == 1.0);
   }
 
-  TEST_CASE("README, DL4J → dl4cpp: the CSV cells run (iris)") {
+  TEST_CASE("Porting from DL4J: the CSV cells run (iris)") {
     if (!testutil::haveSklearnData()) return;
     const fs::path file = testutil::kSklearnData / "iris.csv";
     CSVRecordReader rr(1, ',');
