@@ -94,6 +94,7 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/conf/graph/ShiftVertex.h
   nn/conf/graph/StackVertex.h
   nn/conf/graph/SubsetVertex.h
+  nn/conf/layers/AbstractLSTM.h
   nn/conf/layers/ActivationLayer.h
   nn/conf/layers/BaseRecurrentLayer.h
   nn/conf/layers/BatchNormalization.h

@@ -7,9 +7,8 @@
 #include <span>
 #include <vector>
 
+#include "nn/conf/layers/AbstractLSTM.h"
 #include "nn/conf/layers/Bidirectional.h"
-#include "nn/conf/layers/GravesLSTM.h"
-#include "nn/conf/layers/LSTM.h"
 #include "nn/conf/layers/LastTimeStep.h"
 #include "nn/conf/layers/SimpleRnn.h"
 
@@ -65,9 +64,7 @@ Direction direction(const LayerToExport& l, const Layer& layer, std::span<const 
     return d;
   }
   const bool graves = layer.typeName() == "GravesLSTM";
-  const Activation gateActivation =
-      graves ? dynamic_cast<const GravesLSTM&>(layer).gateActivationFunction
-             : dynamic_cast<const LSTM&>(layer).gateActivationFunction;
+  const Activation gateActivation = dynamic_cast<const AbstractLSTM&>(layer).gateActivationFunction;
   const int64_t ld = 4 * h + (graves ? 3 : 0);  // RW's row length
   const std::span<const float> w = params.subspan(0, f * 4 * h);
   const std::span<const float> rw = params.subspan(w.size(), h * ld);

@@ -1,5 +1,5 @@
 #pragma once
-#include "nn/conf/layers/BaseRecurrentLayer.h"
+#include "nn/conf/layers/AbstractLSTM.h"
 
 namespace dl4cpp {
 
@@ -16,35 +16,18 @@ namespace dl4cpp {
 //   RW (nOut, 4 nOut + 3)   recurrent weights, the same blocks, then the peephole weights as its
 //                           last three columns: wFF (forget), wOO (output), wGG (input gate)
 //   b  (4 nOut)             biases; f's block starts at forgetGateBiasInit, the others at biasInit
-// Defaults, fans, masks and the accepted activations are LSTM's.
-class GravesLSTM : public BaseRecurrentLayer {
+// Defaults, fans, masks and the accepted activations are LSTM's (AbstractLSTM.h).
+class GravesLSTM : public AbstractLSTM {
  public:
   class Builder;
-  GravesLSTM() { activation = Activation::TANH; }
-
-  double forgetGateBiasInit = 1.0;
-  Activation gateActivationFunction = Activation::SIGMOID;
 
   std::shared_ptr<Layer> clone() const override { return std::make_shared<GravesLSTM>(*this); }
   std::string typeName() const override { return "GravesLSTM"; }
-  InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) override;
-  std::vector<ParamSpec> paramSpecs() const override;
-  void writeFields(LayerFieldWriter& out) const override;
-  void readFields(const LayerFieldReader& in) override;
-  std::unique_ptr<layers::RuntimeLayer> instantiate() const override;
 
  protected:
-  int gateBlocks() const override { return 4; }
+  int64_t peepholeColumns() const override { return 3; }
 };
 
-class GravesLSTM::Builder : public BaseRecurrentLayerBuilder<Builder, GravesLSTM> {
- public:
-  Builder& forgetGateBiasInit(double v) {
-    return set([&] { conf_.forgetGateBiasInit = v; });
-  }
-  Builder& gateActivationFunction(Activation a) {
-    return set([&] { conf_.gateActivationFunction = a; });
-  }
-};
+class GravesLSTM::Builder : public AbstractLSTMBuilder<Builder, GravesLSTM> {};
 
 }  // namespace dl4cpp

@@ -1,5 +1,5 @@
 #pragma once
-#include "nn/conf/layers/BaseRecurrentLayer.h"
+#include "nn/conf/layers/AbstractLSTM.h"
 
 namespace dl4cpp {
 
@@ -12,39 +12,20 @@ namespace dl4cpp {
 //   RW (nOut, 4 nOut)  recurrent weights, the same blocks
 //   b  (4 nOut)        biases, the same blocks; f's block starts at forgetGateBiasInit, the
 //                      others at biasInit
-// W and RW are drawn with DL4J's fans, fanIn = nOut and fanOut = nIn + nOut. The state starts at
-// 0 for every sequence, and at a padded step (features mask 0) h and c are 0 (DL4J's
-// LSTMHelpers), so the next real step starts afresh. activation defaults to TANH and
-// gateActivationFunction to SIGMOID (DL4J's defaults); both must be activations whose derivative
-// follows from their output (TANH, SIGMOID, HARDSIGMOID, HARDTANH, RELU, IDENTITY).
-class LSTM : public BaseRecurrentLayer {
+// The state starts at 0 for every sequence, and at a padded step (features mask 0) h and c are 0
+// (DL4J's LSTMHelpers), so the next real step starts afresh. Fans, defaults and the accepted
+// activations: AbstractLSTM.h.
+class LSTM : public AbstractLSTM {
  public:
   class Builder;
-  LSTM() { activation = Activation::TANH; }
-
-  double forgetGateBiasInit = 1.0;
-  Activation gateActivationFunction = Activation::SIGMOID;
 
   std::shared_ptr<Layer> clone() const override { return std::make_shared<LSTM>(*this); }
   std::string typeName() const override { return "LSTM"; }
-  InputType resolve(int index, const InputType& input, const LayerDefaults& defaults) override;
-  std::vector<ParamSpec> paramSpecs() const override;
-  void writeFields(LayerFieldWriter& out) const override;
-  void readFields(const LayerFieldReader& in) override;
-  std::unique_ptr<layers::RuntimeLayer> instantiate() const override;
 
  protected:
-  int gateBlocks() const override { return 4; }
+  int64_t peepholeColumns() const override { return 0; }
 };
 
-class LSTM::Builder : public BaseRecurrentLayerBuilder<Builder, LSTM> {
- public:
-  Builder& forgetGateBiasInit(double v) {
-    return set([&] { conf_.forgetGateBiasInit = v; });
-  }
-  Builder& gateActivationFunction(Activation a) {
-    return set([&] { conf_.gateActivationFunction = a; });
-  }
-};
+class LSTM::Builder : public AbstractLSTMBuilder<Builder, LSTM> {};
 
 }  // namespace dl4cpp

@@ -27,6 +27,22 @@ void zeroPadded(Tensor& t, const Tensor& mask, const std::string& layer) {
 
 }  // namespace
 
+void checkSequenceWindow(const std::string& where, const InputType& input, ConvolutionMode mode,
+                         const WindowGeometry& w) {
+  if (input.kind != InputType::Kind::Recurrent)
+    throw ConfigError(where + ": needs sequences (N, C, T) but receives " + input.toString() +
+                      "; set the input type with InputType::recurrent(size)");
+  if (w.kernelW != 1 || w.strideW != 1 || w.padLeft != 0 || w.dilationW != 1)
+    throw ConfigError(where +
+                      ": a 1-D window is one column wide (kernel, stride and dilation 1, "
+                      "padding 0 across)");
+  if (input.length == 0 && !(mode == ConvolutionMode::Same && w.strideH == 1))
+    throw ConfigError(where +
+                      ": sequences of any length need a window that keeps their length "
+                      "(ConvolutionMode::Same, stride 1); declare the length with "
+                      "InputType::recurrent(size, length) for other windows");
+}
+
 Shape SequenceAsImageRuntime::outputShape(const Shape& input) const {
   const Shape image = inner_->outputShape(Shape{input[0], input[1], input[2], 1});
   return {image[0], image[1], image[2]};

@@ -5,6 +5,8 @@
 #include <memory>
 #include <string>
 
+#include "nn/backend/OpTypes.h"
+#include "nn/conf/Enums.h"
 #include "nn/conf/InputType.h"
 #include "nn/layers/RuntimeLayer.h"
 
@@ -16,6 +18,12 @@ inline InputType sequenceAsImage(const InputType& sequences, int64_t nominalLeng
   return InputType::convolutional(sequences.length > 0 ? sequences.length : nominalLength, 1,
                                   sequences.size);
 }
+
+// ConfigError naming `where` unless `input` is sequences and the window (the 2-D layer's, its
+// height along time) is one column wide and, for sequences of any length, keeps their length
+// (Same mode, stride 1): a network sizes each layer's output by the batch's length.
+void checkSequenceWindow(const std::string& where, const InputType& input, ConvolutionMode mode,
+                         const WindowGeometry& window);
 
 // The 2-D runtime `inner` on sequences: each tensor viewed as (N, C, T, 1). With a features mask,
 // padded steps read as 0 (as the window's padding past a sequence's end), output 0 and pass no

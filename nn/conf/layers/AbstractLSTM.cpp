@@ -1,4 +1,4 @@
-#include "nn/conf/layers/LSTM.h"
+#include "nn/conf/layers/AbstractLSTM.h"
 
 #include <cmath>
 
@@ -9,9 +9,11 @@ namespace dl4cpp {
 
 namespace {
 
+// The LSTM op reads RW's width and applies the peephole columns where it has them
+// (RecurrentOps.h).
 class LstmRuntime : public detail::RecurrentRuntime {
  public:
-  explicit LstmRuntime(const LSTM& conf)
+  explicit LstmRuntime(const AbstractLSTM& conf)
       : RecurrentRuntime(conf, 4), act_{*conf.activation, conf.gateActivationFunction} {}
 
  protected:
@@ -28,7 +30,7 @@ class LstmRuntime : public detail::RecurrentRuntime {
 
 }  // namespace
 
-InputType LSTM::resolve(int index, const InputType& input, const LayerDefaults& defaults) {
+InputType AbstractLSTM::resolve(int index, const InputType& input, const LayerDefaults& defaults) {
   const InputType out = BaseRecurrentLayer::resolve(index, input, defaults);
   if (!recurrentActivationSupported(gateActivationFunction))
     throw ConfigError(where(index) + ": gateActivationFunction " +
@@ -40,30 +42,30 @@ InputType LSTM::resolve(int index, const InputType& input, const LayerDefaults& 
   return out;
 }
 
-std::vector<ParamSpec> LSTM::paramSpecs() const {
+std::vector<ParamSpec> AbstractLSTM::paramSpecs() const {
   const double fanIn = double(nOut), fanOut = double(nIn + nOut);
   ParamSpec b{"b", Shape{4 * nOut}, true, std::nullopt, 0, 0, 0, true};
   b.initValues.assign(static_cast<size_t>(4 * nOut), float(biasInit.value_or(0)));
   for (int64_t j = nOut; j < 2 * nOut; ++j)
     b.initValues[static_cast<size_t>(j)] = float(forgetGateBiasInit);
   return {{"W", Shape{nIn, 4 * nOut}, false, weightInit, fanIn, fanOut},
-          {"RW", Shape{nOut, 4 * nOut}, false, weightInit, fanIn, fanOut},
+          {"RW", Shape{nOut, 4 * nOut + peepholeColumns()}, false, weightInit, fanIn, fanOut},
           b};
 }
 
-void LSTM::writeFields(LayerFieldWriter& out) const {
+void AbstractLSTM::writeFields(LayerFieldWriter& out) const {
   BaseRecurrentLayer::writeFields(out);
   out.number("forgetGateBiasInit", forgetGateBiasInit);
   out.enumValue("gateActivationFunction", kActivationNames, gateActivationFunction);
 }
 
-void LSTM::readFields(const LayerFieldReader& in) {
+void AbstractLSTM::readFields(const LayerFieldReader& in) {
   BaseRecurrentLayer::readFields(in);
   forgetGateBiasInit = in.number("forgetGateBiasInit");
   gateActivationFunction = in.enumValue("gateActivationFunction", kActivationNames);
 }
 
-std::unique_ptr<layers::RuntimeLayer> LSTM::instantiate() const {
+std::unique_ptr<layers::RuntimeLayer> AbstractLSTM::instantiate() const {
   return std::make_unique<LstmRuntime>(*this);
 }
 
