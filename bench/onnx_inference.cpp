@@ -2,9 +2,11 @@
 // (samples/LenetConfiguration.h, a MultiLayerNetwork of flat 28x28 images) and the residual
 // network (samples/ResidualConfiguration.h, a ComputationGraph), each exported with
 // dl4cpp::onnx::exportModel and run by both at batch 1 and 64 on one thread. The weights are
-// init()'s (speed does not depend on their values). dl4cpp's side times output() in this process;
-// ONNX Runtime's (npm's onnxruntime-node, bench/onnx_inference_ort.js) times session.run inside
-// node, so neither the process start nor the model load is measured. Both report the median
+// init()'s (speed does not depend on their values). dl4cpp's side times, in this process, the
+// model's output() and a ParallelInference of 1 worker of 1 thread serving the same batches one
+// request after another (what a service calls: queue hand-off and worker included); ONNX
+// Runtime's (npm's onnxruntime-node, bench/onnx_inference_ort.js) times session.run inside node,
+// so neither the process start nor the model load is measured. Each reports the median
 // milliseconds per batch after a warm-up.
 //   bench_onnx_inference [--runs 200] [--runs-64 30] [--warmup 10]
 //                        [--ort-dir ~/.dl4cpp/onnxruntime] [--node node]
@@ -42,17 +44,18 @@ struct Case {
   int64_t batch;
 };
 
-template <typename Net>
-double timeOutput(Net& net, const Shape& shape, int warmup, int runs) {
+// The median milliseconds of `run(x)` over `runs` calls after `warmup`, x a batch of `shape`.
+template <typename Run>
+double timeBatches(const Run& run, const Shape& shape, int warmup, int runs) {
   // Random pixels in [0, 1): zeros could let a kernel skip work a real image does not.
   Random random(5);
   Tensor x(shape);
   for (int64_t i = 0; i < x.numel(); ++i) x.data()[i] = static_cast<float>(random.uniform(0, 1));
-  for (int i = 0; i < warmup; ++i) (void)net.output(x);
+  for (int i = 0; i < warmup; ++i) (void)run(x);
   std::vector<double> ms;
   for (int i = 0; i < runs; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    (void)net.output(x);
+    (void)run(x);
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                      .count());
   }
@@ -104,12 +107,25 @@ int main(int argc, char** argv) try {
     cases.push_back({"lenet", dir / "lenet.onnx", "input", Shape{batch, 784}, batch});
     cases.push_back({"resnet", dir / "resnet.onnx", "input", Shape{batch, 1, 28, 28}, batch});
   }
-  std::vector<double> dl4cppMs;
+  auto served = [](const Model& model) {
+    return parallel::ParallelInference::Builder(model)
+        .devices({Device::cpu()})
+        .workers(1)
+        .threadsPerWorker(1)
+        .build();
+  };
+  parallel::ParallelInference lenetServed = served(lenet), resnetServed = served(resnet);
+  std::vector<double> dl4cppMs, servedMs;
   nlohmann::json spec{{"cases", nlohmann::json::array()}};
   for (const Case& c : cases) {
     const int runs = c.batch == 1 ? runs1 : runs64;
-    dl4cppMs.push_back(c.model == "lenet" ? timeOutput(lenet, c.shape, warmup, runs)
-                                          : timeOutput(resnet, c.shape, warmup, runs));
+    const bool isLenet = c.model == "lenet";
+    dl4cppMs.push_back(timeBatches(
+        [&](const Tensor& x) { return isLenet ? lenet.output(x) : resnet.outputSingle(x); },
+        c.shape, warmup, runs));
+    parallel::ParallelInference& server = isLenet ? lenetServed : resnetServed;
+    servedMs.push_back(
+        timeBatches([&](const Tensor& x) { return server.output(x); }, c.shape, warmup, runs));
     std::vector<int64_t> dims(c.shape.begin(), c.shape.end());
     spec["cases"].push_back({{"key", fmt::format("{}/{}", c.model, c.batch)},
                              {"model", c.file.string()},
@@ -133,12 +149,13 @@ int main(int argc, char** argv) try {
   fs::remove_all(dir);
 
   std::cout << fmt::format("{}, 1 thread each; median ms per batch\n\n", cpuName());
-  std::cout << "| model | batch | dl4cpp ms | ONNX Runtime ms | dl4cpp / ORT |\n"
-               "|---|---:|---:|---:|---:|\n";
+  std::cout << "| model | batch | dl4cpp output() ms | dl4cpp ParallelInference ms | ONNX Runtime "
+               "ms | ParallelInference / ORT |\n"
+               "|---|---:|---:|---:|---:|---:|\n";
   for (size_t i = 0; i < cases.size(); ++i) {
     const double o = ort.at(fmt::format("{}/{}", cases[i].model, cases[i].batch)).get<double>();
-    std::cout << fmt::format("| {} | {} | {:.3f} | {:.3f} | {:.2f} |\n", cases[i].model,
-                             cases[i].batch, dl4cppMs[i], o, dl4cppMs[i] / o);
+    std::cout << fmt::format("| {} | {} | {:.3f} | {:.3f} | {:.3f} | {:.2f} |\n", cases[i].model,
+                             cases[i].batch, dl4cppMs[i], servedMs[i], o, servedMs[i] / o);
   }
   return 0;
 } catch (const std::exception& e) {

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -107,6 +108,36 @@ TEST_SUITE("nn/onnx") {
       ++cases;
     }
     CHECK(cases == 7);
+  }
+
+  TEST_CASE("OnnxImport: ParallelInference serves imported models as ONNX Runtime answers") {
+    testutil::TempDir dir;
+    if (!writeCases(dir.path())) return;
+    if (testutil::skippedWithoutOnnxRuntime()) return;
+    for (const char* name : {"lenet_like", "lstm_bidirectional_mean"}) {
+      INFO(name);
+      const auto file = dir / (std::string(name) + ".onnx");
+      const ComputationGraph graph = onnx::importModel(file);
+      auto inference = parallel::ParallelInference::Builder(graph)
+                           .devices({Device::cpu()})
+                           .inferenceMode(parallel::InferenceMode::BATCHED)
+                           .workers(2)
+                           .batchLimit(8)
+                           .build();
+      // Concurrent callers of different batch sizes: the worker batches them together.
+      std::vector<Tensor> inputs;
+      for (int64_t i = 0; i < 6; ++i) inputs.push_back(inputFor(graph, 1 + i % 3, 300 + i));
+      std::vector<std::future<Tensor>> answers;
+      for (const Tensor& x : inputs)
+        answers.push_back(
+            std::async(std::launch::async, [&inference, x] { return inference.output(x); }));
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        const auto expected =
+            testutil::runInOnnxRuntime(file, {{"x", inputs[i]}}, {"y"}, dir.path());
+        testutil::checkSameOutputs(expected.at(0), answers[i].get(),
+                                   std::string(name) + " request " + std::to_string(i));
+      }
+    }
   }
 
   TEST_CASE("OnnxImport: the imported graph is an ordinary trainable graph") {
