@@ -13,12 +13,13 @@ MultiDataSet::MultiDataSet(std::vector<Tensor> f, std::vector<Tensor> l)
   validate();
 }
 
-MultiDataSet::MultiDataSet(std::vector<Tensor> f, std::vector<Tensor> l, std::vector<Tensor> fm,
-                           std::vector<Tensor> lm)
-    : features(std::move(f)),
-      labels(std::move(l)),
-      featuresMasks(std::move(fm)),
-      labelsMasks(std::move(lm)) {
+// The parameters are named as the members they fill (the header's names).
+MultiDataSet::MultiDataSet(std::vector<Tensor> features, std::vector<Tensor> labels,
+                           std::vector<Tensor> featuresMasks, std::vector<Tensor> labelsMasks)
+    : features(std::move(features)),
+      labels(std::move(labels)),
+      featuresMasks(std::move(featuresMasks)),
+      labelsMasks(std::move(labelsMasks)) {
   validate();
 }
 

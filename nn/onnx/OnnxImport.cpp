@@ -1187,48 +1187,39 @@ void Importer::relayout(const ::onnx::NodeProto& node) {
   const Attrs a = attrs(node);
   const Value& x = needAnyLayout(node, 0);
   const bool sequence = x.type.kind == InputType::Kind::Recurrent;
-  Layout to = x.layout;
-  if (node.op_type() == "Transpose") {
-    onlyAttrs(node, a, {"perm"});
-    const std::vector<int64_t> perm = intsAttr(a, "perm", {});
-    using P = std::vector<int64_t>;
-    if (sequence && x.layout == Layout::Dl4cpp && perm == P{2, 0, 1})
-      to = Layout::StepsMajor;
-    else if (sequence && x.layout == Layout::Dl4cpp && perm == P{0, 2, 1})
-      to = Layout::StepsMinor;
-    else if (x.layout == Layout::StepsMajor && perm == P{1, 2, 0})
-      to = Layout::Dl4cpp;
-    else if (x.layout == Layout::StepsMinor && perm == P{0, 2, 1})
-      to = Layout::Dl4cpp;
-    else if (x.layout == Layout::LstmY && perm == P{1, 2, 3, 0})
-      to = Layout::LstmYLast;
-    else if (x.layout == Layout::BiY && perm == P{2, 1, 3, 0})
-      to = Layout::BiYLast;
-    else
-      fail(node,
-           "a transpose other than between the layouts of sequences (N, F, T), (T, N, F) "
-           "and (N, T, F), or of a recurrent Y (T, D, N, H) to (D, N, H, T) or (N, D, H, T)");
-  } else {
-    // Squeeze: axes an attribute before opset 13, an input since.
+  using P = std::vector<int64_t>;
+  P axes;  // Squeeze's: an attribute before opset 13, an input since
+  if (node.op_type() == "Squeeze") {
     onlyAttrs(node, a, {"axes"});
-    std::vector<int64_t> axes = intsAttr(a, "axes", {});
+    axes = intsAttr(a, "axes", {});
     if (node.input_size() > 1 && !node.input(1).empty()) {
       const Constant& c = needConstant(node, 1);
       if (c.isFloat) fail(node, "axes must be int64 values");
       axes = c.ints;
     }
-    if (x.layout == Layout::LstmYLast &&
-        (axes == std::vector<int64_t>{0} || axes == std::vector<int64_t>{-4}))
-      to = Layout::Dl4cpp;
-    else if (x.layout == Layout::LstmY &&
-             (axes == std::vector<int64_t>{1} || axes == std::vector<int64_t>{-3}))
-      to = Layout::StepsMajor;
-    else if (x.layout == Layout::LastStep &&
-             (axes == std::vector<int64_t>{2} || axes == std::vector<int64_t>{-1}))
+    if (x.layout == Layout::LastStep && (axes == P{2} || axes == P{-1}))
       return lastTimeStep(node, x);
-    else
-      fail(node, "a squeeze other than of a recurrent Y's direction axis or a last step's axis");
   }
+  const auto relaid = [&]() -> Layout {
+    if (node.op_type() == "Transpose") {
+      onlyAttrs(node, a, {"perm"});
+      const P perm = intsAttr(a, "perm", {});
+      if (sequence && x.layout == Layout::Dl4cpp && perm == P{2, 0, 1}) return Layout::StepsMajor;
+      if (sequence && x.layout == Layout::Dl4cpp && perm == P{0, 2, 1}) return Layout::StepsMinor;
+      if ((x.layout == Layout::StepsMajor && perm == P{1, 2, 0}) ||
+          (x.layout == Layout::StepsMinor && perm == P{0, 2, 1}))
+        return Layout::Dl4cpp;
+      if (x.layout == Layout::LstmY && perm == P{1, 2, 3, 0}) return Layout::LstmYLast;
+      if (x.layout == Layout::BiY && perm == P{2, 1, 3, 0}) return Layout::BiYLast;
+      fail(node,
+           "a transpose other than between the layouts of sequences (N, F, T), (T, N, F) "
+           "and (N, T, F), or of a recurrent Y (T, D, N, H) to (D, N, H, T) or (N, D, H, T)");
+    }
+    if (x.layout == Layout::LstmYLast && (axes == P{0} || axes == P{-4})) return Layout::Dl4cpp;
+    if (x.layout == Layout::LstmY && (axes == P{1} || axes == P{-3})) return Layout::StepsMajor;
+    fail(node, "a squeeze other than of a recurrent Y's direction axis or a last step's axis");
+  };
+  const Layout to = relaid();
   // The layer computing x now computes this node's output (an activation may fold into it).
   if (Entry* e = foldable(node.input(0), x)) e->onnxOutput = node.output(0);
   Value v = x;

@@ -109,6 +109,7 @@ std::string recurrentNode(
     const std::vector<std::pair<const Layer*, std::span<const float>>>& layers,
     const std::string& x) {
   std::vector<Direction> ds;
+  ds.reserve(layers.size());
   for (const auto& [layer, params] : layers) ds.push_back(direction(l, *layer, params));
   const auto& rnn = dynamic_cast<const BaseRecurrentLayer&>(*layers.front().first);
   const int64_t f = rnn.nIn, h = rnn.nOut, dirs = static_cast<int64_t>(ds.size());
@@ -161,37 +162,24 @@ std::string bidirectionalOutput(GraphWriter& g, const LayerToExport& l, Bidirect
   refuseLayer(l, "unknown mode");
 }
 
-std::string layerOutput(GraphWriter& g, const LayerToExport& l, const Layer& layer,
-                        std::span<const float> params, const std::string& x) {
+// The output (N, H, T) of a recurrent layer or a Bidirectional around one.
+std::string sequenceOutput(GraphWriter& g, const LayerToExport& l, const Layer& layer,
+                           std::span<const float> params, const std::string& x) {
   const std::string type = layer.typeName();
   if (type == "LSTM" || type == "GravesLSTM" || type == "SimpleRnn")
     return forwardOutput(g, l, recurrentNode(g, l, {{&layer, params}}, x));
-  if (type == "Bidirectional") {
-    const auto& bi = dynamic_cast<const Bidirectional&>(layer);
-    const Layer& fwd = *bi.forwardLayer();
-    const std::string inner = fwd.typeName();
-    if (inner != "LSTM" && inner != "GravesLSTM" && inner != "SimpleRnn")
-      refuseLayer(l, fmt::format("ONNX's bidirectional operators wrap an LSTM, GravesLSTM or "
-                                 "SimpleRnn, not a {}",
-                                 inner));
-    const auto half = static_cast<size_t>(fwd.numParams());
-    const std::string y = recurrentNode(
-        g, l, {{&fwd, params.subspan(0, half)}, {bi.backwardLayer().get(), params.subspan(half)}},
-        x);
-    return bidirectionalOutput(g, l, bi.mode, dynamic_cast<const BaseRecurrentLayer&>(fwd).nOut, y);
-  }
-  if (type == "LastTimeStep") {
-    const Layer& underlying = *dynamic_cast<const LastTimeStep&>(layer).underlying();
-    const std::string seq = layerOutput(g, l, underlying, params, x);
-    const std::string last =
-        g.node("Slice",
-               {seq, g.int64s(l.name + "_starts", {-1}),
-                g.int64s(l.name + "_ends", {std::numeric_limits<int64_t>::max()}),
-                g.int64s(l.name + "_slice_axes", {2})},
-               l.name + "_last_step");
-    return g.node("Squeeze", {last, g.int64s(l.name + "_step_axis", {2})}, l.name + "_last");
-  }
-  refuseLayer(l, fmt::format("no ONNX mapping for a {} here", type));
+  if (type != "Bidirectional") refuseLayer(l, fmt::format("no ONNX mapping for a {} here", type));
+  const auto& bi = dynamic_cast<const Bidirectional&>(layer);
+  const Layer& fwd = *bi.forwardLayer();
+  const std::string inner = fwd.typeName();
+  if (inner != "LSTM" && inner != "GravesLSTM" && inner != "SimpleRnn")
+    refuseLayer(l, fmt::format("ONNX's bidirectional operators wrap an LSTM, GravesLSTM or "
+                               "SimpleRnn, not a {}",
+                               inner));
+  const auto half = static_cast<size_t>(fwd.numParams());
+  const std::string y = recurrentNode(
+      g, l, {{&fwd, params.subspan(0, half)}, {bi.backwardLayer().get(), params.subspan(half)}}, x);
+  return bidirectionalOutput(g, l, bi.mode, dynamic_cast<const BaseRecurrentLayer&>(fwd).nOut, y);
 }
 
 }  // namespace
@@ -202,7 +190,17 @@ bool isRecurrentType(const std::string& t) {
 }
 
 std::string exportRecurrent(GraphWriter& g, const LayerToExport& l, const std::string& x) {
-  return layerOutput(g, l, l.layer, l.params, x);
+  if (l.layer.typeName() != "LastTimeStep") return sequenceOutput(g, l, l.layer, l.params, x);
+  // The wrapped layer's output, then its last step: Slice and Squeeze to (N, H).
+  const Layer& underlying = *dynamic_cast<const LastTimeStep&>(l.layer).underlying();
+  const std::string seq = sequenceOutput(g, l, underlying, l.params, x);
+  const std::string last =
+      g.node("Slice",
+             {seq, g.int64s(l.name + "_starts", {-1}),
+              g.int64s(l.name + "_ends", {std::numeric_limits<int64_t>::max()}),
+              g.int64s(l.name + "_slice_axes", {2})},
+             l.name + "_last_step");
+  return g.node("Squeeze", {last, g.int64s(l.name + "_step_axis", {2})}, l.name + "_last");
 }
 
 }  // namespace dl4cpp::onnx

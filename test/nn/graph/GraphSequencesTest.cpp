@@ -7,8 +7,8 @@
 
 #include <vector>
 
+#include "nn/graph/GraphTestData.h"
 #include "nn/layers/SequenceTestUtil.h"
-#include "nn/layers/VertexRuntime.h"
 
 using namespace dl4cpp;
 
@@ -37,32 +37,6 @@ MultiDataSet paddedSequences(int64_t n, int64_t steps, uint64_t seed) {
 DataSet asDataSet(const MultiDataSet& m) {
   return DataSet(m.features[0], m.labels[0], m.featuresMask(0), m.labelsMask(0));
 }
-
-// The identity forward and a backward wrong by 10%, on sequences too.
-class CorruptedSequenceVertex : public GraphVertex {
- public:
-  std::shared_ptr<GraphVertex> clone() const override {
-    return std::make_shared<CorruptedSequenceVertex>(*this);
-  }
-  std::string typeName() const override { return "CorruptedSequenceVertex"; }
-  bool takesSequences() const override { return true; }
-  InputType outputType(const std::string&, const std::vector<InputType>& in) const override {
-    return in.front();
-  }
-  std::unique_ptr<layers::VertexRuntime> instantiate(const std::vector<InputType>&) const override {
-    struct Runtime : layers::VertexRuntime {
-      void forward(DeviceContext&, std::span<const Tensor> in, Tensor& out, bool) override {
-        out.copyFrom(in[0]);
-      }
-      void backward(DeviceContext&, std::span<const Tensor>, const Tensor&, const Tensor& g,
-                    std::span<Tensor> dx) override {
-        if (dx[0].empty()) return;
-        for (int64_t i = 0; i < g.numel(); ++i) dx[0].data()[i] = 1.1f * g.data()[i];
-      }
-    };
-    return std::make_unique<Runtime>();
-  }
-};
 
 // Two stacked LSTMs, their sum (a residual add through `onBranch`), a subset of it merged back,
 // a per-step softmax, and a second output on the last step of each sequence.
@@ -174,7 +148,7 @@ TEST_SUITE("nn/graph") {
       CHECK(result.passed);
       CHECK(result.checked >= net.numParams());
     }
-    ComputationGraph broken(recurrentGraph(CorruptedSequenceVertex()));
+    ComputationGraph broken(recurrentGraph(testing::CorruptedVertex<ScaleVertex>(1.0)));
     broken.init();
     const auto result = GradientCheckUtil::checkGradients(broken, data);
     INFO(result.report);
