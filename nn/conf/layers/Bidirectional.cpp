@@ -33,7 +33,7 @@ Tensor viewOf(Tensor& storage, const Shape& shape, Device device) {
 
 class BidirectionalRuntime : public layers::RuntimeLayer {
  public:
-  BidirectionalRuntime(const Bidirectional& conf)
+  explicit BidirectionalRuntime(const Bidirectional& conf)
       : mode_(combineOf(conf.mode)),
         fwd_(conf.forwardLayer()->instantiate()),
         bwd_(conf.backwardLayer()->instantiate()),
