@@ -60,7 +60,10 @@ void SequenceAsImageRuntime::forward(DeviceContext& ctx, const Tensor& input, Te
           "no mask",
           name_, input.dim(2), output.dim(2)));
     // Padded steps read as zeros, as the window's padding past a sequence's end does.
-    masked_ = input.clone();
+    if (maskedStore_.numel() < input.numel())  // grown, never shrunk: no allocation per batch
+      maskedStore_ = Tensor(Shape{input.numel()}, input.device());
+    masked_ = maskedStore_.view(0, input.shape());
+    masked_.copyFrom(input);
     zeroPadded(masked_, mask_, name_);
   }
   Tensor image = asImage(output);

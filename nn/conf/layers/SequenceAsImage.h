@@ -50,8 +50,9 @@ class SequenceAsImageRuntime : public layers::RuntimeLayer {
  private:
   std::unique_ptr<layers::RuntimeLayer> inner_;
   std::string name_;
-  Tensor mask_;    // the features mask of the last forward pass, or empty
-  Tensor masked_;  // with a mask: the input with its padded steps zeroed, which inner_ reads
+  Tensor mask_;         // the features mask of the last forward pass, or empty
+  Tensor masked_;       // with a mask: the input with its padded steps zeroed, which inner_ reads
+  Tensor maskedStore_;  // masked_'s memory, kept between batches
 };
 
 }  // namespace dl4cpp::detail
