@@ -1,5 +1,7 @@
 #include "nn/layers/InputDropout.h"
 
+#include "nn/layers/ScratchView.h"
+
 namespace dl4cpp::layers {
 
 namespace {
@@ -7,11 +9,6 @@ namespace {
 // keeps for itself).
 constexpr uint64_t kDropoutStream = 0x64726f706f7574ULL;
 
-// `store` viewed as `shape`, grown first if it is smaller.
-Tensor viewOfAtLeast(Tensor& store, const Shape& shape, Device device) {
-  if (store.numel() < shape.numel()) store = Tensor(Shape{shape.numel()}, device);
-  return store.view(0, shape);
-}
 }  // namespace
 
 InputDropout::InputDropout(std::unique_ptr<RuntimeLayer> inner, double retainProbability)
@@ -24,8 +21,8 @@ void InputDropout::forward(DeviceContext& ctx, const Tensor& input, Tensor& outp
     inner_->forward(ctx, input, output, fwd);
     return;
   }
-  mask_ = viewOfAtLeast(maskStore_, input.shape(), ctx.device());
-  droppedInput_ = viewOfAtLeast(droppedStore_, input.shape(), ctx.device());
+  mask_ = scratchView(maskStore_, input.shape(), ctx.device());
+  droppedInput_ = scratchView(droppedStore_, input.shape(), ctx.device());
   ctx.backend().dropoutMask(Random::deriveSeed(fwd.seed, kDropoutStream), retain_, mask_);
   ctx.backend().multiply(input, mask_, droppedInput_);
   inner_->forward(ctx, droppedInput_, output, fwd);

@@ -6,6 +6,7 @@
 #include "nn/conf/layers/SequenceSteps.h"
 #include "nn/core/Error.h"
 #include "nn/layers/RuntimeLayer.h"
+#include "nn/layers/ScratchView.h"
 
 namespace dl4cpp {
 
@@ -24,11 +25,6 @@ DirectionCombine combineOf(Mode mode) {
     default:
       return DirectionCombine::CONCAT;
   }
-}
-
-Tensor viewOf(Tensor& storage, const Shape& shape, Device device) {
-  if (storage.numel() < shape.numel()) storage = Tensor(Shape{shape.numel()}, device);
-  return storage.view(0, shape);
 }
 
 class BidirectionalRuntime : public layers::RuntimeLayer {
@@ -71,10 +67,10 @@ class BidirectionalRuntime : public layers::RuntimeLayer {
                        " does not match sequences " + input.shape().toString());
     input_ = input;
     const Shape one = fwd_->outputShape(input.shape());
-    yf_ = viewOf(yfStore_, one, input.device());
-    yb_ = viewOf(ybStore_, one, input.device());
-    ybr_ = viewOf(ybrStore_, one, input.device());
-    xr_ = viewOf(xrStore_, input.shape(), input.device());
+    yf_ = layers::scratchView(yfStore_, one, input.device());
+    yb_ = layers::scratchView(ybStore_, one, input.device());
+    ybr_ = layers::scratchView(ybrStore_, one, input.device());
+    xr_ = layers::scratchView(xrStore_, input.shape(), input.device());
     fwd_->forward(ctx, input, yf_, fwd);
 
     mask_ = mask != nullptr ? *mask : Tensor();
@@ -89,9 +85,9 @@ class BidirectionalRuntime : public layers::RuntimeLayer {
 
   void backward(DeviceContext& ctx, const Tensor& input, const Tensor& grad, bool params,
                 Tensor* inputGrad) override {
-    Tensor dyf = viewOf(dyfStore_, yf_.shape(), grad.device());
-    Tensor dyb = viewOf(dybStore_, yf_.shape(), grad.device());
-    Tensor dybr = viewOf(dybrStore_, yf_.shape(), grad.device());
+    Tensor dyf = layers::scratchView(dyfStore_, yf_.shape(), grad.device());
+    Tensor dyb = layers::scratchView(dybStore_, yf_.shape(), grad.device());
+    Tensor dybr = layers::scratchView(dybrStore_, yf_.shape(), grad.device());
     ctx.backend().combineDirectionsBackward(mode_, yf_, yb_, grad, dyf, dyb);
     ctx.backend().reverseSteps(dyb, mask_, dybr);
     fwd_->backwardActivation(ctx, yf_, dyf);
@@ -102,9 +98,9 @@ class BidirectionalRuntime : public layers::RuntimeLayer {
       return;
     }
     // dx = the forward copy's dx + the backward copy's, reversed back.
-    Tensor dxf = viewOf(dxfStore_, input.shape(), grad.device());
-    Tensor dxr = viewOf(dxrStore_, input.shape(), grad.device());
-    Tensor dxb = viewOf(dxbStore_, input.shape(), grad.device());
+    Tensor dxf = layers::scratchView(dxfStore_, input.shape(), grad.device());
+    Tensor dxr = layers::scratchView(dxrStore_, input.shape(), grad.device());
+    Tensor dxb = layers::scratchView(dxbStore_, input.shape(), grad.device());
     fwd_->backward(ctx, input, dyf, params, &dxf);
     bwd_->backward(ctx, xr_, dybr, params, &dxr);
     ctx.backend().reverseSteps(dxr, mask_, dxb);

@@ -4,16 +4,11 @@
 #include "nn/conf/layers/SequenceSteps.h"
 #include "nn/core/Error.h"
 #include "nn/layers/RuntimeLayer.h"
+#include "nn/layers/ScratchView.h"
 
 namespace dl4cpp {
 
 namespace {
-
-// A view of `storage` shaped `shape`, grown when too small.
-Tensor viewOf(Tensor& storage, const Shape& shape, Device device) {
-  if (storage.numel() < shape.numel()) storage = Tensor(Shape{shape.numel()}, device);
-  return storage.view(0, shape);
-}
 
 // The last steps are picked and put back with the step gather/scatter ops, through a mask with one
 // real step per example: its last one.
@@ -38,14 +33,14 @@ class LastTimeStepRuntime : public layers::RuntimeLayer {
       throw ShapeError("LastTimeStep: the features mask " + fwd.featuresMask->shape().toString() +
                        " does not match sequences " + input.shape().toString());
     input_ = input;
-    seq_ = viewOf(seqStore_, inner_->outputShape(input.shape()), input.device());
+    seq_ = layers::scratchView(seqStore_, inner_->outputShape(input.shape()), input.device());
     inner_->forward(ctx, input, seq_, fwd);
     last_ = detail::lastStepMask(fwd.featuresMask, n, t);
     ctx.backend().gatherSteps(seq_, last_, output);
   }
   void backward(DeviceContext& ctx, const Tensor& input, const Tensor& grad, bool params,
                 Tensor* inputGrad) override {
-    Tensor dseq = viewOf(dseqStore_, seq_.shape(), grad.device());
+    Tensor dseq = layers::scratchView(dseqStore_, seq_.shape(), grad.device());
     ctx.backend().scatterSteps(grad, last_, dseq);
     inner_->backwardActivation(ctx, seq_, dseq);
     inner_->backward(ctx, input, dseq, params, inputGrad);
