@@ -568,9 +568,7 @@ ParallelWrapper ParallelWrapper::Builder::build() {
   impl->scalingWarmup = scalingWarmup_;
   // Truncated BPTT updates after every segment of a batch, inside fit(batch); shared gradients
   // come from one computeGradientAndScore per batch, which would silently be standard BPTT.
-  if (const auto* mln = dynamic_cast<const MultiLayerNetwork*>(model_);
-      mln && mode_ == TrainingMode::SHARED_GRADIENTS &&
-      mln->getConfiguration().backpropType == BackpropType::TruncatedBPTT)
+  if (mode_ == TrainingMode::SHARED_GRADIENTS && model_->trainsTruncatedBptt())
     throw ConfigError(
         "ParallelWrapper: truncated BPTT updates after every segment, which SHARED_GRADIENTS "
         "cannot share; train it with TrainingMode::AVERAGING (every worker runs truncated BPTT on "

@@ -122,6 +122,9 @@ class Model {
   // empty for a graph with several inputs (outputs).
   virtual std::optional<InputType> declaredInputType() const = 0;
   virtual std::optional<InputType> declaredOutputType() const = 0;
+  // Whether fit(batch) trains with truncated BPTT: one update per segment of the batch's
+  // sequences, which one computeGradientAndScore per batch cannot stand for.
+  virtual bool trainsTruncatedBptt() const = 0;
   virtual int numThreads() const = 0;
   virtual DeviceContext& context() = 0;
   virtual std::string summary() const = 0;

@@ -33,6 +33,9 @@ struct ForwardContext {
   // Truncated BPTT's backward length: a recurrent layer back-propagates through the last
   // tbpttBackwardLength steps of its sequences only (0: all of them).
   int64_t tbpttBackwardLength = 0;
+  // The time steps of the batch's sequences (0 when it holds none): what turns rows per time step
+  // back into sequences (nn/layers/TimeStepPreProcessor.h).
+  int64_t steps = 0;
 
   // A generator over this context's stream (each call starts it afresh).
   Random random() const { return Random(seed); }
@@ -48,9 +51,13 @@ struct ForwardContext {
   }
   // The context layer `layer` gets within this pass.
   ForwardContext forLayer(int layer) const {
-    return {trainingFor(layer), Random::deriveSeed(seed, static_cast<uint64_t>(layer)),
-            frozenLayers,       featuresMask,
-            recurrentState,     tbpttBackwardLength};
+    return {trainingFor(layer),
+            Random::deriveSeed(seed, static_cast<uint64_t>(layer)),
+            frozenLayers,
+            featuresMask,
+            recurrentState,
+            tbpttBackwardLength,
+            steps};
   }
   // The seed of layer `layer`'s stream in pass(training, networkSeed, replica, iteration).
   static uint64_t streamSeed(uint64_t networkSeed, int replica, int64_t iteration, int layer) {

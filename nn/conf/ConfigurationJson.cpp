@@ -60,10 +60,6 @@ constexpr Names<InputType::Kind, 4> kInputKinds{
      {InputType::Kind::Convolutional, "Convolutional"},
      {InputType::Kind::ConvolutionalFlat, "ConvolutionalFlat"},
      {InputType::Kind::Recurrent, "Recurrent"}}};
-constexpr Names<InputPreProcessor, 3> kPreProcessors{
-    {{InputPreProcessor::None, "None"},
-     {InputPreProcessor::FeedForwardToCnn, "FeedForwardToCnn"},
-     {InputPreProcessor::CnnToFeedForward, "CnnToFeedForward"}}};
 
 // --- Writing
 // ---------------------------------------------------------------------------------------
@@ -132,6 +128,10 @@ Json toJson(const InputType& t) {
     j["height"] = t.height;
     j["width"] = t.width;
     j["channels"] = t.channels;
+  }
+  if (t.timeDistributed) {  // written only when set: files from before it read the same
+    j["timeDistributed"] = true;
+    j["length"] = t.length;
   }
   return j;
 }
@@ -401,6 +401,18 @@ WeightInitScheme readWeightInit(const Node& n) {
   return d;
 }
 
+// The truncated-BPTT fields into a list or graph builder. Files written before truncated BPTT
+// existed have none of them: standard BPTT.
+template <typename Builder>
+void readBackpropFields(const Node& root, Builder& builder) {
+  if (const auto v = root.find("backpropType"))
+    builder.backpropType(v->enumValue(kBackpropTypeNames));
+  if (const auto v = root.find("tbpttFwdLength"))
+    builder.tBPTTForwardLength(v->size(limits::kMaxExtent));
+  if (const auto v = root.find("tbpttBackLength"))
+    builder.tBPTTBackwardLength(v->size(limits::kMaxExtent));
+}
+
 InputType readInputType(const Node& n) {
   InputType t;
   t.kind = n["kind"].enumValue(kInputKinds);
@@ -413,6 +425,11 @@ InputType readInputType(const Node& n) {
     t.height = n["height"].size(limits::kMaxExtent);
     t.width = n["width"].size(limits::kMaxExtent);
     t.channels = n["channels"].size(limits::kMaxExtent);
+  }
+  if (const auto v = n.find("timeDistributed"); v && v->boolean()) {
+    if (t.kind == InputType::Kind::Recurrent || t.kind == InputType::Kind::ConvolutionalFlat)
+      v->fail("only FeedForward and Convolutional types are per time step");
+    t = InputType::perTimeStep(t, n["length"].size(limits::kMaxExtent));
   }
   return t;
 }
@@ -512,8 +529,6 @@ std::shared_ptr<Layer> readLayer(const Node& n) {
   return layer;
 }
 
-std::string toString(InputPreProcessor p) { return nameOf(kPreProcessors, p); }
-
 Json defaultsToJson(const LayerDefaults& defaults) {
   return Json{{"activation", nameOf(kActivationNames, defaults.activation)},
               {"weightInit", toJson(defaults.weightInit)},
@@ -608,7 +623,8 @@ std::string MultiLayerConfiguration::toJson() const {
   Json layersJson = Json::array();
   for (size_t i = 0; i < layers.size(); ++i) {
     Json l = dl4cpp::toJson(*layers[i]);
-    if (i < preProcessors.size()) l["preProcessor"] = nameOf(kPreProcessors, preProcessors[i]);
+    if (i < preProcessors.size())
+      l["preProcessor"] = nameOf(kInputPreProcessorNames, preProcessors[i]);
     if (i < layerInputTypes.size()) l["inputType"] = dl4cpp::toJson(layerInputTypes[i]);
     if (i < layerOutputTypes.size()) l["outputType"] = dl4cpp::toJson(layerOutputTypes[i]);
     layersJson.push_back(std::move(l));
@@ -639,19 +655,20 @@ MultiLayerConfiguration MultiLayerConfiguration::fromJson(const std::string& tex
 
   NeuralNetConfiguration::ListBuilder builder(root["seed"].unsignedInteger(), defaults);
   builder.setInputType(readInputType(root["inputType"]));
-  // Files written before truncated BPTT existed have none of these: standard BPTT.
-  if (const auto v = root.find("backpropType"))
-    builder.backpropType(v->enumValue(kBackpropTypeNames));
-  if (const auto v = root.find("tbpttFwdLength"))
-    builder.tBPTTForwardLength(v->size(limits::kMaxExtent));
-  if (const auto v = root.find("tbpttBackLength"))
-    builder.tBPTTBackwardLength(v->size(limits::kMaxExtent));
+  readBackpropFields(root, builder);
   const Node layersNode = root["layers"];
   const size_t count = layersNode.arraySize();
   std::vector<Node> layerNodes;
   for (size_t i = 0; i < count; ++i) {
     layerNodes.push_back(layersNode.at(i));
-    builder.layer(*readLayer(layerNodes.back()));
+    const Node& n = layerNodes.back();
+    builder.layer(*readLayer(n));
+    // The one preprocessor a builder is told about; the others it derives (checked below).
+    if (n["preProcessor"].enumValue(kInputPreProcessorNames) == InputPreProcessor::RnnToCnn) {
+      const InputType images = readInputType(n["inputType"]);
+      builder.inputPreProcessor(static_cast<int>(i),
+                                {images.height, images.width, images.channels});
+    }
   }
 
   MultiLayerConfiguration conf;
@@ -668,7 +685,7 @@ MultiLayerConfiguration MultiLayerConfiguration::fromJson(const std::string& tex
   };
   for (size_t i = 0; i < count; ++i) {
     const Node& n = layerNodes[i];
-    checkDerived(n["preProcessor"], toString(n["preProcessor"].enumValue(kPreProcessors)),
+    checkDerived(n["preProcessor"], toString(n["preProcessor"].enumValue(kInputPreProcessorNames)),
                  toString(conf.preProcessors[i]));
     checkDerived(n["inputType"], readInputType(n["inputType"]).toString(),
                  conf.layerInputTypes[i].toString());
@@ -738,7 +755,7 @@ std::string ComputationGraphConfiguration::toJson() const {
     Json j{{"name", v.name}, {"inputs", namesToJson(v.inputs)}};
     if (v.layer) {
       j["layer"] = dl4cpp::toJson(*v.layer);
-      j["preProcessor"] = nameOf(kPreProcessors, v.preProcessor);
+      j["preProcessor"] = nameOf(kInputPreProcessorNames, v.preProcessor);
       j["inputType"] = dl4cpp::toJson(v.layerInputType);
     } else {
       j["vertex"] = dl4cpp::toJson(*v.vertex);
@@ -751,7 +768,10 @@ std::string ComputationGraphConfiguration::toJson() const {
             {"defaults", defaultsToJson(defaults)},
             {"inputs", std::move(inputsJson)},
             {"vertices", std::move(verticesJson)},
-            {"outputs", namesToJson(networkOutputs)}};
+            {"outputs", namesToJson(networkOutputs)},
+            {"backpropType", nameOf(kBackpropTypeNames, backpropType)},
+            {"tbpttFwdLength", tbpttFwdLength},
+            {"tbpttBackLength", tbpttBackLength}};
   try {
     return root.dump(2);
   } catch (const Json::exception&) {
@@ -779,6 +799,7 @@ ComputationGraphConfiguration ComputationGraphConfiguration::fromJson(const std:
     inputTypes.push_back(readInputType(inputsNode.at(i)["inputType"]));
   }
   builder.addInputs(inputNames).setInputTypes(inputTypes);
+  readBackpropFields(root, builder);
 
   const Node verticesNode = root["vertices"];
   const size_t count = verticesNode.arraySize();
@@ -821,7 +842,8 @@ ComputationGraphConfiguration ComputationGraphConfiguration::fromJson(const std:
     const Vertex& v = conf.vertices[i];
     checkDerived(n["name"], n["name"].string(), v.name);
     if (v.layer) {
-      checkDerived(n["preProcessor"], toString(n["preProcessor"].enumValue(kPreProcessors)),
+      checkDerived(n["preProcessor"],
+                   toString(n["preProcessor"].enumValue(kInputPreProcessorNames)),
                    toString(v.preProcessor));
       checkDerived(n["inputType"], readInputType(n["inputType"]).toString(),
                    v.layerInputType.toString());

@@ -62,9 +62,40 @@ enum class BackpropType { Standard, TruncatedBPTT };
 inline constexpr EnumNames<BackpropType, 2> kBackpropTypeNames{
     {{BackpropType::Standard, "Standard"}, {BackpropType::TruncatedBPTT, "TruncatedBPTT"}}};
 
+// How data is reshaped before a layer (DL4J's InputPreProcessors, inserted where DL4J's
+// setInputType inserts them). FeedForwardToCnn and CnnToFeedForward are views. The others move
+// between sequences (N, C, T) and one row or image per time step (N*T rows, example by example):
+// RnnToFeedForward before a feed-forward layer that receives sequences, FeedForwardToRnn and
+// CnnToRnn before a recurrent layer that receives such rows or images, RnnToCnn only where asked
+// for (ListBuilder::inputPreProcessor with an RnnToCnnPreProcessor, which knows the image shape).
+enum class InputPreProcessor {
+  None,
+  FeedForwardToCnn,
+  CnnToFeedForward,
+  RnnToFeedForward,
+  FeedForwardToRnn,
+  CnnToRnn,
+  RnnToCnn
+};
+inline constexpr EnumNames<InputPreProcessor, 7> kInputPreProcessorNames{
+    {{InputPreProcessor::None, "None"},
+     {InputPreProcessor::FeedForwardToCnn, "FeedForwardToCnn"},
+     {InputPreProcessor::CnnToFeedForward, "CnnToFeedForward"},
+     {InputPreProcessor::RnnToFeedForward, "RnnToFeedForward"},
+     {InputPreProcessor::FeedForwardToRnn, "FeedForwardToRnn"},
+     {InputPreProcessor::CnnToRnn, "CnnToRnn"},
+     {InputPreProcessor::RnnToCnn, "RnnToCnn"}}};
+
+// Whether `p` reorders values (between sequences and rows per time step) rather than viewing them.
+inline bool reordersValues(InputPreProcessor p) {
+  return p == InputPreProcessor::RnnToFeedForward || p == InputPreProcessor::FeedForwardToRnn ||
+         p == InputPreProcessor::CnnToRnn || p == InputPreProcessor::RnnToCnn;
+}
+
 inline std::string toString(ConvolutionMode m) { return nameOf(kConvolutionModeNames, m); }
 inline std::string toString(BackpropType t) { return nameOf(kBackpropTypeNames, t); }
 inline std::string toString(WeightInit w) { return nameOf(kWeightInitNames, w); }
+inline std::string toString(InputPreProcessor p) { return nameOf(kInputPreProcessorNames, p); }
 
 // How a layer's gradient is normalised or clipped before regularisation and the updater (DL4J's
 // GradientNormalization; t = gradientNormalizationThreshold, ||.|| the L2 norm):

@@ -3,6 +3,12 @@
 namespace dl4cpp {
 
 std::string InputType::toString() const {
+  if (timeDistributed) {
+    InputType each = *this;
+    each.timeDistributed = false;
+    return each.toString() + " per time step" +
+           (length > 0 ? " of " + std::to_string(length) : std::string());
+  }
   const std::string hwc =
       std::to_string(height) + "x" + std::to_string(width) + "x" + std::to_string(channels);
   switch (kind) {

@@ -20,4 +20,17 @@ void checkInputTypeSizes(const InputType& type, const std::string& what);
 // when the layer needs images and receives rows.
 InputPreProcessor preProcessorFor(const Layer& layer, InputType& current, const std::string& where);
 
+// The RnnToCnn preprocessor asked for before `layer` (named `where` in errors): sets `current`
+// (sequences of h*w*c features) to one image per time step; ConfigError when it does not fit.
+InputPreProcessor rnnToCnn(const Layer& layer, const RnnToCnnPreProcessor& images,
+                           InputType& current, const std::string& where);
+
+// ConfigError unless truncated BPTT's lengths are valid: a forward length in 1..kMaxExtent and a
+// backward length in 1..forward length.
+void checkTruncatedBpttLengths(int64_t forwardLength, int64_t backwardLength);
+
+// What a layer that consumes `input` produces, given the `output` its resolve() returned: a layer
+// fed one row or image per time step makes one per time step.
+InputType layerOutputType(const InputType& input, const InputType& output);
+
 }  // namespace dl4cpp

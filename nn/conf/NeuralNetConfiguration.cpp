@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "nn/conf/ConfigurationLimits.h"
@@ -27,6 +28,15 @@ NeuralNetConfiguration::ListBuilder& NeuralNetConfiguration::ListBuilder::layer(
   return *this;
 }
 
+NeuralNetConfiguration::ListBuilder& NeuralNetConfiguration::ListBuilder::inputPreProcessor(
+    int layer, const RnnToCnnPreProcessor& preProcessor) {
+  if (layer < 0)
+    throw ConfigError("inputPreProcessor(" + std::to_string(layer) + ", ...): negative index");
+  std::erase_if(rnnToCnn_, [&](const auto& entry) { return entry.first == layer; });
+  rnnToCnn_.emplace_back(layer, preProcessor);
+  return *this;
+}
+
 MultiLayerConfiguration NeuralNetConfiguration::ListBuilder::build() const {
   if (layers_.empty()) throw ConfigError("list(): a network needs at least one layer");
   for (size_t i = 0; i < layers_.size(); ++i)
@@ -37,14 +47,7 @@ MultiLayerConfiguration NeuralNetConfiguration::ListBuilder::build() const {
   MultiLayerConfiguration conf;
   conf.seed = seed_;
   conf.defaults = defaults_;
-  if (tbpttFwdLength_ <= 0 || tbpttFwdLength_ > limits::kMaxExtent)
-    throw ConfigError("tBPTTForwardLength must be between 1 and " +
-                      std::to_string(limits::kMaxExtent) + ", got " +
-                      std::to_string(tbpttFwdLength_));
-  if (tbpttBackLength_ <= 0 || tbpttBackLength_ > tbpttFwdLength_)
-    throw ConfigError("tBPTTBackwardLength must be between 1 and tBPTTForwardLength (" +
-                      std::to_string(tbpttFwdLength_) + "), got " +
-                      std::to_string(tbpttBackLength_));
+  checkTruncatedBpttLengths(tbpttFwdLength_, tbpttBackLength_);
   conf.backpropType = backpropType_;
   conf.tbpttFwdLength = tbpttFwdLength_;
   conf.tbpttBackLength = tbpttBackLength_;
@@ -65,14 +68,25 @@ MultiLayerConfiguration NeuralNetConfiguration::ListBuilder::build() const {
     current = InputType::feedForward(*sizes->nIn);
   }
   checkInputTypeSizes(current, "the input type");
+  if (current.timeDistributed)
+    throw ConfigError("the input type " + current.toString() +
+                      " is per time step; a network's input is rows, images or sequences");
+  for (const auto& [index, images] : rnnToCnn_)
+    if (static_cast<size_t>(index) >= layers_.size())
+      throw ConfigError(fmt::format("inputPreProcessor({}, ...): the network has {} layers", index,
+                                    layers_.size()));
   conf.inputType = current;
 
   int64_t totalParams = 0;
   for (size_t i = 0; i < layers_.size(); ++i) {
     const int index = static_cast<int>(i);
     std::shared_ptr<Layer> l = layers_[i]->clone();
-    const InputPreProcessor pre =
-        preProcessorFor(*l, current, "layer " + std::to_string(i) + " (" + l->typeName() + ")");
+    const std::string where = "layer " + std::to_string(i) + " (" + l->typeName() + ")";
+    const auto asked =
+        std::ranges::find_if(rnnToCnn_, [&](const auto& entry) { return entry.first == index; });
+    const InputPreProcessor pre = asked != rnnToCnn_.end()
+                                      ? rnnToCnn(*l, asked->second, current, where)
+                                      : preProcessorFor(*l, current, where);
     conf.preProcessors.push_back(pre);
     conf.layerInputTypes.push_back(current);
     if (l->frozen && i > 0 && !layers_[i - 1]->frozen)
@@ -88,7 +102,7 @@ MultiLayerConfiguration NeuralNetConfiguration::ListBuilder::build() const {
                              : std::string("the last layer must compute the loss: an "
                                            "OutputLayer, a LossLayer or another "
                                            "LossOutput layer type")));
-    current = l->resolve(index, current, defaults_);
+    current = layerOutputType(current, l->resolve(index, current, defaults_));
     checkInputTypeSizes(current, fmt::format("layer {} ({}) output", i, l->typeName()));
     // Each layer's count is at most kMaxParameters (resolve() checks): the sum cannot overflow.
     totalParams += l->numParams();
@@ -98,6 +112,12 @@ MultiLayerConfiguration NeuralNetConfiguration::ListBuilder::build() const {
     conf.layerOutputTypes.push_back(current);
     conf.layers.push_back(std::move(l));
   }
+  if (current.timeDistributed)
+    throw ConfigError(fmt::format(
+        "layer {} ({}) gives one output per time step ({}) as rows, which no labels match: end "
+        "with an RnnOutputLayer or RnnLossLayer for an output per time step, or wrap the last "
+        "recurrent layer in LastTimeStep (or pool over time) for one per sequence",
+        layers_.size() - 1, layers_.back()->typeName(), current.toString()));
   conf.outputType = current;
   return conf;
 }

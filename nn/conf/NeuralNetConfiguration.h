@@ -16,8 +16,12 @@ namespace dl4cpp {
 
 class GraphBuilder;
 
-// How data is reshaped before a layer (DL4J's InputPreProcessor). Both kinds are views.
-enum class InputPreProcessor { None, FeedForwardToCnn, CnnToFeedForward };
+// DL4J's RnnToCnnPreProcessor(inputHeight, inputWidth, numChannels): each time step of sequences
+// of height*width*channels features is an image (video frames, say), which convolutional layers
+// then process as a batch of N*T images.
+struct RnnToCnnPreProcessor {
+  int64_t inputHeight = 0, inputWidth = 0, numChannels = 0;
+};
 
 struct MultiLayerConfiguration {
   uint64_t seed = 0;
@@ -166,12 +170,17 @@ class NeuralNetConfiguration {
       tbpttFwdLength_ = tbpttBackLength_ = steps;
       return *this;
     }
+    // DL4J's inputPreProcessor(layer, new RnnToCnnPreProcessor(h, w, c)): layer `layer` receives
+    // each time step of its input sequences as an image. The other preprocessors are inserted
+    // where they are needed. build() checks that the layer receives sequences of h*w*c features.
+    ListBuilder& inputPreProcessor(int layer, const RnnToCnnPreProcessor& preProcessor);
     MultiLayerConfiguration build() const;
 
    private:
     uint64_t seed_;
     LayerDefaults defaults_;
     std::vector<std::shared_ptr<Layer>> layers_;
+    std::vector<std::pair<int, RnnToCnnPreProcessor>> rnnToCnn_;
     std::optional<InputType> inputType_;
     BackpropType backpropType_ = BackpropType::Standard;
     int64_t tbpttFwdLength_ = 20;

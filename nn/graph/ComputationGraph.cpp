@@ -13,7 +13,9 @@
 #include "nn/layers/InputDropout.h"
 #include "nn/layers/LossOutputRuntime.h"
 #include "nn/layers/RuntimeLayer.h"
+#include "nn/layers/TimeStepPreProcessor.h"
 #include "nn/layers/VertexRuntime.h"
+#include "nn/multilayer/TimeSegments.h"
 #include "nn/profiling/LayerProfiler.h"
 #include "nn/tensor/DeviceMemory.h"
 
@@ -26,6 +28,7 @@ struct ComputationGraph::Node {
   bool trainable = false;
   std::unique_ptr<layers::VertexRuntime> vertex;
   InputType outputType, layerInputType;
+  bool reorderingInput = false;  // a layer whose preprocessor reorders values (not a view)
   int64_t batchMultiplier = 1, batchDivisor = 1;  // its examples per minibatch example
   std::vector<size_t> inputs, consumers;
   bool isOutput = false;
@@ -46,9 +49,10 @@ struct ComputationGraph::Node {
   // Its output's shape for a minibatch of n sequences of `steps`.
   Shape shape(int64_t n, int64_t steps) const { return outputType.shape(examples(n), steps); }
 
-  // The steps of a tensor of `type` in a minibatch of sequences of `steps`: 1 for rows and images.
+  // The steps of a tensor of `type` in a minibatch of sequences of `steps`: 1 for rows and images
+  // (unless they are per time step).
   static int64_t stepsHeld(const InputType& type, int64_t steps) {
-    if (type.kind != InputType::Kind::Recurrent) return 1;
+    if (type.kind != InputType::Kind::Recurrent && !type.timeDistributed) return 1;
     return type.length > 0 ? type.length : std::max<int64_t>(steps, 1);
   }
 };
@@ -148,10 +152,12 @@ void ComputationGraph::init() {
     if (v.layer) {
       n.layer = static_cast<int>(layerConfs.size());
       n.layerInputType = v.layerInputType;
+      n.reorderingInput = reordersValues(v.preProcessor);
       n.trainable = !v.layer->frozen && v.layer->numParams() > 0;
       layerConfs.push_back(v.layer.get());
-      runtimes.push_back(
-          layers::withInputDropout(v.layer->dropOut.value_or(0), v.layer->instantiate()));
+      runtimes.push_back(layers::withPreProcessor(
+          v.preProcessor, v.layerInputType,
+          layers::withInputDropout(v.layer->dropOut.value_or(0), v.layer->instantiate())));
       if (dynamic_cast<const LossOutput*>(v.layer.get()) && !runtimes.back()->asLossOutput())
         throw ConfigError(fmt::format(
             "ComputationGraph::init: layer vertex \"{}\" ({}) declares a loss, but the runtime "
@@ -295,6 +301,7 @@ void ComputationGraph::init() {
   }
   iteration_ = 0;
   epoch_ = 0;
+  timeStepState_ = false;
   minibatchesInEpoch_ = 0;
   examplesInEpoch_ = 0;
   score_ = 0;
@@ -458,13 +465,21 @@ void ComputationGraph::forwardPass(const std::vector<Tensor>& inputs,
     }
     if (node.layer >= 0) {
       const auto l = static_cast<size_t>(node.layer);
-      layerInputs_[l] = node.inputViews[0].reshape(node.layerInputType.shape(examples, steps));
+      // A preprocessor that reorders values runs inside the layer (TimeStepPreProcessor), which
+      // reads its input as the producer made it.
+      layerInputs_[l] =
+          node.reorderingInput
+              ? node.inputViews[0]
+              : node.inputViews[0].reshape(node.layerInputType.shape(examples, steps));
       layerOutputs_[l] = node.output;
       layerGrads_[l] = node.grad;
     }
   }
   const LayerTensors tensors{layerInputs_, layerOutputs_, layerGrads_};
   ForwardContext pass = ForwardContext::pass(training, conf_.seed, replicaIndex_, iteration_);
+  pass.steps = steps;
+  pass.recurrentState = stateMode_;
+  pass.tbpttBackwardLength = backwardLength_;
   for (const Item& item : items_) {
     Node& node = nodes_[item.node];
     if (item.step >= 0) {
@@ -583,6 +598,50 @@ void ComputationGraph::applyUpdate() {
 }
 
 void ComputationGraph::fitMinibatch(const MultiDataSet& batch) {
+  if (conf_.backpropType == BackpropType::TruncatedBPTT)
+    fitTruncated(batch);
+  else
+    fitStep(batch);
+}
+
+void ComputationGraph::fitTruncated(const MultiDataSet& batch) {
+  const BatchSize size = checkBatch(batch, true, "fit");
+  if (size.steps == 0) {  // no sequence input: nothing to cut
+    fitStep(batch);
+    return;
+  }
+  const int64_t length = conf_.tbpttFwdLength;
+  for (size_t j = 0; j < batch.labels.size(); ++j)
+    if (batch.labels[j].rank() != 3)
+      throw ConfigError(fmt::format(
+          "ComputationGraph::fit: truncated BPTT needs labels at every step ([N, nOut, T]), but "
+          "output \"{}\" gives {}",
+          conf_.networkOutputs[j], batch.labels[j].shape().toString()));
+  for (size_t i = 0; i < conf_.networkInputTypes.size(); ++i)
+    if (conf_.networkInputTypes[i].length > 0 && length < size.steps)
+      throw ConfigError(fmt::format(
+          "ComputationGraph::fit: truncated BPTT splits sequences into segments of {} steps, but "
+          "input \"{}\" of type {} fixes their length; declare it without one "
+          "(InputType::recurrent(size))",
+          length, conf_.networkInputs[i], conf_.networkInputTypes[i].toString()));
+  // The segments' passes carry the recurrent state; whatever rnnTimeStep kept is gone.
+  timeStepState_ = false;
+  struct Reset {
+    ComputationGraph& graph;
+    ~Reset() {
+      graph.stateMode_ = ForwardContext::RecurrentStateMode::NONE;
+      graph.backwardLength_ = 0;
+    }
+  } reset{*this};
+  backwardLength_ = conf_.tbpttBackLength;
+  for (int64_t start = 0; start < size.steps; start += length) {
+    stateMode_ = start == 0 ? ForwardContext::RecurrentStateMode::START
+                            : ForwardContext::RecurrentStateMode::CONTINUE;
+    fitStep(detail::segmentOf(batch, start, std::min(length, size.steps - start)));
+  }
+}
+
+void ComputationGraph::fitStep(const MultiDataSet& batch) {
   const double loss = computeGradientAndScore(batch);
   profileLayer(LayerProfiler::kNetwork);
   const FlatBuffers::ScoreTerms terms = buffers_.scoreTermsAndGradientCheck(context_->backend());
@@ -708,6 +767,40 @@ std::vector<Tensor> ComputationGraph::output(const std::vector<Tensor>& inputs, 
   forwardPass(inputs, featuresMasks, size, train);
   std::vector<Tensor> outputs;
   for (size_t o : outputNodes_) outputs.push_back(nodes_[o].output.clone());
+  return outputs;
+}
+
+std::vector<Tensor> ComputationGraph::rnnTimeStep(const std::vector<Tensor>& inputs) {
+  requireInit("rnnTimeStep");
+  std::vector<Tensor> steps = inputs;
+  bool oneStep = true, anySequence = false;
+  for (size_t i = 0; i < steps.size() && i < conf_.networkInputTypes.size(); ++i) {
+    const InputType& type = conf_.networkInputTypes[i];
+    if (type.kind != InputType::Kind::Recurrent) continue;
+    anySequence = true;
+    if (type.length > 0)
+      throw ConfigError(fmt::format(
+          "ComputationGraph::rnnTimeStep: input \"{}\" of type {} fixes the sequences' length; "
+          "declare it without one (InputType::recurrent(size)) to run them step by step",
+          conf_.networkInputs[i], type.toString()));
+    if (steps[i].rank() == 2)
+      steps[i] = steps[i].reshape(Shape{steps[i].dim(0), steps[i].dim(1), 1});
+    else
+      oneStep = false;
+  }
+  if (!anySequence)
+    throw ConfigError("ComputationGraph::rnnTimeStep: the graph takes no sequences");
+  struct Reset {
+    ComputationGraph& graph;
+    ~Reset() { graph.stateMode_ = ForwardContext::RecurrentStateMode::NONE; }
+  } reset{*this};
+  stateMode_ = timeStepState_ ? ForwardContext::RecurrentStateMode::CONTINUE
+                              : ForwardContext::RecurrentStateMode::START;
+  std::vector<Tensor> outputs = output(steps, false);
+  timeStepState_ = true;
+  if (oneStep)
+    for (Tensor& y : outputs)
+      if (y.rank() == 3 && y.dim(2) == 1) y = y.reshape(Shape{y.dim(0), y.dim(1)});
   return outputs;
 }
 

@@ -33,8 +33,9 @@
 // sequences of one minibatch share one length T (pad them, MultiDataSet's masks say which steps
 // are real); a vertex's output carries the mask of its first masked input, and each recurrent
 // layer, pooling over time, LastTimeStep and per-step loss reads the mask of what it reads.
-// Activation memory is planned for the batch's T (again when T changes). Truncated BPTT and
-// rnnTimeStep are MultiLayerNetwork's.
+// Activation memory is planned for the batch's T (again when T changes). Truncated BPTT
+// (GraphBuilder::backpropType) and rnnTimeStep work as MultiLayerNetwork's, on every recurrent
+// layer of the graph.
 //
 // Devices: vertices other than layers, and the sums of gradients at a fan-out, loop over host
 // memory; a ComputationGraph runs on the CPU (BackendError for another device).
@@ -58,6 +59,7 @@
 #include "iterators/MultiDataSet.h"
 #include "nn/api/Model.h"
 #include "nn/api/TrainingListener.h"
+#include "nn/backend/ForwardContext.h"
 #include "nn/conf/graph/ComputationGraphConfiguration.h"
 #include "nn/eval/Evaluation.h"
 #include "nn/graph/ActivationPlan.h"
@@ -119,6 +121,15 @@ class ComputationGraph : public Model {
     return outputSingle(std::vector<Tensor>{input}, train);
   }
   Tensor outputSingle(const Tensor& input, bool train, const Tensor& featuresMask) override;
+
+  // Stateful inference (DL4J's rnnTimeStep), as MultiLayerNetwork's: the outputs for the next
+  // steps of the sequences, each recurrent layer starting from the state it kept at the end of the
+  // previous call (zero at the first, after rnnClearPreviousState() and after a truncated-BPTT
+  // fit) and keeping its new one. A sequence input is one step (N, C) or steps (N, C, T); when
+  // every sequence input is one step, outputs of one step come back as (N, C). Inputs that are not
+  // sequences are given whole at each call.
+  std::vector<Tensor> rnnTimeStep(const std::vector<Tensor>& inputs);
+  void rnnClearPreviousState() { timeStepState_ = false; }
 
   // The score of the last fitted minibatch: the sum of the outputs' mean losses plus the
   // regularisation terms.
@@ -197,6 +208,9 @@ class ComputationGraph : public Model {
   std::string configurationJson() const override { return conf_.toJson(); }
   std::optional<InputType> declaredInputType() const override;
   std::optional<InputType> declaredOutputType() const override;
+  bool trainsTruncatedBptt() const override {
+    return conf_.backpropType == BackpropType::TruncatedBPTT;
+  }
   int64_t getIterationCount() const override { return iteration_; }
   int getEpochCount() const override { return epoch_; }
   void setIterationCount(int64_t n) override { iteration_ = n; }
@@ -245,6 +259,9 @@ class ComputationGraph : public Model {
   // Adds output j of the last forward pass against batch's labels j to `eval`.
   void evaluateOutput(Evaluation& eval, const MultiDataSet& batch, size_t j);
   void fitMinibatch(const MultiDataSet& batch);
+  // Truncated BPTT: the minibatch's segments one update each, the recurrent state carried over.
+  void fitTruncated(const MultiDataSet& batch);
+  void fitStep(const MultiDataSet& batch);
   // One epoch over the minibatches `next` yields (until empty), with the listeners' calls.
   void fitEpoch(const std::function<std::optional<MultiDataSet>()>& next, int64_t examplesPerEpoch);
 
@@ -285,6 +302,10 @@ class ComputationGraph : public Model {
   int64_t minibatchesInEpoch_ = 0;
   int64_t examplesInEpoch_ = 0;  // for listeners: examples fitted since the last epoch boundary
   int replicaIndex_ = 0;
+  // Recurrent state across passes: truncated BPTT's segments and rnnTimeStep set it for theirs.
+  ForwardContext::RecurrentStateMode stateMode_ = ForwardContext::RecurrentStateMode::NONE;
+  int64_t backwardLength_ = 0;  // truncated BPTT's, for the current segment's pass
+  bool timeStepState_ = false;  // whether the recurrent layers hold a state rnnTimeStep continues
 };
 
 }  // namespace dl4cpp

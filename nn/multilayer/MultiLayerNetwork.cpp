@@ -9,8 +9,10 @@
 #include "nn/backend/DeviceContext.h"
 #include "nn/layers/InputDropout.h"
 #include "nn/layers/LossOutputRuntime.h"
+#include "nn/layers/TimeStepPreProcessor.h"
 #include "nn/multilayer/GradientNormalizer.h"
 #include "nn/multilayer/LayerSteps.h"
+#include "nn/multilayer/TimeSegments.h"
 #include "nn/weights/WeightInitializer.h"
 
 namespace dl4cpp {
@@ -156,9 +158,11 @@ void MultiLayerNetwork::init() {
   int frozenLayers = 0;
   int64_t frozenParams = 0;
   int lowestTrainable = static_cast<int>(impl_->conf_.layers.size());
-  for (const auto& layerConf : impl_->conf_.layers) {
-    layers.push_back(
-        layers::withInputDropout(layerConf->dropOut.value_or(0), layerConf->instantiate()));
+  for (size_t i = 0; i < impl_->conf_.layers.size(); ++i) {
+    const auto& layerConf = impl_->conf_.layers[i];
+    layers.push_back(layers::withPreProcessor(
+        impl_->conf_.preProcessors[i], impl_->conf_.layerInputTypes[i],
+        layers::withInputDropout(layerConf->dropOut.value_or(0), layerConf->instantiate())));
     specs.push_back(layerConf->paramSpecs());
     for (const auto& spec : specs.back()) {
       const UpdaterParams& u = spec.isBias ? layerConf->resolvedBiasUpdater() : *layerConf->updater;
@@ -323,20 +327,6 @@ namespace {
 // Time steps of a batch's features: T of sequences (N, C, T), 0 for rows and images.
 int64_t stepsOf(const Tensor& features) { return features.rank() == 3 ? features.dim(2) : 0; }
 
-// Steps [start, start + len) of a host sequence tensor (N, C, T) or mask (N, T), as a new tensor.
-Tensor sliceSteps(const Tensor& x, int64_t start, int64_t len) {
-  const Tensor host = x.toHost();
-  const int64_t t = host.dim(host.rank() - 1);
-  const int64_t rows = host.numel() / t;
-  Tensor out = host.rank() == 3 ? Tensor(Shape{host.dim(0), host.dim(1), len}, Device::cpu())
-                                : Tensor(Shape{host.dim(0), len}, Device::cpu());
-  const float* src = host.data();
-  float* dst = out.data();
-  for (int64_t r = 0; r < rows; ++r)
-    std::copy(src + r * t + start, src + r * t + start + len, dst + r * len);
-  return out;
-}
-
 // ShapeError unless `mask` is empty or (n, steps) on the host.
 void checkMask(const Tensor& mask, const char* what, int64_t n, int64_t steps, const char* method) {
   if (mask.empty()) return;
@@ -426,7 +416,13 @@ const Tensor& MultiLayerNetwork::forwardPass(const Tensor& features, int64_t n, 
   const int64_t steps = stepsOf(features);
   ensureCapacity(n, steps);
   for (size_t i = 0; i < impl_->layers_.size(); ++i) {
-    const Shape inShape = impl_->conf_.layerInputTypes[i].shape(n, steps);
+    // A preprocessor that reorders values runs inside the layer (TimeStepPreProcessor), which
+    // reads the previous layer's output as it is.
+    const InputType& in =
+        reordersValues(impl_->conf_.preProcessors[i])
+            ? (i == 0 ? impl_->conf_.inputType : impl_->conf_.layerOutputTypes[i - 1])
+            : impl_->conf_.layerInputTypes[i];
+    const Shape inShape = in.shape(n, steps);
     impl_->inputs_[i] =
         i == 0 ? features.reshape(inShape) : impl_->outputs_[i - 1].reshape(inShape);
     impl_->outputs_[i] =
@@ -438,6 +434,7 @@ const Tensor& MultiLayerNetwork::forwardPass(const Tensor& features, int64_t n, 
   pass.featuresMask = mask != nullptr && !mask->empty() ? mask : nullptr;
   pass.recurrentState = impl_->stateMode_;
   pass.tbpttBackwardLength = impl_->backwardLength_;
+  pass.steps = steps;
   for (auto& step : impl_->steps_) step->forward(*impl_->context_, tensors, pass);
   return impl_->outputs_.back();
 }
@@ -616,12 +613,7 @@ void MultiLayerNetwork::fitTruncated(const DataSet& batch) {
   impl_->backwardLength_ = impl_->conf_.tbpttBackLength;
   for (int64_t start = 0; start < steps; start += length) {
     const int64_t len = std::min(length, steps - start);
-    DataSet segment;
-    segment.features = sliceSteps(batch.features, start, len);
-    segment.labels = sliceSteps(batch.labels, start, len);
-    if (!batch.featuresMask.empty())
-      segment.featuresMask = sliceSteps(batch.featuresMask, start, len);
-    if (!batch.labelsMask.empty()) segment.labelsMask = sliceSteps(batch.labelsMask, start, len);
+    const DataSet segment = detail::segmentOf(batch, start, len);
     impl_->stateMode_ = start == 0 ? ForwardContext::RecurrentStateMode::START
                                    : ForwardContext::RecurrentStateMode::CONTINUE;
     fitStep(segment);

@@ -206,6 +206,9 @@ class MultiLayerNetwork : public Model {
   std::string configurationJson() const override;
   std::optional<InputType> declaredInputType() const override;
   std::optional<InputType> declaredOutputType() const override;
+  bool trainsTruncatedBptt() const override {
+    return getConfiguration().backpropType == BackpropType::TruncatedBPTT;
+  }
 
  private:
   void requireInit(const char* method) const;

@@ -235,6 +235,15 @@ Value exportPreProcessor(GraphWriter& g, InputPreProcessor preProcessor, const I
       // Flat images are rows already: nothing to do but say so.
       if (input.type.kind != InputType::Kind::Convolutional) return {input.name, to};
       return {g.node("Flatten", {input.name}, base + "_to_rows", {Attr::integer("axis", 1)}), to};
+    case InputPreProcessor::RnnToFeedForward:
+    case InputPreProcessor::FeedForwardToRnn:
+    case InputPreProcessor::CnnToRnn:
+    case InputPreProcessor::RnnToCnn:
+      throw ModelExchangeError(fmt::format(
+          "ONNX export: layer \"{}\": its {} preprocessor (between sequences and one row or image "
+          "per time step) is not exported; put the per-step layers inside the recurrent stack's "
+          "RnnOutputLayer, or export the network without them",
+          base, toString(preProcessor)));
   }
   throw ModelExchangeError(fmt::format("ONNX export: {}: unknown preprocessor", base));
 }

@@ -185,8 +185,18 @@ MultiLayerNetwork TransferLearning::Builder::build() const {
   const uint64_t seed = fineTune_ ? fineTune_->seedOr(original.seed) : original.seed;
   NeuralNetConfiguration::ListBuilder list(
       seed, fineTune_ ? fineTune_->applyTo(original.defaults) : original.defaults);
-  list.setInputType(original.inputType);
+  list.setInputType(original.inputType)
+      .backpropType(original.backpropType)
+      .tBPTTForwardLength(original.tbpttFwdLength)
+      .tBPTTBackwardLength(original.tbpttBackLength);
   for (const auto& layer : layers) list.layer(*layer);
+  // The preprocessor a builder is told about (the others it derives) stays with its kept layer.
+  for (int i = 0; i < kept; ++i) {
+    const auto u = static_cast<size_t>(i);
+    if (original.preProcessors[u] != InputPreProcessor::RnnToCnn) continue;
+    const InputType& images = original.layerInputTypes[u];
+    list.inputPreProcessor(i, {images.height, images.width, images.channels});
+  }
   MultiLayerConfiguration conf;
   try {
     conf = list.build();
@@ -398,7 +408,11 @@ ComputationGraph TransferLearning::GraphBuilder::build() const {
   const uint64_t seed = fineTune_ ? fineTune_->seedOr(original.seed) : original.seed;
   dl4cpp::GraphBuilder graph(seed,
                              fineTune_ ? fineTune_->applyTo(original.defaults) : original.defaults);
-  graph.addInputs(original.networkInputs).setInputTypes(original.networkInputTypes);
+  graph.addInputs(original.networkInputs)
+      .setInputTypes(original.networkInputTypes)
+      .backpropType(original.backpropType)
+      .tBPTTForwardLength(original.tbpttFwdLength)
+      .tBPTTBackwardLength(original.tbpttBackLength);
   for (const Entry& e : entries_) {
     if (e.layer) {
       std::shared_ptr<Layer> layer = e.layer->clone();

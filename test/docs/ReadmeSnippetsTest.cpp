@@ -659,4 +659,21 @@ TEST_SUITE("docs") {
       CHECK(first.labels.shape() == Shape{50, 1});
     }
   }
+
+  TEST_CASE("Porting from DL4J: a convolution per video frame through RnnToCnnPreProcessor") {
+    MultiLayerNetwork model(NeuralNetConfiguration::Builder()
+                                .list()
+                                .layer(ConvolutionLayer::Builder(2, 2).nOut(3).build())
+                                .layer(LSTM::Builder().nOut(4).build())
+                                .layer(RnnOutputLayer::Builder(LossFunction::MCXENT)
+                                           .nOut(2)
+                                           .activation(Activation::SOFTMAX)
+                                           .build())
+                                .inputPreProcessor(0, RnnToCnnPreProcessor{4, 3, 2})
+                                .setInputType(InputType::recurrent(24))
+                                .build());
+    model.init();
+    CHECK((model.getConfiguration().preProcessors[1] == InputPreProcessor::CnnToRnn));
+    CHECK(model.output(Tensor(Shape{2, 24, 5})).shape() == Shape{2, 2, 5});
+  }
 }

@@ -186,6 +186,48 @@ TEST_SUITE("parallel") {
     CHECK(root.params().allClose(Tensor::fromVector(root.params().shape(), mean), 1e-6f));
   }
 
+  TEST_CASE("ParallelWrapper: 2 workers train a truncated-BPTT graph as they train the network") {
+    // truncatedLstmNet() as a graph: the same parameters, so the same averaged result.
+    auto truncatedGraph = [] {
+      ComputationGraph graph(NeuralNetConfiguration::Builder()
+                                 .seed(5)
+                                 .updater(Sgd(0.1))
+                                 .graphBuilder()
+                                 .addInputs("in")
+                                 .setInputTypes(InputType::recurrent(3))
+                                 .addLayer("lstm", LSTM::Builder().nOut(4).build(), "in")
+                                 .addLayer("out",
+                                           RnnOutputLayer::Builder(LossFunction::MCXENT)
+                                               .nOut(3)
+                                               .activation(Activation::SOFTMAX)
+                                               .build(),
+                                           "lstm")
+                                 .setOutputs("out")
+                                 .backpropType(BackpropType::TruncatedBPTT)
+                                 .tBPTTLength(2)
+                                 .build());
+      graph.init();
+      return graph;
+    };
+    const auto data = paddedBatches(4);
+    MultiLayerNetwork net = initialized(truncatedLstmNet());
+    ComputationGraph graph = truncatedGraph();
+    graph.setParams(net.params());
+    auto netWrapper = testutil::wrapperOnCpu(net).workers(2).averagingFrequency(1).build();
+    auto graphWrapper = testutil::wrapperOnCpu(graph).workers(2).averagingFrequency(1).build();
+    VectorIterator netData(data), graphData(data);
+    netWrapper.fit(netData);
+    graphWrapper.fit(graphData);
+    CHECK(graph.params().toVector() == net.params().toVector());
+
+    ComputationGraph shared = truncatedGraph();
+    CHECK_THROWS_WITH_AS(testutil::wrapperOnCpu(shared)
+                             .workers(2)
+                             .trainingMode(parallel::TrainingMode::SHARED_GRADIENTS)
+                             .build(),
+                         doctest::Contains("truncated BPTT"), ConfigError);
+  }
+
   TEST_CASE("ParallelWrapper: truncated BPTT with SHARED_GRADIENTS is a ConfigError") {
     MultiLayerNetwork root = initialized(truncatedLstmNet());
     CHECK_THROWS_AS(testutil::wrapperOnCpu(root)

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -215,6 +216,9 @@ ComputationGraphConfiguration GraphBuilder::build() const {
       types[i] = sequences ? InputType::recurrent(*nIn) : InputType::feedForward(*nIn);
     }
     checkInputTypeSizes(types[i], fmt::format("network input \"{}\"", inputs_[i]));
+    if (types[i].timeDistributed)
+      fail(fmt::format("network input \"{}\" is {}; a graph's inputs are rows, images or sequences",
+                       inputs_[i], types[i].toString()));
   }
 
   ComputationGraphConfiguration conf;
@@ -223,6 +227,10 @@ ComputationGraphConfiguration GraphBuilder::build() const {
   conf.networkInputs = inputs_;
   conf.networkInputTypes.assign(types.begin(), types.begin() + static_cast<ptrdiff_t>(numInputs));
   conf.networkOutputs = outputs_;
+  checkTruncatedBpttLengths(tbpttFwdLength_, tbpttBackLength_);
+  conf.backpropType = backpropType_;
+  conf.tbpttFwdLength = tbpttFwdLength_;
+  conf.tbpttBackLength = tbpttBackLength_;
   int layerIndex = 0;
   int64_t totalParams = 0;
   // Each vertex's examples per example of the minibatch, multiplier / divisor.
@@ -271,7 +279,7 @@ ComputationGraphConfiguration GraphBuilder::build() const {
       if (dynamic_cast<const LossOutput*>(l.get()) != nullptr && !consumers[id].empty())
         fail(fmt::format("{} computes a loss, so it must end the graph: it is read by \"{}\"",
                          where, entries_[consumers[id].front() - numInputs].name));
-      v.outputType = l->resolve(layerIndex++, current, defaults_);
+      v.outputType = layerOutputType(current, l->resolve(layerIndex++, current, defaults_));
       totalParams += l->numParams();
       if (totalParams > limits::kMaxParameters)
         fail(fmt::format("{}: the graph has more than {} parameters", where,
@@ -283,6 +291,19 @@ ComputationGraphConfiguration GraphBuilder::build() const {
           fail(fmt::format("{} takes no sequences, but its input {} (\"{}\") is {}", where, j,
                            entry.inputs[j], v.inputTypes[j].toString()));
       v.outputType = entry.vertex->outputType(entry.name, v.inputTypes);
+      // Rows or images per time step go through the vertices that compute per step, all inputs
+      // alike, and stay per time step.
+      const bool perStep = v.inputTypes.front().timeDistributed;
+      for (size_t j = 0; j < v.inputTypes.size(); ++j)
+        if (v.inputTypes[j].timeDistributed != perStep ||
+            (perStep && (!entry.vertex->takesSequences() ||
+                         v.inputTypes[j].length != v.inputTypes.front().length)))
+          fail(fmt::format(
+              "{}: its input {} (\"{}\") is {}; a vertex takes rows or images per time step only "
+              "where it computes per step and all its inputs are per time step of the same "
+              "sequences",
+              where, j, entry.inputs[j], v.inputTypes[j].toString()));
+      if (perStep) v.outputType = InputType::perTimeStep(v.outputType, v.inputTypes.front().length);
       v.vertex = entry.vertex->clone();
     }
     checkInputTypeSizes(v.outputType, where + " output");
@@ -291,6 +312,12 @@ ComputationGraphConfiguration GraphBuilder::build() const {
                        where, v.outputType.flatSize() * v.batchMultiplier / v.batchDivisor,
                        limits::kMaxValuesPerExample));
     types[id] = v.outputType;
+    if (v.outputType.timeDistributed && std::ranges::find(outputs_, entry.name) != outputs_.end())
+      fail(fmt::format(
+          "{} is an output but gives one output per time step ({}) as rows, which no labels "
+          "match: end with an RnnOutputLayer or RnnLossLayer for an output per time step, or "
+          "LastTimeStep (or pooling over time) for one per sequence",
+          where, v.outputType.toString()));
     conf.vertices.push_back(std::move(v));
   }
   return conf;

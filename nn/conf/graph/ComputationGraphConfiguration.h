@@ -64,6 +64,12 @@ struct ComputationGraphConfiguration {
   std::vector<InputType> networkInputTypes;  // one per network input
   std::vector<std::string> networkOutputs;
   std::vector<Vertex> vertices;  // in topological order: every vertex after its inputs
+  // Standard or truncated back-propagation through time, as MultiLayerConfiguration's (DL4J's
+  // defaults). Truncated BPTT cuts every sequence input, label and mask of a minibatch into the
+  // same segments; inputs that are not sequences feed each segment whole.
+  BackpropType backpropType = BackpropType::Standard;
+  int64_t tbpttFwdLength = 20;
+  int64_t tbpttBackLength = 20;
 
   // The vertex named `name` in vertices, or -1.
   int vertexIndex(const std::string& name) const;
@@ -130,6 +136,24 @@ class GraphBuilder {
     return setOutputs(std::vector<std::string>{std::string(names)...});
   }
   GraphBuilder& setOutputs(const std::vector<std::string>& names);
+  // Truncated back-propagation through time, as NeuralNetConfiguration::ListBuilder's (DL4J's
+  // names; build() checks the lengths).
+  GraphBuilder& backpropType(BackpropType type) {
+    backpropType_ = type;
+    return *this;
+  }
+  GraphBuilder& tBPTTForwardLength(int64_t steps) {
+    tbpttFwdLength_ = steps;
+    return *this;
+  }
+  GraphBuilder& tBPTTBackwardLength(int64_t steps) {
+    tbpttBackLength_ = steps;
+    return *this;
+  }
+  GraphBuilder& tBPTTLength(int64_t steps) {
+    tbpttFwdLength_ = tbpttBackLength_ = steps;
+    return *this;
+  }
 
   ComputationGraphConfiguration build() const;
 
@@ -146,6 +170,9 @@ class GraphBuilder {
   std::vector<InputType> inputTypes_;
   std::vector<Entry> entries_;
   std::vector<std::string> outputs_;
+  BackpropType backpropType_ = BackpropType::Standard;
+  int64_t tbpttFwdLength_ = 20;
+  int64_t tbpttBackLength_ = 20;
 };
 
 }  // namespace dl4cpp

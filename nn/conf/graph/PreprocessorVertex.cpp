@@ -35,6 +35,10 @@ InputType PreprocessorVertex::outputType(const std::string& name,
                                       where(name), in.toString()));
       return InputType::feedForward(in.flatSize());
     case InputPreProcessor::None:
+    case InputPreProcessor::RnnToFeedForward:  // inserted before a graph's layers where needed
+    case InputPreProcessor::FeedForwardToRnn:
+    case InputPreProcessor::CnnToRnn:
+    case InputPreProcessor::RnnToCnn:
       break;
   }
   throw ConfigError(fmt::format(

@@ -75,12 +75,12 @@ TEST_SUITE("nn/conf") {
       "LeNet: preprocessors reshape flat -> image before layer 0 and image -> flat before 4") {
     const MultiLayerConfiguration conf = lenetList().build();
     REQUIRE(conf.preProcessors.size() == 6);
-    CHECK(conf.preProcessors[0] == InputPreProcessor::FeedForwardToCnn);
-    CHECK(conf.preProcessors[1] == InputPreProcessor::None);
-    CHECK(conf.preProcessors[2] == InputPreProcessor::None);
-    CHECK(conf.preProcessors[3] == InputPreProcessor::None);
-    CHECK(conf.preProcessors[4] == InputPreProcessor::CnnToFeedForward);
-    CHECK(conf.preProcessors[5] == InputPreProcessor::None);
+    CHECK((conf.preProcessors[0] == InputPreProcessor::FeedForwardToCnn));
+    CHECK((conf.preProcessors[1] == InputPreProcessor::None));
+    CHECK((conf.preProcessors[2] == InputPreProcessor::None));
+    CHECK((conf.preProcessors[3] == InputPreProcessor::None));
+    CHECK((conf.preProcessors[4] == InputPreProcessor::CnnToFeedForward));
+    CHECK((conf.preProcessors[5] == InputPreProcessor::None));
   }
 
   TEST_CASE("LeNet: input and output types of every layer") {
@@ -186,8 +186,8 @@ TEST_SUITE("nn/conf") {
                           .setInputType(InputType::convolutional(7, 10, 3))
                           .build();
     CHECK(sameType(conf.layerOutputTypes[0], InputType::convolutional(4, 5, 3)));
-    CHECK(conf.preProcessors[0] == InputPreProcessor::None);  // already images
-    CHECK(conf.preProcessors[1] == InputPreProcessor::CnnToFeedForward);
+    CHECK((conf.preProcessors[0] == InputPreProcessor::None));  // already images
+    CHECK((conf.preProcessors[1] == InputPreProcessor::CnnToFeedForward));
     CHECK(layerAs<OutputLayer>(conf, 1).nIn == 60);
   }
 

@@ -143,12 +143,13 @@ TEST_SUITE("nn/layers") {
                                     .layer(RnnOutputLayer::Builder().nOut(2).build())
                                     .setInputType(InputType::feedForward(3)),
                                 {"layer 0 (LSTM)", "needs sequences", "FeedForward(3)"});
-    testutil::expectConfigError(NeuralNetConfiguration::Builder()
-                                    .list()
-                                    .layer(LSTM::Builder().nOut(2).build())
-                                    .layer(OutputLayer::Builder().nOut(2).build())
-                                    .setInputType(InputType::recurrent(3)),
-                                {"layer 1 (OutputLayer)", "takes no sequences", "LastTimeStep"});
+    testutil::expectConfigError(
+        NeuralNetConfiguration::Builder()
+            .list()
+            .layer(LSTM::Builder().nOut(2).build())
+            .layer(OutputLayer::Builder().nOut(2).build())
+            .setInputType(InputType::recurrent(3)),
+        {"layer 1 (OutputLayer)", "one output per time step", "LastTimeStep"});
     testutil::expectConfigError(
         NeuralNetConfiguration::Builder()
             .list()

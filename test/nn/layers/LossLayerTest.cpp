@@ -92,7 +92,7 @@ TEST_SUITE("nn/layers") {
                          .build();
     CHECK(net.outputType.kind == InputType::Kind::FeedForward);
     CHECK(net.outputType.size == 2 * 2 * 3);  // images flattened, as into a dense layer
-    CHECK(net.preProcessors[1] == InputPreProcessor::CnnToFeedForward);
+    CHECK((net.preProcessors[1] == InputPreProcessor::CnnToFeedForward));
     CHECK(net.layers[1]->numParams() == 0);
   }
 

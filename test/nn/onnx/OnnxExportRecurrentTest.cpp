@@ -162,5 +162,11 @@ TEST_SUITE("nn/onnx") {
     CHECK_THROWS_WITH_AS(onnx::exportModel(masking, dir / "model.onnx"),
                          doctest::Contains("(MaskZeroLayer): it masks the steps"),
                          ModelExchangeError);
+    MultiLayerNetwork perStep = network(
+        {lstm(3), DenseLayer::Builder().nOut(4).activation(Activation::TANH).build().clone()},
+        perStepSoftmax());
+    CHECK_THROWS_WITH_AS(onnx::exportModel(perStep, dir / "model.onnx"),
+                         doctest::Contains("its RnnToFeedForward preprocessor"),
+                         ModelExchangeError);
   }
 }

@@ -74,8 +74,8 @@ TEST_CASE("GraphBuilder: images reaching a dense layer are flattened, several in
             merge = conf.vertexIndex("dense-merge");
   REQUIRE(conv >= 0);
   REQUIRE(merge >= 0);
-  CHECK(v[size_t(conv)].preProcessor == InputPreProcessor::FeedForwardToCnn);
-  CHECK(v[size_t(flat)].preProcessor == InputPreProcessor::CnnToFeedForward);
+  CHECK((v[size_t(conv)].preProcessor == InputPreProcessor::FeedForwardToCnn));
+  CHECK((v[size_t(flat)].preProcessor == InputPreProcessor::CnnToFeedForward));
   CHECK(v[size_t(flat)].layerInputType.toString() == "FeedForward(72)");
   CHECK(v[size_t(merge)].outputType.toString() == "FeedForward(12)");
   CHECK(v[size_t(conf.vertexIndex("dense"))].inputs == std::vector<std::string>{"dense-merge"});
