@@ -7,6 +7,7 @@
 #include "nn/backend/OpNames.h"
 #include "nn/backend/SoftmaxLines.h"
 #include "nn/backend/cpu/ParallelFor.h"
+#include "nn/backend/cpu/VectorMath.h"
 #include "nn/core/Error.h"
 
 namespace dl4cpp::cpu {
@@ -78,14 +79,6 @@ void logSoftmaxBackwardLine(const float* y, const float* dy, float* dx, int64_t 
 // while the loop bound comes from another; the backend's callers pass tensors of one shape, so
 // that path cannot happen.
 // NOLINTBEGIN(clang-analyzer-core.NullDereference)
-void reluRange(const float* x, float* v, int64_t begin, int64_t end) {
-  for (int64_t i = begin; i < end; ++i) v[i] = x[i] > 0.0f ? x[i] : 0.0f;
-}
-
-void leakyReluRange(float alpha, const float* x, float* v, int64_t begin, int64_t end) {
-  for (int64_t i = begin; i < end; ++i) v[i] = x[i] > 0.0f ? x[i] : alpha * x[i];
-}
-
 void clippedLinearRange(ClippedLinear f, const float* x, float* v, int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; ++i)
     v[i] = std::min(std::max(f.scale * x[i] + f.shift, f.low), f.high);
@@ -104,29 +97,22 @@ void seluBackwardRange(const float* y, const float* dy, float* dx, int64_t begin
 }
 // NOLINTEND(clang-analyzer-core.NullDereference)
 
-void reluBackwardRange(float alpha, const float* y, const float* dy, float* dx, int64_t begin,
-                       int64_t end) {
-  // The analyzer takes the null branch of dx.data() in reluBackward (a tensor without storage)
-  // with y's elements as the bound: dx has y's shape (Backend::activationBackward), so that path
-  // cannot happen.
-  // NOLINTNEXTLINE(clang-analyzer-core.NullDereference)
-  for (int64_t i = begin; i < end; ++i) dx[i] = y[i] > 0.0f ? dy[i] : alpha * dy[i];
-}
-
 }  // namespace
 
 void reluForward(const Tensor& x, Tensor& y) {
   const float* xs = x.data();
   float* v = y.data();
-  forRange(y.numel(), y.numel(), [=](int64_t begin, int64_t end) { reluRange(xs, v, begin, end); });
+  forRange(y.numel(), y.numel(),
+           [=](int64_t begin, int64_t end) { relu(xs + begin, v + begin, end - begin); });
 }
 
 void leakyReluForward(float alpha, const Tensor& x, Tensor& y) {
   requireNonNegativeSlope(alpha);
   const float* xs = x.data();
   float* v = y.data();
-  forRange(y.numel(), y.numel(),
-           [=](int64_t begin, int64_t end) { leakyReluRange(alpha, xs, v, begin, end); });
+  forRange(y.numel(), y.numel(), [=](int64_t begin, int64_t end) {
+    leakyRelu(alpha, xs + begin, v + begin, end - begin);
+  });
 }
 
 void reluBackward(float alpha, const Tensor& y, const Tensor& dy, Tensor& dx) {
@@ -134,8 +120,9 @@ void reluBackward(float alpha, const Tensor& y, const Tensor& dy, Tensor& dx) {
   const float* ys = y.data();
   const float* dys = dy.data();
   float* dxs = dx.data();
-  forRange(y.numel(), y.numel(),
-           [=](int64_t begin, int64_t end) { reluBackwardRange(alpha, ys, dys, dxs, begin, end); });
+  forRange(y.numel(), y.numel(), [=](int64_t begin, int64_t end) {
+    reluGradient(alpha, ys + begin, dys + begin, dxs + begin, end - begin);
+  });
 }
 
 bool fusableActivation(ActivationKind kind) {
@@ -152,9 +139,9 @@ void checkFusedActivation(const FusedActivation& f, const char* op) {
 
 void applyFusedActivation(const FusedActivation& f, float* v, int64_t n) {
   if (f.kind == ActivationKind::RELU)
-    reluRange(v, v, 0, n);
+    relu(v, v, n);
   else if (f.kind == ActivationKind::LEAKYRELU)
-    leakyReluRange(f.alpha, v, v, 0, n);
+    leakyRelu(f.alpha, v, v, n);
 }
 
 void applyFusedActivationBackward(const FusedActivation& f, const float* y, const float* dy,
@@ -162,7 +149,7 @@ void applyFusedActivationBackward(const FusedActivation& f, const float* y, cons
   if (f.kind == ActivationKind::IDENTITY)
     std::copy(dy, dy + n, dx);
   else
-    reluBackwardRange(f.kind == ActivationKind::RELU ? 0.0f : f.alpha, y, dy, dx, 0, n);
+    reluGradient(f.kind == ActivationKind::RELU ? 0.0f : f.alpha, y, dy, dx, n);
 }
 
 ClippedLinear clippedLinear(ActivationKind kind) {

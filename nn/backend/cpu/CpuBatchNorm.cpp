@@ -1,12 +1,60 @@
-#include "nn/backend/cpu/CpuBatchNorm.h"
+// Highway compiles this file once per x86 level (HighwayTargets.h) for the row loops of
+// BatchNormRows-inl.h; the dispatch and the channel loops are compiled once (HWY_ONCE).
+#include "nn/backend/cpu/HighwayTargets.h"
+
+#ifdef DL4CPP_X86_KERNELS
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "nn/backend/cpu/CpuBatchNorm.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+#endif
 
 #include <cmath>
+#include <cstdint>
 
+#include "nn/backend/cpu/CpuBatchNorm.h"
 #include "nn/backend/cpu/ParallelFor.h"
 
+#ifdef DL4CPP_X86_KERNELS
+HWY_BEFORE_NAMESPACE();
+namespace dl4cpp::cpu::HWY_NAMESPACE {
+#if DL4CPP_HWY_KERNEL_TARGET
+#include "nn/backend/cpu/BatchNormRows-inl.h"
+#endif
+}  // namespace dl4cpp::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+#endif
+
+#if !defined(DL4CPP_X86_KERNELS) || HWY_ONCE
 namespace dl4cpp::cpu {
 
+namespace below_avx2 {
+#include "nn/backend/cpu/BatchNormRows-inl.h"
+}  // namespace below_avx2
+
 namespace {
+
+// The row loops of the level cpuIsa() names.
+struct RowLoops {
+  decltype(&below_avx2::rowSum) sum;
+  decltype(&below_avx2::rowSquaredDeviation) squaredDeviation;
+  decltype(&below_avx2::scaleShiftRow) scaleShift;
+  decltype(&below_avx2::gradientSumsRow) gradientSums;
+  decltype(&below_avx2::inputGradientRow) inputGradient;
+};
+#define DL4CPP_ROW_LOOPS(level)                                                                  \
+  RowLoops {                                                                                     \
+    &level::rowSum, &level::rowSquaredDeviation, &level::scaleShiftRow, &level::gradientSumsRow, \
+        &level::inputGradientRow                                                                 \
+  }
+RowLoops rowLoops() {
+#ifdef DL4CPP_X86_KERNELS
+  if (cpuIsa() >= CpuIsa::Avx512) return DL4CPP_ROW_LOOPS(N_AVX3);
+  if (cpuIsa() >= CpuIsa::Avx2) return DL4CPP_ROW_LOOPS(N_AVX2);
+#endif
+  return DL4CPP_ROW_LOOPS(below_avx2);
+}
+#undef DL4CPP_ROW_LOOPS
 
 // x (N, C, S): channel c holds N rows of S contiguous values, C * S apart.
 struct ChannelRows {
@@ -17,34 +65,15 @@ struct ChannelRows {
   double count() const { return double(rows * length); }
 };
 
-float rowSum(const float* v, int64_t length) {
-  float sum = 0;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t s = 0; s < length; ++s) sum += v[s];
-  return sum;
-}
-
-float rowSquaredDeviation(const float* v, float mean, int64_t length) {
-  float sum = 0;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t s = 0; s < length; ++s) sum += (v[s] - mean) * (v[s] - mean);
-  return sum;
-}
-
-// y = x * scale + shift over one row.
-void scaleShiftRow(const float* x, float scale, float shift, float* y, int64_t length) {
-#pragma omp simd
-  for (int64_t s = 0; s < length; ++s) y[s] = x[s] * scale + shift;
-}
-
 // y = (x - mean) * invStd * gamma + beta per channel, as scale and shift.
 void normalize(const ChannelRows& r, const float* x, const float* gamma, const float* beta,
                const float* mean, const float* variance, float eps, float* y) {
+  const RowLoops loops = rowLoops();
   parallelFor(r.channels, [&](int64_t c) {
     const float invStd = 1.0f / std::sqrt(variance[c] + eps);
     const float scale = gamma[c] * invStd, shift = beta[c] - mean[c] * scale;
     for (int64_t n = 0; n < r.rows; ++n)
-      scaleShiftRow(x + r.offset(n, c), scale, shift, y + r.offset(n, c), r.length);
+      loops.scaleShift(x + r.offset(n, c), scale, shift, y + r.offset(n, c), r.length);
   });
 }
 
@@ -56,14 +85,15 @@ void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor
   const float* xs = x.data();
   float* means = batchMean.data();
   float* variances = batchVariance.data();
+  const RowLoops loops = rowLoops();
   // Row sums in float, rows added in double: the rows are short and the channel long.
   parallelFor(r.channels, [&](int64_t c) {
     double sum = 0;
-    for (int64_t n = 0; n < r.rows; ++n) sum += rowSum(xs + r.offset(n, c), r.length);
+    for (int64_t n = 0; n < r.rows; ++n) sum += loops.sum(xs + r.offset(n, c), r.length);
     const auto mean = static_cast<float>(sum / r.count());
     double squares = 0;
     for (int64_t n = 0; n < r.rows; ++n)
-      squares += rowSquaredDeviation(xs + r.offset(n, c), mean, r.length);
+      squares += loops.squaredDeviation(xs + r.offset(n, c), mean, r.length);
     means[c] = mean;
     variances[c] = static_cast<float>(squares / r.count());
   });
@@ -83,21 +113,16 @@ void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
   const float* xs = x.data();
   const float* dys = dy.data();
   float* dxs = dx.empty() ? nullptr : dx.data();
+  const RowLoops loops = rowLoops();
   parallelFor(r.channels, [&](int64_t c) {
     const float mean = batchMean.data()[c];
     const float invStd = 1.0f / std::sqrt(batchVariance.data()[c] + eps);
     double sumDy = 0, sumDyXhat = 0;
     for (int64_t n = 0; n < r.rows; ++n) {
-      const float* xr = xs + r.offset(n, c);
-      const float* dyr = dys + r.offset(n, c);
-      float rowDy = 0, rowDyX = 0;
-#pragma omp simd reduction(+ : rowDy, rowDyX)
-      for (int64_t s = 0; s < r.length; ++s) {
-        rowDy += dyr[s];
-        rowDyX += dyr[s] * (xr[s] - mean);
-      }
-      sumDy += rowDy;
-      sumDyXhat += double(rowDyX) * invStd;
+      float sums[2];
+      loops.gradientSums(xs + r.offset(n, c), dys + r.offset(n, c), mean, r.length, sums);
+      sumDy += sums[0];
+      sumDyXhat += double(sums[1]) * invStd;
     }
     dbeta.data()[c] = static_cast<float>(sumDy);
     dgamma.data()[c] = static_cast<float>(sumDyXhat);
@@ -107,15 +132,11 @@ void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
     const auto meanDy = static_cast<float>(sumDy / r.count());
     const auto meanDyXhat = static_cast<float>(sumDyXhat / r.count());
     const float xCoefficient = meanDyXhat * invStd;
-    for (int64_t n = 0; n < r.rows; ++n) {
-      const float* xr = xs + r.offset(n, c);
-      const float* dyr = dys + r.offset(n, c);
-      float* dxr = dxs + r.offset(n, c);
-#pragma omp simd
-      for (int64_t s = 0; s < r.length; ++s)
-        dxr[s] = k * (dyr[s] - meanDy - (xr[s] - mean) * xCoefficient);
-    }
+    for (int64_t n = 0; n < r.rows; ++n)
+      loops.inputGradient(xs + r.offset(n, c), dys + r.offset(n, c), mean, k, meanDy, xCoefficient,
+                          dxs + r.offset(n, c), r.length);
   });
 }
 
 }  // namespace dl4cpp::cpu
+#endif  // HWY_ONCE

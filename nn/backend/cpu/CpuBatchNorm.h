@@ -1,7 +1,8 @@
 #pragma once
 // Batch normalisation on the CPU as plain loops over NCHW (or NC) data: one channel per task, each
 // channel's sums in a fixed order (so results do not depend on the thread count), rows of the
-// channel's H * W values vectorised, nothing allocated. oneDNN's primitive for the plain layout
+// channel's H * W values vectorised for the CPU level that runs (BatchNormRows-inl.h), nothing
+// allocated. oneDNN's primitive for the plain layout
 // (ncsp_bnorm) is slower than these loops on the sample's network (`bench_lenet_breakdown --network
 // batchnorm`); its fast kernels need the blocked layout, whose reorders would cost more than they
 // save.

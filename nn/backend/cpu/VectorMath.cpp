@@ -41,7 +41,46 @@ HWY_INLINE void transform(float* v, int64_t n, F f) {
   }
 }
 
+// y[i] = f(x[i]) (and, with `dy`, f(x[i], dy[i])) over whole vectors, the tail by `scalar`.
+template <class F, class Scalar>
+HWY_INLINE void mapArray(const float* x, float* y, int64_t n, F f, Scalar scalar) {
+  const D d;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) hn::StoreU(f(d, hn::LoadU(d, x + i)), d, y + i);
+  for (; i < n; ++i) y[i] = scalar(x[i]);
+}
+
 }  // namespace
+
+void reluArray(const float* x, float* y, int64_t n) {
+  // Max returns its second operand for a NaN, as the comparison below: both give 0.
+  mapArray(
+      x, y, n, [](D d, hn::Vec<D> v) { return hn::Max(v, hn::Zero(d)); },
+      [](float v) { return v > 0.0f ? v : 0.0f; });
+}
+
+void leakyReluArray(float alpha, const float* x, float* y, int64_t n) {
+  mapArray(
+      x, y, n,
+      [alpha](D d, hn::Vec<D> v) {
+        return hn::IfThenElse(hn::Gt(v, hn::Zero(d)), v, hn::Mul(hn::Set(d, alpha), v));
+      },
+      [alpha](float v) { return v > 0.0f ? v : alpha * v; });
+}
+
+void reluGradientArray(float alpha, const float* y, const float* dy, float* dx, int64_t n) {
+  const D d;
+  const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+  const auto slope = hn::Set(d, alpha);
+  int64_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto g = hn::LoadU(d, dy + i);
+    hn::StoreU(hn::IfThenElse(hn::Gt(hn::LoadU(d, y + i), hn::Zero(d)), g, hn::Mul(slope, g)), d,
+               dx + i);
+  }
+  for (; i < n; ++i) dx[i] = y[i] > 0.0f ? dy[i] : alpha * dy[i];
+}
 
 void tanhArray(float* v, int64_t n) {
   transform(v, n, [](D d, hn::Vec<D> x) { return hn::Tanh(d, x); });
@@ -76,6 +115,31 @@ void sigmoidInPlace(float* v, int64_t n) {
     return highwayKernel(&N_AVX3::sigmoidArray, &N_AVX2::sigmoidArray)(v, n);
 #endif
   for (int64_t i = 0; i < n; ++i) v[i] = 1.0f / (1.0f + std::exp(-v[i]));
+}
+
+void relu(const float* x, float* y, int64_t n) {
+#ifdef DL4CPP_X86_KERNELS
+  if (cpuIsa() >= CpuIsa::Avx2)
+    return highwayKernel(&N_AVX3::reluArray, &N_AVX2::reluArray)(x, y, n);
+#endif
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void leakyRelu(float alpha, const float* x, float* y, int64_t n) {
+#ifdef DL4CPP_X86_KERNELS
+  if (cpuIsa() >= CpuIsa::Avx2)
+    return highwayKernel(&N_AVX3::leakyReluArray, &N_AVX2::leakyReluArray)(alpha, x, y, n);
+#endif
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : alpha * x[i];
+}
+
+void reluGradient(float alpha, const float* y, const float* dy, float* dx, int64_t n) {
+#ifdef DL4CPP_X86_KERNELS
+  if (cpuIsa() >= CpuIsa::Avx2)
+    return highwayKernel(&N_AVX3::reluGradientArray, &N_AVX2::reluGradientArray)(alpha, y, dy, dx,
+                                                                                 n);
+#endif
+  for (int64_t i = 0; i < n; ++i) dx[i] = y[i] > 0.0f ? dy[i] : alpha * dy[i];
 }
 
 void activateInPlace(ActivationKind kind, float* v, int64_t n) {
