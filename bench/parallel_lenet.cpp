@@ -5,7 +5,7 @@
 // --network picks what trains: lenet (LeNet on MNIST, B = 128, the default), resnet (the residual
 // ComputationGraph of samples/ResidualConfiguration.h on Fashion-MNIST, B = 128) or charlstm (the
 // character LSTM of samples/CharLstmConfiguration.h on fortunes-min's literature, sequences of 64,
-// B = 16; --examples does not apply: a run is one pass over the text).
+// B = 16; a run is as many passes over the text as make about --examples sequences).
 // Every configuration runs `--repeats` times, interleaved with the others so drift of a noisy
 // machine spreads evenly; the table reports medians. --json FILE writes the same as JSON.
 // --device cuda runs the single model and every worker on GPU 0 (workers share it; the pinning
@@ -74,6 +74,62 @@ struct Workload {
   std::function<std::unique_ptr<DataSetIterator>(int batch, int part, int parts)> data;
 };
 
+// `passes` passes over `source`, of which this iterator yields the minibatches i with
+// i % parts == part: each of `parts` independent models gets its share, and together they see
+// what one iterator with parts = 1 yields.
+class PassesIterator : public DataSetIterator {
+ public:
+  PassesIterator(std::unique_ptr<DataSetIterator> source, int passes, int part, int parts)
+      : source_(std::move(source)), passes_(passes), part_(part), parts_(parts) {
+    PassesIterator::reset();
+  }
+  bool hasNext() override { return ready_; }
+  DataSet next() override {
+    DataSet batch = std::move(next_);
+    advance();
+    return batch;
+  }
+  void reset() override {
+    source_->reset();
+    pass_ = 0;
+    index_ = 0;
+    advance();
+  }
+  int batch() const override { return source_->batch(); }
+  int64_t inputColumns() const override { return source_->inputColumns(); }
+  int totalOutcomes() const override { return source_->totalOutcomes(); }
+  int64_t totalExamples() const override {
+    return parts_ == 1 ? passes_ * source_->totalExamples() : -1;
+  }
+
+ private:
+  // Moves to the next minibatch of this share, across passes.
+  void advance() {
+    ready_ = false;
+    while (pass_ < passes_) {
+      if (!source_->hasNext()) {
+        if (++pass_ < passes_) source_->reset();
+        continue;
+      }
+      const bool mine = index_++ % parts_ == part_;
+      if (!mine) {
+        source_->skipNext();
+        continue;
+      }
+      next_ = source_->next();
+      ready_ = true;
+      return;
+    }
+  }
+
+  std::unique_ptr<DataSetIterator> source_;
+  int passes_, part_, parts_;
+  int pass_ = 0;
+  int64_t index_ = 0;
+  bool ready_ = false;
+  DataSet next_;
+};
+
 Workload workload(const std::string& network, int examples, const std::string& dir) {
   auto mnist = [examples](const std::string& directory) {
     return
@@ -107,7 +163,10 @@ Workload workload(const std::string& network, int examples, const std::string& d
     CharacterIterator::Options options;
     options.validCharacters = CharacterIterator::getDefaultCharacterSet();
     options.commentChars = "%";
-    const int64_t characters = CharacterIterator(text, 1, 64, options).totalOutcomes();
+    const CharacterIterator probe(text, 1, 64, options);
+    const int64_t characters = probe.totalOutcomes();
+    // As many passes over the text as make about `examples` sequences.
+    const int passes = std::max<int>(1, static_cast<int>(examples / probe.totalExamples()));
     return {"the character LSTM on fortunes-min", 16,
             [characters](Device device, int threads) -> std::unique_ptr<Model> {
               auto m = std::make_unique<MultiLayerNetwork>(
@@ -115,10 +174,11 @@ Workload workload(const std::string& network, int examples, const std::string& d
               m->init();
               return m;
             },
-            [text, options](int batch, int part, int) -> std::unique_ptr<DataSetIterator> {
-              CharacterIterator::Options o = options;
-              o.seed = 12345 + static_cast<uint64_t>(part);
-              return std::make_unique<CharacterIterator>(text, batch, 64, o);
+            [text, options, passes](int batch, int part,
+                                    int parts) -> std::unique_ptr<DataSetIterator> {
+              return std::make_unique<PassesIterator>(
+                  std::make_unique<CharacterIterator>(text, batch, 64, options), passes, part,
+                  parts);
             }};
   }
   throw ConfigError("--network must be lenet, resnet or charlstm, got '" + network + "'");
