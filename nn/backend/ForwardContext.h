@@ -34,7 +34,7 @@ struct ForwardContext {
   // tbpttBackwardLength steps of its sequences only (0: all of them).
   int64_t tbpttBackwardLength = 0;
   // The time steps of the batch's sequences (0 when it holds none): what turns rows per time step
-  // back into sequences (nn/layers/TimeStepPreProcessor.h).
+  // back into sequences (nn/conf/TimeStepPreProcessor.h).
   int64_t steps = 0;
 
   // A generator over this context's stream (each call starts it afresh).

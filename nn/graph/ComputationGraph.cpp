@@ -9,11 +9,11 @@
 #include "nn/backend/Backend.h"
 #include "nn/backend/DeviceContext.h"
 #include "nn/backend/Devices.h"
+#include "nn/conf/TimeStepPreProcessor.h"
 #include "nn/conf/layers/LossOutput.h"
 #include "nn/layers/InputDropout.h"
 #include "nn/layers/LossOutputRuntime.h"
 #include "nn/layers/RuntimeLayer.h"
-#include "nn/layers/TimeStepPreProcessor.h"
 #include "nn/layers/VertexRuntime.h"
 #include "nn/multilayer/TimeSegments.h"
 #include "nn/profiling/LayerProfiler.h"
@@ -155,7 +155,7 @@ void ComputationGraph::init() {
       n.reorderingInput = reordersValues(v.preProcessor);
       n.trainable = !v.layer->frozen && v.layer->numParams() > 0;
       layerConfs.push_back(v.layer.get());
-      runtimes.push_back(layers::withPreProcessor(
+      runtimes.push_back(detail::withPreProcessor(
           v.preProcessor, v.layerInputType,
           layers::withInputDropout(v.layer->dropOut.value_or(0), v.layer->instantiate())));
       if (dynamic_cast<const LossOutput*>(v.layer.get()) && !runtimes.back()->asLossOutput())

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "nn/backend/DeviceContext.h"
+#include "nn/conf/TimeStepPreProcessor.h"
 #include "nn/layers/InputDropout.h"
 #include "nn/layers/LossOutputRuntime.h"
-#include "nn/layers/TimeStepPreProcessor.h"
 #include "nn/multilayer/GradientNormalizer.h"
 #include "nn/multilayer/LayerSteps.h"
 #include "nn/multilayer/TimeSegments.h"
@@ -160,7 +160,7 @@ void MultiLayerNetwork::init() {
   int lowestTrainable = static_cast<int>(impl_->conf_.layers.size());
   for (size_t i = 0; i < impl_->conf_.layers.size(); ++i) {
     const auto& layerConf = impl_->conf_.layers[i];
-    layers.push_back(layers::withPreProcessor(
+    layers.push_back(detail::withPreProcessor(
         impl_->conf_.preProcessors[i], impl_->conf_.layerInputTypes[i],
         layers::withInputDropout(layerConf->dropOut.value_or(0), layerConf->instantiate())));
     specs.push_back(layerConf->paramSpecs());

@@ -1,4 +1,4 @@
-#include "nn/layers/TimeStepPreProcessor.h"
+#include "nn/conf/TimeStepPreProcessor.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include "nn/core/Error.h"
 #include "nn/layers/ScratchView.h"
 
-namespace dl4cpp::layers {
+namespace dl4cpp::detail {
 
 namespace {
 
@@ -15,7 +15,7 @@ Tensor asRows(const Tensor& t) { return t.reshape(Shape{t.dim(0), t.numel() / t.
 
 }  // namespace
 
-TimeStepPreProcessor::TimeStepPreProcessor(std::unique_ptr<RuntimeLayer> inner,
+TimeStepPreProcessor::TimeStepPreProcessor(std::unique_ptr<layers::RuntimeLayer> inner,
                                            InputPreProcessor preProcessor,
                                            const InputType& consumed)
     : inner_(std::move(inner)),
@@ -55,14 +55,14 @@ void TimeStepPreProcessor::reorder(DeviceContext& ctx, const Tensor& from, Tenso
 void TimeStepPreProcessor::forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
                                    const ForwardContext& fwd) {
   steps_ = toSteps_ ? input.dim(2) : stepsIn(fwd.steps);
-  seen_ = scratchView(seenStore_, consumedShape(input.shape(), steps_), ctx.device());
+  seen_ = layers::scratchView(seenStore_, consumedShape(input.shape(), steps_), ctx.device());
   reorder(ctx, input, seen_, true);
   inner_->forward(ctx, seen_, output, fwd);
 }
 
 void TimeStepPreProcessor::backwardInput(DeviceContext& ctx, const Tensor& grad,
                                          Tensor& inputGrad) {
-  seenGrad_ = scratchView(seenGradStore_, seen_.shape(), ctx.device());
+  seenGrad_ = layers::scratchView(seenGradStore_, seen_.shape(), ctx.device());
   inner_->backwardInput(ctx, grad, seenGrad_);
   reorder(ctx, seenGrad_, inputGrad, false);
 }
@@ -74,16 +74,16 @@ void TimeStepPreProcessor::backward(DeviceContext& ctx, const Tensor& input, con
     inner_->backward(ctx, seen_, grad, params, nullptr);
     return;
   }
-  seenGrad_ = scratchView(seenGradStore_, seen_.shape(), ctx.device());
+  seenGrad_ = layers::scratchView(seenGradStore_, seen_.shape(), ctx.device());
   inner_->backward(ctx, seen_, grad, params, &seenGrad_);
   reorder(ctx, seenGrad_, *inputGrad, false);
 }
 
-std::unique_ptr<RuntimeLayer> withPreProcessor(InputPreProcessor preProcessor,
-                                               const InputType& consumed,
-                                               std::unique_ptr<RuntimeLayer> runtime) {
+std::unique_ptr<layers::RuntimeLayer> withPreProcessor(
+    InputPreProcessor preProcessor, const InputType& consumed,
+    std::unique_ptr<layers::RuntimeLayer> runtime) {
   if (!reordersValues(preProcessor)) return runtime;
   return std::make_unique<TimeStepPreProcessor>(std::move(runtime), preProcessor, consumed);
 }
 
-}  // namespace dl4cpp::layers
+}  // namespace dl4cpp::detail

@@ -1,21 +1,22 @@
 #pragma once
 // The runtime of the preprocessors that reorder values between sequences (N, C, T) and one row or
 // image per time step (N*T rows, example by example, as DL4J orders them): RnnToFeedForward,
-// RnnToCnn, FeedForwardToRnn and CnnToRnn (NeuralNetConfiguration.h). It wraps the layer that
+// RnnToCnn, FeedForwardToRnn and CnnToRnn (Enums.h). It wraps the layer that
 // consumes the reordered values: the network hands it the producer's tensor, the wrapped layer
-// reads the reordered copy, and the wrapped layer's input gradient is reordered back.
+// reads the reordered copy, and the wrapped layer's input gradient is reordered back. Private to
+// the library (not installed).
 #include <memory>
 
+#include "nn/conf/Enums.h"
 #include "nn/conf/InputType.h"
-#include "nn/conf/NeuralNetConfiguration.h"
 #include "nn/layers/RuntimeLayer.h"
 
-namespace dl4cpp::layers {
+namespace dl4cpp::detail {
 
-class TimeStepPreProcessor : public RuntimeLayer {
+class TimeStepPreProcessor : public layers::RuntimeLayer {
  public:
   // `consumed`: what `inner` reads (the layer's input type after the preprocessor).
-  TimeStepPreProcessor(std::unique_ptr<RuntimeLayer> inner, InputPreProcessor preProcessor,
+  TimeStepPreProcessor(std::unique_ptr<layers::RuntimeLayer> inner, InputPreProcessor preProcessor,
                        const InputType& consumed);
 
   void bindParams(const std::vector<Tensor>& params, const std::vector<Tensor>& grads) override {
@@ -36,7 +37,7 @@ class TimeStepPreProcessor : public RuntimeLayer {
   void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override;
   void backward(DeviceContext& ctx, const Tensor& input, const Tensor& grad, bool params,
                 Tensor* inputGrad) override;
-  LossOutputRuntime* asLossOutput() override { return inner_->asLossOutput(); }
+  layers::LossOutputRuntime* asLossOutput() override { return inner_->asLossOutput(); }
 
  private:
   // What the wrapped layer reads for a producer's tensor of shape `input` whose sequences have
@@ -47,7 +48,7 @@ class TimeStepPreProcessor : public RuntimeLayer {
   // `to` = `from` reordered as this preprocessor reorders (`forward`) or back.
   void reorder(DeviceContext& ctx, const Tensor& from, Tensor& to, bool forward) const;
 
-  std::unique_ptr<RuntimeLayer> inner_;
+  std::unique_ptr<layers::RuntimeLayer> inner_;
   bool toSteps_;  // sequences to rows or images per step (RnnToFeedForward, RnnToCnn)
   InputType consumed_;
   int64_t steps_ = 0;                // the time steps of the last forward pass
@@ -56,8 +57,8 @@ class TimeStepPreProcessor : public RuntimeLayer {
 };
 
 // `runtime`, wrapped in a TimeStepPreProcessor when `preProcessor` reorders values.
-std::unique_ptr<RuntimeLayer> withPreProcessor(InputPreProcessor preProcessor,
-                                               const InputType& consumed,
-                                               std::unique_ptr<RuntimeLayer> runtime);
+std::unique_ptr<layers::RuntimeLayer> withPreProcessor(
+    InputPreProcessor preProcessor, const InputType& consumed,
+    std::unique_ptr<layers::RuntimeLayer> runtime);
 
-}  // namespace dl4cpp::layers
+}  // namespace dl4cpp::detail
