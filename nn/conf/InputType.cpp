@@ -2,27 +2,32 @@
 
 namespace dl4cpp {
 
-std::string InputType::toString() const {
-  if (timeDistributed) {
-    InputType each = *this;
-    each.timeDistributed = false;
-    return each.toString() + " per time step" +
-           (length > 0 ? " of " + std::to_string(length) : std::string());
-  }
+namespace {
+
+// `t` without its per-time-step suffix.
+std::string describeKind(const InputType& t) {
   const std::string hwc =
-      std::to_string(height) + "x" + std::to_string(width) + "x" + std::to_string(channels);
-  switch (kind) {
-    case Kind::FeedForward:
-      return "FeedForward(" + std::to_string(size) + ")";
-    case Kind::Convolutional:
+      std::to_string(t.height) + "x" + std::to_string(t.width) + "x" + std::to_string(t.channels);
+  switch (t.kind) {
+    case InputType::Kind::FeedForward:
+      return "FeedForward(" + std::to_string(t.size) + ")";
+    case InputType::Kind::Convolutional:
       return "Convolutional(" + hwc + ")";
-    case Kind::ConvolutionalFlat:
+    case InputType::Kind::ConvolutionalFlat:
       return "ConvolutionalFlat(" + hwc + ")";
-    case Kind::Recurrent:
-      return "Recurrent(" + std::to_string(size) +
-             (length > 0 ? ", " + std::to_string(length) : std::string()) + ")";
+    case InputType::Kind::Recurrent:
+      return "Recurrent(" + std::to_string(t.size) +
+             (t.length > 0 ? ", " + std::to_string(t.length) : std::string()) + ")";
   }
   return "?";
+}
+
+}  // namespace
+
+std::string InputType::toString() const {
+  if (!timeDistributed) return describeKind(*this);
+  return describeKind(*this) + " per time step" +
+         (length > 0 ? " of " + std::to_string(length) : std::string());
 }
 
 }  // namespace dl4cpp
