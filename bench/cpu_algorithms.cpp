@@ -94,8 +94,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  // The convolutions of LeNet (samples/LenetConfiguration.h) and of the VGG-style network
-  // (samples/VggConfiguration.h) at batch 128, as bench_lenet_breakdown trains them.
+  // The convolutions of LeNet (samples/LenetConfiguration.h), of the VGG-style network
+  // (samples/VggConfiguration.h) and the stride-1 ones of the residual network
+  // (samples/ResidualConfiguration.h) at batch 128, as the samples train them.
   const std::vector<Shape4> shapes = {
       {"LeNet conv1: 1x28x28 -> 20, 5x5", Shape{128, 1, 28, 28}, Shape{20, 1, 5, 5}, 5, 0},
       {"LeNet conv2: 20x12x12 -> 50, 5x5", Shape{128, 20, 12, 12}, Shape{50, 20, 5, 5}, 5, 0},
@@ -103,6 +104,11 @@ int main(int argc, char** argv) {
       {"VGG conv2: 32x28x28 -> 32, 3x3 pad 1", Shape{128, 32, 28, 28}, Shape{32, 32, 3, 3}, 3, 1},
       {"VGG conv3: 32x14x14 -> 64, 3x3 pad 1", Shape{128, 32, 14, 14}, Shape{64, 32, 3, 3}, 3, 1},
       {"VGG conv4: 64x14x14 -> 64, 3x3 pad 1", Shape{128, 64, 14, 14}, Shape{64, 64, 3, 3}, 3, 1},
+      {"Residual res1: 16x28x28 -> 16, 3x3 pad 1", Shape{128, 16, 28, 28}, Shape{16, 16, 3, 3}, 3,
+       1},
+      {"Residual res2: 32x14x14 -> 32, 3x3 pad 1", Shape{128, 32, 14, 14}, Shape{32, 32, 3, 3}, 3,
+       1},
+      {"Residual res3: 64x7x7 -> 64, 3x3 pad 1", Shape{128, 64, 7, 7}, Shape{64, 64, 3, 3}, 3, 1},
   };
   DeviceContext ctx(Device::cpu(), threads);
   ctx.bindToCurrentThread();

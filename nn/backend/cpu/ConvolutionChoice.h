@@ -52,6 +52,13 @@ inline dnnl::memory::desc convActivationDesc(const Shape& s, const Shape& weight
 inline bool winogradFits(const Shape& weights, const WindowGeometry& g, int64_t kernel) {
   return g.kernelH == kernel && !hasFewInputChannels(weights) && winogradConvolutionFits(g);
 }
+// F(4x4, 3x3) blocks the 4x4 output tiles of one image at a time: with fewer than 8 of them (an
+// output of 8x8 or less) the blocks are too small for its products, and oneDNN's direct kernels
+// are faster (performance.md, "Each convolution algorithm against oneDNN": 64x7x7 -> 64).
+inline bool winograd3x3Fits(const Shape& weights, const WindowGeometry& g, int64_t outH,
+                            int64_t outW) {
+  return winogradFits(weights, g, 3) && ((outH + 3) / 4) * ((outW + 3) / 4) >= 8;
+}
 
 // --- Forward -------------------------------------------------------------------------------------
 // y (of outH x outW) = f(conv(x, w) + b). The fused kernels (ConvolutionPooling.h) ask `kernel`.
@@ -95,9 +102,9 @@ inline constexpr ConvolutionForwardAlgorithm kConvolutionForwardAlgorithms[] = {
      [](const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y, const WindowGeometry& g,
         float*, const FusedActivation& f) { directConvolutionForward(x, w, b, y, g, f); }},
     {"winograd_3x3", ForwardKernel::WINOGRAD, CpuIsa::Avx2,
-     "3x3 windows at stride 1, 8 or more input channels",
-     [](const Shape& w, const WindowGeometry& g, int64_t, int64_t) {
-       return winogradFits(w, g, 3);
+     "3x3 windows at stride 1, 8 or more input channels, 8 or more 4x4 output tiles",
+     [](const Shape& w, const WindowGeometry& g, int64_t outH, int64_t outW) {
+       return winograd3x3Fits(w, g, outH, outW);
      },
      winogradForwardScratchFloats, winogradForward},
     {"im2col", ForwardKernel::IM2COL, CpuIsa::Baseline, "fewer than 8 input channels",
@@ -152,8 +159,10 @@ inline constexpr ConvolutionBackwardDataAlgorithm kConvolutionBackwardDataAlgori
      [](const Shape&, const Shape& w, const WindowGeometry& g) { return winogradFits(w, g, 5); },
      winogradBackwardDataScratchFloats, winogradBackwardData},
     {"winograd_3x3", BackwardDataKernel::WINOGRAD, CpuIsa::Avx2,
-     "3x3 windows at stride 1, 8 or more input channels",
-     [](const Shape&, const Shape& w, const WindowGeometry& g) { return winogradFits(w, g, 3); },
+     "3x3 windows at stride 1, 8 or more input channels, 8 or more 4x4 tiles of dx",
+     [](const Shape& dx, const Shape& w, const WindowGeometry& g) {
+       return winograd3x3Fits(w, g, dx[2], dx[3]);
+     },
      winogradBackwardDataScratchFloats, winogradBackwardData},
     {"col2im", BackwardDataKernel::COL2IM, CpuIsa::Baseline,
      "one image's column matrix of at most 1 Mi floats, channels not both multiples of 16",
@@ -208,9 +217,9 @@ inline constexpr ConvolutionWeightGradientAlgorithm kConvolutionWeightGradientAl
     {"winograd_3x3",
      WeightGradientKernel::WINOGRAD,
      CpuIsa::Avx2,
-     "3x3 windows at stride 1, 8 or more input channels",
-     [](const Shape& w, const WindowGeometry& g, int64_t, int64_t) {
-       return winogradFits(w, g, 3);
+     "3x3 windows at stride 1, 8 or more input channels, 8 or more 4x4 output tiles",
+     [](const Shape& w, const WindowGeometry& g, int64_t outH, int64_t outW) {
+       return winograd3x3Fits(w, g, outH, outW);
      },
      winogradBackwardWeightsScratchFloats,
      winogradWeightGradient,

@@ -446,6 +446,25 @@ TEST_SUITE("CpuAlgorithmTables") {
     }
   }
 
+  TEST_CASE("F(4x4, 3x3) leaves outputs of fewer than 8 tiles to oneDNN, in every pass") {
+    const Shape w{64, 64, 3, 3};
+    const WindowGeometry g = geometry(3, 1, 1);
+    // 7x7: 2x2 tiles of 4x4; 14x14: 4x4 tiles.
+    CHECK(cpu::selectConvolutionForward(w, g, 7, 7).name == "onednn");
+    CHECK(cpu::selectConvolutionBackwardData(Shape{2, 64, 7, 7}, w, g).name == "onednn");
+    CHECK(cpu::selectConvolutionWeightGradient(w, g, 7, 7).name == "onednn");
+    if (cpuIsa() >= CpuIsa::Avx2) {
+      CHECK(cpu::selectConvolutionForward(w, g, 14, 14).name == "winograd_3x3");
+      CHECK(cpu::selectConvolutionBackwardData(Shape{2, 64, 14, 14}, w, g).name == "winograd_3x3");
+    }
+    DeviceContext ctx;
+    const Tensor x = values(Shape{2, 64, 7, 7}, 1), weights = values(w, 2);
+    Tensor y(Shape{2, 64, 7, 7});
+    ForcedAlgorithm force("conv_forward", "winograd_3x3");
+    CHECK_THROWS_AS(ctx.backend().convolutionForward(x, weights, Tensor(), y, g),
+                    cpu::CpuAlgorithmError);
+  }
+
   TEST_CASE("the setting's spelling is checked") {
     CHECK(cpu::parseCpuAlgorithmSetting("").empty());
     const auto both = cpu::parseCpuAlgorithmSetting(" conv_forward = im2col ,pooling=onednn");
