@@ -97,9 +97,16 @@ class GraphWriter {
   void addInput(const std::string& name, const std::vector<int64_t>& dimsAfterBatch);
   void addOutput(const std::string& name, const std::vector<int64_t>& dimsAfterBatch);
 
+  // The shape (N, C, T), a 1-D int64 value, of the sequences the latest rows or images per time
+  // step were cut from (RnnToFeedForward, RnnToCnn): what turns them back into sequences. The
+  // sequences of one pass share N and T, so the latest cut stands for every one of them.
+  void setSequenceShape(std::string name) { sequenceShape_ = std::move(name); }
+  const std::string& sequenceShape() const { return sequenceShape_; }
+
  private:
   ::onnx::GraphProto& graph_;
   std::set<std::string> used_;
+  std::string sequenceShape_;
 };
 
 // The dimensions after the batch of a value of `type` (the tensor dl4cpp holds: images 4-D).

@@ -236,14 +236,39 @@ Value exportPreProcessor(GraphWriter& g, InputPreProcessor preProcessor, const I
       if (input.type.kind != InputType::Kind::Convolutional) return {input.name, to};
       return {g.node("Flatten", {input.name}, base + "_to_rows", {Attr::integer("axis", 1)}), to};
     case InputPreProcessor::RnnToFeedForward:
+    case InputPreProcessor::RnnToCnn: {
+      // (N, C, T) -> (N, T, C) -> one row (or image) per step, example by example.
+      g.setSequenceShape(g.node("Shape", {input.name}, base + "_sequence_shape"));
+      const std::string steps = g.node("Transpose", {input.name}, base + "_steps_last",
+                                       {Attr::integers("perm", {0, 2, 1})});
+      const std::vector<int64_t> shape =
+          to.kind == InputType::Kind::Convolutional
+              ? std::vector<int64_t>{-1, to.channels, to.height, to.width}
+              : std::vector<int64_t>{-1, to.size};
+      return {g.node("Reshape", {steps, g.int64s(base + "_step_shape", shape)}, base + "_per_step"),
+              to};
+    }
     case InputPreProcessor::FeedForwardToRnn:
-    case InputPreProcessor::CnnToRnn:
-    case InputPreProcessor::RnnToCnn:
-      throw ModelExchangeError(fmt::format(
-          "ONNX export: layer \"{}\": its {} preprocessor (between sequences and one row or image "
-          "per time step) is not exported; put the per-step layers inside the recurrent stack's "
-          "RnnOutputLayer, or export the network without them",
-          base, toString(preProcessor)));
+    case InputPreProcessor::CnnToRnn: {
+      if (g.sequenceShape().empty())
+        throw ModelExchangeError(fmt::format(
+            "ONNX export: layer \"{}\": rows per time step with no sequences they came from",
+            base));
+      // Rows (N*T, C) -> (N, T, C) with N and T of the sequences they came from -> (N, C, T).
+      const std::string rows =
+          input.type.kind == InputType::Kind::Convolutional
+              ? g.node("Flatten", {input.name}, base + "_rows", {Attr::integer("axis", 1)})
+              : input.name;
+      const std::string batchAndSteps =
+          g.node("Gather", {g.sequenceShape(), g.int64s(base + "_n_t", {0, 2})}, base + "_n_t");
+      const std::string shape =
+          g.node("Concat", {batchAndSteps, g.int64s(base + "_features", {to.size})},
+                 base + "_shape", {Attr::integer("axis", 0)});
+      const std::string steps = g.node("Reshape", {rows, shape}, base + "_steps_last");
+      return {
+          g.node("Transpose", {steps}, base + "_sequences", {Attr::integers("perm", {0, 2, 1})}),
+          to};
+    }
   }
   throw ModelExchangeError(fmt::format("ONNX export: {}: unknown preprocessor", base));
 }

@@ -28,8 +28,10 @@ struct LayerToExport {
 // The value the layer produces from `input`.
 Value exportLayer(GraphWriter& g, const LayerToExport& layer, const Value& input);
 
-// The value of `input` reshaped as dl4cpp reshapes it for `preProcessor` (both are views of the
-// same C-order values): FeedForwardToCnn to (N, C, H, W) of `to`, CnnToFeedForward to rows.
+// The value of `input` reshaped as dl4cpp reshapes it for `preProcessor`: FeedForwardToCnn to
+// (N, C, H, W) of `to`, CnnToFeedForward to rows (both views of the same C-order values);
+// RnnToFeedForward and RnnToCnn to one row or image per time step (Transpose + Reshape),
+// FeedForwardToRnn and CnnToRnn back to sequences with the N and T of the ones cut last.
 Value exportPreProcessor(GraphWriter& g, InputPreProcessor preProcessor, const InputType& to,
                          const Value& input, const std::string& base);
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "TempDir.h"
+#include "nn/layers/SequenceTestUtil.h"
 #include "nn/onnx/OnnxExport.h"
 #include "nn/onnx/OnnxExportTestUtil.h"
 #include "nn/onnx/OnnxRuntimeRunner.h"
@@ -162,11 +163,29 @@ TEST_SUITE("nn/onnx") {
     CHECK_THROWS_WITH_AS(onnx::exportModel(masking, dir / "model.onnx"),
                          doctest::Contains("(MaskZeroLayer): it masks the steps"),
                          ModelExchangeError);
-    MultiLayerNetwork perStep = network(
-        {lstm(3), DenseLayer::Builder().nOut(4).activation(Activation::TANH).build().clone()},
+  }
+
+  TEST_CASE("OnnxExport: layers per time step, through DL4J's preprocessors") {
+    // LSTM -> dense and batch normalisation per step -> RnnOutputLayer: RnnToFeedForward and
+    // FeedForwardToRnn as Transpose + Reshape, N and T taken from the sequences' shape.
+    MultiLayerNetwork dense = network(
+        {lstm(4), DenseLayer::Builder().nOut(5).activation(Activation::TANH).build().clone(),
+         BatchNormalization::Builder().build().clone()},
         perStepSoftmax());
-    CHECK_THROWS_WITH_AS(onnx::exportModel(perStep, dir / "model.onnx"),
-                         doctest::Contains("its RnnToFeedForward preprocessor"),
-                         ModelExchangeError);
+    dense.fit(testutil::randomSequences(4, 3, 7, 3, 2));  // running statistics away from 0 and 1
+    checkExport(dense, "dense and batch normalisation per time step", false);
+    // Frames of 2x3x2 through a convolution (RnnToCnn, asked for), then CnnToRnn into an LSTM.
+    MultiLayerNetwork video(
+        NeuralNetConfiguration::Builder()
+            .seed(17)
+            .list()
+            .layer(ConvolutionLayer::Builder(2, 2).nOut(3).activation(Activation::RELU).build())
+            .layer(LSTM::Builder().nOut(4).build())
+            .layer(perStepSoftmax())
+            .inputPreProcessor(0, RnnToCnnPreProcessor{3, 2, 2})
+            .setInputType(InputType::recurrent(12))
+            .build());
+    video.init();
+    checkExport(video, "convolutions per frame", false, randomTensor(Shape{3, 12, 5}, 8, -1, 1));
   }
 }
