@@ -11,15 +11,9 @@
 #include "nn/layers/SequenceTestUtil.h"
 
 using namespace dl4cpp;
+using testutil::perStepSoftmax;
 
 namespace {
-
-RnnOutputLayer perStepSoftmax(int64_t nOut) {
-  return RnnOutputLayer::Builder(LossFunction::MCXENT)
-      .nOut(nOut)
-      .activation(Activation::SOFTMAX)
-      .build();
-}
 
 // n sequences of `steps` (features 3, 3 classes per step) where example 1 is 2 steps shorter,
 // its padding filled with 7.0 (which changes every result unless the masks hide it).

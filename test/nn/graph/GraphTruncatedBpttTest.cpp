@@ -10,15 +10,9 @@
 #include "nn/layers/SequenceTestUtil.h"
 
 using namespace dl4cpp;
+using testutil::perStepSoftmax;
 
 namespace {
-
-RnnOutputLayer perStepSoftmax(int64_t nOut) {
-  return RnnOutputLayer::Builder(LossFunction::MCXENT)
-      .nOut(nOut)
-      .activation(Activation::SOFTMAX)
-      .build();
-}
 
 // Steps [start, start + len) of sequences (N, C, T).
 Tensor stepsOf(const Tensor& x, int64_t start, int64_t len) {

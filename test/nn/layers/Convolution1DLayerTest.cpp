@@ -8,15 +8,9 @@
 #include "nn/layers/SequenceTestUtil.h"
 
 using namespace dl4cpp;
+using testutil::perStepSoftmax;
 
 namespace {
-
-RnnOutputLayer perStepSoftmax(int64_t nOut = 3) {
-  return RnnOutputLayer::Builder(LossFunction::MCXENT)
-      .nOut(nOut)
-      .activation(Activation::SOFTMAX)
-      .build();
-}
 
 MultiLayerNetwork initialized(const MultiLayerConfiguration& conf) {
   MultiLayerNetwork net(conf);

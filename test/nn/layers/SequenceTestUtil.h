@@ -25,6 +25,15 @@ inline dl4cpp::DataSet randomSequences(int64_t n, int64_t features, int64_t step
   return {x, labels};
 }
 
+// An RnnOutputLayer of `nOut` classes: softmax, MCXENT.
+inline dl4cpp::RnnOutputLayer perStepSoftmax(int64_t nOut = 3) {
+  using namespace dl4cpp;
+  return RnnOutputLayer::Builder(LossFunction::MCXENT)
+      .nOut(nOut)
+      .activation(Activation::SOFTMAX)
+      .build();
+}
+
 // Recurrent(features) -> `layer` -> RnnOutputLayer (softmax, MCXENT, `classes`), initialised.
 inline dl4cpp::MultiLayerNetwork sequenceNetwork(const dl4cpp::Layer& layer, int64_t features,
                                                  int64_t classes, uint64_t seed = 12) {

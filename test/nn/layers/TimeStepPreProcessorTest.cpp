@@ -14,15 +14,9 @@
 #include "nn/layers/SequenceTestUtil.h"
 
 using namespace dl4cpp;
+using testutil::perStepSoftmax;
 
 namespace {
-
-RnnOutputLayer perStepSoftmax(int64_t nOut) {
-  return RnnOutputLayer::Builder(LossFunction::MCXENT)
-      .nOut(nOut)
-      .activation(Activation::SOFTMAX)
-      .build();
-}
 
 DenseLayer tanhDense(int64_t nOut) {
   return DenseLayer::Builder().nOut(nOut).activation(Activation::TANH).build();
