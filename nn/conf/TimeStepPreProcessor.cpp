@@ -23,10 +23,6 @@ TimeStepPreProcessor::TimeStepPreProcessor(std::unique_ptr<layers::RuntimeLayer>
                preProcessor == InputPreProcessor::RnnToCnn),
       consumed_(consumed) {}
 
-int64_t TimeStepPreProcessor::stepsIn(int64_t batchSteps) const {
-  return consumed_.length > 0 ? consumed_.length : batchSteps;
-}
-
 Shape TimeStepPreProcessor::consumedShape(const Shape& input, int64_t steps) const {
   if (toSteps_) return consumed_.shape(input[0], input[2]);
   if (steps <= 0 || input[0] % steps != 0)
@@ -38,7 +34,7 @@ Shape TimeStepPreProcessor::consumedShape(const Shape& input, int64_t steps) con
 }
 
 Shape TimeStepPreProcessor::outputShape(const Shape& input) const {
-  return inner_->outputShape(consumedShape(input, stepsIn(steps_)));
+  return inner_->outputShape(consumedShape(input, consumed_.stepsOf(steps_)));
 }
 
 void TimeStepPreProcessor::reorder(DeviceContext& ctx, const Tensor& from, Tensor& to,
@@ -54,7 +50,7 @@ void TimeStepPreProcessor::reorder(DeviceContext& ctx, const Tensor& from, Tenso
 
 void TimeStepPreProcessor::forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
                                    const ForwardContext& fwd) {
-  steps_ = toSteps_ ? input.dim(2) : stepsIn(fwd.steps);
+  steps_ = toSteps_ ? input.dim(2) : consumed_.stepsOf(fwd.steps);
   seen_ = layers::scratchView(seenStore_, consumedShape(input.shape(), steps_), ctx.device());
   reorder(ctx, input, seen_, true);
   inner_->forward(ctx, seen_, output, fwd);

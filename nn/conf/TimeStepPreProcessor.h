@@ -43,8 +43,6 @@ class TimeStepPreProcessor : public layers::RuntimeLayer {
   // What the wrapped layer reads for a producer's tensor of shape `input` whose sequences have
   // `steps` time steps.
   Shape consumedShape(const Shape& input, int64_t steps) const;
-  // The sequences' time steps in a pass whose batch has `batchSteps`.
-  int64_t stepsIn(int64_t batchSteps) const;
   // `to` = `from` reordered as this preprocessor reorders (`forward`) or back.
   void reorder(DeviceContext& ctx, const Tensor& from, Tensor& to, bool forward) const;
 

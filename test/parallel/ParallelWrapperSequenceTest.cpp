@@ -41,6 +41,30 @@ MultiLayerConfiguration truncatedLstmNet() {
       .build();
 }
 
+// lstmNet() (or truncatedLstmNet()) as a chain ComputationGraph, initialised: the same parameters.
+ComputationGraph lstmGraph(bool truncated = false) {
+  ComputationGraph g(
+      NeuralNetConfiguration::Builder()
+          .seed(5)
+          .updater(Sgd(0.1))
+          .graphBuilder()
+          .addInputs("in")
+          .setInputTypes(InputType::recurrent(3))
+          .addLayer("lstm", LSTM::Builder().nOut(4).build(), "in")
+          .addLayer("out",
+                    RnnOutputLayer::Builder(LossFunction::MCXENT)
+                        .nOut(3)
+                        .activation(Activation::SOFTMAX)
+                        .build(),
+                    "lstm")
+          .setOutputs("out")
+          .backpropType(truncated ? BackpropType::TruncatedBPTT : BackpropType::Standard)
+          .tBPTTLength(2)
+          .build());
+  g.init();
+  return g;
+}
+
 MultiLayerNetwork initialized(const MultiLayerConfiguration& conf) {
   MultiLayerNetwork m(conf);
   m.init();
@@ -93,27 +117,8 @@ TEST_SUITE("parallel") {
   }
 
   TEST_CASE("ParallelWrapper: a graph of masked LSTM sequences trains as plain fit (1 worker)") {
-    auto graph = [] {
-      ComputationGraph g(NeuralNetConfiguration::Builder()
-                             .seed(5)
-                             .updater(Sgd(0.1))
-                             .graphBuilder()
-                             .addInputs("in")
-                             .setInputTypes(InputType::recurrent(3))
-                             .addLayer("lstm", LSTM::Builder().nOut(4).build(), "in")
-                             .addLayer("out",
-                                       RnnOutputLayer::Builder(LossFunction::MCXENT)
-                                           .nOut(3)
-                                           .activation(Activation::SOFTMAX)
-                                           .build(),
-                                       "lstm")
-                             .setOutputs("out")
-                             .build());
-      g.init();
-      return g;
-    };
     const auto data = paddedBatches(6);
-    ComputationGraph plain = graph();
+    ComputationGraph plain = lstmGraph();
     VectorIterator plainData(data);
     plain.fit(plainData);
     // The graph is the network's chain: the same parameters, masks honoured alike.
@@ -122,7 +127,7 @@ TEST_SUITE("parallel") {
     network.fit(networkData);
     CHECK(plain.params().toVector() == network.params().toVector());
 
-    ComputationGraph root = graph();
+    ComputationGraph root = lstmGraph();
     auto wrapper = testutil::wrapperOnCpu(root).workers(1).averagingFrequency(2).build();
     VectorIterator wrapped(data);
     wrapper.fit(wrapped);
@@ -187,31 +192,9 @@ TEST_SUITE("parallel") {
   }
 
   TEST_CASE("ParallelWrapper: 2 workers train a truncated-BPTT graph as they train the network") {
-    // truncatedLstmNet() as a graph: the same parameters, so the same averaged result.
-    auto truncatedGraph = [] {
-      ComputationGraph graph(NeuralNetConfiguration::Builder()
-                                 .seed(5)
-                                 .updater(Sgd(0.1))
-                                 .graphBuilder()
-                                 .addInputs("in")
-                                 .setInputTypes(InputType::recurrent(3))
-                                 .addLayer("lstm", LSTM::Builder().nOut(4).build(), "in")
-                                 .addLayer("out",
-                                           RnnOutputLayer::Builder(LossFunction::MCXENT)
-                                               .nOut(3)
-                                               .activation(Activation::SOFTMAX)
-                                               .build(),
-                                           "lstm")
-                                 .setOutputs("out")
-                                 .backpropType(BackpropType::TruncatedBPTT)
-                                 .tBPTTLength(2)
-                                 .build());
-      graph.init();
-      return graph;
-    };
     const auto data = paddedBatches(4);
     MultiLayerNetwork net = initialized(truncatedLstmNet());
-    ComputationGraph graph = truncatedGraph();
+    ComputationGraph graph = lstmGraph(true);
     graph.setParams(net.params());
     auto netWrapper = testutil::wrapperOnCpu(net).workers(2).averagingFrequency(1).build();
     auto graphWrapper = testutil::wrapperOnCpu(graph).workers(2).averagingFrequency(1).build();
@@ -220,7 +203,7 @@ TEST_SUITE("parallel") {
     graphWrapper.fit(graphData);
     CHECK(graph.params().toVector() == net.params().toVector());
 
-    ComputationGraph shared = truncatedGraph();
+    ComputationGraph shared = lstmGraph(true);
     CHECK_THROWS_WITH_AS(testutil::wrapperOnCpu(shared)
                              .workers(2)
                              .trainingMode(parallel::TrainingMode::SHARED_GRADIENTS)

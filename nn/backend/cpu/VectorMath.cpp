@@ -41,7 +41,7 @@ HWY_INLINE void transform(float* v, int64_t n, F f) {
   }
 }
 
-// y[i] = f(x[i]) (and, with `dy`, f(x[i], dy[i])) over whole vectors, the tail by `scalar`.
+// y[i] = f(x[i]) over whole vectors, the tail by `scalar` (x and y may be the same array).
 template <class F, class Scalar>
 HWY_INLINE void mapArray(const float* x, float* y, int64_t n, F f, Scalar scalar) {
   const D d;
