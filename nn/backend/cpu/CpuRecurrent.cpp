@@ -11,12 +11,16 @@
 #include <string>
 #include <vector>
 
+#include "nn/backend/RecurrentCell.h"
+#include "nn/backend/RecurrentShapes.h"
 #include "nn/backend/cpu/CpuBackend.h"
 #include "nn/backend/cpu/VectorMath.h"
 
 namespace dl4cpp::cpu {
 
 namespace {
+
+using detail::RecurrentDims;
 
 // Row-major c[m, n] = op(a) op(b) + beta c.
 void gemm(char ta, char tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
@@ -31,46 +35,6 @@ void gemm(char ta, char tb, int64_t m, int64_t n, int64_t k, const float* a, int
   if (s != dnnl_success)
     throw DnnlError("recurrent op: dnnl_sgemm failed with status " +
                     std::to_string(static_cast<int>(s)));
-}
-
-// f'(x) given y = f(x).
-float derivative(ActivationKind k, float y) {
-  switch (k) {
-    case ActivationKind::TANH:
-      return 1.0f - y * y;
-    case ActivationKind::SIGMOID:
-      return y * (1.0f - y);
-    case ActivationKind::HARDSIGMOID:
-      return y > 0.0f && y < 1.0f ? 0.2f : 0.0f;
-    case ActivationKind::HARDTANH:
-      return y > -1.0f && y < 1.0f ? 1.0f : 0.0f;
-    case ActivationKind::RELU:
-      return y > 0.0f ? 1.0f : 0.0f;
-    default:
-      return 1.0f;
-  }
-}
-
-void checkActivation(ActivationKind k, const char* op) {
-  if (!recurrentActivationSupported(k))
-    throw BackendError(std::string(op) + ": activation " + std::to_string(static_cast<int>(k)) +
-                       " is not one a recurrent op takes (recurrentActivationSupported)");
-}
-
-// Sizes of one recurrent op, checked.
-struct Dims {
-  int64_t n, nIn, t, h, g;  // g: gates * h
-  int64_t ldRW;             // RW's row length: g, or g + 3 with GravesLSTM's peephole columns
-  bool peepholes() const { return ldRW != g; }
-};
-
-const float* maskData(const Tensor& mask, int64_t n, int64_t t, const char* op) {
-  if (mask.empty()) return nullptr;
-  if (!mask.onHost() || mask.rank() != 2 || mask.dim(0) != n || mask.dim(1) != t)
-    throw ShapeError(std::string(op) + ": mask " + mask.shape().toString() +
-                     " is not a host tensor [" + std::to_string(n) + ", " + std::to_string(t) +
-                     "]");
-  return mask.data();
 }
 
 // dst[t][n][c] = src[n][c][t]
@@ -92,10 +56,10 @@ class CpuRecurrent final : public RecurrentImpl {
   void lstmForward(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
                    const Tensor& mask, const RecurrentActivations& act, Tensor& y, Tensor& ws,
                    RecurrentState* state) override {
-    const Dims d = forwardDims(x, w, rw, b, y, ws, 4, "lstmForward");
-    checkActivation(act.activation, "lstmForward");
-    checkActivation(act.gate, "lstmForward");
-    const float* m = maskData(mask, d.n, d.t, "lstmForward");
+    const RecurrentDims d = detail::recurrentForwardDims(x, w, rw, b, y, ws, 4, "lstmForward");
+    detail::checkRecurrentActivation(act.activation, "lstmForward");
+    detail::checkRecurrentActivation(act.gate, "lstmForward");
+    const float* m = detail::recurrentMaskData(mask, d.n, d.t, "lstmForward");
     float* xT = ws.data();
     float* gates = xT + d.t * d.n * d.nIn;
     float* hs = gates + d.t * d.n * d.g;
@@ -159,8 +123,9 @@ class CpuRecurrent final : public RecurrentImpl {
   void lstmBackward(const Tensor& w, const Tensor& rw, const Tensor& mask,
                     const RecurrentActivations& act, const Tensor& ws, const Tensor& dy, Tensor& dw,
                     Tensor& drw, Tensor& db, Tensor* dx, int64_t backwardSteps) override {
-    const Dims d = backwardDims(w, rw, ws, dy, dw, drw, db, dx, 4, "lstmBackward");
-    const float* m = maskData(mask, d.n, d.t, "lstmBackward");
+    const RecurrentDims d =
+        detail::recurrentBackwardDims(w, rw, ws, dy, dw, drw, db, dx, 4, "lstmBackward");
+    const float* m = detail::recurrentMaskData(mask, d.n, d.t, "lstmBackward");
     const float* xT = ws.data();
     const float* gates = xT + d.t * d.n * d.nIn;
     const float* hs = gates + d.t * d.n * d.g;
@@ -171,7 +136,7 @@ class CpuRecurrent final : public RecurrentImpl {
     prepareBackward(d, dy);
     dPeep_.assign(static_cast<size_t>(3 * H), 0.0f);  // d wFF, d wOO, d wGG
     loadPeepholes(d, rw);
-    for (int64_t s = d.t; s-- > firstBackwardStep(d, backwardSteps);) {
+    for (int64_t s = d.t; s-- > detail::firstBackwardStep(d, backwardSteps);) {
       recurrentGradient(d, rw, s);
       const float* z = gates + s * d.n * d.g;
       float* dz = dz_.data() + s * d.n * d.g;
@@ -192,23 +157,20 @@ class CpuRecurrent final : public RecurrentImpl {
         std::copy(c, c + H, tcs);
         activateInPlace(act.activation, tcs, H);
         for (int64_t j = 0; j < H; ++j) {
-          const float a = ze[j], f = ze[H + j], o = ze[2 * H + j], i = ze[3 * H + j];
-          const float pf = peepF_[static_cast<size_t>(j)], po = peepO_[static_cast<size_t>(j)],
-                      pi = peepI_[static_cast<size_t>(j)];
-          const float tc = tcs[j];
-          const float dzo = dh[j] * tc * derivative(act.gate, o);
-          // c_t reaches the loss through h_t, c_{t+1} and (with peepholes) the output gate.
-          const float dcHat = dc[j] + dh[j] * o * derivative(act.activation, tc) + dzo * po;
-          const float cp = prevKeep * cPrev[j];
-          dze[j] = dcHat * i * derivative(act.activation, a);
-          dze[H + j] = dcHat * cp * derivative(act.gate, f);
-          dze[2 * H + j] = dzo;
-          dze[3 * H + j] = dcHat * a * derivative(act.gate, i);
-          dc[j] = dcHat * f + dze[H + j] * pf + dze[3 * H + j] * pi;
+          const LstmUnitGradient u = lstmUnitBackward(
+              act.activation, act.gate, ze[j], ze[H + j], ze[2 * H + j], ze[3 * H + j], tcs[j],
+              prevKeep * cPrev[j], dh[j], dc[j], peepF_[static_cast<size_t>(j)],
+              peepO_[static_cast<size_t>(j)], peepI_[static_cast<size_t>(j)]);
+          dze[j] = u.a;
+          dze[H + j] = u.f;
+          dze[2 * H + j] = u.o;
+          dze[3 * H + j] = u.i;
+          dc[j] = u.cPrev;
           if (d.peepholes()) {
-            dPeep_[static_cast<size_t>(j)] += dze[H + j] * cp;
-            dPeep_[static_cast<size_t>(H + j)] += dzo * c[j];
-            dPeep_[static_cast<size_t>(2 * H + j)] += dze[3 * H + j] * cp;
+            const float cp = prevKeep * cPrev[j];
+            dPeep_[static_cast<size_t>(j)] += u.f * cp;
+            dPeep_[static_cast<size_t>(H + j)] += u.o * c[j];
+            dPeep_[static_cast<size_t>(2 * H + j)] += u.i * cp;
           }
         }
       }
@@ -223,9 +185,9 @@ class CpuRecurrent final : public RecurrentImpl {
   void simpleRnnForward(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
                         const Tensor& mask, ActivationKind act, Tensor& y, Tensor& ws,
                         RecurrentState* state) override {
-    const Dims d = forwardDims(x, w, rw, b, y, ws, 1, "simpleRnnForward");
-    checkActivation(act, "simpleRnnForward");
-    const float* m = maskData(mask, d.n, d.t, "simpleRnnForward");
+    const RecurrentDims d = detail::recurrentForwardDims(x, w, rw, b, y, ws, 1, "simpleRnnForward");
+    detail::checkRecurrentActivation(act, "simpleRnnForward");
+    const float* m = detail::recurrentMaskData(mask, d.n, d.t, "simpleRnnForward");
     float* xT = ws.data();
     float* zs = xT + d.t * d.n * d.nIn;  // the activation's output, before the mask
     float* hs = zs + d.t * d.n * d.h;
@@ -255,22 +217,23 @@ class CpuRecurrent final : public RecurrentImpl {
   void simpleRnnBackward(const Tensor& w, const Tensor& rw, const Tensor& mask, ActivationKind act,
                          const Tensor& ws, const Tensor& dy, Tensor& dw, Tensor& drw, Tensor& db,
                          Tensor* dx, int64_t backwardSteps) override {
-    const Dims d = backwardDims(w, rw, ws, dy, dw, drw, db, dx, 1, "simpleRnnBackward");
-    const float* m = maskData(mask, d.n, d.t, "simpleRnnBackward");
+    const RecurrentDims d =
+        detail::recurrentBackwardDims(w, rw, ws, dy, dw, drw, db, dx, 1, "simpleRnnBackward");
+    const float* m = detail::recurrentMaskData(mask, d.n, d.t, "simpleRnnBackward");
     const float* xT = ws.data();
     const float* zs = xT + d.t * d.n * d.nIn;
     const float* hs = zs + d.t * d.n * d.h;
     const float* h0 = hs + d.t * d.n * d.h;
     const int64_t H = d.h;
     prepareBackward(d, dy);
-    for (int64_t s = d.t; s-- > firstBackwardStep(d, backwardSteps);) {
+    for (int64_t s = d.t; s-- > detail::firstBackwardStep(d, backwardSteps);) {
       recurrentGradient(d, rw, s);
       for (int64_t e = 0; e < d.n; ++e) {
         const float keep = m ? m[e * d.t + s] : 1.0f;
         const float* ze = zs + (s * d.n + e) * H;
         const float* dh = dh_.data() + e * H;
         float* dze = dz_.data() + (s * d.n + e) * H;
-        for (int64_t j = 0; j < H; ++j) dze[j] = keep * dh[j] * derivative(act, ze[j]);
+        for (int64_t j = 0; j < H; ++j) dze[j] = keep * dh[j] * recurrentDerivative(act, ze[j]);
       }
     }
     finishBackward(d, xT, hs, h0, w, dw, drw, db, dx);
@@ -278,11 +241,9 @@ class CpuRecurrent final : public RecurrentImpl {
 
   void gatherSteps(const Tensor& x, const Tensor& mask, Tensor& rows) override {
     const int64_t n = x.dim(0), c = x.dim(1), t = x.dim(2);
-    const float* m = maskData(mask, n, t, "gatherSteps");
-    const int64_t r = countSteps(m, n, t);
-    if (rows.rank() != 2 || rows.dim(0) != r || rows.dim(1) != c)
-      throw ShapeError("gatherSteps: rows " + rows.shape().toString() + " for " +
-                       std::to_string(r) + " steps of " + std::to_string(c) + " features");
+    const float* m = detail::recurrentMaskData(mask, n, t, "gatherSteps");
+    const int64_t r = detail::countRealSteps(m, n, t);
+    detail::checkStepRows(rows, r, c, "gatherSteps");
     const float* src = x.data();
     float* dst = rows.data();
     for (int64_t e = 0; e < n; ++e)
@@ -295,11 +256,9 @@ class CpuRecurrent final : public RecurrentImpl {
 
   void scatterSteps(const Tensor& rows, const Tensor& mask, Tensor& y) override {
     const int64_t n = y.dim(0), c = y.dim(1), t = y.dim(2);
-    const float* m = maskData(mask, n, t, "scatterSteps");
-    const int64_t r = countSteps(m, n, t);
-    if (rows.rank() != 2 || rows.dim(0) != r || rows.dim(1) != c)
-      throw ShapeError("scatterSteps: rows " + rows.shape().toString() + " for " +
-                       std::to_string(r) + " steps of " + std::to_string(c) + " features");
+    const float* m = detail::recurrentMaskData(mask, n, t, "scatterSteps");
+    const int64_t r = detail::countRealSteps(m, n, t);
+    detail::checkStepRows(rows, r, c, "scatterSteps");
     const float* src = rows.data();
     float* dst = y.data();
     for (int64_t e = 0; e < n; ++e)
@@ -312,30 +271,25 @@ class CpuRecurrent final : public RecurrentImpl {
 
   void reverseSteps(const Tensor& x, const Tensor& mask, Tensor& y) override {
     const int64_t n = x.dim(0), c = x.dim(1), t = x.dim(2);
-    const float* m = maskData(mask, n, t, "reverseSteps");
+    const float* m = detail::recurrentMaskData(mask, n, t, "reverseSteps");
     if (x.rank() != 3 || y.shape() != x.shape())
       throw ShapeError("reverseSteps: y " + y.shape().toString() + " for x " +
                        x.shape().toString());
     const float* src = x.data();
     float* dst = y.data();
-    for (int64_t e = 0; e < n; ++e) {
-      // The span of real steps [first, last]; first > last without any.
-      int64_t first = 0, last = t - 1;
-      if (m) {
-        while (first < t && m[e * t + first] == 0.0f) ++first;
-        while (last >= 0 && m[e * t + last] == 0.0f) --last;
-      }
+    from_.resize(static_cast<size_t>(n * t));
+    detail::reversedStepSources(m, n, t, from_.data());
+    for (int64_t e = 0; e < n; ++e)
       for (int64_t s = 0; s < t; ++s) {
-        const int64_t from = s >= first && s <= last ? first + last - s : s;
-        for (int64_t k = 0; k < c; ++k) dst[(e * c + k) * t + s] = src[(e * c + k) * t + from];
+        const int64_t source = from_[static_cast<size_t>(e * t + s)];
+        for (int64_t k = 0; k < c; ++k) dst[(e * c + k) * t + s] = src[(e * c + k) * t + source];
       }
-    }
   }
 
   void combineDirections(DirectionCombine mode, const Tensor& yf, const Tensor& yb,
                          Tensor& y) override {
     const int64_t n = yf.dim(0), block = yf.dim(1) * yf.dim(2);
-    checkDirections(mode, yf, yb, y, "combineDirections");
+    detail::checkDirections(mode, yf, yb, y, "combineDirections");
     const float *f = yf.data(), *b = yb.data();
     float* out = y.data();
     for (int64_t e = 0; e < n; ++e) {
@@ -357,7 +311,7 @@ class CpuRecurrent final : public RecurrentImpl {
   void combineDirectionsBackward(DirectionCombine mode, const Tensor& yf, const Tensor& yb,
                                  const Tensor& dy, Tensor& dyf, Tensor& dyb) override {
     const int64_t n = yf.dim(0), block = yf.dim(1) * yf.dim(2);
-    checkDirections(mode, yf, yb, dy, "combineDirectionsBackward");
+    detail::checkDirections(mode, yf, yb, dy, "combineDirectionsBackward");
     if (dyf.shape() != yf.shape() || dyb.shape() != yf.shape())
       throw ShapeError("combineDirectionsBackward: gradients " + dyf.shape().toString() + ", " +
                        dyb.shape().toString() + " for outputs " + yf.shape().toString());
@@ -404,41 +358,20 @@ class CpuRecurrent final : public RecurrentImpl {
   }
 
  private:
-  static void checkDirections(DirectionCombine mode, const Tensor& yf, const Tensor& yb,
-                              const Tensor& y, const char* op) {
-    const Shape combined =
-        mode == DirectionCombine::CONCAT ? Shape{yf.dim(0), 2 * yf.dim(1), yf.dim(2)} : yf.shape();
-    if (yf.rank() != 3 || yb.shape() != yf.shape() || y.shape() != combined)
-      throw ShapeError(std::string(op) + ": yf " + yf.shape().toString() + ", yb " +
-                       yb.shape().toString() + " and " + y.shape().toString() +
-                       " do not fit together");
-  }
-
-  static int64_t countSteps(const float* m, int64_t n, int64_t t) {
-    if (!m) return n * t;
-    int64_t r = 0;
-    for (int64_t i = 0; i < n * t; ++i) r += m[i] != 0.0f;
-    return r;
-  }
-
   // Copies the initial state `from` ((N, H) host, or empty or null for zero) into the workspace's
   // `to`; whether it was given.
-  static bool loadState(const Tensor* from, float* to, const Dims& d, const char* op) {
-    if (!from || from->empty()) {
+  static bool loadState(const Tensor* from, float* to, const RecurrentDims& d, const char* op) {
+    if (!detail::checkInitialState(from, d, op)) {
       std::fill(to, to + d.n * d.h, 0.0f);
       return false;
     }
-    if (!from->onHost() || from->shape() != Shape{d.n, d.h})
-      throw ShapeError(std::string(op) + ": the initial state " + from->shape().toString() +
-                       " does not match [" + std::to_string(d.n) + ", " + std::to_string(d.h) +
-                       "] (examples, hidden units)");
     std::copy(from->data(), from->data() + d.n * d.h, to);
     return true;
   }
 
   // The state after the last step, (N, H), from a time-major (T, N, H) record: times that step's
   // mask when `keepMask` is given (the cell state, recorded before the mask).
-  static Tensor lastState(const float* record, const float* keepMask, const Dims& d) {
+  static Tensor lastState(const float* record, const float* keepMask, const RecurrentDims& d) {
     Tensor out(Shape{d.n, d.h}, Device::cpu());
     const float* last = record + (d.t - 1) * d.n * d.h;
     float* dst = out.data();
@@ -449,42 +382,9 @@ class CpuRecurrent final : public RecurrentImpl {
     return out;
   }
 
-  // The earliest step a backward pass over the last `backwardSteps` steps reaches (0: all).
-  static int64_t firstBackwardStep(const Dims& d, int64_t backwardSteps) {
-    return backwardSteps > 0 ? std::max<int64_t>(0, d.t - backwardSteps) : 0;
-  }
-
-  static Dims forwardDims(const Tensor& x, const Tensor& w, const Tensor& rw, const Tensor& b,
-                          const Tensor& y, const Tensor& ws, int gates, const char* op) {
-    if (x.rank() != 3 || w.rank() != 2 || w.dim(0) != x.dim(1) || rw.rank() != 2 ||
-        w.dim(1) != gates * rw.dim(0) || !recurrentWidthFits(rw, w, gates) || b.numel() != w.dim(1))
-      throw ShapeError(std::string(op) + ": x " + x.shape().toString() + ", W " +
-                       w.shape().toString() + ", RW " + rw.shape().toString() + ", b " +
-                       b.shape().toString() + " do not fit together");
-    const Dims d{x.dim(0), x.dim(1), x.dim(2), rw.dim(0), w.dim(1), rw.dim(1)};
-    if (y.shape() != Shape{d.n, d.h, d.t} ||
-        ws.numel() < recurrentWorkspaceFloats(d.n, d.t, d.nIn, d.h, gates))
-      throw ShapeError(std::string(op) + ": y " + y.shape().toString() + " or workspace " +
-                       ws.shape().toString() + " too small for x " + x.shape().toString());
-    return d;
-  }
-
-  static Dims backwardDims(const Tensor& w, const Tensor& rw, const Tensor& ws, const Tensor& dy,
-                           const Tensor& dw, const Tensor& drw, const Tensor& db, const Tensor* dx,
-                           int gates, const char* op) {
-    const Dims d{dy.dim(0), w.dim(0), dy.dim(2), rw.dim(0), w.dim(1), rw.dim(1)};
-    if (dy.rank() != 3 || dy.dim(1) != d.h || w.dim(1) != gates * d.h ||
-        !recurrentWidthFits(rw, w, gates) || dw.shape() != w.shape() || drw.shape() != rw.shape() ||
-        db.numel() != d.g || ws.numel() < recurrentWorkspaceFloats(d.n, d.t, d.nIn, d.h, gates) ||
-        (dx && dx->shape() != Shape{d.n, d.nIn, d.t}))
-      throw ShapeError(std::string(op) + ": dy " + dy.shape().toString() + ", W " +
-                       w.shape().toString() + " and the gradients do not fit together");
-    return d;
-  }
-
   // gates[T N, g] = xT W + b
-  static void inputProducts(const Dims& d, const float* xT, const Tensor& w, const Tensor& b,
-                            float* gates) {
+  static void inputProducts(const RecurrentDims& d, const float* xT, const Tensor& w,
+                            const Tensor& b, float* gates) {
     const int64_t rows = d.t * d.n;
     gemm('N', 'N', rows, d.g, d.nIn, xT, d.nIn, w.data(), d.g, 0.0f, gates, d.g);
     const float* bias = b.data();
@@ -492,7 +392,7 @@ class CpuRecurrent final : public RecurrentImpl {
       for (int64_t j = 0; j < d.g; ++j) gates[r * d.g + j] += bias[j];
   }
 
-  void prepareBackward(const Dims& d, const Tensor& dy) {
+  void prepareBackward(const RecurrentDims& d, const Tensor& dy) {
     dyT_.resize(static_cast<size_t>(d.t * d.n * d.h));
     dz_.assign(static_cast<size_t>(d.t * d.n * d.g), 0.0f);
     dh_.assign(static_cast<size_t>(d.n * d.h), 0.0f);
@@ -502,7 +402,7 @@ class CpuRecurrent final : public RecurrentImpl {
   }
 
   // dh_ = dy_s + dz_{s+1} RW^T: the gradient reaching h_s.
-  void recurrentGradient(const Dims& d, const Tensor& rw, int64_t s) {
+  void recurrentGradient(const RecurrentDims& d, const Tensor& rw, int64_t s) {
     const float* dys = dyT_.data() + s * d.n * d.h;
     std::copy(dys, dys + d.n * d.h, dh_.begin());
     if (s + 1 < d.t)
@@ -511,7 +411,7 @@ class CpuRecurrent final : public RecurrentImpl {
   }
 
   // The products over all steps at once, from dz_.
-  void finishBackward(const Dims& d, const float* xT, const float* hs, const float* h0,
+  void finishBackward(const RecurrentDims& d, const float* xT, const float* hs, const float* h0,
                       const Tensor& w, Tensor& dw, Tensor& drw, Tensor& db, Tensor* dx) {
     const int64_t rows = d.t * d.n;
     gemm('T', 'N', d.nIn, d.g, rows, xT, d.nIn, dz_.data(), d.g, 0.0f, dw.data(), d.g);
@@ -531,15 +431,10 @@ class CpuRecurrent final : public RecurrentImpl {
     }
   }
 
-  // RW's width: gates H, or for the LSTM 4H + 3 with the peephole columns.
-  static bool recurrentWidthFits(const Tensor& rw, const Tensor& w, int gates) {
-    return rw.dim(1) == w.dim(1) || (gates == 4 && rw.dim(1) == w.dim(1) + 3);
-  }
-
   // The peephole weights of every unit into peepF_, peepO_, peepI_ (GravesLSTM: RW's columns 4H,
   // 4H + 1, 4H + 2 are DL4J's wFF, wOO, wGG, for the forget, output and input gates), or zeros
   // without them.
-  void loadPeepholes(const Dims& d, const Tensor& rw) {
+  void loadPeepholes(const RecurrentDims& d, const Tensor& rw) {
     const auto h = static_cast<size_t>(d.h);
     peepF_.assign(h, 0.0f);
     peepO_.assign(h, 0.0f);
@@ -557,6 +452,7 @@ class CpuRecurrent final : public RecurrentImpl {
   std::vector<float> tc_;  // act(c_s) of one example, recomputed in the backward pass
   std::vector<float> cp_;  // the masked c_{t-1} of one example, in the forward pass
   std::vector<float> peepF_, peepO_, peepI_;
+  std::vector<int32_t> from_;  // reverseSteps' source step of every step
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // CudaBackend's construction, its GEMM helper, inner product, bias handling, reductions and batch
-// staging. Convolution, pooling and the element-wise ops live in CudaConvolution.cu,
-// CudaPooling.cu and CudaElementwise.cu.
+// staging. Convolution, pooling, normalisation, the element-wise and the recurrent ops live in
+// CudaConvolution.cu, CudaPooling.cu, CudaNormalization.cu, CudaElementwise.cu and
+// CudaRecurrent.cu.
 #include <algorithm>
 #include <climits>
 #include <cub/device/device_reduce.cuh>
@@ -74,7 +75,8 @@ CudaBackend::CudaBackend(int device) : device_(device) {
   pooling_ = makeCudaPooling(*this);
   normalization_ = makeCudaNormalization(*this);
   elementwise_ = makeCudaElementwise(*this);
-  install(*convolution_, *pooling_, *normalization_, *elementwise_);
+  recurrent_ = makeCudaRecurrent(*this);
+  install(*convolution_, *pooling_, *normalization_, *elementwise_, recurrent_.get());
 }
 
 CudaBackend::~CudaBackend() {

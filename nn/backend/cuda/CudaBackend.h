@@ -1,7 +1,8 @@
 #pragma once
 // The CUDA backend: the shared state of its op families (one file each: Cuda<Family>.cu). GEMM
 // and convolution on cuBLAS (im2col / col2im kernels around batched GEMMs),
-// pooling, activations, losses, updaters and reductions as simple kernels, sums with CUB. One
+// pooling, activations, losses, updaters and reductions as simple kernels, sums with CUB; the
+// recurrent ops as a loop over time of cuBLAS GEMMs and cell kernels. One
 // instance per DeviceContext: it owns the context's compute stream, its cuBLAS handle, a copy
 // stream for input staging, and grow-only scratch buffers, so a step on shapes seen before neither
 // allocates nor synchronises with the host, except for the scalar results the Backend interface
@@ -34,6 +35,7 @@ class CudaBackend final : public Backend {
   friend class CudaPooling;
   friend class CudaNormalization;
   friend class CudaElementwise;
+  friend class CudaRecurrent;
 
   // Row-major C (m x n) = alpha * op(A) (m x k) * op(B) (k x n) + beta * C, where op transposes
   // when asked; A, B, C dense row-major. The one place that calls cuBLAS (the translation to its
@@ -74,13 +76,15 @@ class CudaBackend final : public Backend {
   std::unique_ptr<PoolingImpl> pooling_;
   std::unique_ptr<NormalizationImpl> normalization_;
   std::unique_ptr<ElementwiseImpl> elementwise_;
+  std::unique_ptr<RecurrentImpl> recurrent_;
 };
 
 // Each family's CUDA implementation, defined in its own file (CudaConvolution.cu, CudaPooling.cu,
-// CudaNormalization.cu, CudaElementwise.cu) on the backend's shared state.
+// CudaNormalization.cu, CudaElementwise.cu, CudaRecurrent.cu) on the backend's shared state.
 std::unique_ptr<ConvolutionImpl> makeCudaConvolution(CudaBackend& core);
 std::unique_ptr<PoolingImpl> makeCudaPooling(CudaBackend& core);
 std::unique_ptr<NormalizationImpl> makeCudaNormalization(CudaBackend& core);
 std::unique_ptr<ElementwiseImpl> makeCudaElementwise(CudaBackend& core);
+std::unique_ptr<RecurrentImpl> makeCudaRecurrent(CudaBackend& core);
 
 }  // namespace dl4cpp::cuda
