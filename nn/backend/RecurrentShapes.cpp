@@ -82,6 +82,12 @@ void checkDirections(DirectionCombine mode, const Tensor& yf, const Tensor& yb, 
                      " do not fit together");
 }
 
+void checkMaskedPooling(const Tensor& x, const Tensor& y, const char* op) {
+  if (x.rank() != 3 || y.numel() != x.dim(0) * x.dim(1))
+    throw ShapeError(std::string(op) + ": pooled " + y.shape().toString() + " for sequences " +
+                     x.shape().toString() + " (expected [N, C] for [N, C, T])");
+}
+
 bool checkInitialState(const Tensor* from, const RecurrentDims& d, const char* op) {
   if (!from || from->empty()) return false;
   if (!from->onHost() || from->shape() != Shape{d.n, d.h})

@@ -52,6 +52,9 @@ bool checkInitialState(const Tensor* from, const RecurrentDims& d, const char* o
 // The earliest step a backward pass over the last `backwardSteps` steps reaches (0: all).
 int64_t firstBackwardStep(const RecurrentDims& d, int64_t backwardSteps);
 
+// ShapeError unless x is sequences (N, C, T) and y (N, C) (masked pooling's input and output).
+void checkMaskedPooling(const Tensor& x, const Tensor& y, const char* op);
+
 // For reverseSteps: the step each step of example e takes its values from, within the span of
 // its real steps (RecurrentOps.h), for the mask (n, t) or null.
 void reversedStepSources(const float* mask, int64_t n, int64_t t, int32_t* from);

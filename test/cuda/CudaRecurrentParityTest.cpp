@@ -182,6 +182,65 @@ TEST_SUITE("cuda") {
     CHECK(maskGpu.data()[1 * kT + 0] == 0.0f);
   }
 
+  TEST_CASE("CUDA parity: masked pooling over time of every type, and masking steps") {
+    if (!cudaDevicePresent()) return;
+    Backends b;
+    const Tensor x = randomTensor(Shape{kN, kH, kT}, 970), dy = randomTensor(Shape{kN, kH}, 971);
+    for (const Tensor& m : {Tensor(), stepMask()}) {
+      CAPTURE(m.empty());
+      for (PoolingKind kind :
+           {PoolingKind::MAX, PoolingKind::AVG, PoolingKind::SUM, PoolingKind::PNORM}) {
+        CAPTURE(toString(kind));
+        Tensor yCpu(Shape{kN, kH}), yGpu(Shape{kN, kH}, kGpu);
+        b.cpu->maskedPoolingForward(kind, 3, x, m, yCpu);
+        b.gpu->maskedPoolingForward(kind, 3, x.to(kGpu), m, yGpu);
+        checkClose(yCpu, yGpu, 1e-6, 1e-6);
+        Tensor dxCpu(x.shape()), dxGpu(x.shape(), kGpu);
+        b.cpu->maskedPoolingBackward(kind, 3, x, m, yCpu, dy, dxCpu);
+        b.gpu->maskedPoolingBackward(kind, 3, x.to(kGpu), m, yGpu, dy.to(kGpu), dxGpu);
+        checkClose(dxCpu, dxGpu, 1e-6, 1e-5);
+      }
+      Tensor yCpu(x.shape()), yGpu = x.to(kGpu);
+      b.cpu->maskSteps(x, m, yCpu);
+      b.gpu->maskSteps(yGpu, m, yGpu);  // in place
+      checkClose(yCpu, yGpu, 0);
+    }
+  }
+
+  TEST_CASE("CUDA parity: a masked 1-D convolution and pooling classifier trains as on the CPU") {
+    if (!cudaDevicePresent()) return;
+    const DataSet sequences = maskedSequences(980);
+    Tensor labels(Shape{kN, 3});
+    for (int64_t e = 0; e < kN; ++e) labels.data()[e * 3 + e % 3] = 1;
+    const DataSet data(sequences.features, labels, sequences.featuresMask, Tensor());
+    const MultiLayerConfiguration conf =
+        NeuralNetConfiguration::Builder()
+            .seed(12)
+            .updater(Adam(0.02))
+            .list()
+            .layer(Convolution1DLayer::Builder(3)
+                       .nOut(4)
+                       .convolutionMode(ConvolutionMode::Same)
+                       .activation(Activation::TANH)
+                       .build())
+            .layer(GlobalPoolingLayer::Builder(PoolingType::AVG).build())
+            .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                       .nOut(3)
+                       .activation(Activation::SOFTMAX)
+                       .build())
+            .setInputType(InputType::recurrent(3))
+            .build();
+    MultiLayerNetwork cpu(conf, Device::cpu(), 1), gpu(conf, kGpu);
+    cpu.init();
+    gpu.init();
+    for (int i = 0; i < 5; ++i) {
+      cpu.fit(data);
+      gpu.fit(data);
+    }
+    CHECK(gpu.score() == doctest::Approx(cpu.score()).epsilon(1e-4));
+    checkClose(cpu.params(), gpu.params(), 1e-4, 1e-3);
+  }
+
   TEST_CASE("CUDA recurrent ops: a mask in device memory is a ShapeError, as on the CPU") {
     if (!cudaDevicePresent()) return;
     Backends b;

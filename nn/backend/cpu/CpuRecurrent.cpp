@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/backend/MaskedPooling.h"
 #include "nn/backend/RecurrentCell.h"
 #include "nn/backend/RecurrentShapes.h"
 #include "nn/backend/cpu/CpuBackend.h"
@@ -354,6 +355,45 @@ class CpuRecurrent final : public RecurrentImpl {
         for (int64_t k = 0; k < c && real == 0.0f; ++k)
           real = src[(e * c + k) * t + s] != value ? 1.0f : 0.0f;
         m[e * t + s] = real;
+      }
+  }
+
+  void maskSteps(const Tensor& x, const Tensor& mask, Tensor& y) override {
+    const int64_t n = x.dim(0), c = x.dim(1), t = x.dim(2);
+    const float* m = detail::recurrentMaskData(mask, n, t, "maskSteps");
+    if (x.rank() != 3 || y.shape() != x.shape())
+      throw ShapeError("maskSteps: y " + y.shape().toString() + " for x " + x.shape().toString());
+    const float* src = x.data();
+    float* dst = y.data();
+    for (int64_t e = 0; e < n; ++e)
+      for (int64_t k = 0; k < c; ++k)
+        for (int64_t s = 0; s < t; ++s) {
+          const int64_t i = (e * c + k) * t + s;
+          dst[i] = !m || m[e * t + s] != 0.0f ? src[i] : 0.0f;
+        }
+  }
+
+  void maskedPoolingForward(PoolingKind kind, int pnorm, const Tensor& x, const Tensor& mask,
+                            Tensor& y) override {
+    detail::checkMaskedPooling(x, y, "maskedPoolingForward");
+    const int64_t n = x.dim(0), c = x.dim(1), t = x.dim(2);
+    const float* m = detail::recurrentMaskData(mask, n, t, "maskedPoolingForward");
+    for (int64_t e = 0; e < n; ++e)
+      for (int64_t k = 0; k < c; ++k)
+        y.data()[e * c + k] =
+            maskedPoolRow(kind, pnorm, x.data() + (e * c + k) * t, m ? m + e * t : nullptr, t);
+  }
+
+  void maskedPoolingBackward(PoolingKind kind, int pnorm, const Tensor& x, const Tensor& mask,
+                             const Tensor& y, const Tensor& dy, Tensor& dx) override {
+    detail::checkMaskedPooling(x, y, "maskedPoolingBackward");
+    const int64_t n = x.dim(0), c = x.dim(1), t = x.dim(2);
+    const float* m = detail::recurrentMaskData(mask, n, t, "maskedPoolingBackward");
+    for (int64_t e = 0; e < n; ++e)
+      for (int64_t k = 0; k < c; ++k) {
+        const int64_t row = e * c + k;
+        maskedPoolRowBackward(kind, pnorm, x.data() + row * t, m ? m + e * t : nullptr, t,
+                              y.data()[row], dy.data()[row], dx.data() + row * t);
       }
   }
 

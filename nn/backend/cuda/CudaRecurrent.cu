@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "nn/backend/MaskedPooling.h"
 #include "nn/backend/RecurrentCell.h"
 #include "nn/backend/RecurrentShapes.h"
 #include "nn/backend/cuda/CudaBackend.h"
@@ -245,6 +246,34 @@ __global__ void maskOfValueKernel(const float* x, float value, float* mask, int6
   }
 }
 
+// y[e][k][s] = x[e][k][s], or 0 where mask[e][s] is 0 (y may alias x).
+__global__ void maskStepsKernel(const float* x, const float* mask, float* y, int64_t n, int64_t c,
+                                int64_t t) {
+  DL4CPP_GRID_STRIDE_LOOP(i, n * c * t) {
+    const int64_t s = i % t, e = i / (t * c);
+    y[i] = mask[e * t + s] != 0.0f ? x[i] : 0.0f;
+  }
+}
+
+// One thread per (example, feature) row of x (n, c, t): y (n, c) pooled over the real steps.
+__global__ void maskedPoolingForwardKernel(PoolingKind kind, int pnorm, const float* x,
+                                           const float* mask, float* y, int64_t n, int64_t c,
+                                           int64_t t) {
+  DL4CPP_GRID_STRIDE_LOOP(row, n * c) {
+    const float* m = mask ? mask + (row / c) * t : nullptr;
+    y[row] = maskedPoolRow(kind, pnorm, x + row * t, m, t);
+  }
+}
+
+__global__ void maskedPoolingBackwardKernel(PoolingKind kind, int pnorm, const float* x,
+                                            const float* mask, const float* y, const float* dy,
+                                            float* dx, int64_t n, int64_t c, int64_t t) {
+  DL4CPP_GRID_STRIDE_LOOP(row, n * c) {
+    const float* m = mask ? mask + (row / c) * t : nullptr;
+    maskedPoolRowBackward(kind, pnorm, x + row * t, m, t, y[row], dy[row], dx + row * t);
+  }
+}
+
 // The parts of the forward workspace (RecurrentOps.h: recurrentWorkspaceFloats), in its order.
 struct Workspace {
   float *xT, *gates, *hs, *cs, *h0, *c0;  // cs and c0: the LSTM's only (null for the RNN)
@@ -277,7 +306,7 @@ class CudaRecurrent final : public RecurrentImpl {
     const RecurrentDims d = detail::recurrentForwardDims(x, w, rw, b, y, ws, 4, "lstmForward");
     detail::checkRecurrentActivation(act.activation, "lstmForward");
     detail::checkRecurrentActivation(act.gate, "lstmForward");
-    const float* m = uploadMask(mask, d, "lstmForward");
+    const float* m = uploadMask(mask, d.n, d.t, "lstmForward");
     const Workspace p = workspaceOf(ws.data(), d, true);
     const bool init = loadState(state ? &state->h : nullptr, p.h0, d, "lstmForward");
     loadState(state ? &state->c : nullptr, p.c0, d, "lstmForward");
@@ -309,7 +338,7 @@ class CudaRecurrent final : public RecurrentImpl {
                     Tensor& drw, Tensor& db, Tensor* dx, int64_t backwardSteps) override {
     const RecurrentDims d =
         detail::recurrentBackwardDims(w, rw, ws, dy, dw, drw, db, dx, 4, "lstmBackward");
-    const float* m = uploadMask(mask, d, "lstmBackward");
+    const float* m = uploadMask(mask, d.n, d.t, "lstmBackward");
     Tensor kept = ws;  // shares the forward's workspace, which the backward pass only reads
     const Workspace p = workspaceOf(kept.data(), d, true);
     const float* rwDense = splitRecurrentWeights(d, rw);
@@ -338,7 +367,7 @@ class CudaRecurrent final : public RecurrentImpl {
                         RecurrentState* state) override {
     const RecurrentDims d = detail::recurrentForwardDims(x, w, rw, b, y, ws, 1, "simpleRnnForward");
     detail::checkRecurrentActivation(act, "simpleRnnForward");
-    const float* m = uploadMask(mask, d, "simpleRnnForward");
+    const float* m = uploadMask(mask, d.n, d.t, "simpleRnnForward");
     const Workspace p = workspaceOf(ws.data(), d, false);
     const bool init = loadState(state ? &state->h : nullptr, p.h0, d, "simpleRnnForward");
     inputProducts(d, x, w, b, ws, p);
@@ -362,7 +391,7 @@ class CudaRecurrent final : public RecurrentImpl {
                          Tensor* dx, int64_t backwardSteps) override {
     const RecurrentDims d =
         detail::recurrentBackwardDims(w, rw, ws, dy, dw, drw, db, dx, 1, "simpleRnnBackward");
-    const float* m = uploadMask(mask, d, "simpleRnnBackward");
+    const float* m = uploadMask(mask, d.n, d.t, "simpleRnnBackward");
     Tensor kept = ws;  // shares the forward's workspace, which the backward pass only reads
     const Workspace p = workspaceOf(kept.data(), d, false);
     const int64_t H = d.h;
@@ -459,6 +488,42 @@ class CudaRecurrent final : public RecurrentImpl {
     download(computed, n * t, mask.data());
   }
 
+  void maskSteps(const Tensor& x, const Tensor& mask, Tensor& y) override {
+    const int64_t n = x.dim(0), c = x.dim(1), t = x.dim(2);
+    if (x.rank() != 3 || y.shape() != x.shape())
+      throw ShapeError("maskSteps: y " + y.shape().toString() + " for x " + x.shape().toString());
+    const float* m = uploadMask(mask, n, t, "maskSteps");
+    if (!m) {
+      if (y.data() != x.data()) core_.copy(x, y);
+      return;
+    }
+    maskStepsKernel<<<blocksFor(x.numel()), kThreadsPerBlock, 0, stream()>>>(x.data(), m, y.data(),
+                                                                             n, c, t);
+    DL4CPP_CUDA_CHECK_LAUNCH();
+  }
+
+  void maskedPoolingForward(PoolingKind kind, int pnorm, const Tensor& x, const Tensor& mask,
+                            Tensor& y) override {
+    detail::checkMaskedPooling(x, y, "maskedPoolingForward");
+    const int64_t n = x.dim(0), c = x.dim(1), t = x.dim(2);
+    const float* m = uploadMask(mask, n, t, "maskedPoolingForward");
+    if (n * c == 0) return;
+    maskedPoolingForwardKernel<<<blocksFor(n * c), kThreadsPerBlock, 0, stream()>>>(
+        kind, pnorm, x.data(), m, y.data(), n, c, t);
+    DL4CPP_CUDA_CHECK_LAUNCH();
+  }
+
+  void maskedPoolingBackward(PoolingKind kind, int pnorm, const Tensor& x, const Tensor& mask,
+                             const Tensor& y, const Tensor& dy, Tensor& dx) override {
+    detail::checkMaskedPooling(x, y, "maskedPoolingBackward");
+    const int64_t n = x.dim(0), c = x.dim(1), t = x.dim(2);
+    const float* m = uploadMask(mask, n, t, "maskedPoolingBackward");
+    if (n * c == 0) return;
+    maskedPoolingBackwardKernel<<<blocksFor(n * c), kThreadsPerBlock, 0, stream()>>>(
+        kind, pnorm, x.data(), m, y.data(), dy.data(), dx.data(), n, c, t);
+    DL4CPP_CUDA_CHECK_LAUNCH();
+  }
+
  private:
   cudaStream_t stream() const { return core_.stream(); }
 
@@ -479,11 +544,11 @@ class CudaRecurrent final : public RecurrentImpl {
   }
 
   // The mask (checked: a host tensor (N, T)) on the device, or null without one.
-  const float* uploadMask(const Tensor& mask, const RecurrentDims& d, const char* op) {
-    const float* m = detail::recurrentMaskData(mask, d.n, d.t, op);
-    if (!m || d.n * d.t == 0) return nullptr;
-    float* device = core_.scratch(maskOnDevice_, d.n * d.t);
-    upload(m, d.n * d.t, device);
+  const float* uploadMask(const Tensor& mask, int64_t n, int64_t t, const char* op) {
+    const float* m = detail::recurrentMaskData(mask, n, t, op);
+    if (!m || n * t == 0) return nullptr;
+    float* device = core_.scratch(maskOnDevice_, n * t);
+    upload(m, n * t, device);
     return device;
   }
 

@@ -120,6 +120,17 @@ class RecurrentImpl {
   // mask (N, T), a host tensor: 0 where every feature of x (N, C, T) at the step equals value,
   // 1 elsewhere (DL4J's MaskZeroLayer).
   virtual void maskOfValue(const Tensor& x, float value, Tensor& mask) = 0;
+  // y (N, C, T) = x with every step the mask (N, T) marks padding set to 0. y may alias x.
+  virtual void maskSteps(const Tensor& x, const Tensor& mask, Tensor& y) = 0;
+  // y (N, C) = the pooling of x (N, C, T) over the steps the mask (N, T) marks real (MAX, AVG,
+  // SUM, PNORM with exponent pnorm; MaskedPooling.h); 0 for an example without real steps.
+  virtual void maskedPoolingForward(PoolingKind kind, int pnorm, const Tensor& x,
+                                    const Tensor& mask, Tensor& y) = 0;
+  // dx (N, C, T) = the gradient reaching x from dy (N, C), given the forward's x and y: 0 at
+  // padded steps; MAX's to the first real step holding the maximum.
+  virtual void maskedPoolingBackward(PoolingKind kind, int pnorm, const Tensor& x,
+                                     const Tensor& mask, const Tensor& y, const Tensor& dy,
+                                     Tensor& dx) = 0;
 };
 
 class RecurrentOps : protected OpFamily<RecurrentImpl> {
@@ -175,6 +186,18 @@ class RecurrentOps : protected OpFamily<RecurrentImpl> {
   }
   void maskOfValue(const Tensor& x, float value, Tensor& mask) {
     run(OpPhase::OTHER, [&] { recurrent().maskOfValue(x, value, mask); });
+  }
+  void maskSteps(const Tensor& x, const Tensor& mask, Tensor& y) {
+    run(OpPhase::OTHER, [&] { recurrent().maskSteps(x, mask, y); });
+  }
+  void maskedPoolingForward(PoolingKind kind, int pnorm, const Tensor& x, const Tensor& mask,
+                            Tensor& y) {
+    run(OpPhase::FORWARD, [&] { recurrent().maskedPoolingForward(kind, pnorm, x, mask, y); });
+  }
+  void maskedPoolingBackward(PoolingKind kind, int pnorm, const Tensor& x, const Tensor& mask,
+                             const Tensor& y, const Tensor& dy, Tensor& dx) {
+    run(OpPhase::BACKWARD_DATA,
+        [&] { recurrent().maskedPoolingBackward(kind, pnorm, x, mask, y, dy, dx); });
   }
 
  private:

@@ -1,9 +1,5 @@
 #include "nn/conf/layers/GlobalPoolingLayer.h"
 
-#include <algorithm>
-#include <cmath>
-#include <limits>
-
 #include "nn/core/Error.h"
 #include "nn/layers/RuntimeLayer.h"
 
@@ -13,8 +9,8 @@ namespace {
 
 // The runtime object. No parameters. Keeps views of the last forward pass's input and output (the
 // network's buffers, unchanged until the backward pass that follows): MAX and PNORM read them
-// backward. Sequences (N, C, T) without a mask run the image op on (N, C, 1, T); with a mask they
-// are pooled on the host, over the real steps only.
+// backward. Sequences (N, C, T) without a mask run the image op on (N, C, 1, T); with a mask the
+// masked pooling op pools over the real steps only.
 class GlobalPoolingRuntime : public layers::RuntimeLayer {
  public:
   explicit GlobalPoolingRuntime(const GlobalPoolingLayer& conf)
@@ -41,85 +37,20 @@ class GlobalPoolingRuntime : public layers::RuntimeLayer {
     if (mask_.shape() != Shape{n, t})
       throw ShapeError("GlobalPoolingLayer: the features mask " + mask_.shape().toString() +
                        " does not match sequences " + input.shape().toString());
-    if (!input.onHost())
-      throw BackendError("GlobalPoolingLayer: masked sequences are pooled on the host only");
-    maskedForward(input.data(), output.data(), n, input.dim(1), t);
+    ctx.backend().maskedPoolingForward(kind_, pnorm_, input, mask_, output);
   }
   void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override {
     if (mask_.empty()) {
       ctx.backend().globalPoolingBackward(kind_, pnorm_, input_, output_, grad, inputGrad);
       return;
     }
-    maskedBackward(input_.data(), output_.data(), grad.data(), inputGrad.data(), input_.dim(0),
-                   input_.dim(1), input_.dim(3));
+    const Shape sequences{input_.dim(0), input_.dim(1), input_.dim(3)};
+    Tensor dx = inputGrad.reshape(sequences);
+    ctx.backend().maskedPoolingBackward(kind_, pnorm_, input_.reshape(sequences), mask_, output_,
+                                        grad, dx);
   }
 
  private:
-  bool real(int64_t e, int64_t s, int64_t t) const { return mask_.data()[e * t + s] != 0.0f; }
-
-  void maskedForward(const float* x, float* y, int64_t n, int64_t c, int64_t t) const {
-    for (int64_t e = 0; e < n; ++e) {
-      int64_t count = 0;
-      for (int64_t s = 0; s < t; ++s) count += real(e, s, t) ? 1 : 0;
-      for (int64_t k = 0; k < c; ++k) {
-        const float* row = x + (e * c + k) * t;
-        double acc = kind_ == PoolingKind::MAX ? -std::numeric_limits<double>::infinity() : 0.0;
-        for (int64_t s = 0; s < t; ++s) {
-          if (!real(e, s, t)) continue;
-          if (kind_ == PoolingKind::MAX)
-            acc = std::max(acc, double(row[s]));
-          else if (kind_ == PoolingKind::PNORM)
-            acc += std::pow(std::fabs(double(row[s])), pnorm_);
-          else
-            acc += row[s];
-        }
-        if (count == 0)
-          acc = 0;
-        else if (kind_ == PoolingKind::AVG)
-          acc /= double(count);
-        else if (kind_ == PoolingKind::PNORM)
-          acc = std::pow(acc, 1.0 / pnorm_);
-        y[e * c + k] = static_cast<float>(acc);
-      }
-    }
-  }
-
-  void maskedBackward(const float* x, const float* y, const float* dy, float* dx, int64_t n,
-                      int64_t c, int64_t t) const {
-    for (int64_t e = 0; e < n; ++e) {
-      int64_t count = 0;
-      for (int64_t s = 0; s < t; ++s) count += real(e, s, t) ? 1 : 0;
-      for (int64_t k = 0; k < c; ++k) {
-        const float* row = x + (e * c + k) * t;
-        float* grad = dx + (e * c + k) * t;
-        const float g = dy[e * c + k], out = y[e * c + k];
-        std::fill(grad, grad + t, 0.0f);
-        if (count == 0) continue;
-        if (kind_ == PoolingKind::MAX) {
-          // The first real step holding the maximum, as the image op's first maximum.
-          for (int64_t s = 0; s < t; ++s)
-            if (real(e, s, t) && row[s] == out) {
-              grad[s] = g;
-              break;
-            }
-          continue;
-        }
-        for (int64_t s = 0; s < t; ++s) {
-          if (!real(e, s, t)) continue;
-          if (kind_ == PoolingKind::AVG) {
-            grad[s] = g / static_cast<float>(count);
-          } else if (kind_ == PoolingKind::SUM) {
-            grad[s] = g;
-          } else if (out != 0.0f) {  // PNORM: x |x|^(p-2) / y^(p-1)
-            const double v = row[s];
-            grad[s] = static_cast<float>(g * v * std::pow(std::fabs(v), pnorm_ - 2) /
-                                         std::pow(double(out), pnorm_ - 1));
-          }
-        }
-      }
-    }
-  }
-
   PoolingKind kind_;
   int pnorm_;
   bool collapse_;

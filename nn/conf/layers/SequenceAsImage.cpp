@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "nn/backend/Devices.h"
 #include "nn/core/Error.h"
 
 namespace dl4cpp::detail {
@@ -11,19 +10,6 @@ namespace {
 
 // (N, C, T) as (N, C, T, 1): the same values.
 Tensor asImage(const Tensor& t) { return t.reshape(Shape{t.dim(0), t.dim(1), t.dim(2), 1}); }
-
-// Zeroes the steps `mask` (N, T) marks padded, in host sequences (N, C, T).
-void zeroPadded(Tensor& t, const Tensor& mask, const std::string& layer) {
-  if (!t.onHost())
-    throw BackendError(layer + ": masked sequences are handled in host memory; this tensor is on " +
-                       t.device().toString());
-  const int64_t n = t.dim(0), c = t.dim(1), steps = t.dim(2);
-  float* v = t.data();
-  for (int64_t e = 0; e < n; ++e)
-    for (int64_t s = 0; s < steps; ++s)
-      if (mask.data()[e * steps + s] == 0.0f)
-        for (int64_t k = 0; k < c; ++k) v[(e * c + k) * steps + s] = 0.0f;
-}
 
 }  // namespace
 
@@ -63,17 +49,16 @@ void SequenceAsImageRuntime::forward(DeviceContext& ctx, const Tensor& input, Te
     if (maskedStore_.numel() < input.numel())  // grown, never shrunk: no allocation per batch
       maskedStore_ = Tensor(Shape{input.numel()}, input.device());
     masked_ = maskedStore_.view(0, input.shape());
-    masked_.copyFrom(input);
-    zeroPadded(masked_, mask_, name_);
+    ctx.backend().maskSteps(input, mask_, masked_);
   }
   Tensor image = asImage(output);
   inner_->forward(ctx, asImage(masked_.empty() ? input : masked_), image, fwd);
-  if (!mask_.empty()) zeroPadded(output, mask_, name_);
+  if (!mask_.empty()) ctx.backend().maskSteps(output, mask_, output);
 }
 
 void SequenceAsImageRuntime::backwardActivation(DeviceContext& ctx, const Tensor& output,
                                                 Tensor& grad) {
-  if (!mask_.empty()) zeroPadded(grad, mask_, name_);
+  if (!mask_.empty()) ctx.backend().maskSteps(grad, mask_, grad);
   Tensor image = asImage(grad);
   inner_->backwardActivation(ctx, asImage(output), image);
 }
@@ -87,7 +72,7 @@ void SequenceAsImageRuntime::backwardInput(DeviceContext& ctx, const Tensor& gra
                                            Tensor& inputGrad) {
   Tensor image = asImage(inputGrad);
   inner_->backwardInput(ctx, asImage(grad), image);
-  if (!mask_.empty()) zeroPadded(inputGrad, mask_, name_);
+  if (!mask_.empty()) ctx.backend().maskSteps(inputGrad, mask_, inputGrad);
 }
 
 void SequenceAsImageRuntime::backward(DeviceContext& ctx, const Tensor& input, const Tensor& grad,
@@ -95,7 +80,8 @@ void SequenceAsImageRuntime::backward(DeviceContext& ctx, const Tensor& input, c
   Tensor image = inputGrad != nullptr ? asImage(*inputGrad) : Tensor();
   inner_->backward(ctx, asImage(masked_.empty() ? input : masked_), asImage(grad), params,
                    inputGrad != nullptr ? &image : nullptr);
-  if (inputGrad != nullptr && !mask_.empty()) zeroPadded(*inputGrad, mask_, name_);
+  if (inputGrad != nullptr && !mask_.empty())
+    ctx.backend().maskSteps(*inputGrad, mask_, *inputGrad);
 }
 
 }  // namespace dl4cpp::detail

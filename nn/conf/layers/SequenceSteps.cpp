@@ -1,5 +1,9 @@
 #include "nn/conf/layers/SequenceSteps.h"
 
+#include <vector>
+
+#include "nn/backend/RecurrentShapes.h"
+
 namespace dl4cpp::detail {
 
 Tensor lastStepMask(const Tensor* mask, int64_t n, int64_t t) {
@@ -23,15 +27,12 @@ Tensor reverseMask(const Tensor& mask) {
   if (mask.empty()) return Tensor();
   const Tensor host = mask.toHost();
   const int64_t n = host.dim(0), t = host.dim(1);
+  std::vector<int32_t> from(static_cast<size_t>(n * t));
+  reversedStepSources(host.data(), n, t, from.data());
   Tensor reversed(Shape{n, t});
-  for (int64_t e = 0; e < n; ++e) {
-    const float* m = host.data() + e * t;
-    int64_t first = 0, last = t - 1;
-    while (first < t && m[first] == 0.0f) ++first;
-    while (last >= 0 && m[last] == 0.0f) --last;
+  for (int64_t e = 0; e < n; ++e)
     for (int64_t s = 0; s < t; ++s)
-      reversed.data()[e * t + s] = m[s >= first && s <= last ? first + last - s : s];
-  }
+      reversed.data()[e * t + s] = host.data()[e * t + from[static_cast<size_t>(e * t + s)]];
   return reversed;
 }
 
