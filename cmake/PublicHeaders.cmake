@@ -76,6 +76,7 @@ set(DL4CPP_PUBLIC_HEADERS
   nn/backend/ops/OpDispatch.h
   nn/backend/ops/PoolingOps.h
   nn/backend/ops/RecurrentOps.h
+  nn/backend/ops/TransformOps.h
   nn/conf/ConfigurationLimits.h
   nn/conf/Enums.h
   nn/conf/InputType.h

@@ -34,11 +34,12 @@ void Backend::runPlanned(OpPass pass, double flops, KernelRef kernel) {
 
 void Backend::install(ConvolutionImpl& convolution, PoolingImpl& pooling,
                       NormalizationImpl& normalization, ElementwiseImpl& elementwise,
-                      RecurrentImpl* recurrent) {
+                      TransformImpl& transform, RecurrentImpl* recurrent) {
   ConvolutionOps::bindFamily(convolution, hook_);
   PoolingOps::bindFamily(pooling, hook_);
   NormalizationOps::bindFamily(normalization, hook_);
   ElementwiseOps::bindFamily(elementwise, hook_);
+  TransformOps::bindFamily(transform, hook_);
   if (recurrent != nullptr) RecurrentOps::bindFamily(*recurrent, hook_);
 }
 

@@ -1,10 +1,10 @@
 #pragma once
 // The op facade. Layers, updaters and the network call only these functions. The ops come in
 // families, each declared once in its own header under ops/ (ConvolutionOps.h, PoolingOps.h,
-// NormalizationOps.h, ElementwiseOps.h, RecurrentOps.h); each device implements each family in a
-// file of its own (cpu/Cpu<Family>.cpp on oneDNN and dl4cpp's kernels, cuda/Cuda<Family>.cu on
-// cuBLAS + kernels), and every op runs through one dispatch point (ops/OpDispatch.h) where an
-// observer such as the profiler sees it without listing it.
+// NormalizationOps.h, ElementwiseOps.h, TransformOps.h, RecurrentOps.h); each device implements
+// each family in a file of its own (cpu/Cpu<Family>.cpp on oneDNN and dl4cpp's kernels,
+// cuda/Cuda<Family>.cu on cuBLAS + kernels), and every op runs through one dispatch point
+// (ops/OpDispatch.h) where an observer such as the profiler sees it without listing it.
 // The choice of implementation is made once, when a DeviceContext is created (makeBackend in
 // Backend.cpp), so no layer ever branches on the device. A backend may also compute runs of
 // adjacent layers it recognises its own way: the network asks it for a plan once (LayerPlan.h).
@@ -28,6 +28,7 @@
 #include "nn/backend/ops/OpDispatch.h"
 #include "nn/backend/ops/PoolingOps.h"
 #include "nn/backend/ops/RecurrentOps.h"
+#include "nn/backend/ops/TransformOps.h"
 #include "nn/tensor/Tensor.h"
 
 namespace dl4cpp {
@@ -36,6 +37,7 @@ class Backend : public ConvolutionOps,
                 public PoolingOps,
                 public NormalizationOps,
                 public ElementwiseOps,
+                public TransformOps,
                 public RecurrentOps {
  public:
   Backend() = default;
@@ -69,7 +71,8 @@ class Backend : public ConvolutionOps,
   // live as long as the backend (a device keeps them as members). The recurrent family is
   // optional: a device without it (null) answers its ops with a BackendError.
   void install(ConvolutionImpl& convolution, PoolingImpl& pooling, NormalizationImpl& normalization,
-               ElementwiseImpl& elementwise, RecurrentImpl* recurrent = nullptr);
+               ElementwiseImpl& elementwise, TransformImpl& transform,
+               RecurrentImpl* recurrent = nullptr);
 
  private:
   OpHook hook_;

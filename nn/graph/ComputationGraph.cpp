@@ -90,12 +90,6 @@ class GraphLayerStep final : public NetworkStep {
   bool computesLoss_, frozen_;
 };
 
-void addInto(Tensor& sum, const Tensor& term) {
-  float* s = sum.data();
-  const float* x = term.data();
-  for (int64_t i = 0, n = sum.numel(); i < n; ++i) s[i] += x[i];
-}
-
 }  // namespace
 
 ComputationGraph::ComputationGraph(ComputationGraphConfiguration conf, Device device,
@@ -120,8 +114,8 @@ void ComputationGraph::profileLayer(int layer) {
 void ComputationGraph::init() {
   if (!devices::isHostMemory(context_->device()))
     throw BackendError(
-        "ComputationGraph runs on the CPU (its vertices and gradient sums loop "
-        "over host memory); it was given " +
+        "ComputationGraph runs on the CPU (it does not stage its inputs and labels to another "
+        "device); it was given " +
         context_->device().toString());
   std::vector<Node> nodes;
   std::map<std::string, size_t> ids;
@@ -428,7 +422,8 @@ void ComputationGraph::ensureCapacity(BatchSize size) {
     if (arena_.numel() < perExample * batch)
       arena_ = Tensor(Shape{perExample * batch}, context_->device());
     for (size_t i = 0; i < inputGradStore_.size(); ++i)
-      inputGradStore_[i] = Tensor(Shape{nodes_[i].shape(batch, size.steps).numel()});
+      inputGradStore_[i] =
+          Tensor(Shape{nodes_[i].shape(batch, size.steps).numel()}, context_->device());
   } catch (const AllocationError& e) {
     throw AllocationError(
         fmt::format("ComputationGraph: activations for a batch of {} ({} values per example): {}",
@@ -504,7 +499,7 @@ Tensor ComputationGraph::gradientTarget(size_t node, size_t slot, std::vector<bo
   }
   if (scratchStore_.size() <= slot) scratchStore_.resize(slot + 1);
   if (scratchStore_[slot].numel() < producer.grad.numel()) {
-    scratchStore_[slot] = Tensor(Shape{largestPerExample_ * capacity_});
+    scratchStore_[slot] = Tensor(Shape{largestPerExample_ * capacity_}, context_->device());
   }
   consumer.scratchUsed[slot] = true;
   return scratchStore_[slot].view(0, shape);
@@ -516,7 +511,8 @@ void ComputationGraph::addScratchGradients(size_t node) {
     if (!consumer.scratchUsed[j]) continue;
     consumer.scratchUsed[j] = false;
     Tensor& sum = nodes_[consumer.inputs[j]].grad;
-    addInto(sum, scratchStore_[j].view(0, sum.shape()));
+    const Tensor terms[] = {sum, scratchStore_[j].view(0, sum.shape())};
+    context_->backend().combineForward(CombineOp::ADD, terms, sum);
   }
 }
 
@@ -958,8 +954,8 @@ std::unique_ptr<Model> ComputationGraph::cloneModel() const {
 std::unique_ptr<Model> ComputationGraph::newReplica(Device device, int numThreads) const {
   if (!devices::isHostMemory(device))
     throw ConfigError(
-        "ComputationGraph: a graph runs on the CPU (its vertices loop over host memory); a "
-        "replica cannot be made on " +
+        "ComputationGraph: a graph runs on the CPU (it does not stage its inputs and labels to "
+        "another device); a replica cannot be made on " +
         device.toString());
   auto replica = std::make_unique<ComputationGraph>(conf_, device, numThreads);
   replica->init();

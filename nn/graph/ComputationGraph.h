@@ -37,8 +37,9 @@
 // (GraphBuilder::backpropType) and rnnTimeStep work as MultiLayerNetwork's, on every recurrent
 // layer of the graph.
 //
-// Devices: vertices other than layers, and the sums of gradients at a fan-out, loop over host
-// memory; a ComputationGraph runs on the CPU (BackendError for another device).
+// Devices: every vertex and the sums of gradients at a fan-out run on the backend's ops (as
+// layers do), but the graph does not stage its inputs and labels to another device yet: a
+// ComputationGraph runs on the CPU (BackendError for another device).
 //
 // Threading as MultiLayerNetwork: one thread at a time; ops run under the context's thread budget.
 //

@@ -241,6 +241,43 @@ TEST_SUITE("cuda") {
     checkClose(cpu.params(), gpu.params(), 1e-4, 1e-3);
   }
 
+  TEST_CASE("CUDA parity: an embedding + LSTM text classifier trains as on the CPU") {
+    if (!cudaDevicePresent()) return;
+    // Index sequences (N, 1, T) over a vocabulary of 6, padded as stepMask() pads (the padding
+    // value 99 lies outside the vocabulary: padded steps are never looked up).
+    Tensor features(Shape{kN, 1, kT}), labels(Shape{kN, 2});
+    const Tensor mask = stepMask();
+    for (int64_t e = 0; e < kN; ++e) {
+      labels.data()[e * 2 + e % 2] = 1;
+      for (int64_t s = 0; s < kT; ++s)
+        features.data()[e * kT + s] = mask.data()[e * kT + s] != 0 ? float((e + 2 * s) % 6) : 99;
+    }
+    const DataSet data(features, labels, mask, Tensor());
+    const MultiLayerConfiguration conf =
+        NeuralNetConfiguration::Builder()
+            .seed(13)
+            .updater(Adam(0.02))
+            .list()
+            .layer(EmbeddingSequenceLayer::Builder().nIn(6).nOut(4).build())
+            .layer(LSTM::Builder().nOut(5).build())
+            .layer(GlobalPoolingLayer::Builder(PoolingType::MAX).build())
+            .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                       .nOut(2)
+                       .activation(Activation::SOFTMAX)
+                       .build())
+            .setInputType(InputType::recurrent(1))
+            .build();
+    MultiLayerNetwork cpu(conf, Device::cpu(), 1), gpu(conf, kGpu);
+    cpu.init();
+    gpu.init();
+    for (int i = 0; i < 5; ++i) {
+      cpu.fit(data);
+      gpu.fit(data);
+    }
+    CHECK(gpu.score() == doctest::Approx(cpu.score()).epsilon(1e-4));
+    checkClose(cpu.params(), gpu.params(), 1e-4, 1e-3);
+  }
+
   TEST_CASE("CUDA recurrent ops: a mask in device memory is a ShapeError, as on the CPU") {
     if (!cudaDevicePresent()) return;
     Backends b;

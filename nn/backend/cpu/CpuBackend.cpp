@@ -42,8 +42,9 @@ CpuBackend::CpuBackend()
       pooling_(makeCpuPooling(*this)),
       normalization_(makeCpuNormalization(*this)),
       elementwise_(makeCpuElementwise(*this)),
+      transform_(makeCpuTransform(*this)),
       recurrent_(makeCpuRecurrent(*this)) {
-  install(*convolution_, *pooling_, *normalization_, *elementwise_, recurrent_.get());
+  install(*convolution_, *pooling_, *normalization_, *elementwise_, *transform_, recurrent_.get());
   bindToCurrentThread(0);
 }
 

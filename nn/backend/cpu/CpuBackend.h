@@ -83,15 +83,18 @@ class CpuBackend final : public Backend {
   std::unique_ptr<PoolingImpl> pooling_;
   std::unique_ptr<NormalizationImpl> normalization_;
   std::unique_ptr<ElementwiseImpl> elementwise_;
+  std::unique_ptr<TransformImpl> transform_;
   std::unique_ptr<RecurrentImpl> recurrent_;
 };
 
 // Each family's CPU implementation, defined in its own file (CpuConvolution.cpp, CpuPooling.cpp,
-// CpuNormalization.cpp, CpuElementwise.cpp) on the backend's shared state.
+// CpuNormalization.cpp, CpuElementwise.cpp, CpuTransform.cpp, CpuRecurrent.cpp) on the backend's
+// shared state.
 std::unique_ptr<ConvolutionImpl> makeCpuConvolution(CpuBackend& core);
 std::unique_ptr<PoolingImpl> makeCpuPooling(CpuBackend& core);
 std::unique_ptr<NormalizationImpl> makeCpuNormalization(CpuBackend& core);
 std::unique_ptr<ElementwiseImpl> makeCpuElementwise(CpuBackend& core);
+std::unique_ptr<TransformImpl> makeCpuTransform(CpuBackend& core);
 std::unique_ptr<RecurrentImpl> makeCpuRecurrent(CpuBackend& core);
 
 }  // namespace dl4cpp::cpu

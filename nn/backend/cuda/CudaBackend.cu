@@ -75,8 +75,9 @@ CudaBackend::CudaBackend(int device) : device_(device) {
   pooling_ = makeCudaPooling(*this);
   normalization_ = makeCudaNormalization(*this);
   elementwise_ = makeCudaElementwise(*this);
+  transform_ = makeCudaTransform(*this);
   recurrent_ = makeCudaRecurrent(*this);
-  install(*convolution_, *pooling_, *normalization_, *elementwise_, recurrent_.get());
+  install(*convolution_, *pooling_, *normalization_, *elementwise_, *transform_, recurrent_.get());
 }
 
 CudaBackend::~CudaBackend() {

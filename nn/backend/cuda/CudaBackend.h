@@ -35,6 +35,7 @@ class CudaBackend final : public Backend {
   friend class CudaPooling;
   friend class CudaNormalization;
   friend class CudaElementwise;
+  friend class CudaTransform;
   friend class CudaRecurrent;
 
   // Row-major C (m x n) = alpha * op(A) (m x k) * op(B) (k x n) + beta * C, where op transposes
@@ -76,15 +77,18 @@ class CudaBackend final : public Backend {
   std::unique_ptr<PoolingImpl> pooling_;
   std::unique_ptr<NormalizationImpl> normalization_;
   std::unique_ptr<ElementwiseImpl> elementwise_;
+  std::unique_ptr<TransformImpl> transform_;
   std::unique_ptr<RecurrentImpl> recurrent_;
 };
 
 // Each family's CUDA implementation, defined in its own file (CudaConvolution.cu, CudaPooling.cu,
-// CudaNormalization.cu, CudaElementwise.cu, CudaRecurrent.cu) on the backend's shared state.
+// CudaNormalization.cu, CudaElementwise.cu, CudaTransform.cu, CudaRecurrent.cu) on the backend's
+// shared state.
 std::unique_ptr<ConvolutionImpl> makeCudaConvolution(CudaBackend& core);
 std::unique_ptr<PoolingImpl> makeCudaPooling(CudaBackend& core);
 std::unique_ptr<NormalizationImpl> makeCudaNormalization(CudaBackend& core);
 std::unique_ptr<ElementwiseImpl> makeCudaElementwise(CudaBackend& core);
+std::unique_ptr<TransformImpl> makeCudaTransform(CudaBackend& core);
 std::unique_ptr<RecurrentImpl> makeCudaRecurrent(CudaBackend& core);
 
 }  // namespace dl4cpp::cuda

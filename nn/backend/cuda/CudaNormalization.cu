@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "nn/backend/cuda/BatchNormMath.h"
+#include "nn/backend/cuda/BlockSum.h"
 #include "nn/backend/cuda/CudaBackend.h"
 #include "nn/backend/cuda/CudaCheck.h"
 #include "nn/backend/cuda/Launch.h"
@@ -43,19 +44,6 @@ namespace {
 BatchNormShape batchNormShape(const Tensor& x) {
   const int64_t n = x.dim(0), c = x.dim(1);
   return {n, c, x.numel() / (n * c)};
-}
-
-// The block's sum of each thread's `value` (blockDim.x == kThreadsPerBlock), in every thread.
-__device__ double blockSum(double value, double* shared) {
-  shared[threadIdx.x] = value;
-  __syncthreads();
-  for (int half = kThreadsPerBlock / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) shared[threadIdx.x] += shared[threadIdx.x + half];
-    __syncthreads();
-  }
-  const double total = shared[0];
-  __syncthreads();
-  return total;
 }
 
 // Block c: mean and population variance of channel c (two passes: the mean, then the squared

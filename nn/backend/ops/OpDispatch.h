@@ -1,9 +1,9 @@
 #pragma once
 // What every op family (ConvolutionOps.h, PoolingOps.h, NormalizationOps.h, ElementwiseOps.h,
-// RecurrentOps.h) shares: one dispatch point through which each op of the facade runs, and the
-// hook an observer (the profiler) attaches to it. An op is declared once in its family's header,
-// with the phase of a layer step it belongs to and, for GEMM-like ops, its analytic FLOPs; no
-// observer lists the ops, so a new op needs nothing here nor in nn/profiling/.
+// TransformOps.h, RecurrentOps.h) shares: one dispatch point through which each op of the facade
+// runs, and the hook an observer (the profiler) attaches to it. An op is declared once in its
+// family's header, with the phase of a layer step it belongs to and, for GEMM-like ops, its
+// analytic FLOPs; no observer lists the ops, so a new op needs nothing here nor in nn/profiling/.
 #include <type_traits>
 #include <utility>
 

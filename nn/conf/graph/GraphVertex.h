@@ -11,7 +11,7 @@
 // the vertex delivers given what its inputs deliver, which is also where inputs that disagree are
 // refused (ConfigError naming the vertex). Vertices have no parameters and no state.
 //
-// Vertices' runtimes loop over host memory: a graph holding one runs on the CPU.
+// Vertices' runtimes run on the backend's ops (ops/TransformOps.h, VertexLoops.h), on any device.
 #include <cstddef>
 #include <cstdint>
 #include <memory>

@@ -29,51 +29,15 @@ class L2NormalizeRuntime : public layers::VertexRuntime {
 
   void forward(DeviceContext& ctx, std::span<const Tensor> inputs, Tensor& output,
                bool /*training*/) override {
-    detail::requireHost(ctx, "L2NormalizeVertex");
-    const Tensor& x = inputs[0];
-    const int64_t n = x.dim(0), size = detail::valuesPerExample(x);
-    for (int64_t e = 0; e < n; ++e) {
-      const float* xe = x.data() + e * size;
-      float* ye = output.data() + e * size;
-      const float inverse = static_cast<float>(1.0 / denominator(xe, size));
-      for (int64_t i = 0; i < size; ++i) ye[i] = xe[i] * inverse;
-    }
+    ctx.backend().l2NormalizeForward(inputs[0], eps_, output);
   }
-
-  // With r = ||x||: dx = g / r - x (g . x) / r^3 where r > eps; dx = g / eps where the norm is
-  // clamped (y = x / eps there).
   void backward(DeviceContext& ctx, std::span<const Tensor> inputs, const Tensor& /*output*/,
                 const Tensor& outputGrad, std::span<Tensor> inputGrads) override {
-    detail::requireHost(ctx, "L2NormalizeVertex");
-    if (inputGrads[0].empty()) return;
-    const Tensor& x = inputs[0];
-    const int64_t n = x.dim(0), size = detail::valuesPerExample(x);
-    for (int64_t e = 0; e < n; ++e) {
-      const float* xe = x.data() + e * size;
-      const float* ge = outputGrad.data() + e * size;
-      float* dx = inputGrads[0].data() + e * size;
-      const double norm = std::sqrt(sumOfSquares(xe, size));
-      if (norm <= eps_) {
-        for (int64_t i = 0; i < size; ++i) dx[i] = static_cast<float>(ge[i] / eps_);
-        continue;
-      }
-      double dot = 0;
-      for (int64_t i = 0; i < size; ++i) dot += double(ge[i]) * xe[i];
-      const double a = 1 / norm, b = dot / (norm * norm * norm);
-      for (int64_t i = 0; i < size; ++i) dx[i] = static_cast<float>(ge[i] * a - xe[i] * b);
-    }
+    if (!inputGrads[0].empty())
+      ctx.backend().l2NormalizeBackward(inputs[0], eps_, outputGrad, inputGrads[0]);
   }
 
  private:
-  static double sumOfSquares(const float* x, int64_t size) {
-    double s = 0;
-    for (int64_t i = 0; i < size; ++i) s += double(x[i]) * x[i];
-    return s;
-  }
-  double denominator(const float* x, int64_t size) const {
-    return std::max(std::sqrt(sumOfSquares(x, size)), eps_);
-  }
-
   double eps_;
 };
 

@@ -43,33 +43,27 @@ namespace {
 
 // Per example, input i's values are one contiguous run of the output's (NCHW keeps each image's
 // channels together, (N, F, T) each sequence's features), so rows, images and sequences merge
-// alike.
+// alike: one block copy per input.
 class MergeRuntime : public layers::VertexRuntime {
  public:
   void forward(DeviceContext& ctx, std::span<const Tensor> inputs, Tensor& output,
                bool /*training*/) override {
-    detail::requireHost(ctx, "MergeVertex");
     const int64_t n = output.dim(0), out = detail::valuesPerExample(output);
     int64_t offset = 0;
     for (const Tensor& x : inputs) {
       const int64_t size = detail::valuesPerExample(x);
-      const float* src = x.data();
-      float* dst = output.data() + offset;
-      for (int64_t e = 0; e < n; ++e) std::copy_n(src + e * size, size, dst + e * out);
+      ctx.backend().copyBlocks(x, 0, size, output, offset, out, size, n);
       offset += size;
     }
   }
   void backward(DeviceContext& ctx, std::span<const Tensor> inputs, const Tensor& output,
                 const Tensor& outputGrad, std::span<Tensor> inputGrads) override {
-    detail::requireHost(ctx, "MergeVertex");
     const int64_t n = output.dim(0), out = detail::valuesPerExample(output);
     int64_t offset = 0;
     for (size_t i = 0; i < inputs.size(); ++i) {
       const int64_t size = detail::valuesPerExample(inputs[i]);
-      if (Tensor& dx = inputGrads[i]; !dx.empty()) {
-        const float* src = outputGrad.data() + offset;
-        for (int64_t e = 0; e < n; ++e) std::copy_n(src + e * out, size, dx.data() + e * size);
-      }
+      if (Tensor& dx = inputGrads[i]; !dx.empty())
+        ctx.backend().copyBlocks(outputGrad, offset, out, dx, 0, size, size, n);
       offset += size;
     }
   }

@@ -70,7 +70,7 @@ void PreprocessorVertex::readFields(const LayerFieldReader& in) {
 
 std::unique_ptr<layers::VertexRuntime> PreprocessorVertex::instantiate(
     const std::vector<InputType>& /*inputs*/) const {
-  return std::make_unique<detail::ReshapeRuntime>("PreprocessorVertex");
+  return std::make_unique<detail::ReshapeRuntime>();
 }
 
 }  // namespace dl4cpp

@@ -51,7 +51,7 @@ void ReshapeVertex::readFields(const LayerFieldReader& in) {
 
 std::unique_ptr<layers::VertexRuntime> ReshapeVertex::instantiate(
     const std::vector<InputType>& /*inputs*/) const {
-  return std::make_unique<detail::ReshapeRuntime>("ReshapeVertex");
+  return std::make_unique<detail::ReshapeRuntime>();
 }
 
 }  // namespace dl4cpp

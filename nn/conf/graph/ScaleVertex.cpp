@@ -30,18 +30,11 @@ class ScaleRuntime : public layers::VertexRuntime {
   explicit ScaleRuntime(float scale) : scale_(scale) {}
   void forward(DeviceContext& ctx, std::span<const Tensor> inputs, Tensor& output,
                bool /*training*/) override {
-    detail::requireHost(ctx, "ScaleVertex");
-    const float* x = inputs[0].data();
-    float* y = output.data();
-    for (int64_t i = 0, n = output.numel(); i < n; ++i) y[i] = scale_ * x[i];
+    ctx.backend().scaleShift(inputs[0], scale_, 0.0f, output);
   }
   void backward(DeviceContext& ctx, std::span<const Tensor> /*inputs*/, const Tensor& /*output*/,
                 const Tensor& outputGrad, std::span<Tensor> inputGrads) override {
-    detail::requireHost(ctx, "ScaleVertex");
-    if (inputGrads[0].empty()) return;
-    const float* g = outputGrad.data();
-    float* dx = inputGrads[0].data();
-    for (int64_t i = 0, n = outputGrad.numel(); i < n; ++i) dx[i] = scale_ * g[i];
+    if (!inputGrads[0].empty()) ctx.backend().scaleShift(outputGrad, scale_, 0.0f, inputGrads[0]);
   }
 
  private:

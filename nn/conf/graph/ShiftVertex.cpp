@@ -31,16 +31,11 @@ class ShiftRuntime : public layers::VertexRuntime {
   explicit ShiftRuntime(float shift) : shift_(shift) {}
   void forward(DeviceContext& ctx, std::span<const Tensor> inputs, Tensor& output,
                bool /*training*/) override {
-    detail::requireHost(ctx, "ShiftVertex");
-    const float* x = inputs[0].data();
-    float* y = output.data();
-    for (int64_t i = 0, n = output.numel(); i < n; ++i) y[i] = x[i] + shift_;
+    ctx.backend().scaleShift(inputs[0], 1.0f, shift_, output);
   }
   void backward(DeviceContext& ctx, std::span<const Tensor> /*inputs*/, const Tensor& /*output*/,
                 const Tensor& outputGrad, std::span<Tensor> inputGrads) override {
-    detail::requireHost(ctx, "ShiftVertex");
-    if (!inputGrads[0].empty())
-      std::copy_n(outputGrad.data(), outputGrad.numel(), inputGrads[0].data());
+    if (!inputGrads[0].empty()) ctx.backend().copy(outputGrad, inputGrads[0]);
   }
 
  private:

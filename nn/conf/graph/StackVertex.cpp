@@ -44,18 +44,20 @@ class StackRuntime : public layers::VertexRuntime {
  public:
   void forward(DeviceContext& ctx, std::span<const Tensor> inputs, Tensor& output,
                bool /*training*/) override {
-    detail::requireHost(ctx, "StackVertex");
-    float* dst = output.data();
-    for (const Tensor& x : inputs) dst = std::copy_n(x.data(), x.numel(), dst);
+    int64_t offset = 0;
+    for (const Tensor& x : inputs) {
+      ctx.backend().copyBlocks(x, 0, 0, output, offset, 0, x.numel(), 1);
+      offset += x.numel();
+    }
   }
   void backward(DeviceContext& ctx, std::span<const Tensor> inputs, const Tensor& /*output*/,
                 const Tensor& outputGrad, std::span<Tensor> inputGrads) override {
-    detail::requireHost(ctx, "StackVertex");
-    const float* src = outputGrad.data();
+    int64_t offset = 0;
     for (size_t i = 0; i < inputs.size(); ++i) {
       const int64_t size = inputs[i].numel();
-      if (!inputGrads[i].empty()) std::copy_n(src, size, inputGrads[i].data());
-      src += size;
+      if (!inputGrads[i].empty())
+        ctx.backend().copyBlocks(outputGrad, offset, 0, inputGrads[i], 0, 0, size, 1);
+      offset += size;
     }
   }
 };
@@ -66,16 +68,16 @@ class UnstackRuntime : public layers::VertexRuntime {
   explicit UnstackRuntime(int64_t from) : from_(from) {}
   void forward(DeviceContext& ctx, std::span<const Tensor> inputs, Tensor& output,
                bool /*training*/) override {
-    detail::requireHost(ctx, "UnstackVertex");
-    std::copy_n(inputs[0].data() + from_ * output.numel(), output.numel(), output.data());
+    const int64_t size = output.numel();
+    ctx.backend().copyBlocks(inputs[0], from_ * size, 0, output, 0, 0, size, 1);
   }
   void backward(DeviceContext& ctx, std::span<const Tensor> /*inputs*/, const Tensor& /*output*/,
                 const Tensor& outputGrad, std::span<Tensor> inputGrads) override {
-    detail::requireHost(ctx, "UnstackVertex");
     Tensor& dx = inputGrads[0];
     if (dx.empty()) return;
+    const int64_t size = outputGrad.numel();
     dx.fill(0);
-    std::copy_n(outputGrad.data(), outputGrad.numel(), dx.data() + from_ * outputGrad.numel());
+    ctx.backend().copyBlocks(outputGrad, 0, 0, dx, from_ * size, 0, size, 1);
   }
 
  private:

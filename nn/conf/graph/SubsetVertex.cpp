@@ -47,23 +47,19 @@ class SubsetRuntime : public layers::VertexRuntime {
 
   void forward(DeviceContext& ctx, std::span<const Tensor> inputs, Tensor& output,
                bool /*training*/) override {
-    detail::requireHost(ctx, "SubsetVertex");
     const Tensor& x = inputs[0];
     const int64_t n = x.dim(0), in = detail::valuesPerExample(x), each = in / extent_;
-    const int64_t offset = from_ * each, size = count_ * each;
-    for (int64_t e = 0; e < n; ++e)
-      std::copy_n(x.data() + e * in + offset, size, output.data() + e * size);
+    const int64_t size = count_ * each;
+    ctx.backend().copyBlocks(x, from_ * each, in, output, 0, size, size, n);
   }
   void backward(DeviceContext& ctx, std::span<const Tensor> inputs, const Tensor& /*output*/,
                 const Tensor& outputGrad, std::span<Tensor> inputGrads) override {
-    detail::requireHost(ctx, "SubsetVertex");
     Tensor& dx = inputGrads[0];
     if (dx.empty()) return;
     const int64_t n = inputs[0].dim(0), in = detail::valuesPerExample(inputs[0]);
-    const int64_t each = in / extent_, offset = from_ * each, size = count_ * each;
+    const int64_t each = in / extent_, size = count_ * each;
     dx.fill(0);
-    for (int64_t e = 0; e < n; ++e)
-      std::copy_n(outputGrad.data() + e * size, size, dx.data() + e * in + offset);
+    ctx.backend().copyBlocks(outputGrad, 0, size, dx, from_ * each, in, size, n);
   }
 
  private:

@@ -65,39 +65,26 @@ int64_t EmbeddingRuntime::indexAt(const Tensor& input, int64_t e, int64_t t, int
 
 void EmbeddingRuntime::forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
                                const ForwardContext& fwd) {
-  if (!input.onHost() || !w_.onHost())
-    throw BackendError(where_ + ": runs on the host only; its input or parameters are on " +
-                       "another device");
   const int64_t n = input.dim(0), steps = stepsOf(input.shape());
   mask_ = fwd.featuresMask != nullptr && sequences_ ? *fwd.featuresMask : Tensor();
   if (!mask_.empty() && mask_.shape() != Shape{n, steps})
     throw ShapeError(fmt::format("{}: the features mask {} does not match {} sequences of {} steps",
                                  where_, mask_.shape().toString(), n, steps));
-  // Every index is checked before anything is written.
-  std::vector<int64_t> index(static_cast<size_t>(n * steps), -1);
+  // Every index is read on the host and checked before anything is written.
+  const Tensor indices = input.toHost();
+  const Tensor hostMask = mask_.toHost();
+  index_.assign(static_cast<size_t>(n * steps), -1);
   for (int64_t e = 0; e < n; ++e)
     for (int64_t t = 0; t < steps; ++t)
-      if (real(e, t, steps))
-        index[static_cast<size_t>(e * steps + t)] = indexAt(input, e, t, steps);
-  activation_.forward(ctx, output, fwd.training, [&](Tensor& z) {
-    float* out = z.data();
-    const float* w = w_.data();
-    const float* b = hasBias_ ? b_.data() : nullptr;
-    for (int64_t e = 0; e < n; ++e)
-      for (int64_t t = 0; t < steps; ++t) {
-        const int64_t i = index[static_cast<size_t>(e * steps + t)];
-        for (int64_t k = 0; k < nOut_; ++k)
-          out[(e * nOut_ + k) * steps + t] =
-              i < 0 ? 0.0f : w[i * nOut_ + k] + (b != nullptr ? b[k] : 0.0f);
-      }
-  });
-  if (mask_.empty()) return;
+      if (hostMask.empty() || hostMask.data()[e * steps + t] != 0.0f)
+        index_[static_cast<size_t>(e * steps + t)] = indexAt(indices, e, t, steps);
+  activation_.forward(ctx, output, fwd.training,
+                      [&](Tensor& z) { ctx.backend().embeddingForward(index_, w_, b_, z); });
   // The activation of 0 need not be 0 (SIGMOID): padded steps are zeroed after it.
-  float* out = output.data();
-  for (int64_t e = 0; e < n; ++e)
-    for (int64_t t = 0; t < steps; ++t)
-      if (!real(e, t, steps))
-        for (int64_t k = 0; k < nOut_; ++k) out[(e * nOut_ + k) * steps + t] = 0.0f;
+  if (!mask_.empty()) {
+    Tensor sequences = output.reshape(Shape{n, nOut_, steps});
+    ctx.backend().maskSteps(sequences, mask_, sequences);
+  }
 }
 
 void EmbeddingRuntime::backwardActivation(DeviceContext& ctx, const Tensor& output, Tensor& grad) {
@@ -105,30 +92,15 @@ void EmbeddingRuntime::backwardActivation(DeviceContext& ctx, const Tensor& outp
 }
 
 void EmbeddingRuntime::backwardParams(DeviceContext& ctx, const Tensor& input, const Tensor& grad) {
-  (void)ctx;
-  const int64_t n = input.dim(0), steps = stepsOf(input.shape());
-  float* dw = dw_.data();
-  std::fill(dw, dw + dw_.numel(), 0.0f);
-  float* db = hasBias_ ? db_.data() : nullptr;
-  if (db != nullptr) std::fill(db, db + db_.numel(), 0.0f);
-  const float* g = grad.data();
-  for (int64_t e = 0; e < n; ++e)
-    for (int64_t t = 0; t < steps; ++t) {
-      if (!real(e, t, steps)) continue;
-      const int64_t i = indexAt(input, e, t, steps);
-      for (int64_t k = 0; k < nOut_; ++k) {
-        const float gk = g[(e * nOut_ + k) * steps + t];
-        dw[i * nOut_ + k] += gk;
-        if (db != nullptr) db[k] += gk;
-      }
-    }
+  (void)input;  // the forward pass kept its checked indices
+  ctx.backend().embeddingBackward(index_, grad, dw_, db_);
 }
 
 void EmbeddingRuntime::backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) {
   (void)ctx;
   (void)grad;
   // Indices are not differentiable: DL4J's embedding layers pass no gradient back either.
-  std::fill(inputGrad.data(), inputGrad.data() + inputGrad.numel(), 0.0f);
+  inputGrad.fill(0.0f);
 }
 
 void validateEmbeddingSizes(const std::string& where, int64_t nIn, int64_t nOut) {

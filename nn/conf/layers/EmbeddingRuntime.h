@@ -3,11 +3,12 @@
 // y[e, :, t] = activation(W[x[e, t], :] + b), for indices x (N, T) (EmbeddingLayer: T = 1) and
 // outputs (N, nOut, T). Private to the library (not installed); defined in EmbeddingLayer.cpp.
 //
-// It runs on the host (it reads the indices one by one); on another device it is a BackendError.
-// A padded step (features mask 0) is not looked up: its output is 0 and it adds nothing to the
-// gradients, so a padding value outside the vocabulary is harmless. No gradient flows to the
-// indices: the input gradient is 0.
+// The indices are read and checked on the host; the lookup and its gradient are the backend's
+// embedding ops, on any device. A padded step (features mask 0) is not looked up: its output is 0
+// and it adds nothing to the gradients, so a padding value outside the vocabulary is harmless. No
+// gradient flows to the indices: the input gradient is 0.
 #include <string>
+#include <vector>
 
 #include "nn/layers/LayerActivation.h"
 #include "nn/layers/RuntimeLayer.h"
@@ -34,18 +35,16 @@ class EmbeddingRuntime : public layers::RuntimeLayer {
   int64_t stepsOf(const Shape& input) const;
   // The index at example e, step t, checked against the vocabulary.
   int64_t indexAt(const Tensor& input, int64_t e, int64_t t, int64_t steps) const;
-  bool real(int64_t e, int64_t t, int64_t steps) const {
-    return mask_.empty() || mask_.data()[e * steps + t] != 0.0f;
-  }
 
   std::string where_;
   int64_t nIn_, nOut_;
   bool hasBias_, sequences_;
   int64_t length_;
   layers::LayerActivation activation_;
-  Tensor w_, b_;    // W: (nIn, nOut), b: (nOut) (empty without a bias)
-  Tensor dw_, db_;  // the same shapes, views into the flat gradients
-  Tensor mask_;     // the features mask of the last forward pass (N, T), or empty
+  Tensor w_, b_;                // W: (nIn, nOut), b: (nOut) (empty without a bias)
+  Tensor dw_, db_;              // the same shapes, views into the flat gradients
+  Tensor mask_;                 // the features mask of the last forward pass (N, T), or empty
+  std::vector<int64_t> index_;  // the last forward pass's rows of W, (N, T), -1 at padded steps
 };
 
 // ConfigError unless nIn (the vocabulary) and nOut are set and within the limits.

@@ -1,0 +1,100 @@
+// The CUDA backend's transform family (CudaTransform.cu) against the CPU backend (the reference):
+// what the embedding layers and the graph vertices (merge, subset, stack, element-wise, scale,
+// shift, L2 normalisation) run on, and the sums of gradients at a graph's fan-out.
+#include <dl4cpp/dl4cpp.h>
+#include <doctest/doctest.h>
+
+#include "cuda/CudaTestUtil.h"
+
+using namespace dl4cpp;
+using cudatest::Backends;
+using cudatest::checkClose;
+using cudatest::cudaDevicePresent;
+using cudatest::kGpu;
+using cudatest::randomTensor;
+
+TEST_SUITE("cuda") {
+  TEST_CASE("CUDA parity: embedding lookup and its gradient, padded steps included") {
+    if (!cudaDevicePresent()) return;
+    Backends b;
+    const int64_t n = 5, steps = 6, rows = 7, c = 9;
+    std::vector<int64_t> index;
+    for (int64_t i = 0; i < n * steps; ++i) index.push_back(i % 4 == 3 ? -1 : (i * 5) % rows);
+    const Tensor w = randomTensor(Shape{rows, c}, 1000), bias = randomTensor(Shape{c}, 1001);
+    const Tensor dz = randomTensor(Shape{n, c, steps}, 1002);
+    for (bool withBias : {true, false}) {
+      CAPTURE(withBias);
+      const Tensor b0 = withBias ? bias : Tensor();
+      Tensor zCpu(Shape{n, c, steps}), zGpu(Shape{n, c, steps}, kGpu);
+      b.cpu->embeddingForward(index, w, b0, zCpu);
+      b.gpu->embeddingForward(index, w.to(kGpu), b0.empty() ? Tensor() : b0.to(kGpu), zGpu);
+      checkClose(zCpu, zGpu, 0);
+      Tensor dwCpu(w.shape()), dbCpu = withBias ? Tensor(bias.shape()) : Tensor();
+      Tensor dwGpu(w.shape(), kGpu), dbGpu = withBias ? Tensor(bias.shape(), kGpu) : Tensor();
+      b.cpu->embeddingBackward(index, dz, dwCpu, dbCpu);
+      b.gpu->embeddingBackward(index, dz.to(kGpu), dwGpu, dbGpu);
+      checkClose(dwCpu, dwGpu, 0);  // the same order of sums on both devices
+      if (withBias) checkClose(dbCpu, dbGpu, 0);
+    }
+  }
+
+  TEST_CASE("CUDA parity: block copies, combinations, scaling and L2 normalisation") {
+    if (!cudaDevicePresent()) return;
+    Backends b;
+    const Tensor x = randomTensor(Shape{4, 3, 5}, 1010);
+    Tensor yCpu(Shape{4, 2, 5}), yGpu(Shape{4, 2, 5}, kGpu);
+    b.cpu->copyBlocks(x, 5, 15, yCpu, 0, 10, 10, 4);
+    b.gpu->copyBlocks(x.to(kGpu), 5, 15, yGpu, 0, 10, 10, 4);
+    checkClose(yCpu, yGpu, 0);
+    Tensor oneCpu(Shape{15}), oneGpu(Shape{15}, kGpu);
+    b.cpu->copyBlocks(x, 30, 0, oneCpu, 0, 0, 15, 1);
+    b.gpu->copyBlocks(x.to(kGpu), 30, 0, oneGpu, 0, 0, 15, 1);
+    checkClose(oneCpu, oneGpu, 0);
+
+    std::vector<Tensor> xs, xsGpu;
+    for (uint64_t k = 0; k < 3; ++k) {
+      xs.push_back(randomTensor(x.shape(), 1020 + k));
+      xsGpu.push_back(xs.back().to(kGpu));
+    }
+    xs[2].data()[3] = xs[0].data()[3];  // a tie for MAX
+    xsGpu[2] = xs[2].to(kGpu);
+    const Tensor dy = randomTensor(x.shape(), 1030);
+    for (CombineOp op : {CombineOp::ADD, CombineOp::SUBTRACT, CombineOp::PRODUCT,
+                         CombineOp::AVERAGE, CombineOp::MAX}) {
+      CAPTURE(static_cast<int>(op));
+      const size_t count = op == CombineOp::SUBTRACT ? 2 : 3;
+      const std::span<const Tensor> in(xs.data(), count), inGpu(xsGpu.data(), count);
+      Tensor outCpu(x.shape()), outGpu(x.shape(), kGpu);
+      b.cpu->combineForward(op, in, outCpu);
+      b.gpu->combineForward(op, inGpu, outGpu);
+      checkClose(outCpu, outGpu, 0);
+      std::vector<Tensor> gCpu, gGpu;  // input 1 takes no gradient
+      for (size_t k = 0; k < count; ++k) {
+        gCpu.push_back(k == 1 ? Tensor() : Tensor(x.shape()));
+        gGpu.push_back(k == 1 ? Tensor() : Tensor(x.shape(), kGpu));
+      }
+      b.cpu->combineBackward(op, in, outCpu, dy, gCpu);
+      b.gpu->combineBackward(op, inGpu, outGpu, dy.to(kGpu), gGpu);
+      for (size_t k = 0; k < count; ++k)
+        if (k != 1) checkClose(gCpu[k], gGpu[k], 0);
+    }
+    Tensor sCpu(x.shape()), sGpu(x.shape(), kGpu);
+    b.cpu->scaleShift(x, 0.5f, -2.0f, sCpu);
+    b.gpu->scaleShift(x.to(kGpu), 0.5f, -2.0f, sGpu);
+    checkClose(sCpu, sGpu, 0);
+
+    Tensor small = x.clone();
+    for (int64_t i = 0; i < 15; ++i) small.data()[15 + i] = 1e-9f;  // example 1 under eps
+    for (double eps : {1e-8, 1e-2}) {
+      CAPTURE(eps);
+      Tensor nCpu(x.shape()), nGpu(x.shape(), kGpu);
+      b.cpu->l2NormalizeForward(small, eps, nCpu);
+      b.gpu->l2NormalizeForward(small.to(kGpu), eps, nGpu);
+      checkClose(nCpu, nGpu, 1e-6, 1e-5);
+      Tensor dCpu(x.shape()), dGpu(x.shape(), kGpu);
+      b.cpu->l2NormalizeBackward(small, eps, dy, dCpu);
+      b.gpu->l2NormalizeBackward(small.to(kGpu), eps, dy.to(kGpu), dGpu);
+      checkClose(dCpu, dGpu, 1e-5, 1e-4);
+    }
+  }
+}
