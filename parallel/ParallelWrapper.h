@@ -234,8 +234,7 @@ class ParallelWrapper::Builder {
  public:
   // `model` must be initialised and must outlive the wrapper; it is the root that receives the
   // averaged result.
-  // Any Model: a MultiLayerNetwork or a ComputationGraph (whose replicas run on the CPU: pass
-  // devices({Device::cpu()}) where GPUs are visible).
+  // Any Model: a MultiLayerNetwork or a ComputationGraph.
   explicit Builder(Model& model) : model_(&model) {}
 
   Builder& workers(int n) {

@@ -8,7 +8,6 @@
 
 #include "nn/backend/Backend.h"
 #include "nn/backend/DeviceContext.h"
-#include "nn/backend/Devices.h"
 #include "nn/conf/TimeStepPreProcessor.h"
 #include "nn/conf/layers/LossOutput.h"
 #include "nn/layers/InputDropout.h"
@@ -112,11 +111,6 @@ void ComputationGraph::profileLayer(int layer) {
 }
 
 void ComputationGraph::init() {
-  if (!devices::isHostMemory(context_->device()))
-    throw BackendError(
-        "ComputationGraph runs on the CPU (it does not stage its inputs and labels to another "
-        "device); it was given " +
-        context_->device().toString());
   std::vector<Node> nodes;
   std::map<std::string, size_t> ids;
   const size_t numInputs = conf_.networkInputs.size();
@@ -287,6 +281,8 @@ void ComputationGraph::init() {
   layerGrads_.assign(layers_.size(), Tensor());
   inputGradStore_.assign(numInputs, Tensor());
   inputGradients_.clear();
+  stagedInputs_.assign(numInputs, Tensor());
+  stagedLabels_.assign(conf_.networkOutputs.size(), Tensor());
   numFrozenParams_ = 0;
   for (const auto& v : conf_.vertices) {
     if (!v.layer) continue;
@@ -433,6 +429,13 @@ void ComputationGraph::ensureCapacity(BatchSize size) {
   capacity_ = batch;
 }
 
+const Tensor& ComputationGraph::onDevice(const Tensor& host, Tensor& store) {
+  if (host.empty() || host.device() == context_->device()) return host;
+  if (store.shape() != host.shape()) store = Tensor(host.shape(), context_->device());
+  store.copyFrom(host);
+  return store;
+}
+
 void ComputationGraph::forwardPass(const std::vector<Tensor>& inputs,
                                    const std::vector<Tensor>& masks, BatchSize size,
                                    bool training) {
@@ -441,7 +444,7 @@ void ComputationGraph::forwardPass(const std::vector<Tensor>& inputs,
   const ActivationPlan& plan = training ? trainingPlan_ : inferencePlan_;
   const size_t numInputs = conf_.networkInputs.size();
   for (size_t i = 0; i < numInputs; ++i) {
-    nodes_[i].output = inputs[i].reshape(nodes_[i].shape(n, steps));
+    nodes_[i].output = onDevice(inputs[i], stagedInputs_[i]).reshape(nodes_[i].shape(n, steps));
     nodes_[i].grad = inputGradStore_[i].view(0, nodes_[i].shape(n, steps));
     nodeMasks_[i] = i < masks.size() && !masks[i].empty() ? &masks[i] : nullptr;
   }
@@ -542,7 +545,8 @@ double ComputationGraph::computeGradientAndScore(const MultiDataSet& batch,
     Node& out = nodes_[outputNodes_[j]];
     profileLayer(out.layer);
     losses_[j]->setLabelsMask(batch.labelsMask(j).empty() ? nullptr : &batch.labelsMask(j));
-    const double sum = losses_[j]->lossGradient(*context_, out.output, batch.labels[j], out.grad);
+    const double sum = losses_[j]->lossGradient(
+        *context_, out.output, onDevice(batch.labels[j], stagedLabels_[j]), out.grad);
     profileLayer(LayerProfiler::kNetwork);
     const int64_t examples = out.examples(n);
     context_->backend().scale(out.grad, 1.0f / static_cast<float>(examples));
@@ -762,7 +766,7 @@ std::vector<Tensor> ComputationGraph::output(const std::vector<Tensor>& inputs, 
   context_->bindToCurrentThread();
   forwardPass(inputs, featuresMasks, size, train);
   std::vector<Tensor> outputs;
-  for (size_t o : outputNodes_) outputs.push_back(nodes_[o].output.clone());
+  for (size_t o : outputNodes_) outputs.push_back(nodes_[o].output.to(Device::cpu()));
   return outputs;
 }
 
@@ -838,7 +842,8 @@ double ComputationGraph::score(const MultiDataSet& data) {
   double loss = 0;
   for (size_t j = 0; j < outputNodes_.size(); ++j) {
     losses_[j]->setLabelsMask(data.labelsMask(j).empty() ? nullptr : &data.labelsMask(j));
-    loss += losses_[j]->lossScore(*context_, nodes_[outputNodes_[j]].output, data.labels[j]) /
+    const Tensor& labels = onDevice(data.labels[j], stagedLabels_[j]);
+    loss += losses_[j]->lossScore(*context_, nodes_[outputNodes_[j]].output, labels) /
             static_cast<double>(nodes_[outputNodes_[j]].examples(n));
   }
   return loss + calcRegularizationScore();
@@ -952,11 +957,6 @@ std::unique_ptr<Model> ComputationGraph::cloneModel() const {
 }
 
 std::unique_ptr<Model> ComputationGraph::newReplica(Device device, int numThreads) const {
-  if (!devices::isHostMemory(device))
-    throw ConfigError(
-        "ComputationGraph: a graph runs on the CPU (it does not stage its inputs and labels to "
-        "another device); a replica cannot be made on " +
-        device.toString());
   auto replica = std::make_unique<ComputationGraph>(conf_, device, numThreads);
   replica->init();
   return replica;

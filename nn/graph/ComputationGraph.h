@@ -37,9 +37,9 @@
 // (GraphBuilder::backpropType) and rnnTimeStep work as MultiLayerNetwork's, on every recurrent
 // layer of the graph.
 //
-// Devices: every vertex and the sums of gradients at a fan-out run on the backend's ops (as
-// layers do), but the graph does not stage its inputs and labels to another device yet: a
-// ComputationGraph runs on the CPU (BackendError for another device).
+// Devices: every vertex and the sums of gradients at a fan-out run on the backend's ops, as layers
+// do, so a graph runs on any device; inputs and labels given in host memory are copied to it, and
+// output() answers in host memory.
 //
 // Threading as MultiLayerNetwork: one thread at a time; ops run under the context's thread budget.
 //
@@ -201,7 +201,7 @@ class ComputationGraph : public Model {
   // A deep copy: configuration, parameters, updater and layer state, counters, replica index.
   ComputationGraph clone() const;
   std::unique_ptr<Model> cloneModel() const override;
-  // A graph runs on the CPU: ConfigError for another device.
+  // A copy of the configuration on `device`, initialised, with its own context.
   std::unique_ptr<Model> newReplica(Device device, int numThreads) const override;
 
   const ComputationGraphConfiguration& getConfiguration() const { return conf_; }
@@ -250,6 +250,9 @@ class ComputationGraph : public Model {
   // Plans the arenas for sequences of `steps` (0: none), when they are not planned for it.
   void planActivations(int64_t steps);
   void ensureCapacity(BatchSize size);
+  // `host` where it already lives on the graph's device, otherwise a copy of it in `store` (the
+  // inputs and labels a caller hands over, on a GPU).
+  const Tensor& onDevice(const Tensor& host, Tensor& store);
   void forwardPass(const std::vector<Tensor>& inputs, const std::vector<Tensor>& masks,
                    BatchSize size, bool training);
   // Where consumer `node`'s backward writes the gradient of its input slot `slot`: the input's
@@ -293,6 +296,7 @@ class ComputationGraph : public Model {
   int64_t largestPerExample_ = 0;     // the largest node's values per minibatch example
   std::vector<Tensor> scratchStore_;  // per input slot: gradients summed in at a fan-out
   std::vector<Tensor> inputGradStore_, inputGradients_;
+  std::vector<Tensor> stagedInputs_, stagedLabels_;  // inputs and labels copied to the device
 
   std::vector<std::shared_ptr<TrainingListener>> listeners_;
   int64_t numFrozenParams_ = 0;

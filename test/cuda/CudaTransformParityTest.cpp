@@ -97,4 +97,54 @@ TEST_SUITE("cuda") {
       checkClose(dCpu, dGpu, 1e-5, 1e-4);
     }
   }
+
+  TEST_CASE("CUDA parity: a graph with every vertex kind trains and answers as on the CPU") {
+    if (!cudaDevicePresent()) return;
+    auto dense = [](int64_t n) {
+      return DenseLayer::Builder().nOut(n).activation(Activation::TANH).build();
+    };
+    const ComputationGraphConfiguration conf =
+        NeuralNetConfiguration::Builder()
+            .seed(21)
+            .updater(Adam(0.01))
+            .graphBuilder()
+            .addInputs("a", "b")
+            .setInputTypes(InputType::feedForward(5), InputType::feedForward(5))
+            .addLayer("da", dense(6), "a")
+            .addLayer("db", dense(6), "b")
+            .addVertex("sum", ElementWiseVertex(ElementWiseVertex::Op::Add), "da", "db")
+            .addVertex("max", ElementWiseVertex(ElementWiseVertex::Op::Max), "da", "db", "sum")
+            .addVertex("prod", ElementWiseVertex(ElementWiseVertex::Op::Product), "da", "db")
+            .addVertex("scaled", ScaleVertex(0.5), "prod")
+            .addVertex("shifted", ShiftVertex(0.25), "scaled")
+            .addVertex("norm", L2NormalizeVertex(), "max")
+            .addVertex("sub", SubsetVertex(1, 4), "sum")
+            .addVertex("stack", StackVertex(), "da", "db")
+            .addVertex("unstack", UnstackVertex(1, 2), "stack")
+            .addVertex("merge", MergeVertex(), "shifted", "norm", "sub", "unstack")
+            .addLayer("out",
+                      OutputLayer::Builder(LossFunction::MCXENT)
+                          .nOut(3)
+                          .activation(Activation::SOFTMAX)
+                          .build(),
+                      "merge")
+            .setOutputs("out")
+            .build();
+    ComputationGraph cpu(conf, Device::cpu(), 1), gpu(conf, kGpu);
+    cpu.init();
+    gpu.init();
+    const Tensor a = randomTensor(Shape{6, 5}, 1040), b2 = randomTensor(Shape{6, 5}, 1041);
+    Tensor labels(Shape{6, 3});
+    for (int64_t r = 0; r < 6; ++r) labels.data()[r * 3 + r % 3] = 1;
+    const MultiDataSet data({a, b2}, {labels});
+    for (int i = 0; i < 5; ++i) {
+      cpu.fit(data);
+      gpu.fit(data);
+    }
+    CHECK(gpu.score() == doctest::Approx(cpu.score()).epsilon(1e-4));
+    checkClose(cpu.params(), gpu.params(), 1e-4, 1e-3);
+    const Tensor yGpu = gpu.outputSingle({a, b2}, false);
+    CHECK(yGpu.onHost());
+    checkClose(cpu.outputSingle({a, b2}, false), yGpu, 1e-4, 1e-3);
+  }
 }
