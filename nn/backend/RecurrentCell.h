@@ -41,7 +41,7 @@ DL4CPP_HOST_DEVICE inline LstmUnitGradient lstmUnitBackward(ActivationKind activ
                                                             float o, float i, float tc, float cp,
                                                             float dh, float dc, float pf, float po,
                                                             float pi) {
-  LstmUnitGradient g;
+  LstmUnitGradient g{};
   g.o = dh * tc * recurrentDerivative(gate, o);
   // c_t reaches the loss through h_t, c_{t+1} and (with peepholes) the output gate.
   const float dcHat = dc + dh * o * recurrentDerivative(activation, tc) + g.o * po;

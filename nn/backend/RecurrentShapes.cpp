@@ -88,10 +88,10 @@ void checkMaskedPooling(const Tensor& x, const Tensor& y, const char* op) {
                      x.shape().toString() + " (expected [N, C] for [N, C, T])");
 }
 
-bool checkInitialState(const Tensor* from, const RecurrentDims& d, const char* op) {
-  if (!from || from->empty()) return false;
-  if (!from->onHost() || from->shape() != Shape{d.n, d.h})
-    throw ShapeError(std::string(op) + ": the initial state " + from->shape().toString() +
+bool checkInitialState(const Tensor& from, const RecurrentDims& d, const char* op) {
+  if (from.empty()) return false;
+  if (!from.onHost() || from.shape() != Shape{d.n, d.h})
+    throw ShapeError(std::string(op) + ": the initial state " + from.shape().toString() +
                      " does not match [" + std::to_string(d.n) + ", " + std::to_string(d.h) +
                      "] (examples, hidden units)");
   return true;

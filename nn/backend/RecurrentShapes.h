@@ -46,8 +46,8 @@ void checkDirections(DirectionCombine mode, const Tensor& yf, const Tensor& yb, 
                      const char* op);
 
 // ShapeError unless the initial state `from` ((N, H) host) fits d; whether one was given (not
-// null, not empty).
-bool checkInitialState(const Tensor* from, const RecurrentDims& d, const char* op);
+// empty).
+bool checkInitialState(const Tensor& from, const RecurrentDims& d, const char* op);
 
 // The earliest step a backward pass over the last `backwardSteps` steps reaches (0: all).
 int64_t firstBackwardStep(const RecurrentDims& d, int64_t backwardSteps);

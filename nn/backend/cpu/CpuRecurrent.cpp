@@ -401,7 +401,7 @@ class CpuRecurrent final : public RecurrentImpl {
   // Copies the initial state `from` ((N, H) host, or empty or null for zero) into the workspace's
   // `to`; whether it was given.
   static bool loadState(const Tensor* from, float* to, const RecurrentDims& d, const char* op) {
-    if (!detail::checkInitialState(from, d, op)) {
+    if (from == nullptr || !detail::checkInitialState(*from, d, op)) {
       std::fill(to, to + d.n * d.h, 0.0f);
       return false;
     }

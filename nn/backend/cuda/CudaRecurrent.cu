@@ -566,7 +566,7 @@ class CudaRecurrent final : public RecurrentImpl {
   // The initial state `from` ((N, H) host; null or empty for zero) into the workspace's `to`;
   // whether it was given.
   bool loadState(const Tensor* from, float* to, const RecurrentDims& d, const char* op) {
-    if (!detail::checkInitialState(from, d, op)) {
+    if (from == nullptr || !detail::checkInitialState(*from, d, op)) {
       zero(to, d.n * d.h);
       return false;
     }

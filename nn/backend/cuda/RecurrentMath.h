@@ -22,7 +22,7 @@ DL4CPP_HOST_DEVICE inline LstmUnitState lstmUnitForward(ActivationKind activatio
                                                         ActivationKind gate, float za, float zf,
                                                         float zo, float zi, float cp, float pf,
                                                         float po, float pi) {
-  LstmUnitState u;
+  LstmUnitState u{};
   u.a = activate(activation, 0.0f, za);
   u.f = activate(gate, 0.0f, zf + pf * cp);
   u.i = activate(gate, 0.0f, zi + pi * cp);
