@@ -1,7 +1,7 @@
 // The CPU transform family (ops/TransformOps.h): loops over host memory on the shared formulas of
 // TransformMath.h. The ops move or combine a tensor once per layer or vertex, so they run on the
-// calling thread, except the element-wise combination, which splits its elements among the
-// threads (a residual network's additions cover whole activation maps).
+// calling thread, except the element-wise combination and its gradient, which split their
+// elements among the threads (a residual network's additions cover whole activation maps).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -68,8 +68,15 @@ class CpuTransform final : public TransformImpl {
     const auto count = static_cast<int>(inputs.size());
     const float* const* in = inputs.data();
     float* out = y.data();
+    // y may be the first input (a gradient summed in place); if it is a later one, folding
+    // whole arrays would overwrite it before it is read: then element by element.
+    const bool laterAlias = std::find(inputs.begin() + 1, inputs.end(), out) != inputs.end();
     parallelRanges(y.numel(), [=](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) out[i] = combineElement(op, in, count, i);
+      if (laterAlias) {
+        for (int64_t i = begin; i < end; ++i) out[i] = combineElement(op, in, count, i);
+      } else {
+        combineRange(op, in, count, out, begin, end);
+      }
     });
   }
 
@@ -84,8 +91,20 @@ class CpuTransform final : public TransformImpl {
       if (dxs[static_cast<size_t>(k)].empty()) continue;
       float* dx = dxs[static_cast<size_t>(k)].data();
       parallelRanges(y.numel(), [=](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i)
-          dx[i] = combineGradientElement(op, in, count, k, i, out[i], g[i]);
+        switch (op) {
+          case CombineOp::ADD:
+            std::copy(g + begin, g + end, dx + begin);
+            break;
+          case CombineOp::SUBTRACT:
+          case CombineOp::AVERAGE: {
+            const float factor = combineGradientElement(op, in, count, k, 0, 0.0f, 1.0f);
+            for (int64_t i = begin; i < end; ++i) dx[i] = g[i] * factor;
+            break;
+          }
+          default:
+            for (int64_t i = begin; i < end; ++i)
+              dx[i] = combineGradientElement(op, in, count, k, i, out[i], g[i]);
+        }
       });
     }
   }
@@ -121,6 +140,35 @@ class CpuTransform final : public TransformImpl {
   }
 
  private:
+  // combineElement's fold over [begin, end) as whole-array loops the compiler vectorises: the same
+  // operations in the same order, so the same values. out may be in[0].
+  static void combineRange(CombineOp op, const float* const* in, int count, float* out,
+                           int64_t begin, int64_t end) {
+    if (in[0] != out) std::copy(in[0] + begin, in[0] + end, out + begin);
+    for (int k = 1; k < count; ++k) {
+      const float* x = in[k];
+      switch (op) {
+        case CombineOp::ADD:
+        case CombineOp::AVERAGE:
+          for (int64_t i = begin; i < end; ++i) out[i] += x[i];
+          break;
+        case CombineOp::SUBTRACT:
+          for (int64_t i = begin; i < end; ++i) out[i] -= x[i];
+          break;
+        case CombineOp::PRODUCT:
+          for (int64_t i = begin; i < end; ++i) out[i] *= x[i];
+          break;
+        case CombineOp::MAX:
+          for (int64_t i = begin; i < end; ++i) out[i] = out[i] < x[i] ? x[i] : out[i];
+          break;
+      }
+    }
+    if (op == CombineOp::AVERAGE) {
+      const float inverse = 1.0f / static_cast<float>(count);
+      for (int64_t i = begin; i < end; ++i) out[i] *= inverse;
+    }
+  }
+
   static std::vector<const float*> pointers(std::span<const Tensor> xs) {
     std::vector<const float*> out;
     out.reserve(xs.size());
