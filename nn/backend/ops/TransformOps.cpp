@@ -29,9 +29,11 @@ void checkEmbedding(std::span<const int64_t> index, const Tensor& table, const T
 
 void checkBlocks(const Tensor& src, int64_t srcOffset, int64_t srcStride, const Tensor& dst,
                  int64_t dstOffset, int64_t dstStride, int64_t block, int64_t count) {
+  // Blocks one after another, not overlapping (stride >= block when there are several).
   auto fits = [&](const Tensor& t, int64_t offset, int64_t stride) {
     return count == 0 || block == 0 ||
-           (offset >= 0 && stride >= 0 && offset + (count - 1) * stride + block <= t.numel());
+           (offset >= 0 && (count == 1 || stride >= block) &&
+            offset + (count - 1) * stride + block <= t.numel());
   };
   if (block < 0 || count < 0 || !fits(src, srcOffset, srcStride) ||
       !fits(dst, dstOffset, dstStride))

@@ -31,7 +31,7 @@ class TransformImpl {
                                  Tensor& db) = 0;
   // For i in [0, count): dst[dstOffset + i dstStride, + block) = src[srcOffset + i srcStride, +
   // block): `count` blocks of `block` values (concatenation along features, subsets, stacking).
-  // The ranges must lie within the tensors and not overlap.
+  // The ranges must lie within the tensors; with several blocks, each stride is at least `block`.
   virtual void copyBlocks(const Tensor& src, int64_t srcOffset, int64_t srcStride, Tensor& dst,
                           int64_t dstOffset, int64_t dstStride, int64_t block, int64_t count) = 0;
   // y = the inputs (equal element counts) joined by `op`, element by element, left to right. y

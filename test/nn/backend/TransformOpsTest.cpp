@@ -18,6 +18,7 @@ TEST_SUITE("nn/backend") {
     CHECK_THROWS_AS(backend->copyBlocks(src, 2, 3, dst, 0, 2, 2, 2), ShapeError);
     CHECK_THROWS_AS(backend->copyBlocks(src, 0, 3, dst, 1, 2, 2, 2), ShapeError);
     CHECK_THROWS_AS(backend->copyBlocks(src, -1, 3, dst, 0, 2, 2, 1), ShapeError);
+    CHECK_THROWS_AS(backend->copyBlocks(src, 0, 1, dst, 0, 2, 2, 2), ShapeError);  // overlapping
 
     const Tensor table = Tensor::fromVector({3, 2}, {1, 2, 3, 4, 5, 6});
     const Tensor bias = Tensor::fromVector({2}, {10, 20});
