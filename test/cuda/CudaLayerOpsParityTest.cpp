@@ -8,6 +8,7 @@
 using namespace dl4cpp;
 using cudatest::Backends;
 using cudatest::checkClose;
+using cudatest::checkTrainsAlike;
 using cudatest::cudaDevicePresent;
 using cudatest::kGpu;
 using cudatest::randomTensor;
@@ -107,11 +108,6 @@ TEST_SUITE("cuda") {
     Tensor labels(Shape{6, 3});
     for (int64_t r = 0; r < 6; ++r) labels.data()[r * 3 + r % 3] = 1;
     const DataSet data(features, labels);
-    for (int i = 0; i < 5; ++i) {
-      cpu.fit(data);
-      gpu.fit(data);
-    }
-    CHECK(gpu.score() == doctest::Approx(cpu.score()).epsilon(1e-4));
-    checkClose(cpu.params(), gpu.params(), 1e-4, 1e-3);
+    checkTrainsAlike(cpu, gpu, data);
   }
 }

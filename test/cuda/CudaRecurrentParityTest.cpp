@@ -10,6 +10,7 @@
 using namespace dl4cpp;
 using cudatest::Backends;
 using cudatest::checkClose;
+using cudatest::checkTrainsAlike;
 using cudatest::cudaDevicePresent;
 using cudatest::kGpu;
 using cudatest::randomTensor;
@@ -233,12 +234,7 @@ TEST_SUITE("cuda") {
     MultiLayerNetwork cpu(conf, Device::cpu(), 1), gpu(conf, kGpu);
     cpu.init();
     gpu.init();
-    for (int i = 0; i < 5; ++i) {
-      cpu.fit(data);
-      gpu.fit(data);
-    }
-    CHECK(gpu.score() == doctest::Approx(cpu.score()).epsilon(1e-4));
-    checkClose(cpu.params(), gpu.params(), 1e-4, 1e-3);
+    checkTrainsAlike(cpu, gpu, data);
   }
 
   TEST_CASE("CUDA parity: an embedding + LSTM text classifier trains as on the CPU") {
@@ -270,12 +266,7 @@ TEST_SUITE("cuda") {
     MultiLayerNetwork cpu(conf, Device::cpu(), 1), gpu(conf, kGpu);
     cpu.init();
     gpu.init();
-    for (int i = 0; i < 5; ++i) {
-      cpu.fit(data);
-      gpu.fit(data);
-    }
-    CHECK(gpu.score() == doctest::Approx(cpu.score()).epsilon(1e-4));
-    checkClose(cpu.params(), gpu.params(), 1e-4, 1e-3);
+    checkTrainsAlike(cpu, gpu, data);
   }
 
   TEST_CASE("CUDA recurrent ops: a mask in device memory is a ShapeError, as on the CPU") {
@@ -300,12 +291,7 @@ TEST_SUITE("cuda") {
       MultiLayerNetwork cpu(conf, Device::cpu(), 1), gpu(conf, kGpu);
       cpu.init();
       gpu.init();
-      for (int i = 0; i < 5; ++i) {
-        cpu.fit(data);
-        gpu.fit(data);
-      }
-      CHECK(gpu.score() == doctest::Approx(cpu.score()).epsilon(1e-4));
-      checkClose(cpu.params(), gpu.params(), 1e-4, 1e-3);
+      checkTrainsAlike(cpu, gpu, data);
       if (layer->typeName() == "Bidirectional") continue;  // no stateful inference (as in DL4J)
       // Stateful inference, one step at a time, as on the CPU.
       for (int64_t s = 0; s < 3; ++s) {

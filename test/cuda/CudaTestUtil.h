@@ -179,4 +179,16 @@ inline std::vector<dl4cpp::WindowGeometry> poolGeometries() {
   return {lenet, padded};
 }
 
+// Five fit() steps of `cpu` and `gpu`, initialised models of one configuration, on `data`; then
+// their scores and parameters must agree.
+template <typename Model, typename Data>
+void checkTrainsAlike(Model& cpu, Model& gpu, const Data& data) {
+  for (int i = 0; i < 5; ++i) {
+    cpu.fit(data);
+    gpu.fit(data);
+  }
+  CHECK(gpu.score() == doctest::Approx(cpu.score()).epsilon(1e-4));
+  checkClose(cpu.params(), gpu.params(), 1e-4, 1e-3);
+}
+
 }  // namespace cudatest

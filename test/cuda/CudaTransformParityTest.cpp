@@ -9,6 +9,7 @@
 using namespace dl4cpp;
 using cudatest::Backends;
 using cudatest::checkClose;
+using cudatest::checkTrainsAlike;
 using cudatest::cudaDevicePresent;
 using cudatest::kGpu;
 using cudatest::randomTensor;
@@ -137,12 +138,7 @@ TEST_SUITE("cuda") {
     Tensor labels(Shape{6, 3});
     for (int64_t r = 0; r < 6; ++r) labels.data()[r * 3 + r % 3] = 1;
     const MultiDataSet data({a, b2}, {labels});
-    for (int i = 0; i < 5; ++i) {
-      cpu.fit(data);
-      gpu.fit(data);
-    }
-    CHECK(gpu.score() == doctest::Approx(cpu.score()).epsilon(1e-4));
-    checkClose(cpu.params(), gpu.params(), 1e-4, 1e-3);
+    checkTrainsAlike(cpu, gpu, data);
     const Tensor yGpu = gpu.outputSingle({a, b2}, false);
     CHECK(yGpu.onHost());
     checkClose(cpu.outputSingle({a, b2}, false), yGpu, 1e-4, 1e-3);
