@@ -1,9 +1,11 @@
 #pragma once
-// The per-unit formulas of the recurrent ops' backward passes (RecurrentOps.h), for every device:
-// the CPU backend's step loop and the CUDA backend's cell kernels call the same code, so the CPU's
-// gradient checks cover the GPU's arithmetic too.
+// The per-unit formulas of the recurrent ops (RecurrentOps.h) that every device computes alike:
+// the LSTM's backward pass and Bidirectional's combining of directions. The CPU backend's loops
+// and the CUDA backend's kernels call the same code, so the CPU's gradient checks cover the GPU's
+// arithmetic too.
 #include "nn/backend/HostDevice.h"
 #include "nn/backend/OpTypes.h"
+#include "nn/backend/ops/RecurrentOps.h"
 
 namespace dl4cpp {
 
@@ -50,6 +52,34 @@ DL4CPP_HOST_DEVICE inline LstmUnitGradient lstmUnitBackward(ActivationKind activ
   g.i = dcHat * a * recurrentDerivative(gate, i);
   g.cPrev = dcHat * f + g.f * pf + g.i * pi;
   return g;
+}
+
+// combineDirections' element for the element-wise modes (ADD, MUL, AVERAGE): yf (mode) yb.
+DL4CPP_HOST_DEVICE inline float combineDirectionElement(DirectionCombine mode, float f, float b) {
+  switch (mode) {
+    case DirectionCombine::ADD:
+      return f + b;
+    case DirectionCombine::MUL:
+      return f * b;
+    default:
+      return 0.5f * (f + b);
+  }
+}
+
+// The gradients reaching yf and yb from g, the gradient of that element.
+struct DirectionGradient {
+  float f, b;
+};
+DL4CPP_HOST_DEVICE inline DirectionGradient combineDirectionGradient(DirectionCombine mode, float f,
+                                                                     float b, float g) {
+  switch (mode) {
+    case DirectionCombine::ADD:
+      return {g, g};
+    case DirectionCombine::MUL:
+      return {g * b, g * f};
+    default:
+      return {0.5f * g, 0.5f * g};
+  }
 }
 
 }  // namespace dl4cpp

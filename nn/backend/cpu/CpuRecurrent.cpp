@@ -302,10 +302,7 @@ class CpuRecurrent final : public RecurrentImpl {
         continue;
       }
       float* oe = out + e * block;
-      for (int64_t i = 0; i < block; ++i)
-        oe[i] = mode == DirectionCombine::ADD   ? fe[i] + be[i]
-                : mode == DirectionCombine::MUL ? fe[i] * be[i]
-                                                : 0.5f * (fe[i] + be[i]);
+      for (int64_t i = 0; i < block; ++i) oe[i] = combineDirectionElement(mode, fe[i], be[i]);
     }
   }
 
@@ -327,17 +324,9 @@ class CpuRecurrent final : public RecurrentImpl {
         continue;
       }
       for (int64_t i = o; i < o + block; ++i) {
-        switch (mode) {
-          case DirectionCombine::ADD:
-            df[i] = db[i] = g[i];
-            break;
-          case DirectionCombine::MUL:
-            df[i] = g[i] * b[i];
-            db[i] = g[i] * f[i];
-            break;
-          default:
-            df[i] = db[i] = 0.5f * g[i];
-        }
+        const DirectionGradient d = combineDirectionGradient(mode, f[i], b[i], g[i]);
+        df[i] = d.f;
+        db[i] = d.b;
       }
     }
   }

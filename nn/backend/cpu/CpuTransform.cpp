@@ -64,7 +64,7 @@ class CpuTransform final : public TransformImpl {
   }
 
   void combineForward(CombineOp op, std::span<const Tensor> xs, Tensor& y) override {
-    const std::vector<const float*> inputs = pointers(xs);
+    const std::vector<const float*>& inputs = pointers(xs);
     const auto count = static_cast<int>(inputs.size());
     const float* const* in = inputs.data();
     float* out = y.data();
@@ -82,7 +82,7 @@ class CpuTransform final : public TransformImpl {
 
   void combineBackward(CombineOp op, std::span<const Tensor> xs, const Tensor& y, const Tensor& dy,
                        std::span<Tensor> dxs) override {
-    const std::vector<const float*> inputs = pointers(xs);
+    const std::vector<const float*>& inputs = pointers(xs);
     const auto count = static_cast<int>(inputs.size());
     const float* const* in = inputs.data();
     const float* out = y.data();
@@ -169,11 +169,11 @@ class CpuTransform final : public TransformImpl {
     }
   }
 
-  static std::vector<const float*> pointers(std::span<const Tensor> xs) {
-    std::vector<const float*> out;
-    out.reserve(xs.size());
-    for (const Tensor& x : xs) out.push_back(x.data());
-    return out;
+  // The inputs' data, in a vector kept between calls (no allocation per residual addition).
+  const std::vector<const float*>& pointers(std::span<const Tensor> xs) {
+    pointers_.clear();
+    for (const Tensor& x : xs) pointers_.push_back(x.data());
+    return pointers_;
   }
 
   static double sumOfSquares(const float* x, int64_t size) {
@@ -181,6 +181,8 @@ class CpuTransform final : public TransformImpl {
     for (int64_t i = 0; i < size; ++i) s += double(x[i]) * x[i];
     return s;
   }
+
+  std::vector<const float*> pointers_;
 };
 
 }  // namespace

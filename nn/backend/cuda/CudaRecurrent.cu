@@ -190,22 +190,12 @@ __global__ void reverseStepsKernel(const float* x, const int32_t* from, float* y
 __global__ void combineDirectionsKernel(DirectionCombine mode, const float* yf, const float* yb,
                                         float* y, int64_t n, int64_t block) {
   DL4CPP_GRID_STRIDE_LOOP(i, n * block) {
-    const float f = yf[i], b = yb[i];
-    switch (mode) {
-      case DirectionCombine::CONCAT: {
-        const int64_t e = i / block, v = i % block;
-        y[e * 2 * block + v] = f;
-        y[e * 2 * block + block + v] = b;
-        break;
-      }
-      case DirectionCombine::ADD:
-        y[i] = f + b;
-        break;
-      case DirectionCombine::MUL:
-        y[i] = f * b;
-        break;
-      default:
-        y[i] = 0.5f * (f + b);
+    if (mode == DirectionCombine::CONCAT) {
+      const int64_t e = i / block, v = i % block;
+      y[e * 2 * block + v] = yf[i];
+      y[e * 2 * block + block + v] = yb[i];
+    } else {
+      y[i] = combineDirectionElement(mode, yf[i], yb[i]);
     }
   }
 }
@@ -214,22 +204,14 @@ __global__ void combineDirectionsBackwardKernel(DirectionCombine mode, const flo
                                                 const float* yb, const float* dy, float* dyf,
                                                 float* dyb, int64_t n, int64_t block) {
   DL4CPP_GRID_STRIDE_LOOP(i, n * block) {
-    switch (mode) {
-      case DirectionCombine::CONCAT: {
-        const int64_t e = i / block, v = i % block;
-        dyf[i] = dy[e * 2 * block + v];
-        dyb[i] = dy[e * 2 * block + block + v];
-        break;
-      }
-      case DirectionCombine::ADD:
-        dyf[i] = dyb[i] = dy[i];
-        break;
-      case DirectionCombine::MUL:
-        dyf[i] = dy[i] * yb[i];
-        dyb[i] = dy[i] * yf[i];
-        break;
-      default:
-        dyf[i] = dyb[i] = 0.5f * dy[i];
+    if (mode == DirectionCombine::CONCAT) {
+      const int64_t e = i / block, v = i % block;
+      dyf[i] = dy[e * 2 * block + v];
+      dyb[i] = dy[e * 2 * block + block + v];
+    } else {
+      const DirectionGradient d = combineDirectionGradient(mode, yf[i], yb[i], dy[i]);
+      dyf[i] = d.f;
+      dyb[i] = d.b;
     }
   }
 }

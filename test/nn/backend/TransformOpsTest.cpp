@@ -46,6 +46,14 @@ TEST_SUITE("nn/backend") {
     backend->combineBackward(CombineOp::MAX, both, y, Tensor::fromVector({3}, {1, 1, 1}), grads);
     CHECK(da.toVector() == std::vector<float>{0, 1, 1});  // a tie goes to the first input
     CHECK(dbGrad.toVector() == std::vector<float>{1, 0, 0});
+    // The output may be any of the inputs: the first (a gradient summed in place) or a later one.
+    Tensor first = a.clone(), later = b.clone();
+    const Tensor intoFirst[] = {first, b};
+    backend->combineForward(CombineOp::SUBTRACT, intoFirst, first);
+    CHECK(first.toVector() == std::vector<float>{-3, 0, 2});
+    const Tensor intoLater[] = {a, later};
+    backend->combineForward(CombineOp::SUBTRACT, intoLater, later);
+    CHECK(later.toVector() == std::vector<float>{-3, 0, 2});
     const Tensor mismatched[] = {a, Tensor(Shape{4})};
     CHECK_THROWS_AS(backend->combineForward(CombineOp::ADD, mismatched, y), ShapeError);
     CHECK_THROWS_AS(backend->combineForward(CombineOp::ADD, std::span<const Tensor>(), y),
