@@ -9,6 +9,8 @@
 //   forward(ctx, x_i, y_i, fwd)                           writes y_i (overwrites)
 //   ... then, from the last layer back to the first, with g_i = dL/dy_i:
 //   backwardActivation(ctx, y_i, g_i)                     g_i := dL/d(pre-activation), in place
+//                                                         (or left as is by a layer whose backward
+//                                                         op applies f' itself, reading y_i)
 //   backwardParams(ctx, x_i, g_i)                         writes (overwrites) the gradient views
 //   backwardInput(ctx, g_i, g_{i-1})                      writes (overwrites) dL/dx_i
 // (the last two through backward(), which a layer may override to compute them together)

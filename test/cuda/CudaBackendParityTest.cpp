@@ -219,35 +219,41 @@ TEST_SUITE("cuda") {
   TEST_CASE("CUDA parity: batch normalisation, moving averages, dropout masks and products") {
     if (!cudaDevicePresent()) return;
     Backends b;
-    for (const Shape& xs : {Shape{8, 6, 7, 5}, Shape{16, 9}}) {
-      CAPTURE(xs.toString());
-      const int64_t c = xs[1];
-      const Tensor x = randomTensor(xs, 31, -2, 3), dy = randomTensor(xs, 32);
-      const Tensor gamma = randomTensor(Shape{c}, 33, 0.5, 1.5), beta = randomTensor(Shape{c}, 34);
-      const float eps = 1e-5f;
-      Tensor yCpu(xs), yGpu(xs, kGpu), mCpu(Shape{c}), mGpu(Shape{c}, kGpu), vCpu(Shape{c}),
-          vGpu(Shape{c}, kGpu);
-      b.cpu->batchNormForwardTraining(x, gamma, beta, eps, yCpu, mCpu, vCpu);
-      b.gpu->batchNormForwardTraining(x.to(kGpu), gamma.to(kGpu), beta.to(kGpu), eps, yGpu, mGpu,
-                                      vGpu);
-      checkClose(mCpu, mGpu, 1e-5, 1e-5);
-      checkClose(vCpu, vGpu, 1e-5, 1e-4);
-      checkClose(yCpu, yGpu, 1e-4, 1e-4);
+    for (const ActivationKind activation : {ActivationKind::IDENTITY, ActivationKind::RELU})
+      for (const Shape& xs : {Shape{8, 6, 7, 5}, Shape{16, 9}}) {
+        CAPTURE(xs.toString());
+        CAPTURE(toString(activation));
+        const int64_t c = xs[1];
+        const Tensor x = randomTensor(xs, 31, -2, 3), dy = randomTensor(xs, 32);
+        const Tensor gamma = randomTensor(Shape{c}, 33, 0.5, 1.5),
+                     beta = randomTensor(Shape{c}, 34);
+        const float eps = 1e-5f;
+        Tensor yCpu(xs), yGpu(xs, kGpu), mCpu(Shape{c}), mGpu(Shape{c}, kGpu), vCpu(Shape{c}),
+            vGpu(Shape{c}, kGpu);
+        b.cpu->batchNormForwardTraining(x, gamma, beta, eps, activation, yCpu, mCpu, vCpu);
+        b.gpu->batchNormForwardTraining(x.to(kGpu), gamma.to(kGpu), beta.to(kGpu), eps, activation,
+                                        yGpu, mGpu, vGpu);
+        checkClose(mCpu, mGpu, 1e-5, 1e-5);
+        checkClose(vCpu, vGpu, 1e-5, 1e-4);
+        checkClose(yCpu, yGpu, 1e-4, 1e-4);
 
-      b.cpu->batchNormForwardInference(x, gamma, beta, mCpu, vCpu, eps, yCpu);
-      b.gpu->batchNormForwardInference(x.to(kGpu), gamma.to(kGpu), beta.to(kGpu), mGpu, vGpu, eps,
-                                       yGpu);
-      checkClose(yCpu, yGpu, 1e-4, 1e-4);
+        // The backward pass reads the training pass's y (the CPU's, on both devices, so that
+        // both mask the same elements).
+        const Tensor y = yCpu.clone();
+        b.cpu->batchNormForwardInference(x, gamma, beta, mCpu, vCpu, eps, activation, yCpu);
+        b.gpu->batchNormForwardInference(x.to(kGpu), gamma.to(kGpu), beta.to(kGpu), mGpu, vGpu, eps,
+                                         activation, yGpu);
+        checkClose(yCpu, yGpu, 1e-4, 1e-4);
 
-      Tensor dxCpu(xs), dxGpu(xs, kGpu), dgCpu(Shape{c}), dgGpu(Shape{c}, kGpu), dbCpu(Shape{c}),
-          dbGpu(Shape{c}, kGpu);
-      b.cpu->batchNormBackward(x, dy, gamma, mCpu, vCpu, eps, dxCpu, dgCpu, dbCpu);
-      b.gpu->batchNormBackward(x.to(kGpu), dy.to(kGpu), gamma.to(kGpu), mGpu, vGpu, eps, dxGpu,
-                               dgGpu, dbGpu);
-      checkClose(dgCpu, dgGpu, 1e-3, 1e-4);
-      checkClose(dbCpu, dbGpu, 1e-3, 1e-4);
-      checkClose(dxCpu, dxGpu, 1e-4, 1e-3);
-    }
+        Tensor dxCpu(xs), dxGpu(xs, kGpu), dgCpu(Shape{c}), dgGpu(Shape{c}, kGpu), dbCpu(Shape{c}),
+            dbGpu(Shape{c}, kGpu);
+        b.cpu->batchNormBackward(x, y, dy, gamma, mCpu, vCpu, eps, activation, dxCpu, dgCpu, dbCpu);
+        b.gpu->batchNormBackward(x.to(kGpu), y.to(kGpu), dy.to(kGpu), gamma.to(kGpu), mGpu, vGpu,
+                                 eps, activation, dxGpu, dgGpu, dbGpu);
+        checkClose(dgCpu, dgGpu, 1e-3, 1e-4);
+        checkClose(dbCpu, dbGpu, 1e-3, 1e-4);
+        checkClose(dxCpu, dxGpu, 1e-4, 1e-3);
+      }
     const Tensor a = randomTensor(Shape{1000}, 35), v = randomTensor(Shape{1000}, 36);
     Tensor aCpu = a.clone(), aGpu = a.to(kGpu);
     b.cpu->movingAverage(aCpu, v, 0.9f);

@@ -21,28 +21,50 @@ inline float rowSquaredDeviation(const float* v, float mean, int64_t length) {
   return sum;
 }
 
-// y = x * scale + shift.
-inline void scaleShiftRow(const float* x, float scale, float shift, float* y, int64_t length) {
-#pragma omp simd
-  for (int64_t s = 0; s < length; ++s) y[s] = x[s] * scale + shift;
+// The activation a row loop applies with its normalisation: kRelu's max(v, 0) (0 for a NaN, as
+// the ReLU op gives) or none.
+template <bool kRelu>
+inline float fusedActivation(float v) {
+  if constexpr (kRelu) return v > 0.0f ? v : 0.0f;
+  return v;
 }
 
-// sums[0] = the sum of dy, sums[1] = the sum of dy * (x - mean).
-inline void gradientSumsRow(const float* x, const float* dy, float mean, int64_t length,
-                            float* sums) {
+// The gradient reaching the normalised value from dy, the gradient of y = fusedActivation(v):
+// the ReLU op's own expression, so that a fused layer computes the bits an unfused one does.
+template <bool kRelu>
+inline float fusedActivationGradient(const float* y, const float* dy, int64_t s) {
+  if constexpr (kRelu) return y[s] > 0.0f ? dy[s] : 0.0f * dy[s];
+  return dy[s];
+}
+
+// y = f(x * scale + shift).
+template <bool kRelu>
+inline void scaleShiftRow(const float* x, float scale, float shift, float* y, int64_t length) {
+#pragma omp simd
+  for (int64_t s = 0; s < length; ++s) y[s] = fusedActivation<kRelu>(x[s] * scale + shift);
+}
+
+// With g the gradient of the normalised value (dy, or dy where y > 0 under kRelu):
+// sums[0] = the sum of g, sums[1] = the sum of g * (x - mean).
+template <bool kRelu>
+inline void gradientSumsRow(const float* x, const float* y, const float* dy, float mean,
+                            int64_t length, float* sums) {
   float sumDy = 0, sumDyX = 0;
 #pragma omp simd reduction(+ : sumDy, sumDyX)
   for (int64_t s = 0; s < length; ++s) {
-    sumDy += dy[s];
-    sumDyX += dy[s] * (x[s] - mean);
+    const float g = fusedActivationGradient<kRelu>(y, dy, s);
+    sumDy += g;
+    sumDyX += g * (x[s] - mean);
   }
   sums[0] = sumDy;
   sums[1] = sumDyX;
 }
 
-// dx = k * (dy - meanDy - (x - mean) * xCoefficient).
-inline void inputGradientRow(const float* x, const float* dy, float mean, float k, float meanDy,
-                             float xCoefficient, float* dx, int64_t length) {
+// dx = k * (g - meanDy - (x - mean) * xCoefficient), g as for gradientSumsRow.
+template <bool kRelu>
+inline void inputGradientRow(const float* x, const float* y, const float* dy, float mean, float k,
+                             float meanDy, float xCoefficient, float* dx, int64_t length) {
 #pragma omp simd
-  for (int64_t s = 0; s < length; ++s) dx[s] = k * (dy[s] - meanDy - (x[s] - mean) * xCoefficient);
+  for (int64_t s = 0; s < length; ++s)
+    dx[s] = k * (fusedActivationGradient<kRelu>(y, dy, s) - meanDy - (x[s] - mean) * xCoefficient);
 }

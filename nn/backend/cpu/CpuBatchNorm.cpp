@@ -34,18 +34,21 @@ namespace below_avx2 {
 
 namespace {
 
-// The row loops of the level cpuIsa() names.
+// The row loops of the level cpuIsa() names; those with two entries: [relu] (BatchNormRows-inl.h).
 struct RowLoops {
   decltype(&below_avx2::rowSum) sum;
   decltype(&below_avx2::rowSquaredDeviation) squaredDeviation;
-  decltype(&below_avx2::scaleShiftRow) scaleShift;
-  decltype(&below_avx2::gradientSumsRow) gradientSums;
-  decltype(&below_avx2::inputGradientRow) inputGradient;
+  decltype(&below_avx2::scaleShiftRow<false>) scaleShift[2];
+  decltype(&below_avx2::gradientSumsRow<false>) gradientSums[2];
+  decltype(&below_avx2::inputGradientRow<false>) inputGradient[2];
 };
-#define DL4CPP_ROW_LOOPS(level)                                                                  \
-  RowLoops {                                                                                     \
-    &level::rowSum, &level::rowSquaredDeviation, &level::scaleShiftRow, &level::gradientSumsRow, \
-        &level::inputGradientRow                                                                 \
+#define DL4CPP_ROW_LOOPS(level)                                            \
+  RowLoops {                                                               \
+    &level::rowSum, &level::rowSquaredDeviation,                           \
+        {&level::scaleShiftRow<false>, &level::scaleShiftRow<true>},       \
+        {&level::gradientSumsRow<false>, &level::gradientSumsRow<true>}, { \
+      &level::inputGradientRow<false>, &level::inputGradientRow<true>      \
+    }                                                                      \
   }
 RowLoops rowLoops() {
 #ifdef DL4CPP_X86_KERNELS
@@ -65,22 +68,23 @@ struct ChannelRows {
   double count() const { return double(rows * length); }
 };
 
-// y = (x - mean) * invStd * gamma + beta per channel, as scale and shift.
+// y = f((x - mean) * invStd * gamma + beta) per channel, as scale and shift; f: ReLU or none.
 void normalize(const ChannelRows& r, const float* x, const float* gamma, const float* beta,
-               const float* mean, const float* variance, float eps, float* y) {
+               const float* mean, const float* variance, float eps, bool relu, float* y) {
   const RowLoops loops = rowLoops();
+  const auto scaleShift = loops.scaleShift[relu ? 1 : 0];
   parallelFor(r.channels, [&](int64_t c) {
     const float invStd = 1.0f / std::sqrt(variance[c] + eps);
     const float scale = gamma[c] * invStd, shift = beta[c] - mean[c] * scale;
     for (int64_t n = 0; n < r.rows; ++n)
-      loops.scaleShift(x + r.offset(n, c), scale, shift, y + r.offset(n, c), r.length);
+      scaleShift(x + r.offset(n, c), scale, shift, y + r.offset(n, c), r.length);
   });
 }
 
 }  // namespace
 
 void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
-                              Tensor& y, Tensor& batchMean, Tensor& batchVariance) {
+                              bool relu, Tensor& y, Tensor& batchMean, Tensor& batchVariance) {
   const ChannelRows r(x);
   const float* xs = x.data();
   float* means = batchMean.data();
@@ -97,44 +101,53 @@ void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor
     means[c] = mean;
     variances[c] = static_cast<float>(squares / r.count());
   });
-  normalize(r, xs, gamma.data(), beta.data(), means, variances, eps, y.data());
+  normalize(r, xs, gamma.data(), beta.data(), means, variances, eps, relu, y.data());
 }
 
 void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                               const Tensor& mean, const Tensor& variance, float eps, Tensor& y) {
+                               const Tensor& mean, const Tensor& variance, float eps, bool relu,
+                               Tensor& y) {
   normalize(ChannelRows(x), x.data(), gamma.data(), beta.data(), mean.data(), variance.data(), eps,
-            y.data());
+            relu, y.data());
 }
 
-void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
-                       const Tensor& batchMean, const Tensor& batchVariance, float eps, Tensor& dx,
-                       Tensor& dgamma, Tensor& dbeta) {
+void batchNormBackward(const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& gamma,
+                       const Tensor& batchMean, const Tensor& batchVariance, float eps, bool relu,
+                       Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
   const ChannelRows r(x);
   const float* xs = x.data();
+  const float* ys = relu ? y.data() : nullptr;
   const float* dys = dy.data();
   float* dxs = dx.empty() ? nullptr : dx.data();
   const RowLoops loops = rowLoops();
+  const auto gradientSums = loops.gradientSums[relu ? 1 : 0];
+  const auto inputGradient = loops.inputGradient[relu ? 1 : 0];
+  // The rows of channel c of a tensor that may be absent (y without a ReLU).
+  const auto row = [&r](const float* v, int64_t n, int64_t c) {
+    return v == nullptr ? nullptr : v + r.offset(n, c);
+  };
   parallelFor(r.channels, [&](int64_t c) {
     const float mean = batchMean.data()[c];
     const float invStd = 1.0f / std::sqrt(batchVariance.data()[c] + eps);
     double sumDy = 0, sumDyXhat = 0;
     for (int64_t n = 0; n < r.rows; ++n) {
       float sums[2];
-      loops.gradientSums(xs + r.offset(n, c), dys + r.offset(n, c), mean, r.length, sums);
+      gradientSums(xs + r.offset(n, c), row(ys, n, c), dys + r.offset(n, c), mean, r.length, sums);
       sumDy += sums[0];
       sumDyXhat += double(sums[1]) * invStd;
     }
     dbeta.data()[c] = static_cast<float>(sumDy);
     dgamma.data()[c] = static_cast<float>(sumDyXhat);
     if (dxs == nullptr) return;
-    // dx = gamma invStd (dy - sumDy / M - xhat sumDyXhat / M), xhat = (x - mean) invStd.
+    // dx = gamma invStd (g - sumDy / M - xhat sumDyXhat / M), xhat = (x - mean) invStd, g the
+    // gradient of the normalised value.
     const float k = gamma.data()[c] * invStd;
     const auto meanDy = static_cast<float>(sumDy / r.count());
     const auto meanDyXhat = static_cast<float>(sumDyXhat / r.count());
     const float xCoefficient = meanDyXhat * invStd;
     for (int64_t n = 0; n < r.rows; ++n)
-      loops.inputGradient(xs + r.offset(n, c), dys + r.offset(n, c), mean, k, meanDy, xCoefficient,
-                          dxs + r.offset(n, c), r.length);
+      inputGradient(xs + r.offset(n, c), row(ys, n, c), dys + r.offset(n, c), mean, k, meanDy,
+                    xCoefficient, dxs + r.offset(n, c), r.length);
   });
 }
 

@@ -10,14 +10,16 @@
 
 namespace dl4cpp::cpu {
 
-// The Backend.h contract of batchNormForwardTraining / Inference / Backward.
+// The NormalizationOps.h contract of batchNormForwardTraining / Inference / Backward; `relu` for
+// the RELU activation.
 void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
-                              Tensor& y, Tensor& batchMean, Tensor& batchVariance);
+                              bool relu, Tensor& y, Tensor& batchMean, Tensor& batchVariance);
 void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                               const Tensor& mean, const Tensor& variance, float eps, Tensor& y);
-// dx may be empty.
-void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
-                       const Tensor& batchMean, const Tensor& batchVariance, float eps, Tensor& dx,
-                       Tensor& dgamma, Tensor& dbeta);
+                               const Tensor& mean, const Tensor& variance, float eps, bool relu,
+                               Tensor& y);
+// dx may be empty; y is read only with `relu`.
+void batchNormBackward(const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& gamma,
+                       const Tensor& batchMean, const Tensor& batchVariance, float eps, bool relu,
+                       Tensor& dx, Tensor& dgamma, Tensor& dbeta);
 
 }  // namespace dl4cpp::cpu

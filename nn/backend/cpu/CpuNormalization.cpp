@@ -33,13 +33,24 @@ class CpuNormalization final : public NormalizationImpl {
  public:
   explicit CpuNormalization(CpuBackend& core) : core_(core) {}
   void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
-                                Tensor& y, Tensor& batchMean, Tensor& batchVariance) override;
+                                ActivationKind activation, Tensor& y, Tensor& batchMean,
+                                Tensor& batchVariance) override {
+    cpu::batchNormForwardTraining(x, gamma, beta, eps, activation == ActivationKind::RELU, y,
+                                  batchMean, batchVariance);
+  }
   void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                  const Tensor& mean, const Tensor& variance, float eps,
-                                 Tensor& y) override;
-  void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                                 ActivationKind activation, Tensor& y) override {
+    cpu::batchNormForwardInference(x, gamma, beta, mean, variance, eps,
+                                   activation == ActivationKind::RELU, y);
+  }
+  void batchNormBackward(const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& gamma,
                          const Tensor& batchMean, const Tensor& batchVariance, float eps,
-                         Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
+                         ActivationKind activation, Tensor& dx, Tensor& dgamma,
+                         Tensor& dbeta) override {
+    cpu::batchNormBackward(x, y, dy, gamma, batchMean, batchVariance, eps,
+                           activation == ActivationKind::RELU, dx, dgamma, dbeta);
+  }
   void lrnForward(const LrnParams& p, const Tensor& x, Tensor& y, bool training,
                   Tensor& workspace) override;
   void lrnBackward(const LrnParams& p, const Tensor& x, const Tensor& dy, Tensor& dx,
@@ -56,28 +67,6 @@ class CpuNormalization final : public NormalizationImpl {
 }  // namespace
 
 using namespace onednn;  // NOLINT(google-build-using-namespace)
-
-// --- Batch normalisation
-// ---------------------------------------------------------------------------------
-// Plain loops (BatchNormalization.h).
-
-void CpuNormalization::batchNormForwardTraining(const Tensor& x, const Tensor& gamma,
-                                                const Tensor& beta, float eps, Tensor& y,
-                                                Tensor& batchMean, Tensor& batchVariance) {
-  cpu::batchNormForwardTraining(x, gamma, beta, eps, y, batchMean, batchVariance);
-}
-
-void CpuNormalization::batchNormForwardInference(const Tensor& x, const Tensor& gamma,
-                                                 const Tensor& beta, const Tensor& mean,
-                                                 const Tensor& variance, float eps, Tensor& y) {
-  cpu::batchNormForwardInference(x, gamma, beta, mean, variance, eps, y);
-}
-
-void CpuNormalization::batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
-                                         const Tensor& batchMean, const Tensor& batchVariance,
-                                         float eps, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
-  cpu::batchNormBackward(x, dy, gamma, batchMean, batchVariance, eps, dx, dgamma, dbeta);
-}
 
 namespace {
 

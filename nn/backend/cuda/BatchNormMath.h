@@ -34,6 +34,13 @@ DL4CPP_HOST_DEVICE inline float batchNormElement(float x, float mean, float invS
   return gamma * ((x - mean) * invStd) + beta;
 }
 
+// The activation a batch normalisation may apply to its values (NormalizationOps.h): the ReLU op's
+// max(v, 0) (0 for a NaN), and the gradient reaching v from dy, the gradient of y = max(v, 0).
+DL4CPP_HOST_DEVICE inline float fusedRelu(float v) { return v > 0.0f ? v : 0.0f; }
+DL4CPP_HOST_DEVICE inline float fusedReluGradient(float y, float dy) {
+  return y > 0.0f ? dy : 0.0f * dy;
+}
+
 // dx from dy, the normalised input xhat and the channel's sums of dy (= dbeta) and dy * xhat
 // (= dgamma) over its M values: gamma invStd (dy - sumDy / M - xhat sumDyXhat / M).
 DL4CPP_HOST_DEVICE inline float batchNormInputGradient(float dy, float xhat, float gamma,

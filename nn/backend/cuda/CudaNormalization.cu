@@ -23,13 +23,15 @@ class CudaNormalization final : public NormalizationImpl {
  public:
   explicit CudaNormalization(CudaBackend& core) : core_(core) {}
   void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
-                                Tensor& y, Tensor& batchMean, Tensor& batchVariance) override;
+                                ActivationKind activation, Tensor& y, Tensor& batchMean,
+                                Tensor& batchVariance) override;
   void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                  const Tensor& mean, const Tensor& variance, float eps,
-                                 Tensor& y) override;
-  void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+                                 ActivationKind activation, Tensor& y) override;
+  void batchNormBackward(const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& gamma,
                          const Tensor& batchMean, const Tensor& batchVariance, float eps,
-                         Tensor& dx, Tensor& dgamma, Tensor& dbeta) override;
+                         ActivationKind activation, Tensor& dx, Tensor& dgamma,
+                         Tensor& dbeta) override;
   void lrnForward(const LrnParams& p, const Tensor& x, Tensor& y, bool training,
                   Tensor& workspace) override;
   void lrnBackward(const LrnParams& p, const Tensor& x, const Tensor& dy, Tensor& dx,
@@ -69,26 +71,35 @@ __global__ void channelMomentsKernel(const float* x, BatchNormShape s, float* me
 
 __global__ void normalizeKernel(const float* x, BatchNormShape s, const float* gamma,
                                 const float* beta, const float* mean, const float* variance,
-                                float eps, float* y) {
+                                float eps, bool relu, float* y) {
   const int64_t total = s.batch * s.channels * s.spatial;
   DL4CPP_GRID_STRIDE_LOOP(i, total) {
     const int64_t c = s.channelOf(i);
-    y[i] = batchNormElement(x[i], mean[c], inverseStd(variance[c], eps), gamma[c], beta[c]);
+    const float v =
+        batchNormElement(x[i], mean[c], inverseStd(variance[c], eps), gamma[c], beta[c]);
+    y[i] = relu ? fusedRelu(v) : v;
   }
 }
 
-// Block c: dbeta[c] = sum dy, dgamma[c] = sum dy * xhat over channel c.
-__global__ void channelGradientSumsKernel(const float* x, const float* dy, BatchNormShape s,
-                                          const float* mean, const float* variance, float eps,
-                                          float* dgamma, float* dbeta) {
+// The gradient of the normalised value at i: dy, or with a fused ReLU (y not null) dy where y > 0.
+__device__ inline float normalizedGradient(const float* y, const float* dy, int64_t i) {
+  return y == nullptr ? dy[i] : fusedReluGradient(y[i], dy[i]);
+}
+
+// Block c: dbeta[c] = sum g, dgamma[c] = sum g * xhat over channel c, g = normalizedGradient.
+__global__ void channelGradientSumsKernel(const float* x, const float* y, const float* dy,
+                                          BatchNormShape s, const float* mean,
+                                          const float* variance, float eps, float* dgamma,
+                                          float* dbeta) {
   __shared__ double shared[kThreadsPerBlock];
   const int64_t c = blockIdx.x, m = s.perChannel();
   const float mu = mean[c], invStd = inverseStd(variance[c], eps);
   double sumDy = 0, sumDyXhat = 0;
   for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
     const int64_t i = s.index(c, j);
-    sumDy += dy[i];
-    sumDyXhat += double(dy[i]) * double((x[i] - mu) * invStd);
+    const float g = normalizedGradient(y, dy, i);
+    sumDy += g;
+    sumDyXhat += double(g) * double((x[i] - mu) * invStd);
   }
   const double totalDy = blockSum(sumDy, shared);
   const double totalDyXhat = blockSum(sumDyXhat, shared);
@@ -98,16 +109,16 @@ __global__ void channelGradientSumsKernel(const float* x, const float* dy, Batch
   }
 }
 
-__global__ void batchNormInputGradientKernel(const float* x, const float* dy, BatchNormShape s,
-                                             const float* gamma, const float* mean,
-                                             const float* variance, float eps, const float* dgamma,
-                                             const float* dbeta, float* dx) {
+__global__ void batchNormInputGradientKernel(const float* x, const float* y, const float* dy,
+                                             BatchNormShape s, const float* gamma,
+                                             const float* mean, const float* variance, float eps,
+                                             const float* dgamma, const float* dbeta, float* dx) {
   const int64_t total = s.batch * s.channels * s.spatial;
   DL4CPP_GRID_STRIDE_LOOP(i, total) {
     const int64_t c = s.channelOf(i);
     const float invStd = inverseStd(variance[c], eps);
-    dx[i] = batchNormInputGradient(dy[i], (x[i] - mean[c]) * invStd, gamma[c], invStd, dbeta[c],
-                                   dgamma[c], s.perChannel());
+    dx[i] = batchNormInputGradient(normalizedGradient(y, dy, i), (x[i] - mean[c]) * invStd,
+                                   gamma[c], invStd, dbeta[c], dgamma[c], s.perChannel());
   }
 }
 
@@ -131,41 +142,46 @@ __global__ void lrnBackwardKernel(const float* x, const float* dy, const float* 
 }  // namespace
 
 void CudaNormalization::batchNormForwardTraining(const Tensor& x, const Tensor& gamma,
-                                                 const Tensor& beta, float eps, Tensor& y,
+                                                 const Tensor& beta, float eps,
+                                                 ActivationKind activation, Tensor& y,
                                                  Tensor& batchMean, Tensor& batchVariance) {
   if (x.numel() == 0) return;
   const BatchNormShape s = batchNormShape(x);
   channelMomentsKernel<<<static_cast<unsigned>(s.channels), kThreadsPerBlock, 0, core_.stream_>>>(
       x.data(), s, batchMean.data(), batchVariance.data());
   DL4CPP_CUDA_CHECK_LAUNCH();
-  batchNormForwardInference(x, gamma, beta, batchMean, batchVariance, eps, y);
+  batchNormForwardInference(x, gamma, beta, batchMean, batchVariance, eps, activation, y);
 }
 
 void CudaNormalization::batchNormForwardInference(const Tensor& x, const Tensor& gamma,
                                                   const Tensor& beta, const Tensor& mean,
-                                                  const Tensor& variance, float eps, Tensor& y) {
+                                                  const Tensor& variance, float eps,
+                                                  ActivationKind activation, Tensor& y) {
   const int64_t n = x.numel();
   if (n == 0) return;
   normalizeKernel<<<blocksFor(n), kThreadsPerBlock, 0, core_.stream_>>>(
       x.data(), batchNormShape(x), gamma.data(), beta.data(), mean.data(), variance.data(), eps,
-      y.data());
+      activation == ActivationKind::RELU, y.data());
   DL4CPP_CUDA_CHECK_LAUNCH();
 }
 
-void CudaNormalization::batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
-                                          const Tensor& batchMean, const Tensor& batchVariance,
-                                          float eps, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+void CudaNormalization::batchNormBackward(const Tensor& x, const Tensor& y, const Tensor& dy,
+                                          const Tensor& gamma, const Tensor& batchMean,
+                                          const Tensor& batchVariance, float eps,
+                                          ActivationKind activation, Tensor& dx, Tensor& dgamma,
+                                          Tensor& dbeta) {
   const int64_t n = x.numel();
   if (n == 0) return;
   const BatchNormShape s = batchNormShape(x);
+  const float* ys = activation == ActivationKind::RELU ? y.data() : nullptr;
   channelGradientSumsKernel<<<static_cast<unsigned>(s.channels), kThreadsPerBlock, 0,
-                              core_.stream_>>>(x.data(), dy.data(), s, batchMean.data(),
+                              core_.stream_>>>(x.data(), ys, dy.data(), s, batchMean.data(),
                                                batchVariance.data(), eps, dgamma.data(),
                                                dbeta.data());
   DL4CPP_CUDA_CHECK_LAUNCH();
   if (dx.empty()) return;
   batchNormInputGradientKernel<<<blocksFor(n), kThreadsPerBlock, 0, core_.stream_>>>(
-      x.data(), dy.data(), s, gamma.data(), batchMean.data(), batchVariance.data(), eps,
+      x.data(), ys, dy.data(), s, gamma.data(), batchMean.data(), batchVariance.data(), eps,
       dgamma.data(), dbeta.data(), dx.data());
   DL4CPP_CUDA_CHECK_LAUNCH();
 }

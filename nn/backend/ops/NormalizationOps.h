@@ -12,20 +12,24 @@ class NormalizationImpl {
  public:
   virtual ~NormalizationImpl() = default;
   // Per channel c of x (N, C, H, W), statistics over N, H and W; per feature c of x (N, C), over
-  // N. gamma, beta, mean and variance are (C); variances are population variances.
+  // N. gamma, beta, mean and variance are (C); variances are population variances. `activation`
+  // (IDENTITY or RELU, checked by NormalizationOps) is applied to the normalised values in the
+  // same pass: a BN followed by a ReLU reads and writes its activations once, not twice.
   // Training: writes the batch's mean and variance and
-  // y = gamma (x - mean) / sqrt(var + eps) + beta.
+  // y = f(gamma (x - mean) / sqrt(var + eps) + beta).
   virtual void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                        float eps, Tensor& y, Tensor& batchMean,
-                                        Tensor& batchVariance) = 0;
+                                        float eps, ActivationKind activation, Tensor& y,
+                                        Tensor& batchMean, Tensor& batchVariance) = 0;
   // Inference: the same with the given (running) mean and variance.
   virtual void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                          const Tensor& mean, const Tensor& variance, float eps,
-                                         Tensor& y) = 0;
-  // dx, dgamma, dbeta from x, dy, gamma and the batch statistics its training forward wrote; dx
-  // may be empty when only dgamma and dbeta are wanted.
-  virtual void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
-                                 const Tensor& batchMean, const Tensor& batchVariance, float eps,
+                                         ActivationKind activation, Tensor& y) = 0;
+  // dx, dgamma, dbeta from x, dy (the gradient of y), gamma and the batch statistics its training
+  // forward wrote; with RELU, y is that forward pass's output (empty with IDENTITY), and the
+  // gradient flows where y > 0. dx may be empty when only dgamma and dbeta are wanted.
+  virtual void batchNormBackward(const Tensor& x, const Tensor& y, const Tensor& dy,
+                                 const Tensor& gamma, const Tensor& batchMean,
+                                 const Tensor& batchVariance, float eps, ActivationKind activation,
                                  Tensor& dx, Tensor& dgamma, Tensor& dbeta) = 0;
   // x, y (N, C, H, W): LrnParams' normalisation. A training-mode pass records in `workspace`
   // (the calling layer's, sized by the backend) what lrnBackward reads.
@@ -36,23 +40,44 @@ class NormalizationImpl {
                            const Tensor& workspace) = 0;
 };
 
+// Whether batch normalisation applies `activation` itself (NormalizationImpl).
+constexpr bool batchNormFuses(ActivationKind activation) {
+  return activation == ActivationKind::IDENTITY || activation == ActivationKind::RELU;
+}
+
+// The checks NormalizationOps makes before any device runs an op.
+namespace detail {
+// BackendError unless batchNormFuses(activation).
+void checkBatchNormActivation(ActivationKind activation);
+// That, and ShapeError where RELU's backward pass lacks a y shaped as x.
+void checkBatchNormOutput(ActivationKind activation, const Tensor& x, const Tensor& y);
+}  // namespace detail
+
 class NormalizationOps : protected OpFamily<NormalizationImpl> {
  public:
   void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
-                                Tensor& y, Tensor& batchMean, Tensor& batchVariance) {
-    run(OpPhase::FORWARD,
-        [&] { impl().batchNormForwardTraining(x, gamma, beta, eps, y, batchMean, batchVariance); });
+                                ActivationKind activation, Tensor& y, Tensor& batchMean,
+                                Tensor& batchVariance) {
+    detail::checkBatchNormActivation(activation);
+    run(OpPhase::FORWARD, [&] {
+      impl().batchNormForwardTraining(x, gamma, beta, eps, activation, y, batchMean, batchVariance);
+    });
   }
   void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                                 const Tensor& mean, const Tensor& variance, float eps, Tensor& y) {
-    run(OpPhase::FORWARD,
-        [&] { impl().batchNormForwardInference(x, gamma, beta, mean, variance, eps, y); });
+                                 const Tensor& mean, const Tensor& variance, float eps,
+                                 ActivationKind activation, Tensor& y) {
+    detail::checkBatchNormActivation(activation);
+    run(OpPhase::FORWARD, [&] {
+      impl().batchNormForwardInference(x, gamma, beta, mean, variance, eps, activation, y);
+    });
   }
-  void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma,
+  void batchNormBackward(const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& gamma,
                          const Tensor& batchMean, const Tensor& batchVariance, float eps,
-                         Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+                         ActivationKind activation, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+    detail::checkBatchNormOutput(activation, x, y);
     run(OpPhase::BACKWARD_DATA, [&] {
-      impl().batchNormBackward(x, dy, gamma, batchMean, batchVariance, eps, dx, dgamma, dbeta);
+      impl().batchNormBackward(x, y, dy, gamma, batchMean, batchVariance, eps, activation, dx,
+                               dgamma, dbeta);
     });
   }
   void lrnForward(const LrnParams& p, const Tensor& x, Tensor& y, bool training,

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "nn/backend/ops/NormalizationOps.h"
 #include "nn/conf/ConfigurationLimits.h"
 #include "nn/core/Error.h"
 #include "nn/layers/LayerActivation.h"
@@ -42,12 +43,14 @@ class BatchNormalizationRuntime : public layers::RuntimeLayer {
   float decay_, eps_;
   bool locked_;
   float lockedGamma_, lockedBeta_;
-  layers::LayerActivation activation_;
+  layers::LayerActivation activation_;    // applied by the layer where the op does not fuse it
+  ActivationKind fused_;                  // what the op applies: the activation, or IDENTITY
   Tensor gamma_, beta_, dgamma_, dbeta_;  // views into the flat buffers, or (locked) constants
   Tensor runningMean_, runningVariance_;  // views into the layer state
   Tensor batchMean_, batchVariance_;      // of the last training forward pass
   Tensor discardGamma_, discardBeta_;
-  Tensor input_;  // the last training forward pass's input (a view), for backwardInput
+  Tensor input_;   // the last training forward pass's input (a view), for backwardInput
+  Tensor output_;  // y given to backwardActivation (a view), read by a fused ReLU's backward pass
 };
 
 BatchNormalizationRuntime::BatchNormalizationRuntime(const BatchNormalization& conf)
@@ -57,7 +60,8 @@ BatchNormalizationRuntime::BatchNormalizationRuntime(const BatchNormalization& c
       locked_(conf.lockGammaBeta),
       lockedGamma_(static_cast<float>(conf.gamma)),
       lockedBeta_(static_cast<float>(conf.beta)),
-      activation_(*conf.activation, static_cast<float>(conf.leakyReluAlpha)) {}
+      activation_(*conf.activation, static_cast<float>(conf.leakyReluAlpha)),
+      fused_(batchNormFuses(*conf.activation) ? *conf.activation : ActivationKind::IDENTITY) {}
 
 void BatchNormalizationRuntime::bindParams(const std::vector<Tensor>& params,
                                            const std::vector<Tensor>& grads) {
@@ -92,30 +96,44 @@ void BatchNormalizationRuntime::forward(DeviceContext& ctx, const Tensor& input,
                                         const ForwardContext& fwd) {
   ensureBuffers(ctx);
   Backend& backend = ctx.backend();
-  activation_.forward(ctx, output, fwd.training, [&](Tensor& z) {
+  const auto normalize = [&](Tensor& y, ActivationKind applied) {
     if (fwd.training) {
-      backend.batchNormForwardTraining(input, gamma_, beta_, eps_, z, batchMean_, batchVariance_);
+      backend.batchNormForwardTraining(input, gamma_, beta_, eps_, applied, y, batchMean_,
+                                       batchVariance_);
       backend.movingAverage(runningMean_, batchMean_, decay_);
       backend.movingAverage(runningVariance_, batchVariance_, decay_);
       input_ = input;
     } else {
       backend.batchNormForwardInference(input, gamma_, beta_, runningMean_, runningVariance_, eps_,
-                                        z);
+                                        applied, y);
     }
-  });
+  };
+  if (fused_ == activation_.kind()) {
+    normalize(output, fused_);
+  } else {
+    activation_.forward(ctx, output, fwd.training,
+                        [&](Tensor& z) { normalize(z, ActivationKind::IDENTITY); });
+  }
 }
 
+// A fused activation's derivative is applied by the backward op, which reads y: grad stays dL/dy.
 void BatchNormalizationRuntime::backwardActivation(DeviceContext& ctx, const Tensor& output,
                                                    Tensor& grad) {
-  activation_.backward(ctx, output, grad, grad);
+  if (fused_ == activation_.kind()) {
+    output_ = output;
+  } else {
+    activation_.backward(ctx, output, grad, grad);
+  }
 }
 
 void BatchNormalizationRuntime::backward(DeviceContext& ctx, const Tensor& input,
                                          const Tensor& grad, bool params, Tensor* inputGrad) {
   if (!params && inputGrad == nullptr) return;
+  if (fused_ != ActivationKind::IDENTITY && output_.shape() != input.shape())
+    throw BackendError("BatchNormalization: backward without backwardActivation on this batch");
   Tensor noInputGradient;
-  ctx.backend().batchNormBackward(input, grad, gamma_, batchMean_, batchVariance_, eps_,
-                                  inputGrad != nullptr ? *inputGrad : noInputGradient,
+  ctx.backend().batchNormBackward(input, output_, grad, gamma_, batchMean_, batchVariance_, eps_,
+                                  fused_, inputGrad != nullptr ? *inputGrad : noInputGradient,
                                   gammaGradient(params), betaGradient(params));
 }
 

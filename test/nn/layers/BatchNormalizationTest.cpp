@@ -165,8 +165,9 @@ TEST_SUITE("nn/layers") {
       const auto failed = GradientCheckUtil::checkGradients(bad, images, options);
       CHECK_FALSE(failed.passed);
     }
-    // GELU's backward pass reads the normalised values, which the layer keeps (LayerActivation).
-    for (const Activation activation : {Activation::TANH, Activation::GELU}) {
+    // GELU's backward pass reads the normalised values, which the layer keeps (LayerActivation);
+    // RELU's is applied by the backend's batch normalisation itself.
+    for (const Activation activation : {Activation::TANH, Activation::GELU, Activation::RELU}) {
       INFO("activation " << toString(activation));
       MultiLayerNetwork rows(
           denseBnNet(BatchNormalization::Builder().activation(activation).build()));
@@ -176,6 +177,46 @@ TEST_SUITE("nn/layers") {
       INFO(result.report);
       CHECK(result.passed);
     }
+  }
+
+  TEST_CASE("BatchNormalization: a RELU it applies itself trains as an ActivationLayer after it") {
+    // The backend fuses the ReLU into the normalisation's passes (NormalizationOps.h); the model
+    // must be the one a separate ActivationLayer gives, forward, backward and updates (to the
+    // rounding of sums whose terms the compiler may group differently).
+    const auto net = [](bool fused) {
+      auto list =
+          NeuralNetConfiguration::Builder()
+              .seed(5)
+              .updater(Sgd(0.1))
+              .list()
+              .layer(
+                  ConvolutionLayer::Builder(3, 3).nOut(4).activation(Activation::IDENTITY).build())
+              .layer(BatchNormalization::Builder()
+                         .activation(fused ? Activation::RELU : Activation::IDENTITY)
+                         .build());
+      if (!fused) list.layer(ActivationLayer::Builder(Activation::RELU).build());
+      return list
+          .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                     .nOut(3)
+                     .activation(Activation::SOFTMAX)
+                     .build())
+          .setInputType(InputType::convolutionalFlat(6, 6, 2))
+          .build();
+    };
+    MultiLayerNetwork fused(net(true)), separate(net(false));
+    fused.init();
+    separate.init();
+    REQUIRE(fused.params().toVector() == separate.params().toVector());
+    const DataSet batch = testutil::randomClassificationBatch(8, 72, 3, 21);
+    testutil::checkValues(fused.output(batch.features), separate.output(batch.features).toVector());
+    for (int step = 0; step < 4; ++step) {
+      fused.fit(batch);
+      separate.fit(batch);
+      CAPTURE(step);
+      CHECK(fused.score() == doctest::Approx(separate.score()).epsilon(1e-5));
+      testutil::checkValues(fused.params(), separate.params().toVector());
+    }
+    testutil::checkValues(fused.output(batch.features), separate.output(batch.features).toVector());
   }
 
   TEST_CASE("BatchNormalization: JSON and model files carry its fields and running statistics") {
