@@ -29,14 +29,6 @@ inline float fusedActivation(float v) {
   return v;
 }
 
-// The gradient reaching the normalised value from dy, the gradient of y = fusedActivation(v):
-// the ReLU op's own expression, so that a fused layer computes the bits an unfused one does.
-template <bool kRelu>
-inline float fusedActivationGradient(const float* y, const float* dy, int64_t s) {
-  if constexpr (kRelu) return y[s] > 0.0f ? dy[s] : 0.0f * dy[s];
-  return dy[s];
-}
-
 // y = f(x * scale + shift).
 template <bool kRelu>
 inline void scaleShiftRow(const float* x, float scale, float shift, float* y, int64_t length) {
@@ -44,27 +36,22 @@ inline void scaleShiftRow(const float* x, float scale, float shift, float* y, in
   for (int64_t s = 0; s < length; ++s) y[s] = fusedActivation<kRelu>(x[s] * scale + shift);
 }
 
-// With g the gradient of the normalised value (dy, or dy where y > 0 under kRelu):
-// sums[0] = the sum of g, sums[1] = the sum of g * (x - mean).
-template <bool kRelu>
-inline void gradientSumsRow(const float* x, const float* y, const float* dy, float mean,
-                            int64_t length, float* sums) {
+// sums[0] = the sum of dy, sums[1] = the sum of dy * (x - mean).
+inline void gradientSumsRow(const float* x, const float* dy, float mean, int64_t length,
+                            float* sums) {
   float sumDy = 0, sumDyX = 0;
 #pragma omp simd reduction(+ : sumDy, sumDyX)
   for (int64_t s = 0; s < length; ++s) {
-    const float g = fusedActivationGradient<kRelu>(y, dy, s);
-    sumDy += g;
-    sumDyX += g * (x[s] - mean);
+    sumDy += dy[s];
+    sumDyX += dy[s] * (x[s] - mean);
   }
   sums[0] = sumDy;
   sums[1] = sumDyX;
 }
 
-// dx = k * (g - meanDy - (x - mean) * xCoefficient), g as for gradientSumsRow.
-template <bool kRelu>
-inline void inputGradientRow(const float* x, const float* y, const float* dy, float mean, float k,
-                             float meanDy, float xCoefficient, float* dx, int64_t length) {
+// dx = k * (dy - meanDy - (x - mean) * xCoefficient).
+inline void inputGradientRow(const float* x, const float* dy, float mean, float k, float meanDy,
+                             float xCoefficient, float* dx, int64_t length) {
 #pragma omp simd
-  for (int64_t s = 0; s < length; ++s)
-    dx[s] = k * (fusedActivationGradient<kRelu>(y, dy, s) - meanDy - (x[s] - mean) * xCoefficient);
+  for (int64_t s = 0; s < length; ++s) dx[s] = k * (dy[s] - meanDy - (x[s] - mean) * xCoefficient);
 }

@@ -11,9 +11,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "nn/backend/cpu/CpuBatchNorm.h"
 #include "nn/backend/cpu/ParallelFor.h"
+#include "nn/backend/cpu/VectorMath.h"
 
 #ifdef DL4CPP_X86_KERNELS
 HWY_BEFORE_NAMESPACE();
@@ -39,16 +41,14 @@ struct RowLoops {
   decltype(&below_avx2::rowSum) sum;
   decltype(&below_avx2::rowSquaredDeviation) squaredDeviation;
   decltype(&below_avx2::scaleShiftRow<false>) scaleShift[2];
-  decltype(&below_avx2::gradientSumsRow<false>) gradientSums[2];
-  decltype(&below_avx2::inputGradientRow<false>) inputGradient[2];
+  decltype(&below_avx2::gradientSumsRow) gradientSums;
+  decltype(&below_avx2::inputGradientRow) inputGradient;
 };
-#define DL4CPP_ROW_LOOPS(level)                                            \
-  RowLoops {                                                               \
-    &level::rowSum, &level::rowSquaredDeviation,                           \
-        {&level::scaleShiftRow<false>, &level::scaleShiftRow<true>},       \
-        {&level::gradientSumsRow<false>, &level::gradientSumsRow<true>}, { \
-      &level::inputGradientRow<false>, &level::inputGradientRow<true>      \
-    }                                                                      \
+#define DL4CPP_ROW_LOOPS(level)                                                               \
+  RowLoops {                                                                                  \
+    &level::rowSum, &level::rowSquaredDeviation,                                              \
+        {&level::scaleShiftRow<false>, &level::scaleShiftRow<true>}, &level::gradientSumsRow, \
+        &level::inputGradientRow                                                              \
   }
 RowLoops rowLoops() {
 #ifdef DL4CPP_X86_KERNELS
@@ -116,38 +116,48 @@ void batchNormBackward(const Tensor& x, const Tensor& y, const Tensor& dy, const
                        Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
   const ChannelRows r(x);
   const float* xs = x.data();
-  const float* ys = relu ? y.data() : nullptr;
   const float* dys = dy.data();
   float* dxs = dx.empty() ? nullptr : dx.data();
   const RowLoops loops = rowLoops();
-  const auto gradientSums = loops.gradientSums[relu ? 1 : 0];
-  const auto inputGradient = loops.inputGradient[relu ? 1 : 0];
-  // The rows of channel c of a tensor that may be absent (y without a ReLU).
-  const auto row = [&r](const float* v, int64_t n, int64_t c) {
-    return v == nullptr ? nullptr : v + r.offset(n, c);
-  };
   parallelFor(r.channels, [&](int64_t c) {
+    // g, the gradient of the normalised values of channel c: dy itself, or under a ReLU the ReLU
+    // op's own gradient of it, row by row into this thread's buffer (a channel's rows stay in
+    // cache for the second pass, and dy is read from memory once).
+    thread_local std::vector<float> masked;
+    const float* g = dys;
+    int64_t gStride = r.channels * r.length;  // between one example's row of c and the next
+    int64_t gStart = c * r.length;
+    if (relu) {
+      if (masked.size() < static_cast<size_t>(r.rows * r.length))
+        masked.resize(static_cast<size_t>(r.rows * r.length));
+      for (int64_t n = 0; n < r.rows; ++n)
+        reluGradient(0.0f, y.data() + r.offset(n, c), dys + r.offset(n, c),
+                     masked.data() + n * r.length, r.length);
+      g = masked.data();
+      gStride = r.length;
+      gStart = 0;
+    }
+    const auto gRow = [&](int64_t n) { return g + gStart + n * gStride; };
     const float mean = batchMean.data()[c];
     const float invStd = 1.0f / std::sqrt(batchVariance.data()[c] + eps);
     double sumDy = 0, sumDyXhat = 0;
     for (int64_t n = 0; n < r.rows; ++n) {
       float sums[2];
-      gradientSums(xs + r.offset(n, c), row(ys, n, c), dys + r.offset(n, c), mean, r.length, sums);
+      loops.gradientSums(xs + r.offset(n, c), gRow(n), mean, r.length, sums);
       sumDy += sums[0];
       sumDyXhat += double(sums[1]) * invStd;
     }
     dbeta.data()[c] = static_cast<float>(sumDy);
     dgamma.data()[c] = static_cast<float>(sumDyXhat);
     if (dxs == nullptr) return;
-    // dx = gamma invStd (g - sumDy / M - xhat sumDyXhat / M), xhat = (x - mean) invStd, g the
-    // gradient of the normalised value.
+    // dx = gamma invStd (g - sumDy / M - xhat sumDyXhat / M), xhat = (x - mean) invStd.
     const float k = gamma.data()[c] * invStd;
     const auto meanDy = static_cast<float>(sumDy / r.count());
     const auto meanDyXhat = static_cast<float>(sumDyXhat / r.count());
     const float xCoefficient = meanDyXhat * invStd;
     for (int64_t n = 0; n < r.rows; ++n)
-      inputGradient(xs + r.offset(n, c), row(ys, n, c), dys + r.offset(n, c), mean, k, meanDy,
-                    xCoefficient, dxs + r.offset(n, c), r.length);
+      loops.inputGradient(xs + r.offset(n, c), gRow(n), mean, k, meanDy, xCoefficient,
+                          dxs + r.offset(n, c), r.length);
   });
 }
 

@@ -179,10 +179,10 @@ TEST_SUITE("nn/layers") {
     }
   }
 
-  TEST_CASE("BatchNormalization: a RELU it applies itself trains as an ActivationLayer after it") {
+  TEST_CASE(
+      "BatchNormalization: a RELU it applies itself trains to the bits of an ActivationLayer") {
     // The backend fuses the ReLU into the normalisation's passes (NormalizationOps.h); the model
-    // must be the one a separate ActivationLayer gives, forward, backward and updates (to the
-    // rounding of sums whose terms the compiler may group differently).
+    // must be the one a separate ActivationLayer gives, forward, backward and updates.
     const auto net = [](bool fused) {
       auto list =
           NeuralNetConfiguration::Builder()
