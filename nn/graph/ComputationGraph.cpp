@@ -101,6 +101,12 @@ ComputationGraph& ComputationGraph::operator=(ComputationGraph&&) noexcept = def
 
 int ComputationGraph::numThreads() const { return context_->numThreads(); }
 
+void ComputationGraph::setProfiler(std::shared_ptr<LayerProfiler> profiler) {
+  context_->setProfiler(std::move(profiler));
+}
+
+LayerProfiler* ComputationGraph::getProfiler() const { return context_->profiler(); }
+
 void ComputationGraph::requireInit(const char* method) const {
   if (!initialized_)
     throw ConfigError(std::string("ComputationGraph::") + method + ": call init() first");

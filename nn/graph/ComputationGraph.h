@@ -71,6 +71,7 @@
 namespace dl4cpp {
 
 class DeviceContext;
+class LayerProfiler;
 class NetworkStep;
 namespace layers {
 class RuntimeLayer;
@@ -235,6 +236,12 @@ class ComputationGraph : public Model {
   const std::vector<std::shared_ptr<TrainingListener>>& getListeners() const override {
     return listeners_;
   }
+
+  // Per-layer profiling (nn/profiling/LayerProfiler.h), as MultiLayerNetwork::setProfiler: every
+  // op is charged to the layer running it (layers numbered as layerNames() lists them), the
+  // vertices' ops and the sums at fan-outs to LayerProfiler::kNetwork; nullptr turns it off.
+  void setProfiler(std::shared_ptr<LayerProfiler> profiler);
+  LayerProfiler* getProfiler() const;
 
  private:
   struct Node;  // a network input or a vertex, its runtime and its tensors

@@ -230,4 +230,51 @@ TEST_SUITE("nn/profiling") {
     CHECK(profiler->totals(-5, ProfilePhase::FORWARD).calls == 0);
     CHECK(profilePhaseName(ProfilePhase::BACKWARD_WEIGHTS) == "backward weights");
   }
+
+  TEST_CASE("LayerProfiler: a graph charges its layers, and its vertices to the network") {
+    // input (12) -> dense "a" (12) -> add(input, a) -> output (3): a fan-out and a residual add.
+    auto b = NeuralNetConfiguration::Builder().seed(3).updater(Sgd(0.1)).graphBuilder();
+    b.addInputs("in").setInputTypes(InputType::feedForward(12));
+    b.addLayer("a", DenseLayer::Builder().nOut(12).activation(Activation::TANH).build(), "in");
+    b.addVertex("add", ElementWiseVertex(ElementWiseVertex::Op::Add), "in", "a");
+    b.addLayer(
+        "out",
+        OutputLayer::Builder(LossFunction::MCXENT).nOut(3).activation(Activation::SOFTMAX).build(),
+        "add");
+    const ComputationGraphConfiguration conf = b.setOutputs("out").build();
+    ComputationGraph plain(conf), profiled(conf);
+    plain.init();
+    profiled.init();
+    CHECK(profiled.getProfiler() == nullptr);
+    auto profiler = std::make_shared<LayerProfiler>();
+    profiled.setProfiler(profiler);
+    CHECK(profiled.getProfiler() == profiler.get());
+
+    Tensor features(Shape{kBatch, 12}), labels(Shape{kBatch, 3});
+    for (int64_t i = 0; i < features.numel(); ++i)
+      features.data()[i] = static_cast<float>(i % 7) / 7.0f;
+    for (int64_t r = 0; r < kBatch; ++r) labels.data()[r * 3 + r % 3] = 1;
+    const DataSet batch(features, labels);
+    for (int i = 0; i < 2; ++i) {
+      plain.fit(batch);
+      profiled.fit(batch);
+    }
+    CHECK(profiler->iterations() == 2);
+    // Layers in layerNames() order: "a", "out".
+    REQUIRE(profiled.layerNames() == std::vector<std::string>{"a", "out"});
+    for (int layer = 0; layer < 2; ++layer) {
+      CAPTURE(layer);
+      CHECK(profiler->totals(layer, ProfilePhase::FORWARD).calls == 2);
+      CHECK(profiler->totals(layer, ProfilePhase::BACKWARD_WEIGHTS).calls == 2);
+    }
+    // The add vertex forward, its backward and the sum at the input's fan-out: the network's.
+    CHECK(profiler->totals(LayerProfiler::kNetwork, ProfilePhase::FORWARD).calls >= 2);
+    CHECK(profiled.params().toVector() == plain.params().toVector());
+
+    profiled.setProfiler(nullptr);
+    CHECK(profiled.getProfiler() == nullptr);
+    const auto before = profiler->totals(0, ProfilePhase::FORWARD).calls;
+    profiled.fit(batch);
+    CHECK(profiler->totals(0, ProfilePhase::FORWARD).calls == before);
+  }
 }
