@@ -123,21 +123,20 @@ void batchNormBackward(const Tensor& x, const Tensor& y, const Tensor& dy, const
     // g, the gradient of the normalised values of channel c: dy itself, or under a ReLU the ReLU
     // op's own gradient of it, row by row into this thread's buffer (a channel's rows stay in
     // cache for the second pass, and dy is read from memory once).
+    // g, the gradient of channel c's normalised values: dy, or under a ReLU the ReLU op's own
+    // gradient of it, row by row into this thread's buffer (read again from cache by both passes;
+    // dy and y are read from memory once).
     thread_local std::vector<float> masked;
-    const float* g = dys;
-    int64_t gStride = r.channels * r.length;  // between one example's row of c and the next
-    int64_t gStart = c * r.length;
     if (relu) {
       if (masked.size() < static_cast<size_t>(r.rows * r.length))
         masked.resize(static_cast<size_t>(r.rows * r.length));
       for (int64_t n = 0; n < r.rows; ++n)
         reluGradient(0.0f, y.data() + r.offset(n, c), dys + r.offset(n, c),
                      masked.data() + n * r.length, r.length);
-      g = masked.data();
-      gStride = r.length;
-      gStart = 0;
     }
-    const auto gRow = [&](int64_t n) { return g + gStart + n * gStride; };
+    const auto gRow = [&](int64_t n) {
+      return relu ? masked.data() + n * r.length : dys + r.offset(n, c);
+    };
     const float mean = batchMean.data()[c];
     const float invStd = 1.0f / std::sqrt(batchVariance.data()[c] + eps);
     double sumDy = 0, sumDyXhat = 0;

@@ -140,7 +140,7 @@ class CpuTransform final : public TransformImpl {
   }
 
  private:
-  // combineElement's fold over [begin, end) as whole-array loops the compiler vectorises: the same
+  // combineElement's fold over [begin, end) as loops over arrays the compiler vectorises: the same
   // operations in the same order, so the same values. out may be in[0].
   static void combineRange(CombineOp op, const float* const* in, int count, float* out,
                            int64_t begin, int64_t end) {

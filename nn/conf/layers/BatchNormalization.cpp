@@ -38,13 +38,14 @@ class BatchNormalizationRuntime : public layers::RuntimeLayer {
   // gamma's and beta's gradients, or scratch when they are locked or not wanted.
   Tensor& gammaGradient(bool wanted) { return wanted && !locked_ ? dgamma_ : discardGamma_; }
   Tensor& betaGradient(bool wanted) { return wanted && !locked_ ? dbeta_ : discardBeta_; }
+  // Whether the normalisation op applies the activation itself (else activation_ runs after it).
+  bool opApplies() const { return batchNormFuses(activation_.kind()); }
 
   int64_t channels_;
   float decay_, eps_;
   bool locked_;
   float lockedGamma_, lockedBeta_;
-  layers::LayerActivation activation_;    // applied by the layer where the op does not fuse it
-  ActivationKind fused_;                  // what the op applies: the activation, or IDENTITY
+  layers::LayerActivation activation_;
   Tensor gamma_, beta_, dgamma_, dbeta_;  // views into the flat buffers, or (locked) constants
   Tensor runningMean_, runningVariance_;  // views into the layer state
   Tensor batchMean_, batchVariance_;      // of the last training forward pass
@@ -60,8 +61,7 @@ BatchNormalizationRuntime::BatchNormalizationRuntime(const BatchNormalization& c
       locked_(conf.lockGammaBeta),
       lockedGamma_(static_cast<float>(conf.gamma)),
       lockedBeta_(static_cast<float>(conf.beta)),
-      activation_(*conf.activation, static_cast<float>(conf.leakyReluAlpha)),
-      fused_(batchNormFuses(*conf.activation) ? *conf.activation : ActivationKind::IDENTITY) {}
+      activation_(*conf.activation, static_cast<float>(conf.leakyReluAlpha)) {}
 
 void BatchNormalizationRuntime::bindParams(const std::vector<Tensor>& params,
                                            const std::vector<Tensor>& grads) {
@@ -108,8 +108,8 @@ void BatchNormalizationRuntime::forward(DeviceContext& ctx, const Tensor& input,
                                         applied, y);
     }
   };
-  if (fused_ == activation_.kind()) {
-    normalize(output, fused_);
+  if (opApplies()) {
+    normalize(output, activation_.kind());
   } else {
     activation_.forward(ctx, output, fwd.training,
                         [&](Tensor& z) { normalize(z, ActivationKind::IDENTITY); });
@@ -119,7 +119,7 @@ void BatchNormalizationRuntime::forward(DeviceContext& ctx, const Tensor& input,
 // A fused activation's derivative is applied by the backward op, which reads y: grad stays dL/dy.
 void BatchNormalizationRuntime::backwardActivation(DeviceContext& ctx, const Tensor& output,
                                                    Tensor& grad) {
-  if (fused_ == activation_.kind()) {
+  if (opApplies()) {
     output_ = output;
   } else {
     activation_.backward(ctx, output, grad, grad);
@@ -129,11 +129,10 @@ void BatchNormalizationRuntime::backwardActivation(DeviceContext& ctx, const Ten
 void BatchNormalizationRuntime::backward(DeviceContext& ctx, const Tensor& input,
                                          const Tensor& grad, bool params, Tensor* inputGrad) {
   if (!params && inputGrad == nullptr) return;
-  if (fused_ != ActivationKind::IDENTITY && output_.shape() != input.shape())
-    throw BackendError("BatchNormalization: backward without backwardActivation on this batch");
   Tensor noInputGradient;
   ctx.backend().batchNormBackward(input, output_, grad, gamma_, batchMean_, batchVariance_, eps_,
-                                  fused_, inputGrad != nullptr ? *inputGrad : noInputGradient,
+                                  opApplies() ? activation_.kind() : ActivationKind::IDENTITY,
+                                  inputGrad != nullptr ? *inputGrad : noInputGradient,
                                   gammaGradient(params), betaGradient(params));
 }
 
