@@ -69,7 +69,11 @@ class Model {
   virtual Tensor outputSingle(const Tensor& features, bool train, const Tensor& featuresMask) = 0;
   virtual double score() const = 0;
   virtual void setScore(double score) = 0;
-  virtual double score(const DataSet& data) = 0;
+  // The score for `data`: its mean data loss plus the regularisation terms; in training mode
+  // (DL4J's score(DataSet, training)) the layers behave as in fit(): dropout applies and batch
+  // normalisation uses the batch's statistics.
+  virtual double score(const DataSet& data, bool training) = 0;
+  double score(const DataSet& data) { return score(data, false); }
   virtual double calcRegularizationScore() = 0;
   virtual Evaluation evaluate(DataSetIterator& iterator) = 0;
 

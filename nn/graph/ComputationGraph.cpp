@@ -835,7 +835,7 @@ double ComputationGraph::calcRegularizationScore() {
   return buffers_.regularizationScore(context_->backend());
 }
 
-double ComputationGraph::score(const MultiDataSet& data) {
+double ComputationGraph::score(const MultiDataSet& data, bool training) {
   requireInit("score");
   const BatchSize size = checkBatch(data, true, "score");
   const int64_t n = size.examples;
@@ -844,7 +844,7 @@ double ComputationGraph::score(const MultiDataSet& data) {
       throw ConfigError(fmt::format("ComputationGraph::score: output \"{}\" computes no loss",
                                     conf_.networkOutputs[j]));
   context_->bindToCurrentThread();
-  forwardPass(data.features, data.featuresMasks, size, false);
+  forwardPass(data.features, data.featuresMasks, size, training);
   double loss = 0;
   for (size_t j = 0; j < outputNodes_.size(); ++j) {
     losses_[j]->setLabelsMask(data.labelsMask(j).empty() ? nullptr : &data.labelsMask(j));

@@ -137,9 +137,13 @@ class ComputationGraph : public Model {
   // regularisation terms.
   double score() const override { return score_; }
   void setScore(double score) override { score_ = score; }
-  // The same quantity for `data`, without training.
-  double score(const MultiDataSet& data);
-  double score(const DataSet& data) override { return score(MultiDataSet(data)); }
+  // The same quantity for `data` (Model::score): forward in inference or training mode only, no
+  // gradient.
+  double score(const MultiDataSet& data, bool training = false);
+  double score(const DataSet& data, bool training) override {
+    return score(MultiDataSet(data), training);
+  }
+  double score(const DataSet& data) { return score(MultiDataSet(data), false); }
   double calcRegularizationScore() override;
 
   // Evaluation of the only output over the iterator (a graph of one input and one output).

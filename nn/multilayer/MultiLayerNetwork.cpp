@@ -733,12 +733,12 @@ Tensor MultiLayerNetwork::output(const Tensor& features, bool train, const Tenso
   return y.to(Device::cpu());
 }
 
-double MultiLayerNetwork::score(const DataSet& data) {
+double MultiLayerNetwork::score(const DataSet& data, bool training) {
   requireInit("score");
   const int64_t n = checkBatch(data, true, "score");
   impl_->context_->bindToCurrentThread();
   stageInputs(data.features, data.labels);
-  const Tensor& y = forwardPass(impl_->stagedFeatures_, n, false, &data.featuresMask);
+  const Tensor& y = forwardPass(impl_->stagedFeatures_, n, training, &data.featuresMask);
   impl_->lossOutput_->setLabelsMask(data.labelsMask.empty() ? nullptr : &data.labelsMask);
   return impl_->lossOutput_->lossScore(*impl_->context_, y, impl_->stagedLabels_) /
              static_cast<double>(n) +

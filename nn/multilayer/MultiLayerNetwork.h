@@ -95,8 +95,10 @@ class MultiLayerNetwork : public Model {
 
   // Loss of the last fitted minibatch: mean data loss + the regularisation terms (DL4J's score()).
   double score() const override;
-  // The same quantity for `data`, without training.
-  double score(const DataSet& data) override;
+  // The same quantity for `data` (Model::score): forward in inference or training mode only, no
+  // gradient.
+  double score(const DataSet& data, bool training) override;
+  using Model::score;
   void setScore(double score) override;
   // The non-data part of score() over the current parameters, summed over every parameter (l2,
   // l1 and weight decay of the weights, l2Bias, l1Bias and weightDecayBias of the biases):

@@ -290,6 +290,21 @@ TEST_CASE("ComputationGraph: gradient checks on a residual convolutional graph")
   }
 }
 
+TEST_CASE("ComputationGraph: score(data, true) is the training loss, without a gradient") {
+  // Batch normalisation uses the batch's statistics in training, its running ones otherwise.
+  ComputationGraph net(resnet(Activation::TANH, true));
+  net.init();
+  const MultiDataSet batch(DataSet(randomTensor(Shape{6, 192}, 3, 0, 1), oneHot(6, 4, 4)));
+  const std::vector<float> params = net.params().toVector();
+  const double training = net.score(batch, true);
+  const double inference = net.score(batch);
+  CHECK(inference == net.score(batch, false));
+  CHECK(std::fabs(training - inference) > 1e-3);
+  CHECK(net.params().toVector() == params);
+  const double fitted = net.computeGradientAndScore(batch) + net.calcRegularizationScore();
+  CHECK(training == doctest::Approx(fitted).epsilon(1e-6));
+}
+
 TEST_CASE("ComputationGraph: activations share memory after their last reader") {
   ComputationGraph net(resnet(Activation::RELU, true));
   net.init();

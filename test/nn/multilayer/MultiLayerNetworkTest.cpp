@@ -12,6 +12,7 @@
 #include "iterators/ListDataSetIterator.h"
 #include "nn/backend/DeviceContext.h"
 #include "nn/backend/cpu/CpuBackend.h"
+#include "nn/conf/layers/BatchNormalization.h"
 #include "nn/core/Error.h"
 #include "nn/multilayer/MultiLayerNetwork.h"
 
@@ -232,6 +233,34 @@ TEST_SUITE("nn/multilayer") {
     for (size_t i = 0; i < 32; ++i) w2 += double(p[i]) * p[i];        // dense W
     for (size_t i = 40; i < 40 + 24; ++i) w2 += double(p[i]) * p[i];  // output W
     CHECK(reg.score(data) == doctest::Approx(plain.score(data) + 0.5 * 0.01 * w2).epsilon(1e-5));
+  }
+
+  TEST_CASE("MultiLayerNetwork: score(data, true) is the training loss, without a gradient") {
+    // Batch normalisation normalises by the batch's statistics in training and by its running
+    // ones (still 0 and 1 after init) otherwise, so the two modes score differently.
+    const MultiLayerConfiguration conf =
+        NeuralNetConfiguration::Builder()
+            .seed(7)
+            .updater(Sgd(0.1))
+            .l2(0.01)
+            .list()
+            .layer(DenseLayer::Builder().nIn(4).nOut(8).activation(Activation::TANH).build())
+            .layer(BatchNormalization::Builder().build())
+            .layer(OutputLayer::Builder(LossFunction::MCXENT)
+                       .nOut(3)
+                       .activation(Activation::SOFTMAX)
+                       .build())
+            .build();
+    MultiLayerNetwork net = initialized(conf);
+    const DataSet data = toyData();
+    const std::vector<float> params = net.params().toVector();
+    const double training = net.score(data, true);
+    const double inference = net.score(data);
+    CHECK(inference == net.score(data, false));
+    CHECK(std::fabs(training - inference) > 1e-4);
+    CHECK(net.params().toVector() == params);  // scoring changes no parameter
+    const double fitted = net.computeGradientAndScore(data) + net.calcRegularizationScore();
+    CHECK(training == doctest::Approx(fitted).epsilon(1e-6));
   }
 
   TEST_CASE("MultiLayerNetwork: output() shape, softmax rows and no state change") {
