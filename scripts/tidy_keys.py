@@ -4,7 +4,8 @@
 The key is a SHA-256 over everything clang-tidy's verdict on the unit depends on: the clang-tidy
 version, the project's .clang-tidy, the unit's compile command, and the path and content of every
 file the compiler read for it (the dependency file the build wrote beside the object file). Paths
-are taken relative to the checkout, so another clone of the same commit gets the same keys.
+in the checkout are taken relative to it, so another clone of the same commit, wherever it lies,
+gets the same keys.
 scripts/check-tidy.sh keeps the keys of clean units and skips them on the next run, as a compiler
 cache skips a compile. A unit whose dependency file is missing (not built yet) gets the key "-",
 which is never cached.
@@ -30,6 +31,13 @@ def dependencies(depfile):
     rules = [line.split(":", 1)[1] for line in text.splitlines() if ":" in line]
     # Escaped spaces in paths are rare here; shlex honours the backslash escapes GCC writes.
     return sorted({dep for rule in rules for dep in shlex.split(rule)})
+
+
+def inside(path, root):
+    """A path relative to the checkout when it lies in it; absolute otherwise (a system header's
+    path relative to the checkout would depend on where the clone is)."""
+    relative = os.path.relpath(path, root)
+    return path if relative.startswith("..") else relative
 
 
 @functools.lru_cache(maxsize=None)
@@ -65,7 +73,7 @@ def main():
         key.update(entry["command"].replace(root, "<root>").encode())
         for dep in dependencies(depfile):
             path = os.path.normpath(os.path.join(entry["directory"], dep))
-            key.update(os.path.relpath(path, root).encode() + b"\0")
+            key.update(inside(path, root).encode() + b"\0")
             key.update(file_digest(path))
         print(key.hexdigest(), entry["file"])
 
