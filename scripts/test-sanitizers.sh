@@ -2,8 +2,8 @@
 # Builds the test executable under AddressSanitizer(+UBSan) and ThreadSanitizer (the `asan` and
 # `tsan` presets of CMakePresets.json: RelWithDebInfo, samples and benchmarks off, CUDA and MPI off
 # (so the MPI stub's test runs here; the MPI build's checks are test/cluster's, under mpirun),
-# only the dl4cpp_tests target, in build-asan/ and build-tsan/) and runs the tests under each
-# (below).
+# only the dl4cpp_tests target, in build-asan/ and build-tsan/; the tsan preset compiles only the
+# test folders it runs, DL4CPP_TEST_FOLDERS) and runs the tests under each (below).
 # Exits non-zero on any sanitizer report or test failure.
 #
 #   scripts/test-sanitizers.sh [asan] [tsan]     (default: both, ASan first)
