@@ -36,8 +36,9 @@ std::atomic<bool> counting{false};
 std::atomic<long> ownAllocations{0}, onednnAllocations{0}, openmpAllocations{0};
 thread_local bool inHook = false;
 
-// The first frame outside the C and C++ runtimes decides whose allocation it is.
-std::atomic<long>& owner() {
+// The first frame outside the C and C++ runtimes decides whose allocation it is. The walk skips
+// the hook's own frames, so the helpers are inlined into the hooks at every optimisation level.
+[[gnu::always_inline]] inline std::atomic<long>& owner() {
   void* frames[32];
   const int n = backtrace(frames, 32);
   for (int i = 2; i < n; ++i) {
@@ -52,7 +53,7 @@ std::atomic<long>& owner() {
   return ownAllocations;
 }
 
-void count() {
+[[gnu::always_inline]] inline void count() {
   if (!counting.load(std::memory_order_relaxed) || inHook) return;
   inHook = true;  // backtrace/dladdr may allocate themselves
   owner().fetch_add(1, std::memory_order_relaxed);
@@ -110,7 +111,7 @@ void free(void* p) {
 }
 
 namespace {
-void* allocate(std::size_t size, std::size_t alignment) {
+[[gnu::always_inline]] inline void* allocate(std::size_t size, std::size_t alignment) {
   void* p = alignment > alignof(std::max_align_t)
                 ? std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment)
                 : std::malloc(size ? size : 1);
