@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "TestPaths.h"
 #include "nn/tensor/Random.h"
 
 using namespace dl4cpp;
@@ -17,7 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kSourceDir = fs::path(DL4CPP_TEST_DATA_DIR).parent_path().parent_path();
+const fs::path kSourceDir = testutil::testDataDir().parent_path().parent_path();
 
 std::string readText(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "TestPaths.h"
 #include "iterators/image/ImageWriter.h"
 
 using namespace dl4cpp;
@@ -28,7 +29,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kSourceDir = fs::path(DL4CPP_TEST_DATA_DIR).parent_path().parent_path();
+const fs::path kSourceDir = testutil::testDataDir().parent_path().parent_path();
 
 std::string readText(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -6,13 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "TestPaths.h"
 #include "fuzz/IdxReaderFuzzInput.h"
 
 using namespace dl4cpp;
 
 namespace {
 
-const std::filesystem::path kCorpus = DL4CPP_TEST_DATA_DIR "/idx-reader-corpus";
+const std::filesystem::path kCorpus = testutil::testDataDir() / "idx-reader-corpus";
 
 std::vector<uint8_t> bytesOf(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "TestPaths.h"
 #include "fuzz/ImageDecoderFuzzInput.h"
 #include "iterators/image/ImageTestUtil.h"
 #include "iterators/image/ImageWriter.h"
@@ -17,7 +18,7 @@ using testutil::Bytes;
 
 namespace {
 
-const std::filesystem::path kCorpus = DL4CPP_TEST_DATA_DIR "/image-decoder-corpus";
+const std::filesystem::path kCorpus = testutil::testDataDir() / "image-decoder-corpus";
 
 void save(const std::string& name, const Bytes& bytes) {
   writeFileAtomically(kCorpus / name, testutil::asBytes(bytes));

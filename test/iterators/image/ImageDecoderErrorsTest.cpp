@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "TempDir.h"
+#include "TestPaths.h"
 #include "iterators/FifoTestUtil.h"
 #include "iterators/image/ImageDecoder.h"
 #include "iterators/image/ImageTestUtil.h"
@@ -201,8 +202,9 @@ TEST_SUITE("iterators.image") {
   TEST_CASE("ImageDecoder: a 214-byte arithmetic-coded JPEG of 1040 x 63119 pixels is refused") {
     // Found by the fuzzer: arithmetic coding lets an encoder drop trailing zero data, so the file
     // is valid, and at the former limit of 2^26 pixels it decoded in 1.4 s to 1.2 GB of floats.
-    const std::vector<std::byte> file = readWholeFile(
-        DL4CPP_TEST_DATA_DIR "/image-decoder-corpus/found-timeout-arithmetic-jpeg-1040x63119.jpg");
+    const std::vector<std::byte> file =
+        readWholeFile(testutil::testDataDir() /
+                      "image-decoder-corpus/found-timeout-arithmetic-jpeg-1040x63119.jpg");
     REQUIRE(file.size() == 214);
     for (const int channels : {1, 3, 4})
       CHECK_THROWS_WITH_AS(ImageDecoder::decode(file, channels, kName),

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "TestPaths.h"
 #include "fuzz/OnnxImportFuzzInput.h"
 #include "nn/core/AtomicFile.h"
 #include "nn/onnx/OnnxExportTestUtil.h"
@@ -16,7 +17,7 @@ using namespace dl4cpp;
 
 namespace {
 
-const std::filesystem::path kCorpus = DL4CPP_TEST_DATA_DIR "/onnx-import-corpus";
+const std::filesystem::path kCorpus = testutil::testDataDir() / "onnx-import-corpus";
 
 std::vector<std::filesystem::path> corpusFiles() {
   std::vector<std::filesystem::path> files;

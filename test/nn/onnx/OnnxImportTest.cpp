@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "TempDir.h"
+#include "TestPaths.h"
 #include "nn/onnx/OnnxExportTestUtil.h"
 #include "nn/onnx/OnnxImport.h"
 #include "nn/onnx/OnnxRuntimeRunner.h"
@@ -33,8 +34,7 @@ bool writeCases(const std::filesystem::path& dir) {
     std::cout << "skipped: /usr/bin/python3 cannot import onnx (Debian's python3-onnx)\n";
     return false;
   }
-  const auto script =
-      std::filesystem::path(DL4CPP_TEST_ORT_SCRIPT).parent_path() / "make_import_cases.py";
+  const auto script = testutil::ortScript().parent_path() / "make_import_cases.py";
   const std::string command =
       std::string(kPython) + " '" + script.string() + "' '" + dir.string() + "' >/dev/null";
   REQUIRE(std::system(command.c_str()) == 0);

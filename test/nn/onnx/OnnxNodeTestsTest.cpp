@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "TempDir.h"
+#include "TestPaths.h"
 #include "nn/onnx/OnnxImport.h"
 
 using namespace dl4cpp;
@@ -65,8 +66,7 @@ TEST_SUITE("nn/onnx") {
       return;
     }
     testutil::TempDir dir;
-    const auto script =
-        std::filesystem::path(DL4CPP_TEST_ORT_SCRIPT).parent_path() / "node_test_cases.py";
+    const auto script = testutil::ortScript().parent_path() / "node_test_cases.py";
     const std::string command =
         "/usr/bin/python3 '" + script.string() + "' '" + dir.path().string() + "' >/dev/null 2>&1";
     REQUIRE(std::system(command.c_str()) == 0);

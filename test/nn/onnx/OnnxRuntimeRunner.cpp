@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "TestPaths.h"
 #include "nn/tensor/Shape.h"
 
 namespace testutil {
@@ -107,7 +108,7 @@ std::vector<dl4cpp::Tensor> runInOnnxRuntime(const fs::path& model,
   const fs::path log = workDir / "ort.log";
   const std::string command =
       "NODE_PATH=" + quoted((onnxRuntimeFolder() / "node_modules").string()) + " node " +
-      quoted(DL4CPP_TEST_ORT_SCRIPT) + " " + quoted(specFile.string()) + " 2>" +
+      quoted(testutil::ortScript().string()) + " " + quoted(specFile.string()) + " 2>" +
       quoted(log.string());
   if (std::system(command.c_str()) != 0)
     throw std::runtime_error("ONNX Runtime failed on " + model.string() + ": " + readText(log));

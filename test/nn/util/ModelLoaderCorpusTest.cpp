@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "TempDir.h"
+#include "TestPaths.h"
 #include "fuzz/ModelLoaderFuzzInput.h"
 #include "nn/core/AtomicFile.h"
 #include "nn/util/ModelFileTestUtil.h"
@@ -14,7 +15,7 @@ using namespace dl4cpp;
 
 namespace {
 
-const std::filesystem::path kCorpus = DL4CPP_TEST_DATA_DIR "/model-loader-corpus";
+const std::filesystem::path kCorpus = testutil::testDataDir() / "model-loader-corpus";
 
 // The valid seeds of the fuzz corpus: small networks of every layer type and updater.
 void writeSeeds() {

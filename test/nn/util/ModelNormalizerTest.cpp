@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "TempDir.h"
+#include "TestPaths.h"
 #include "nn/core/AtomicFile.h"
 #include "nn/core/Error.h"
 #include "nn/util/ModelFileTestUtil.h"
@@ -19,7 +20,7 @@ using namespace testutil;
 
 namespace {
 
-constexpr const char* kFixtureV1 = DL4CPP_TEST_DATA_DIR "/model-v1.dl4cpp";
+const std::filesystem::path kFixtureV1 = testutil::testDataDir() / "model-v1.dl4cpp";
 
 MultiLayerNetwork convNet() {  // input ConvolutionalFlat(6x6x1)
   MultiLayerNetwork net(smallConvNet(Adam(0.01)));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "TempDir.h"
+#include "TestPaths.h"
 #include "nn/conf/BatchStatsTestLayer.h"
 #include "nn/core/AtomicFile.h"
 #include "nn/core/Error.h"
@@ -52,7 +53,7 @@ MultiLayerNetwork restore(const std::vector<std::byte>& bytes, bool loadUpdater 
 
 // The version-1 fixture: smallConvNet(Adam) with parameters, updater state and counters set to
 // values given by formulas, so the test can check every one of them.
-constexpr const char* kFixtureV1 = DL4CPP_TEST_DATA_DIR "/model-v1.dl4cpp";
+const std::filesystem::path kFixtureV1 = testutil::testDataDir() / "model-v1.dl4cpp";
 float fixtureParam(int64_t i) {
   return static_cast<float>(0.5 * std::sin(0.1 * static_cast<double>(i)));
 }

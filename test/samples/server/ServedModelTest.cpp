@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "TempDir.h"
+#include "TestPaths.h"
 #include "server/ServedModel.h"
 
 using namespace dl4cpp;
@@ -38,7 +39,7 @@ MultiLayerConfiguration modelTaking(const InputType& input) {
 
 // A 3.5 KB model file declaring a 16384x16384 input: served, its warm-up asked for gigabytes.
 const std::filesystem::path kHugeInputModel =
-    DL4CPP_TEST_DATA_DIR "/server/model-input-16384x16384.dl4cpp";
+    testutil::testDataDir() / "server/model-input-16384x16384.dl4cpp";
 
 }  // namespace
 
@@ -54,7 +55,8 @@ TEST_SUITE("samples") {
       "ServedModel: an ONNX model of another input is refused naming the file (or, without "
       "ONNX, the missing import)") {
     // A model of ONNX's helper (make_import_cases.py) taking rows of 5 values.
-    const std::filesystem::path rows = DL4CPP_TEST_DATA_DIR "/onnx-import-corpus/seed-relu.onnx";
+    const std::filesystem::path rows =
+        testutil::testDataDir() / "onnx-import-corpus/seed-relu.onnx";
 #if DL4CPP_TEST_HAVE_ONNX
     CHECK_THROWS_WITH_AS(
         samples::server::loadServedOnnxModel(rows),

@@ -7,12 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "TestPaths.h"
 #include "fuzz/ServerRequestFuzzInput.h"
 #include "samples/server/PngTestUtil.h"
 
 namespace {
 
-const std::filesystem::path kCorpus = DL4CPP_TEST_DATA_DIR "/server-request-corpus";
+const std::filesystem::path kCorpus = testutil::testDataDir() / "server-request-corpus";
 
 std::string readFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
