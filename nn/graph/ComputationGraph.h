@@ -143,7 +143,7 @@ class ComputationGraph : public Model {
   double score(const DataSet& data, bool training) override {
     return score(MultiDataSet(data), training);
   }
-  double score(const DataSet& data) { return score(MultiDataSet(data), false); }
+  using Model::score;
   double calcRegularizationScore() override;
 
   // Evaluation of the only output over the iterator (a graph of one input and one output).
