@@ -59,6 +59,10 @@ inline bool winograd3x3Fits(const Shape& weights, const WindowGeometry& g, int64
                             int64_t outW) {
   return winogradFits(weights, g, 3) && ((outH + 3) / 4) * ((outW + 3) / 4) >= 8;
 }
+// With one block of 16 channels in and out, F(4x4, 3x3)'s channel sums are too short to repay its
+// transforms at avx512, where oneDNN's blocked direct kernel is faster even with its reorders
+// (performance.md, "Each convolution algorithm against oneDNN": 16x28x28 -> 16).
+inline bool isOneChannelBlock(const Shape& weights) { return weights[0] == 16 && weights[1] == 16; }
 
 // --- Forward -------------------------------------------------------------------------------------
 // y (of outH x outW) = f(conv(x, w) + b). The fused kernels (ConvolutionPooling.h) ask `kernel`.
@@ -101,12 +105,17 @@ inline constexpr ConvolutionForwardAlgorithm kConvolutionForwardAlgorithms[] = {
      nullptr,
      [](const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y, const WindowGeometry& g,
         float*, const FusedActivation& f) { directConvolutionForward(x, w, b, y, g, f); }},
-    {"winograd_3x3", ForwardKernel::WINOGRAD, CpuIsa::Avx2,
+    {"winograd_3x3",
+     ForwardKernel::WINOGRAD,
+     CpuIsa::Avx2,
      "3x3 windows at stride 1, 8 or more input channels, 8 or more 4x4 output tiles",
      [](const Shape& w, const WindowGeometry& g, int64_t outH, int64_t outW) {
        return winograd3x3Fits(w, g, outH, outW);
      },
-     winogradForwardScratchFloats, winogradForward},
+     winogradForwardScratchFloats,
+     winogradForward,
+     {CpuIsa::Avx512, [](const Shape& w, const WindowGeometry&, int64_t,
+                         int64_t) { return isOneChannelBlock(w); }}},
     {"im2col", ForwardKernel::IM2COL, CpuIsa::Baseline, "fewer than 8 input channels",
      [](const Shape& w, const WindowGeometry&, int64_t, int64_t) { return hasFewInputChannels(w); },
      im2colScratchFloats,
@@ -158,12 +167,17 @@ inline constexpr ConvolutionBackwardDataAlgorithm kConvolutionBackwardDataAlgori
      "5x5 windows at stride 1, 8 or more input channels",
      [](const Shape&, const Shape& w, const WindowGeometry& g) { return winogradFits(w, g, 5); },
      winogradBackwardDataScratchFloats, winogradBackwardData},
-    {"winograd_3x3", BackwardDataKernel::WINOGRAD, CpuIsa::Avx2,
+    {"winograd_3x3",
+     BackwardDataKernel::WINOGRAD,
+     CpuIsa::Avx2,
      "3x3 windows at stride 1, 8 or more input channels, 8 or more 4x4 tiles of dx",
      [](const Shape& dx, const Shape& w, const WindowGeometry& g) {
        return winograd3x3Fits(w, g, dx[2], dx[3]);
      },
-     winogradBackwardDataScratchFloats, winogradBackwardData},
+     winogradBackwardDataScratchFloats,
+     winogradBackwardData,
+     {CpuIsa::Avx512,
+      [](const Shape&, const Shape& w, const WindowGeometry&) { return isOneChannelBlock(w); }}},
     {"col2im", BackwardDataKernel::COL2IM, CpuIsa::Baseline,
      "one image's column matrix of at most 1 Mi floats, channels not both multiples of 16",
      [](const Shape& dx, const Shape& w, const WindowGeometry& g) {

@@ -2,11 +2,12 @@
 // The CPU backend's ordered algorithm tables and the one rule that walks them.
 //
 // For an op with several kernels (kCpuAlgorithmOps: the convolution passes, ConvolutionChoice.h,
-// and windowed pooling, PoolingChoice.h) a table lists its algorithms in order of preference, each
-// with its name, the shapes it takes (a predicate that never asks which CPU it runs on), the lowest
-// ISA level it needs (CpuIsa.h), its scratch size and how to run it. selectCpuAlgorithm picks the
-// first entry whose level is at most cpuIsa(), whose predicate takes the shape and that does not
-// yield there (CpuAlgorithmYield: an entry a later one beats from some level up).
+// windowed pooling, PoolingChoice.h, and batch normalisation's loop order, CpuBatchNorm.h) a table
+// lists its algorithms in order of preference, each with its name, the shapes it takes (a predicate
+// that never asks which CPU it runs on), the lowest ISA level it needs (CpuIsa.h), its scratch size
+// and how to run it. selectCpuAlgorithm picks the first entry whose level is at most cpuIsa(),
+// whose predicate takes the shape and that does not yield there (CpuAlgorithmYield: an entry a
+// later one beats from some level up).
 //
 // DL4CPP_CPU_ALGORITHM forces one algorithm per op for tests and benchmarks, as comma-separated
 // op=name pairs: `DL4CPP_CPU_ALGORITHM=conv_forward=im2col,pooling=onednn`. An unknown op or name
@@ -29,8 +30,8 @@ struct CpuAlgorithmError : BackendError {
 };
 
 // The ops that have a table, as DL4CPP_CPU_ALGORITHM names them.
-inline constexpr std::string_view kCpuAlgorithmOps[] = {"conv_forward", "conv_backward_data",
-                                                        "conv_backward_weights", "pooling"};
+inline constexpr std::string_view kCpuAlgorithmOps[] = {
+    "conv_forward", "conv_backward_data", "conv_backward_weights", "pooling", "batch_norm"};
 
 // Where a table's order is not the same at every level: from level `from` up, the rule passes the
 // entry over on the shapes `on` takes (every shape where `on` is null), for a later entry that is

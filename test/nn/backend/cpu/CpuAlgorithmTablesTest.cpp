@@ -1,8 +1,8 @@
 // The CPU backend's algorithm tables (nn/backend/cpu/ConvolutionChoice.h, PoolingChoice.h): every
 // algorithm that the process's ISA level and a shape allow, forced through DL4CPP_CPU_ALGORITHM's
 // setting, against oneDNN's answer on the same call; forcing one a shape or the level rules out is
-// a CpuAlgorithmError. The suite runs at every ISA level (scripts/test.sh), so each level's
-// algorithms are checked there.
+// a CpuAlgorithmError. Batch normalisation's two orders (CpuBatchNorm.h), against each other. The
+// suite runs at every ISA level (scripts/test.sh), so each level's algorithms are checked there.
 //
 // Tolerances. Every algorithm but Winograd sums the same K products (K = C·kH·kW forward, O·kH·kW
 // backward data, N·outH·outW weight gradient, plus the bias) in float in some order, so each result
@@ -36,6 +36,7 @@
 #include "nn/backend/DeviceContext.h"
 #include "nn/backend/cpu/ConvolutionChoice.h"
 #include "nn/backend/cpu/CpuAlgorithm.h"
+#include "nn/backend/cpu/CpuBatchNorm.h"
 #include "nn/backend/cpu/PoolingChoice.h"
 
 using namespace dl4cpp;
@@ -446,6 +447,53 @@ TEST_SUITE("CpuAlgorithmTables") {
     }
   }
 
+  TEST_CASE("both batch normalisation orders give the same bits, at this level") {
+    // Each reduces every channel's row results in the same sequence: any difference is a bug.
+    struct Outputs {
+      std::vector<float> y, mean, variance, inference, dx, dgamma, dbeta, dgammaAlone;
+    };
+    const auto run = [](std::string_view order, const Shape& shape, ActivationKind activation) {
+      ForcedAlgorithm force("batch_norm", order);
+      DeviceContext ctx;
+      Backend& ops = ctx.backend();
+      const int64_t channels = shape[1];
+      const Tensor x = values(shape, 7), dy = values(shape, 8);
+      const Tensor gamma = values(Shape{channels}, 9), beta = values(Shape{channels}, 10);
+      Tensor y(shape), mean(Shape{channels}), variance(Shape{channels}), inference(shape);
+      Tensor dx(shape), dgamma(Shape{channels}), dbeta(Shape{channels});
+      ops.batchNormForwardTraining(x, gamma, beta, 1e-5f, activation, y, mean, variance);
+      ops.batchNormForwardInference(x, gamma, beta, mean, variance, 1e-5f, activation, inference);
+      const Tensor yIfRelu = activation == ActivationKind::RELU ? y : Tensor();
+      ops.batchNormBackward(x, yIfRelu, dy, gamma, mean, variance, 1e-5f, activation, dx, dgamma,
+                            dbeta);
+      Tensor noDx, dgammaAlone(Shape{channels}), dbetaAlone(Shape{channels});
+      ops.batchNormBackward(x, yIfRelu, dy, gamma, mean, variance, 1e-5f, activation, noDx,
+                            dgammaAlone, dbetaAlone);
+      return Outputs{y.toVector(),  mean.toVector(),   variance.toVector(), inference.toVector(),
+                     dx.toVector(), dgamma.toVector(), dbeta.toVector(),    dgammaAlone.toVector()};
+    };
+    CHECK(cpu::selectBatchNormOrder(7 * 7) == cpu::BatchNormOrder::EXAMPLE_ROWS);
+    CHECK(cpu::selectBatchNormOrder(16 * 16) == cpu::BatchNormOrder::CHANNEL_ROWS);
+    // Rows of 49 values (a 7x7 map, chosen in example order), of 289 (17x17, channel order) and
+    // of 1 (feature rows).
+    for (const Shape& shape : {Shape{6, 5, 7, 7}, Shape{3, 4, 17, 17}, Shape{9, 6}}) {
+      for (ActivationKind activation : {ActivationKind::IDENTITY, ActivationKind::RELU}) {
+        CAPTURE(shape.toString());
+        CAPTURE(activation == ActivationKind::RELU);
+        const Outputs a = run("example_rows", shape, activation);
+        const Outputs b = run("channel_rows", shape, activation);
+        CHECK(a.y == b.y);
+        CHECK(a.mean == b.mean);
+        CHECK(a.variance == b.variance);
+        CHECK(a.inference == b.inference);
+        CHECK(a.dx == b.dx);
+        CHECK(a.dgamma == b.dgamma);
+        CHECK(a.dbeta == b.dbeta);
+        CHECK(a.dgammaAlone == b.dgamma);
+      }
+    }
+  }
+
   TEST_CASE("F(4x4, 3x3) leaves outputs of fewer than 8 tiles to oneDNN, in every pass") {
     const Shape w{64, 64, 3, 3};
     const WindowGeometry g = geometry(3, 1, 1);
@@ -463,6 +511,21 @@ TEST_SUITE("CpuAlgorithmTables") {
     ForcedAlgorithm force("conv_forward", "winograd_3x3");
     CHECK_THROWS_AS(ctx.backend().convolutionForward(x, weights, Tensor(), y, g),
                     cpu::CpuAlgorithmError);
+  }
+
+  TEST_CASE("F(4x4, 3x3) leaves one block of 16 channels in and out to oneDNN at avx512") {
+    const WindowGeometry g = geometry(3, 1, 1);
+    const Shape sixteen{16, 16, 3, 3}, wider{32, 16, 3, 3};
+    const std::string_view expected = cpuIsa() >= CpuIsa::Avx512 ? "onednn"
+                                      : cpuIsa() >= CpuIsa::Avx2 ? "winograd_3x3"
+                                                                 : "onednn";
+    CHECK(cpu::selectConvolutionForward(sixteen, g, 28, 28).name == expected);
+    CHECK(cpu::selectConvolutionBackwardData(Shape{2, 16, 28, 28}, sixteen, g).name == expected);
+    if (cpuIsa() >= CpuIsa::Avx2) {
+      CHECK(cpu::selectConvolutionForward(wider, g, 28, 28).name == "winograd_3x3");
+      CHECK(cpu::selectConvolutionBackwardData(Shape{2, 16, 28, 28}, wider, g).name ==
+            "winograd_3x3");
+    }
   }
 
   TEST_CASE("the setting's spelling is checked") {

@@ -179,7 +179,7 @@ TEST_SUITE("nn/backend/cpu") {
       // A VGG-style 3x3 convolution with padding 1: on the 3x3 Winograd kernels at avx2 and
       // avx512, on oneDNN's at baseline (unfused there); then the direct kernels, im2col and
       // LeNet's 5x5 Winograd shape, each fused.
-      Case vgg{2, 16, 12, 16, 3, 1, 1};
+      Case vgg{2, 16, 12, 32, 3, 1, 1};
       vgg.f = f;
       CHECK(checkEqualsUnfused(vgg).convOutputUntouched == runsAt(CpuIsa::Avx2));
       Case lenetFirst{5, 1, 28, 20, 5};
