@@ -57,7 +57,8 @@ float* CpuBackend::scratch(int64_t floats) {
   return scratch_.data();
 }
 
-void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> pointers) {
+void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> pointers,
+                         int preparedInput) {
   // The C API with stack arrays: the C++ execute() takes an unordered_map, which allocates.
   auto run = [this](const dnnl::primitive& p, int n, const dnnl_exec_arg_t* args) {
     const dnnl_status_t status = dnnl_primitive_execute(p.get(), stream_.get(), n, args);
@@ -72,7 +73,7 @@ void CpuBackend::execute(CachedPrimitive& e, std::initializer_list<const void*> 
     CachedArg& a = e.args[n];
     a.user.set_data_handle(const_cast<void*>(p));
     if (a.internal) a.internal.set_data_handle(arena + a.scratchOffset);
-    if (a.reorder && !a.output) {
+    if (a.reorder && !a.output && static_cast<int>(n) != preparedInput) {
       const dnnl_exec_arg_t reorderArgs[] = {{DNNL_ARG_FROM, a.user.get()},
                                              {DNNL_ARG_TO, a.internal.get()}};
       run(a.reorder, 2, reorderArgs);

@@ -64,11 +64,19 @@ class CpuBackend final : public Backend {
   // --- What the families (Cpu<Family>.cpp) share -------------------------------------------------
   const dnnl::engine& engine() const { return engine_; }
   PrimitiveCache& cache() { return cache_; }
-  // Binds `pointers` to the entry's memories (same order as argIds) and executes it.
-  void execute(CachedPrimitive& entry, std::initializer_list<const void*> pointers);
+  // Binds `pointers` to the entry's memories (same order as argIds) and executes it. With
+  // `preparedInput` (an index into pointers), that input's reorder is skipped: its internal buffer
+  // already holds it, left in the scratch arena by the previous call (CpuConvolution.cpp's shared
+  // reorder of dy); the caller checks that the arena need not grow (scratchHolds).
+  void execute(CachedPrimitive& entry, std::initializer_list<const void*> pointers,
+               int preparedInput = -1);
   // The scratch arena holding at least `floats` floats (it grows only for new shapes); valid
   // during one op.
   float* scratch(int64_t floats);
+  // Whether the arena already holds `bytes`, so that scratch() keeps its contents.
+  bool scratchHolds(size_t bytes) const {
+    return static_cast<size_t>(scratch_.numel()) * sizeof(float) >= bytes;
+  }
 
  private:
   dnnl::engine engine_;

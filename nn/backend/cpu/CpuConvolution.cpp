@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <memory>
+#include <utility>
 
 #include "nn/backend/cpu/ConvolutionChoice.h"
 #include "nn/backend/cpu/CpuBackend.h"
@@ -27,13 +28,26 @@ class CpuConvolution final : public ConvolutionImpl {
                                const WindowGeometry& g) override;
   void convolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
                                   const WindowGeometry& g) override;
+  void convolutionBackwardDataAfterWeights(const Tensor& dy, const Tensor& w, Tensor& dx,
+                                           const WindowGeometry& g) override;
   void innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) override;
   void innerProductBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx) override;
   void innerProductBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
                                    Tensor& db) override;
 
  private:
+  // oneDNN's entry for the data gradient of these shapes (its first argument dy).
+  CachedPrimitive& backwardDataEntry(const Tensor& dy, const Tensor& w, Tensor& dx,
+                                     const WindowGeometry& g);
+
   CpuBackend& core_;
+  // What the last weight gradient left of dy in the scratch arena: oneDNN's reorder of it into its
+  // kernel's layout, at the arena's start (dy is each oneDNN gradient entry's first argument).
+  // The data gradient that ConvolutionOps::convolutionBackward runs next reads it there instead of
+  // reordering dy again, when its kernel wants the same layout. Null when the last weight gradient
+  // left none.
+  const float* reorderedDy_ = nullptr;
+  dnnl::memory::desc reorderedDyLayout_;
 };
 
 }  // namespace
@@ -99,18 +113,11 @@ dnnl::convolution_forward::primitive_desc convForwardHint(const dnnl::engine& en
 }
 }  // namespace
 
-void CpuConvolution::convolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
-                                             const WindowGeometry& g) {
-  const ConvolutionBackwardDataAlgorithm& a =
-      selectConvolutionBackwardData(dx.shape(), w.shape(), g);
-  if (a.run != nullptr) {
-    a.run(dy, w, dx, g,
-          core_.scratch(a.scratchFloats(dx.shape(), w.shape(), g, omp_get_max_threads())));
-    return;
-  }
+CachedPrimitive& CpuConvolution::backwardDataEntry(const Tensor& dy, const Tensor& w, Tensor& dx,
+                                                   const WindowGeometry& g) {
   PrimitiveKey key("conv_backward_data");
   addGeometry(addShape(addShape(key, dx.shape()), w.shape()), g);
-  CachedPrimitive& e = core_.cache().get(key, [&] {
+  return core_.cache().get(key, [&] {
     const auto diffSrc = plainDesc(dx.shape()), wei = plainDesc(w.shape()),
                diffDst = plainDesc(dy.shape());
     return makeEntry<dnnl::convolution_backward_data::primitive_desc,
@@ -127,7 +134,33 @@ void CpuConvolution::convolutionBackwardData(const Tensor& dy, const Tensor& w, 
         core_.engine(),
         {{DNNL_ARG_DIFF_DST, diffDst}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, diffSrc}});
   });
-  core_.execute(e, {dy.data(), w.data(), dx.data()});
+}
+
+void CpuConvolution::convolutionBackwardData(const Tensor& dy, const Tensor& w, Tensor& dx,
+                                             const WindowGeometry& g) {
+  const ConvolutionBackwardDataAlgorithm& a =
+      selectConvolutionBackwardData(dx.shape(), w.shape(), g);
+  if (a.run != nullptr) {
+    a.run(dy, w, dx, g,
+          core_.scratch(a.scratchFloats(dx.shape(), w.shape(), g, omp_get_max_threads())));
+    return;
+  }
+  core_.execute(backwardDataEntry(dy, w, dx, g), {dy.data(), w.data(), dx.data()});
+}
+
+void CpuConvolution::convolutionBackwardDataAfterWeights(const Tensor& dy, const Tensor& w,
+                                                         Tensor& dx, const WindowGeometry& g) {
+  const float* reordered = std::exchange(reorderedDy_, nullptr);
+  if (reordered != dy.data() || selectConvolutionBackwardData(dx.shape(), w.shape(), g).run) {
+    convolutionBackwardData(dy, w, dx, g);
+    return;
+  }
+  CachedPrimitive& e = backwardDataEntry(dy, w, dx, g);
+  const CachedArg& diffDst = e.args.front();
+  const bool sameLayout = diffDst.internal && diffDst.scratchOffset == 0 &&
+                          diffDst.internal.get_desc() == reorderedDyLayout_ &&
+                          core_.scratchHolds(e.scratchBytes);
+  core_.execute(e, {dy.data(), w.data(), dx.data()}, sameLayout ? 0 : -1);
 }
 
 void CpuConvolution::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
@@ -139,6 +172,7 @@ void CpuConvolution::convolutionBackwardWeights(const Tensor& x, const Tensor& d
           core_.scratch(a.scratchFloats(x.shape(), dw.shape(), g, omp_get_max_threads())));
     return;
   }
+  reorderedDy_ = nullptr;
   const bool bias = !db.empty();
   PrimitiveKey key("conv_backward_weights");
   key.add(bias);
@@ -146,8 +180,9 @@ void CpuConvolution::convolutionBackwardWeights(const Tensor& x, const Tensor& d
   CachedPrimitive& e = core_.cache().get(key, [&] {
     const auto src = plainDesc(x.shape()), diffWei = plainDesc(dw.shape()),
                diffDst = plainDesc(dy.shape());
+    // dy first: its reorder lands at the arena's start, where the data gradient finds it.
     std::vector<std::pair<int, dnnl::memory::desc>> args{
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, diffDst}, {DNNL_ARG_DIFF_WEIGHTS, diffWei}};
+        {DNNL_ARG_DIFF_DST, diffDst}, {DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_WEIGHTS, diffWei}};
     if (bias) args.emplace_back(DNNL_ARG_DIFF_BIAS, plainDesc(db.shape()));
     return makeEntry<dnnl::convolution_backward_weights::primitive_desc,
                      dnnl::convolution_backward_weights>(
@@ -170,9 +205,14 @@ void CpuConvolution::convolutionBackwardWeights(const Tensor& x, const Tensor& d
         core_.engine(), args);
   });
   if (bias)
-    core_.execute(e, {x.data(), dy.data(), dw.data(), db.data()});
+    core_.execute(e, {dy.data(), x.data(), dw.data(), db.data()});
   else
-    core_.execute(e, {x.data(), dy.data(), dw.data()});
+    core_.execute(e, {dy.data(), x.data(), dw.data()});
+  const CachedArg& diffDst = e.args.front();
+  if (diffDst.internal && diffDst.scratchOffset == 0) {
+    reorderedDy_ = dy.data();
+    reorderedDyLayout_ = diffDst.internal.get_desc();
+  }
 }
 
 // --- Inner product -------------------------------------------------------------------------------

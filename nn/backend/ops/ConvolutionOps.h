@@ -22,6 +22,13 @@ class ConvolutionImpl {
   // dw, db (db may be empty) = dL/dW, dL/db from x and dy.
   virtual void convolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw, Tensor& db,
                                           const WindowGeometry& g) = 0;
+  // convolutionBackwardData, called by ConvolutionOps::convolutionBackward right after
+  // convolutionBackwardWeights on the same dy, with no op in between: a device may reuse what that
+  // call made of dy (the CPU backend: oneDNN's reorder of dy into its kernels' layout).
+  virtual void convolutionBackwardDataAfterWeights(const Tensor& dy, const Tensor& w, Tensor& dx,
+                                                   const WindowGeometry& g) {
+    convolutionBackwardData(dy, w, dx, g);
+  }
   // y = x W^T + b: x (N, nIn), w (nOut, nIn), b (nOut) or empty, y (N, nOut).
   virtual void innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b,
                                    Tensor& y) = 0;
@@ -49,6 +56,17 @@ class ConvolutionOps : protected OpFamily<ConvolutionImpl> {
     run(
         OpPhase::BACKWARD_WEIGHTS, [&] { impl().convolutionBackwardWeights(x, dy, dw, db, g); },
         [&] { return convolutionFlops(x.shape(), dw.shape(), dy.shape()); });
+  }
+  // Both backward passes of a convolution: dw, db (db may be empty) from x and dy, then dx from dy
+  // and w unless dx is empty, each charged to its own phase. A device shares their work on dy only
+  // through this call, where nothing can run or write between the two.
+  void convolutionBackward(const Tensor& x, const Tensor& dy, const Tensor& w, Tensor& dx,
+                           Tensor& dw, Tensor& db, const WindowGeometry& g) {
+    convolutionBackwardWeights(x, dy, dw, db, g);
+    if (dx.empty()) return;
+    run(
+        OpPhase::BACKWARD_DATA, [&] { impl().convolutionBackwardDataAfterWeights(dy, w, dx, g); },
+        [&] { return convolutionFlops(dx.shape(), w.shape(), dy.shape()); });
   }
   void innerProductForward(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) {
     run(

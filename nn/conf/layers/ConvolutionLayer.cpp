@@ -24,6 +24,9 @@ class ConvolutionRuntime : public layers::RuntimeLayer {
   void backwardActivation(DeviceContext& ctx, const Tensor& output, Tensor& grad) override;
   void backwardParams(DeviceContext& ctx, const Tensor& input, const Tensor& grad) override;
   void backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) override;
+  // Both gradients in one backend call, which shares the work on grad between them.
+  void backward(DeviceContext& ctx, const Tensor& input, const Tensor& grad, bool params,
+                Tensor* inputGrad) override;
 
  private:
   int64_t nIn_, nOut_;
@@ -88,6 +91,15 @@ void ConvolutionRuntime::backwardParams(DeviceContext& ctx, const Tensor& input,
 
 void ConvolutionRuntime::backwardInput(DeviceContext& ctx, const Tensor& grad, Tensor& inputGrad) {
   ctx.backend().convolutionBackwardData(grad, w_, inputGrad, geometry_);
+}
+
+void ConvolutionRuntime::backward(DeviceContext& ctx, const Tensor& input, const Tensor& grad,
+                                  bool params, Tensor* inputGrad) {
+  if (!params || inputGrad == nullptr) {
+    RuntimeLayer::backward(ctx, input, grad, params, inputGrad);
+    return;
+  }
+  ctx.backend().convolutionBackward(input, grad, w_, *inputGrad, dw_, db_, geometry_);
 }
 
 }  // namespace

@@ -21,8 +21,7 @@ struct PlannedConvolution {
   // dw, db from the layer's input x and dz, the gradient of its pre-activation output, then dx
   // into inputGradient, through `ops` (charged to the layer the caller entered).
   void gradients(Backend& ops, const Tensor& x, const Tensor& dz, Tensor& inputGradient) {
-    ops.convolutionBackwardWeights(x, dz, dw, db, geometry);
-    ops.convolutionBackwardData(dz, w, inputGradient, geometry);
+    ops.convolutionBackward(x, dz, w, inputGradient, dw, db, geometry);
   }
 
   Tensor w, b, dw, db;

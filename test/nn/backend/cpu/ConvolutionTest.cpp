@@ -7,7 +7,8 @@
 // avx2) at stride 1 without padding, else by oneDNN's blocked kernels; from 8: oneDNN's
 // channels-last kernels), and backward data both as sgemm + col2im (its gather and scatter
 // versions, which must agree bit for bit) and, for large column matrices, as oneDNN's kernel:
-// forward with bias, backward data, backward weights and bias, with stride, padding and dilation.
+// forward with bias, backward data, backward weights and bias, with stride, padding and dilation;
+// both backward passes in one call give the bits of the two.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -125,6 +126,21 @@ void checkAgainstReference(const Case& c) {
     checkClose(dxOut, dx, "backward data");
     checkClose(dwOut, dw, "backward weights");
     if (c.bias) checkClose(dbOut, db, "backward bias");
+  }
+
+  // Both backward passes in one call (ConvolutionOps::convolutionBackward), where the data
+  // gradient may read dy as the weight gradient's oneDNN kernel reordered it: the bits of the two
+  // calls, for this dy and then for another one of the same shape (nothing of the first is kept).
+  const Tensor otherDy = filled(yShape, 5);
+  for (const Tensor* gradient : {&dy, &otherDy}) {
+    Tensor dxApart(xShape), dwApart(w.shape()), dbApart = c.bias ? Tensor(b.shape()) : Tensor();
+    backend.convolutionBackwardWeights(x, *gradient, dwApart, dbApart, g);
+    backend.convolutionBackwardData(*gradient, w, dxApart, g);
+    Tensor dxBoth(xShape), dwBoth(w.shape()), dbBoth = c.bias ? Tensor(b.shape()) : Tensor();
+    backend.convolutionBackward(x, *gradient, w, dxBoth, dwBoth, dbBoth, g);
+    CHECK(dxBoth.toVector() == dxApart.toVector());
+    CHECK(dwBoth.toVector() == dwApart.toVector());
+    if (c.bias) CHECK(dbBoth.toVector() == dbApart.toVector());
   }
 
   // The direct weight gradient, called directly where it applies (avx2 and avx512), on 1 and 2
