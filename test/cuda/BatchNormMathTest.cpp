@@ -95,16 +95,16 @@ TEST_SUITE("cuda") {
 
         Tensor dxCpu(xs), dxHost(xs), dgCpu(Shape{c}), dgHost(Shape{c}), dbCpu(Shape{c}),
             dbHost(Shape{c});
-        ctx.backend().batchNormBackward(x, yCpu, dy, gamma, meanCpu, varCpu, eps, activation, dxCpu,
-                                        dgCpu, dbCpu);
+        ctx.backend().batchNormBackward(x, yCpu, dy, gamma, beta, meanCpu, varCpu, eps, activation,
+                                        dxCpu, dgCpu, dbCpu);
         backward(x, yCpu, dy, gamma, meanCpu, varCpu, eps, relu, dxHost, dgHost, dbHost);
         checkClose(dgCpu, dgHost, 1e-4, 1e-4);
         checkClose(dbCpu, dbHost, 1e-4, 1e-4);
         checkClose(dxCpu, dxHost, 1e-4, 1e-3);
         // dx may be left out: dgamma and dbeta come out the same.
         Tensor noDx, dg2(Shape{c}), db2(Shape{c});
-        ctx.backend().batchNormBackward(x, yCpu, dy, gamma, meanCpu, varCpu, eps, activation, noDx,
-                                        dg2, db2);
+        ctx.backend().batchNormBackward(x, yCpu, dy, gamma, beta, meanCpu, varCpu, eps, activation,
+                                        noDx, dg2, db2);
         CHECK(dg2.toVector() == dgCpu.toVector());
         CHECK(db2.toVector() == dbCpu.toVector());
       }

@@ -247,9 +247,10 @@ TEST_SUITE("cuda") {
 
         Tensor dxCpu(xs), dxGpu(xs, kGpu), dgCpu(Shape{c}), dgGpu(Shape{c}, kGpu), dbCpu(Shape{c}),
             dbGpu(Shape{c}, kGpu);
-        b.cpu->batchNormBackward(x, y, dy, gamma, mCpu, vCpu, eps, activation, dxCpu, dgCpu, dbCpu);
-        b.gpu->batchNormBackward(x.to(kGpu), y.to(kGpu), dy.to(kGpu), gamma.to(kGpu), mGpu, vGpu,
-                                 eps, activation, dxGpu, dgGpu, dbGpu);
+        b.cpu->batchNormBackward(x, y, dy, gamma, beta, mCpu, vCpu, eps, activation, dxCpu, dgCpu,
+                                 dbCpu);
+        b.gpu->batchNormBackward(x.to(kGpu), y.to(kGpu), dy.to(kGpu), gamma.to(kGpu), beta.to(kGpu),
+                                 mGpu, vGpu, eps, activation, dxGpu, dgGpu, dbGpu);
         checkClose(dgCpu, dgGpu, 1e-3, 1e-4);
         checkClose(dbCpu, dbGpu, 1e-3, 1e-4);
         checkClose(dxCpu, dxGpu, 1e-4, 1e-3);

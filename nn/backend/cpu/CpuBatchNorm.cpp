@@ -105,20 +105,26 @@ double channelSum(const ChannelRows& r, const float* results, int64_t c) {
   return sum;
 }
 
-// y = f((x - mean) * invStd * gamma + beta) per channel, as scale and shift; f: ReLU or none.
-void normalize(const ChannelRows& r, const float* x, const float* gamma, const float* beta,
-               const float* mean, const float* variance, float eps, bool relu, float* y) {
-  const RowLoops loops = rowLoops();
-  const auto scaleShift = loops.scaleShift[relu ? 1 : 0];
-  const auto scaleAndShift = [&](int64_t c) {
+// Channel c's gamma (x - mean) / sqrt(variance + eps) + beta, as x * scale + shift.
+struct ChannelTransform {
+  const float *gamma, *beta, *mean, *variance;
+  float eps;
+  std::pair<float, float> scaleAndShift(int64_t c) const {
     const float invStd = 1.0f / std::sqrt(variance[c] + eps);
     const float scale = gamma[c] * invStd;
-    return std::pair{scale, beta[c] - mean[c] * scale};
-  };
+    return {scale, beta[c] - mean[c] * scale};
+  }
+};
+
+// y = f(x * scale + shift) per channel; f: ReLU or none.
+void normalize(const ChannelRows& r, const float* x, const ChannelTransform& transform, bool relu,
+               float* y) {
+  const RowLoops loops = rowLoops();
+  const auto scaleShift = loops.scaleShift[relu ? 1 : 0];
   if (inExampleOrder(r)) {
     float* coefficients = rowResults(2 * r.channels);
     for (int64_t c = 0; c < r.channels; ++c)
-      std::tie(coefficients[2 * c], coefficients[2 * c + 1]) = scaleAndShift(c);
+      std::tie(coefficients[2 * c], coefficients[2 * c + 1]) = transform.scaleAndShift(c);
     parallelFor(r.rows, [&](int64_t n) {
       for (int64_t c = 0; c < r.channels; ++c)
         scaleShift(x + r.offset(n, c), coefficients[2 * c], coefficients[2 * c + 1],
@@ -127,63 +133,112 @@ void normalize(const ChannelRows& r, const float* x, const float* gamma, const f
     return;
   }
   parallelFor(r.channels, [&](int64_t c) {
-    const auto [scale, shift] = scaleAndShift(c);
+    const auto [scale, shift] = transform.scaleAndShift(c);
     for (int64_t n = 0; n < r.rows; ++n)
       scaleShift(x + r.offset(n, c), scale, shift, y + r.offset(n, c), r.length);
   });
 }
 
-// batchNormBackward example by example: the row sums of g and g * (x - mean) per
-// row, reduced per channel; then dx row by row. g (dy, or under a ReLU its gradient) is made
-// again for the second pass, row by row in the thread's buffer.
-void exampleOrderBackward(const ChannelRows& r, const RowLoops& loops, const Tensor& x,
-                          const Tensor& y, const Tensor& dy, const Tensor& gamma,
-                          const Tensor& batchMean, const Tensor& batchVariance, float eps,
-                          bool relu, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
-  const float* xs = x.data();
-  const float* dys = dy.data();
-  const float* ys = relu ? y.data() : nullptr;
-  const float* means = batchMean.data();
-  const auto gradientRow = [&](int64_t at, float* buffer) {
-    if (!relu) return dys + at;
-    reluGradient(0.0f, ys + at, dys + at, buffer, r.length);
-    return static_cast<const float*>(buffer);
+// The gradient reaching a row's normalised values: dy, or under the ReLU dy where the forward
+// pass's output was positive. That output is made again into `buffer` by the forward pass's own
+// row loop from the same x, scale and shift, so it has the bits the forward pass wrote, without
+// reading them from memory.
+const float* gradientRow(const RowLoops& loops, bool relu, const float* x, const float* dy,
+                         float scale, float shift, int64_t length, float* buffer) {
+  if (!relu) return dy;
+  loops.scaleShift[1](x, scale, shift, buffer, length);
+  reluGradient(0.0f, buffer, dy, buffer, length);
+  return buffer;
+}
+
+// dx = gamma invStd (g - sumDy / M - xhat sumDyXhat / M), xhat = (x - mean) invStd, as
+// k (g - meanDy - (x - mean) xCoefficient); the coefficients of one channel.
+struct InputGradientCoefficients {
+  float k, meanDy, xCoefficient;
+};
+// dgamma[c] and dbeta[c] from the channel's sums of g and g (x - mean) (one per row, in example
+// order), and the channel's coefficients of dx.
+InputGradientCoefficients channelGradients(const ChannelRows& r, const ChannelTransform& t,
+                                           int64_t c, double sumDy, double sumDyXhat, float* dgamma,
+                                           float* dbeta) {
+  const float invStd = 1.0f / std::sqrt(t.variance[c] + t.eps);
+  dbeta[c] = static_cast<float>(sumDy);
+  dgamma[c] = static_cast<float>(sumDyXhat);
+  const auto meanDyXhat = static_cast<float>(sumDyXhat / r.count());
+  return {t.gamma[c] * invStd, static_cast<float>(sumDy / r.count()), meanDyXhat * invStd};
+}
+
+// batchNormBackward channel by channel: a channel's g rows made once into this thread's buffer
+// (under a ReLU), then its sums and its dx, reading x and g again from cache.
+void channelOrderBackward(const ChannelRows& r, const RowLoops& loops, const ChannelTransform& t,
+                          const float* x, const float* dy, bool relu, float* dx, float* dgamma,
+                          float* dbeta) {
+  parallelFor(r.channels, [&](int64_t c) {
+    thread_local std::vector<float> masked;
+    if (relu && masked.size() < static_cast<size_t>(r.rows * r.length))
+      masked.resize(static_cast<size_t>(r.rows * r.length));
+    const auto [scale, shift] = t.scaleAndShift(c);
+    for (int64_t n = 0; relu && n < r.rows; ++n)
+      gradientRow(loops, relu, x + r.offset(n, c), dy + r.offset(n, c), scale, shift, r.length,
+                  masked.data() + n * r.length);
+    const auto g = [&](int64_t n) {
+      return relu ? masked.data() + n * r.length : dy + r.offset(n, c);
+    };
+    const float mean = t.mean[c];
+    const float invStd = 1.0f / std::sqrt(t.variance[c] + t.eps);
+    double sumDy = 0, sumDyXhat = 0;
+    for (int64_t n = 0; n < r.rows; ++n) {
+      float sums[2];
+      loops.gradientSums(x + r.offset(n, c), g(n), mean, r.length, sums);
+      sumDy += sums[0];
+      sumDyXhat += double(sums[1]) * invStd;
+    }
+    const InputGradientCoefficients k = channelGradients(r, t, c, sumDy, sumDyXhat, dgamma, dbeta);
+    if (dx == nullptr) return;
+    for (int64_t n = 0; n < r.rows; ++n)
+      loops.inputGradient(x + r.offset(n, c), g(n), mean, k.k, k.meanDy, k.xCoefficient,
+                          dx + r.offset(n, c), r.length);
+  });
+}
+
+// batchNormBackward example by example: the sums of g and g (x - mean) of each row, reduced per
+// channel in example order; then dx row by row, g made again for it.
+void exampleOrderBackward(const ChannelRows& r, const RowLoops& loops, const ChannelTransform& t,
+                          const float* x, const float* dy, bool relu, float* dx, float* dgamma,
+                          float* dbeta) {
+  // Two sums per row, then per channel: its scale and shift, and its coefficients of dx.
+  float* sums = rowResults(2 * r.rows * r.channels + 5 * r.channels);
+  float* scaleShift = sums + 2 * r.rows * r.channels;
+  auto* coefficients = reinterpret_cast<InputGradientCoefficients*>(scaleShift + 2 * r.channels);
+  for (int64_t c = 0; c < r.channels; ++c)
+    std::tie(scaleShift[2 * c], scaleShift[2 * c + 1]) = t.scaleAndShift(c);
+  const auto g = [&](int64_t n, int64_t c, float* buffer) {
+    const int64_t at = r.offset(n, c);
+    return gradientRow(loops, relu, x + at, dy + at, scaleShift[2 * c], scaleShift[2 * c + 1],
+                       r.length, buffer);
   };
-  // Per row: the sums of g and of g * (x - mean); then per channel: k, meanDy and the coefficient
-  // of x for the second pass.
-  float* sums = rowResults(2 * r.rows * r.channels + 3 * r.channels);
-  float* coefficients = sums + 2 * r.rows * r.channels;
   parallelFor(r.rows, [&](int64_t n) {
     float* buffer = gradientBuffer(r.length);
-    for (int64_t c = 0; c < r.channels; ++c) {
-      const int64_t at = r.offset(n, c);
-      loops.gradientSums(xs + at, gradientRow(at, buffer), means[c], r.length,
+    for (int64_t c = 0; c < r.channels; ++c)
+      loops.gradientSums(x + r.offset(n, c), g(n, c, buffer), t.mean[c], r.length,
                          sums + 2 * (n * r.channels + c));
-    }
   });
   for (int64_t c = 0; c < r.channels; ++c) {
-    const float invStd = 1.0f / std::sqrt(batchVariance.data()[c] + eps);
+    const float invStd = 1.0f / std::sqrt(t.variance[c] + t.eps);
     double sumDy = 0, sumDyXhat = 0;
     for (int64_t n = 0; n < r.rows; ++n) {
       sumDy += sums[2 * (n * r.channels + c)];
       sumDyXhat += double(sums[2 * (n * r.channels + c) + 1]) * invStd;
     }
-    dbeta.data()[c] = static_cast<float>(sumDy);
-    dgamma.data()[c] = static_cast<float>(sumDyXhat);
-    const auto meanDyXhat = static_cast<float>(sumDyXhat / r.count());
-    coefficients[3 * c] = gamma.data()[c] * invStd;
-    coefficients[3 * c + 1] = static_cast<float>(sumDy / r.count());
-    coefficients[3 * c + 2] = meanDyXhat * invStd;
+    coefficients[c] = channelGradients(r, t, c, sumDy, sumDyXhat, dgamma, dbeta);
   }
-  if (dx.empty()) return;
-  float* dxs = dx.data();
+  if (dx == nullptr) return;
   parallelFor(r.rows, [&](int64_t n) {
     float* buffer = gradientBuffer(r.length);
     for (int64_t c = 0; c < r.channels; ++c) {
-      const int64_t at = r.offset(n, c);
-      const float* k = coefficients + 3 * c;
-      loops.inputGradient(xs + at, gradientRow(at, buffer), means[c], k[0], k[1], k[2], dxs + at,
-                          r.length);
+      const InputGradientCoefficients& k = coefficients[c];
+      loops.inputGradient(x + r.offset(n, c), g(n, c, buffer), t.mean[c], k.k, k.meanDy,
+                          k.xCoefficient, dx + r.offset(n, c), r.length);
     }
   });
 }
@@ -197,6 +252,7 @@ void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor
   float* means = batchMean.data();
   float* variances = batchVariance.data();
   const RowLoops loops = rowLoops();
+  const ChannelTransform transform{gamma.data(), beta.data(), means, variances, eps};
   if (inExampleOrder(r)) {
     float* rowTotals = rowResults(r.rows * r.channels);
     perRowInExampleOrder(r, rowTotals,
@@ -208,7 +264,7 @@ void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor
     });
     for (int64_t c = 0; c < r.channels; ++c)
       variances[c] = static_cast<float>(channelSum(r, rowTotals, c) / r.count());
-    normalize(r, xs, gamma.data(), beta.data(), means, variances, eps, relu, y.data());
+    normalize(r, xs, transform, relu, y.data());
     return;
   }
   // Row sums in float, rows added in double: the rows are short and the channel long.
@@ -222,65 +278,26 @@ void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor
     means[c] = mean;
     variances[c] = static_cast<float>(squares / r.count());
   });
-  normalize(r, xs, gamma.data(), beta.data(), means, variances, eps, relu, y.data());
+  normalize(r, xs, transform, relu, y.data());
 }
 
 void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                const Tensor& mean, const Tensor& variance, float eps, bool relu,
                                Tensor& y) {
-  normalize(ChannelRows(x), x.data(), gamma.data(), beta.data(), mean.data(), variance.data(), eps,
-            relu, y.data());
+  normalize(ChannelRows(x), x.data(),
+            ChannelTransform{gamma.data(), beta.data(), mean.data(), variance.data(), eps}, relu,
+            y.data());
 }
 
-void batchNormBackward(const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& gamma,
+void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& beta,
                        const Tensor& batchMean, const Tensor& batchVariance, float eps, bool relu,
                        Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
   const ChannelRows r(x);
-  const float* xs = x.data();
-  const float* dys = dy.data();
-  float* dxs = dx.empty() ? nullptr : dx.data();
-  const RowLoops loops = rowLoops();
-  if (inExampleOrder(r)) {
-    exampleOrderBackward(r, loops, x, y, dy, gamma, batchMean, batchVariance, eps, relu, dx, dgamma,
-                         dbeta);
-    return;
-  }
-  parallelFor(r.channels, [&](int64_t c) {
-    // g, the gradient of channel c's normalised values: dy, or under a ReLU the ReLU op's own
-    // gradient of it, row by row into this thread's buffer (read again from cache by both passes;
-    // dy and y are read from memory once).
-    thread_local std::vector<float> masked;
-    if (relu) {
-      if (masked.size() < static_cast<size_t>(r.rows * r.length))
-        masked.resize(static_cast<size_t>(r.rows * r.length));
-      for (int64_t n = 0; n < r.rows; ++n)
-        reluGradient(0.0f, y.data() + r.offset(n, c), dys + r.offset(n, c),
-                     masked.data() + n * r.length, r.length);
-    }
-    const auto gRow = [&](int64_t n) {
-      return relu ? masked.data() + n * r.length : dys + r.offset(n, c);
-    };
-    const float mean = batchMean.data()[c];
-    const float invStd = 1.0f / std::sqrt(batchVariance.data()[c] + eps);
-    double sumDy = 0, sumDyXhat = 0;
-    for (int64_t n = 0; n < r.rows; ++n) {
-      float sums[2];
-      loops.gradientSums(xs + r.offset(n, c), gRow(n), mean, r.length, sums);
-      sumDy += sums[0];
-      sumDyXhat += double(sums[1]) * invStd;
-    }
-    dbeta.data()[c] = static_cast<float>(sumDy);
-    dgamma.data()[c] = static_cast<float>(sumDyXhat);
-    if (dxs == nullptr) return;
-    // dx = gamma invStd (g - sumDy / M - xhat sumDyXhat / M), xhat = (x - mean) invStd.
-    const float k = gamma.data()[c] * invStd;
-    const auto meanDy = static_cast<float>(sumDy / r.count());
-    const auto meanDyXhat = static_cast<float>(sumDyXhat / r.count());
-    const float xCoefficient = meanDyXhat * invStd;
-    for (int64_t n = 0; n < r.rows; ++n)
-      loops.inputGradient(xs + r.offset(n, c), gRow(n), mean, k, meanDy, xCoefficient,
-                          dxs + r.offset(n, c), r.length);
-  });
+  const ChannelTransform transform{gamma.data(), beta.data(), batchMean.data(),
+                                   batchVariance.data(), eps};
+  const auto backward = inExampleOrder(r) ? exampleOrderBackward : channelOrderBackward;
+  backward(r, rowLoops(), transform, x.data(), dy.data(), relu, dx.empty() ? nullptr : dx.data(),
+           dgamma.data(), dbeta.data());
 }
 
 }  // namespace dl4cpp::cpu

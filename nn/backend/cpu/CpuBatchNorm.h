@@ -55,8 +55,9 @@ void batchNormForwardTraining(const Tensor& x, const Tensor& gamma, const Tensor
 void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                const Tensor& mean, const Tensor& variance, float eps, bool relu,
                                Tensor& y);
-// dx may be empty; y is read only with `relu`.
-void batchNormBackward(const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& gamma,
+// dx may be empty. With `relu`, the forward pass's output is made again from x by its own loops
+// (the same bits) rather than read: reading it from memory costs more than the arithmetic.
+void batchNormBackward(const Tensor& x, const Tensor& dy, const Tensor& gamma, const Tensor& beta,
                        const Tensor& batchMean, const Tensor& batchVariance, float eps, bool relu,
                        Tensor& dx, Tensor& dgamma, Tensor& dbeta);
 

@@ -44,11 +44,12 @@ class CpuNormalization final : public NormalizationImpl {
     cpu::batchNormForwardInference(x, gamma, beta, mean, variance, eps,
                                    activation == ActivationKind::RELU, y);
   }
-  void batchNormBackward(const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& gamma,
-                         const Tensor& batchMean, const Tensor& batchVariance, float eps,
-                         ActivationKind activation, Tensor& dx, Tensor& dgamma,
-                         Tensor& dbeta) override {
-    cpu::batchNormBackward(x, y, dy, gamma, batchMean, batchVariance, eps,
+  // y is made again from x (CpuBatchNorm.h), not read.
+  void batchNormBackward(const Tensor& x, const Tensor& /*y*/, const Tensor& dy,
+                         const Tensor& gamma, const Tensor& beta, const Tensor& batchMean,
+                         const Tensor& batchVariance, float eps, ActivationKind activation,
+                         Tensor& dx, Tensor& dgamma, Tensor& dbeta) override {
+    cpu::batchNormBackward(x, dy, gamma, beta, batchMean, batchVariance, eps,
                            activation == ActivationKind::RELU, dx, dgamma, dbeta);
   }
   void lrnForward(const LrnParams& p, const Tensor& x, Tensor& y, bool training,

@@ -28,9 +28,10 @@ class CudaNormalization final : public NormalizationImpl {
   void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                  const Tensor& mean, const Tensor& variance, float eps,
                                  ActivationKind activation, Tensor& y) override;
+  // Masks with y as given; beta is not read.
   void batchNormBackward(const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& gamma,
-                         const Tensor& batchMean, const Tensor& batchVariance, float eps,
-                         ActivationKind activation, Tensor& dx, Tensor& dgamma,
+                         const Tensor& beta, const Tensor& batchMean, const Tensor& batchVariance,
+                         float eps, ActivationKind activation, Tensor& dx, Tensor& dgamma,
                          Tensor& dbeta) override;
   void lrnForward(const LrnParams& p, const Tensor& x, Tensor& y, bool training,
                   Tensor& workspace) override;
@@ -166,10 +167,10 @@ void CudaNormalization::batchNormForwardInference(const Tensor& x, const Tensor&
 }
 
 void CudaNormalization::batchNormBackward(const Tensor& x, const Tensor& y, const Tensor& dy,
-                                          const Tensor& gamma, const Tensor& batchMean,
-                                          const Tensor& batchVariance, float eps,
-                                          ActivationKind activation, Tensor& dx, Tensor& dgamma,
-                                          Tensor& dbeta) {
+                                          const Tensor& gamma, const Tensor& /*beta*/,
+                                          const Tensor& batchMean, const Tensor& batchVariance,
+                                          float eps, ActivationKind activation, Tensor& dx,
+                                          Tensor& dgamma, Tensor& dbeta) {
   const int64_t n = x.numel();
   if (n == 0) return;
   const BatchNormShape s = batchNormShape(x);

@@ -24,11 +24,14 @@ class NormalizationImpl {
   virtual void batchNormForwardInference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                          const Tensor& mean, const Tensor& variance, float eps,
                                          ActivationKind activation, Tensor& y) = 0;
-  // dx, dgamma, dbeta from x, dy (the gradient of y), gamma and the batch statistics its training
-  // forward wrote; with RELU, y is that forward pass's output (empty with IDENTITY), and the
-  // gradient flows where y > 0. dx may be empty when only dgamma and dbeta are wanted.
+  // dx, dgamma, dbeta from x, dy (the gradient of y), gamma, beta and the batch statistics its
+  // training forward wrote; with RELU the gradient flows where that forward pass's output y was
+  // positive. y is that output (empty with IDENTITY); a device may instead make it again from x,
+  // gamma, beta and the statistics, as the forward pass did (the CPU backend, with the same loops
+  // and so the same bits: reading y costs more than computing it). dx may be empty when only
+  // dgamma and dbeta are wanted.
   virtual void batchNormBackward(const Tensor& x, const Tensor& y, const Tensor& dy,
-                                 const Tensor& gamma, const Tensor& batchMean,
+                                 const Tensor& gamma, const Tensor& beta, const Tensor& batchMean,
                                  const Tensor& batchVariance, float eps, ActivationKind activation,
                                  Tensor& dx, Tensor& dgamma, Tensor& dbeta) = 0;
   // x, y (N, C, H, W): LrnParams' normalisation. A training-mode pass records in `workspace`
@@ -72,11 +75,12 @@ class NormalizationOps : protected OpFamily<NormalizationImpl> {
     });
   }
   void batchNormBackward(const Tensor& x, const Tensor& y, const Tensor& dy, const Tensor& gamma,
-                         const Tensor& batchMean, const Tensor& batchVariance, float eps,
-                         ActivationKind activation, Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+                         const Tensor& beta, const Tensor& batchMean, const Tensor& batchVariance,
+                         float eps, ActivationKind activation, Tensor& dx, Tensor& dgamma,
+                         Tensor& dbeta) {
     detail::checkBatchNormOutput(activation, x, y);
     run(OpPhase::BACKWARD_DATA, [&] {
-      impl().batchNormBackward(x, y, dy, gamma, batchMean, batchVariance, eps, activation, dx,
+      impl().batchNormBackward(x, y, dy, gamma, beta, batchMean, batchVariance, eps, activation, dx,
                                dgamma, dbeta);
     });
   }

@@ -130,8 +130,8 @@ void BatchNormalizationRuntime::backward(DeviceContext& ctx, const Tensor& input
                                          const Tensor& grad, bool params, Tensor* inputGrad) {
   if (!params && inputGrad == nullptr) return;
   Tensor noInputGradient;
-  ctx.backend().batchNormBackward(input, output_, grad, gamma_, batchMean_, batchVariance_, eps_,
-                                  opApplies() ? activation_.kind() : ActivationKind::IDENTITY,
+  ctx.backend().batchNormBackward(input, output_, grad, gamma_, beta_, batchMean_, batchVariance_,
+                                  eps_, opApplies() ? activation_.kind() : ActivationKind::IDENTITY,
                                   inputGrad != nullptr ? *inputGrad : noInputGradient,
                                   gammaGradient(params), betaGradient(params));
 }

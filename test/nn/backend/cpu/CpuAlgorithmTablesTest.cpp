@@ -464,10 +464,10 @@ TEST_SUITE("CpuAlgorithmTables") {
       ops.batchNormForwardTraining(x, gamma, beta, 1e-5f, activation, y, mean, variance);
       ops.batchNormForwardInference(x, gamma, beta, mean, variance, 1e-5f, activation, inference);
       const Tensor yIfRelu = activation == ActivationKind::RELU ? y : Tensor();
-      ops.batchNormBackward(x, yIfRelu, dy, gamma, mean, variance, 1e-5f, activation, dx, dgamma,
-                            dbeta);
+      ops.batchNormBackward(x, yIfRelu, dy, gamma, beta, mean, variance, 1e-5f, activation, dx,
+                            dgamma, dbeta);
       Tensor noDx, dgammaAlone(Shape{channels}), dbetaAlone(Shape{channels});
-      ops.batchNormBackward(x, yIfRelu, dy, gamma, mean, variance, 1e-5f, activation, noDx,
+      ops.batchNormBackward(x, yIfRelu, dy, gamma, beta, mean, variance, 1e-5f, activation, noDx,
                             dgammaAlone, dbetaAlone);
       return Outputs{y.toVector(),  mean.toVector(),   variance.toVector(), inference.toVector(),
                      dx.toVector(), dgamma.toVector(), dbeta.toVector(),    dgammaAlone.toVector()};
