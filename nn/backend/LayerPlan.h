@@ -45,14 +45,17 @@ class DeviceContext;
 struct LayerDescription {
   // The kinds some backend recognises; every other layer (a user's included) is OTHER and runs by
   // itself.
-  enum class Kind { CONVOLUTION, POOLING, OTHER };
+  // ACTIVATION: a layer that applies `activation` to its input element-wise and nothing else
+  // (ActivationLayer).
+  enum class Kind { CONVOLUTION, POOLING, ACTIVATION, OTHER };
   // `readers` entry for the network itself (the loss, output()).
   static constexpr int kNetwork = -1;
 
   Kind kind = Kind::OTHER;
   WindowGeometry geometry;                               // CONVOLUTION, POOLING
   PoolingKind pooling = PoolingKind::MAX;                // POOLING
-  ActivationKind activation = ActivationKind::IDENTITY;  // CONVOLUTION: applied to its output
+  ActivationKind activation = ActivationKind::IDENTITY;  // CONVOLUTION: applied to its output;
+                                                         // ACTIVATION: what it applies
   float alpha = 0;                                       // LEAKYRELU's negative slope
   // CONVOLUTION: views into the network's flat parameters and gradients (b, db empty without
   // bias), in the layouts Backend's convolution ops take.

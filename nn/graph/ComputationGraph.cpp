@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <span>
@@ -36,6 +37,11 @@ struct ComputationGraph::Node {
   Tensor output, grad;                         // the current batch's views
   std::vector<Tensor> inputViews, inputGrads;  // argument lists for the vertex's calls
   std::vector<bool> scratchUsed;               // per input slot, this backward call
+  std::vector<Tensor> inputPieces;             // a fused sum's views of its inputs' pieces
+  // A sum whose only reader is a ReLU layer (a residual block's end) runs fused with it
+  // (addThenRelu): reluAfter, on the sum, is the ReLU's node; reluOf, on the ReLU, the sum's.
+  static constexpr size_t kNone = ~size_t{0};
+  size_t reluAfter = kNone, reluOf = kNone;
 
   // The examples it holds for a minibatch of n (checkBatch() made it a whole number).
   int64_t examples(int64_t n) const { return n * batchMultiplier / batchDivisor; }
@@ -91,6 +97,47 @@ class GraphLayerStep final : public NetworkStep {
 
 }  // namespace
 
+namespace {
+
+// Values a sum fused with its ReLU handles at a time: a piece (256 KiB of floats) that stays in
+// cache between the two ops.
+constexpr int64_t kFusedPiece = int64_t{1} << 16;
+
+// y = relu(xs[0] + xs[1] + ...), piece by piece, so that each piece of the sum is still in cache
+// when the ReLU reads it back and the sum never goes through memory; element-wise ops, so the
+// same bits as the two over whole tensors. `pieces` holds one view per input.
+void addThenRelu(Backend& ops, std::span<const Tensor> xs, std::vector<Tensor>& pieces, Tensor& y) {
+  const int64_t n = y.numel();
+  for (int64_t at = 0; at < n; at += kFusedPiece) {
+    const Shape piece{std::min(kFusedPiece, n - at)};
+    for (size_t j = 0; j < xs.size(); ++j) pieces[j] = xs[j].view(at, piece);
+    Tensor out = y.view(at, piece);
+    ops.combineForward(CombineOp::ADD, pieces, out);
+    ops.activationForward(ActivationKind::RELU, 0.0f, out, out);
+  }
+}
+
+// The gradient reaching each input of addThenRelu from dy, the gradient of its y: relu'(y) dy,
+// written into the first non-empty dxs and copied from there into the others while the piece is
+// in cache (the sum's gradient never goes through memory).
+void reluThenAddGradients(Backend& ops, const Tensor& y, const Tensor& dy, std::span<Tensor> dxs) {
+  Tensor* first = nullptr;
+  for (Tensor& dx : dxs)
+    if (!dx.empty() && first == nullptr) first = &dx;
+  if (first == nullptr) return;
+  const int64_t n = y.numel();
+  for (int64_t at = 0; at < n; at += kFusedPiece) {
+    const Shape piece{std::min(kFusedPiece, n - at)};
+    Tensor out = first->view(at, piece);
+    ops.activationBackward(ActivationKind::RELU, 0.0f, Tensor(), y.view(at, piece),
+                           dy.view(at, piece), out);
+    for (Tensor& dx : dxs)
+      if (!dx.empty() && &dx != first) ops.copyBlocks(*first, at, 0, dx, at, 0, piece[0], 1);
+  }
+}
+
+}  // namespace
+
 ComputationGraph::ComputationGraph(ComputationGraphConfiguration conf, Device device,
                                    int numThreads)
     : conf_(std::move(conf)), context_(std::make_unique<DeviceContext>(device, numThreads)) {}
@@ -143,6 +190,7 @@ void ComputationGraph::init() {
     n.inputViews.resize(n.inputs.size());
     n.inputGrads.resize(n.inputs.size());
     n.scratchUsed.assign(n.inputs.size(), false);
+    n.inputPieces.resize(n.inputs.size());
     if (v.layer) {
       n.layer = static_cast<int>(layerConfs.size());
       n.layerInputType = v.layerInputType;
@@ -231,6 +279,26 @@ void ComputationGraph::init() {
     steps.push_back(std::move(step));
   }
   singleSteps(numLayersTotal);
+
+  // Sums read only by a ReLU layer of their own step, not a network output, on images or rows:
+  // the sum writes the ReLU's output and takes its gradient (forwardPass,
+  // computeGradientAndScore), so neither the sum's values nor their gradient go through memory.
+  for (size_t id = numInputs; id < nodes.size(); ++id) {
+    Node& sum = nodes[id];
+    if (!sum.vertex || sum.vertex->combineOp() != CombineOp::ADD || sum.isOutput ||
+        sum.consumers.size() != 1 || sum.outputType.kind == InputType::Kind::Recurrent ||
+        sum.outputType.timeDistributed)
+      continue;
+    Node& relu = nodes[sum.consumers.front()];
+    if (relu.layer < 0 || relu.isOutput) continue;
+    const auto l = static_cast<size_t>(relu.layer);
+    const LayerDescription& d = described[l];
+    if (d.kind != LayerDescription::Kind::ACTIVATION || d.activation != ActivationKind::RELU ||
+        steps[static_cast<size_t>(stepOfLayer[l])]->count() != 1)
+      continue;
+    sum.reluAfter = sum.consumers.front();
+    relu.reluOf = id;
+  }
 
   // Execution order: the vertices in topological order, a step where its first layer is.
   std::vector<Item> items;
@@ -487,11 +555,16 @@ void ComputationGraph::forwardPass(const std::vector<Tensor>& inputs,
   for (const Item& item : items_) {
     Node& node = nodes_[item.node];
     if (item.step >= 0) {
+      if (node.reluOf != Node::kNone) continue;             // the sum before it wrote its output
       pass.featuresMask = nodeMasks_[node.inputs.front()];  // what its first layer reads
       steps_[static_cast<size_t>(item.step)]->forward(*context_, tensors, pass);
     } else {
       profileLayer(LayerProfiler::kNetwork);
-      node.vertex->forward(*context_, node.inputViews, node.output, training);
+      if (node.reluAfter != Node::kNone)
+        addThenRelu(context_->backend(), node.inputViews, node.inputPieces,
+                    nodes_[node.reluAfter].output);
+      else
+        node.vertex->forward(*context_, node.inputViews, node.output, training);
     }
   }
 }
@@ -568,6 +641,7 @@ double ComputationGraph::computeGradientAndScore(const MultiDataSet& batch,
       const Node& last = nodes_[layerNode_[static_cast<size_t>(step.last())]];
       const Node& first = nodes_[item.node];
       if (!last.needsGrad && !first.needsGrad) continue;
+      if (first.reluOf != Node::kNone) continue;  // the sum before it takes its gradient
       Tensor inputGrad;
       if (nodes_[first.inputs[0]].needsGrad) inputGrad = gradientTarget(item.node, 0, written);
       step.backward(*context_, tensors, inputGrad.empty() ? nullptr : &inputGrad);
@@ -579,7 +653,12 @@ double ComputationGraph::computeGradientAndScore(const MultiDataSet& batch,
         node.inputGrads[j] =
             nodes_[node.inputs[j]].needsGrad ? gradientTarget(item.node, j, written) : Tensor();
       profileLayer(LayerProfiler::kNetwork);
-      node.vertex->backward(*context_, node.inputViews, node.output, node.grad, node.inputGrads);
+      if (node.reluAfter != Node::kNone) {
+        const Node& relu = nodes_[node.reluAfter];
+        reluThenAddGradients(context_->backend(), relu.output, relu.grad, node.inputGrads);
+      } else {
+        node.vertex->backward(*context_, node.inputViews, node.output, node.grad, node.inputGrads);
+      }
       addScratchGradients(item.node);
     }
   }

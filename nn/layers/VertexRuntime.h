@@ -11,9 +11,11 @@
 // with g = dL/dy. The graph keeps x and y unchanged between the two; where a vertex's output
 // feeds several vertices, the graph sums their gradients into g before calling backward.
 // Tensors have the batch dimension first: (N, size) or (N, C, H, W).
+#include <optional>
 #include <span>
 
 #include "nn/backend/DeviceContext.h"
+#include "nn/backend/ops/TransformOps.h"
 #include "nn/tensor/Tensor.h"
 
 namespace dl4cpp::layers {
@@ -25,6 +27,10 @@ class VertexRuntime {
                        bool training) = 0;
   virtual void backward(DeviceContext& ctx, std::span<const Tensor> inputs, const Tensor& output,
                         const Tensor& outputGrad, std::span<Tensor> inputGrads) = 0;
+  // The element-wise join this vertex computes with combineForward and nothing else
+  // (ElementWiseVertex), which the graph may then run fused with the activation after it; none
+  // for every other vertex.
+  virtual std::optional<CombineOp> combineOp() const { return std::nullopt; }
 };
 
 }  // namespace dl4cpp::layers

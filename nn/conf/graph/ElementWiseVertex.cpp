@@ -36,6 +36,7 @@ class ElementWiseRuntime : public layers::VertexRuntime {
                 const Tensor& outputGrad, std::span<Tensor> inputGrads) override {
     ctx.backend().combineBackward(op_, inputs, output, outputGrad, inputGrads);
   }
+  std::optional<CombineOp> combineOp() const override { return op_; }
 
  private:
   static CombineOp combineOpOf(ElementWiseVertex::Op op) {

@@ -16,6 +16,13 @@ class ActivationRuntime : public layers::RuntimeLayer {
       : activation_(*conf.activation, static_cast<float>(conf.leakyReluAlpha)) {}
 
   Shape outputShape(const Shape& input) const override { return input; }
+  LayerDescription describe() const override {
+    LayerDescription d;
+    d.kind = LayerDescription::Kind::ACTIVATION;
+    d.activation = activation_.kind();
+    d.alpha = activation_.alpha();
+    return d;
+  }
 
   void forward(DeviceContext& ctx, const Tensor& input, Tensor& output,
                const ForwardContext& fwd) override {
