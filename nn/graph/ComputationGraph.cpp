@@ -99,9 +99,10 @@ class GraphLayerStep final : public NetworkStep {
 
 namespace {
 
-// Values a sum fused with its ReLU handles at a time: a piece (256 KiB of floats) that stays in
-// cache between the two ops.
-constexpr int64_t kFusedPiece = int64_t{1} << 16;
+// Values a sum fused with its ReLU handles at a time: a piece (512 KiB of floats) that stays in
+// cache between the two ops, and large enough for the CPU's element-wise ops to split across
+// threads (kActivationsParallelMinElements).
+constexpr int64_t kFusedPiece = int64_t{1} << 17;
 
 // y = relu(xs[0] + xs[1] + ...), piece by piece, so that each piece of the sum is still in cache
 // when the ReLU reads it back and the sum never goes through memory; element-wise ops, so the
@@ -131,8 +132,11 @@ void reluThenAddGradients(Backend& ops, const Tensor& y, const Tensor& dy, std::
     Tensor out = first->view(at, piece);
     ops.activationBackward(ActivationKind::RELU, 0.0f, Tensor(), y.view(at, piece),
                            dy.view(at, piece), out);
-    for (Tensor& dx : dxs)
-      if (!dx.empty() && &dx != first) ops.copyBlocks(*first, at, 0, dx, at, 0, piece[0], 1);
+    for (Tensor& dx : dxs) {
+      if (dx.empty() || &dx == first) continue;
+      Tensor copy = dx.view(at, piece);
+      ops.copy(out, copy);
+    }
   }
 }
 

@@ -17,9 +17,9 @@ using testing::randomTensor;
 
 namespace {
 
-// input (3, 40, 40) -> conv a; sum1 = input + a (the input needs no gradient: only the sum's
+// input (3, 48, 48) -> conv a; sum1 = input + a (the input needs no gradient: only the sum's
 // second input gets one) -> relu1; conv b (relu1); sum2 = relu1 + b (relu1 feeds both) -> relu2
-// -> average pooling -> softmax. 40 x 40 x 3 x 16 examples: 76,800 values, more than one piece.
+// -> average pooling -> softmax. 48 x 48 x 3 x 32 examples: 221,184 values, two pieces.
 ComputationGraphConfiguration residualGraph(bool leakyTwin) {
   const auto relu = [leakyTwin] {
     return leakyTwin ? ActivationLayer::Builder(Activation::LEAKYRELU).leakyReluAlpha(0).build()
@@ -37,7 +37,7 @@ ComputationGraphConfiguration residualGraph(bool leakyTwin) {
                .updater(Sgd(0.05))
                .convolutionMode(ConvolutionMode::Truncate)
                .graphBuilder();
-  b.addInputs("input").setInputTypes(InputType::convolutional(40, 40, 3));
+  b.addInputs("input").setInputTypes(InputType::convolutional(48, 48, 3));
   b.addLayer("a", conv(), "input");
   b.addVertex("sum1", ElementWiseVertex(ElementWiseVertex::Op::Add), "input", "a");
   b.addLayer("relu1", relu(), "sum1");
@@ -65,7 +65,7 @@ TEST_SUITE("nn/graph") {
     auto twinProfile = std::make_shared<LayerProfiler>();
     fused.setProfiler(fusedProfile);
     twin.setProfiler(twinProfile);
-    const DataSet batch(randomTensor(Shape{16, 3, 40, 40}, 3), oneHot(16, 4, 5));
+    const DataSet batch(randomTensor(Shape{32, 3, 48, 48}, 3), oneHot(32, 4, 5));
     CHECK(fused.outputSingle(batch.features).toVector() ==
           twin.outputSingle(batch.features).toVector());
     for (int step = 0; step < 3; ++step) {
