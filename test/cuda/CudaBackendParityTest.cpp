@@ -47,7 +47,8 @@ TEST_SUITE("cuda") {
     CHECK(after.rawAllocations <= before.rawAllocations + 1);
   }
 
-  TEST_CASE("CUDA parity: convolution forward + backward-data + backward-weights") {
+  TEST_CASE(
+      "CUDA parity: convolution forward + backward-data + backward-weights, apart and together") {
     if (!cudaDevicePresent()) return;
     Backends b;
     int seed = 10;
@@ -76,6 +77,13 @@ TEST_SUITE("cuda") {
       b.gpu->convolutionBackwardWeights(x.to(kGpu), dy.to(kGpu), dwGpu, dbGpu, g);
       checkClose(dwCpu, dwGpu, 1e-3, 1e-4);
       checkClose(dbCpu, dbGpu, 1e-3, 1e-4);
+
+      // Both gradients in one call (ConvolutionOps::convolutionBackward).
+      Tensor dxBoth(xs, kGpu), dwBoth(ws, kGpu), dbBoth(Shape{o}, kGpu);
+      b.gpu->convolutionBackward(x.to(kGpu), dy.to(kGpu), wt.to(kGpu), dxBoth, dwBoth, dbBoth, g);
+      checkClose(dxCpu, dxBoth, 1e-4, 1e-4);
+      checkClose(dwCpu, dwBoth, 1e-3, 1e-4);
+      checkClose(dbCpu, dbBoth, 1e-3, 1e-4);
 
       Tensor noBias;  // without a bias the output is the bare convolution
       b.gpu->convolutionForward(x.to(kGpu), wt.to(kGpu), noBias, yGpu, g);

@@ -1,6 +1,7 @@
 // The CUDA backend's transform family (CudaTransform.cu) against the CPU backend (the reference):
 // what the embedding layers and the graph vertices (merge, subset, stack, element-wise, scale,
-// shift, L2 normalisation) run on, and the sums of gradients at a graph's fan-out.
+// shift, L2 normalisation) run on, the sums of gradients at a graph's fan-out, and a residual sum
+// fused with its ReLU.
 #include <dl4cpp/dl4cpp.h>
 #include <doctest/doctest.h>
 
@@ -142,5 +143,46 @@ TEST_SUITE("cuda") {
     const Tensor yGpu = gpu.outputSingle({a, b2}, false);
     CHECK(yGpu.onHost());
     checkClose(cpu.outputSingle({a, b2}, false), yGpu, 1e-4, 1e-3);
+  }
+
+  TEST_CASE("CUDA parity: a residual sum fused with its ReLU trains and answers as on the CPU") {
+    // The graph runs the sum and the ReLU layer reading it as one (ComputationGraph.cpp), piece by
+    // piece, on the device's ops; 16 x 4 x 48 x 48 values make three pieces.
+    if (!cudaDevicePresent()) return;
+    const ComputationGraphConfiguration conf =
+        NeuralNetConfiguration::Builder()
+            .seed(23)
+            .updater(Sgd(0.05))
+            .convolutionMode(ConvolutionMode::Truncate)
+            .graphBuilder()
+            .addInputs("input")
+            .setInputTypes(InputType::convolutional(48, 48, 4))
+            .addLayer("conv",
+                      ConvolutionLayer::Builder(3, 3)
+                          .padding(1, 1)
+                          .nOut(4)
+                          .activation(Activation::IDENTITY)
+                          .build(),
+                      "input")
+            .addVertex("sum", ElementWiseVertex(ElementWiseVertex::Op::Add), "input", "conv")
+            .addLayer("relu", ActivationLayer::Builder(Activation::RELU).build(), "sum")
+            .addLayer("pool", GlobalPoolingLayer::Builder(PoolingType::AVG).build(), "relu")
+            .addLayer("out",
+                      OutputLayer::Builder(LossFunction::MCXENT)
+                          .nOut(3)
+                          .activation(Activation::SOFTMAX)
+                          .build(),
+                      "pool")
+            .setOutputs("out")
+            .build();
+    ComputationGraph cpu(conf, Device::cpu(), 1), gpu(conf, kGpu);
+    cpu.init();
+    gpu.init();
+    const Tensor x = randomTensor(Shape{16, 4, 48, 48}, 1050);
+    Tensor labels(Shape{16, 3});
+    for (int64_t r = 0; r < 16; ++r) labels.data()[r * 3 + r % 3] = 1;
+    const MultiDataSet data({x}, {labels});
+    checkTrainsAlike(cpu, gpu, data);
+    checkClose(cpu.outputSingle({x}, false), gpu.outputSingle({x}, false), 1e-4, 1e-3);
   }
 }
