@@ -206,10 +206,14 @@ void channelOrderBackward(const ChannelRows& r, const RowLoops& loops, const Cha
 void exampleOrderBackward(const ChannelRows& r, const RowLoops& loops, const ChannelTransform& t,
                           const float* x, const float* dy, bool relu, float* dx, float* dgamma,
                           float* dbeta) {
-  // Two sums per row, then per channel: its scale and shift, and its coefficients of dx.
-  float* sums = rowResults(2 * r.rows * r.channels + 5 * r.channels);
+  // Two sums per row, then per channel: its scale and shift; and its coefficients of dx.
+  float* sums = rowResults(2 * r.rows * r.channels + 2 * r.channels);
   float* scaleShift = sums + 2 * r.rows * r.channels;
-  auto* coefficients = reinterpret_cast<InputGradientCoefficients*>(scaleShift + 2 * r.channels);
+  // Held by the calling thread; the loops below read it through this pointer.
+  thread_local std::vector<InputGradientCoefficients> coefficientStore;
+  if (coefficientStore.size() < static_cast<size_t>(r.channels))
+    coefficientStore.resize(static_cast<size_t>(r.channels));
+  InputGradientCoefficients* coefficients = coefficientStore.data();
   for (int64_t c = 0; c < r.channels; ++c)
     std::tie(scaleShift[2 * c], scaleShift[2 * c + 1]) = t.scaleAndShift(c);
   const auto g = [&](int64_t n, int64_t c, float* buffer) {
