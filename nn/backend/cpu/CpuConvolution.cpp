@@ -165,6 +165,7 @@ void CpuConvolution::convolutionBackwardDataAfterWeights(const Tensor& dy, const
 
 void CpuConvolution::convolutionBackwardWeights(const Tensor& x, const Tensor& dy, Tensor& dw,
                                                 Tensor& db, const WindowGeometry& g) {
+  reorderedDy_ = nullptr;  // whatever an earlier call left is not this dy's
   const ConvolutionWeightGradientAlgorithm& a =
       selectConvolutionWeightGradient(dw.shape(), g, dy.dim(2), dy.dim(3));
   if (a.run != nullptr) {
@@ -172,7 +173,6 @@ void CpuConvolution::convolutionBackwardWeights(const Tensor& x, const Tensor& d
           core_.scratch(a.scratchFloats(x.shape(), dw.shape(), g, omp_get_max_threads())));
     return;
   }
-  reorderedDy_ = nullptr;
   const bool bias = !db.empty();
   PrimitiveKey key("conv_backward_weights");
   key.add(bias);

@@ -528,6 +528,31 @@ TEST_SUITE("CpuAlgorithmTables") {
     }
   }
 
+  TEST_CASE("a data gradient never reads a reorder of dy that an earlier call left behind") {
+    // A weight gradient on oneDNN alone (no data gradient after it) reorders dy into the scratch
+    // arena. The same tensor then holds another dy, and both gradients run through
+    // convolutionBackward with the weight gradient on dl4cpp's Winograd kernel (from avx2), which
+    // leaves no reorder and uses the arena: the data gradient, on oneDNN with dy in the same
+    // layout, must reorder the new dy itself.
+    if (cpuIsa() < CpuIsa::Avx2) return;
+    const WindowGeometry g = geometry(3, 1, 1);
+    const Tensor x = values(Shape{2, 16, 12, 12}, 11), w = values(Shape{16, 16, 3, 3}, 12);
+    Tensor dy = values(Shape{2, 16, 12, 12}, 13);
+    DeviceContext ctx;
+    Backend& ops = ctx.backend();
+    Tensor dw(w.shape()), db, dx(x.shape()), dxApart(x.shape());
+    {
+      ForcedAlgorithm weightsOnOneDnn("conv_backward_weights", "onednn");
+      ops.convolutionBackwardWeights(x, dy, dw, db, g);
+    }
+    dy.copyFrom(values(dy.shape(), 14));
+    cpu::setCpuAlgorithmSetting("conv_backward_weights=winograd_3x3,conv_backward_data=onednn");
+    ops.convolutionBackward(x, dy, w, dx, dw, db, g);
+    ops.convolutionBackwardData(dy, w, dxApart, g);
+    cpu::setCpuAlgorithmSetting("");
+    CHECK(dx.toVector() == dxApart.toVector());
+  }
+
   TEST_CASE("the setting's spelling is checked") {
     CHECK(cpu::parseCpuAlgorithmSetting("").empty());
     const auto both = cpu::parseCpuAlgorithmSetting(" conv_forward = im2col ,pooling=onednn");
