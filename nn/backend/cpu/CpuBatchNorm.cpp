@@ -109,9 +109,9 @@ double channelSum(const ChannelRows& r, const float* results, int64_t c) {
 struct ChannelTransform {
   const float *gamma, *beta, *mean, *variance;
   float eps;
+  float invStd(int64_t c) const { return 1.0f / std::sqrt(variance[c] + eps); }
   std::pair<float, float> scaleAndShift(int64_t c) const {
-    const float invStd = 1.0f / std::sqrt(variance[c] + eps);
-    const float scale = gamma[c] * invStd;
+    const float scale = gamma[c] * invStd(c);
     return {scale, beta[c] - mean[c] * scale};
   }
 };
@@ -156,12 +156,11 @@ const float* gradientRow(const RowLoops& loops, bool relu, const float* x, const
 struct InputGradientCoefficients {
   float k, meanDy, xCoefficient;
 };
-// dgamma[c] and dbeta[c] from the channel's sums of g and g (x - mean) (one per row, in example
-// order), and the channel's coefficients of dx.
+// dgamma[c] and dbeta[c] from the channel's sums of g and g (x - mean) invStd (one per row, in
+// example order), and the channel's coefficients of dx.
 InputGradientCoefficients channelGradients(const ChannelRows& r, const ChannelTransform& t,
-                                           int64_t c, double sumDy, double sumDyXhat, float* dgamma,
-                                           float* dbeta) {
-  const float invStd = 1.0f / std::sqrt(t.variance[c] + t.eps);
+                                           int64_t c, float invStd, double sumDy, double sumDyXhat,
+                                           float* dgamma, float* dbeta) {
   dbeta[c] = static_cast<float>(sumDy);
   dgamma[c] = static_cast<float>(sumDyXhat);
   const auto meanDyXhat = static_cast<float>(sumDyXhat / r.count());
@@ -185,7 +184,7 @@ void channelOrderBackward(const ChannelRows& r, const RowLoops& loops, const Cha
       return relu ? masked.data() + n * r.length : dy + r.offset(n, c);
     };
     const float mean = t.mean[c];
-    const float invStd = 1.0f / std::sqrt(t.variance[c] + t.eps);
+    const float invStd = t.invStd(c);
     double sumDy = 0, sumDyXhat = 0;
     for (int64_t n = 0; n < r.rows; ++n) {
       float sums[2];
@@ -193,7 +192,8 @@ void channelOrderBackward(const ChannelRows& r, const RowLoops& loops, const Cha
       sumDy += sums[0];
       sumDyXhat += double(sums[1]) * invStd;
     }
-    const InputGradientCoefficients k = channelGradients(r, t, c, sumDy, sumDyXhat, dgamma, dbeta);
+    const InputGradientCoefficients k =
+        channelGradients(r, t, c, invStd, sumDy, sumDyXhat, dgamma, dbeta);
     if (dx == nullptr) return;
     for (int64_t n = 0; n < r.rows; ++n)
       loops.inputGradient(x + r.offset(n, c), g(n), mean, k.k, k.meanDy, k.xCoefficient,
@@ -228,13 +228,13 @@ void exampleOrderBackward(const ChannelRows& r, const RowLoops& loops, const Cha
                          sums + 2 * (n * r.channels + c));
   });
   for (int64_t c = 0; c < r.channels; ++c) {
-    const float invStd = 1.0f / std::sqrt(t.variance[c] + t.eps);
+    const float invStd = t.invStd(c);
     double sumDy = 0, sumDyXhat = 0;
     for (int64_t n = 0; n < r.rows; ++n) {
       sumDy += sums[2 * (n * r.channels + c)];
       sumDyXhat += double(sums[2 * (n * r.channels + c) + 1]) * invStd;
     }
-    coefficients[c] = channelGradients(r, t, c, sumDy, sumDyXhat, dgamma, dbeta);
+    coefficients[c] = channelGradients(r, t, c, invStd, sumDy, sumDyXhat, dgamma, dbeta);
   }
   if (dx == nullptr) return;
   parallelFor(r.rows, [&](int64_t n) {

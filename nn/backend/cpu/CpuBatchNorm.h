@@ -1,8 +1,8 @@
 #pragma once
 // Batch normalisation on the CPU as plain loops over NCHW (or NC) data: each channel's sums in a
 // fixed order (so results do not depend on the thread count), rows of the channel's H * W values
-// vectorised for the CPU level that runs (BatchNormRows-inl.h), nothing
-// allocated once a thread's buffer for a fused ReLU's gradient has grown to the largest channel.
+// vectorised for the CPU level that runs (BatchNormRows-inl.h), nothing allocated once the
+// threads' buffers (row results, a fused ReLU's gradient) have grown to the largest layer's need.
 // A fused ReLU runs the ReLU op's own kernels on each row, so a BN with RELU computes the bits of
 // a BN followed by the activation op. oneDNN's primitive for the plain layout
 // (ncsp_bnorm) is slower than these loops on the sample's network (`bench_lenet_breakdown --network
